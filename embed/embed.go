@@ -1,0 +1,31 @@
+// Package embed defines the interface higmem uses to turn text into vectors.
+//
+// An Embedder maps a batch of texts to one vector each. Implementations live
+// in subpackages: embed/hashing (deterministic, no model, for tests and
+// benchmarks), embed/minilm (all-MiniLM-L6-v2 in pure Go) and embed/openai
+// (any OpenAI-compatible /v1/embeddings endpoint).
+//
+// Vectors returned by an Embedder should be L2-normalised so that the dot
+// product equals cosine similarity; higmem normalises again defensively.
+package embed
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNoModel is returned by constructors when the model files an embedder
+// needs are not present (for example before `higmem models fetch`).
+var ErrNoModel = errors.New("embed: model files not found")
+
+// Embedder turns texts into fixed-size vectors.
+//
+// Embed must return exactly len(texts) vectors of length Dim(), in input
+// order, and must be safe for concurrent use. ID names the model and its
+// settings (for example "minilm:all-MiniLM-L6-v2:256"): vectors produced by
+// embedders with different IDs are never mixed in one index.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+	Dim() int
+	ID() string
+}
