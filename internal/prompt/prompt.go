@@ -1,0 +1,275 @@
+// Package prompt holds higmem's prompt templates and the JSON schemas of the
+// replies they ask for.
+//
+// Templates are embedded text/template files (templates/*.tmpl). Turns are
+// always rendered as one line, "[id] date | speaker: text", and events as
+// "(event id) title :: summary", so that a model sees ids, dates and speakers
+// everywhere (the reference implementation hid dates and speakers from its
+// predictor and filter). Golden tests in testdata pin the rendered text; run
+// `go test ./internal/prompt -update` after an intended change and bump
+// Version.
+package prompt
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/template"
+)
+
+// Version identifies the prompt set. It is part of every producer string, so
+// records made by older prompts can be told apart.
+const Version = "p1"
+
+//go:embed templates/*.tmpl
+var files embed.FS
+
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+	"join": strings.Join,
+}).ParseFS(files, "templates/*.tmpl"))
+
+// Names of the prompts, which are also the schema names sent to models.
+const (
+	TurnNote    = "turn_note"    // paper mode: annotate one turn
+	Affiliate   = "affiliate"    // paper mode: choose events for one turn
+	EventUpdate = "event_update" // small event: rewrite summary, add facts
+	EventCheck  = "event_check"  // large event: relevance + keywords/tags
+	BuildBatch  = "build_batch"  // default mode: annotate and assign a batch
+	Query       = "query"        // query analysis / rewrite
+	Predict     = "predict"      // per-event turn prediction
+	Filter      = "filter"       // relevance filter
+	Answer      = "answer"       // final answer
+	Judge       = "judge"        // LLM-as-judge in evaluation
+)
+
+// Turn is how a turn is shown to a model.
+type Turn struct {
+	ID      string
+	Date    string // human date, e.g. "8 May 2023"; empty when unknown
+	Speaker string
+	Text    string
+}
+
+// Fact is one fact-sheet line.
+type Fact struct {
+	Time   string
+	Text   string
+	TurnID string
+}
+
+// Event is how an event is shown to a model.
+type Event struct {
+	ID       string
+	Title    string
+	Summary  string
+	Keywords []string
+	Tags     []string
+	Facts    []Fact
+}
+
+// TurnNoteData fills the turn_note template.
+type TurnNoteData struct {
+	Turn   Turn
+	Window []Turn // earlier turns, shown only when Links is true
+	Links  bool
+}
+
+// AffiliateData fills the affiliate template.
+type AffiliateData struct {
+	Last       *Event
+	Candidates []Event
+	Turn       Turn
+}
+
+// EventUpdateData fills the event_update and event_check templates.
+type EventUpdateData struct {
+	Event  Event
+	Window []Turn
+	New    []Turn
+}
+
+// BuildBatchData fills the build_batch template.
+type BuildBatchData struct {
+	Candidates []Event
+	New        []Turn
+}
+
+// QueryData fills the query template.
+type QueryData struct {
+	Question string
+}
+
+// PredictData fills the predict template.
+type PredictData struct {
+	Question string
+	Event    Event
+	Turns    []Turn
+	Part     string // "2 of 3" when a large event is shown in chunks
+	Max      int
+}
+
+// FilterData fills the filter template.
+type FilterData struct {
+	Question string
+	Turns    []Turn
+}
+
+// AnswerData fills the answer template.
+type AnswerData struct {
+	Question string
+	Turns    []Turn
+	Temporal bool
+}
+
+// JudgeData fills the judge template.
+type JudgeData struct {
+	Question string
+	Gold     string
+	Answer   string
+}
+
+// Prompt is a rendered prompt ready to send.
+type Prompt struct {
+	Name   string
+	System string
+	User   string
+	Schema json.RawMessage
+}
+
+// Render executes the named template with data and attaches its schema.
+func Render(name string, data any) (Prompt, error) {
+	schema, ok := schemas[name]
+	if !ok {
+		return Prompt{}, fmt.Errorf("prompt: unknown prompt %q", name)
+	}
+	var sys, user bytes.Buffer
+	if err := tmpl.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
+		return Prompt{}, fmt.Errorf("prompt: render system: %w", err)
+	}
+	if err := tmpl.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
+		return Prompt{}, fmt.Errorf("prompt: render %s: %w", name, err)
+	}
+	return Prompt{
+		Name:   name,
+		System: strings.TrimSpace(sys.String()),
+		User:   strings.TrimSpace(user.String()),
+		Schema: json.RawMessage(schema),
+	}, nil
+}
+
+// Schema returns the JSON schema of a prompt's reply.
+func Schema(name string) json.RawMessage { return json.RawMessage(schemas[name]) }
+
+const strList = `{"type":"array","items":{"type":"string"}}`
+
+var factList = `{"type":"array","items":{"type":"object","properties":{"time":{"type":"string"},"fact":{"type":"string"},"turn_id":{"type":"string"}},"required":["fact"]}}`
+
+var schemas = map[string]string{
+	TurnNote: `{"type":"object","properties":{"keywords":` + strList + `,"tags":` + strList +
+		`,"context":{"type":"string"},"entities":` + strList +
+		`,"links":{"type":"array","items":{"type":"object","properties":{"target":{"type":"string"},"relation":{"type":"string"}},"required":["target"]}}},"required":["keywords","tags","context"]}`,
+	Affiliate: `{"type":"object","properties":{"reasoning":{"type":"string"},"affiliations":` + strList + `},"required":["affiliations"]}`,
+	EventUpdate: `{"type":"object","properties":{"summary":{"type":"string"},"keywords":` + strList + `,"tags":` + strList +
+		`,"new_facts":` + factList + `},"required":["summary"]}`,
+	EventCheck: `{"type":"object","properties":{"is_relevant":{"type":"boolean"},"keywords":` + strList + `,"tags":` + strList + `},"required":["is_relevant"]}`,
+	BuildBatch: `{"type":"object","properties":{"turns":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"keywords":` + strList +
+		`,"tags":` + strList + `,"context":{"type":"string"},"events":` + strList + `},"required":["id","events"]}},` +
+		`"new_events":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"title":{"type":"string"}},"required":["label","title"]}}},"required":["turns"]}`,
+	Query: `{"type":"object","properties":{"keyword_query":{"type":"string"},"entities":` + strList +
+		`,"temporal":{"type":"boolean"},"time_range":{"type":"object","properties":{"start":{"type":"string"},"end":{"type":"string"}}}},"required":["keyword_query"]}`,
+	Predict: `{"type":"object","properties":{"turn_ids":` + strList + `},"required":["turn_ids"]}`,
+	Filter:  `{"type":"object","properties":{"relevant_ids":` + strList + `},"required":["relevant_ids"]}`,
+	Answer:  `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,
+	Judge:   `{"type":"object","properties":{"label":{"type":"string","enum":["CORRECT","WRONG"]},"reasoning":{"type":"string"}},"required":["label"]}`,
+}
+
+// Reply types: what each prompt's JSON decodes into.
+
+// TurnNoteReply is the reply to TurnNote.
+type TurnNoteReply struct {
+	Keywords []string `json:"keywords"`
+	Tags     []string `json:"tags"`
+	Context  string   `json:"context"`
+	Entities []string `json:"entities"`
+	Links    []struct {
+		Target   string `json:"target"`
+		Relation string `json:"relation"`
+	} `json:"links"`
+}
+
+// AffiliateReply is the reply to Affiliate.
+type AffiliateReply struct {
+	Reasoning    string   `json:"reasoning"`
+	Affiliations []string `json:"affiliations"`
+}
+
+// FactReply is one fact in an EventUpdateReply.
+type FactReply struct {
+	Time   string `json:"time"`
+	Fact   string `json:"fact"`
+	TurnID string `json:"turn_id"`
+}
+
+// EventUpdateReply is the reply to EventUpdate.
+type EventUpdateReply struct {
+	Summary  string      `json:"summary"`
+	Keywords []string    `json:"keywords"`
+	Tags     []string    `json:"tags"`
+	NewFacts []FactReply `json:"new_facts"`
+}
+
+// EventCheckReply is the reply to EventCheck.
+type EventCheckReply struct {
+	IsRelevant bool     `json:"is_relevant"`
+	Keywords   []string `json:"keywords"`
+	Tags       []string `json:"tags"`
+}
+
+// BuildBatchReply is the reply to BuildBatch.
+type BuildBatchReply struct {
+	Turns []struct {
+		ID       string   `json:"id"`
+		Keywords []string `json:"keywords"`
+		Tags     []string `json:"tags"`
+		Context  string   `json:"context"`
+		Events   []string `json:"events"`
+	} `json:"turns"`
+	NewEvents []struct {
+		Label string `json:"label"`
+		Title string `json:"title"`
+	} `json:"new_events"`
+}
+
+// QueryReply is the reply to Query.
+type QueryReply struct {
+	KeywordQuery string   `json:"keyword_query"`
+	Entities     []string `json:"entities"`
+	Temporal     bool     `json:"temporal"`
+	TimeRange    struct {
+		Start string `json:"start"`
+		End   string `json:"end"`
+	} `json:"time_range"`
+}
+
+// PredictReply is the reply to Predict.
+type PredictReply struct {
+	TurnIDs []string `json:"turn_ids"`
+}
+
+// FilterReply is the reply to Filter.
+type FilterReply struct {
+	RelevantIDs []string `json:"relevant_ids"`
+}
+
+// AnswerReply is the reply to Answer.
+type AnswerReply struct {
+	Answer string `json:"answer"`
+}
+
+// JudgeReply is the reply to Judge.
+type JudgeReply struct {
+	Label     string `json:"label"`
+	Reasoning string `json:"reasoning"`
+}

@@ -1,0 +1,99 @@
+package prompt
+
+import (
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+var (
+	t1 = Turn{ID: "D1:3", Date: "8 May 2023", Speaker: "Caroline", Text: "I went to a LGBTQ support group yesterday and it was so powerful."}
+	t2 = Turn{ID: "D1:4", Date: "8 May 2023", Speaker: "Melanie", Text: "Wow, that's cool, Caroline! What happened that was so awesome?"}
+	t3 = Turn{ID: "D1:5", Speaker: "Caroline", Text: "The transgender stories were so inspiring!"}
+	ev = Event{ID: "e1", Title: "Caroline's support group visit", Summary: "Caroline attended an LGBTQ support group on 7 May 2023.",
+		Keywords: []string{"support group", "LGBTQ"}, Tags: []string{"identity"},
+		Facts: []Fact{{Time: "7 May 2023", Text: "Caroline went to a support group", TurnID: "D1:3"}}}
+	ev2 = Event{ID: "e2", Title: "Melanie's pottery class"}
+)
+
+// cases renders every prompt with fixed data; the output is compared with
+// testdata/<name>.golden.
+var cases = []struct {
+	file string
+	name string
+	data any
+}{
+	{"turn_note", TurnNote, TurnNoteData{Turn: t1}},
+	{"turn_note_links", TurnNote, TurnNoteData{Turn: t2, Window: []Turn{t1}, Links: true}},
+	{"affiliate", Affiliate, AffiliateData{Last: &ev, Candidates: []Event{ev, ev2}, Turn: t2}},
+	{"affiliate_empty", Affiliate, AffiliateData{Turn: t1}},
+	{"event_update", EventUpdate, EventUpdateData{Event: ev, Window: []Turn{t1}, New: []Turn{t2}}},
+	{"event_update_batch", EventUpdate, EventUpdateData{Event: ev2, New: []Turn{t2, t3}}},
+	{"event_check", EventCheck, EventUpdateData{Event: ev, New: []Turn{t3}}},
+	{"build_batch", BuildBatch, BuildBatchData{Candidates: []Event{ev}, New: []Turn{t1, t2, t3}}},
+	{"query", Query, QueryData{Question: "When did Caroline go to the LGBTQ support group?"}},
+	{"predict", Predict, PredictData{Question: "When did Caroline go to the LGBTQ support group?", Event: ev, Turns: []Turn{t1, t2}, Max: 8}},
+	{"predict_part", Predict, PredictData{Question: "q?", Event: ev2, Turns: []Turn{t3}, Part: "2 of 3", Max: 4}},
+	{"filter", Filter, FilterData{Question: "What inspired Caroline?", Turns: []Turn{t1, t3}}},
+	{"answer", Answer, AnswerData{Question: "What inspired Caroline?", Turns: []Turn{t1, t3}}},
+	{"answer_temporal", Answer, AnswerData{Question: "When did Caroline go to the LGBTQ support group?", Turns: []Turn{t1}, Temporal: true}},
+	{"answer_empty", Answer, AnswerData{Question: "What car does Caroline drive?"}},
+	{"judge", Judge, JudgeData{Question: "When?", Gold: "7 May 2023", Answer: "May 7, 2023"}},
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			p, err := Render(c.name, c.data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := "SYSTEM:\n" + p.System + "\n\nUSER:\n" + p.User + "\n"
+			path := filepath.Join("testdata", c.file+".golden")
+			if *update {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./internal/prompt -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("rendered prompt differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
+			}
+			if strings.Contains(p.User, "<no value>") {
+				t.Errorf("template printed <no value>:\n%s", p.User)
+			}
+		})
+	}
+}
+
+func TestSchemasAreValidJSON(t *testing.T) {
+	for name, s := range schemas {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(s), &v); err != nil {
+			t.Errorf("schema %s: %v", name, err)
+			continue
+		}
+		if v["type"] != "object" || v["required"] == nil {
+			t.Errorf("schema %s: want an object schema with required keys", name)
+		}
+		// Every prompt with a schema must also have a template.
+		if tmpl.Lookup(name+".tmpl") == nil {
+			t.Errorf("schema %s has no template", name)
+		}
+	}
+}
+
+func TestRenderUnknown(t *testing.T) {
+	if _, err := Render("nope", nil); err == nil {
+		t.Fatal("want error for unknown prompt")
+	}
+}
