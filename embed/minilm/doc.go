@@ -1,0 +1,24 @@
+// Package minilm computes all-MiniLM-L6-v2 sentence embeddings in pure Go,
+// matching sentence-transformers (cosine ≥ 0.999 against the reference on
+// the golden sentences in testdata).
+//
+// The model files are not part of the module. Fetch lays them out under a
+// models directory, one sub-directory per model:
+//
+//	<root>/all-MiniLM-L6-v2/config.json
+//	<root>/all-MiniLM-L6-v2/vocab.txt
+//	<root>/all-MiniLM-L6-v2/model.safetensors
+//	... (tokenizer and sentence-transformers configs)
+//
+// where <root> is by default DefaultRoot(), $(os.UserCacheDir)/higmem/models.
+// Load(ModelDir(root), Options{}) then returns an embed.Embedder. Any
+// BERT-family sentence model with the same file layout (for example
+// bge-small-en-v1.5, with CLS pooling) loads the same way.
+//
+// The pipeline is the one sentence-transformers runs: BERT WordPiece
+// tokenisation (see Tokenizer), truncation to max_seq_length tokens (256),
+// the BERT encoder, mean pooling over the tokens and L2 normalisation. Each
+// text is run on its own, unpadded, and a batch is spread over
+// runtime.GOMAXPROCS workers. Matrix products use AVX2/FMA assembly on amd64
+// when the CPU has it and portable Go elsewhere (or with -tags purego).
+package minilm
