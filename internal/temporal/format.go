@@ -1,0 +1,90 @@
+package temporal
+
+import (
+	"strconv"
+	"time"
+)
+
+// dayLayout is the one date format shown to answer models.
+const dayLayout = "2 January 2006"
+
+// FormatDay formats t as "8 May 2023" in t's own location. The zero time
+// formats as the empty string.
+func FormatDay(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.Format(dayLayout)
+}
+
+// Describe renders r compactly for evidence lines: the matched text followed
+// by the resolved dates, e.g. "last week (1–7 May 2023)", "in 2022 (2022)",
+// "recently (~8 April – 8 May 2023)". Fuzzy ranges are prefixed with "~".
+// A Ref without text renders as its range alone.
+func Describe(r Ref) string {
+	rng := formatRange(r.Start, r.End)
+	if r.Fuzzy && rng != "" {
+		rng = "~" + rng
+	}
+	switch {
+	case r.Text == "":
+		return rng
+	case rng == "":
+		return r.Text
+	}
+	return r.Text + " (" + rng + ")"
+}
+
+// formatRange formats [start, end) with day precision. Whole years render as
+// "2022" or "2016–2018", whole months as "May 2023" or "June – August 2022",
+// and day ranges as "8 May 2023", "1–7 May 2023", "29 April – 5 May 2023" or
+// "30 December 2022 – 2 January 2023" (the end day is inclusive in the text).
+// Intervals not aligned to midnight fall back to RFC 3339.
+func formatRange(start, end time.Time) string {
+	if start.IsZero() && end.IsZero() {
+		return ""
+	}
+	if !end.After(start) {
+		return FormatDay(start)
+	}
+	if !isMidnight(start) || !isMidnight(end) {
+		return start.Format(time.RFC3339) + " – " + end.Format(time.RFC3339)
+	}
+	sy, sm, sd := start.Date()
+	ey, em, ed := end.Date()
+	if sd == 1 && ed == 1 {
+		if sm == time.January && em == time.January {
+			if ey == sy+1 {
+				return strconv.Itoa(sy)
+			}
+			return strconv.Itoa(sy) + "–" + strconv.Itoa(ey-1)
+		}
+		last := end.AddDate(0, -1, 0)
+		ly, lm, _ := last.Date()
+		switch {
+		case ly == sy && lm == sm:
+			return sm.String() + " " + strconv.Itoa(sy)
+		case ly == sy:
+			return sm.String() + " – " + lm.String() + " " + strconv.Itoa(sy)
+		default:
+			return sm.String() + " " + strconv.Itoa(sy) + " – " + lm.String() + " " + strconv.Itoa(ly)
+		}
+	}
+	last := addDays(end, -1)
+	ly, lm, ld := last.Date()
+	switch {
+	case ly == sy && lm == sm && ld == sd:
+		return FormatDay(start)
+	case ly == sy && lm == sm:
+		return strconv.Itoa(sd) + "–" + FormatDay(last)
+	case ly == sy:
+		return strconv.Itoa(sd) + " " + sm.String() + " – " + FormatDay(last)
+	default:
+		return FormatDay(start) + " – " + FormatDay(last)
+	}
+}
+
+func isMidnight(t time.Time) bool {
+	h, m, s := t.Clock()
+	return h == 0 && m == 0 && s == 0 && t.Nanosecond() == 0
+}
