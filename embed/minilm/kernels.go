@@ -1,0 +1,188 @@
+package minilm
+
+import "math"
+
+// panelWidth is the number of output columns a packed weight panel holds
+// and the micro-kernel computes at once.
+const panelWidth = 16
+
+// kernelRows is the number of input rows the micro-kernel computes at once.
+const kernelRows = 6
+
+// linear is a dense layer y = x·Wᵀ + b with W stored the PyTorch way (out ×
+// in) in the checkpoint. At load time W is transposed and packed into
+// panels of panelWidth output columns: panel j holds Wᵀ[:, 16j:16j+16] as
+// in×16 contiguous floats, so the micro-kernel streams it linearly.
+type linear struct {
+	in, out int
+	panels  int       // ceil(out / panelWidth)
+	w       []float32 // panels × in × panelWidth, zero padded past out
+	b       []float32 // panels × panelWidth, zero padded past out
+}
+
+// newLinear packs a PyTorch weight (out × in, row-major) and bias.
+func newLinear(w []float32, b []float32, out, in int) *linear {
+	l := &linear{in: in, out: out, panels: (out + panelWidth - 1) / panelWidth}
+	l.w = make([]float32, l.panels*in*panelWidth)
+	l.b = make([]float32, l.panels*panelWidth)
+	for o := 0; o < out; o++ {
+		p, c := o/panelWidth, o%panelWidth
+		base := p * in * panelWidth
+		row := w[o*in : (o+1)*in]
+		for k, v := range row {
+			l.w[base+k*panelWidth+c] = v
+		}
+	}
+	copy(l.b, b)
+	return l
+}
+
+// forward computes dst[r, :out] = x[r, :in]·Wᵀ + b for r < rows. x has row
+// stride in and dst row stride out. Both must hold padRows(rows) rows: the
+// micro-kernel works on blocks of kernelRows rows, so the rows past rows are
+// read and overwritten with values of no meaning.
+func (l *linear) forward(dst, x []float32, rows int) {
+	prows := padRows(rows)
+	_ = x[prows*l.in-1]
+	_ = dst[prows*l.out-1]
+	var padC [kernelRows * panelWidth]float32
+	fullOut := l.out - l.out%panelWidth
+	for p := 0; p < l.panels; p++ {
+		w := l.w[p*l.in*panelWidth : (p+1)*l.in*panelWidth]
+		b := l.b[p*panelWidth : (p+1)*panelWidth]
+		col := p * panelWidth
+		for r := 0; r < prows; r += kernelRows {
+			if col < fullOut {
+				gemm6x16(l.in, x[r*l.in:], l.in, w, b, dst[r*l.out+col:], l.out)
+				continue
+			}
+			gemm6x16(l.in, x[r*l.in:], l.in, w, b, padC[:], panelWidth)
+			for i := 0; i < kernelRows; i++ {
+				copy(dst[(r+i)*l.out+col:(r+i+1)*l.out], padC[i*panelWidth:])
+			}
+		}
+	}
+}
+
+// padRows rounds rows up to a multiple of kernelRows.
+func padRows(rows int) int { return (rows + kernelRows - 1) / kernelRows * kernelRows }
+
+// gemm6x16Go is the portable micro-kernel: for r < 6 and j < 16,
+// c[r*ldc+j] = bias[j] + Σ_p a[r*lda+p]·b[p*16+j].
+func gemm6x16Go(k int, a []float32, lda int, b, bias, c []float32, ldc int) {
+	_ = a[5*lda+k-1]
+	_ = b[k*panelWidth-1]
+	_ = c[5*ldc+panelWidth-1]
+	for r := 0; r < kernelRows; r += 2 {
+		a0 := a[r*lda : r*lda+k]
+		a1 := a[(r+1)*lda : (r+1)*lda+k]
+		for half := 0; half < panelWidth; half += 8 {
+			c00, c01, c02, c03 := bias[half], bias[half+1], bias[half+2], bias[half+3]
+			c04, c05, c06, c07 := bias[half+4], bias[half+5], bias[half+6], bias[half+7]
+			c10, c11, c12, c13 := c00, c01, c02, c03
+			c14, c15, c16, c17 := c04, c05, c06, c07
+			for p := range a0 {
+				bp := b[p*panelWidth+half : p*panelWidth+half+8 : p*panelWidth+half+8]
+				x0, x1 := a0[p], a1[p]
+				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
+				b4, b5, b6, b7 := bp[4], bp[5], bp[6], bp[7]
+				c00 += x0 * b0
+				c01 += x0 * b1
+				c02 += x0 * b2
+				c03 += x0 * b3
+				c04 += x0 * b4
+				c05 += x0 * b5
+				c06 += x0 * b6
+				c07 += x0 * b7
+				c10 += x1 * b0
+				c11 += x1 * b1
+				c12 += x1 * b2
+				c13 += x1 * b3
+				c14 += x1 * b4
+				c15 += x1 * b5
+				c16 += x1 * b6
+				c17 += x1 * b7
+			}
+			o0 := c[r*ldc+half : r*ldc+half+8 : r*ldc+half+8]
+			o0[0], o0[1], o0[2], o0[3], o0[4], o0[5], o0[6], o0[7] = c00, c01, c02, c03, c04, c05, c06, c07
+			o1 := c[(r+1)*ldc+half : (r+1)*ldc+half+8 : (r+1)*ldc+half+8]
+			o1[0], o1[1], o1[2], o1[3], o1[4], o1[5], o1[6], o1[7] = c10, c11, c12, c13, c14, c15, c16, c17
+		}
+	}
+}
+
+// dotGo returns Σ a[i]·b[i].
+func dotGo(a, b []float32) float32 {
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
+	}
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyGo computes y[i] += alpha·x[i].
+func axpyGo(alpha float32, x, y []float32) {
+	y = y[:len(x)]
+	for i, v := range x {
+		y[i] += alpha * v
+	}
+}
+
+// layerNorm normalises each row of x (rows × n) in place to zero mean and
+// unit variance, then scales by g and shifts by b, as torch.nn.LayerNorm.
+func layerNorm(x []float32, rows, n int, g, b []float32, eps float64) {
+	for r := 0; r < rows; r++ {
+		row := x[r*n : (r+1)*n]
+		var sum float64
+		for _, v := range row {
+			sum += float64(v)
+		}
+		mean := sum / float64(n)
+		var ss float64
+		for _, v := range row {
+			d := float64(v) - mean
+			ss += d * d
+		}
+		inv := 1 / math.Sqrt(ss/float64(n)+eps)
+		m, s := float32(mean), float32(inv)
+		for i, v := range row {
+			row[i] = (v-m)*s*g[i] + b[i]
+		}
+	}
+}
+
+// gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
+func gelu(x []float32) {
+	for i, v := range x {
+		x[i] = v * 0.5 * (1 + erf32(v*math.Sqrt2/2))
+	}
+}
+
+// softmax normalises x in place to exp(x-max)/Σ.
+func softmax(x []float32) {
+	m := x[0]
+	for _, v := range x[1:] {
+		m = max(m, v)
+	}
+	var sum float32
+	for i, v := range x {
+		e := float32(math.Exp(float64(v - m)))
+		x[i] = e
+		sum += e
+	}
+	inv := 1 / sum
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// erf32 is math.Erf for float32 arguments.
+func erf32(x float32) float32 { return float32(math.Erf(float64(x))) }

@@ -1,0 +1,440 @@
+package minilm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/higmem/higmem/embed"
+)
+
+// ModelName is the directory name of all-MiniLM-L6-v2 under a models root.
+const ModelName = "all-MiniLM-L6-v2"
+
+// DefaultMaxSeqLen is the token limit ([CLS] and [SEP] included) used when
+// the model directory does not say (sentence-transformers' max_seq_length
+// for all-MiniLM-L6-v2).
+const DefaultMaxSeqLen = 256
+
+// DefaultRoot returns the default models root, $(os.UserCacheDir)/higmem/models.
+func DefaultRoot() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("minilm: locating the cache directory: %w", err)
+	}
+	return filepath.Join(dir, "higmem", "models"), nil
+}
+
+// ModelDir returns the directory of all-MiniLM-L6-v2 under a models root.
+func ModelDir(root string) string { return filepath.Join(root, ModelName) }
+
+// Pooling selects how token vectors become one sentence vector.
+type Pooling int
+
+const (
+	// PoolingAuto follows 1_Pooling/config.json, mean pooling when absent.
+	PoolingAuto Pooling = iota
+	// PoolingMean averages the token vectors ([CLS] and [SEP] included), as
+	// all-MiniLM-L6-v2 does.
+	PoolingMean
+	// PoolingCLS takes the [CLS] vector, as bge-small-en-v1.5 does.
+	PoolingCLS
+)
+
+// Options configures Load. The zero value follows the model directory.
+type Options struct {
+	// MaxSeqLen caps the tokens per text, [CLS] and [SEP] included. Zero
+	// means sentence_bert_config.json's max_seq_length, else
+	// DefaultMaxSeqLen; it never exceeds max_position_embeddings.
+	MaxSeqLen int
+	// Pooling selects the pooling; PoolingAuto reads 1_Pooling/config.json.
+	Pooling Pooling
+	// Workers bounds the goroutines one Embed call uses; zero means
+	// runtime.GOMAXPROCS(0).
+	Workers int
+	// Name is the model name used in ID; empty means the directory's base
+	// name.
+	Name string
+}
+
+// Model is a BERT sentence encoder loaded from a sentence-transformers
+// model directory. It implements embed.Embedder and is safe for concurrent
+// use.
+type Model struct {
+	cfg        bertConfig
+	name       string
+	maxLen     int
+	cls        bool
+	lowerInput bool
+	workers    int
+	tok        *Tokenizer
+
+	wordEmb, posEmb, typeEmb []float32
+	embLNg, embLNb           []float32
+	layers                   []encoderLayer
+
+	spaces sync.Pool // *workspace
+}
+
+var _ embed.Embedder = (*Model)(nil)
+
+type encoderLayer struct {
+	qkv, attnOut, inter, out *linear
+	ln1g, ln1b, ln2g, ln2b   []float32
+}
+
+// modelFiles are the files Load cannot do without.
+var modelFiles = []string{"config.json", "vocab.txt", "model.safetensors"}
+
+// Load reads a sentence-transformers BERT model directory (config.json,
+// vocab.txt, model.safetensors and the optional sentence-transformers
+// configs). It returns an error wrapping embed.ErrNoModel when a required
+// file is missing.
+func Load(dir string, opts Options) (*Model, error) {
+	for _, f := range modelFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("minilm: %s has no %s: %w (run `higmem models fetch`)", dir, f, embed.ErrNoModel)
+		} else if err != nil {
+			return nil, fmt.Errorf("minilm: loading %s: %w", dir, err)
+		}
+	}
+	m := &Model{name: opts.Name, workers: opts.Workers}
+	if m.name == "" {
+		m.name = filepath.Base(filepath.Clean(dir))
+	}
+	if m.workers <= 0 {
+		m.workers = runtime.GOMAXPROCS(0)
+	}
+	if ok, err := readOptionalJSON(filepath.Join(dir, "config.json"), &m.cfg); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, fmt.Errorf("minilm: %s has no config.json: %w", dir, embed.ErrNoModel)
+	}
+	if err := m.cfg.validate(); err != nil {
+		return nil, fmt.Errorf("minilm: %s: %w", dir, err)
+	}
+	st, err := readSTConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	m.lowerInput = st.LowerInput
+	switch opts.Pooling {
+	case PoolingAuto:
+		m.cls = st.CLSPooling
+	case PoolingCLS:
+		m.cls = true
+	case PoolingMean:
+	default:
+		return nil, fmt.Errorf("minilm: unknown pooling %d", opts.Pooling)
+	}
+	m.maxLen = firstPositive(opts.MaxSeqLen, st.MaxSeqLength, DefaultMaxSeqLen)
+	m.maxLen = min(m.maxLen, m.cfg.MaxPositionEmbeddings)
+	if m.maxLen < 2 {
+		return nil, fmt.Errorf("minilm: max sequence length %d leaves no room for [CLS] and [SEP]", m.maxLen)
+	}
+	m.tok, err = LoadTokenizer(filepath.Join(dir, "vocab.txt"), TokenizerOptions{Lowercase: st.TokenizerLower, MaxLen: m.maxLen})
+	if err != nil {
+		return nil, err
+	}
+	ts, err := readSafetensors(filepath.Join(dir, "model.safetensors"))
+	if err != nil {
+		return nil, fmt.Errorf("minilm: reading %s: %w", filepath.Join(dir, "model.safetensors"), err)
+	}
+	if err := m.setWeights(ts); err != nil {
+		return nil, fmt.Errorf("minilm: %s: %w", dir, err)
+	}
+	if m.tok.VocabSize() > m.cfg.VocabSize {
+		return nil, fmt.Errorf("minilm: %s: vocab.txt has %d tokens, model %d: %w", dir, m.tok.VocabSize(), m.cfg.VocabSize, ErrBadConfig)
+	}
+	return m, nil
+}
+
+// firstPositive returns the first positive value, or 0.
+func firstPositive(vals ...int) int {
+	for _, v := range vals {
+		if v > 0 {
+			return v
+		}
+	}
+	return 0
+}
+
+// weightSet looks tensors up by name, accepting the "bert." prefix and the
+// old gamma/beta LayerNorm names, and checks their shapes.
+type weightSet struct {
+	ts  map[string]tensor
+	err error
+}
+
+func (w *weightSet) get(name string, shape ...int) []float32 {
+	if w.err != nil {
+		return nil
+	}
+	cands := []string{name, "bert." + name}
+	if alt, ok := strings.CutSuffix(name, "LayerNorm.weight"); ok {
+		cands = append(cands, alt+"LayerNorm.gamma", "bert."+alt+"LayerNorm.gamma")
+	} else if alt, ok := strings.CutSuffix(name, "LayerNorm.bias"); ok {
+		cands = append(cands, alt+"LayerNorm.beta", "bert."+alt+"LayerNorm.beta")
+	}
+	for _, c := range cands {
+		t, ok := w.ts[c]
+		if !ok {
+			continue
+		}
+		if !slices.Equal(t.shape, shape) {
+			w.err = fmt.Errorf("%w: tensor %s has shape %v, want %v", ErrBadConfig, c, t.shape, shape)
+			return nil
+		}
+		return t.data
+	}
+	w.err = fmt.Errorf("%w: model.safetensors has no tensor %s", ErrBadConfig, name)
+	return nil
+}
+
+func (m *Model) setWeights(ts map[string]tensor) error {
+	c := &m.cfg
+	h, inter := c.HiddenSize, c.IntermediateSize
+	w := &weightSet{ts: ts}
+	m.wordEmb = w.get("embeddings.word_embeddings.weight", c.VocabSize, h)
+	m.posEmb = w.get("embeddings.position_embeddings.weight", c.MaxPositionEmbeddings, h)
+	if c.TypeVocabSize > 0 {
+		m.typeEmb = w.get("embeddings.token_type_embeddings.weight", c.TypeVocabSize, h)[:h:h]
+	} else {
+		m.typeEmb = make([]float32, h)
+	}
+	m.embLNg = w.get("embeddings.LayerNorm.weight", h)
+	m.embLNb = w.get("embeddings.LayerNorm.bias", h)
+	for i := 0; i < c.NumHiddenLayers && w.err == nil; i++ {
+		p := "encoder.layer." + strconv.Itoa(i) + "."
+		q := w.get(p+"attention.self.query.weight", h, h)
+		k := w.get(p+"attention.self.key.weight", h, h)
+		v := w.get(p+"attention.self.value.weight", h, h)
+		qb := w.get(p+"attention.self.query.bias", h)
+		kb := w.get(p+"attention.self.key.bias", h)
+		vb := w.get(p+"attention.self.value.bias", h)
+		ow := w.get(p+"attention.output.dense.weight", h, h)
+		ob := w.get(p+"attention.output.dense.bias", h)
+		iw := w.get(p+"intermediate.dense.weight", inter, h)
+		ib := w.get(p+"intermediate.dense.bias", inter)
+		fw := w.get(p+"output.dense.weight", h, inter)
+		fb := w.get(p+"output.dense.bias", h)
+		l := encoderLayer{
+			ln1g: w.get(p+"attention.output.LayerNorm.weight", h),
+			ln1b: w.get(p+"attention.output.LayerNorm.bias", h),
+			ln2g: w.get(p+"output.LayerNorm.weight", h),
+			ln2b: w.get(p+"output.LayerNorm.bias", h),
+		}
+		if w.err != nil {
+			break
+		}
+		// Q, K and V become one h → 3h layer: one pass over the input.
+		l.qkv = newLinear(slices.Concat(q, k, v), slices.Concat(qb, kb, vb), 3*h, h)
+		l.attnOut = newLinear(ow, ob, h, h)
+		l.inter = newLinear(iw, ib, inter, h)
+		l.out = newLinear(fw, fb, h, inter)
+		m.layers = append(m.layers, l)
+	}
+	return w.err
+}
+
+// Dim reports the embedding size (384 for all-MiniLM-L6-v2).
+func (m *Model) Dim() int { return m.cfg.HiddenSize }
+
+// ID names the model and its settings, e.g. "minilm:all-MiniLM-L6-v2:256",
+// with ":cls" appended under CLS pooling.
+func (m *Model) ID() string {
+	id := "minilm:" + m.name + ":" + strconv.Itoa(m.maxLen)
+	if m.cls {
+		id += ":cls"
+	}
+	return id
+}
+
+// MaxSeqLen reports the token limit per text, [CLS] and [SEP] included.
+func (m *Model) MaxSeqLen() int { return m.maxLen }
+
+// Tokenizer returns the model's tokenizer (to count tokens, for example).
+func (m *Model) Tokenizer() *Tokenizer { return m.tok }
+
+// Embed returns one L2-normalised vector per text, in input order. Texts
+// longer than MaxSeqLen tokens are truncated, as sentence-transformers
+// does. The work is spread over up to Options.Workers goroutines, longest
+// texts first; each text runs alone, without padding. Embed stops early and
+// returns the context's error when ctx is done.
+func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	out := make([][]float32, len(texts))
+	if len(texts) == 0 {
+		return out, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("minilm: embedding: %w", err)
+	}
+	ids := make([][]int32, len(texts))
+	order := make([]int, len(texts))
+	for i, t := range texts {
+		if m.lowerInput {
+			t = strings.ToLower(t)
+		}
+		ids[i] = m.tok.Encode(t)
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return len(ids[b]) - len(ids[a]) })
+
+	var next atomic.Int64
+	work := func() {
+		ws := m.workspace()
+		defer m.spaces.Put(ws)
+		for {
+			k := int(next.Add(1) - 1)
+			if k >= len(order) || ctx.Err() != nil {
+				return
+			}
+			i := order[k]
+			v := make([]float32, m.cfg.HiddenSize)
+			if m.encode(ctx, ws, ids[i], v) {
+				out[i] = v
+			}
+		}
+	}
+	workers := min(m.workers, len(texts))
+	var wg sync.WaitGroup
+	for range workers - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("minilm: embedding: %w", err)
+	}
+	return out, nil
+}
+
+// workspace holds the activations of one sequence.
+type workspace struct {
+	x, qkv, ctx, tmp, inter, scores []float32
+}
+
+func (m *Model) workspace() *workspace {
+	if ws, ok := m.spaces.Get().(*workspace); ok {
+		return ws
+	}
+	rows := padRows(m.maxLen)
+	h := m.cfg.HiddenSize
+	return &workspace{
+		x:      make([]float32, rows*h),
+		qkv:    make([]float32, rows*3*h),
+		ctx:    make([]float32, rows*h),
+		tmp:    make([]float32, rows*h),
+		inter:  make([]float32, rows*m.cfg.IntermediateSize),
+		scores: make([]float32, m.maxLen),
+	}
+}
+
+// encode runs the encoder on one token sequence and writes the pooled,
+// normalised vector to v. It reports false if ctx was cancelled midway.
+func (m *Model) encode(ctx context.Context, ws *workspace, ids []int32, v []float32) bool {
+	h := m.cfg.HiddenSize
+	n := len(ids)
+	x := ws.x
+	for t, id := range ids {
+		row := x[t*h : (t+1)*h]
+		word := m.wordEmb[int(id)*h : (int(id)+1)*h]
+		pos := m.posEmb[t*h : (t+1)*h]
+		for i := range row {
+			row[i] = word[i] + pos[i] + m.typeEmb[i]
+		}
+	}
+	layerNorm(x, n, h, m.embLNg, m.embLNb, m.cfg.LayerNormEps)
+
+	for li := range m.layers {
+		if ctx.Err() != nil {
+			return false
+		}
+		l := &m.layers[li]
+		l.qkv.forward(ws.qkv, x, n)
+		m.attention(ws, n)
+		l.attnOut.forward(ws.tmp, ws.ctx, n)
+		addInto(ws.tmp[:n*h], x[:n*h])
+		layerNorm(ws.tmp, n, h, l.ln1g, l.ln1b, m.cfg.LayerNormEps)
+		copy(x[:n*h], ws.tmp[:n*h])
+
+		l.inter.forward(ws.inter, x, n)
+		gelu(ws.inter[:n*m.cfg.IntermediateSize])
+		l.out.forward(ws.tmp, ws.inter, n)
+		addInto(ws.tmp[:n*h], x[:n*h])
+		layerNorm(ws.tmp, n, h, l.ln2g, l.ln2b, m.cfg.LayerNormEps)
+		copy(x[:n*h], ws.tmp[:n*h])
+	}
+
+	if m.cls {
+		copy(v, x[:h])
+	} else {
+		clear(v)
+		for t := 0; t < n; t++ {
+			addInto(v, x[t*h:(t+1)*h])
+		}
+		inv := 1 / float32(n)
+		for i := range v {
+			v[i] *= inv
+		}
+	}
+	normalize(v)
+	return true
+}
+
+// attention computes multi-head self-attention from the packed Q|K|V rows
+// in ws.qkv into ws.ctx (n × hidden).
+func (m *Model) attention(ws *workspace, n int) {
+	h := m.cfg.HiddenSize
+	heads := m.cfg.NumAttentionHeads
+	dh := h / heads
+	scale := float32(1 / math.Sqrt(float64(dh)))
+	qkv, ctx, scores := ws.qkv, ws.ctx, ws.scores[:n]
+	clear(ctx[:n*h])
+	for hd := 0; hd < heads; hd++ {
+		off := hd * dh
+		for i := 0; i < n; i++ {
+			q := qkv[i*3*h+off : i*3*h+off+dh]
+			for j := 0; j < n; j++ {
+				k := qkv[j*3*h+h+off : j*3*h+h+off+dh]
+				scores[j] = dot(q, k) * scale
+			}
+			softmax(scores)
+			o := ctx[i*h+off : i*h+off+dh]
+			for j := 0; j < n; j++ {
+				axpy(scores[j], qkv[j*3*h+2*h+off:j*3*h+2*h+off+dh], o)
+			}
+		}
+	}
+}
+
+// addInto computes dst[i] += src[i].
+func addInto(dst, src []float32) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] += src[i]
+	}
+}
+
+// normalize scales v to unit L2 norm (torch.nn.functional.normalize, eps
+// 1e-12).
+func normalize(v []float32) {
+	var ss float64
+	for _, x := range v {
+		ss += float64(x) * float64(x)
+	}
+	inv := float32(1 / max(math.Sqrt(ss), 1e-12))
+	for i := range v {
+		v[i] *= inv
+	}
+}
