@@ -1,0 +1,464 @@
+// Package llmtest provides language-model fakes for tests, so that no test
+// ever needs a network:
+//
+//   - Scripted answers every higmem prompt with valid JSON derived from the
+//     prompt's own content (word overlap between the question and the turns
+//     shown), so that the whole LLM pipeline runs deterministically.
+//   - Junk answers everything with prose, to exercise repair and fallbacks.
+//   - NewServer (server.go) starts an httptest OpenAI-compatible endpoint
+//     whose replies a test scripts.
+package llmtest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+
+	"github.com/higmem/higmem/llm"
+)
+
+// Scripted is a deterministic fake model for higmem's prompts. It
+// recognises the prompt by Request.SchemaName and derives its reply from the
+// turns, events and question in the prompt. The zero value is ready to use
+// and safe for concurrent use.
+type Scripted struct {
+	// Delay, when set, is slept before every reply (honouring ctx), to
+	// make parallelism visible in latency measurements.
+	Delay time.Duration
+	// Model is reported in responses (default "scripted").
+	Model string
+
+	mu    sync.Mutex // guards calls
+	calls map[string]int
+}
+
+// NewScripted returns a Scripted model.
+func NewScripted() *Scripted { return &Scripted{} }
+
+// Calls returns how many requests each prompt kind received.
+func (s *Scripted) Calls() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.calls))
+	for k, v := range s.calls {
+		out[k] = v
+	}
+	return out
+}
+
+// Total returns the number of requests received.
+func (s *Scripted) Total() int {
+	n := 0
+	for _, v := range s.Calls() {
+		n += v
+	}
+	return n
+}
+
+// Complete answers req.
+func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	s.mu.Lock()
+	if s.calls == nil {
+		s.calls = map[string]int{}
+	}
+	s.calls[req.SchemaName]++
+	s.mu.Unlock()
+	if s.Delay > 0 {
+		t := time.NewTimer(s.Delay)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return llm.Response{}, ctx.Err()
+		case <-t.C:
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return llm.Response{}, err
+	}
+	var user string
+	promptLen := 0
+	for _, m := range req.Messages {
+		promptLen += len(m.Content)
+		if m.Role == "user" {
+			user = m.Content
+		}
+	}
+	p := parse(user)
+	var reply any
+	switch req.SchemaName {
+	case "turn_note":
+		reply = p.turnNote()
+	case "affiliate":
+		reply = p.affiliate()
+	case "event_update":
+		reply = p.eventUpdate()
+	case "event_check":
+		reply = p.eventCheck()
+	case "build_batch":
+		reply = p.buildBatch()
+	case "query":
+		reply = p.query()
+	case "predict":
+		reply = p.predict()
+	case "filter":
+		reply = p.filter()
+	case "answer":
+		reply = p.answer()
+	case "judge":
+		reply = p.judge(user)
+	default:
+		return llm.Response{}, fmt.Errorf("llmtest: scripted model does not know prompt %q: %w", req.SchemaName, llm.ErrRequest)
+	}
+	b, err := json.Marshal(reply)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	model := s.Model
+	if model == "" {
+		model = "scripted"
+	}
+	return llm.Response{
+		Content: string(b),
+		Model:   model,
+		Usage:   llm.Usage{PromptTokens: (promptLen + 3) / 4, CompletionTokens: (len(b) + 3) / 4},
+		Latency: s.Delay,
+	}, nil
+}
+
+// Junk is a model that never returns JSON.
+type Junk struct{}
+
+// Complete answers with prose.
+func (Junk) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if err := ctx.Err(); err != nil {
+		return llm.Response{}, err
+	}
+	return llm.Response{Content: "I'm sorry, but I can't help with that request.", Model: "junk",
+		Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 10}}, nil
+}
+
+// line is a turn line "[id] date | speaker: text".
+type line struct {
+	id, date, speaker, text string
+}
+
+// event is an event line "(event id) title :: summary".
+type event struct {
+	id, text string
+}
+
+// parsed is what the fake understood of a prompt. Turns and events are
+// grouped by the section header that precedes them.
+type parsed struct {
+	question string
+	sections map[string][]line
+	events   map[string][]event
+	order    []string
+	gold     string
+	graded   string
+}
+
+var (
+	turnRE  = regexp.MustCompile(`^\[([^\]]+)\] (.*?) \| ([^:]*): (.*)$`)
+	eventRE = regexp.MustCompile(`^\(event ([^)]+)\) (.*)$`)
+)
+
+func parse(s string) parsed {
+	p := parsed{sections: map[string][]line{}, events: map[string][]event{}}
+	section := ""
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(l, "Question: "):
+			p.question = strings.TrimPrefix(l, "Question: ")
+		case strings.HasPrefix(l, "Gold answer: "):
+			p.gold = strings.TrimPrefix(l, "Gold answer: ")
+		case strings.HasPrefix(l, "Answer to grade: "):
+			p.graded = strings.TrimPrefix(l, "Answer to grade: ")
+		case turnRE.MatchString(l):
+			m := turnRE.FindStringSubmatch(l)
+			p.sections[section] = append(p.sections[section], line{m[1], m[2], m[3], m[4]})
+		case eventRE.MatchString(l):
+			m := eventRE.FindStringSubmatch(l)
+			p.events[section] = append(p.events[section], event{m[1], m[2]})
+		case strings.HasSuffix(strings.TrimSpace(l), ":") && !strings.HasPrefix(l, "-"):
+			section = strings.TrimSpace(l)
+			p.order = append(p.order, section)
+		}
+	}
+	return p
+}
+
+// turnsIn returns the turns of the first section whose header starts with
+// prefix.
+func (p parsed) turnsIn(prefix string) []line {
+	for _, s := range p.order {
+		if strings.HasPrefix(s, prefix) {
+			return p.sections[s]
+		}
+	}
+	return nil
+}
+
+func (p parsed) eventsIn(prefix string) []event {
+	for _, s := range p.order {
+		if strings.HasPrefix(s, prefix) {
+			return p.events[s]
+		}
+	}
+	return nil
+}
+
+// fakeStop is a small stop list; the fake needs no more.
+var fakeStop = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`a about after again all also am an and any are as at be because been before
+	being but by can could did do does doing for from had has have having he her here hers him his how i if in into
+	is it its just me more most my no not now of on once only or other our out over own really same she so some such
+	than that the their them then there these they this those through to too under until up very was we were what
+	when where which while who whom why will with would you your yours yeah wow oh hey thanks great cool so`) {
+		fakeStop[w] = true
+	}
+}
+
+// words returns the lower-case content words of s.
+func words(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
+		if len(w) > 2 && !fakeStop[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// overlap counts distinct content words shared by a and b.
+func overlap(a, b string) int {
+	bw := words(b)
+	n := 0
+	seen := map[string]bool{}
+	for _, w := range words(a) {
+		if !seen[w] && slices.Contains(bw, w) {
+			n++
+		}
+		seen[w] = true
+	}
+	return n
+}
+
+func keywords(s string, n int) []string {
+	var out []string
+	for _, w := range words(s) {
+		if !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+		if len(out) == n {
+			break
+		}
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return out
+}
+
+func capitalised(s string) []string {
+	out := []string{}
+	for _, w := range strings.Fields(s) {
+		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) })
+		if w != "" && unicode.IsUpper([]rune(w)[0]) && !slices.Contains(out, w) && !fakeStop[strings.ToLower(w)] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func (p parsed) turnNote() map[string]any {
+	ts := p.turnsIn("Turn to annotate")
+	if len(ts) == 0 {
+		return map[string]any{"keywords": []string{}, "tags": []string{}, "context": ""}
+	}
+	t := ts[0]
+	kw := keywords(t.text, 5)
+	r := map[string]any{
+		"keywords": kw,
+		"tags":     []string{"conversation"},
+		"context":  fmt.Sprintf("%s talks about %s.", t.speaker, strings.Join(kw, ", ")),
+		"entities": capitalised(t.text),
+	}
+	if w := p.turnsIn("Earlier turns"); len(w) > 0 {
+		r["links"] = []map[string]string{{"target": w[len(w)-1].id, "relation": "continues"}}
+	}
+	return r
+}
+
+// bestEvent returns the event sharing the most words with text (at least
+// min), or "".
+func bestEvent(evs []event, text string, min int) string {
+	best, bestN := "", min-1
+	for _, e := range evs {
+		if n := overlap(text, e.text); n > bestN {
+			best, bestN = e.id, n
+		}
+	}
+	return best
+}
+
+func (p parsed) affiliate() map[string]any {
+	ts := p.turnsIn("New turn")
+	aff := []string{"NEW"}
+	if len(ts) > 0 {
+		if id := bestEvent(p.eventsIn("Candidate events"), ts[0].text, 2); id != "" {
+			aff = []string{id}
+		}
+	}
+	return map[string]any{"reasoning": "word overlap", "affiliations": aff}
+}
+
+func (p parsed) eventUpdate() map[string]any {
+	ts := p.turnsIn("New turn")
+	var kws []string
+	var speakers []string
+	facts := []map[string]string{}
+	for _, t := range ts {
+		for _, k := range keywords(t.text, 3) {
+			if !slices.Contains(kws, k) {
+				kws = append(kws, k)
+			}
+		}
+		if !slices.Contains(speakers, t.speaker) {
+			speakers = append(speakers, t.speaker)
+		}
+		fact := t.text
+		if len(fact) > 80 {
+			fact = fact[:80]
+		}
+		facts = append(facts, map[string]string{"time": t.date, "fact": t.speaker + ": " + fact, "turn_id": t.id})
+	}
+	if kws == nil {
+		kws = []string{}
+	}
+	return map[string]any{
+		"summary":   fmt.Sprintf("%s talked about %s.", strings.Join(speakers, " and "), strings.Join(kws, ", ")),
+		"keywords":  kws,
+		"tags":      []string{"conversation"},
+		"new_facts": facts,
+	}
+}
+
+func (p parsed) eventCheck() map[string]any {
+	ts := p.turnsIn("New turn")
+	evs := p.eventsIn("Event")
+	rel := len(ts) > 0 && len(evs) > 0 && overlap(ts[0].text, evs[0].text) > 0
+	kw := []string{}
+	if len(ts) > 0 {
+		kw = keywords(ts[0].text, 3)
+	}
+	return map[string]any{"is_relevant": rel, "keywords": kw, "tags": []string{"conversation"}}
+}
+
+func (p parsed) buildBatch() map[string]any {
+	cands := p.eventsIn("Existing events")
+	var items []map[string]any
+	newEvents := []map[string]string{}
+	prev := ""
+	for _, t := range p.turnsIn("New turns") {
+		ev := bestEvent(cands, t.text, 2)
+		switch {
+		case ev != "":
+		case prev != "" && len(words(t.text)) < 6:
+			ev = prev
+		default:
+			ev = fmt.Sprintf("new:%d", len(newEvents)+1)
+			newEvents = append(newEvents, map[string]string{"label": ev, "title": t.speaker + " on " + strings.Join(keywords(t.text, 3), ", ")})
+		}
+		prev = ev
+		kw := keywords(t.text, 4)
+		items = append(items, map[string]any{
+			"id": t.id, "keywords": kw, "tags": []string{"conversation"},
+			"context": fmt.Sprintf("%s talks about %s.", t.speaker, strings.Join(kw, ", ")),
+			"events":  []string{ev},
+		})
+	}
+	if items == nil {
+		items = []map[string]any{}
+	}
+	return map[string]any{"turns": items, "new_events": newEvents}
+}
+
+func (p parsed) query() map[string]any {
+	q := strings.ToLower(p.question)
+	temporal := strings.HasPrefix(q, "when") || strings.Contains(q, "how long") || strings.Contains(q, "what year")
+	return map[string]any{
+		"keyword_query": strings.Join(keywords(p.question, 10), " "),
+		"entities":      capitalised(p.question),
+		"temporal":      temporal,
+		"time_range":    map[string]string{"start": "", "end": ""},
+	}
+}
+
+// ranked returns the ids of turns sharing at least one word with the
+// question, best first, at most n.
+func (p parsed) ranked(ts []line, n int) []string {
+	type hit struct {
+		id string
+		n  int
+	}
+	var hs []hit
+	for _, t := range ts {
+		if k := overlap(p.question, t.speaker+" "+t.text); k > 0 {
+			hs = append(hs, hit{t.id, k})
+		}
+	}
+	slices.SortStableFunc(hs, func(a, b hit) int { return b.n - a.n })
+	out := []string{}
+	for _, h := range hs {
+		if len(out) == n {
+			break
+		}
+		out = append(out, h.id)
+	}
+	return out
+}
+
+func (p parsed) predict() map[string]any {
+	return map[string]any{"turn_ids": p.ranked(p.turnsIn("Turns of this event"), 3)}
+}
+
+func (p parsed) filter() map[string]any {
+	return map[string]any{"relevant_ids": p.ranked(p.turnsIn("Items"), 10)}
+}
+
+func (p parsed) answer() map[string]any {
+	ts := p.turnsIn("Memory")
+	best := p.ranked(ts, 1)
+	if len(best) == 0 {
+		return map[string]any{"answer": "Not mentioned in the conversation"}
+	}
+	for _, t := range ts {
+		if t.id == best[0] {
+			a := t.text
+			if len(a) > 80 {
+				a = a[:80]
+			}
+			return map[string]any{"answer": a}
+		}
+	}
+	return map[string]any{"answer": "Not mentioned in the conversation"}
+}
+
+func (p parsed) judge(string) map[string]any {
+	label := "WRONG"
+	if overlap(p.gold, p.graded) > 0 || strings.EqualFold(strings.TrimSpace(p.gold), strings.TrimSpace(p.graded)) {
+		label = "CORRECT"
+	}
+	return map[string]any{"label": label, "reasoning": "word overlap"}
+}
