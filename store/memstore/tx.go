@@ -1,0 +1,282 @@
+package memstore
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/higmem/higmem/store"
+)
+
+// tx is a transaction: it reads through dirty (the spaces it has written,
+// copied on first write; nil for a deleted space) to base (the committed
+// spaces).
+type tx struct {
+	base  map[store.Space]*space
+	dirty map[store.Space]*space
+	done  atomic.Bool
+}
+
+var _ store.Tx = (*tx)(nil)
+
+// check validates sp and that the transaction is still open.
+func (t *tx) check(sp store.Space) error {
+	if t.done.Load() {
+		return fmt.Errorf("memstore: transaction used after Update returned: %w", store.ErrClosed)
+	}
+	return sp.Validate()
+}
+
+// view returns the space as the transaction sees it (nil when absent).
+func (t *tx) view(sp store.Space) *space {
+	if x, ok := t.dirty[sp]; ok {
+		return x
+	}
+	return t.base[sp]
+}
+
+// write returns the transaction's own copy of the space.
+func (t *tx) write(sp store.Space) *space {
+	x, ok := t.dirty[sp]
+	if !ok || x == nil {
+		if !ok {
+			x = t.base[sp].clone()
+		} else {
+			x = newSpace()
+		}
+		t.dirty[sp] = x
+	}
+	return x
+}
+
+func (t *tx) read(sp store.Space, fn func(*space) error) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	return fn(t.view(sp))
+}
+
+// GetTurn implements store.Reader.
+func (t *tx) GetTurn(ctx context.Context, sp store.Space, id string) (tr store.Turn, err error) {
+	err = t.read(sp, func(x *space) error { tr, err = x.getTurn(id); return err })
+	return tr, err
+}
+
+// ListTurns implements store.Reader.
+func (t *tx) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) (ts []store.Turn, err error) {
+	err = t.read(sp, func(x *space) error { ts = x.listTurns(q); return nil })
+	return ts, err
+}
+
+// ListAnnotations implements store.Reader.
+func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) (as []store.Annotation, err error) {
+	err = t.read(sp, func(x *space) error { as = x.listAnnotations(ids); return nil })
+	return as, err
+}
+
+// GetEvent implements store.Reader.
+func (t *tx) GetEvent(ctx context.Context, sp store.Space, id string) (e store.Event, err error) {
+	err = t.read(sp, func(x *space) error { e, err = x.getEvent(id); return err })
+	return e, err
+}
+
+// ListEvents implements store.Reader.
+func (t *tx) ListEvents(ctx context.Context, sp store.Space) (es []store.Event, err error) {
+	err = t.read(sp, func(x *space) error { es = x.listEvents(); return nil })
+	return es, err
+}
+
+// ListLinks implements store.Reader.
+func (t *tx) ListLinks(ctx context.Context, sp store.Space, ids []string) (ls []store.Link, err error) {
+	err = t.read(sp, func(x *space) error { ls = x.listLinks(ids); return nil })
+	return ls, err
+}
+
+// ListVectors implements store.Reader.
+func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) (vs []store.Vector, err error) {
+	err = t.read(sp, func(x *space) error { vs = x.listVectors(kind, embedder); return nil })
+	return vs, err
+}
+
+// History implements store.Reader.
+func (t *tx) History(ctx context.Context, sp store.Space, kind, id string) (cs []store.Change, err error) {
+	err = t.read(sp, func(x *space) error { cs = x.listHistory(kind, id); return nil })
+	return cs, err
+}
+
+// Stats implements store.Reader.
+func (t *tx) Stats(ctx context.Context, sp store.Space) (st store.Stats, err error) {
+	err = t.read(sp, func(x *space) error { st = x.stats(); return nil })
+	return st, err
+}
+
+// Spaces implements store.Reader.
+func (t *tx) Spaces(ctx context.Context) ([]store.Space, error) {
+	if t.done.Load() {
+		return nil, fmt.Errorf("memstore: transaction used after Update returned: %w", store.ErrClosed)
+	}
+	keys := slices.Collect(maps.Keys(t.base))
+	keys = slices.AppendSeq(keys, maps.Keys(t.dirty))
+	return spaceList(keys, t.view), nil
+}
+
+// PutTurn implements store.Writer.
+func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
+	if err := t.check(tr.Space); err != nil {
+		return false, err
+	}
+	if tr.ID == "" {
+		return false, fmt.Errorf("%w: turn needs an id", store.ErrInvalid)
+	}
+	if tr.RecordedAt.IsZero() {
+		tr.RecordedAt = time.Now()
+	}
+	if err := normTimes("turn time", &tr.OccurredAt, &tr.RecordedAt); err != nil {
+		return false, err
+	}
+	if old, ok := t.view(tr.Space).turn(tr.ID); ok {
+		if sameTurn(old, tr) {
+			return false, nil
+		}
+		return false, fmt.Errorf("memstore: turn %q: %w", tr.ID, store.ErrConflict)
+	}
+	t.write(tr.Space).turns[tr.ID] = copyTurn(tr)
+	return true, nil
+}
+
+// PutAnnotation implements store.Writer.
+func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotation) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if a.TurnID == "" {
+		return fmt.Errorf("%w: annotation needs a turn id", store.ErrInvalid)
+	}
+	a = copyAnnotation(a)
+	if err := normTimes("annotation time", &a.UpdatedAt); err != nil {
+		return err
+	}
+	for i := range a.TimeRefs {
+		if err := normTimes("time ref", &a.TimeRefs[i].Start, &a.TimeRefs[i].End); err != nil {
+			return err
+		}
+	}
+	if _, ok := t.view(sp).turn(a.TurnID); !ok {
+		return fmt.Errorf("memstore: annotating turn %q: %w", a.TurnID, store.ErrNotFound)
+	}
+	t.write(sp).anns[a.TurnID] = a
+	return nil
+}
+
+// PutEvent implements store.Writer.
+func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
+	if err := t.check(e.Space); err != nil {
+		return err
+	}
+	if e.ID == "" {
+		return fmt.Errorf("%w: event needs an id", store.ErrInvalid)
+	}
+	if err := normTimes("event time", &e.Start, &e.End, &e.CreatedAt, &e.UpdatedAt); err != nil {
+		return err
+	}
+	t.write(e.Space).events[e.ID] = copyEvent(e)
+	return nil
+}
+
+// DeleteEvent implements store.Writer.
+func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if _, err := t.view(sp).getEvent(id); err != nil {
+		return fmt.Errorf("memstore: deleting event %q: %w", id, store.ErrNotFound)
+	}
+	x := t.write(sp)
+	delete(x.events, id)
+	delete(x.vectors, vecKey{store.VectorEvent, id})
+	return nil
+}
+
+// PutLink implements store.Writer.
+func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if l.Source == "" || l.Target == "" {
+		return fmt.Errorf("%w: link needs a source and a target", store.ErrInvalid)
+	}
+	if err := normTimes("link time", &l.CreatedAt, &l.InvalidatedAt); err != nil {
+		return err
+	}
+	t.write(sp).links[linkKey{l.Source, l.Target, l.Relation}] = l
+	return nil
+}
+
+// PutVectors implements store.Writer. The whole batch is validated before
+// any vector is stored.
+func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if v.Kind == "" || v.ID == "" {
+			return fmt.Errorf("%w: vector needs a kind and an id (got %q, %q)", store.ErrInvalid, v.Kind, v.ID)
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	x := t.write(sp)
+	for _, v := range vs {
+		x.vectors[vecKey{v.Kind, v.ID}] = copyVector(v)
+	}
+	return nil
+}
+
+// AppendHistory implements store.Writer.
+func (t *tx) AppendHistory(ctx context.Context, sp store.Space, c store.Change) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if c.At.IsZero() {
+		c.At = time.Now()
+	}
+	if err := normTimes("change time", &c.At); err != nil {
+		return err
+	}
+	x := t.write(sp)
+	c.Seq = 1
+	if n := len(x.history); n > 0 {
+		c.Seq = x.history[n-1].Seq + 1
+	}
+	x.history = append(x.history, copyChange(c))
+	return nil
+}
+
+// DeleteTurn implements store.Writer.
+func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if _, ok := t.view(sp).turn(id); !ok {
+		return fmt.Errorf("memstore: deleting turn %q: %w", id, store.ErrNotFound)
+	}
+	x := t.write(sp)
+	delete(x.turns, id)
+	delete(x.anns, id)
+	delete(x.vectors, vecKey{store.VectorTurn, id})
+	maps.DeleteFunc(x.links, func(k linkKey, _ store.Link) bool { return k.source == id || k.target == id })
+	return nil
+}
+
+// DeleteSpace implements store.Writer.
+func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	t.dirty[sp] = nil
+	return nil
+}

@@ -1,0 +1,459 @@
+package storetest
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/higmem/higmem/store"
+)
+
+var annotationTests = []test{
+	{name: "PutList", fn: testAnnotationPutList},
+	{name: "Replace", fn: testAnnotationReplace},
+	{name: "MissingTurn", fn: testAnnotationMissingTurn},
+}
+
+func testAnnotationPutList(t *testing.T, e *env) {
+	// Turns with seq out of id order: the list follows Seq.
+	e.putTurns(mkTurn(spaceA, "t1", 3), mkTurn(spaceA, "t2", 1), mkTurn(spaceA, "t3", 2), mkTurn(spaceA, "t4", 4))
+	a1, a2, a3 := mkAnnotation("t1", "p"), mkAnnotation("t2", "p"), mkAnnotation("t3", "p")
+	a3.Keywords, a3.TimeRefs = nil, nil
+	in := a1
+	in.UpdatedAt = a1.UpdatedAt.In(zone)
+	in.TimeRefs = []store.TimeRef{a1.TimeRefs[0]}
+	in.TimeRefs[0].Start = in.TimeRefs[0].Start.In(zone)
+	e.update(func(tx store.Tx) error {
+		for _, a := range []store.Annotation{in, a2, a3} {
+			if err := tx.PutAnnotation(e.ctx, spaceA, a); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	cases := []struct {
+		name string
+		ids  []string
+		want []store.Annotation
+	}{
+		{"all", nil, []store.Annotation{a2, a3, a1}},
+		{"some", []string{"t1", "t2"}, []store.Annotation{a2, a1}},
+		{"missing and unannotated skipped", []string{"t4", "nope", "t3"}, []store.Annotation{a3}},
+		{"repeated", []string{"t3", "t3"}, []store.Annotation{a3}},
+		{"empty", []string{}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := e.s.ListAnnotations(e.ctx, spaceA, tc.ids)
+			if err != nil {
+				t.Fatalf("ListAnnotations: %v", err)
+			}
+			if d := diff(tc.want, got); d != "" {
+				t.Errorf("ListAnnotations(%q) (-want +got):\n%s", tc.ids, d)
+			}
+			e.checkTimes(got)
+		})
+	}
+}
+
+func testAnnotationReplace(t *testing.T, e *env) {
+	e.putTurns(mkTurn(spaceA, "t1", 1))
+	e.update(func(tx store.Tx) error { return tx.PutAnnotation(e.ctx, spaceA, mkAnnotation("t1", "old")) })
+	repl := store.Annotation{TurnID: "t1", Context: "replaced", Producer: "new"}
+	e.update(func(tx store.Tx) error { return tx.PutAnnotation(e.ctx, spaceA, repl) })
+	got, err := e.s.ListAnnotations(e.ctx, spaceA, nil)
+	if err != nil {
+		t.Fatalf("ListAnnotations: %v", err)
+	}
+	if d := diff([]store.Annotation{repl}, got); d != "" {
+		t.Errorf("after replace (-want +got):\n%s", d)
+	}
+}
+
+func testAnnotationMissingTurn(t *testing.T, e *env) {
+	e.putTurns(mkTurn(spaceB, "t1", 1))
+	err := e.s.Update(e.ctx, func(tx store.Tx) error {
+		return tx.PutAnnotation(e.ctx, spaceA, mkAnnotation("t1", "p"))
+	})
+	e.wantErr("PutAnnotation of a turn of another space", err, store.ErrNotFound)
+	err = e.s.Update(e.ctx, func(tx store.Tx) error {
+		return tx.PutAnnotation(e.ctx, spaceB, mkAnnotation("t2", "p"))
+	})
+	e.wantErr("PutAnnotation of a missing turn", err, store.ErrNotFound)
+	// A turn put earlier in the same transaction can be annotated.
+	e.update(func(tx store.Tx) error {
+		if _, err := tx.PutTurn(e.ctx, mkTurn(spaceA, "t9", 9)); err != nil {
+			return err
+		}
+		return tx.PutAnnotation(e.ctx, spaceA, mkAnnotation("t9", "p"))
+	})
+	for _, sp := range []store.Space{spaceA, spaceB} {
+		got, err := e.s.ListAnnotations(e.ctx, sp, nil)
+		if err != nil {
+			t.Fatalf("ListAnnotations: %v", err)
+		}
+		want := 0
+		if sp == spaceA {
+			want = 1
+		}
+		if len(got) != want {
+			t.Errorf("%s: %d annotations, want %d", sp, len(got), want)
+		}
+	}
+}
+
+var eventTests = []test{
+	{name: "PutGetReplace", fn: testEventPutGet},
+	{name: "Order", fn: testEventOrder},
+	{name: "Delete", fn: testEventDelete},
+}
+
+func testEventPutGet(t *testing.T, e *env) {
+	want := mkEvent(spaceA, "E1", base)
+	in := want
+	in.Start, in.CreatedAt = want.Start.In(zone), time.Now()
+	want.CreatedAt = in.CreatedAt
+	e.update(func(tx store.Tx) error { return tx.PutEvent(e.ctx, in) })
+	got, err := e.s.GetEvent(e.ctx, spaceA, "E1")
+	if err != nil {
+		t.Fatalf("GetEvent: %v", err)
+	}
+	if d := diff(want, got); d != "" {
+		t.Errorf("GetEvent (-want +got):\n%s", d)
+	}
+	e.checkTimes(got)
+
+	repl := store.Event{Space: spaceA, ID: "E1", Title: "new", TurnIDs: []string{"x"}, Version: 4}
+	e.update(func(tx store.Tx) error { return tx.PutEvent(e.ctx, repl) })
+	got, err = e.s.GetEvent(e.ctx, spaceA, "E1")
+	if err != nil {
+		t.Fatalf("GetEvent: %v", err)
+	}
+	if d := diff(repl, got); d != "" {
+		t.Errorf("GetEvent after replace (-want +got):\n%s", d)
+	}
+	evs, err := e.s.ListEvents(e.ctx, spaceA)
+	if err != nil || len(evs) != 1 {
+		t.Errorf("ListEvents after replace = %d events, %v; want 1", len(evs), err)
+	}
+	for _, id := range []string{"E2", ""} {
+		_, err = e.s.GetEvent(e.ctx, spaceA, id)
+		e.wantErr("GetEvent("+id+")", err, store.ErrNotFound)
+	}
+}
+
+func testEventOrder(t *testing.T, e *env) {
+	e.update(func(tx store.Tx) error {
+		for _, ev := range []store.Event{
+			mkEvent(spaceA, "b", base.Add(time.Hour)),
+			mkEvent(spaceA, "c", base),
+			mkEvent(spaceA, "a", base.Add(time.Hour)),
+			mkEvent(spaceA, "z", time.Time{}),
+			mkEvent(spaceA, "d", base.Add(-time.Nanosecond)),
+		} {
+			if err := tx.PutEvent(e.ctx, ev); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	evs, err := e.s.ListEvents(e.ctx, spaceA)
+	if err != nil {
+		t.Fatalf("ListEvents: %v", err)
+	}
+	var got []string
+	for _, ev := range evs {
+		got = append(got, ev.ID)
+	}
+	// Zero CreatedAt sorts first; ties on CreatedAt go by ID.
+	if d := diff([]string{"z", "d", "c", "a", "b"}, got); d != "" {
+		t.Errorf("ListEvents order (-want +got):\n%s", d)
+	}
+	e.checkTimes(evs)
+}
+
+func testEventDelete(t *testing.T, e *env) {
+	e.update(func(tx store.Tx) error {
+		for _, id := range []string{"E1", "E2"} {
+			if err := tx.PutEvent(e.ctx, mkEvent(spaceA, id, base)); err != nil {
+				return err
+			}
+		}
+		return tx.PutVectors(e.ctx, spaceA, []store.Vector{
+			mkVector(store.VectorEvent, "E1", "e1", 1),
+			mkVector(store.VectorEvent, "E2", "e1", 2),
+			mkVector(store.VectorTurn, "E1", "e1", 3), // a turn vector with the event's id
+		})
+	})
+	e.update(func(tx store.Tx) error { return tx.DeleteEvent(e.ctx, spaceA, "E1") })
+	_, err := e.s.GetEvent(e.ctx, spaceA, "E1")
+	e.wantErr("GetEvent after delete", err, store.ErrNotFound)
+	evs, err := e.s.ListEvents(e.ctx, spaceA)
+	if err != nil || len(evs) != 1 || evs[0].ID != "E2" {
+		t.Errorf("ListEvents after delete = %+v, %v; want E2 only", evs, err)
+	}
+	vs, err := e.s.ListVectors(e.ctx, spaceA, store.VectorEvent, "e1")
+	if err != nil || len(vs) != 1 || vs[0].ID != "E2" {
+		t.Errorf("event vectors after delete = %+v, %v; want E2 only", vs, err)
+	}
+	vs, err = e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e1")
+	if err != nil || len(vs) != 1 {
+		t.Errorf("turn vectors after DeleteEvent = %+v, %v; want the one turn vector kept", vs, err)
+	}
+	err = e.s.Update(e.ctx, func(tx store.Tx) error { return tx.DeleteEvent(e.ctx, spaceA, "E1") })
+	e.wantErr("second DeleteEvent", err, store.ErrNotFound)
+}
+
+var linkTests = []test{
+	{name: "PutListReplace", fn: testLinks},
+}
+
+func testLinks(t *testing.T, e *env) {
+	l1 := mkLink("b", "a", "answer_to")
+	l2 := mkLink("a", "c", "continues")
+	l3 := mkLink("a", "c", "answer_to")
+	l4 := mkLink("d", "e", "continues")
+	l4.InvalidatedAt = base.Add(time.Hour).In(zone)
+	e.update(func(tx store.Tx) error {
+		for _, l := range []store.Link{l1, l2, l3, l4} {
+			if err := tx.PutLink(e.ctx, spaceA, l); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	cases := []struct {
+		name string
+		ids  []string
+		want []store.Link
+	}{
+		{"all", nil, []store.Link{l3, l2, l1, l4}},
+		{"source or target", []string{"a"}, []store.Link{l3, l2, l1}},
+		{"target only", []string{"e"}, []store.Link{l4}},
+		{"both ends listed once", []string{"a", "c", "b"}, []store.Link{l3, l2, l1}},
+		{"missing", []string{"zz"}, nil},
+		{"empty", []string{}, nil},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := e.s.ListLinks(e.ctx, spaceA, tc.ids)
+			if err != nil {
+				t.Fatalf("ListLinks: %v", err)
+			}
+			if d := diff(tc.want, got); d != "" {
+				t.Errorf("ListLinks(%q) (-want +got):\n%s", tc.ids, d)
+			}
+			e.checkTimes(got)
+		})
+	}
+
+	// Same (Source, Target, Relation) replaces.
+	repl := l2
+	repl.Confidence = 0.1
+	repl.InvalidatedAt = base.Add(2 * time.Hour)
+	e.update(func(tx store.Tx) error { return tx.PutLink(e.ctx, spaceA, repl) })
+	got, err := e.s.ListLinks(e.ctx, spaceA, []string{"c"})
+	if err != nil {
+		t.Fatalf("ListLinks: %v", err)
+	}
+	if d := diff([]store.Link{l3, repl}, got); d != "" {
+		t.Errorf("after replace (-want +got):\n%s", d)
+	}
+	st, err := e.s.Stats(e.ctx, spaceA)
+	if err != nil || st.Links != 4 {
+		t.Errorf("Stats.Links = %d, %v; want 4 (invalidated links count)", st.Links, err)
+	}
+}
+
+var vectorTests = []test{
+	{name: "PutList", fn: testVectorPutList},
+	{name: "EmbedderReplaced", fn: testVectorEmbedder},
+	{name: "BatchAtomic", fn: testVectorBatchAtomic},
+}
+
+func testVectorPutList(t *testing.T, e *env) {
+	vals := []float32{0, -0.5, 1, math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, float32(math.Inf(1)), 3.1415927}
+	in := []store.Vector{
+		{Kind: store.VectorTurn, ID: "c", Embedder: "e1", Values: vals},
+		mkVector(store.VectorTurn, "a", "e1", 1),
+		mkVector(store.VectorEvent, "b", "e1", 2),
+		mkVector(store.VectorTurn, "b", "e1", 3),
+		{Kind: store.VectorTurn, ID: "empty", Embedder: "e1"},
+	}
+	e.update(func(tx store.Tx) error { return tx.PutVectors(e.ctx, spaceA, in) })
+	got, err := e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e1")
+	if err != nil {
+		t.Fatalf("ListVectors: %v", err)
+	}
+	want := []store.Vector{in[1], in[3], in[0], in[4]}
+	if d := diff(want, got); d != "" {
+		t.Errorf("ListVectors(turn) (-want +got):\n%s", d)
+	}
+	got, err = e.s.ListVectors(e.ctx, spaceA, store.VectorEvent, "e1")
+	if err != nil {
+		t.Fatalf("ListVectors: %v", err)
+	}
+	if d := diff([]store.Vector{in[2]}, got); d != "" {
+		t.Errorf("ListVectors(event) (-want +got):\n%s", d)
+	}
+	// Changing the input after the put, or the output, leaves the store alone.
+	in[1].Values[0] = 42
+	got[0].Values[0] = 43
+	got, err = e.s.ListVectors(e.ctx, spaceA, store.VectorEvent, "e1")
+	if err != nil || got[0].Values[0] != 2 {
+		t.Errorf("store shares vector memory with callers: %+v, %v", got, err)
+	}
+	got, err = e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e1")
+	if err != nil || got[0].ID != "a" || got[0].Values[0] != 1 {
+		t.Errorf("store shares vector memory with callers: %+v, %v", got, err)
+	}
+	// Same (kind, id) and embedder: replaced.
+	repl := mkVector(store.VectorTurn, "a", "e1", 7)
+	e.update(func(tx store.Tx) error { return tx.PutVectors(e.ctx, spaceA, []store.Vector{repl}) })
+	got, err = e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e1")
+	if err != nil || len(got) != 4 {
+		t.Fatalf("ListVectors after replace: %d vectors, %v; want 4", len(got), err)
+	}
+	if d := diff(repl, got[0]); d != "" {
+		t.Errorf("replaced vector (-want +got):\n%s", d)
+	}
+	// Nil and empty batches are fine.
+	e.update(func(tx store.Tx) error {
+		if err := tx.PutVectors(e.ctx, spaceA, nil); err != nil {
+			return err
+		}
+		return tx.PutVectors(e.ctx, spaceA, []store.Vector{})
+	})
+}
+
+func testVectorEmbedder(t *testing.T, e *env) {
+	e.update(func(tx store.Tx) error {
+		return tx.PutVectors(e.ctx, spaceA, []store.Vector{
+			mkVector(store.VectorTurn, "a", "e1", 1),
+			mkVector(store.VectorTurn, "b", "e1", 2),
+		})
+	})
+	// Re-embedding "a" with another embedder replaces its vector.
+	a2 := store.Vector{Kind: store.VectorTurn, ID: "a", Embedder: "e2", Values: []float32{9, 9, 9}}
+	e.update(func(tx store.Tx) error { return tx.PutVectors(e.ctx, spaceA, []store.Vector{a2}) })
+	old, err := e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e1")
+	if err != nil {
+		t.Fatalf("ListVectors(e1): %v", err)
+	}
+	if d := diff([]store.Vector{mkVector(store.VectorTurn, "b", "e1", 2)}, old); d != "" {
+		t.Errorf("old embedder's vectors (-want +got):\n%s", d)
+	}
+	cur, err := e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e2")
+	if err != nil {
+		t.Fatalf("ListVectors(e2): %v", err)
+	}
+	if d := diff([]store.Vector{a2}, cur); d != "" {
+		t.Errorf("new embedder's vectors (-want +got):\n%s", d)
+	}
+	none, err := e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e3")
+	if err != nil || len(none) != 0 {
+		t.Errorf("ListVectors(unknown embedder) = %+v, %v; want none", none, err)
+	}
+}
+
+func testVectorBatchAtomic(t *testing.T, e *env) {
+	e.update(func(tx store.Tx) error {
+		err := tx.PutVectors(e.ctx, spaceA, []store.Vector{
+			mkVector(store.VectorTurn, "a", "e1", 1),
+			{Kind: store.VectorTurn, ID: "", Embedder: "e1"},
+		})
+		e.wantErr("PutVectors with an empty id", err, store.ErrInvalid)
+		err = tx.PutVectors(e.ctx, spaceA, []store.Vector{
+			mkVector(store.VectorTurn, "b", "e1", 1),
+			{Kind: "", ID: "x", Embedder: "e1"},
+		})
+		e.wantErr("PutVectors with an empty kind", err, store.ErrInvalid)
+		return nil // commit: the failed batches must have left nothing
+	})
+	got, err := e.s.ListVectors(e.ctx, spaceA, store.VectorTurn, "e1")
+	if err != nil || len(got) != 0 {
+		t.Errorf("after invalid batches: %+v, %v; want no vectors", got, err)
+	}
+}
+
+var historyTests = []test{
+	{name: "AppendList", fn: testHistory},
+}
+
+func testHistory(t *testing.T, e *env) {
+	at := base.In(zone)
+	in := []store.Change{
+		{Kind: "event", ID: "E1", Action: "create", Actor: "m/v1", After: json.RawMessage(`{"title":"x"}`), At: at},
+		{Kind: "annotation", ID: "D1:1", Action: "create", Actor: "offline"},
+		{Kind: "event", ID: "E1", Action: "update", Actor: "user", Before: json.RawMessage(`{"title":"x"}`), After: json.RawMessage(`{"title":"y"}`)},
+		{Kind: "event", ID: "E2", Action: "delete", Before: json.RawMessage(`{}`)},
+	}
+	before := time.Now().Add(-time.Second)
+	e.update(func(tx store.Tx) error {
+		for _, c := range in[:2] {
+			if err := tx.AppendHistory(e.ctx, spaceA, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	e.update(func(tx store.Tx) error {
+		for _, c := range in[2:] {
+			c.Seq = 1000 // ignored: the store assigns Seq
+			if err := tx.AppendHistory(e.ctx, spaceA, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	after := time.Now().Add(time.Second)
+	all, err := e.s.History(e.ctx, spaceA, "", "")
+	if err != nil {
+		t.Fatalf("History: %v", err)
+	}
+	if len(all) != len(in) {
+		t.Fatalf("History: %d changes, want %d", len(all), len(in))
+	}
+	e.checkTimes(all)
+	for i, c := range all {
+		if i > 0 && c.Seq <= all[i-1].Seq {
+			t.Errorf("History Seq not increasing: %d after %d", c.Seq, all[i-1].Seq)
+		}
+		if i == 0 {
+			if !c.At.Equal(at) {
+				t.Errorf("given At = %v, want %v", c.At, at)
+			}
+		} else if c.At.Before(before) || c.At.After(after) {
+			t.Errorf("zero At filled with %v, want the append time", c.At)
+		}
+		want := in[i]
+		want.Seq, want.At = c.Seq, c.At
+		if d := diff(want, c); d != "" {
+			t.Errorf("change %d (-want +got):\n%s", i, d)
+		}
+	}
+	cases := []struct {
+		kind, id string
+		want     []int // indexes into all
+	}{
+		{"event", "", []int{0, 2, 3}},
+		{"", "D1:1", []int{1}},
+		{"event", "E1", []int{0, 2}},
+		{"annotation", "E1", nil},
+		{"link", "", nil},
+	}
+	for _, tc := range cases {
+		got, err := e.s.History(e.ctx, spaceA, tc.kind, tc.id)
+		if err != nil {
+			t.Fatalf("History(%q, %q): %v", tc.kind, tc.id, err)
+		}
+		var want []store.Change
+		for _, i := range tc.want {
+			want = append(want, all[i])
+		}
+		if d := diff(want, got); d != "" {
+			t.Errorf("History(%q, %q) (-want +got):\n%s", tc.kind, tc.id, d)
+		}
+	}
+}
