@@ -1,0 +1,123 @@
+package bm25
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// synthCorpus returns n deterministic chat-like documents over a Zipf-
+// distributed vocabulary of made-up words, and a set of queries.
+func synthCorpus(n int) (docs, queries []string) {
+	r := rand.New(rand.NewPCG(42, uint64(n)))
+	syl := []string{"ka", "lo", "mi", "ter", "son", "ra", "vin", "pel", "dor", "shi", "an", "ex", "qua", "bri", "mon", "tel"}
+	vocab := make([]string, 20000)
+	for i := range vocab {
+		var sb strings.Builder
+		for j := 0; j < 2+i%3; j++ {
+			sb.WriteString(syl[r.IntN(len(syl))])
+		}
+		fmt.Fprintf(&sb, "%d", i) // keep words distinct
+		vocab[i] = sb.String()
+	}
+	z := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	sentence := func(words int) string {
+		w := make([]string, words)
+		for i := range w {
+			w[i] = vocab[z.Uint64()]
+		}
+		return strings.Join(w, " ")
+	}
+	docs = make([]string, n)
+	for i := range docs {
+		docs[i] = sentence(10 + r.IntN(25))
+	}
+	queries = make([]string, 64)
+	for i := range queries {
+		queries[i] = sentence(4 + r.IntN(8))
+	}
+	return docs, queries
+}
+
+var (
+	benchMu  sync.Mutex
+	benchIdx = map[int]*Index{}
+	benchQs  = map[int][]string{}
+)
+
+func benchIndex(n int) (*Index, []string) {
+	benchMu.Lock()
+	defer benchMu.Unlock()
+	if ix, ok := benchIdx[n]; ok {
+		return ix, benchQs[n]
+	}
+	docs, qs := synthCorpus(n)
+	ix := New(Options{})
+	for i, d := range docs {
+		ix.Add(fmt.Sprint(i), d)
+	}
+	benchIdx[n], benchQs[n] = ix, qs
+	return ix, qs
+}
+
+var benchSizes = []int{1_000, 10_000, 100_000}
+
+func sizeName(n int) string { return fmt.Sprintf("docs=%dk", n/1000) }
+
+func BenchmarkSearch(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			ix, qs := benchIndex(n)
+			i := 0
+			for b.Loop() {
+				ix.Search(qs[i%len(qs)], 10)
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkScores(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			ix, qs := benchIndex(n)
+			i := 0
+			for b.Loop() {
+				ix.Scores(qs[i%len(qs)])
+				i++
+			}
+		})
+	}
+}
+
+func BenchmarkSearchParallel(b *testing.B) {
+	ix, qs := benchIndex(10_000)
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			ix.Search(qs[i%len(qs)], 10)
+			i++
+		}
+	})
+}
+
+// BenchmarkAdd measures adding one document (analysis included) to an index
+// that already holds n documents; ids repeat, so it also exercises replace.
+func BenchmarkAdd(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			docs, _ := synthCorpus(n)
+			ix := New(Options{})
+			for i, d := range docs {
+				ix.Add(fmt.Sprint(i), d)
+			}
+			i := 0
+			for b.Loop() {
+				ix.Add(fmt.Sprint(i%n), docs[(i*7)%n])
+				i++
+			}
+		})
+	}
+}

@@ -1,0 +1,445 @@
+// Package bm25 is an incremental in-memory Okapi BM25 index over short
+// documents keyed by string ids, used for lexical retrieval of turns and
+// events and for fusion with vector search.
+//
+// A document's terms come from an analyzer, textnorm.Terms by default
+// (lower-case word tokens without NLTK stop words, Porter-stemmed). The score
+// of a document d for a query q is
+//
+//	sum over query terms t:  idf(t) * tf(t,d)*(k1+1) / (tf(t,d) + k1*(1 - b + b*|d|/avgdl))
+//	idf(t) = ln(1 + (N - df(t) + 0.5) / (df(t) + 0.5))
+//
+// with N the number of documents, df(t) the number of documents containing t,
+// |d| the number of terms of d and avgdl the mean of |d|. This is Robertson's
+// BM25 with Lucene's always-positive idf; a term repeated in the query counts
+// once per repetition. Only documents that share at least one term with the
+// query get a score, and every such score is positive.
+//
+// Concurrency: an Index is safe for concurrent use. Search and Scores take a
+// read lock, so any number of them run in parallel; Add and Remove take the
+// write lock only for the update itself (the text is analysed before the lock
+// is taken), so writers are serialised and briefly exclude readers.
+package bm25
+
+import (
+	"cmp"
+	"container/heap"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/higmem/higmem/internal/textnorm"
+)
+
+// Default parameters.
+const (
+	DefaultK1 = 1.2
+	DefaultB  = 0.75
+)
+
+// Options configures an Index. The zero value selects the defaults.
+type Options struct {
+	// K1 is the term-frequency saturation; 0 means DefaultK1.
+	K1 float64
+	// B is the length normalisation in (0, 1]; 0 means DefaultB, and a
+	// negative value means no length normalisation (b = 0).
+	B float64
+	// Analyzer turns text into index terms; nil means textnorm.Terms. It
+	// must be deterministic and safe for concurrent use.
+	Analyzer func(text string) []string
+}
+
+// Hit is one search result.
+type Hit struct {
+	ID    string
+	Score float64
+}
+
+// Index is an incremental BM25 index. Create one with New.
+type Index struct {
+	k1, b   float64
+	analyze func(string) []string
+
+	mu       sync.RWMutex
+	ids      map[string]int32 // id -> slot in docs
+	docs     []doc            // by slot; removed documents stay until compaction
+	lens     []int32          // by slot: number of terms, or -1 once removed
+	live     int              // documents not removed
+	totalLen int64            // sum of lengths of live documents
+	termIDs  map[string]int32
+	terms    []term
+	dead     int // postings that belong to removed documents
+	postings int // all postings, live and dead
+	compacts int // number of compactions, for tests
+
+	bufs sync.Pool // *searchBuf
+}
+
+type doc struct {
+	id    string
+	terms []int32 // distinct term ids, for Remove
+}
+
+type posting struct {
+	doc int32
+	tf  int32
+}
+
+type term struct {
+	postings []posting // ascending doc slot
+	df       int32     // live documents containing the term
+}
+
+// searchBuf is per-search scratch space: an accumulator indexed by document
+// slot, kept all-zero between searches, and the list of slots touched.
+type searchBuf struct {
+	acc     []float64
+	touched []int32
+}
+
+// New returns an empty index.
+func New(opts Options) *Index {
+	ix := &Index{
+		k1:      opts.K1,
+		b:       opts.B,
+		analyze: opts.Analyzer,
+		ids:     make(map[string]int32),
+		termIDs: make(map[string]int32),
+	}
+	if ix.k1 == 0 {
+		ix.k1 = DefaultK1
+	}
+	switch {
+	case ix.b == 0:
+		ix.b = DefaultB
+	case ix.b < 0:
+		ix.b = 0
+	}
+	if ix.analyze == nil {
+		ix.analyze = textnorm.Terms
+	}
+	return ix
+}
+
+// Add indexes text under id. If id is already present, its document is
+// replaced. A text without terms is still counted as a document.
+func (ix *Index) Add(id, text string) {
+	terms := ix.analyze(text)
+	tf := make(map[string]int32, len(terms))
+	order := make([]string, 0, len(terms))
+	for _, t := range terms {
+		if tf[t] == 0 {
+			order = append(order, t)
+		}
+		tf[t]++
+	}
+
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	if slot, ok := ix.ids[id]; ok {
+		ix.removeLocked(slot)
+	}
+	slot := int32(len(ix.docs))
+	d := doc{id: id, terms: make([]int32, 0, len(order))}
+	for _, t := range order {
+		tid, ok := ix.termIDs[t]
+		if !ok {
+			tid = int32(len(ix.terms))
+			ix.termIDs[t] = tid
+			ix.terms = append(ix.terms, term{})
+		}
+		tr := &ix.terms[tid]
+		tr.postings = append(tr.postings, posting{doc: slot, tf: tf[t]})
+		tr.df++
+		d.terms = append(d.terms, tid)
+	}
+	ix.postings += len(order)
+	ix.docs = append(ix.docs, d)
+	ix.lens = append(ix.lens, int32(len(terms)))
+	ix.ids[id] = slot
+	ix.live++
+	ix.totalLen += int64(len(terms))
+	ix.maybeCompactLocked()
+}
+
+// Remove deletes the document with the given id, if any, and reports whether
+// it was present.
+func (ix *Index) Remove(id string) bool {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slot, ok := ix.ids[id]
+	if !ok {
+		return false
+	}
+	ix.removeLocked(slot)
+	ix.maybeCompactLocked()
+	return true
+}
+
+func (ix *Index) removeLocked(slot int32) {
+	d := &ix.docs[slot]
+	for _, tid := range d.terms {
+		ix.terms[tid].df--
+	}
+	ix.dead += len(d.terms)
+	ix.live--
+	ix.totalLen -= int64(ix.lens[slot])
+	delete(ix.ids, d.id)
+	ix.lens[slot] = -1
+	d.terms = nil
+}
+
+// maybeCompactLocked rebuilds the postings without removed documents once
+// they make up more than half of all postings (amortised O(1) per removal).
+func (ix *Index) maybeCompactLocked() {
+	if ix.dead < 1024 || ix.dead*2 < ix.postings {
+		if ix.live == 0 && len(ix.docs) > 0 {
+			ix.resetLocked()
+		}
+		return
+	}
+	remap := make([]int32, len(ix.docs))
+	docs := make([]doc, 0, ix.live)
+	lens := make([]int32, 0, ix.live)
+	for i, d := range ix.docs {
+		remap[i] = -1
+		if ix.lens[i] >= 0 {
+			remap[i] = int32(len(docs))
+			docs = append(docs, d)
+			lens = append(lens, ix.lens[i])
+		}
+	}
+	// Term ids keep their relative order; unused terms are dropped.
+	termRemap := make([]int32, len(ix.terms))
+	terms := make([]term, 0, len(ix.terms))
+	for tid := range ix.terms {
+		old := ix.terms[tid]
+		if old.df == 0 {
+			termRemap[tid] = -1
+			continue
+		}
+		ps := make([]posting, 0, old.df)
+		for _, p := range old.postings {
+			if s := remap[p.doc]; s >= 0 {
+				ps = append(ps, posting{doc: s, tf: p.tf})
+			}
+		}
+		termRemap[tid] = int32(len(terms))
+		terms = append(terms, term{postings: ps, df: old.df})
+	}
+	termIDs := make(map[string]int32, len(terms))
+	for t, tid := range ix.termIDs {
+		if nt := termRemap[tid]; nt >= 0 {
+			termIDs[t] = nt
+		}
+	}
+	for i := range docs {
+		for j, tid := range docs[i].terms {
+			docs[i].terms[j] = termRemap[tid]
+		}
+		ix.ids[docs[i].id] = int32(i)
+	}
+	ix.docs, ix.lens, ix.terms, ix.termIDs = docs, lens, terms, termIDs
+	ix.postings -= ix.dead
+	ix.dead = 0
+	ix.compacts++
+}
+
+func (ix *Index) resetLocked() {
+	ix.docs = nil
+	ix.lens = nil
+	ix.terms = nil
+	ix.termIDs = make(map[string]int32)
+	ix.ids = make(map[string]int32)
+	ix.postings, ix.dead, ix.totalLen, ix.live = 0, 0, 0, 0
+}
+
+// Len returns the number of documents in the index.
+func (ix *Index) Len() int {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.live
+}
+
+// Search returns the k best-scoring documents for query, best first. Ties are
+// broken by id in ascending byte order, so results do not depend on insertion
+// order. k <= 0 returns every matching document. Documents sharing no term
+// with the query are never returned.
+func (ix *Index) Search(query string, k int) []Hit {
+	qterms := queryTerms(ix.analyze(query))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	buf := ix.accumulateLocked(qterms)
+	if buf == nil {
+		return nil
+	}
+	defer ix.release(buf)
+
+	n := len(buf.touched)
+	if k <= 0 || k > n {
+		k = n
+	}
+	var hits []Hit
+	if k == n {
+		hits = make([]Hit, n)
+		for i, slot := range buf.touched {
+			hits[i] = Hit{ID: ix.docs[slot].id, Score: buf.acc[slot]}
+		}
+	} else {
+		h := make(minHits, 0, k)
+		for _, slot := range buf.touched {
+			c := Hit{ID: ix.docs[slot].id, Score: buf.acc[slot]}
+			if len(h) < k {
+				heap.Push(&h, c)
+			} else if better(c, h[0]) {
+				h[0] = c
+				heap.Fix(&h, 0)
+			}
+		}
+		hits = []Hit(h)
+	}
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	return hits
+}
+
+// Scores returns the score of every document that shares at least one term
+// with query, keyed by id, for score fusion.
+func (ix *Index) Scores(query string) map[string]float64 {
+	qterms := queryTerms(ix.analyze(query))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	buf := ix.accumulateLocked(qterms)
+	if buf == nil {
+		return map[string]float64{}
+	}
+	defer ix.release(buf)
+	out := make(map[string]float64, len(buf.touched))
+	for _, slot := range buf.touched {
+		out[ix.docs[slot].id] = buf.acc[slot]
+	}
+	return out
+}
+
+type queryTerm struct {
+	text  string
+	count int
+}
+
+// queryTerms groups repeated terms, keeping first-appearance order so that
+// floating-point sums are always taken in the same order.
+func queryTerms(terms []string) []queryTerm {
+	out := make([]queryTerm, 0, len(terms))
+	for _, t := range terms {
+		found := false
+		for i := range out {
+			if out[i].text == t {
+				out[i].count++
+				found = true
+				break
+			}
+		}
+		if !found {
+			out = append(out, queryTerm{text: t, count: 1})
+		}
+	}
+	return out
+}
+
+// accumulateLocked scores every document that matches qterms into a pooled
+// buffer; it returns nil when nothing matches. The caller holds the read lock
+// and must pass a non-nil result to release.
+func (ix *Index) accumulateLocked(qterms []queryTerm) *searchBuf {
+	if ix.live == 0 || len(qterms) == 0 {
+		return nil
+	}
+	var buf *searchBuf
+	if v := ix.bufs.Get(); v != nil {
+		buf = v.(*searchBuf)
+	} else {
+		buf = &searchBuf{}
+	}
+	if cap(buf.acc) < len(ix.docs) {
+		buf.acc = make([]float64, len(ix.docs)+len(ix.docs)/4)
+	}
+	acc := buf.acc[:len(ix.docs)]
+	buf.touched = buf.touched[:0]
+
+	n := float64(ix.live)
+	avgdl := float64(ix.totalLen) / n
+	k1, b := ix.k1, ix.b
+	lens := ix.lens
+	// Per-document length factor k1*(1-b+b*|d|/avgdl) = c0 + c1*|d|.
+	c0, c1 := k1*(1-b), 0.0
+	if avgdl > 0 {
+		c1 = k1 * b / avgdl
+	}
+	for _, qt := range qterms {
+		tid, ok := ix.termIDs[qt.text]
+		if !ok {
+			continue
+		}
+		tr := &ix.terms[tid]
+		if tr.df == 0 {
+			continue
+		}
+		df := float64(tr.df)
+		w := float64(qt.count) * math.Log(1+(n-df+0.5)/(df+0.5))
+		w *= k1 + 1
+		for _, p := range tr.postings {
+			dl := lens[p.doc]
+			if dl < 0 {
+				continue
+			}
+			tf := float64(p.tf)
+			s := w * tf / (tf + c0 + c1*float64(dl))
+			if acc[p.doc] == 0 {
+				buf.touched = append(buf.touched, p.doc)
+			}
+			acc[p.doc] += s
+		}
+	}
+	if len(buf.touched) == 0 {
+		ix.bufs.Put(buf)
+		return nil
+	}
+	return buf
+}
+
+// release zeroes the touched accumulator slots and returns buf to the pool.
+func (ix *Index) release(buf *searchBuf) {
+	for _, slot := range buf.touched {
+		buf.acc[slot] = 0
+	}
+	buf.touched = buf.touched[:0]
+	ix.bufs.Put(buf)
+}
+
+// better reports whether a ranks before b: higher score, then smaller id.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return cmp.Less(a.ID, b.ID)
+}
+
+// minHits is a heap whose root is the worst hit kept so far.
+type minHits []Hit
+
+func (h minHits) Len() int           { return len(h) }
+func (h minHits) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h minHits) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minHits) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *minHits) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

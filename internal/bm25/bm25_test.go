@@ -1,0 +1,317 @@
+package bm25
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+func fields(s string) []string { return strings.Fields(s) }
+
+func near(a, b float64) bool {
+	return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b))
+}
+
+func TestScoreFormula(t *testing.T) {
+	ix := New(Options{Analyzer: fields})
+	ix.Add("d1", "a b")
+	ix.Add("d2", "b c c")
+	ix.Add("d3", "d")
+	// Expected values computed by hand with Python:
+	// idf(t) = ln(1 + (N - df + 0.5)/(df + 0.5)), N = 3, avgdl = 2.
+	got := ix.Scores("c")
+	if len(got) != 1 || !near(got["d2"], 1.1823695104798893) {
+		t.Fatalf(`Scores("c") = %v, want d2: 1.1823695104798893`, got)
+	}
+	hits := ix.Search("b c", 10)
+	want := []Hit{{"d2", 1.5725612026838962}, {"d1", 0.47000362924573563}}
+	if len(hits) != len(want) {
+		t.Fatalf(`Search("b c") = %v, want %v`, hits, want)
+	}
+	for i := range want {
+		if hits[i].ID != want[i].ID || !near(hits[i].Score, want[i].Score) {
+			t.Fatalf(`Search("b c") = %v, want %v`, hits, want)
+		}
+	}
+	// A repeated query term counts once per repetition.
+	if got := ix.Scores("c c")["d2"]; !near(got, 2*1.1823695104798893) {
+		t.Fatalf(`Scores("c c")["d2"] = %v, want twice the single-term score`, got)
+	}
+}
+
+func TestDefaultAnalyzer(t *testing.T) {
+	ix := New(Options{})
+	ix.Add("D1:3", "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.")
+	ix.Add("D1:4", "Melanie: Wow, that's cool! I'm painting a sunset.")
+	ix.Add("D1:5", "Caroline: The transgender stories were so inspiring!")
+	hits := ix.Search("When did Caroline go to the support groups?", 2)
+	if len(hits) == 0 || hits[0].ID != "D1:3" {
+		t.Fatalf("Search = %v, want D1:3 first", hits)
+	}
+	if got := ix.Search("the and of", 5); got != nil {
+		t.Fatalf("stop-word-only query returned %v", got)
+	}
+}
+
+func TestNoLengthNormalisation(t *testing.T) {
+	ix := New(Options{Analyzer: fields, B: -1})
+	ix.Add("short", "x")
+	ix.Add("long", "x y z w v u")
+	s := ix.Scores("x")
+	if !near(s["short"], s["long"]) {
+		t.Fatalf("with B<0 scores should not depend on length: %v", s)
+	}
+	ix2 := New(Options{Analyzer: fields})
+	ix2.Add("short", "x")
+	ix2.Add("long", "x y z w v u")
+	if s := ix2.Scores("x"); !(s["short"] > s["long"]) {
+		t.Fatalf("with default B the shorter document should score higher: %v", s)
+	}
+}
+
+func TestTiesByIDAndK(t *testing.T) {
+	ix := New(Options{Analyzer: fields})
+	for _, id := range []string{"e", "c", "a", "d", "b"} {
+		ix.Add(id, "same words here")
+	}
+	ix.Add("z", "other")
+	tests := []struct {
+		k    int
+		want []string
+	}{
+		{0, []string{"a", "b", "c", "d", "e"}},
+		{-1, []string{"a", "b", "c", "d", "e"}},
+		{1, []string{"a"}},
+		{3, []string{"a", "b", "c"}},
+		{100, []string{"a", "b", "c", "d", "e"}},
+	}
+	for _, tt := range tests {
+		var got []string
+		for _, h := range ix.Search("words", tt.k) {
+			got = append(got, h.ID)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Search(k=%d) = %v, want %v", tt.k, got, tt.want)
+		}
+	}
+}
+
+func TestReplaceAndRemove(t *testing.T) {
+	ix := New(Options{Analyzer: fields})
+	ix.Add("a", "apple banana")
+	ix.Add("b", "banana cherry")
+	if ix.Len() != 2 {
+		t.Fatalf("Len = %d, want 2", ix.Len())
+	}
+	ix.Add("a", "cherry date")
+	if ix.Len() != 2 {
+		t.Fatalf("Len after replace = %d, want 2", ix.Len())
+	}
+	if got := ix.Search("apple", 5); got != nil {
+		t.Fatalf("old text of replaced doc still found: %v", got)
+	}
+	if got := ix.Search("date", 5); len(got) != 1 || got[0].ID != "a" {
+		t.Fatalf("new text of replaced doc not found: %v", got)
+	}
+	if !ix.Remove("b") || ix.Remove("b") || ix.Remove("nope") {
+		t.Fatal("Remove should report presence exactly once")
+	}
+	if got := ix.Search("banana cherry", 5); len(got) != 1 || got[0].ID != "a" {
+		t.Fatalf("after Remove: %v", got)
+	}
+	ix.Remove("a")
+	if ix.Len() != 0 || ix.Search("cherry", 5) != nil || len(ix.Scores("cherry")) != 0 {
+		t.Fatal("empty index should find nothing")
+	}
+	ix.Add("c", "cherry")
+	if got := ix.Search("cherry", 5); len(got) != 1 || got[0].ID != "c" {
+		t.Fatalf("after emptying and re-adding: %v", got)
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	ix := New(Options{})
+	if ix.Search("anything", 3) != nil || len(ix.Scores("anything")) != 0 || ix.Len() != 0 {
+		t.Fatal("empty index returned results")
+	}
+	ix.Add("x", "")
+	if ix.Len() != 1 || ix.Search("", 3) != nil {
+		t.Fatal("empty document or query mishandled")
+	}
+}
+
+// refScores is a brute-force BM25 over analysed documents.
+func refScores(docs map[string][]string, query []string, k1, b float64) map[string]float64 {
+	out := map[string]float64{}
+	if len(docs) == 0 {
+		return out
+	}
+	n := float64(len(docs))
+	total := 0
+	df := map[string]int{}
+	for _, terms := range docs {
+		total += len(terms)
+		seen := map[string]bool{}
+		for _, t := range terms {
+			if !seen[t] {
+				seen[t] = true
+				df[t]++
+			}
+		}
+	}
+	avgdl := float64(total) / n
+	for id, terms := range docs {
+		s := 0.0
+		for _, q := range query {
+			tf := 0
+			for _, t := range terms {
+				if t == q {
+					tf++
+				}
+			}
+			if tf == 0 {
+				continue
+			}
+			d := float64(df[q])
+			idf := math.Log(1 + (n-d+0.5)/(d+0.5))
+			f := float64(tf)
+			s += idf * f * (k1 + 1) / (f + k1*(1-b+b*float64(len(terms))/avgdl))
+		}
+		if s > 0 {
+			out[id] = s
+		}
+	}
+	return out
+}
+
+func TestMatchesReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	vocab := []string{"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"}
+	text := func() string {
+		n := r.IntN(8)
+		w := make([]string, n)
+		for i := range w {
+			w[i] = vocab[min(r.IntN(len(vocab)), r.IntN(len(vocab)))] // skewed
+		}
+		return strings.Join(w, " ")
+	}
+	ix := New(Options{Analyzer: fields})
+	ref := map[string][]string{}
+	for step := range 5000 {
+		id := fmt.Sprintf("doc%03d", r.IntN(400))
+		switch op := r.IntN(10); {
+		case op < 6:
+			s := text()
+			ix.Add(id, s)
+			ref[id] = fields(s)
+		case op < 9:
+			_, had := ref[id]
+			if got := ix.Remove(id); got != had {
+				t.Fatalf("step %d: Remove(%s) = %v, want %v", step, id, got, had)
+			}
+			delete(ref, id)
+		default:
+			q := text()
+			want := refScores(ref, fields(q), DefaultK1, DefaultB)
+			got := ix.Scores(q)
+			if len(got) != len(want) {
+				t.Fatalf("step %d: Scores(%q) has %d docs, want %d", step, q, len(got), len(want))
+			}
+			for id, w := range want {
+				if !near(got[id], w) {
+					t.Fatalf("step %d: Scores(%q)[%s] = %v, want %v", step, q, id, got[id], w)
+				}
+			}
+			hits := ix.Search(q, 7)
+			for i := 1; i < len(hits); i++ {
+				if better(hits[i], hits[i-1]) {
+					t.Fatalf("step %d: Search not sorted: %v", step, hits)
+				}
+			}
+			if len(hits) != min(7, len(want)) {
+				t.Fatalf("step %d: Search returned %d hits, want %d", step, len(hits), min(7, len(want)))
+			}
+		}
+		if ix.Len() != len(ref) {
+			t.Fatalf("step %d: Len = %d, want %d", step, ix.Len(), len(ref))
+		}
+	}
+	if ix.compacts == 0 {
+		t.Fatal("the random operations never triggered a compaction")
+	}
+}
+
+func TestCompactionKeepsResults(t *testing.T) {
+	ix := New(Options{Analyzer: fields})
+	fresh := New(Options{Analyzer: fields})
+	texts := make([]string, 3000)
+	for i := range texts {
+		texts[i] = fmt.Sprintf("w%d w%d w%d common", i%17, i%31, i%7)
+		ix.Add(fmt.Sprint(i), texts[i])
+	}
+	for i := range texts {
+		if i%6 != 0 {
+			ix.Remove(fmt.Sprint(i))
+		} else {
+			fresh.Add(fmt.Sprint(i), texts[i])
+		}
+	}
+	if ix.dead*2 >= ix.postings && ix.dead >= 1024 {
+		t.Fatalf("no compaction happened: %d dead of %d postings", ix.dead, ix.postings)
+	}
+	if len(ix.docs) >= len(texts) {
+		t.Fatalf("compaction kept %d slots", len(ix.docs))
+	}
+	for _, q := range []string{"common", "w3 w5", "w16 w30 w6", "nothing"} {
+		got, want := ix.Search(q, 0), fresh.Search(q, 0)
+		if !slices.Equal(got, want) {
+			t.Fatalf("Search(%q) after compaction differs from a fresh index:\n%v\n%v", q, got[:min(5, len(got))], want[:min(5, len(want))])
+		}
+	}
+}
+
+func TestConcurrentReadersAndWriter(t *testing.T) {
+	ix := New(Options{})
+	for i := range 200 {
+		ix.Add(fmt.Sprint(i), fmt.Sprintf("turn %d about hiking painting and camping trip %d", i, i%13))
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := range 2000 {
+			id := fmt.Sprint(i % 300)
+			if i%3 == 0 {
+				ix.Remove(id)
+			} else {
+				ix.Add(id, fmt.Sprintf("camping %d painting", i))
+			}
+		}
+	}()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 500 {
+				hits := ix.Search("painting camping trip", 5)
+				for i := 1; i < len(hits); i++ {
+					if better(hits[i], hits[i-1]) {
+						t.Errorf("unsorted hits %v", hits)
+						return
+					}
+				}
+				for _, s := range ix.Scores("hiking") {
+					if !(s > 0) {
+						t.Errorf("non-positive score %v", s)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
