@@ -1,0 +1,25 @@
+package higmem
+
+import (
+	"errors"
+
+	"github.com/higmem/higmem/store"
+)
+
+// Sentinel errors. Functions wrap them with context; test with errors.Is.
+var (
+	// ErrClosed is returned by every method after Close.
+	ErrClosed = errors.New("higmem: memory is closed")
+	// ErrInvalidInput means a turn, question or option was rejected before
+	// anything was stored (empty text, bad id, unknown mode...).
+	ErrInvalidInput = errors.New("higmem: invalid input")
+	// ErrNotFound means the turn or event does not exist in the space. It
+	// is the same value as store.ErrNotFound.
+	ErrNotFound = store.ErrNotFound
+	// ErrConflict means a turn id is already used by a turn with different
+	// content. Turns are immutable; re-adding an identical turn is a no-op.
+	ErrConflict = store.ErrConflict
+	// ErrNoLLM means the operation needs a language model and none is
+	// configured (for example writing an answer in offline mode).
+	ErrNoLLM = errors.New("higmem: no language model configured")
+)

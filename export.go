@@ -1,0 +1,228 @@
+package higmem
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/higmem/higmem/store"
+)
+
+// ExportVersion is the version of the JSONL export format.
+const ExportVersion = 1
+
+// exportLine is one line of an export: a header, then turns, annotations,
+// events and links. Vectors are not exported; Import recomputes them with
+// the importing memory's embedder.
+type exportLine struct {
+	Kind       string            `json:"kind"` // header, turn, annotation, event, link
+	Version    int               `json:"version,omitempty"`
+	Space      *store.Space      `json:"space,omitempty"`
+	ExportedAt *time.Time        `json:"exported_at,omitempty"`
+	Turn       *store.Turn       `json:"turn,omitempty"`
+	Annotation *store.Annotation `json:"annotation,omitempty"`
+	Event      *store.Event      `json:"event,omitempty"`
+	Link       *store.Link       `json:"link,omitempty"`
+}
+
+// Export writes a space as JSON lines: a header line, then every turn,
+// annotation, event and link. The output can be read back with Import.
+func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
+	if err := m.check(sp); err != nil {
+		return err
+	}
+	turns, err := m.store.ListTurns(ctx, sp, store.TurnQuery{})
+	if err != nil {
+		return fmt.Errorf("higmem: export: %w", err)
+	}
+	anns, err := m.store.ListAnnotations(ctx, sp, nil)
+	if err != nil {
+		return fmt.Errorf("higmem: export: %w", err)
+	}
+	events, err := m.store.ListEvents(ctx, sp)
+	if err != nil {
+		return fmt.Errorf("higmem: export: %w", err)
+	}
+	links, err := m.store.ListLinks(ctx, sp, nil)
+	if err != nil {
+		return fmt.Errorf("higmem: export: %w", err)
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	now := m.opts.Now().UTC()
+	if err := enc.Encode(exportLine{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}); err != nil {
+		return fmt.Errorf("higmem: export: %w", err)
+	}
+	for i := range turns {
+		if err := enc.Encode(exportLine{Kind: "turn", Turn: &turns[i]}); err != nil {
+			return fmt.Errorf("higmem: export: %w", err)
+		}
+	}
+	for i := range anns {
+		if err := enc.Encode(exportLine{Kind: "annotation", Annotation: &anns[i]}); err != nil {
+			return fmt.Errorf("higmem: export: %w", err)
+		}
+	}
+	for i := range events {
+		if err := enc.Encode(exportLine{Kind: "event", Event: &events[i]}); err != nil {
+			return fmt.Errorf("higmem: export: %w", err)
+		}
+	}
+	for i := range links {
+		if err := enc.Encode(exportLine{Kind: "link", Link: &links[i]}); err != nil {
+			return fmt.Errorf("higmem: export: %w", err)
+		}
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("higmem: export: %w", err)
+	}
+	return nil
+}
+
+// ImportResult reports what Import stored.
+type ImportResult struct {
+	Turns       int `json:"turns"`
+	Skipped     int `json:"skipped"`
+	Annotations int `json:"annotations"`
+	Events      int `json:"events"`
+	Links       int `json:"links"`
+}
+
+// Import reads an export (see Export) into space sp, which may differ from
+// the exported one. Everything is validated first and written in one
+// transaction: a bad line rejects the whole import, naming the line. Turns
+// already stored identically are skipped; a different turn with the same id
+// fails with ErrConflict. Imported events and annotations replace existing
+// ones with the same id. Vectors are recomputed with this memory's embedder
+// the next time the space is used.
+func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResult, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+
+	var lines []exportLine
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	n := 0
+	for sc.Scan() {
+		n++
+		if len(sc.Bytes()) == 0 {
+			continue
+		}
+		var l exportLine
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
+		}
+		if err := validateLine(l); err != nil {
+			return nil, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
+		}
+		if n == 1 && l.Kind != "header" {
+			return nil, fmt.Errorf("%w: import line 1: want a header line (is this a higmem export?)", ErrInvalidInput)
+		}
+		if l.Kind == "header" && l.Version > ExportVersion {
+			return nil, fmt.Errorf("%w: import: export version %d is newer than this higmem (%d)", ErrInvalidInput, l.Version, ExportVersion)
+		}
+		lines = append(lines, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, err)
+	}
+
+	st.mu.RLock()
+	next := int64(1)
+	if k := len(st.turns); k > 0 {
+		next = st.turns[k-1].Seq + 1
+	}
+	st.mu.RUnlock()
+	res := &ImportResult{}
+	now := m.opts.Now().UTC()
+	err = m.store.Update(ctx, func(tx store.Tx) error {
+		for _, l := range lines {
+			switch l.Kind {
+			case "turn":
+				t := *l.Turn
+				t.Space = sp
+				if old, err := tx.GetTurn(ctx, sp, t.ID); err == nil {
+					if !sameTurn(old, t) {
+						return fmt.Errorf("%w: turn %q", ErrConflict, t.ID)
+					}
+					res.Skipped++
+					continue
+				} else if !errors.Is(err, store.ErrNotFound) {
+					return err
+				}
+				t.Seq = next
+				next++
+				if t.RecordedAt.IsZero() {
+					t.RecordedAt = now
+				}
+				if _, err := tx.PutTurn(ctx, t); err != nil {
+					return fmt.Errorf("turn %q: %w", t.ID, err)
+				}
+				res.Turns++
+			case "annotation":
+				if err := tx.PutAnnotation(ctx, sp, *l.Annotation); err != nil {
+					return fmt.Errorf("annotation of %q: %w", l.Annotation.TurnID, err)
+				}
+				res.Annotations++
+			case "event":
+				e := *l.Event
+				e.Space = sp
+				if err := tx.PutEvent(ctx, e); err != nil {
+					return fmt.Errorf("event %q: %w", e.ID, err)
+				}
+				if err := appendChange(ctx, tx, sp, "event", e.ID, "import", "import", nil, e, now); err != nil {
+					return err
+				}
+				res.Events++
+			case "link":
+				if err := tx.PutLink(ctx, sp, *l.Link); err != nil {
+					return fmt.Errorf("link %s->%s: %w", l.Link.Source, l.Link.Target, err)
+				}
+				res.Links++
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("higmem: import: %w", err)
+	}
+	m.invalidate(sp)
+	return res, nil
+}
+
+// validateLine checks that a line carries the record its kind names.
+func validateLine(l exportLine) error {
+	ok := false
+	switch l.Kind {
+	case "header":
+		ok = l.Version > 0
+	case "turn":
+		ok = l.Turn != nil && l.Turn.ID != "" && content(*l.Turn) != ""
+	case "annotation":
+		ok = l.Annotation != nil && l.Annotation.TurnID != ""
+	case "event":
+		ok = l.Event != nil && l.Event.ID != ""
+	case "link":
+		ok = l.Link != nil && l.Link.Source != "" && l.Link.Target != ""
+	default:
+		return fmt.Errorf("unknown kind %q", l.Kind)
+	}
+	if !ok {
+		return fmt.Errorf("%s line misses its record or its id", l.Kind)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package higmem
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/higmem/higmem/store"
+	"github.com/higmem/higmem/store/memstore"
+)
+
+// Memory is a long-term memory. It is safe for concurrent use: reads run in
+// parallel, and writers are serialised per space.
+type Memory struct {
+	opts      Options
+	store     store.Store
+	ownsStore bool
+	closed    atomic.Bool
+
+	// mu guards spaces.
+	mu     sync.Mutex
+	spaces map[store.Space]*spaceState
+}
+
+// Open returns a Memory configured by opts. The zero Options gives an
+// in-memory, offline, lexical-only memory.
+func Open(ctx context.Context, opts Options) (*Memory, error) {
+	if _, err := ParseMode(string(opts.Mode)); err != nil {
+		return nil, err
+	}
+	opts.setDefaults()
+	if opts.Mode != ModeOffline && opts.Memory == nil {
+		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.Memory); use offline mode without one", ErrNoLLM, opts.Mode)
+	}
+	m := &Memory{opts: opts, store: opts.Store, spaces: make(map[store.Space]*spaceState)}
+	if m.store == nil {
+		m.store = memstore.New()
+		m.ownsStore = true
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Mode returns the mode the memory runs in (never ModeAuto).
+func (m *Memory) Mode() Mode { return m.opts.Mode }
+
+// Options returns the resolved options.
+func (m *Memory) Options() Options { return m.opts }
+
+// Close releases the memory. It closes the store only when Open created it.
+func (m *Memory) Close() error {
+	if m.closed.Swap(true) {
+		return nil
+	}
+	if m.ownsStore {
+		return m.store.Close()
+	}
+	return nil
+}
+
+func (m *Memory) check(sp Space) error {
+	if m.closed.Load() {
+		return ErrClosed
+	}
+	if err := sp.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
+	}
+	return nil
+}
+
+// Get returns one turn.
+func (m *Memory) Get(ctx context.Context, sp Space, id string) (Turn, error) {
+	if err := m.check(sp); err != nil {
+		return Turn{}, err
+	}
+	t, err := m.store.GetTurn(ctx, sp, id)
+	if err != nil {
+		return Turn{}, fmt.Errorf("higmem: get turn %q: %w", id, err)
+	}
+	return t, nil
+}
+
+// ListOptions selects turns for List.
+type ListOptions = store.TurnQuery
+
+// List returns the turns of a space in order.
+func (m *Memory) List(ctx context.Context, sp Space, q ListOptions) ([]Turn, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	ts, err := m.store.ListTurns(ctx, sp, q)
+	if err != nil {
+		return nil, fmt.Errorf("higmem: list turns: %w", err)
+	}
+	return ts, nil
+}
+
+// Annotations returns the annotations of the given turns (all when ids is
+// nil).
+func (m *Memory) Annotations(ctx context.Context, sp Space, ids []string) ([]Annotation, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	return m.store.ListAnnotations(ctx, sp, ids)
+}
+
+// Events returns every event of a space with its member turns, in creation
+// order.
+func (m *Memory) Events(ctx context.Context, sp Space) ([]EventView, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	out := make([]EventView, len(st.events))
+	for i, e := range st.events {
+		out[i].Event = e
+		for _, id := range e.TurnIDs {
+			if t, ok := st.turn(id); ok {
+				out[i].Turns = append(out[i].Turns, t)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Event returns one event with its member turns.
+func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, error) {
+	if err := m.check(sp); err != nil {
+		return EventView{}, err
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		return EventView{}, err
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	e, ok := st.event(id)
+	if !ok {
+		return EventView{}, fmt.Errorf("higmem: event %q: %w", id, ErrNotFound)
+	}
+	v := EventView{Event: e}
+	for _, tid := range e.TurnIDs {
+		if t, ok := st.turn(tid); ok {
+			v.Turns = append(v.Turns, t)
+		}
+	}
+	return v, nil
+}
+
+// History returns the changes recorded for derived records. Empty kind or
+// id match any.
+func (m *Memory) History(ctx context.Context, sp Space, kind, id string) ([]Change, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	return m.store.History(ctx, sp, kind, id)
+}
+
+// Stats summarises a space.
+func (m *Memory) Stats(ctx context.Context, sp Space) (store.Stats, error) {
+	if err := m.check(sp); err != nil {
+		return store.Stats{}, err
+	}
+	return m.store.Stats(ctx, sp)
+}
+
+// Spaces lists the spaces that hold memory.
+func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
+	if m.closed.Load() {
+		return nil, ErrClosed
+	}
+	return m.store.Spaces(ctx)
+}
+
+// Delete removes a turn with its annotation, vector and links, and takes it
+// out of its events (an event left empty is deleted). Every event change is
+// recorded in the history.
+func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
+	if err := m.check(sp); err != nil {
+		return err
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		return err
+	}
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	st.mu.RLock()
+	_, ok := st.turn(id)
+	var touched []store.Event
+	for _, eid := range st.eventsOf[id] {
+		if e, ok := st.event(eid); ok {
+			touched = append(touched, e)
+		}
+	}
+	st.mu.RUnlock()
+	if !ok {
+		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
+	}
+	now := m.opts.Now().UTC()
+	err = m.store.Update(ctx, func(tx store.Tx) error {
+		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
+			return err
+		}
+		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
+			return err
+		}
+		for _, e := range touched {
+			before := e
+			e.TurnIDs = slices.DeleteFunc(slices.Clone(e.TurnIDs), func(x string) bool { return x == id })
+			if len(e.TurnIDs) == 0 {
+				if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
+					return err
+				}
+				if err := appendChange(ctx, tx, sp, "event", e.ID, "delete", "user", before, nil, now); err != nil {
+					return err
+				}
+				continue
+			}
+			e.Version++
+			e.UpdatedAt = now
+			if err := tx.PutEvent(ctx, e); err != nil {
+				return err
+			}
+			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", before, e, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+	}
+	m.invalidate(sp)
+	return nil
+}
+
+// DeleteSpace removes everything stored for a space, history included.
+func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
+	if err := m.check(sp); err != nil {
+		return err
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		return err
+	}
+	st.writeMu.Lock()
+	defer st.writeMu.Unlock()
+	if err := m.store.Update(ctx, func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) }); err != nil {
+		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+	}
+	m.invalidate(sp)
+	return nil
+}
+
+// parallel runs fn(ctx, i) for i in [0, n) with at most limit running at
+// once. The first error cancels the others and is returned.
+func parallel(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(limit, 1))
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+loop:
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err() // the parent's cancellation, if any
+}
