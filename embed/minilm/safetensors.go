@@ -24,8 +24,8 @@ type tensor struct {
 }
 
 type tensorInfo struct {
-	DType   string  `json:"dtype"`
-	Shape   []int   `json:"shape"`
+	DType   string   `json:"dtype"`
+	Shape   []int    `json:"shape"`
 	Offsets [2]int64 `json:"data_offsets"`
 }
 

@@ -1,0 +1,76 @@
+package minilm
+
+import (
+	"context"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// locomoLikeTurns builds n chat turns of 20–40 words in the style of LoCoMo
+// dialogues, deterministically.
+func locomoLikeTurns(n int) []string {
+	words := strings.Fields(`hey mel good to see you how have you been i went to a support group
+		yesterday and it was so powerful wow that's cool caroline what happened that was so awesome
+		did you hear any inspiring stories the transgender stories were so inspiring i was so happy
+		and thankful for all the support love that painting so cool you found such a helpful group
+		what's it done for you we went camping with the kids last weekend and roasted marshmallows
+		by the lake my daughter painted a sunset at her art class i'm thinking about adopting a dog
+		from the shelter next month after my counseling certification exam in june`)
+	r := rand.New(rand.NewPCG(4, 4))
+	turns := make([]string, n)
+	for i := range turns {
+		k := 20 + r.IntN(21)
+		var b strings.Builder
+		for j := 0; j < k; j++ {
+			if j > 0 {
+				b.WriteByte(' ')
+			}
+			w := words[r.IntN(len(words))]
+			if j == 0 {
+				w = strings.ToUpper(w[:1]) + w[1:]
+			}
+			b.WriteString(w)
+			if r.IntN(8) == 0 {
+				b.WriteString([]string{",", "!", "?", "."}[r.IntN(4)])
+			}
+		}
+		turns[i] = b.String()
+	}
+	return turns
+}
+
+// BenchmarkEmbed embeds batches of 64 LoCoMo-like turns with all
+// GOMAXPROCS workers and reports turns/s.
+func BenchmarkEmbed(b *testing.B) {
+	m := loadTestModel(b)
+	turns := locomoLikeTurns(64)
+	ctx := context.Background()
+	var tokens int
+	for _, t := range turns {
+		tokens += len(m.Tokenizer().Encode(t))
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := m.Embed(ctx, turns); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(turns))/b.Elapsed().Seconds(), "turns/s")
+	b.ReportMetric(float64(tokens)/float64(len(turns)), "tokens/turn")
+}
+
+// BenchmarkEmbedOne embeds one turn at a time on one goroutine (latency).
+func BenchmarkEmbedOne(b *testing.B) {
+	m := loadTestModel(b)
+	turns := locomoLikeTurns(16)
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		if _, err := m.Embed(ctx, turns[i%len(turns):i%len(turns)+1]); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+}

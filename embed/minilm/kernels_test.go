@@ -1,0 +1,146 @@
+package minilm
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func randSlice(r *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		s[i] = r.Float32()*2 - 1
+	}
+	return s
+}
+
+// naiveLinear is y = x·Wᵀ + b with W as stored by PyTorch (out × in).
+func naiveLinear(x, w, b []float32, rows, in, out int) []float32 {
+	y := make([]float32, rows*out)
+	for r := 0; r < rows; r++ {
+		for o := 0; o < out; o++ {
+			s := float64(b[o])
+			for k := 0; k < in; k++ {
+				s += float64(x[r*in+k]) * float64(w[o*in+k])
+			}
+			y[r*out+o] = float32(s)
+		}
+	}
+	return y
+}
+
+// kernelVariants runs f with the assembly kernels (when the CPU has them)
+// and with the portable Go ones.
+func kernelVariants(t *testing.T, f func(t *testing.T)) {
+	saved := useAVX2
+	defer func() { useAVX2 = saved }()
+	if saved {
+		t.Run("avx2", f)
+	}
+	useAVX2 = false
+	t.Run("go", f)
+}
+
+func TestLinearMatchesNaive(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(1, 2))
+		for _, tc := range []struct{ rows, in, out int }{
+			{1, 8, 16}, {5, 384, 384}, {6, 384, 1152}, {7, 1536, 384}, {13, 3, 40}, {40, 384, 1536},
+		} {
+			x := randSlice(r, padRows(tc.rows)*tc.in)
+			w := randSlice(r, tc.out*tc.in)
+			b := randSlice(r, tc.out)
+			l := newLinear(w, b, tc.out, tc.in)
+			got := make([]float32, padRows(tc.rows)*tc.out)
+			l.forward(got, x, tc.rows)
+			want := naiveLinear(x, w, b, tc.rows, tc.in, tc.out)
+			for i := range want {
+				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*math.Sqrt(float64(tc.in)+1) {
+					t.Fatalf("%+v: y[%d] = %v, want %v", tc, i, got[i], want[i])
+				}
+			}
+		}
+	})
+}
+
+func TestDotAxpyMatchNaive(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(3, 4))
+		for _, n := range []int{0, 1, 7, 8, 9, 16, 24, 64, 65, 384} {
+			a, b := randSlice(r, n), randSlice(r, n)
+			var want float64
+			for i := range a {
+				want += float64(a[i]) * float64(b[i])
+			}
+			if got := dot(a, b); math.Abs(float64(got)-want) > 1e-5*float64(n+1) {
+				t.Errorf("dot n=%d: %v, want %v", n, got, want)
+			}
+			y := randSlice(r, n)
+			wantY := make([]float32, n)
+			for i := range y {
+				wantY[i] = y[i] + 0.75*a[i]
+			}
+			axpy(0.75, a, y)
+			for i := range y {
+				if math.Abs(float64(y[i]-wantY[i])) > 1e-6 {
+					t.Fatalf("axpy n=%d: y[%d] = %v, want %v", n, i, y[i], wantY[i])
+				}
+			}
+		}
+	})
+}
+
+func TestErf32(t *testing.T) {
+	worst := 0.0
+	for x := -6.0; x <= 6.0; x += 1.0 / 4096 {
+		d := math.Abs(float64(erf32(float32(x))) - math.Erf(x))
+		worst = max(worst, d)
+	}
+	if worst > 1e-6 {
+		t.Errorf("erf32: max abs error %g > 1e-6", worst)
+	}
+	t.Logf("erf32 max abs error %.3g", worst)
+}
+
+func TestExp32(t *testing.T) {
+	worst := 0.0
+	for x := -87.0; x <= 88.0; x += 1.0 / 512 {
+		want := math.Exp(x)
+		d := math.Abs(float64(exp32(float32(x)))-want) / want
+		worst = max(worst, d)
+	}
+	if worst > 1e-6 {
+		t.Errorf("exp32: max relative error %g > 1e-6", worst)
+	}
+	if exp32(-200) != 0 || !math.IsInf(float64(exp32(200)), 1) || exp32(0) != 1 {
+		t.Errorf("exp32 edge cases: %v %v %v", exp32(-200), exp32(200), exp32(0))
+	}
+	t.Logf("exp32 max relative error %.3g", worst)
+}
+
+func TestSoftmaxAndLayerNorm(t *testing.T) {
+	x := []float32{1, 2, 3, 1000}
+	softmax(x)
+	if x[3] != 1 || x[0] != 0 {
+		t.Errorf("softmax with a dominant entry: %v", x)
+	}
+	y := []float32{0, 1, 2}
+	softmax(y)
+	e := []float64{1, math.E, math.E * math.E}
+	sum := e[0] + e[1] + e[2]
+	for i := range y {
+		if math.Abs(float64(y[i])-e[i]/sum) > 1e-6 {
+			t.Errorf("softmax(0,1,2)[%d] = %v, want %v", i, y[i], e[i]/sum)
+		}
+	}
+	row := []float32{1, 2, 3, 4}
+	layerNorm(row, 1, 4, []float32{1, 1, 2, 2}, []float32{0, 0, 0, 1}, 1e-12)
+	// mean 2.5, var 1.25.
+	s := 1 / math.Sqrt(1.25)
+	want := []float64{-1.5 * s, -0.5 * s, 2 * 0.5 * s, 2*1.5*s + 1}
+	for i := range row {
+		if math.Abs(float64(row[i])-want[i]) > 1e-6 {
+			t.Errorf("layerNorm[%d] = %v, want %v", i, row[i], want[i])
+		}
+	}
+}
