@@ -196,6 +196,11 @@ func loadDecimal(s string) (int, bool) {
 
 // Turns returns all turns of the conversation in order (sessions in numeric
 // order, turns in file order). The slice is shared: do not modify it.
+//
+// Turns, Turn and UnknownEvidence use an index that Parse builds; they are
+// then safe for concurrent use. On a Sample built by hand the index is built
+// on first use, so make one call before sharing such a Sample between
+// goroutines; later changes to Sessions are not seen.
 func (s *Sample) Turns() []Turn {
 	if s.turns == nil {
 		s.index()

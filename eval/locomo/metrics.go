@@ -200,7 +200,9 @@ func metricSet(toks []string) map[string]struct{} {
 // and the brevity penalty, over textnorm.WordTokenize of the lower-cased
 // strings. That is BP * (clipped unigram matches / prediction length), with
 // BP = exp(1 - |gold|/|pred|) when the prediction is shorter than the gold,
-// else 1. It is 0 when either string is empty.
+// else 1. It is 0 when either string is empty. Like NLTK's tokenizer on one
+// sentence, WordTokenize splits only the final period; nltk.word_tokenize
+// would also split periods that end inner sentences (see WordTokenize).
 func BLEU1(pred, gold string) float64 {
 	if pred == "" || gold == "" {
 		return 0

@@ -39,7 +39,7 @@ const (
 
 // Options configures an Index. The zero value selects the defaults.
 type Options struct {
-	// K1 is the term-frequency saturation; 0 means DefaultK1.
+	// K1 is the term-frequency saturation, positive; 0 means DefaultK1.
 	K1 float64
 	// B is the length normalisation in (0, 1]; 0 means DefaultB, and a
 	// negative value means no length normalisation (b = 0).

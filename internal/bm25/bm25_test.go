@@ -235,6 +235,16 @@ func TestMatchesReference(t *testing.T) {
 			if len(hits) != min(7, len(want)) {
 				t.Fatalf("step %d: Search returned %d hits, want %d", step, len(hits), min(7, len(want)))
 			}
+			// Every document left out scores no higher than the last hit.
+			returned := map[string]bool{}
+			for _, h := range hits {
+				returned[h.ID] = true
+			}
+			for id, w := range want {
+				if !returned[id] && len(hits) > 0 && w > hits[len(hits)-1].Score+1e-9 {
+					t.Fatalf("step %d: Search(%q) left out %s (%v) but kept %v", step, q, id, w, hits[len(hits)-1])
+				}
+			}
 		}
 		if ix.Len() != len(ref) {
 			t.Fatalf("step %d: Len = %d, want %d", step, ix.Len(), len(ref))
