@@ -121,7 +121,7 @@ func Load(dir string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("minilm: %s has no config.json: %w", dir, embed.ErrNoModel)
 	}
 	if err := m.cfg.validate(); err != nil {
-		return nil, fmt.Errorf("minilm: %s: %w", dir, err)
+		return nil, fmt.Errorf("%w (in %s)", err, dir)
 	}
 	st, err := readSTConfig(dir)
 	if err != nil {
@@ -148,13 +148,13 @@ func Load(dir string, opts Options) (*Model, error) {
 	}
 	ts, err := readSafetensors(filepath.Join(dir, "model.safetensors"))
 	if err != nil {
-		return nil, fmt.Errorf("minilm: reading %s: %w", filepath.Join(dir, "model.safetensors"), err)
+		return nil, err
 	}
 	if err := m.setWeights(ts); err != nil {
-		return nil, fmt.Errorf("minilm: %s: %w", dir, err)
+		return nil, fmt.Errorf("%w (in %s)", err, dir)
 	}
 	if m.tok.VocabSize() > m.cfg.VocabSize {
-		return nil, fmt.Errorf("minilm: %s: vocab.txt has %d tokens, model %d: %w", dir, m.tok.VocabSize(), m.cfg.VocabSize, ErrBadConfig)
+		return nil, fmt.Errorf("%w: vocab.txt has %d tokens, the model %d (in %s)", ErrBadConfig, m.tok.VocabSize(), m.cfg.VocabSize, dir)
 	}
 	return m, nil
 }

@@ -35,14 +35,18 @@ type tensorInfo struct {
 func readSafetensors(path string) (map[string]tensor, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("minilm: %w", err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("minilm: %w", err)
 	}
-	return decodeSafetensors(f, st.Size())
+	ts, err := decodeSafetensors(f, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%w (%s)", err, path)
+	}
+	return ts, nil
 }
 
 // decodeSafetensors reads a safetensors image of the given size: an 8-byte

@@ -192,3 +192,35 @@ func TestTokenizerEveryCodePoint(t *testing.T) {
 		t.Errorf("%d of %d code points differ", bad, n)
 	}
 }
+
+func FuzzTokenizer(f *testing.F) {
+	for _, s := range []string{"Hello, World!", "[SEP]x[CLS", "Café 我 안 🐶", "\x00\xff\u200b", strings.Repeat("ab", 80)} {
+		f.Add(s)
+	}
+	full, err := LoadTokenizer(filepath.Join("testdata", "vocab.txt"), TokenizerOptions{Lowercase: true})
+	if err != nil {
+		f.Fatal(err)
+	}
+	short, err := LoadTokenizer(filepath.Join("testdata", "vocab.txt"), TokenizerOptions{Lowercase: true, MaxLen: 8})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ids := full.Encode(s)
+		if len(ids) < 2 || ids[0] != full.cls || ids[len(ids)-1] != full.sep {
+			t.Fatalf("Encode(%q) = %v: not framed by [CLS] [SEP]", s, ids)
+		}
+		for _, id := range ids {
+			if id < 0 || int(id) >= full.VocabSize() {
+				t.Fatalf("Encode(%q): id %d out of range", s, id)
+			}
+		}
+		cut := short.Encode(s)
+		if len(cut) > 8 || cut[len(cut)-1] != short.sep {
+			t.Fatalf("MaxLen 8: Encode(%q) = %v", s, cut)
+		}
+		if !slices.Equal(cut[:len(cut)-1], ids[:len(cut)-1]) {
+			t.Fatalf("truncated ids %v are not a prefix of %v", cut, ids)
+		}
+	})
+}
