@@ -106,7 +106,7 @@ func TestReadSafetensors(t *testing.T) {
 	img := encodeSafetensors(t, map[string]stTensor{
 		"a.weight":     f32Tensor([]int{2, 3}, []float32{1, 2, 3, 4, 5, -6.5}),
 		"b.half":       u16Tensor("F16", []int{3}, []uint16{0x3c00, 0xc000, 0x3555}), // 1, -2, 0.33325195
-		"c.bf16":       u16Tensor("BF16", []int{2}, []uint16{0x3f80, 0xc0a0}),       // 1, -5
+		"c.bf16":       u16Tensor("BF16", []int{2}, []uint16{0x3f80, 0xc0a0}),        // 1, -5
 		"position_ids": {"I64", []int{1, 2}, make([]byte, 16)},
 		"empty":        f32Tensor([]int{0}, nil),
 	})
