@@ -1,0 +1,397 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/higmem/higmem/store"
+)
+
+// spaceSub selects the id of the space given by the first two arguments
+// (user, agent); NULL when the space has no row, so nothing matches.
+const spaceSub = `(SELECT id FROM spaces WHERE user_id = ? AND agent_id = ?)`
+
+const (
+	turnCols  = `id, session_id, seq, speaker, text, attachments, occurred_at, occurred_raw, recorded_at, metadata`
+	annCols   = `a.turn_id, a.keywords, a.tags, a.entities, a.context, a.time_refs, a.producer, a.updated_at`
+	eventCols = `id, title, summary, facts, entities, keywords, tags, turn_ids, start_at, end_at, producer, version, created_at, updated_at`
+	linkCols  = `source, target, relation, confidence, created_at, invalidated_at`
+)
+
+// Read queries. Each takes the space's user and agent ids first.
+var (
+	qGetTurn  = `SELECT ` + turnCols + ` FROM turns WHERE space_id = ` + spaceSub + ` AND id = ?`
+	qGetEvent = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub + ` AND id = ?`
+	// Zero (NULL) creation times sort like the zero time.
+	qListEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub +
+		` ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
+	qListVectors = `SELECT id, embedder, dim, data FROM vectors WHERE space_id = ` + spaceSub +
+		` AND kind = ? AND embedder = ? ORDER BY id`
+	qStats = `WITH sp AS ` + spaceSub + ` SELECT
+	(SELECT count(*) FROM turns WHERE space_id = (SELECT id FROM sp)),
+	(SELECT count(*) FROM events WHERE space_id = (SELECT id FROM sp)),
+	(SELECT count(*) FROM links WHERE space_id = (SELECT id FROM sp)),
+	(SELECT coalesce(max(seq), 0) FROM turns WHERE space_id = (SELECT id FROM sp))`
+	qSpaces = `SELECT user_id, agent_id FROM spaces s
+	WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = s.id) OR EXISTS (SELECT 1 FROM events WHERE space_id = s.id)
+	ORDER BY user_id, agent_id`
+)
+
+// inIDs filters column by a JSON array of ids passed as one argument.
+func inIDs(col string) string { return col + ` IN (SELECT value FROM json_each(?))` }
+
+// qListTurns returns the query for a TurnQuery with the given filters set.
+// Arguments follow in this order: user, agent, ids, session, recorded
+// before, after seq, limit.
+func qListTurns(ids, session, before, after bool) string {
+	var b strings.Builder
+	b.WriteString(`SELECT ` + turnCols + ` FROM turns WHERE space_id = ` + spaceSub)
+	if ids {
+		b.WriteString(` AND ` + inIDs("id"))
+	}
+	if session {
+		b.WriteString(` AND session_id = ?`)
+	}
+	if before {
+		b.WriteString(` AND recorded_at <= ?`)
+	}
+	if after {
+		b.WriteString(` AND seq > ?`)
+	}
+	b.WriteString(` ORDER BY seq, id LIMIT ?`)
+	return b.String()
+}
+
+func qListAnnotations(ids bool) string {
+	q := `SELECT ` + annCols + ` FROM annotations a JOIN turns t ON t.space_id = a.space_id AND t.id = a.turn_id
+	WHERE a.space_id = ` + spaceSub
+	if ids {
+		q += ` AND ` + inIDs("a.turn_id")
+	}
+	return q + ` ORDER BY t.seq, t.id`
+}
+
+func qListLinks(ids bool) string {
+	q := `SELECT ` + linkCols + ` FROM links WHERE space_id = ` + spaceSub
+	if ids {
+		q += ` AND (` + inIDs("source") + ` OR ` + inIDs("target") + `)`
+	}
+	return q + ` ORDER BY source, target, relation`
+}
+
+func qHistory(kind, id bool) string {
+	q := `SELECT seq, kind, id, action, actor, before, after, at FROM history WHERE space_id = ` + spaceSub
+	if kind {
+		q += ` AND kind = ?`
+	}
+	if id {
+		q += ` AND id = ?`
+	}
+	return q + ` ORDER BY seq`
+}
+
+// bools is every combination of n flags.
+func bools(n int) [][]bool {
+	var out [][]bool
+	for m := range 1 << n {
+		c := make([]bool, n)
+		for i := range c {
+			c[i] = m&(1<<i) != 0
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// readQueries lists every read query, to prepare them up front.
+func readQueries() []string {
+	qs := []string{qGetTurn, qGetEvent, qListEvents, qListVectors, qStats, qSpaces}
+	for _, c := range bools(4) {
+		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
+	}
+	for _, c := range bools(2) {
+		qs = append(qs, qListAnnotations(c[0]), qListLinks(c[0]), qHistory(c[0], c[1]))
+	}
+	return qs
+}
+
+// runner hands out prepared statements: from the store's read pool, or
+// bound to a transaction.
+type runner interface {
+	stmt(ctx context.Context, query string) (*sql.Stmt, error)
+}
+
+// reader implements store.Reader on a runner. It does not validate the
+// space or check for a closed store; its callers do.
+type reader struct{ run runner }
+
+func (r reader) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	st, err := r.run.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanTurn(sc scanner, sp store.Space) (store.Turn, error) {
+	t := store.Turn{Space: sp}
+	var att, meta, occ, rec sql.NullString
+	if err := sc.Scan(&t.ID, &t.SessionID, &t.Seq, &t.Speaker, &t.Text, &att, &occ, &t.OccurredRaw, &rec, &meta); err != nil {
+		return t, err
+	}
+	var err1, err2 error
+	t.OccurredAt, err1 = decodeTime(occ)
+	t.RecordedAt, err2 = decodeTime(rec)
+	return t, errors.Join(err1, err2, decodeJSON("attachments", att, &t.Attachments), decodeJSON("metadata", meta, &t.Metadata))
+}
+
+func scanEvent(sc scanner, sp store.Space) (store.Event, error) {
+	e := store.Event{Space: sp}
+	var facts, ents, kws, tags, tids, start, end, created, updated sql.NullString
+	if err := sc.Scan(&e.ID, &e.Title, &e.Summary, &facts, &ents, &kws, &tags, &tids, &start, &end,
+		&e.Producer, &e.Version, &created, &updated); err != nil {
+		return e, err
+	}
+	var errs [4]error
+	e.Start, errs[0] = decodeTime(start)
+	e.End, errs[1] = decodeTime(end)
+	e.CreatedAt, errs[2] = decodeTime(created)
+	e.UpdatedAt, errs[3] = decodeTime(updated)
+	return e, errors.Join(errors.Join(errs[:]...),
+		decodeJSON("facts", facts, &e.Facts), decodeJSON("entities", ents, &e.Entities),
+		decodeJSON("keywords", kws, &e.Keywords), decodeJSON("tags", tags, &e.Tags),
+		decodeJSON("turn ids", tids, &e.TurnIDs))
+}
+
+// collect scans every row with scan.
+func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		x, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	return out, rows.Err()
+}
+
+// idsArg encodes an id list for json_each.
+func idsArg(ids []string) string {
+	b, _ := json.Marshal(ids) // []string always marshals
+	return string(b)
+}
+
+func (r reader) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
+	rows, err := r.query(ctx, qGetTurn, sp.UserID, sp.AgentID, id)
+	ts, err := collect(rows, err, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) })
+	if err != nil {
+		return store.Turn{}, fmt.Errorf("sqlite: get turn %q: %w", id, err)
+	}
+	if len(ts) == 0 {
+		return store.Turn{}, fmt.Errorf("sqlite: turn %q: %w", id, store.ErrNotFound)
+	}
+	return ts[0], nil
+}
+
+func (r reader) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) ([]store.Turn, error) {
+	if q.IDs != nil && len(q.IDs) == 0 {
+		return nil, nil
+	}
+	args := []any{sp.UserID, sp.AgentID}
+	if q.IDs != nil {
+		args = append(args, idsArg(q.IDs))
+	}
+	if q.SessionID != "" {
+		args = append(args, q.SessionID)
+	}
+	before := !q.RecordedBefore.IsZero()
+	if before {
+		switch y := q.RecordedBefore.UTC().Year(); {
+		case y < 0:
+			return nil, nil // nothing was recorded that early
+		case y > 9999:
+			before = false // everything was recorded before
+		default:
+			b, _ := encodeTime("recorded before", q.RecordedBefore)
+			args = append(args, b)
+		}
+	}
+	if q.AfterSeq != 0 { // the zero query selects all turns, even Seq <= 0
+		args = append(args, q.AfterSeq)
+	}
+	limit := int64(-1)
+	if q.Limit > 0 {
+		limit = int64(q.Limit)
+	}
+	args = append(args, limit)
+	rows, err := r.query(ctx, qListTurns(q.IDs != nil, q.SessionID != "", before, q.AfterSeq != 0), args...)
+	ts, err := collect(rows, err, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) })
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list turns: %w", err)
+	}
+	return ts, nil
+}
+
+func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
+	if ids != nil && len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{sp.UserID, sp.AgentID}
+	if ids != nil {
+		args = append(args, idsArg(ids))
+	}
+	rows, err := r.query(ctx, qListAnnotations(ids != nil), args...)
+	as, err := collect(rows, err, func(sc scanner) (store.Annotation, error) {
+		var a store.Annotation
+		var kws, tags, ents, trs, upd sql.NullString
+		if err := sc.Scan(&a.TurnID, &kws, &tags, &ents, &a.Context, &trs, &a.Producer, &upd); err != nil {
+			return a, err
+		}
+		var err error
+		a.UpdatedAt, err = decodeTime(upd)
+		return a, errors.Join(err, decodeJSON("keywords", kws, &a.Keywords), decodeJSON("tags", tags, &a.Tags),
+			decodeJSON("entities", ents, &a.Entities), decodeJSON("time refs", trs, &a.TimeRefs))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list annotations: %w", err)
+	}
+	return as, nil
+}
+
+func (r reader) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
+	rows, err := r.query(ctx, qGetEvent, sp.UserID, sp.AgentID, id)
+	es, err := collect(rows, err, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) })
+	if err != nil {
+		return store.Event{}, fmt.Errorf("sqlite: get event %q: %w", id, err)
+	}
+	if len(es) == 0 {
+		return store.Event{}, fmt.Errorf("sqlite: event %q: %w", id, store.ErrNotFound)
+	}
+	return es[0], nil
+}
+
+func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
+	rows, err := r.query(ctx, qListEvents, sp.UserID, sp.AgentID)
+	es, err := collect(rows, err, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) })
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list events: %w", err)
+	}
+	return es, nil
+}
+
+func (r reader) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]store.Link, error) {
+	if ids != nil && len(ids) == 0 {
+		return nil, nil
+	}
+	args := []any{sp.UserID, sp.AgentID}
+	if ids != nil {
+		arg := idsArg(ids)
+		args = append(args, arg, arg)
+	}
+	rows, err := r.query(ctx, qListLinks(ids != nil), args...)
+	ls, err := collect(rows, err, func(sc scanner) (store.Link, error) {
+		var l store.Link
+		var created, inval sql.NullString
+		if err := sc.Scan(&l.Source, &l.Target, &l.Relation, &l.Confidence, &created, &inval); err != nil {
+			return l, err
+		}
+		var err1, err2 error
+		l.CreatedAt, err1 = decodeTime(created)
+		l.InvalidatedAt, err2 = decodeTime(inval)
+		return l, errors.Join(err1, err2)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list links: %w", err)
+	}
+	return ls, nil
+}
+
+func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
+	rows, err := r.query(ctx, qListVectors, sp.UserID, sp.AgentID, string(kind), embedder)
+	vs, err := collect(rows, err, func(sc scanner) (store.Vector, error) {
+		v := store.Vector{Kind: kind}
+		var dim int
+		var data sql.RawBytes
+		if err := sc.Scan(&v.ID, &v.Embedder, &dim, &data); err != nil {
+			return v, err
+		}
+		var err error
+		v.Values, err = decodeVector(data, dim)
+		return v, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list vectors: %w", err)
+	}
+	return vs, nil
+}
+
+func (r reader) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {
+	args := []any{sp.UserID, sp.AgentID}
+	if kind != "" {
+		args = append(args, kind)
+	}
+	if id != "" {
+		args = append(args, id)
+	}
+	rows, err := r.query(ctx, qHistory(kind != "", id != ""), args...)
+	cs, err := collect(rows, err, func(sc scanner) (store.Change, error) {
+		var c store.Change
+		var before, after []byte
+		var at sql.NullString
+		if err := sc.Scan(&c.Seq, &c.Kind, &c.ID, &c.Action, &c.Actor, &before, &after, &at); err != nil {
+			return c, err
+		}
+		if len(before) > 0 {
+			c.Before = before
+		}
+		if len(after) > 0 {
+			c.After = after
+		}
+		var err error
+		c.At, err = decodeTime(at)
+		return c, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: history: %w", err)
+	}
+	return cs, nil
+}
+
+func (r reader) Spaces(ctx context.Context) ([]store.Space, error) {
+	rows, err := r.query(ctx, qSpaces)
+	sps, err := collect(rows, err, func(sc scanner) (store.Space, error) {
+		var sp store.Space
+		return sp, sc.Scan(&sp.UserID, &sp.AgentID)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: spaces: %w", err)
+	}
+	return sps, nil
+}
+
+func (r reader) Stats(ctx context.Context, sp store.Space) (store.Stats, error) {
+	rows, err := r.query(ctx, qStats, sp.UserID, sp.AgentID)
+	st, err := collect(rows, err, func(sc scanner) (store.Stats, error) {
+		var st store.Stats
+		return st, sc.Scan(&st.Turns, &st.Events, &st.Links, &st.LastSeq)
+	})
+	if err == nil && len(st) != 1 {
+		err = fmt.Errorf("%d rows, want 1", len(st))
+	}
+	if err != nil {
+		return store.Stats{}, fmt.Errorf("sqlite: stats: %w", err)
+	}
+	return st[0], nil
+}

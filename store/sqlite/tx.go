@@ -1,0 +1,500 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/higmem/higmem/store"
+)
+
+// Write statements, all run inside Update.
+const (
+	qSpaceID     = `SELECT id FROM spaces WHERE user_id = ? AND agent_id = ?`
+	qSpaceCreate = `INSERT INTO spaces (user_id, agent_id) VALUES (?, ?)
+	ON CONFLICT (user_id, agent_id) DO UPDATE SET user_id = excluded.user_id RETURNING id`
+	qSpaceDelete = `DELETE FROM spaces WHERE user_id = ? AND agent_id = ?`
+
+	qTurnInsert = `INSERT INTO turns (space_id, ` + turnCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (space_id, id) DO NOTHING`
+	qTurnIdentity = `SELECT session_id, speaker, text, occurred_raw, attachments FROM turns WHERE space_id = ? AND id = ?`
+	qTurnDelete   = `DELETE FROM turns WHERE space_id = ? AND id = ?` // the annotation goes by cascade
+
+	qAnnotationPut = `INSERT INTO annotations (space_id, turn_id, keywords, tags, entities, context, time_refs, producer, updated_at)
+	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = ?1 AND id = ?2)
+	ON CONFLICT (space_id, turn_id) DO UPDATE SET keywords = excluded.keywords, tags = excluded.tags,
+		entities = excluded.entities, context = excluded.context, time_refs = excluded.time_refs,
+		producer = excluded.producer, updated_at = excluded.updated_at`
+
+	qEventPut = `INSERT INTO events (space_id, ` + eventCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (space_id, id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
+		facts = excluded.facts, entities = excluded.entities, keywords = excluded.keywords, tags = excluded.tags,
+		turn_ids = excluded.turn_ids, start_at = excluded.start_at, end_at = excluded.end_at,
+		producer = excluded.producer, version = excluded.version, created_at = excluded.created_at,
+		updated_at = excluded.updated_at`
+	qEventDelete = `DELETE FROM events WHERE space_id = ? AND id = ?`
+
+	qLinkPut = `INSERT INTO links (space_id, ` + linkCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (space_id, source, target, relation) DO UPDATE SET confidence = excluded.confidence,
+		created_at = excluded.created_at, invalidated_at = excluded.invalidated_at`
+	qLinksDelete = `DELETE FROM links WHERE space_id = ?1 AND (source = ?2 OR target = ?2)`
+
+	qVectorPut = `INSERT INTO vectors (space_id, kind, id, embedder, dim, data) VALUES (?, ?, ?, ?, ?, ?)
+	ON CONFLICT (space_id, kind, id) DO UPDATE SET embedder = excluded.embedder, dim = excluded.dim, data = excluded.data`
+	qVectorDelete = `DELETE FROM vectors WHERE space_id = ? AND kind = ? AND id = ?`
+
+	qHistoryAppend = `INSERT INTO history (space_id, seq, kind, id, action, actor, before, after, at)
+	SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 FROM history WHERE space_id = ?1`
+)
+
+// writeQueries lists every statement a transaction runs, to prepare them
+// on the write connection up front.
+func writeQueries() []string {
+	return append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
+		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend)
+}
+
+// tx is a store.Tx over a *sql.Tx on the write connection.
+type tx struct {
+	reader
+	s      *Store
+	sqlTx  *sql.Tx
+	done   atomic.Bool
+	stmts  map[string]*sql.Stmt   // statements bound to sqlTx
+	spaces map[store.Space]int64 // space row ids seen in this transaction
+}
+
+var _ store.Tx = (*tx)(nil)
+
+func newTx(s *Store, sqlTx *sql.Tx) *tx {
+	t := &tx{s: s, sqlTx: sqlTx, stmts: map[string]*sql.Stmt{}, spaces: map[store.Space]int64{}}
+	t.reader = reader{run: t}
+	return t
+}
+
+// stmt implements runner: the store's prepared statement bound to the
+// transaction, or a statement prepared on it.
+func (t *tx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
+	if st, ok := t.stmts[q]; ok {
+		return st, nil
+	}
+	var st *sql.Stmt
+	if p := t.s.wstmts.lookup(q); p != nil {
+		st = t.sqlTx.StmtContext(ctx, p)
+	} else {
+		var err error
+		if st, err = t.sqlTx.PrepareContext(ctx, q); err != nil {
+			return nil, err
+		}
+	}
+	t.stmts[q] = st
+	return st, nil
+}
+
+func (t *tx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+// affected runs q and returns how many rows it changed.
+func (t *tx) affected(ctx context.Context, q string, args ...any) (int64, error) {
+	res, err := t.exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// alive fails once Update has returned.
+func (t *tx) alive() error {
+	if t.done.Load() {
+		return fmt.Errorf("sqlite: transaction used after Update returned: %w", store.ErrClosed)
+	}
+	return nil
+}
+
+// check validates sp and that the transaction is still open.
+func (t *tx) check(sp store.Space) error {
+	if err := t.alive(); err != nil {
+		return err
+	}
+	return sp.Validate()
+}
+
+// spaceID returns the row id of sp, creating the row when create is set.
+// ok is false when the space has no row (and create is not set).
+func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64, ok bool, err error) {
+	if id, ok := t.spaces[sp]; ok {
+		return id, true, nil
+	}
+	q := qSpaceID
+	if create {
+		q = qSpaceCreate
+	}
+	st, err := t.stmt(ctx, q)
+	if err != nil {
+		return 0, false, err
+	}
+	switch err := st.QueryRowContext(ctx, sp.UserID, sp.AgentID).Scan(&id); err {
+	case nil:
+		t.spaces[sp] = id
+		return id, true, nil
+	case sql.ErrNoRows:
+		return 0, false, nil
+	default:
+		return 0, false, fmt.Errorf("space %s: %w", sp, err)
+	}
+}
+
+// Read methods: check, then read through the transaction.
+
+// GetTurn implements store.Reader.
+func (t *tx) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
+	if err := t.check(sp); err != nil {
+		return store.Turn{}, err
+	}
+	return t.reader.GetTurn(ctx, sp, id)
+}
+
+// ListTurns implements store.Reader.
+func (t *tx) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) ([]store.Turn, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListTurns(ctx, sp, q)
+}
+
+// ListAnnotations implements store.Reader.
+func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListAnnotations(ctx, sp, ids)
+}
+
+// GetEvent implements store.Reader.
+func (t *tx) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
+	if err := t.check(sp); err != nil {
+		return store.Event{}, err
+	}
+	return t.reader.GetEvent(ctx, sp, id)
+}
+
+// ListEvents implements store.Reader.
+func (t *tx) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListEvents(ctx, sp)
+}
+
+// ListLinks implements store.Reader.
+func (t *tx) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]store.Link, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListLinks(ctx, sp, ids)
+}
+
+// ListVectors implements store.Reader.
+func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListVectors(ctx, sp, kind, embedder)
+}
+
+// History implements store.Reader.
+func (t *tx) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.History(ctx, sp, kind, id)
+}
+
+// Spaces implements store.Reader.
+func (t *tx) Spaces(ctx context.Context) ([]store.Space, error) {
+	if err := t.alive(); err != nil {
+		return nil, err
+	}
+	return t.reader.Spaces(ctx)
+}
+
+// Stats implements store.Reader.
+func (t *tx) Stats(ctx context.Context, sp store.Space) (store.Stats, error) {
+	if err := t.check(sp); err != nil {
+		return store.Stats{}, err
+	}
+	return t.reader.Stats(ctx, sp)
+}
+
+// PutTurn implements store.Writer.
+func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
+	if err := t.check(tr.Space); err != nil {
+		return false, err
+	}
+	if tr.ID == "" {
+		return false, fmt.Errorf("%w: turn needs an id", store.ErrInvalid)
+	}
+	if tr.RecordedAt.IsZero() {
+		tr.RecordedAt = time.Now()
+	}
+	occ, err1 := encodeTime("occurred at", tr.OccurredAt)
+	rec, err2 := encodeTime("recorded at", tr.RecordedAt)
+	att, err3 := encodeList("attachments", tr.Attachments)
+	meta, err4 := encodeMap(tr.Metadata)
+	for _, err := range []error{err1, err2, err3, err4} {
+		if err != nil {
+			return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
+		}
+	}
+	sid, _, err := t.spaceID(ctx, tr.Space, true)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
+	}
+	n, err := t.affected(ctx, qTurnInsert, sid, tr.ID, tr.SessionID, tr.Seq, tr.Speaker, tr.Text, att, occ, tr.OccurredRaw, rec, meta)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
+	}
+	if n == 1 {
+		return true, nil
+	}
+	// The id is taken: a no-op if the content is the same.
+	st, err := t.stmt(ctx, qTurnIdentity)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
+	}
+	var old store.Turn
+	var oldAtt sql.NullString
+	if err := st.QueryRowContext(ctx, sid, tr.ID).Scan(&old.SessionID, &old.Speaker, &old.Text, &old.OccurredRaw, &oldAtt); err != nil {
+		return false, fmt.Errorf("sqlite: put turn %q: reading the stored turn: %w", tr.ID, err)
+	}
+	if err := decodeJSON("attachments", oldAtt, &old.Attachments); err != nil {
+		return false, err
+	}
+	if old.SessionID == tr.SessionID && old.Speaker == tr.Speaker && old.Text == tr.Text &&
+		old.OccurredRaw == tr.OccurredRaw && slices.Equal(old.Attachments, tr.Attachments) {
+		return false, nil
+	}
+	return false, fmt.Errorf("sqlite: turn %q: %w", tr.ID, store.ErrConflict)
+}
+
+// PutAnnotation implements store.Writer.
+func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotation) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if a.TurnID == "" {
+		return fmt.Errorf("%w: annotation needs a turn id", store.ErrInvalid)
+	}
+	kws, err1 := encodeList("keywords", a.Keywords)
+	tags, err2 := encodeList("tags", a.Tags)
+	ents, err3 := encodeList("entities", a.Entities)
+	trs, err4 := encodeTimeRefs(a.TimeRefs)
+	upd, err5 := encodeTime("updated at", a.UpdatedAt)
+	for _, err := range []error{err1, err2, err3, err4, err5} {
+		if err != nil {
+			return fmt.Errorf("sqlite: annotate turn %q: %w", a.TurnID, err)
+		}
+	}
+	sid, ok, err := t.spaceID(ctx, sp, false)
+	var n int64
+	if err == nil && ok {
+		n, err = t.affected(ctx, qAnnotationPut, sid, a.TurnID, kws, tags, ents, a.Context, trs, a.Producer, upd)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: annotate turn %q: %w", a.TurnID, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: annotate turn %q: %w", a.TurnID, store.ErrNotFound)
+	}
+	return nil
+}
+
+// PutEvent implements store.Writer.
+func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
+	if err := t.check(e.Space); err != nil {
+		return err
+	}
+	if e.ID == "" {
+		return fmt.Errorf("%w: event needs an id", store.ErrInvalid)
+	}
+	args := make([]any, 0, 15)
+	var errs []error
+	add := func(v any, err error) {
+		args = append(args, v)
+		errs = append(errs, err)
+	}
+	add(nil, nil) // the space id, below
+	add(e.ID, nil)
+	add(e.Title, nil)
+	add(e.Summary, nil)
+	add(encodeList("facts", e.Facts))
+	add(encodeList("entities", e.Entities))
+	add(encodeList("keywords", e.Keywords))
+	add(encodeList("tags", e.Tags))
+	add(encodeList("turn ids", e.TurnIDs))
+	add(encodeTime("start", e.Start))
+	add(encodeTime("end", e.End))
+	add(e.Producer, nil)
+	add(e.Version, nil)
+	add(encodeTime("created at", e.CreatedAt))
+	add(encodeTime("updated at", e.UpdatedAt))
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("sqlite: put event %q: %w", e.ID, err)
+		}
+	}
+	sid, _, err := t.spaceID(ctx, e.Space, true)
+	if err == nil {
+		args[0] = sid
+		_, err = t.exec(ctx, qEventPut, args...)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: put event %q: %w", e.ID, err)
+	}
+	return nil
+}
+
+// DeleteEvent implements store.Writer.
+func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	sid, ok, err := t.spaceID(ctx, sp, false)
+	var n int64
+	if err == nil && ok {
+		n, err = t.affected(ctx, qEventDelete, sid, id)
+	}
+	if err == nil && n > 0 {
+		_, err = t.exec(ctx, qVectorDelete, sid, string(store.VectorEvent), id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: delete event %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: delete event %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// PutLink implements store.Writer.
+func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if l.Source == "" || l.Target == "" {
+		return fmt.Errorf("%w: link needs a source and a target", store.ErrInvalid)
+	}
+	created, err1 := encodeTime("created at", l.CreatedAt)
+	inval, err2 := encodeTime("invalidated at", l.InvalidatedAt)
+	for _, err := range []error{err1, err2} {
+		if err != nil {
+			return fmt.Errorf("sqlite: put link: %w", err)
+		}
+	}
+	sid, _, err := t.spaceID(ctx, sp, true)
+	if err == nil {
+		_, err = t.exec(ctx, qLinkPut, sid, l.Source, l.Target, l.Relation, l.Confidence, created, inval)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: put link %s -> %s: %w", l.Source, l.Target, err)
+	}
+	return nil
+}
+
+// PutVectors implements store.Writer. The whole batch is validated before
+// any vector is stored.
+func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	for _, v := range vs {
+		if v.Kind == "" || v.ID == "" {
+			return fmt.Errorf("%w: vector needs a kind and an id (got %q, %q)", store.ErrInvalid, v.Kind, v.ID)
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	sid, _, err := t.spaceID(ctx, sp, true)
+	if err != nil {
+		return fmt.Errorf("sqlite: put vectors: %w", err)
+	}
+	st, err := t.stmt(ctx, qVectorPut)
+	if err != nil {
+		return fmt.Errorf("sqlite: put vectors: %w", err)
+	}
+	for _, v := range vs {
+		if _, err := st.ExecContext(ctx, sid, string(v.Kind), v.ID, v.Embedder, len(v.Values), encodeVector(v.Values)); err != nil {
+			return fmt.Errorf("sqlite: put vector %s %q: %w", v.Kind, v.ID, err)
+		}
+	}
+	return nil
+}
+
+// AppendHistory implements store.Writer.
+func (t *tx) AppendHistory(ctx context.Context, sp store.Space, c store.Change) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if c.At.IsZero() {
+		c.At = time.Now()
+	}
+	at, err := encodeTime("change time", c.At)
+	if err != nil {
+		return fmt.Errorf("sqlite: append history: %w", err)
+	}
+	sid, _, err := t.spaceID(ctx, sp, true)
+	if err == nil {
+		_, err = t.exec(ctx, qHistoryAppend, sid, c.Kind, c.ID, c.Action, c.Actor, rawJSON(c.Before), rawJSON(c.After), at)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: append history: %w", err)
+	}
+	return nil
+}
+
+// DeleteTurn implements store.Writer.
+func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	sid, ok, err := t.spaceID(ctx, sp, false)
+	var n int64
+	if err == nil && ok {
+		n, err = t.affected(ctx, qTurnDelete, sid, id)
+	}
+	if err == nil && n > 0 {
+		_, err = t.exec(ctx, qVectorDelete, sid, string(store.VectorTurn), id)
+	}
+	if err == nil && n > 0 {
+		_, err = t.exec(ctx, qLinksDelete, sid, id)
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: delete turn %q: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("sqlite: delete turn %q: %w", id, store.ErrNotFound)
+	}
+	return nil
+}
+
+// DeleteSpace implements store.Writer.
+func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	// Every table refers to the space row with ON DELETE CASCADE.
+	if _, err := t.exec(ctx, qSpaceDelete, sp.UserID, sp.AgentID); err != nil {
+		return fmt.Errorf("sqlite: delete space %s: %w", sp, err)
+	}
+	delete(t.spaces, sp)
+	return nil
+}
