@@ -172,13 +172,13 @@ var schemas = map[string]string{
 		`,"links":{"type":"array","items":{"type":"object","properties":{"target":{"type":"string"},"relation":{"type":"string"}},"required":["target"]}}},"required":["keywords","tags","context"]}`,
 	Affiliate: `{"type":"object","properties":{"reasoning":{"type":"string"},"affiliations":` + strList + `},"required":["affiliations"]}`,
 	EventUpdate: `{"type":"object","properties":{"summary":{"type":"string"},"keywords":` + strList + `,"tags":` + strList +
-		`,"new_facts":` + factList + `},"required":["summary"]}`,
+		`,"new_facts":` + factList + `},"required":["summary","keywords"]}`,
 	EventCheck: `{"type":"object","properties":{"is_relevant":{"type":"boolean"},"keywords":` + strList + `,"tags":` + strList + `},"required":["is_relevant"]}`,
 	BuildBatch: `{"type":"object","properties":{"turns":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"keywords":` + strList +
 		`,"tags":` + strList + `,"context":{"type":"string"},"events":` + strList + `},"required":["id","events"]}},` +
 		`"new_events":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"title":{"type":"string"}},"required":["label","title"]}}},"required":["turns"]}`,
 	Query: `{"type":"object","properties":{"keyword_query":{"type":"string"},"entities":` + strList +
-		`,"temporal":{"type":"boolean"},"time_range":{"type":"object","properties":{"start":{"type":"string"},"end":{"type":"string"}}}},"required":["keyword_query"]}`,
+		`,"temporal":{"type":"boolean"},"time_range":{"type":"object","properties":{"start":{"type":"string"},"end":{"type":"string"}}}},"required":["keyword_query","temporal"]}`,
 	Predict: `{"type":"object","properties":{"turn_ids":` + strList + `},"required":["turn_ids"]}`,
 	Filter:  `{"type":"object","properties":{"relevant_ids":` + strList + `},"required":["relevant_ids"]}`,
 	Answer:  `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,

@@ -369,18 +369,24 @@ func (p parsed) buildBatch() map[string]any {
 	cands := p.eventsIn("Existing events")
 	var items []map[string]any
 	newEvents := []map[string]string{}
-	prev := ""
+	cur, curText := "", ""
 	for _, t := range p.turnsIn("New turns") {
 		ev := bestEvent(cands, t.text, 2)
 		switch {
 		case ev != "":
-		case prev != "" && len(words(t.text)) < 6:
-			ev = prev
+		case cur != "" && (overlap(t.text, curText) > 0 || len(words(t.text)) < 5):
+			// Same topic as the running event: shares a word, or is a
+			// short reply.
+			ev = cur
 		default:
 			ev = fmt.Sprintf("new:%d", len(newEvents)+1)
 			newEvents = append(newEvents, map[string]string{"label": ev, "title": t.speaker + " on " + strings.Join(keywords(t.text, 3), ", ")})
 		}
-		prev = ev
+		if ev != cur {
+			curText = ""
+		}
+		cur = ev
+		curText += " " + t.text
 		kw := keywords(t.text, 4)
 		items = append(items, map[string]any{
 			"id": t.id, "keywords": kw, "tags": []string{"conversation"},
