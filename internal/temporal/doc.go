@@ -22,7 +22,8 @@
 //   - Expressions without a direction ("on Friday", "in May", "8 May") are
 //     taken as the most recent such time not after the reference, unless the
 //     sentence carries a future cue ("will", "going to", "planning", "gonna",
-//     "'ll", ...), in which case the next such time is used.
+//     "'ll", "can't wait", "let's", "works", "sounds" ...), in which case the
+//     next such time is used.
 //
 // The one date format shown to answer models is FormatDay's "8 May 2023".
 package temporal

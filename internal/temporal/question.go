@@ -97,13 +97,12 @@ func AnalyzeQuestionAt(q string, ref time.Time) Intent {
 	toks := tokenize(q)
 	var in Intent
 	var seen [IntentDuring + 1]bool
+	cueSet := map[string]bool{}
 	addCue := func(c string) {
-		for _, x := range in.Cues {
-			if x == c {
-				return
-			}
+		if !cueSet[c] {
+			cueSet[c] = true
+			in.Cues = append(in.Cues, c)
 		}
-		in.Cues = append(in.Cues, c)
 	}
 	key := func(i int) string {
 		if i < 0 || i >= len(toks) {
@@ -194,8 +193,12 @@ func AnalyzeQuestionAt(q string, ref time.Time) Intent {
 			if k == "last" {
 				o = OrderLast
 			}
+			// An ordinal adjective ("her first screenplay") is not an order
+			// cue; "first time", "… first?", "came first," and "the first to"
+			// are.
 			n := key(i + 1)
-			if n == "time" || n == "?" || n == "" || (n == "to" && key(i-1) == "the") {
+			endsClause := i+1 >= len(toks) || toks[i+1].kind == tPunct
+			if n == "time" || endsClause || (n == "to" && key(i-1) == "the") {
 				setOrder(o, k)
 			}
 		case "recently", "lately":
@@ -213,7 +216,9 @@ func AnalyzeQuestionAt(q string, ref time.Time) Intent {
 				addCue("as of")
 			}
 		default:
-			if _, ok := monthWords[k]; ok && (len(k) > 3 || t.cap) && (k != "may" || t.cap) {
+			// Month names only when capitalised ("March", not "they march");
+			// lower-case "in march 2023" still counts through Resolve below.
+			if _, ok := monthWords[k]; ok && t.cap {
 				seen[IntentDuring] = true
 				addCue(k)
 			} else if isFullWeekday(k) || seasonWords[k] != sNone && (key(i-1) == "the" || key(i-1) == "last" || key(i-1) == "this" || key(i-1) == "in") {

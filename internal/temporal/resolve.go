@@ -485,7 +485,7 @@ func (r *resolver) ago(i int) hit {
 	return h
 }
 
-// pastWindow is the stretch of lo..hi units up to and including the reference
+// pastWindow is the stretch of hi units up to and including the reference
 // day, as a duration.
 func (r *resolver) pastWindow(hi int, u unit, fuzzy bool, n int) hit {
 	h := span(addUnits(r.day, u, -hi), r.d(1), unitGran(u), KindDuration, n)
@@ -510,13 +510,13 @@ func (r *resolver) window(i int) hit {
 		return hit{}
 	}
 	j++
-	lo, hi, u, n, fuzzy := r.countUnit(j)
+	_, hi, u, n, fuzzy := r.countUnit(j)
 	if n == 0 {
 		u = unitWords[r.key(j)]
-		if u == uNone || u == uWeekend {
-			return hit{}
+		if u == uNone || u == uWeekend || u == uDay {
+			return hit{} // "the next day", "the last day of camp": narrative, not deictic
 		}
-		lo, hi, n = 1, 1, 1
+		hi, n = 1, 1
 	}
 	if !hasThe && n == 1 && dir != "past" {
 		return hit{} // "last week" is a calendar week, handled by relative
@@ -531,7 +531,6 @@ func (r *resolver) window(i int) hit {
 		h.fuzzy = fuzzy
 		return h
 	}
-	_ = lo
 	return r.pastWindow(hi, u, fuzzy, total)
 }
 
@@ -1143,7 +1142,8 @@ var futureWords = map[string]bool{
 	"will": true, "shall": true, "gonna": true, "plan": true, "plans": true, "planning": true,
 	"hope": true, "hoping": true, "hopefully": true, "wanna": true, "intend": true, "intends": true,
 	"upcoming": true, "soon": true, "tomorrow": true, "scheduled": true, "expecting": true,
-	"won't": true, "forward": true, "next": true,
+	"won't": true, "forward": true, "next": true, "let's": true, "works": true, "sound": true,
+	"sounds": true, "available": true,
 }
 
 var beWords = map[string]bool{
@@ -1201,6 +1201,12 @@ func (r *resolver) futureCue(k int) bool {
 	if futureWords[t.key] || strings.HasSuffix(t.key, "'ll") {
 		return true
 	}
-	// "I'm going to …", "we're going camping …"
-	return t.key == "going" && beWords[r.key(k-1)]
+	switch t.key {
+	case "going": // "I'm going to …", "we're going camping …"
+		return beWords[r.key(k-1)]
+	case "wait": // "can't wait for the weekend"
+		p := r.key(k - 1)
+		return p == "can't" || p == "cannot" || p == "cant"
+	}
+	return false
 }
