@@ -143,7 +143,9 @@ func analyzeRules(question string) QueryInfo {
 		}
 	}
 	in := temporal.AnalyzeQuestion(question)
-	qi.Temporal = in.Temporal
+	// AsksTime (when / how long / which year ...) is far more precise than
+	// the broad Temporal flag, which also fires on any date mentioned.
+	qi.Temporal = in.AsksTime()
 	if in.Range != nil {
 		qi.Start, qi.End = in.Range.Start, in.Range.End
 	}
