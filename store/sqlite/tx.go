@@ -63,7 +63,7 @@ type tx struct {
 	s      *Store
 	sqlTx  *sql.Tx
 	done   atomic.Bool
-	stmts  map[string]*sql.Stmt   // statements bound to sqlTx
+	stmts  map[string]*sql.Stmt  // statements bound to sqlTx
 	spaces map[store.Space]int64 // space row ids seen in this transaction
 }
 

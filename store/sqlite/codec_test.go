@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"database/sql"
+	"slices"
+	"testing"
+	"time"
+)
+
+func FuzzVectorRoundTrip(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{0, 0, 128, 63, 0, 0, 128, 191})
+	f.Add([]byte{1, 2, 3, 4, 5})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		raw = raw[:len(raw)/4*4]
+		vs, err := decodeVector(raw, len(raw)/4)
+		if err != nil {
+			t.Fatalf("decodeVector: %v", err)
+		}
+		// Bit-exact, NaNs included.
+		back := encodeVector(vs)
+		if len(raw) > 0 && !slices.Equal(back, raw) {
+			t.Fatalf("round trip changed bytes: %x -> %x", raw, back)
+		}
+		if _, err := decodeVector(raw, len(raw)/4+1); err == nil {
+			t.Fatal("decodeVector accepted a wrong dimension")
+		}
+	})
+}
+
+func FuzzTimeRoundTrip(f *testing.F) {
+	f.Add(int64(0), int64(0), 0)
+	f.Add(int64(1683554160), int64(123456789), 7200)
+	f.Add(int64(-62135596800), int64(1), -3600)
+	f.Add(int64(253402300799), int64(999999999), 0)
+	f.Fuzz(func(t *testing.T, sec, nsec int64, offset int) {
+		in := time.Unix(sec, nsec%1e9).In(time.FixedZone("z", offset%(24*3600)))
+		v, err := encodeTime("t", in)
+		if y := in.UTC().Year(); y < 0 || y > 9999 {
+			if err == nil {
+				t.Fatalf("encodeTime(%v) accepted a year outside 0..9999", in)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("encodeTime(%v): %v", in, err)
+		}
+		ns := sql.NullString{}
+		if v != nil {
+			ns = sql.NullString{String: v.(string), Valid: true}
+		}
+		out, err := decodeTime(ns)
+		if err != nil {
+			t.Fatalf("decodeTime(%q): %v", ns.String, err)
+		}
+		if !out.Equal(in) || out != out.UTC().Round(0) || out.IsZero() != in.IsZero() {
+			t.Fatalf("round trip %v -> %q -> %v", in, ns.String, out)
+		}
+		if v != nil && len(v.(string)) != len(timeLayout) {
+			t.Fatalf("stored time %q is not fixed width", v)
+		}
+	})
+}
+
+func TestTimeTextOrder(t *testing.T) {
+	times := []time.Time{
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		{},
+		time.Date(1, 1, 1, 0, 0, 0, 1, time.UTC),
+		time.Date(1969, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2023, 5, 8, 13, 56, 0, 10, time.UTC),
+		time.Date(2023, 5, 8, 13, 56, 0, 9, time.UTC).Add(time.Nanosecond * 2),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+	}
+	text := func(tm time.Time) string {
+		if tm.IsZero() {
+			return zeroTimeText
+		}
+		v, err := encodeTime("t", tm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.(string)
+	}
+	for i := 1; i < len(times); i++ {
+		a, b := text(times[i-1]), text(times[i])
+		if (a < b) != times[i-1].Before(times[i]) || (a == b) != times[i-1].Equal(times[i]) {
+			t.Errorf("text order of %q and %q differs from time order", a, b)
+		}
+	}
+}
