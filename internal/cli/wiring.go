@@ -161,4 +161,3 @@ func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 	a.closers = append(a.closers, m.Close)
 	return m, nil
 }
-
