@@ -435,6 +435,16 @@ func readString(s string, q byte, out *[]byte) (n int, complete bool, fixed bool
 	for i < len(s) {
 		c := s[i]
 		switch {
+		case c == q && !closesString(s, i+1):
+			// A quote inside the text ("He said "hi"", 'Caroline's'):
+			// models forget to escape them. Keep it as a character.
+			if q == '"' {
+				*out = append(*out, '\\', '"')
+			} else {
+				*out = append(*out, '\'')
+			}
+			i++
+			fixed = true
 		case c == q:
 			*out = append(*out, '"')
 			return i + 1, true, fixed
@@ -498,6 +508,22 @@ func isLiteral(w string) bool {
 		return true
 	}
 	return false
+}
+
+// closesString reports whether a quote followed by s[j:] ends a string:
+// what follows must be end of input, a newline, or one of , : } ] " as in
+// valid JSON. Any other character means the quote is part of the text.
+func closesString(s string, j int) bool {
+	for ; j < len(s); j++ {
+		switch s[j] {
+		case ' ', '\t':
+			continue
+		case '\n', '\r', ',', ':', '}', ']', '"', '\'':
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 func isHex4(s string) bool {

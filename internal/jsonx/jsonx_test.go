@@ -78,6 +78,9 @@ func TestParseNasty(t *testing.T) {
 		{"think tags", answerSchema, "<think>The user wants {json}. Let me think.</think>\n{\"answer\": \"42\"}", `{"answer":"42"}`, ""},
 		{"mismatched brackets", affSchema, `{"reasoning": "r", "affiliations": ["e1"}`, `{"affiliations":["e1"],"reasoning":"r"}`, ""},
 		{"extra keys kept", answerSchema, `{"answer": "a", "confidence": 0.9}`, `{"answer":"a","confidence":0.9}`, ""},
+		{"unescaped inner quotes", answerSchema, `{"answer": "She said "yes" to the "big" trip"}`, `{"answer":"She said \"yes\" to the \"big\" trip"}`, ""},
+		{"apostrophe in single quotes", answerSchema, `{'answer': 'Caroline's dog'}`, `{"answer":"Caroline's dog"}`, ""},
+		{"pretty printed missing comma", affSchema, "{\n  \"reasoning\": \"r\"\n  \"affiliations\": []\n}", `{"affiliations":[],"reasoning":"r"}`, ""},
 		{"garbage", affSchema, "!!!@@@###", ``, `no JSON`},
 	}
 	for _, tt := range tests {
