@@ -99,14 +99,37 @@ func (m *Meter) SetPrice(model string, p Price) {
 // Wrap returns a Model that forwards to model and records every call under
 // role and the request's Operation. name labels calls that fail before the
 // server names the model; it may be empty.
+//
+// The returned Model has a ModelName method (name, or the inner model's
+// ModelName when name is empty), so a cache wrapped around it still keys
+// by model.
 func (m *Meter) Wrap(role Role, name string, model Model) Model {
-	return ModelFunc(func(ctx context.Context, req Request) (Response, error) {
-		start := time.Now()
-		resp, err := model.Complete(ctx, req)
-		m.record(role, name, req.Operation, resp, err, time.Since(start))
-		return resp, err
-	})
+	if name == "" {
+		if n, ok := model.(interface{ ModelName() string }); ok {
+			name = n.ModelName()
+		}
+	}
+	return &metered{meter: m, role: role, name: name, inner: model}
 }
+
+// metered is a Model recorded by a Meter.
+type metered struct {
+	meter *Meter
+	role  Role
+	name  string
+	inner Model
+}
+
+// Complete forwards to the inner model and records the call.
+func (w *metered) Complete(ctx context.Context, req Request) (Response, error) {
+	start := time.Now()
+	resp, err := w.inner.Complete(ctx, req)
+	w.meter.record(w.role, w.name, req.Operation, resp, err, time.Since(start))
+	return resp, err
+}
+
+// ModelName returns the model name the wrapper was given.
+func (w *metered) ModelName() string { return w.name }
 
 // record adds one call.
 func (m *Meter) record(role Role, name, op string, resp Response, err error, d time.Duration) {

@@ -103,6 +103,23 @@ func TestMeter(t *testing.T) {
 	}
 }
 
+func TestMeterModelName(t *testing.T) {
+	m := llm.NewMeter(nil)
+	type namer interface{ ModelName() string }
+	if got := m.Wrap(llm.RoleMemory, "x", fixedModel("y")).(namer).ModelName(); got != "x" {
+		t.Errorf("ModelName = %q", got)
+	}
+	inner := m.Wrap(llm.RoleMemory, "inner-name", fixedModel("y"))
+	if got := m.Wrap(llm.RoleAnswer, "", inner).(namer).ModelName(); got != "inner-name" {
+		t.Errorf("ModelName from inner = %q", got)
+	}
+	// A failed call is recorded under the wrapper's name.
+	m.Wrap(llm.RoleJudge, "judge-m", fixedModel("")).Complete(t.Context(), llm.Request{Operation: "fail"})
+	if rows := m.Snapshot(); len(rows) != 1 || rows[0].Model != "judge-m" || rows[0].Errors != 1 {
+		t.Errorf("rows = %+v", rows)
+	}
+}
+
 func TestPricesLookup(t *testing.T) {
 	p := llm.Prices{"gpt-4o": {Prompt: 2.5}, "gpt-4o-mini": {Prompt: 0.15}}
 	for model, want := range map[string]float64{

@@ -407,8 +407,13 @@ func (c *Client) adapt(req llm.Request, mode Mode, body string) bool {
 	if len(req.Schema) == 0 || mode >= Plain {
 		return false
 	}
-	if containsAny(b, "response_format", "json_schema", "json_object", "unsupported", "not supported",
-		"unknown parameter", "unrecognized", "extra inputs", "extra_forbidden", "grammar") {
+	// The refusal must be about structured output: named, or a generic
+	// unknown-field complaint that names no other parameter. A context
+	// length or bad model error must not downgrade the client.
+	named := containsAny(b, "response_format", "json_schema", "json_object", "schema", "grammar")
+	generic := containsAny(b, "unknown parameter", "unrecognized", "extra inputs", "extra_forbidden",
+		"unsupported parameter", "not supported") && !containsAny(b, "context", "token", "model", "temperature", "seed")
+	if named || generic {
 		next := mode + 1
 		if c.mode.CompareAndSwap(int32(mode), int32(next)) {
 			c.log.Warn("llm: server refused structured output; downgrading", "endpoint", c.shown, "model", c.opts.Model, "from", mode, "to", next)

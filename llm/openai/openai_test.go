@@ -751,3 +751,19 @@ func TestCanceledWhileWaitingForSlot(t *testing.T) {
 		t.Errorf("first call err = %v", err)
 	}
 }
+
+// A 400 that is not about response_format must not downgrade the client.
+func TestUnrelated400DoesNotDowngrade(t *testing.T) {
+	for _, msg := range []string{
+		"This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+		"The model `gpt-9` does not exist or you do not have access to it.",
+		"Invalid API key provided.",
+	} {
+		srv := llmtest.NewServer(t, llmtest.Always(llmtest.Status(400, msg)))
+		c, _ := newClient(t, srv.BaseURL(), Options{})
+		_, err := c.Complete(t.Context(), schemaRequest())
+		if !errors.Is(err, llm.ErrRequest) || srv.Calls() != 1 || c.Mode() != JSONSchema {
+			t.Errorf("%q: err %v, %d calls, mode %v", msg, err, srv.Calls(), c.Mode())
+		}
+	}
+}
