@@ -60,11 +60,13 @@ func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResu
 	}
 	for _, chunk := range chunks {
 		var err error
-		switch m.opts.Mode {
-		case ModePaper:
+		switch {
+		case m.opts.Mode == ModePaper:
 			err = m.buildPaper(ctx, st, chunk[0], rec, res)
-		case ModeDefault:
+		case m.opts.Mode == ModeDefault:
 			err = m.buildDefault(ctx, st, chunk, rec, res)
+		case m.opts.NoEvents:
+			err = m.buildTurnsOnly(ctx, st, chunk, res)
 		default:
 			err = m.buildOffline(ctx, st, chunk, res)
 		}
@@ -166,6 +168,16 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 		out = append(out, t)
 	}
 	return out, nil
+}
+
+// buildTurnsOnly stores turns with rule-based annotations and no events
+// (offline mode with the NoEvents ablation).
+func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, turns []store.Turn, res *AddResult) error {
+	b := newBatch(st, turns, m.opts.Now().UTC())
+	for _, t := range turns {
+		b.ann[t.ID] = annotateRules(t)
+	}
+	return m.commit(ctx, b, res)
 }
 
 // sameTurn reports whether two turns say the same thing (the fields a

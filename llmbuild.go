@@ -195,6 +195,10 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 		return err
 	}
 
+	if m.opts.NoEvents {
+		return m.commit(ctx, b, res)
+	}
+
 	// 2. Affiliation.
 	var aff prompt.AffiliateReply
 	err = m.ask(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: last, Candidates: cands, Turn: promptTurn(t)}, &aff)
@@ -357,6 +361,9 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 	}
 	st.mu.RUnlock()
 
+	if m.opts.NoEvents {
+		cands, ids = nil, nil
+	}
 	var reply prompt.BuildBatchReply
 	err = m.ask(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}, &reply)
 	if err != nil && !invalid(err) {
@@ -386,6 +393,18 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 	var prev *store.Event
 	if len(prevEvents) > 0 {
 		prev = b.event(prevEvents[0])
+	}
+	if m.opts.NoEvents {
+		for _, t := range turns {
+			if ri, ok := byID[t.ID]; ok {
+				r := reply.Turns[ri]
+				b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+			} else {
+				b.ann[t.ID] = annotateRules(t)
+			}
+		}
+		st.mu.RUnlock()
+		return m.commit(ctx, b, res)
 	}
 	missing := 0
 	for i, t := range turns {

@@ -641,3 +641,41 @@ func TestLoCoMoSessionBothModes(t *testing.T) {
 		})
 	}
 }
+
+// TestAblations checks that NoEvents builds no event layer (one call per
+// turn in paper mode) and NoFilter makes no filter calls.
+func TestAblations(t *testing.T) {
+	ctx := t.Context()
+	turns, questions := example(t)
+	for _, mc := range modes() {
+		t.Run(string(mc.mode), func(t *testing.T) {
+			model := mc.model()
+			m := open(t, higmem.Options{Mode: mc.mode, Memory: model, NoEvents: true, NoFilter: true})
+			res, err := m.Add(ctx, sp, turns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if evs, _ := m.Events(ctx, sp); len(evs) != 0 {
+				t.Fatalf("NoEvents built %d events", len(evs))
+			}
+			if anns, _ := m.Annotations(ctx, sp, nil); len(anns) != len(turns) {
+				t.Fatalf("%d annotations for %d turns", len(anns), len(turns))
+			}
+			if mc.mode == higmem.ModePaper && len(res.Calls) != len(turns) {
+				t.Fatalf("paper NoEvents: %d calls for %d turns, want one per turn", len(res.Calls), len(turns))
+			}
+			ans, err := m.Ask(ctx, sp, questions[1].Question, higmem.RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range ans.Trace.Calls {
+				if c.Operation == "filter" || c.Operation == "predict" {
+					t.Errorf("ablated retrieval made a %s call", c.Operation)
+				}
+			}
+			if len(ans.Trace.Stage("events")) != 0 || len(ans.Evidence) == 0 {
+				t.Errorf("events stage %v, %d evidence", ans.Trace.Stage("events"), len(ans.Evidence))
+			}
+		})
+	}
+}

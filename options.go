@@ -91,6 +91,14 @@ type Options struct {
 	// Links turns on A-Mem style links between turns: annotation sees the
 	// recent window and proposes links, and retrieval adds linked turns.
 	Links bool
+	// NoEvents is an ablation: no event layer. Construction only annotates
+	// turns (paper mode: one call per turn) and retrieval uses turn search
+	// alone.
+	NoEvents bool
+	// NoFilter is an ablation: retrieval skips the relevance filter, so
+	// every searched and predicted turn becomes evidence (up to the token
+	// budget).
+	NoFilter bool
 	// EvidenceTokens is the token budget of the evidence passed to the
 	// answer model (default 2000; about 4 characters per token).
 	EvidenceTokens int

@@ -38,6 +38,8 @@ type query struct {
 	rec      *recorder
 	// cand maps a turn id to its evidence so far.
 	cand map[string]*Evidence
+	// noEvents skips the event layer (the NoEvents ablation).
+	noEvents bool
 }
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
@@ -62,7 +64,7 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if err != nil {
 		return nil, err
 	}
-	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}}
+	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.NoEvents}
 	q.info = analyzeRules(question)
 
 	// Query analysis: an LLM call in paper mode (the reference's rewrite),
@@ -186,7 +188,9 @@ func (q *query) stage(name string, ids []string) {
 // searchStage runs turn and event search and records both stages.
 func (q *query) searchStage() (turns []scored, events []scored) {
 	turns = q.st.searchTurns(q.search, q.qv, q.ro.KTurn, q.keepTurn)
-	events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
+	if !q.noEvents {
+		events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
+	}
 	ids := make([]string, len(turns))
 	for i, h := range turns {
 		ids[i] = q.st.turns[h.idx].ID
@@ -366,6 +370,12 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	}
 	union = m.withLinks(q, union)
 	q.stage("union", union)
+	if m.opts.NoFilter {
+		for i, id := range union {
+			q.addCand(id, "search", 1/float64(1+i))
+		}
+		return nil
+	}
 	fjobs := m.filterJobs(q, union)
 	if err := m.runJobs(ctx, q, 3, fjobs); err != nil {
 		return err
@@ -408,7 +418,10 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 			toFilter = append(toFilter, id)
 		}
 	}
-	jobs := append(m.predictJobs(q, events), m.filterJobs(q, toFilter)...)
+	jobs := m.predictJobs(q, events)
+	if !m.opts.NoFilter {
+		jobs = append(jobs, m.filterJobs(q, toFilter)...)
+	}
 	if err := m.runJobs(ctx, q, 1, jobs); err != nil {
 		return err
 	}
@@ -417,6 +430,9 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	}
 	predicted := jobIDs(jobs, prompt.Predict)
 	kept := jobIDs(jobs, prompt.Filter)
+	if m.opts.NoFilter {
+		kept = toFilter // unfiltered: every searched turn is evidence
+	}
 	q.stage("predicted", predicted)
 	q.stage("filtered", kept)
 	rank := map[string]int{}
