@@ -117,8 +117,9 @@ func (s *Store) Spaces(ctx context.Context) ([]store.Space, error) {
 	return spaceList(slices.Collect(maps.Keys(s.spaces)), func(k store.Space) *space { return s.spaces[k] }), nil
 }
 
-// Update implements store.Store. fn's error is returned as is. Update must
-// not be called from inside fn (it would wait for itself).
+// Update implements store.Store. fn's error is returned as is; when ctx
+// ends before the commit, nothing is written and ctx's error is returned.
+// fn must not call Update or Close (they would wait for fn).
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memstore: update: %w", err)

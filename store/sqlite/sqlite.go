@@ -166,8 +166,10 @@ func (s *Store) closeAll() error {
 	return nil
 }
 
-// Update implements store.Store. fn's error is returned as is. Update must
-// not be called from inside fn (it would wait for itself).
+// Update implements store.Store. fn's error is returned as is; when ctx
+// ends before the commit, nothing is written and ctx's error is returned.
+// fn must not call Update or Close (they would wait for fn), nor, for
+// ":memory:", any method of s or DB.
 func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -193,6 +195,9 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			err = cerr // database/sql rolled back when ctx ended
+		}
 		return fmt.Errorf("sqlite: update: commit: %w", err)
 	}
 	return nil

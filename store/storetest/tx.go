@@ -16,6 +16,7 @@ var txTests = []test{
 	{name: "OutsideReadsCommittedOnly", fn: testTxOutsideReads, needsParallelReads: true},
 	{name: "UseAfterUpdate", fn: testTxUseAfterUpdate},
 	{name: "CancelledContext", fn: testTxCancelled},
+	{name: "CancelledDuringUpdate", fn: testTxCancelledDuring},
 }
 
 // writeEverything performs one of every write in spaceA and spaceB.
@@ -207,5 +208,21 @@ func testTxCancelled(t *testing.T, e *env) {
 	e.wantErr("Update with a cancelled context", err, context.Canceled)
 	if ts := e.listTurns(e.s, spaceA, store.TurnQuery{}); len(ts) != 0 {
 		t.Errorf("Update with a cancelled context wrote %d turns", len(ts))
+	}
+}
+
+func testTxCancelledDuring(t *testing.T, e *env) {
+	ctx, cancel := context.WithCancel(e.ctx)
+	defer cancel()
+	err := e.s.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.PutTurn(ctx, mkTurn(spaceA, "x", 1)); err != nil {
+			return err
+		}
+		cancel()
+		return nil // the function succeeds, but the context is gone: no commit
+	})
+	e.wantErr("Update whose context was cancelled before commit", err, context.Canceled)
+	if ts := e.listTurns(e.s, spaceA, store.TurnQuery{}); len(ts) != 0 {
+		t.Errorf("Update whose context was cancelled wrote %d turns", len(ts))
 	}
 }

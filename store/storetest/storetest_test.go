@@ -1,0 +1,100 @@
+package storetest_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/store"
+	"github.com/higmem/higmem/store/memstore"
+	"github.com/higmem/higmem/store/storetest"
+)
+
+// mutant is memstore with one deliberate bug, to check that the suite
+// notices it.
+type mutant struct {
+	*memstore.Store
+	bug string
+}
+
+func (m mutant) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) ([]store.Turn, error) {
+	if m.bug == "limit" {
+		q.Limit = 0
+	}
+	return m.Store.ListTurns(ctx, sp, q)
+}
+
+func (m mutant) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
+	es, err := m.Store.ListEvents(ctx, sp)
+	if m.bug == "event-order" && len(es) > 1 {
+		es[0], es[1] = es[1], es[0]
+	}
+	return es, err
+}
+
+func (m mutant) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if m.bug != "no-rollback" {
+		return m.Store.Update(ctx, fn)
+	}
+	var fnErr error
+	err := m.Store.Update(ctx, func(tx store.Tx) error { fnErr = fn(tx); return nil })
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+func (m mutant) Close() error {
+	if m.bug == "close-noop" {
+		return nil
+	}
+	return m.Store.Close()
+}
+
+// TestMutant runs the suite against the mutant named by STORETEST_MUTANT;
+// TestSuiteCatchesBugs starts it in a child process.
+func TestMutant(t *testing.T) {
+	bug, ok := os.LookupEnv("STORETEST_MUTANT")
+	if !ok {
+		t.Skip("run by TestSuiteCatchesBugs")
+	}
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := memstore.New()
+		t.Cleanup(func() { _ = s.Close() })
+		return mutant{Store: s, bug: bug}
+	})
+}
+
+func TestSuiteCatchesBugs(t *testing.T) {
+	if _, ok := os.LookupEnv("STORETEST_MUTANT"); ok {
+		t.Skip("inside a mutant run")
+	}
+	cases := []struct{ bug, wantFail string }{
+		{"", ""}, // control: the unmodified store passes
+		{"limit", "Turns/Query/limit"},
+		{"event-order", "Events/Order"},
+		{"no-rollback", "Tx/ErrorRollsBack"},
+		{"close-noop", "Close/ErrClosed"},
+	}
+	for _, tc := range cases {
+		t.Run("bug="+tc.bug, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutant$", "-test.v")
+			cmd.Env = append(os.Environ(), "STORETEST_MUTANT="+tc.bug)
+			out, err := cmd.CombinedOutput()
+			if tc.bug == "" {
+				if err != nil {
+					t.Fatalf("suite fails on the unmodified store: %v\n%s", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("suite passed a store with bug %q", tc.bug)
+			}
+			if want := "--- FAIL: TestMutant/" + tc.wantFail; !strings.Contains(string(out), want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
+	}
+}
