@@ -50,27 +50,49 @@ func BenchmarkEmbed(b *testing.B) {
 	for _, t := range turns {
 		tokens += len(m.Tokenizer().Encode(t))
 	}
-	b.ResetTimer()
+	cpu0 := processCPU()
 	for b.Loop() {
 		if _, err := m.Embed(ctx, turns); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(b.N*len(turns))/b.Elapsed().Seconds(), "turns/s")
+	n := float64(b.N * len(turns))
+	b.ReportMetric(n/b.Elapsed().Seconds(), "turns/s")
+	if cpu := processCPU() - cpu0; cpu > 0 {
+		b.ReportMetric(cpu.Seconds()*1000/n, "cpu-ms/turn")
+	}
 	b.ReportMetric(float64(tokens)/float64(len(turns)), "tokens/turn")
 }
 
-// BenchmarkEmbedOne embeds one turn at a time on one goroutine (latency).
+// BenchmarkEmbedOne embeds one turn at a time on one goroutine (latency),
+// with each available kernel variant.
 func BenchmarkEmbedOne(b *testing.B) {
 	m := loadTestModel(b)
 	turns := locomoLikeTurns(16)
 	ctx := context.Background()
-	i := 0
-	for b.Loop() {
-		if _, err := m.Embed(ctx, turns[i%len(turns):i%len(turns)+1]); err != nil {
-			b.Fatal(err)
+	saved2, saved512 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	for _, v := range []struct {
+		name         string
+		avx2, avx512 bool
+	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
+		if v.avx2 && !saved2 || v.avx512 && !saved512 {
+			continue
 		}
-		i++
+		useAVX2, useAVX512 = v.avx2, v.avx512
+		b.Run(v.name, func(b *testing.B) {
+			i := 0
+			cpu0 := processCPU()
+			for b.Loop() {
+				if _, err := m.Embed(ctx, turns[i%len(turns):i%len(turns)+1]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
+			if cpu := processCPU() - cpu0; cpu > 0 {
+				b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/turn")
+			}
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
 }

@@ -51,6 +51,16 @@ func (l *linear) forward(dst, x []float32, rows int) {
 		w := l.w[p*l.in*panelWidth : (p+1)*l.in*panelWidth]
 		b := l.b[p*panelWidth : (p+1)*panelWidth]
 		col := p * panelWidth
+		if col+2*panelWidth <= fullOut && useAVX512 {
+			// Two full panels at once.
+			w2 := l.w[p*l.in*panelWidth : (p+2)*l.in*panelWidth]
+			b2 := l.b[p*panelWidth : (p+2)*panelWidth]
+			for r := 0; r < prows; r += kernelRows {
+				gemm6x32(l.in, x[r*l.in:], l.in, w2, b2, dst[r*l.out+col:], l.out)
+			}
+			p++
+			continue
+		}
 		for r := 0; r < prows; r += kernelRows {
 			if col < fullOut {
 				gemm6x16(l.in, x[r*l.in:], l.in, w, b, dst[r*l.out+col:], l.out)
@@ -68,45 +78,47 @@ func (l *linear) forward(dst, x []float32, rows int) {
 func padRows(rows int) int { return (rows + kernelRows - 1) / kernelRows * kernelRows }
 
 // gemm6x16Go is the portable micro-kernel: for r < 6 and j < 16,
-// c[r*ldc+j] = bias[j] + Σ_p a[r*lda+p]·b[p*16+j].
+// c[r*ldc+j] = bias[j] + Σ_p a[r*lda+p]·b[p*16+j]. It works on 3×4 blocks
+// so that the 12 accumulators and the operands stay in registers (measured
+// about twice as fast as 2×8 blocks on amd64).
 func gemm6x16Go(k int, a []float32, lda int, b, bias, c []float32, ldc int) {
 	_ = a[5*lda+k-1]
 	_ = b[k*panelWidth-1]
 	_ = c[5*ldc+panelWidth-1]
-	for r := 0; r < kernelRows; r += 2 {
+	for r := 0; r < kernelRows; r += 3 {
 		a0 := a[r*lda : r*lda+k]
 		a1 := a[(r+1)*lda : (r+1)*lda+k]
-		for half := 0; half < panelWidth; half += 8 {
-			c00, c01, c02, c03 := bias[half], bias[half+1], bias[half+2], bias[half+3]
-			c04, c05, c06, c07 := bias[half+4], bias[half+5], bias[half+6], bias[half+7]
+		a2 := a[(r+2)*lda : (r+2)*lda+k]
+		a1 = a1[:len(a0)]
+		a2 = a2[:len(a0)]
+		for q := 0; q < panelWidth; q += 4 {
+			c00, c01, c02, c03 := bias[q], bias[q+1], bias[q+2], bias[q+3]
 			c10, c11, c12, c13 := c00, c01, c02, c03
-			c14, c15, c16, c17 := c04, c05, c06, c07
+			c20, c21, c22, c23 := c00, c01, c02, c03
+			bq := b[q : (k-1)*panelWidth+q+4]
 			for p := range a0 {
-				bp := b[p*panelWidth+half : p*panelWidth+half+8 : p*panelWidth+half+8]
-				x0, x1 := a0[p], a1[p]
+				bp := bq[p*panelWidth : p*panelWidth+4 : p*panelWidth+4]
+				x0, x1, x2 := a0[p], a1[p], a2[p]
 				b0, b1, b2, b3 := bp[0], bp[1], bp[2], bp[3]
-				b4, b5, b6, b7 := bp[4], bp[5], bp[6], bp[7]
 				c00 += x0 * b0
 				c01 += x0 * b1
 				c02 += x0 * b2
 				c03 += x0 * b3
-				c04 += x0 * b4
-				c05 += x0 * b5
-				c06 += x0 * b6
-				c07 += x0 * b7
 				c10 += x1 * b0
 				c11 += x1 * b1
 				c12 += x1 * b2
 				c13 += x1 * b3
-				c14 += x1 * b4
-				c15 += x1 * b5
-				c16 += x1 * b6
-				c17 += x1 * b7
+				c20 += x2 * b0
+				c21 += x2 * b1
+				c22 += x2 * b2
+				c23 += x2 * b3
 			}
-			o0 := c[r*ldc+half : r*ldc+half+8 : r*ldc+half+8]
-			o0[0], o0[1], o0[2], o0[3], o0[4], o0[5], o0[6], o0[7] = c00, c01, c02, c03, c04, c05, c06, c07
-			o1 := c[(r+1)*ldc+half : (r+1)*ldc+half+8 : (r+1)*ldc+half+8]
-			o1[0], o1[1], o1[2], o1[3], o1[4], o1[5], o1[6], o1[7] = c10, c11, c12, c13, c14, c15, c16, c17
+			o0 := c[r*ldc+q : r*ldc+q+4 : r*ldc+q+4]
+			o0[0], o0[1], o0[2], o0[3] = c00, c01, c02, c03
+			o1 := c[(r+1)*ldc+q : (r+1)*ldc+q+4 : (r+1)*ldc+q+4]
+			o1[0], o1[1], o1[2], o1[3] = c10, c11, c12, c13
+			o2 := c[(r+2)*ldc+q : (r+2)*ldc+q+4 : (r+2)*ldc+q+4]
+			o2[0], o2[1], o2[2], o2[3] = c20, c21, c22, c23
 		}
 	}
 }
@@ -159,8 +171,8 @@ func layerNorm(x []float32, rows, n int, g, b []float32, eps float64) {
 	}
 }
 
-// gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
-func gelu(x []float32) {
+// geluGo applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
+func geluGo(x []float32) {
 	for i, v := range x {
 		x[i] = v * 0.5 * (1 + erf32(v*(math.Sqrt2/2)))
 	}

@@ -4,11 +4,46 @@ package minilm
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 selects the assembly kernels; tests flip it to compare both.
-var useAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+// useAVX2 and useAVX512 select the assembly kernels; tests flip them to
+// compare every variant.
+var (
+	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+)
 
 //go:noescape
 func gemm6x16AVX2(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
+
+//go:noescape
+func gemm6x32AVX512(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
+
+// gemm6x32 computes two adjacent panels at once (32 columns; b holds panel
+// j then panel j+1) when AVX-512 is available, and reports false otherwise.
+func gemm6x32(k int, a []float32, lda int, b, bias, c []float32, ldc int) bool {
+	if !useAVX512 || k == 0 {
+		return false
+	}
+	_ = a[5*lda+k-1]
+	_ = b[2*k*panelWidth-1]
+	_ = bias[2*panelWidth-1]
+	_ = c[5*ldc+2*panelWidth-1]
+	gemm6x32AVX512(k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
+	return true
+}
+
+//go:noescape
+func geluAVX2(x *float32, n int)
+
+// gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
+func gelu(x []float32) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		geluGo(x)
+		return
+	}
+	geluAVX2(&x[0], n)
+	geluGo(x[n:])
+}
 
 //go:noescape
 func dotAVX2(a, b *float32, n int) float32

@@ -146,3 +146,263 @@ axpy8:
 	JNZ         axpy8
 	VZEROUPPER
 	RET
+
+// func gemm6x32AVX512(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
+//
+// Two adjacent packed panels at once: b points at panel j and panel j+1
+// follows k*16 floats later; bias and c cover 32 columns.
+// c[r*ldc+j] = bias[j] + Σ_{p<k} a[r*lda+p]·B[p][j] for r < 6, j < 32.
+TEXT ·gemm6x32AVX512(SB), NOSPLIT, $0-56
+	MOVQ k+0(FP), CX
+	MOVQ a+8(FP), R8
+	MOVQ lda+16(FP), DX
+	SHLQ $2, DX
+	MOVQ b+24(FP), BX
+	MOVQ bias+32(FP), SI
+	MOVQ c+40(FP), DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	LEAQ (R11)(DX*1), R12
+	LEAQ (R12)(DX*1), R13
+
+	// DX = byte offset of the second panel = k*64.
+	MOVQ CX, DX
+	SHLQ $6, DX
+
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	VMOVAPS Z0, Z2
+	VMOVAPS Z1, Z3
+	VMOVAPS Z0, Z4
+	VMOVAPS Z1, Z5
+	VMOVAPS Z0, Z6
+	VMOVAPS Z1, Z7
+	VMOVAPS Z0, Z8
+	VMOVAPS Z1, Z9
+	VMOVAPS Z0, Z10
+	VMOVAPS Z1, Z11
+
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JZ    store512
+
+loop512:
+	VMOVUPS      (BX), Z12
+	VMOVUPS      (BX)(DX*1), Z13
+	VBROADCASTSS (R8)(AX*1), Z14
+	VFMADD231PS  Z12, Z14, Z0
+	VFMADD231PS  Z13, Z14, Z1
+	VBROADCASTSS (R9)(AX*1), Z15
+	VFMADD231PS  Z12, Z15, Z2
+	VFMADD231PS  Z13, Z15, Z3
+	VBROADCASTSS (R10)(AX*1), Z16
+	VFMADD231PS  Z12, Z16, Z4
+	VFMADD231PS  Z13, Z16, Z5
+	VBROADCASTSS (R11)(AX*1), Z17
+	VFMADD231PS  Z12, Z17, Z6
+	VFMADD231PS  Z13, Z17, Z7
+	VBROADCASTSS (R12)(AX*1), Z18
+	VFMADD231PS  Z12, Z18, Z8
+	VFMADD231PS  Z13, Z18, Z9
+	VBROADCASTSS (R13)(AX*1), Z19
+	VFMADD231PS  Z12, Z19, Z10
+	VFMADD231PS  Z13, Z19, Z11
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          loop512
+
+store512:
+	MOVQ    ldc+48(FP), SI
+	SHLQ    $2, SI
+	VMOVUPS Z0, (DI)
+	VMOVUPS Z1, 64(DI)
+	ADDQ    SI, DI
+	VMOVUPS Z2, (DI)
+	VMOVUPS Z3, 64(DI)
+	ADDQ    SI, DI
+	VMOVUPS Z4, (DI)
+	VMOVUPS Z5, 64(DI)
+	ADDQ    SI, DI
+	VMOVUPS Z6, (DI)
+	VMOVUPS Z7, 64(DI)
+	ADDQ    SI, DI
+	VMOVUPS Z8, (DI)
+	VMOVUPS Z9, 64(DI)
+	ADDQ    SI, DI
+	VMOVUPS Z10, (DI)
+	VMOVUPS Z11, 64(DI)
+	VZEROUPPER
+	RET
+
+// Constants of geluAVX2, each repeated 8 times (one YMM register):
+// 1/√2, 4, -4, 0.5, then the erf32 numerator (a13..a1) and denominator
+// (b8..b0) coefficients.
+DATA geluc<>+0(SB)/4, $0x3f3504f3
+DATA geluc<>+4(SB)/4, $0x3f3504f3
+DATA geluc<>+8(SB)/4, $0x3f3504f3
+DATA geluc<>+12(SB)/4, $0x3f3504f3
+DATA geluc<>+16(SB)/4, $0x3f3504f3
+DATA geluc<>+20(SB)/4, $0x3f3504f3
+DATA geluc<>+24(SB)/4, $0x3f3504f3
+DATA geluc<>+28(SB)/4, $0x3f3504f3
+DATA geluc<>+32(SB)/4, $0x40800000
+DATA geluc<>+36(SB)/4, $0x40800000
+DATA geluc<>+40(SB)/4, $0x40800000
+DATA geluc<>+44(SB)/4, $0x40800000
+DATA geluc<>+48(SB)/4, $0x40800000
+DATA geluc<>+52(SB)/4, $0x40800000
+DATA geluc<>+56(SB)/4, $0x40800000
+DATA geluc<>+60(SB)/4, $0x40800000
+DATA geluc<>+64(SB)/4, $0xc0800000
+DATA geluc<>+68(SB)/4, $0xc0800000
+DATA geluc<>+72(SB)/4, $0xc0800000
+DATA geluc<>+76(SB)/4, $0xc0800000
+DATA geluc<>+80(SB)/4, $0xc0800000
+DATA geluc<>+84(SB)/4, $0xc0800000
+DATA geluc<>+88(SB)/4, $0xc0800000
+DATA geluc<>+92(SB)/4, $0xc0800000
+DATA geluc<>+96(SB)/4, $0x3f000000
+DATA geluc<>+100(SB)/4, $0x3f000000
+DATA geluc<>+104(SB)/4, $0x3f000000
+DATA geluc<>+108(SB)/4, $0x3f000000
+DATA geluc<>+112(SB)/4, $0x3f000000
+DATA geluc<>+116(SB)/4, $0x3f000000
+DATA geluc<>+120(SB)/4, $0x3f000000
+DATA geluc<>+124(SB)/4, $0x3f000000
+DATA geluc<>+128(SB)/4, $0xaf95df0b
+DATA geluc<>+132(SB)/4, $0xaf95df0b
+DATA geluc<>+136(SB)/4, $0xaf95df0b
+DATA geluc<>+140(SB)/4, $0xaf95df0b
+DATA geluc<>+144(SB)/4, $0xaf95df0b
+DATA geluc<>+148(SB)/4, $0xaf95df0b
+DATA geluc<>+152(SB)/4, $0xaf95df0b
+DATA geluc<>+156(SB)/4, $0xaf95df0b
+DATA geluc<>+160(SB)/4, $0x32edffee
+DATA geluc<>+164(SB)/4, $0x32edffee
+DATA geluc<>+168(SB)/4, $0x32edffee
+DATA geluc<>+172(SB)/4, $0x32edffee
+DATA geluc<>+176(SB)/4, $0x32edffee
+DATA geluc<>+180(SB)/4, $0x32edffee
+DATA geluc<>+184(SB)/4, $0x32edffee
+DATA geluc<>+188(SB)/4, $0x32edffee
+DATA geluc<>+192(SB)/4, $0xb60cff51
+DATA geluc<>+196(SB)/4, $0xb60cff51
+DATA geluc<>+200(SB)/4, $0xb60cff51
+DATA geluc<>+204(SB)/4, $0xb60cff51
+DATA geluc<>+208(SB)/4, $0xb60cff51
+DATA geluc<>+212(SB)/4, $0xb60cff51
+DATA geluc<>+216(SB)/4, $0xb60cff51
+DATA geluc<>+220(SB)/4, $0xb60cff51
+DATA geluc<>+224(SB)/4, $0xb86ec2d2
+DATA geluc<>+228(SB)/4, $0xb86ec2d2
+DATA geluc<>+232(SB)/4, $0xb86ec2d2
+DATA geluc<>+236(SB)/4, $0xb86ec2d2
+DATA geluc<>+240(SB)/4, $0xb86ec2d2
+DATA geluc<>+244(SB)/4, $0xb86ec2d2
+DATA geluc<>+248(SB)/4, $0xb86ec2d2
+DATA geluc<>+252(SB)/4, $0xb86ec2d2
+DATA geluc<>+256(SB)/4, $0xba40ac63
+DATA geluc<>+260(SB)/4, $0xba40ac63
+DATA geluc<>+264(SB)/4, $0xba40ac63
+DATA geluc<>+268(SB)/4, $0xba40ac63
+DATA geluc<>+272(SB)/4, $0xba40ac63
+DATA geluc<>+276(SB)/4, $0xba40ac63
+DATA geluc<>+280(SB)/4, $0xba40ac63
+DATA geluc<>+284(SB)/4, $0xba40ac63
+DATA geluc<>+288(SB)/4, $0xbb41a1f6
+DATA geluc<>+292(SB)/4, $0xbb41a1f6
+DATA geluc<>+296(SB)/4, $0xbb41a1f6
+DATA geluc<>+300(SB)/4, $0xbb41a1f6
+DATA geluc<>+304(SB)/4, $0xbb41a1f6
+DATA geluc<>+308(SB)/4, $0xbb41a1f6
+DATA geluc<>+312(SB)/4, $0xbb41a1f6
+DATA geluc<>+316(SB)/4, $0xbb41a1f6
+DATA geluc<>+320(SB)/4, $0xbc83dbd4
+DATA geluc<>+324(SB)/4, $0xbc83dbd4
+DATA geluc<>+328(SB)/4, $0xbc83dbd4
+DATA geluc<>+332(SB)/4, $0xbc83dbd4
+DATA geluc<>+336(SB)/4, $0xbc83dbd4
+DATA geluc<>+340(SB)/4, $0xbc83dbd4
+DATA geluc<>+344(SB)/4, $0xbc83dbd4
+DATA geluc<>+348(SB)/4, $0xbc83dbd4
+DATA geluc<>+352(SB)/4, $0xb77460cd
+DATA geluc<>+356(SB)/4, $0xb77460cd
+DATA geluc<>+360(SB)/4, $0xb77460cd
+DATA geluc<>+364(SB)/4, $0xb77460cd
+DATA geluc<>+368(SB)/4, $0xb77460cd
+DATA geluc<>+372(SB)/4, $0xb77460cd
+DATA geluc<>+376(SB)/4, $0xb77460cd
+DATA geluc<>+380(SB)/4, $0xb77460cd
+DATA geluc<>+384(SB)/4, $0xb95fbd29
+DATA geluc<>+388(SB)/4, $0xb95fbd29
+DATA geluc<>+392(SB)/4, $0xb95fbd29
+DATA geluc<>+396(SB)/4, $0xb95fbd29
+DATA geluc<>+400(SB)/4, $0xb95fbd29
+DATA geluc<>+404(SB)/4, $0xb95fbd29
+DATA geluc<>+408(SB)/4, $0xb95fbd29
+DATA geluc<>+412(SB)/4, $0xb95fbd29
+DATA geluc<>+416(SB)/4, $0xbadc924e
+DATA geluc<>+420(SB)/4, $0xbadc924e
+DATA geluc<>+424(SB)/4, $0xbadc924e
+DATA geluc<>+428(SB)/4, $0xbadc924e
+DATA geluc<>+432(SB)/4, $0xbadc924e
+DATA geluc<>+436(SB)/4, $0xbadc924e
+DATA geluc<>+440(SB)/4, $0xbadc924e
+DATA geluc<>+444(SB)/4, $0xbadc924e
+DATA geluc<>+448(SB)/4, $0xbbf19bf8
+DATA geluc<>+452(SB)/4, $0xbbf19bf8
+DATA geluc<>+456(SB)/4, $0xbbf19bf8
+DATA geluc<>+460(SB)/4, $0xbbf19bf8
+DATA geluc<>+464(SB)/4, $0xbbf19bf8
+DATA geluc<>+468(SB)/4, $0xbbf19bf8
+DATA geluc<>+472(SB)/4, $0xbbf19bf8
+DATA geluc<>+476(SB)/4, $0xbbf19bf8
+DATA geluc<>+480(SB)/4, $0xbc69b6a7
+DATA geluc<>+484(SB)/4, $0xbc69b6a7
+DATA geluc<>+488(SB)/4, $0xbc69b6a7
+DATA geluc<>+492(SB)/4, $0xbc69b6a7
+DATA geluc<>+496(SB)/4, $0xbc69b6a7
+DATA geluc<>+500(SB)/4, $0xbc69b6a7
+DATA geluc<>+504(SB)/4, $0xbc69b6a7
+DATA geluc<>+508(SB)/4, $0xbc69b6a7
+GLOBL geluc<>(SB), RODATA|NOPTR, $512
+
+// func geluAVX2(x *float32, n int)
+//
+// x[i] = x[i]·½(1+erf(x[i]/√2)) with the erf32 rational approximation;
+// n must be a positive multiple of 8.
+TEXT ·geluAVX2(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+
+gelu8:
+	VMOVUPS     (SI), Y0
+	VMULPS      geluc<>+0(SB), Y0, Y1
+	VMINPS      geluc<>+32(SB), Y1, Y1
+	VMAXPS      geluc<>+64(SB), Y1, Y1
+	VMULPS      Y1, Y1, Y2
+	VMOVUPS     geluc<>+128(SB), Y3
+	VFMADD213PS geluc<>+160(SB), Y2, Y3
+	VFMADD213PS geluc<>+192(SB), Y2, Y3
+	VFMADD213PS geluc<>+224(SB), Y2, Y3
+	VFMADD213PS geluc<>+256(SB), Y2, Y3
+	VFMADD213PS geluc<>+288(SB), Y2, Y3
+	VFMADD213PS geluc<>+320(SB), Y2, Y3
+	VMULPS      Y1, Y3, Y3
+	VMOVUPS     geluc<>+352(SB), Y4
+	VFMADD213PS geluc<>+384(SB), Y2, Y4
+	VFMADD213PS geluc<>+416(SB), Y2, Y4
+	VFMADD213PS geluc<>+448(SB), Y2, Y4
+	VFMADD213PS geluc<>+480(SB), Y2, Y4
+	VDIVPS      Y4, Y3, Y3
+	VMULPS      geluc<>+96(SB), Y0, Y5
+	VFMADD213PS Y5, Y5, Y3
+	VMOVUPS     Y3, (SI)
+	ADDQ        $32, SI
+	SUBQ        $8, CX
+	JNZ         gelu8
+	VZEROUPPER
+	RET

@@ -2,8 +2,11 @@
 
 package minilm
 
-// useAVX2 is always false without the amd64 assembly.
-var useAVX2 = false
+// useAVX2 and useAVX512 are always false without the amd64 assembly.
+var useAVX2, useAVX512 = false, false
+
+// gemm6x32 reports false: there is no two-panel kernel here.
+func gemm6x32(k int, a []float32, lda int, b, bias, c []float32, ldc int) bool { return false }
 
 // gemm6x16 computes c[r*ldc+j] = bias[j] + Σ_p a[r*lda+p]·b[p*16+j] for
 // r < 6, j < 16.
@@ -16,3 +19,6 @@ func dot(a, b []float32) float32 { return dotGo(a, b) }
 
 // axpy computes y[i] += alpha·x[i] over len(x).
 func axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
+
+// gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
+func gelu(x []float32) { geluGo(x) }

@@ -3,6 +3,7 @@ package minilm
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -32,9 +33,13 @@ func naiveLinear(x, w, b []float32, rows, in, out int) []float32 {
 // kernelVariants runs f with the assembly kernels (when the CPU has them)
 // and with the portable Go ones.
 func kernelVariants(t *testing.T, f func(t *testing.T)) {
-	saved := useAVX2
-	defer func() { useAVX2 = saved }()
-	if saved {
+	saved2, saved512 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	if saved512 {
+		t.Run("avx512", f)
+	}
+	useAVX512 = false
+	if saved2 {
 		t.Run("avx2", f)
 	}
 	useAVX2 = false
@@ -45,7 +50,7 @@ func TestLinearMatchesNaive(t *testing.T) {
 	kernelVariants(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(1, 2))
 		for _, tc := range []struct{ rows, in, out int }{
-			{1, 8, 16}, {5, 384, 384}, {6, 384, 1152}, {7, 1536, 384}, {13, 3, 40}, {40, 384, 1536},
+			{1, 8, 16}, {3, 5, 32}, {4, 7, 48}, {5, 384, 384}, {6, 384, 1152}, {7, 1536, 384}, {13, 3, 40}, {40, 384, 1536},
 		} {
 			x := randSlice(r, padRows(tc.rows)*tc.in)
 			w := randSlice(r, tc.out*tc.in)
@@ -143,4 +148,49 @@ func TestSoftmaxAndLayerNorm(t *testing.T) {
 			t.Errorf("layerNorm[%d] = %v, want %v", i, row[i], want[i])
 		}
 	}
+}
+
+// BenchmarkGemm measures one 40×384 · 384×1536 product (the FFN
+// up-projection of a LoCoMo-sized turn) with each kernel variant.
+func BenchmarkGemm(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	rows, in, out := 40, 384, 1536
+	x := randSlice(r, padRows(rows)*in)
+	l := newLinear(randSlice(r, out*in), randSlice(r, out), out, in)
+	y := make([]float32, padRows(rows)*out)
+	saved2, saved512 := useAVX2, useAVX512
+	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	for _, v := range []struct {
+		name         string
+		avx2, avx512 bool
+	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
+		if v.avx2 && !saved2 || v.avx512 && !saved512 {
+			continue
+		}
+		useAVX2, useAVX512 = v.avx2, v.avx512
+		b.Run(v.name, func(b *testing.B) {
+			for b.Loop() {
+				l.forward(y, x, rows)
+			}
+			b.ReportMetric(float64(b.N)*2*float64(padRows(rows)*in*out)/b.Elapsed().Seconds()/1e9, "GFLOPS")
+		})
+	}
+}
+
+func TestGeluMatchesErf(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		var x []float32
+		for v := -8.0; v <= 8.0; v += 1.0 / 256 {
+			x = append(x, float32(v))
+		}
+		x = append(x, 0, -0.0, 100, -100, 1e-30)
+		got := slices.Clone(x)
+		gelu(got)
+		for i, v := range x {
+			want := float64(v) * 0.5 * (1 + math.Erf(float64(v)/math.Sqrt2))
+			if d := math.Abs(float64(got[i]) - want); d > 1e-6*max(1, math.Abs(want)) {
+				t.Fatalf("gelu(%v) = %v, want %v", v, got[i], want)
+			}
+		}
+	})
 }
