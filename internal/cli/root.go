@@ -47,9 +47,14 @@ type app struct {
 
 // Main runs the higmem command with args and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(os.Getenv, args, stdin, stdout, stderr)
+}
+
+// run is Main with the environment passed in, for tests.
+func run(getenv func(string) string, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	a := newApp(envconfig.Load(os.Getenv), stdin, stdout, stderr)
+	a := newApp(envconfig.Load(getenv), stdin, stdout, stderr)
 	cmd := a.rootCommand()
 	cmd.SetArgs(args)
 	err := cmd.ExecuteContext(ctx)

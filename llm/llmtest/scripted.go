@@ -468,3 +468,56 @@ func (p parsed) judge(string) map[string]any {
 	}
 	return map[string]any{"label": label, "reasoning": "word overlap"}
 }
+
+// Handler returns a fake-server handler (see NewServer) that answers like s:
+// it recovers the prompt kind from response_format.json_schema.name and the
+// messages from the request. Use it to run the real llm/openai client, and
+// the CLI, against scripted answers.
+func (s *Scripted) Handler() Handler {
+	return func(_ int, req *ChatRequest) Reply {
+		var rf struct {
+			JSONSchema struct {
+				Name string `json:"name"`
+			} `json:"json_schema"`
+		}
+		_ = json.Unmarshal(req.ResponseFormat, &rf)
+		name := rf.JSONSchema.Name
+		if name == "" {
+			// Plain or json_object mode: the kind is not on the wire;
+			// guess it from the prompt's first line.
+			name = kindFromPrompt(req.Messages)
+		}
+		resp, err := s.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: name})
+		if err != nil {
+			return Reply{Status: 400, Body: `{"error":{"message":"` + err.Error() + `"}}`}
+		}
+		return Reply{Content: resp.Content}
+	}
+}
+
+// kindFromPrompt recognises higmem's prompts by their opening words.
+func kindFromPrompt(msgs []llm.Message) string {
+	var user string
+	for _, m := range msgs {
+		if m.Role == "user" {
+			user = m.Content
+		}
+	}
+	for prefix, kind := range map[string]string{
+		"Annotate one conversation turn":      "turn_note",
+		"Decide which ongoing event":          "affiliate",
+		"Update the memory record":            "event_update",
+		"A large event in memory":             "event_check",
+		"Organise new conversation turns":     "build_batch",
+		"Prepare a memory search":             "query",
+		"Pick the turns of one memory event":  "predict",
+		"Judge which memory items":            "filter",
+		"Answer a question about past":        "answer",
+		"Grade an answer to a question about": "judge",
+	} {
+		if strings.HasPrefix(user, prefix) {
+			return kind
+		}
+	}
+	return ""
+}

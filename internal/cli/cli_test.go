@@ -1,0 +1,203 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/llm/llmtest"
+)
+
+// runCLI runs the command with env (nothing else of the process
+// environment leaks in) and returns stdout, stderr and the exit code.
+func runCLI(t *testing.T, env map[string]string, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(func(k string) string { return env[k] }, args, strings.NewReader(""), &out, &errb)
+	return out.String(), errb.String(), code
+}
+
+func baseEnv(t *testing.T) map[string]string {
+	dir := t.TempDir()
+	return map[string]string{
+		"HIGMEM_DB":         filepath.Join(dir, "m.db"),
+		"HIGMEM_MODELS_DIR": filepath.Join(dir, "models"), // empty: BM25 only
+		"HOME":              dir,
+	}
+}
+
+const exampleFile = "../../examples/conversation.json"
+
+func TestIngestAndAskOffline(t *testing.T) {
+	env := baseEnv(t)
+	out, errOut, code := runCLI(t, env, "ingest", exampleFile, "-q")
+	if code != 0 {
+		t.Fatalf("ingest: code %d\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(out, "34 turns added") || !strings.Contains(errOut, "BM25 only") {
+		t.Fatalf("ingest output:\n%s\nstderr:\n%s", out, errOut)
+	}
+	// Re-ingest is a no-op.
+	out, _, code = runCLI(t, env, "ingest", exampleFile, "-q")
+	if code != 0 || !strings.Contains(out, "0 turns added, 34 already stored") {
+		t.Fatalf("re-ingest: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, env, "ask", "What is the name of Priya's dog?")
+	if code != 0 || !strings.Contains(out, "[S2:1]") || !strings.Contains(out, "no LLM configured") {
+		t.Fatalf("ask: %d\n%s", code, out)
+	}
+	out, _, code = runCLI(t, env, "search", "--json", "greyhound Biscuit")
+	if code != 0 {
+		t.Fatalf("search: %d\n%s", code, out)
+	}
+	var res higmem.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("search --json: %v\n%s", err, out)
+	}
+	if !slices.Contains(res.IDs(), "S2:1") || len(res.Trace.Stages) == 0 {
+		t.Fatalf("search result ids %v stages %v", res.IDs(), res.Trace.Stages)
+	}
+	out, _, code = runCLI(t, env, "events", "--turns")
+	if code != 0 || !strings.Contains(out, "e1") || !strings.Contains(out, "[S1:1]") {
+		t.Fatalf("events: %d\n%s", code, out)
+	}
+	// Export, then import into another user.
+	exp := filepath.Join(t.TempDir(), "x.jsonl")
+	if _, e, code := runCLI(t, env, "export", "-o", exp); code != 0 {
+		t.Fatalf("export: %s", e)
+	}
+	out, e, code := runCLI(t, env, "import", "--user", "copy", exp)
+	if code != 0 || !strings.Contains(out, "imported 34 turns") {
+		t.Fatalf("import: %d %s %s", code, out, e)
+	}
+	out, _, code = runCLI(t, env, "delete", "--user", "copy", "S1:1")
+	if code != 0 || !strings.Contains(out, "deleted S1:1") {
+		t.Fatalf("delete: %d %s", code, out)
+	}
+	out, _, code = runCLI(t, env, "history", "--user", "copy", "--kind", "turn")
+	if code != 0 || !strings.Contains(out, "S1:1") {
+		t.Fatalf("history: %d %s", code, out)
+	}
+}
+
+func TestIngestErrorsNameTheProblem(t *testing.T) {
+	env := baseEnv(t)
+	dir := t.TempDir()
+	cases := []struct {
+		name, content, want string
+	}{
+		{"syntax.json", "{\"turns\": [\n  {\"speaker\": \"a\", \"text\": \"x\"},\n  {\"speaker\": \"b\" \"text\": \"y\"}\n]}", "line 3"},
+		{"nospeaker.json", `{"turns": [{"speaker": "a", "text": "x"}, {"text": "y"}]}`, `turn 2: field "speaker"`},
+		{"wrongtype.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"text\": 5}\n", `line 2: field "text" should be string`},
+		{"unknown.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"txt\": \"y\"}\n", `line 2: json: unknown field "txt"`},
+		{"empty.json", "  ", "empty"},
+	}
+	for _, c := range cases {
+		path := filepath.Join(dir, c.name)
+		if err := os.WriteFile(path, []byte(c.content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, errOut, code := runCLI(t, env, "ingest", path)
+		if code == 0 || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: code %d, stderr %q, want it to mention %q", c.name, code, errOut, c.want)
+		}
+	}
+	// Nothing was stored by the failed ingests.
+	out, _, _ := runCLI(t, env, "events")
+	if !strings.Contains(out, "no events") {
+		t.Errorf("events after failed ingests:\n%s", out)
+	}
+	if _, errOut, code := runCLI(t, env, "ask", "--mode", "paper", "q?"); code == 0 || !strings.Contains(errOut, "needs an LLM endpoint") {
+		t.Errorf("paper mode without LLM: %d %s", code, errOut)
+	}
+}
+
+// TestLLMPathThroughFakeServer runs ingest and ask with the real
+// OpenAI-compatible client against a local fake server, and proves that the
+// response cache makes a rerun cost zero HTTP calls.
+func TestLLMPathThroughFakeServer(t *testing.T) {
+	for _, mode := range []string{"default", "paper"} {
+		t.Run(mode, func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.NewScripted().Handler())
+			env := baseEnv(t)
+			env["HIGMEM_LLM_BASE_URL"] = srv.URL + "/v1"
+			env["HIGMEM_MEMORY_MODEL"] = "fake-model"
+			env["HIGMEM_MODE"] = mode
+
+			out, errOut, code := runCLI(t, env, "ingest", exampleFile, "-q")
+			if code != 0 {
+				t.Fatalf("ingest: %d\n%s\n%s", code, out, errOut)
+			}
+			ingestCalls := srv.Calls()
+			if ingestCalls == 0 {
+				t.Fatal("ingest made no HTTP calls")
+			}
+			q := "Who looks after Biscuit when Priya travels to Lisbon?"
+			out, errOut, code = runCLI(t, env, "ask", "--trace", q)
+			if code != 0 || !strings.Contains(out, "Answer: ") || !strings.Contains(out, "LLM calls") {
+				t.Fatalf("ask: %d\n%s\n%s", code, out, errOut)
+			}
+			askCalls := srv.Calls() - ingestCalls
+			if askCalls == 0 {
+				t.Fatal("ask made no HTTP calls")
+			}
+
+			// Same question again: answered from the cache.
+			before := srv.Calls()
+			out2, _, code := runCLI(t, env, "ask", "--trace", q)
+			if code != 0 || srv.Calls() != before {
+				t.Fatalf("cached ask made %d HTTP calls", srv.Calls()-before)
+			}
+			if answerLine(out2) != answerLine(out) {
+				t.Fatalf("cached answer %q differs from %q", answerLine(out2), answerLine(out))
+			}
+			// Rebuild the memory from scratch: every prompt is the same, so
+			// construction is free too.
+			if _, e, code := runCLI(t, env, "delete", "--all"); code != 0 {
+				t.Fatal(e)
+			}
+			if _, e, code := runCLI(t, env, "ingest", exampleFile, "-q"); code != 0 {
+				t.Fatal(e)
+			}
+			if srv.Calls() != before {
+				t.Fatalf("re-ingest made %d HTTP calls, want 0 (cache)", srv.Calls()-before)
+			}
+			t.Logf("%s: ingest %d calls for 34 turns, ask %d calls", mode, ingestCalls, askCalls)
+		})
+	}
+}
+
+func answerLine(out string) string {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "Answer: ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// TestIngestLoCoMoSample ingests part of LoCoMo sample 0 and asks one of
+// its questions; it skips when the dev data is not beside the repository.
+func TestIngestLoCoMoSample(t *testing.T) {
+	const data = "../../../shared/data/locomo_dev.json"
+	if _, err := os.Stat(data); err != nil {
+		t.Skip("LoCoMo dev data not available")
+	}
+	env := baseEnv(t)
+	out, errOut, code := runCLI(t, env, "ingest", data, "--sample", "0", "--max-turns", "60", "-q")
+	if code != 0 || !strings.Contains(out, "conv-26 → space default/: 60 turns added") {
+		t.Fatalf("ingest: %d\n%s\n%s", code, out, errOut)
+	}
+	out, _, code = runCLI(t, env, "ask", "When did Caroline go to the LGBTQ support group?")
+	if code != 0 || !strings.Contains(out, "[D1:3]") {
+		t.Fatalf("ask: %d\n%s", code, out)
+	}
+	if _, errOut, code := runCLI(t, env, "ingest", data, "--sample", "99"); code == 0 || !strings.Contains(errOut, "no conversation \"99\"") {
+		t.Fatalf("bad sample: %d %s", code, errOut)
+	}
+}
