@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -207,6 +208,9 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 	}
 	if l.Source == "" || l.Target == "" {
 		return fmt.Errorf("%w: link needs a source and a target", store.ErrInvalid)
+	}
+	if math.IsNaN(l.Confidence) {
+		return fmt.Errorf("%w: link confidence is NaN", store.ErrInvalid)
 	}
 	if err := normTimes("link time", &l.CreatedAt, &l.InvalidatedAt); err != nil {
 		return err

@@ -80,7 +80,7 @@ CREATE TABLE events (
 	updated_at TEXT,
 	PRIMARY KEY (space_id, id)
 );
-CREATE INDEX events_created ON events (space_id, created_at, id);
+CREATE INDEX events_created ON events (space_id, coalesce(created_at, '0001-01-01T00:00:00.000000000Z'), id);
 
 CREATE TABLE links (
 	space_id       INTEGER NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,

@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -275,11 +275,11 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 	if err := st.QueryRowContext(ctx, sid, tr.ID).Scan(&old.SessionID, &old.Speaker, &old.Text, &old.OccurredRaw, &oldAtt); err != nil {
 		return false, fmt.Errorf("sqlite: put turn %q: reading the stored turn: %w", tr.ID, err)
 	}
-	if err := decodeJSON("attachments", oldAtt, &old.Attachments); err != nil {
-		return false, err
-	}
+	// Attachments are compared in their stored JSON form, so that what JSON
+	// changes (invalid UTF-8) changes both sides alike.
+	newAtt, _ := att.(string)
 	if old.SessionID == tr.SessionID && old.Speaker == tr.Speaker && old.Text == tr.Text &&
-		old.OccurredRaw == tr.OccurredRaw && slices.Equal(old.Attachments, tr.Attachments) {
+		old.OccurredRaw == tr.OccurredRaw && oldAtt.String == newAtt {
 		return false, nil
 	}
 	return false, fmt.Errorf("sqlite: turn %q: %w", tr.ID, store.ErrConflict)
@@ -391,6 +391,9 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 	}
 	if l.Source == "" || l.Target == "" {
 		return fmt.Errorf("%w: link needs a source and a target", store.ErrInvalid)
+	}
+	if math.IsNaN(l.Confidence) {
+		return fmt.Errorf("%w: link confidence is NaN", store.ErrInvalid)
 	}
 	created, err1 := encodeTime("created at", l.CreatedAt)
 	inval, err2 := encodeTime("invalidated at", l.InvalidatedAt)

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"testing"
@@ -78,6 +79,9 @@ func testValidationEmptyIDs(t *testing.T, e *env) {
 		e.wantErr("PutEvent with an empty id", tx.PutEvent(e.ctx, mkEvent(spaceA, "", base)), store.ErrInvalid)
 		e.wantErr("PutLink with an empty source", tx.PutLink(e.ctx, spaceA, mkLink("", "D1:1", "r")), store.ErrInvalid)
 		e.wantErr("PutLink with an empty target", tx.PutLink(e.ctx, spaceA, mkLink("D1:1", "", "r")), store.ErrInvalid)
+		nan := mkLink("D1:1", "D1:1", "r")
+		nan.Confidence = math.NaN()
+		e.wantErr("PutLink with a NaN confidence", tx.PutLink(e.ctx, spaceA, nan), store.ErrInvalid)
 		e.wantErr("DeleteTurn with an empty id", tx.DeleteTurn(e.ctx, spaceA, ""), store.ErrNotFound)
 		e.wantErr("DeleteEvent with an empty id", tx.DeleteEvent(e.ctx, spaceA, ""), store.ErrNotFound)
 		return nil

@@ -28,8 +28,8 @@
 //   - Turns with equal Seq are ordered by ID.
 //   - PutTurn fills a zero RecordedAt with the current time.
 //   - Empty ids fail with store.ErrInvalid on writes (turn, annotation turn
-//     id, event, link source or target, vector kind or id); reads of an empty
-//     id report store.ErrNotFound. Every method given a space without a user
+//     id, event, link source or target, vector kind or id), and so does a
+//     NaN link confidence; reads of an empty id report store.ErrNotFound. Every method given a space without a user
 //     fails with store.ErrInvalid.
 //   - PutVectors validates the whole batch first: an invalid vector stores
 //     none of the batch.

@@ -102,6 +102,19 @@ func testTurnIdempotent(t *testing.T, e *env) {
 		t.Errorf("stored turn changed by no-op re-put (-want +got):\n%s", d)
 	}
 
+	// Bytes that are not UTF-8 may be changed by a backend's encoding, but
+	// re-putting the same turn is still a no-op.
+	odd := store.Turn{Space: spaceA, ID: "odd", Speaker: "x\xff", Text: "caf\xe9",
+		Attachments: []store.Attachment{{Kind: "image", Caption: "\xff\xfe"}}}
+	e.putTurns(odd)
+	e.update(func(tx store.Tx) error {
+		created, err := tx.PutTurn(e.ctx, odd)
+		if err != nil || created {
+			t.Errorf("re-put of a turn with invalid UTF-8 = %v, %v; want false, nil", created, err)
+		}
+		return nil
+	})
+
 	// Nil attachments on both sides, and empty versus nil.
 	plain := store.Turn{Space: spaceA, ID: "p", Speaker: "x", Text: "y"}
 	e.putTurns(plain)

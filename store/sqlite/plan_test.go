@@ -1,0 +1,68 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// fullScan matches a query-plan line that reads a whole table of the
+// store, or a temporary sort.
+var fullScan = regexp.MustCompile(`^SCAN (turns|annotations|events|links|vectors|history|t|a)\b|USE TEMP B-TREE`)
+
+// param matches a query parameter.
+var param = regexp.MustCompile(`\?\d*`)
+
+// TestQueryPlans checks that every query the store runs finds its rows
+// through an index: no full scan of a store table and no sort outside an
+// index. (Spaces scans the small spaces table by design.)
+func TestQueryPlans(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, q := range writeQueries() {
+		if strings.HasPrefix(q, "INSERT") {
+			continue // single-row writes by primary key
+		}
+		// Count the parameters: each bare ?, plus each distinct ?N.
+		n := 0
+		numbered := map[string]bool{}
+		for _, m := range param.FindAllString(q, -1) {
+			if m == "?" {
+				n++
+			} else if !numbered[m] {
+				numbered[m] = true
+				n++
+			}
+		}
+		args := make([]any, n)
+		for i := range args {
+			args[i] = "x"
+		}
+		rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+		if err != nil {
+			t.Fatalf("EXPLAIN %s: %v", q, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		for _, line := range plan {
+			if fullScan.MatchString(line) {
+				t.Errorf("query does not use an index:\n%s\nplan:\n  %s", q, strings.Join(plan, "\n  "))
+				break
+			}
+		}
+	}
+}
