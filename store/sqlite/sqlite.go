@@ -130,10 +130,12 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 }
 
 // DB returns the database handle, for packages that keep their own tables
-// in the same file (see the package doc for the rules). Their writes take
-// SQLite's write lock like Update does, so keep write transactions short
-// and begin them with BEGIN IMMEDIATE semantics where they read then write.
-// The handle is closed by Close.
+// in the same file (see the package doc for the rules). Writes through it
+// take SQLite's one write lock, as Update does, and wait up to
+// Options.BusyTimeout for it: keep their transactions short, and never
+// write through DB from inside an Update function, which holds the lock
+// (for ":memory:", do not use DB there at all). The handle is closed by
+// Close.
 func (s *Store) DB() *sql.DB { return s.rdb }
 
 // Close closes the database. It waits for running calls; later calls fail

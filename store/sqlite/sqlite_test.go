@@ -1,6 +1,7 @@
 package sqlite_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -263,4 +264,43 @@ func TestTwoStoresOneFile(t *testing.T) {
 			t.Fatalf("turn %d has Seq %d: the two stores' transactions interleaved", i, tr.Seq)
 		}
 	}
+}
+
+func ExampleOpen() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "higmem-example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	s, err := sqlite.Open(ctx, filepath.Join(dir, "memory.db"), sqlite.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+
+	sp := store.Space{UserID: "alice", AgentID: "assistant"}
+	err = s.Update(ctx, func(tx store.Tx) error {
+		for i, text := range []string{"I adopted a cat.", "Her name is Miso."} {
+			t := store.Turn{Space: sp, ID: fmt.Sprintf("D1:%d", i+1), Seq: int64(i + 1), Speaker: "Alice", Text: text}
+			if _, err := tx.PutTurn(ctx, t); err != nil {
+				return err // nothing of this Update is stored
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	turns, err := s.ListTurns(ctx, sp, store.TurnQuery{AfterSeq: 1})
+	for _, t := range turns {
+		fmt.Println(t.ID, t.Text)
+	}
+	fmt.Println(err)
+	// Output:
+	// D1:2 Her name is Miso.
+	// <nil>
 }

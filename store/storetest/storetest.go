@@ -25,7 +25,9 @@
 //   - Empty slices and maps may come back as nil (and nil ones as empty).
 //   - A nil id list means "no restriction" (TurnQuery.IDs, ListAnnotations,
 //     ListLinks); a non-nil empty list selects nothing.
-//   - Turns with equal Seq are ordered by ID.
+//   - Turns with equal Seq are ordered by ID. TurnQuery.AfterSeq 0 filters
+//     nothing, so the zero query also lists turns with Seq <= 0.
+//   - Stats.Links counts invalidated links too.
 //   - PutTurn fills a zero RecordedAt with the current time.
 //   - Empty ids fail with store.ErrInvalid on writes (turn, annotation turn
 //     id, event, link source or target, vector kind or id), and so does a
