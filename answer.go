@@ -52,6 +52,7 @@ func evidenceTurns(ev []Evidence) []prompt.Turn {
 	out := make([]prompt.Turn, len(ev))
 	for i, e := range ev {
 		out[i] = promptTurn(e.Turn)
+		out[i].Note = strings.Join(e.Times, "; ")
 	}
 	return out
 }

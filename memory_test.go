@@ -679,3 +679,30 @@ func TestAblations(t *testing.T) {
 		})
 	}
 }
+
+// TestEvidenceCarriesResolvedDates checks that relative time expressions
+// reach the answer model resolved against the turn's date.
+func TestEvidenceCarriesResolvedDates(t *testing.T) {
+	ctx := t.Context()
+	for _, mc := range modes() {
+		t.Run(string(mc.mode), func(t *testing.T) {
+			m := open(t, higmem.Options{Mode: mc.mode, Memory: mc.model()})
+			_, err := m.Add(ctx, sp, []higmem.TurnInput{
+				{ID: "D1:3", Speaker: "Caroline", Text: "I went to a LGBTQ support group yesterday and it was so powerful.", Time: "1:56 pm on 8 May, 2023"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.Retrieve(ctx, sp, "When did Caroline go to the LGBTQ support group?", higmem.RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Evidence) != 1 || !slices.Contains(res.Evidence[0].Times, "yesterday = 7 May 2023") {
+				t.Fatalf("evidence %+v: want the resolved date", res.Evidence)
+			}
+			if !strings.Contains(res.Context, "(yesterday = 7 May 2023)") || !res.Trace.Query.Temporal {
+				t.Fatalf("context %q temporal %v", res.Context, res.Trace.Query.Temporal)
+			}
+		})
+	}
+}

@@ -171,7 +171,7 @@ func (q *query) addCand(id, source string, score float64) {
 	}
 	ev := q.cand[id]
 	if ev == nil {
-		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
+		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id]), Times: resolvedTimes(q.st.ann[id])}
 		q.cand[id] = ev
 	}
 	if !slices.Contains(ev.Sources, source) {
@@ -586,7 +586,31 @@ func renderContext(ev []Evidence) string {
 		if date == "" {
 			date = "unknown date"
 		}
-		fmt.Fprintf(&b, "[%s] %s | %s: %s\n", e.Turn.ID, date, e.Turn.Speaker, content(e.Turn))
+		fmt.Fprintf(&b, "[%s] %s | %s: %s", e.Turn.ID, date, e.Turn.Speaker, content(e.Turn))
+		if len(e.Times) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(e.Times, "; "))
+		}
+		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// resolvedTimes renders an annotation's time expressions as
+// "last week = 1–7 May 2023" notes, skipping vague ones.
+func resolvedTimes(a store.Annotation) []string {
+	var out []string
+	for _, r := range a.TimeRefs {
+		if r.Fuzzy || r.Start.IsZero() {
+			continue
+		}
+		iv := temporal.Interval{Start: r.Start, End: r.End}.String()
+		if iv == "" || strings.EqualFold(iv, r.Text) {
+			continue
+		}
+		n := r.Text + " = " + iv
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }

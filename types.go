@@ -107,6 +107,9 @@ type Evidence struct {
 	Sources []string `json:"sources,omitempty"`
 	// Events lists the events the turn belongs to.
 	Events []string `json:"events,omitempty"`
+	// Times resolves the turn's relative time expressions against its
+	// date, e.g. "yesterday = 7 May 2023"; the answer model sees them.
+	Times []string `json:"times,omitempty"`
 }
 
 // QueryInfo is the analysis of a question.

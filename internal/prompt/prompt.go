@@ -50,6 +50,9 @@ type Turn struct {
 	Date    string // human date, e.g. "8 May 2023"; empty when unknown
 	Speaker string
 	Text    string
+	// Note, when set, follows the text in parentheses (resolved dates in
+	// the answer prompt: "yesterday = 7 May 2023").
+	Note string
 }
 
 // Fact is one fact-sheet line.

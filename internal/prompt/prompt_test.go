@@ -21,6 +21,8 @@ var (
 	ev2 = Event{ID: "e2", Title: "Melanie's pottery class"}
 )
 
+func withNote(t Turn, n string) Turn { t.Note = n; return t }
+
 // cases renders every prompt with fixed data; the output is compared with
 // testdata/<name>.golden.
 var cases = []struct {
@@ -41,7 +43,7 @@ var cases = []struct {
 	{"predict_part", Predict, PredictData{Question: "q?", Event: ev2, Turns: []Turn{t3}, Part: "2 of 3", Max: 4}},
 	{"filter", Filter, FilterData{Question: "What inspired Caroline?", Turns: []Turn{t1, t3}}},
 	{"answer", Answer, AnswerData{Question: "What inspired Caroline?", Turns: []Turn{t1, t3}}},
-	{"answer_temporal", Answer, AnswerData{Question: "When did Caroline go to the LGBTQ support group?", Turns: []Turn{t1}, Temporal: true}},
+	{"answer_temporal", Answer, AnswerData{Question: "When did Caroline go to the LGBTQ support group?", Turns: []Turn{withNote(t1, "yesterday = 7 May 2023")}, Temporal: true}},
 	{"answer_empty", Answer, AnswerData{Question: "What car does Caroline drive?"}},
 	{"judge", Judge, JudgeData{Question: "When?", Gold: "7 May 2023", Answer: "May 7, 2023"}},
 }
