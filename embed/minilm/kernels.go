@@ -42,33 +42,45 @@ func newLinear(w []float32, b []float32, out, in int) *linear {
 // micro-kernel works on blocks of kernelRows rows, so the rows past rows are
 // read and overwritten with values of no meaning.
 func (l *linear) forward(dst, x []float32, rows int) {
+	matmulPacked(dst, l.out, x, l.in, rows, l.in, l.w, l.b, l.out)
+}
+
+// matmulPacked computes dst[r*ldc+c] = bias[c] + Σ_{p<k} a[r*lda+p]·B[p][c]
+// for r < padRows(rows) and c < n, where B (k × n) is packed in panels of
+// panelWidth columns (panel j is B[:, 16j:16j+16] as k×16 floats at
+// w[16jk:], zero padded past n) and bias is padded likewise. Rows past rows
+// are computed from whatever a holds there.
+func matmulPacked(dst []float32, ldc int, a []float32, lda, rows, k int, w, bias []float32, n int) {
 	prows := padRows(rows)
-	_ = x[prows*l.in-1]
-	_ = dst[prows*l.out-1]
+	panels := (n + panelWidth - 1) / panelWidth
+	_ = a[(prows-1)*lda+k-1]
+	_ = dst[(prows-1)*ldc+n-1]
+	_ = w[panels*k*panelWidth-1]
+	_ = bias[panels*panelWidth-1]
 	var padC [kernelRows * panelWidth]float32
-	fullOut := l.out - l.out%panelWidth
-	for p := 0; p < l.panels; p++ {
-		w := l.w[p*l.in*panelWidth : (p+1)*l.in*panelWidth]
-		b := l.b[p*panelWidth : (p+1)*panelWidth]
+	fullN := n - n%panelWidth
+	for p := 0; p < panels; p++ {
+		wp := w[p*k*panelWidth : (p+1)*k*panelWidth]
+		bp := bias[p*panelWidth : (p+1)*panelWidth]
 		col := p * panelWidth
-		if col+2*panelWidth <= fullOut && useAVX512 {
+		if col+2*panelWidth <= fullN && useAVX512 {
 			// Two full panels at once.
-			w2 := l.w[p*l.in*panelWidth : (p+2)*l.in*panelWidth]
-			b2 := l.b[p*panelWidth : (p+2)*panelWidth]
+			w2 := w[p*k*panelWidth : (p+2)*k*panelWidth]
+			b2 := bias[p*panelWidth : (p+2)*panelWidth]
 			for r := 0; r < prows; r += kernelRows {
-				gemm6x32(l.in, x[r*l.in:], l.in, w2, b2, dst[r*l.out+col:], l.out)
+				gemm6x32(k, a[r*lda:], lda, w2, b2, dst[r*ldc+col:], ldc)
 			}
 			p++
 			continue
 		}
 		for r := 0; r < prows; r += kernelRows {
-			if col < fullOut {
-				gemm6x16(l.in, x[r*l.in:], l.in, w, b, dst[r*l.out+col:], l.out)
+			if col < fullN {
+				gemm6x16(k, a[r*lda:], lda, wp, bp, dst[r*ldc+col:], ldc)
 				continue
 			}
-			gemm6x16(l.in, x[r*l.in:], l.in, w, b, padC[:], panelWidth)
+			gemm6x16(k, a[r*lda:], lda, wp, bp, padC[:], panelWidth)
 			for i := 0; i < kernelRows; i++ {
-				copy(dst[(r+i)*l.out+col:(r+i+1)*l.out], padC[i*panelWidth:])
+				copy(dst[(r+i)*ldc+col:(r+i)*ldc+n], padC[i*panelWidth:])
 			}
 		}
 	}
@@ -182,18 +194,25 @@ func geluGo(x []float32) {
 func softmax(x []float32) {
 	m := x[0]
 	for _, v := range x[1:] {
-		m = max(m, v)
+		if v > m { // not max(): its NaN and -0 handling is slow
+			m = v
+		}
 	}
+	inv := 1 / expSub(x, m)
+	for i := range x {
+		x[i] *= inv
+	}
+}
+
+// expSubGo sets x[i] = e^(x[i]-m) and returns their sum.
+func expSubGo(x []float32, m float32) float32 {
 	var sum float32
 	for i, v := range x {
 		e := exp32(v - m)
 		x[i] = e
 		sum += e
 	}
-	inv := 1 / sum
-	for i := range x {
-		x[i] *= inv
-	}
+	return sum
 }
 
 // erf32 approximates erf in float32 with a rational minimax polynomial on

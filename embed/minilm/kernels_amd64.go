@@ -46,6 +46,18 @@ func gelu(x []float32) {
 }
 
 //go:noescape
+func expSubAVX2(x *float32, n int, m float32) float32
+
+// expSub sets x[i] = e^(x[i]-m) and returns their sum.
+func expSub(x []float32, m float32) float32 {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return expSubGo(x, m)
+	}
+	return expSubAVX2(&x[0], n, m) + expSubGo(x[n:], m)
+}
+
+//go:noescape
 func dotAVX2(a, b *float32, n int) float32
 
 //go:noescape

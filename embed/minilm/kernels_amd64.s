@@ -406,3 +406,157 @@ gelu8:
 	JNZ         gelu8
 	VZEROUPPER
 	RET
+
+// Constants of expSubAVX2, each repeated 8 times: the clamp, log2(e), 0.5,
+// ln 2 split in two, the Cephes expf polynomial, 1.0 and the int32 127.
+DATA expc<>+0(SB)/4, $0xc2aeac50
+DATA expc<>+4(SB)/4, $0xc2aeac50
+DATA expc<>+8(SB)/4, $0xc2aeac50
+DATA expc<>+12(SB)/4, $0xc2aeac50
+DATA expc<>+16(SB)/4, $0xc2aeac50
+DATA expc<>+20(SB)/4, $0xc2aeac50
+DATA expc<>+24(SB)/4, $0xc2aeac50
+DATA expc<>+28(SB)/4, $0xc2aeac50
+DATA expc<>+32(SB)/4, $0x3fb8aa3b
+DATA expc<>+36(SB)/4, $0x3fb8aa3b
+DATA expc<>+40(SB)/4, $0x3fb8aa3b
+DATA expc<>+44(SB)/4, $0x3fb8aa3b
+DATA expc<>+48(SB)/4, $0x3fb8aa3b
+DATA expc<>+52(SB)/4, $0x3fb8aa3b
+DATA expc<>+56(SB)/4, $0x3fb8aa3b
+DATA expc<>+60(SB)/4, $0x3fb8aa3b
+DATA expc<>+64(SB)/4, $0x3f000000
+DATA expc<>+68(SB)/4, $0x3f000000
+DATA expc<>+72(SB)/4, $0x3f000000
+DATA expc<>+76(SB)/4, $0x3f000000
+DATA expc<>+80(SB)/4, $0x3f000000
+DATA expc<>+84(SB)/4, $0x3f000000
+DATA expc<>+88(SB)/4, $0x3f000000
+DATA expc<>+92(SB)/4, $0x3f000000
+DATA expc<>+96(SB)/4, $0x3f318000
+DATA expc<>+100(SB)/4, $0x3f318000
+DATA expc<>+104(SB)/4, $0x3f318000
+DATA expc<>+108(SB)/4, $0x3f318000
+DATA expc<>+112(SB)/4, $0x3f318000
+DATA expc<>+116(SB)/4, $0x3f318000
+DATA expc<>+120(SB)/4, $0x3f318000
+DATA expc<>+124(SB)/4, $0x3f318000
+DATA expc<>+128(SB)/4, $0xb95e8083
+DATA expc<>+132(SB)/4, $0xb95e8083
+DATA expc<>+136(SB)/4, $0xb95e8083
+DATA expc<>+140(SB)/4, $0xb95e8083
+DATA expc<>+144(SB)/4, $0xb95e8083
+DATA expc<>+148(SB)/4, $0xb95e8083
+DATA expc<>+152(SB)/4, $0xb95e8083
+DATA expc<>+156(SB)/4, $0xb95e8083
+DATA expc<>+160(SB)/4, $0x39506967
+DATA expc<>+164(SB)/4, $0x39506967
+DATA expc<>+168(SB)/4, $0x39506967
+DATA expc<>+172(SB)/4, $0x39506967
+DATA expc<>+176(SB)/4, $0x39506967
+DATA expc<>+180(SB)/4, $0x39506967
+DATA expc<>+184(SB)/4, $0x39506967
+DATA expc<>+188(SB)/4, $0x39506967
+DATA expc<>+192(SB)/4, $0x3ab743ce
+DATA expc<>+196(SB)/4, $0x3ab743ce
+DATA expc<>+200(SB)/4, $0x3ab743ce
+DATA expc<>+204(SB)/4, $0x3ab743ce
+DATA expc<>+208(SB)/4, $0x3ab743ce
+DATA expc<>+212(SB)/4, $0x3ab743ce
+DATA expc<>+216(SB)/4, $0x3ab743ce
+DATA expc<>+220(SB)/4, $0x3ab743ce
+DATA expc<>+224(SB)/4, $0x3c088908
+DATA expc<>+228(SB)/4, $0x3c088908
+DATA expc<>+232(SB)/4, $0x3c088908
+DATA expc<>+236(SB)/4, $0x3c088908
+DATA expc<>+240(SB)/4, $0x3c088908
+DATA expc<>+244(SB)/4, $0x3c088908
+DATA expc<>+248(SB)/4, $0x3c088908
+DATA expc<>+252(SB)/4, $0x3c088908
+DATA expc<>+256(SB)/4, $0x3d2aa9c1
+DATA expc<>+260(SB)/4, $0x3d2aa9c1
+DATA expc<>+264(SB)/4, $0x3d2aa9c1
+DATA expc<>+268(SB)/4, $0x3d2aa9c1
+DATA expc<>+272(SB)/4, $0x3d2aa9c1
+DATA expc<>+276(SB)/4, $0x3d2aa9c1
+DATA expc<>+280(SB)/4, $0x3d2aa9c1
+DATA expc<>+284(SB)/4, $0x3d2aa9c1
+DATA expc<>+288(SB)/4, $0x3e2aaaaa
+DATA expc<>+292(SB)/4, $0x3e2aaaaa
+DATA expc<>+296(SB)/4, $0x3e2aaaaa
+DATA expc<>+300(SB)/4, $0x3e2aaaaa
+DATA expc<>+304(SB)/4, $0x3e2aaaaa
+DATA expc<>+308(SB)/4, $0x3e2aaaaa
+DATA expc<>+312(SB)/4, $0x3e2aaaaa
+DATA expc<>+316(SB)/4, $0x3e2aaaaa
+DATA expc<>+320(SB)/4, $0x3f000000
+DATA expc<>+324(SB)/4, $0x3f000000
+DATA expc<>+328(SB)/4, $0x3f000000
+DATA expc<>+332(SB)/4, $0x3f000000
+DATA expc<>+336(SB)/4, $0x3f000000
+DATA expc<>+340(SB)/4, $0x3f000000
+DATA expc<>+344(SB)/4, $0x3f000000
+DATA expc<>+348(SB)/4, $0x3f000000
+DATA expc<>+352(SB)/4, $0x3f800000
+DATA expc<>+356(SB)/4, $0x3f800000
+DATA expc<>+360(SB)/4, $0x3f800000
+DATA expc<>+364(SB)/4, $0x3f800000
+DATA expc<>+368(SB)/4, $0x3f800000
+DATA expc<>+372(SB)/4, $0x3f800000
+DATA expc<>+376(SB)/4, $0x3f800000
+DATA expc<>+380(SB)/4, $0x3f800000
+DATA expc<>+384(SB)/4, $0x0000007f
+DATA expc<>+388(SB)/4, $0x0000007f
+DATA expc<>+392(SB)/4, $0x0000007f
+DATA expc<>+396(SB)/4, $0x0000007f
+DATA expc<>+400(SB)/4, $0x0000007f
+DATA expc<>+404(SB)/4, $0x0000007f
+DATA expc<>+408(SB)/4, $0x0000007f
+DATA expc<>+412(SB)/4, $0x0000007f
+GLOBL expc<>(SB), RODATA|NOPTR, $416
+
+// func expSubAVX2(x *float32, n int, m float32) float32
+//
+// x[i] = e^(x[i]-m) (Cephes expf, as exp32) and returns Σ x[i]; n must be a
+// positive multiple of 8.
+TEXT ·expSubAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS m+16(FP), Y15
+	VXORPS       Y14, Y14, Y14
+
+exp8:
+	VMOVUPS      (SI), Y0
+	VSUBPS       Y15, Y0, Y0
+	VMAXPS       expc<>+0(SB), Y0, Y0
+	VMOVUPS      expc<>+32(SB), Y1
+	VFMADD213PS  expc<>+64(SB), Y0, Y1
+	VROUNDPS     $1, Y1, Y1
+	VFNMADD231PS expc<>+96(SB), Y1, Y0
+	VFNMADD231PS expc<>+128(SB), Y1, Y0
+	VMOVUPS      expc<>+160(SB), Y2
+	VFMADD213PS  expc<>+192(SB), Y0, Y2
+	VFMADD213PS  expc<>+224(SB), Y0, Y2
+	VFMADD213PS  expc<>+256(SB), Y0, Y2
+	VFMADD213PS  expc<>+288(SB), Y0, Y2
+	VFMADD213PS  expc<>+320(SB), Y0, Y2
+	VMULPS       Y0, Y0, Y3
+	VFMADD213PS  Y0, Y3, Y2
+	VADDPS       expc<>+352(SB), Y2, Y2
+	VCVTTPS2DQ   Y1, Y1
+	VPADDD       expc<>+384(SB), Y1, Y1
+	VPSLLD       $23, Y1, Y1
+	VMULPS       Y1, Y2, Y2
+	VMOVUPS      Y2, (SI)
+	VADDPS       Y2, Y14, Y14
+	ADDQ         $32, SI
+	SUBQ         $8, CX
+	JNZ          exp8
+
+	VEXTRACTF128 $1, Y14, X1
+	VADDPS       X1, X14, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET

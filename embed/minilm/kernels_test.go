@@ -194,3 +194,32 @@ func TestGeluMatchesErf(t *testing.T) {
 		}
 	})
 }
+
+func TestExpSubMatchesExp(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		for _, n := range []int{1, 7, 8, 9, 40, 257} {
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(i%37)*2.5 - 80 // -80 .. 10
+			}
+			got := slices.Clone(x)
+			sum := expSub(got, 3)
+			var wantSum float64
+			for i, v := range x {
+				want := math.Exp(float64(v) - 3)
+				wantSum += want
+				if d := math.Abs(float64(got[i])-want) / want; d > 1e-6 {
+					t.Fatalf("n=%d: exp(%v-3) = %v, want %v", n, v, got[i], want)
+				}
+			}
+			if d := math.Abs(float64(sum)-wantSum) / wantSum; d > 1e-5 {
+				t.Errorf("n=%d: sum %v, want %v", n, sum, wantSum)
+			}
+		}
+		// Far below the range: 0 or a negligible tiny value, never garbage.
+		x := []float32{-1000, -1000, -1000, -1000, -1000, -1000, -1000, -1000, 0}
+		if sum := expSub(x, 0); sum < 1 || sum > 1+1e-30 {
+			t.Errorf("sum with underflowing inputs = %v, want 1", sum)
+		}
+	})
+}

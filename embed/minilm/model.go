@@ -319,9 +319,12 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	return out, nil
 }
 
-// workspace holds the activations of one sequence.
+// workspace holds the activations of one sequence. Buffers hold
+// padRows(maxLen) rows (see linear.forward).
 type workspace struct {
-	x, qkv, ctx, tmp, inter, scores []float32
+	x, qkv, ctx, tmp, inter []float32
+	scores                  []float32 // attention scores, row stride roundUp(n, 16)
+	kpack, vpack, zeros     []float32 // packed Kᵀ and V of one head; a zero bias
 }
 
 func (m *Model) workspace() *workspace {
@@ -330,13 +333,18 @@ func (m *Model) workspace() *workspace {
 	}
 	rows := padRows(m.maxLen)
 	h := m.cfg.HiddenSize
+	lp := roundUp(m.maxLen, panelWidth)
+	dhPad := roundUp(h/m.cfg.NumAttentionHeads, panelWidth)
 	return &workspace{
 		x:      make([]float32, rows*h),
 		qkv:    make([]float32, rows*3*h),
 		ctx:    make([]float32, rows*h),
 		tmp:    make([]float32, rows*h),
 		inter:  make([]float32, rows*m.cfg.IntermediateSize),
-		scores: make([]float32, m.maxLen),
+		scores: make([]float32, rows*lp),
+		kpack:  make([]float32, lp*dhPad),
+		vpack:  make([]float32, dhPad*m.maxLen),
+		zeros:  make([]float32, max(lp, dhPad)),
 	}
 }
 
@@ -393,30 +401,54 @@ func (m *Model) encode(ctx context.Context, ws *workspace, ids []int32, v []floa
 }
 
 // attention computes multi-head self-attention from the packed Q|K|V rows
-// in ws.qkv into ws.ctx (n × hidden).
+// in ws.qkv into ws.ctx (n × hidden). Both products of each head run on the
+// matrix micro-kernel: Kᵀ (scaled by 1/√d) and V are packed into panels,
+// then scores = Q·Kᵀ, a softmax per row, and ctx = P·V.
 func (m *Model) attention(ws *workspace, n int) {
 	h := m.cfg.HiddenSize
 	heads := m.cfg.NumAttentionHeads
 	dh := h / heads
+	dhPad := roundUp(dh, panelWidth)
 	scale := float32(1 / math.Sqrt(float64(dh)))
-	qkv, ctx, scores := ws.qkv, ws.ctx, ws.scores[:n]
-	clear(ctx[:n*h])
+	lp := roundUp(n, panelWidth) // scores row stride
+	qkv, scores := ws.qkv, ws.scores
+	kp := ws.kpack[:lp*dh]
+	vp := ws.vpack[:dhPad*n]
+	zeros := ws.zeros[:max(lp, dhPad)]
 	for hd := 0; hd < heads; hd++ {
 		off := hd * dh
-		for i := 0; i < n; i++ {
-			q := qkv[i*3*h+off : i*3*h+off+dh]
-			for j := 0; j < n; j++ {
-				k := qkv[j*3*h+h+off : j*3*h+h+off+dh]
-				scores[j] = dot(q, k) * scale
-			}
-			softmax(scores)
-			o := ctx[i*h+off : i*h+off+dh]
-			for j := 0; j < n; j++ {
-				axpy(scores[j], qkv[j*3*h+2*h+off:j*3*h+2*h+off+dh], o)
+		// Kᵀ as a dh × n matrix in panels of 16 keys: kp[j/16][d][j%16].
+		for j := 0; j < n; j++ {
+			kr := qkv[j*3*h+h+off : j*3*h+h+off+dh]
+			base := j/panelWidth*dh*panelWidth + j%panelWidth
+			for d, v := range kr {
+				kp[base+d*panelWidth] = v * scale
 			}
 		}
+		for j := n; j < lp; j++ { // padding keys: zero scores, never read
+			base := j/panelWidth*dh*panelWidth + j%panelWidth
+			for d := 0; d < dh; d++ {
+				kp[base+d*panelWidth] = 0
+			}
+		}
+		matmulPacked(scores, lp, qkv[off:], 3*h, n, dh, kp, zeros, lp)
+		for i := 0; i < n; i++ {
+			softmax(scores[i*lp : i*lp+n])
+		}
+		// V as an n × dh matrix in panels of 16 columns: vp[c/16][j][c%16].
+		for j := 0; j < n; j++ {
+			vr := qkv[j*3*h+2*h+off : j*3*h+2*h+off+dh]
+			for c0 := 0; c0 < dh; c0 += panelWidth {
+				dst := vp[c0*n+j*panelWidth : c0*n+(j+1)*panelWidth]
+				clear(dst[copy(dst, vr[c0:]):])
+			}
+		}
+		matmulPacked(ws.ctx[off:], h, scores, lp, n, n, vp, zeros, dh)
 	}
 }
+
+// roundUp rounds n up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
 
 // addInto computes dst[i] += src[i].
 func addInto(dst, src []float32) {
