@@ -96,3 +96,13 @@ func BenchmarkEmbedOne(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoad measures Load (safetensors read, weight packing).
+func BenchmarkLoad(b *testing.B) {
+	dir := testModelDir(b)
+	for b.Loop() {
+		if _, err := Load(dir, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
