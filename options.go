@@ -65,7 +65,8 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Concurrency bounds parallel LLM calls within one operation
-	// (default 8).
+	// (default 16, enough for one retrieval round of KEvent predictions
+	// plus the filter chunks to run at once).
 	Concurrency int
 	// KTurn is how many turns lexical/dense search contributes per
 	// question (default 10).
@@ -121,7 +122,7 @@ func (o *Options) setDefaults() {
 			*p = v
 		}
 	}
-	def(&o.Concurrency, 8)
+	def(&o.Concurrency, 16)
 	def(&o.KTurn, 10)
 	def(&o.KEvent, 10)
 	def(&o.Window, 5)

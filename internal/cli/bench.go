@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"fmt"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/internal/bench"
+)
+
+func init() {
+	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.benchCommand() })
+}
+
+func (a *app) benchCommand() *cobra.Command {
+	var cfg bench.Config
+	var sizes, modes string
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure the engine's own cost on synthetic spaces (ingest, retrieval, cold open, memory, disk)",
+		Long: `Bench builds synthetic conversations of each size, ingests them in each mode with a
+zero-latency scripted LLM and the hashing embedder, and reports engine-only ingest
+throughput, retrieval latency percentiles, the critical path with every LLM call
+delayed, cold-open time, heap and disk use. Results are for this machine only.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			var err error
+			if cfg.Sizes, err = parseInts(sizes); err != nil {
+				return fmt.Errorf("--sizes: %w", err)
+			}
+			for _, s := range strings.Split(modes, ",") {
+				mode, err := higmem.ParseMode(strings.TrimSpace(s))
+				if err != nil || mode == higmem.ModeAuto {
+					return fmt.Errorf("--modes: %q is not offline, default or paper", s)
+				}
+				cfg.Modes = append(cfg.Modes, mode)
+			}
+			if !a.quiet {
+				cfg.Progress = func(s string) { fmt.Fprintln(a.stderr, "bench:", s) }
+			}
+			rs, err := bench.Run(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, rs)
+			}
+			fmt.Fprintf(a.stdout, "higmem bench — %s/%s, %d CPUs, %s; LLM: scripted (instant; %s per call for \"Ask @delay\"); embedder: hashing\n\n",
+				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), cfg.Delay)
+			fmt.Fprint(a.stdout, bench.Table(rs))
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&sizes, "sizes", "1000,10000,100000", "space sizes in turns")
+	f.StringVar(&modes, "modes", "offline,default,paper", "ingest modes")
+	f.IntVar(&cfg.MaxLLMIngest, "max-llm-ingest", 10000, "largest size ingested in LLM modes")
+	f.IntVar(&cfg.Queries, "queries", 200, "questions timed per size and mode")
+	f.DurationVar(&cfg.Delay, "delay", 300*time.Millisecond, "LLM latency for the critical-path run")
+	f.IntVar(&cfg.DelayQueries, "delay-queries", 5, "questions timed with the delay")
+	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic spaces")
+	f.StringVar(&cfg.Dir, "dir", "", "keep the SQLite files here (default: a temporary directory)")
+	return cmd
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(strings.ToLower(p))
+		mult := 1
+		if strings.HasSuffix(p, "k") {
+			mult, p = 1000, strings.TrimSuffix(p, "k")
+		}
+		n, err := strconv.Atoi(p)
+		if err != nil || n <= 0 {
+			return nil, fmt.Errorf("%q is not a positive number", p)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
