@@ -19,6 +19,12 @@
 // tokenisation (see Tokenizer), truncation to max_seq_length tokens (256),
 // the BERT encoder, mean pooling over the tokens and L2 normalisation. Each
 // text is run on its own, unpadded, and a batch is spread over
-// runtime.GOMAXPROCS workers. Matrix products use AVX2/FMA assembly on amd64
-// when the CPU has it and portable Go elsewhere (or with -tags purego).
+// runtime.GOMAXPROCS workers. Matrix products, GELU and the softmax
+// exponential use AVX2/FMA (and AVX-512 for products) assembly on amd64 when
+// the CPU has it, and portable Go elsewhere or with -tags purego: about 9 ms
+// of CPU per 40-token turn with the assembly, about 180 ms without.
+//
+// Tokenizer reproduces the Hugging Face BERT tokenizer exactly (checked on
+// every Unicode code point); its character tables are generated from the
+// reference by testdata/gen_tables.py.
 package minilm
