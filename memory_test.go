@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -704,5 +705,61 @@ func TestEvidenceCarriesResolvedDates(t *testing.T) {
 				t.Fatalf("context %q temporal %v", res.Context, res.Trace.Query.Temporal)
 			}
 		})
+	}
+}
+
+// gated blocks prediction and filter calls until release is closed.
+type gated struct {
+	inner   llm.Model
+	started chan struct{}
+	once    sync.Once
+	release chan struct{}
+}
+
+func (g *gated) Complete(ctx context.Context, r llm.Request) (llm.Response, error) {
+	if r.SchemaName == "predict" || r.SchemaName == "filter" {
+		g.once.Do(func() { close(g.started) })
+		select {
+		case <-g.release:
+		case <-ctx.Done():
+			return llm.Response{}, ctx.Err()
+		}
+	}
+	return g.inner.Complete(ctx, r)
+}
+
+// TestWritersDoNotWaitForRetrievalModels checks that a retrieval waiting on
+// its model calls does not hold the space locked: an Add completes while
+// the retrieval's calls are still pending.
+func TestWritersDoNotWaitForRetrievalModels(t *testing.T) {
+	ctx := t.Context()
+	turns, questions := example(t)
+	g := &gated{inner: llmtest.NewScripted(), started: make(chan struct{}), release: make(chan struct{})}
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, Memory: g})
+	if _, err := m.Add(ctx, sp, turns[:20]); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := m.Retrieve(ctx, sp, questions[0].Question, higmem.RetrieveOptions{})
+		done <- err
+	}()
+	<-g.started
+	added := make(chan error, 1)
+	go func() {
+		_, err := m.Add(ctx, sp, turns[20:])
+		added <- err
+	}()
+	select {
+	case err := <-added:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Add blocked behind a retrieval waiting for its model")
+	}
+	close(g.release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

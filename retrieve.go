@@ -263,8 +263,16 @@ type llmJob struct {
 }
 
 // runJobs runs prediction and filter calls in parallel; unusable replies
-// select nothing (and are noted).
+// select nothing (and are noted). The space's read lock is released while
+// the calls run (jobs carry copies of what they show), so writers and other
+// readers never wait for a model; callers must not keep indexes into the
+// state across this call.
 func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJob) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	q.st.mu.RUnlock()
+	defer q.st.mu.RLock()
 	return parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		var ids []string
@@ -350,6 +358,10 @@ func jobIDs(jobs []*llmJob, kind string) []string {
 // candidate event, then a relevance filter over the union in chunks.
 func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
+	searched := make([]string, len(turns))
+	for i, h := range turns {
+		searched[i] = q.st.turns[h.idx].ID
+	}
 	jobs := m.predictJobs(q, events)
 	if err := m.runJobs(ctx, q, 2, jobs); err != nil {
 		return err
@@ -359,10 +371,7 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	}
 	predicted := jobIDs(jobs, prompt.Predict)
 	q.stage("predicted", predicted)
-	var union []string
-	for _, h := range turns {
-		union = append(union, q.st.turns[h.idx].ID)
-	}
+	union := slices.Clone(searched)
 	for _, id := range predicted {
 		if !slices.Contains(union, id) {
 			union = append(union, id)
@@ -386,8 +395,8 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	kept := jobIDs(fjobs, prompt.Filter)
 	q.stage("filtered", kept)
 	rank := map[string]int{}
-	for i, h := range turns {
-		rank[q.st.turns[h.idx].ID] = i + 1
+	for i, id := range searched {
+		rank[id] = i + 1
 	}
 	for _, id := range kept {
 		src := "event"
