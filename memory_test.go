@@ -704,6 +704,17 @@ func TestEvidenceCarriesResolvedDates(t *testing.T) {
 			if !strings.Contains(res.Context, "(yesterday = 7 May 2023)") || !res.Trace.Query.Temporal {
 				t.Fatalf("context %q temporal %v", res.Context, res.Trace.Query.Temporal)
 			}
+			// The NoTemporal ablation drops the route.
+			o := m.Options()
+			o.NoTemporal, o.Store = true, nil
+			m2 := open(t, o)
+			if _, err := m2.Add(ctx, sp, []higmem.TurnInput{{ID: "D1:3", Speaker: "Caroline", Text: "I went to a LGBTQ support group yesterday.", Time: "1:56 pm on 8 May, 2023"}}); err != nil {
+				t.Fatal(err)
+			}
+			res, err = m2.Retrieve(ctx, sp, "When did Caroline go to the LGBTQ support group?", higmem.RetrieveOptions{})
+			if err != nil || res.Trace.Query.Temporal || len(res.Evidence) != 1 || len(res.Evidence[0].Times) != 0 {
+				t.Fatalf("NoTemporal: %+v %v", res, err)
+			}
 		})
 	}
 }

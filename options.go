@@ -100,6 +100,11 @@ type Options struct {
 	// every searched and predicted turn becomes evidence (up to the token
 	// budget).
 	NoFilter bool
+	// NoTemporal is an ablation: no temporal route. Questions are never
+	// treated as temporal (no timeline candidates, no date-aware scoring,
+	// no temporal answer instruction) and evidence carries no resolved
+	// dates.
+	NoTemporal bool
 	// EvidenceTokens is the token budget of the evidence passed to the
 	// answer model (default 2000; about 4 characters per token).
 	EvidenceTokens int

@@ -40,6 +40,8 @@ type query struct {
 	cand map[string]*Evidence
 	// noEvents skips the event layer (the NoEvents ablation).
 	noEvents bool
+	// noTemporal drops resolved dates from evidence (NoTemporal).
+	noTemporal bool
 }
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
@@ -64,8 +66,11 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if err != nil {
 		return nil, err
 	}
-	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.NoEvents}
+	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.NoEvents, noTemporal: m.opts.NoTemporal}
 	q.info = analyzeRules(question)
+	if m.opts.NoTemporal {
+		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
+	}
 
 	// Query analysis: an LLM call in paper mode (the reference's rewrite),
 	// rules otherwise.
@@ -76,7 +81,7 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		case err == nil && strings.TrimSpace(r.KeywordQuery) != "":
 			q.info.Keywords = strings.TrimSpace(r.KeywordQuery)
 			q.info.Entities = cleanList(append(r.Entities, q.info.Entities...), 10)
-			q.info.Temporal = q.info.Temporal || r.Temporal
+			q.info.Temporal = (q.info.Temporal || r.Temporal) && !m.opts.NoTemporal
 			q.info.By = "llm"
 		case err == nil || invalid(err):
 			rec.note("query analysis unusable, rules used")
@@ -171,7 +176,10 @@ func (q *query) addCand(id, source string, score float64) {
 	}
 	ev := q.cand[id]
 	if ev == nil {
-		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id]), Times: resolvedTimes(q.st.ann[id])}
+		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
+		if !q.noTemporal {
+			ev.Times = resolvedTimes(q.st.ann[id])
+		}
 		q.cand[id] = ev
 	}
 	if !slices.Contains(ev.Sources, source) {
