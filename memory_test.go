@@ -774,3 +774,73 @@ func TestWritersDoNotWaitForRetrievalModels(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// oneEvent wraps the scripted model so that construction puts every turn
+// into a single event, and records the largest predict prompt.
+type oneEvent struct {
+	inner    llm.Model
+	maxShown atomic.Int64
+	chunks   atomic.Int64
+}
+
+func (o *oneEvent) Complete(ctx context.Context, r llm.Request) (llm.Response, error) {
+	resp, err := o.inner.Complete(ctx, r)
+	if err != nil {
+		return resp, err
+	}
+	user := r.Messages[len(r.Messages)-1].Content
+	switch r.SchemaName {
+	case "build_batch":
+		var rep map[string]any
+		if err := json.Unmarshal([]byte(resp.Content), &rep); err != nil {
+			return resp, err
+		}
+		target := "new:1"
+		if i := strings.Index(user, "(event "); i >= 0 {
+			target = strings.SplitN(user[i+len("(event "):], ")", 2)[0]
+		}
+		for _, t := range rep["turns"].([]any) {
+			t.(map[string]any)["events"] = []string{target}
+		}
+		rep["new_events"] = []map[string]string{{"label": "new:1", "title": "everything"}}
+		b, _ := json.Marshal(rep)
+		resp.Content = string(b)
+	case "predict":
+		n := int64(strings.Count(user, "\n[")) // turn lines
+		o.chunks.Add(1)
+		for {
+			cur := o.maxShown.Load()
+			if n <= cur || o.maxShown.CompareAndSwap(cur, n) {
+				break
+			}
+		}
+	}
+	return resp, nil
+}
+
+// TestPredictionPromptsAreBounded checks that a large event is shown to
+// prediction calls in bounded prompts: in chunks in paper mode, as its most
+// similar members in one call in default mode.
+func TestPredictionPromptsAreBounded(t *testing.T) {
+	ctx := t.Context()
+	turns, questions := example(t)
+	model := &oneEvent{inner: llmtest.NewScripted()}
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, Memory: model, PredictChunk: 10})
+	if _, err := m.Add(ctx, sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	evs, _ := m.Events(ctx, sp)
+	if len(evs) != 1 || len(evs[0].Turns) != len(turns) {
+		t.Fatalf("%d events: want one holding all %d turns", len(evs), len(turns))
+	}
+	ans, err := m.Ask(ctx, sp, questions[1].Question, higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if model.chunks.Load() != 1 || model.maxShown.Load() > 10 {
+		t.Fatalf("default mode: %d predict calls showing up to %d turns; want 1 call of at most 10", model.chunks.Load(), model.maxShown.Load())
+	}
+	if !slices.Contains(ans.Trace.Stage("predicted"), "S2:1") {
+		t.Errorf("the most similar members were not shown: predicted %v", ans.Trace.Stage("predicted"))
+	}
+}

@@ -87,7 +87,9 @@ type Options struct {
 	// (default 10).
 	FilterChunk int
 	// PredictChunk caps the member turns shown in one per-event prediction
-	// call; larger events are shown in several calls (default 40).
+	// call (default 40). Paper mode shows a larger event in several calls;
+	// default mode shows its PredictChunk members most similar to the
+	// question.
 	PredictChunk int
 	// Links turns on A-Mem style links between turns: annotation sees the
 	// recent window and proposes links, and retrieval adds linked turns.

@@ -11,6 +11,7 @@ import (
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -42,6 +43,8 @@ type query struct {
 	noEvents bool
 	// noTemporal drops resolved dates from evidence (NoTemporal).
 	noTemporal bool
+	// score caches memberScores.
+	score func(i int) float64
 }
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
@@ -244,21 +247,60 @@ func (q *query) timeline(ann map[string]store.Annotation, n int) []string {
 	return ids
 }
 
-// eventChunks splits an event's (visible) members into prediction chunks.
+// eventChunks returns the member turns one event shows its prediction
+// calls. Paper mode shows every member, in chunks of PredictChunk turns (one
+// call each). Default mode makes one call per event: a large event shows
+// only its PredictChunk members most similar to the question, in order, so
+// that prompt size stays bounded however large events grow.
 func (m *Memory) eventChunks(q *query, e store.Event) [][]store.Turn {
-	var members []store.Turn
+	var idx []int
 	for _, id := range e.TurnIDs {
 		if i, ok := q.st.pos[id]; ok && (q.keepTurn == nil || q.keepTurn(i)) {
-			members = append(members, q.st.turns[i])
+			idx = append(idx, i)
 		}
 	}
+	if m.opts.Mode != ModePaper && len(idx) > m.opts.PredictChunk {
+		score := q.memberScores()
+		top := slices.Clone(idx)
+		slices.SortStableFunc(top, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
+		idx = top[:m.opts.PredictChunk]
+		slices.Sort(idx)
+	}
 	var out [][]store.Turn
-	for len(members) > 0 {
-		n := min(len(members), m.opts.PredictChunk)
-		out = append(out, members[:n])
-		members = members[n:]
+	for len(idx) > 0 {
+		n := min(len(idx), m.opts.PredictChunk)
+		chunk := make([]store.Turn, n)
+		for j, i := range idx[:n] {
+			chunk[j] = q.st.turns[i]
+		}
+		out = append(out, chunk)
+		idx = idx[n:]
 	}
 	return out
+}
+
+// memberScores returns a function scoring a turn index by its similarity to
+// the question: BM25 plus, with vectors, the cosine. Computed once per query.
+func (q *query) memberScores() func(i int) float64 {
+	if q.score == nil {
+		lex := q.st.turnLex.Scores(q.search)
+		top := 0.0
+		for _, v := range lex {
+			top = max(top, v)
+		}
+		dense := q.qv != nil && q.st.turnVec.Rows() == len(q.st.turns)
+		q.score = func(i int) float64 {
+			s := 0.0
+			if top > 0 {
+				s = lex[q.st.turns[i].ID] / top
+			}
+			if dense {
+				s += float64(vec.Dot(q.qv, q.st.turnVec.Row(i)))
+			}
+			return s
+		}
+	}
+	return q.score
 }
 
 // llmJob is one prediction or filter call of a retrieval round.
