@@ -1,0 +1,442 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
+)
+
+// principalExtra is the TokenInfo.Extra key holding the key's principal.
+const principalExtra = "higmem.principal"
+
+// MCP tool names.
+const (
+	ToolAdd    = "add_memory"
+	ToolSearch = "search_memory"
+	ToolAsk    = "ask_memory"
+	ToolEvents = "list_events"
+	ToolDelete = "delete_memory"
+)
+
+type addArgs struct {
+	Text      string            `json:"text" jsonschema:"what was said, verbatim"`
+	Speaker   string            `json:"speaker,omitempty" jsonschema:"who said it (default: user)"`
+	SessionID string            `json:"session_id,omitempty" jsonschema:"conversation session the turn belongs to"`
+	Time      string            `json:"time,omitempty" jsonschema:"when it was said, e.g. RFC 3339 (default: now)"`
+	ID        string            `json:"id,omitempty" jsonschema:"caller's turn id, unique in the space (default: generated)"`
+	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"caller-defined string fields"`
+	UserID    string            `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID   string            `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+type addOut struct {
+	Added    []string `json:"added"`
+	Skipped  []string `json:"skipped,omitempty"`
+	Events   []string `json:"events,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+type searchArgs struct {
+	Question    string            `json:"question" jsonschema:"the question or topic to find evidence for"`
+	SessionID   string            `json:"session_id,omitempty" jsonschema:"keep only evidence from this session"`
+	Metadata    map[string]string `json:"metadata,omitempty" jsonschema:"keep only evidence whose metadata has these exact values"`
+	MaxEvidence int               `json:"max_evidence,omitempty" jsonschema:"cap on evidence turns (default: token budget only)"`
+	UserID      string            `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID     string            `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+// mcpEvidence is one evidence turn, compact for a model's context.
+type mcpEvidence struct {
+	ID        string   `json:"id"`
+	SessionID string   `json:"session_id,omitempty"`
+	Date      string   `json:"date,omitempty"`
+	Speaker   string   `json:"speaker"`
+	Text      string   `json:"text"`
+	Score     float64  `json:"score"`
+	Events    []string `json:"events,omitempty"`
+}
+
+type searchOut struct {
+	Evidence []mcpEvidence `json:"evidence"`
+	Context  string        `json:"context"`
+}
+
+type askArgs struct {
+	Question string `json:"question" jsonschema:"the question to answer from memory"`
+	UserID   string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID  string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+type askOut struct {
+	Answer   string        `json:"answer"`
+	Note     string        `json:"note,omitempty"`
+	Evidence []mcpEvidence `json:"evidence"`
+}
+
+type eventsArgs struct {
+	WithTurns bool   `json:"with_turns,omitempty" jsonschema:"include member turns"`
+	UserID    string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID   string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+type mcpTurn struct {
+	ID        string `json:"id"`
+	SessionID string `json:"session_id,omitempty"`
+	Time      string `json:"time,omitempty"`
+	Speaker   string `json:"speaker"`
+	Text      string `json:"text"`
+}
+
+type mcpEvent struct {
+	ID      string    `json:"id"`
+	Title   string    `json:"title"`
+	Summary string    `json:"summary,omitempty"`
+	Start   string    `json:"start,omitempty"`
+	End     string    `json:"end,omitempty"`
+	TurnIDs []string  `json:"turn_ids"`
+	Turns   []mcpTurn `json:"turns,omitempty"`
+	URI     string    `json:"uri"`
+}
+
+type eventsOut struct {
+	Events []mcpEvent `json:"events"`
+}
+
+type deleteArgs struct {
+	TurnID  string `json:"turn_id" jsonschema:"id of the turn to delete"`
+	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+type deleteOut struct {
+	Deleted string `json:"deleted"`
+}
+
+// newMCP builds the MCP server: five tools and the event resources.
+func (s *Server) newMCP() *mcp.Server {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "higmem", Title: "higmem long-term memory", Version: s.opts.Version}, &mcp.ServerOptions{
+		Instructions: "higmem is long-term memory. Store what the user says with add_memory; before answering " +
+			"questions about the past, call search_memory (evidence) or ask_memory (an answer). Memory is scoped " +
+			"by user_id/agent_id, which default to the server's configured space.",
+		Logger: s.log,
+	})
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, s.toolAdd)
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolSearch, Description: "Find the remembered turns that answer a question (evidence only, no written answer).",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolSearch)
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolAsk, Description: "Answer a question from memory; without a server-side LLM only evidence is returned.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolAsk)
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolEvents, Description: "List the events (grouped happenings or topics) in memory.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolEvents)
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id (it is also taken out of its events).",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, s.toolDelete)
+
+	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",
+		Description: "Every event of the default space, with member turn ids."}, s.readEvents)
+	for _, t := range []*mcp.ResourceTemplate{
+		{URITemplate: "higmem://users/{user_id}/events", Name: "user-events", MIMEType: "application/json",
+			Description: "Every event of a user's space (no agent)."},
+		{URITemplate: "higmem://users/{user_id}/events/{event_id}", Name: "user-event", MIMEType: "application/json",
+			Description: "One event with its member turns (no agent)."},
+		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/events", Name: "agent-events", MIMEType: "application/json",
+			Description: "Every event of a user/agent space."},
+		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/events/{event_id}", Name: "agent-event", MIMEType: "application/json",
+			Description: "One event of a user/agent space with its member turns."},
+	} {
+		srv.AddResourceTemplate(t, s.readEvents)
+	}
+	return srv
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// mcpSpace resolves the space of a tool call: the arguments, else the
+// default space, checked against the caller's key. Calls without HTTP
+// credentials (stdio, or HTTP with NoAuth) may use every user.
+func (s *Server) mcpSpace(extra *mcp.RequestExtra, user, agent string) (higmem.Space, error) {
+	sp := s.opts.DefaultSpace
+	if user != "" {
+		sp.UserID = user
+	}
+	if agent != "" {
+		sp.AgentID = agent
+	}
+	return s.mcpAuthorize(extra, sp)
+}
+
+// mcpAuthorize checks the caller may use sp.
+func (s *Server) mcpAuthorize(extra *mcp.RequestExtra, sp higmem.Space) (higmem.Space, error) {
+	if sp.UserID == "" {
+		return sp, errors.New("user_id is required (the server has no default space)")
+	}
+	if err := checkID("user_id", sp.UserID); err != nil {
+		return sp, err
+	}
+	if err := checkID("agent_id", sp.AgentID); err != nil {
+		return sp, err
+	}
+	p := unrestricted
+	if extra != nil && extra.TokenInfo != nil {
+		p, _ = extra.TokenInfo.Extra[principalExtra].(*principal)
+		if p == nil {
+			return sp, errors.New("forbidden: the credentials carry no higmem key")
+		}
+	}
+	if !p.allows(sp.UserID) {
+		return sp, fmt.Errorf("forbidden: API key %q may not use user_id %q", p.name, sp.UserID)
+	}
+	return sp, nil
+}
+
+// toolError makes engine errors readable for a model.
+func toolError(err error) error {
+	ae := classify(err)
+	if ae.code == "internal" {
+		return errors.New("internal error (see the server log)")
+	}
+	return fmt.Errorf("%s: %s", ae.code, err.Error())
+}
+
+func (s *Server) toolAdd(ctx context.Context, req *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, addOut, error) {
+	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+	if err != nil {
+		return nil, addOut{}, err
+	}
+	if in.Speaker == "" {
+		in.Speaker = "user"
+	}
+	if in.Time == "" {
+		in.Time = time.Now().UTC().Format(time.RFC3339)
+	}
+	if !s.begin() {
+		return nil, addOut{}, errors.New("unavailable: server is shutting down")
+	}
+	defer s.end()
+	ctx, cancel := s.writeCtx(ctx)
+	defer cancel()
+	res, err := s.mem.Add(ctx, sp, []higmem.TurnInput{{
+		ID: in.ID, SessionID: in.SessionID, Speaker: in.Speaker, Text: in.Text, Time: in.Time, Metadata: in.Metadata,
+	}})
+	if err != nil {
+		return nil, addOut{}, toolError(err)
+	}
+	return nil, addOut{Added: nonNil(res.Added), Skipped: res.Skipped, Events: res.Events, Warnings: res.Warnings}, nil
+}
+
+// eqFilters turns exact-value metadata arguments into filters.
+func eqFilters(md map[string]string) api.Filters {
+	f := api.Filters{}
+	for k, v := range md {
+		f[k] = api.Eq(v)
+	}
+	return f
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func compactEvidence(ev []higmem.Evidence) []mcpEvidence {
+	out := make([]mcpEvidence, len(ev))
+	for i, e := range ev {
+		out[i] = mcpEvidence{ID: e.Turn.ID, SessionID: e.Turn.SessionID, Date: e.Date, Speaker: e.Turn.Speaker,
+			Text: e.Turn.Text, Score: e.Score, Events: e.Events}
+	}
+	return out
+}
+
+func (s *Server) toolSearch(ctx context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, searchOut, error) {
+	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+	if err != nil {
+		return nil, searchOut{}, err
+	}
+	if err := checkQuestion(in.Question); err != nil {
+		return nil, searchOut{}, err
+	}
+	ro, err := retrieveOptions(0, 0, 0, in.MaxEvidence)
+	if err != nil {
+		return nil, searchOut{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	res, err := s.mem.Retrieve(ctx, sp, in.Question, ro)
+	if err != nil {
+		return nil, searchOut{}, toolError(err)
+	}
+	if in.SessionID != "" || len(in.Metadata) > 0 {
+		filterEvidence(res, in.SessionID, eqFilters(in.Metadata))
+	}
+	return nil, searchOut{Evidence: compactEvidence(res.Evidence), Context: res.Context}, nil
+}
+
+func (s *Server) toolAsk(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, askOut, error) {
+	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+	if err != nil {
+		return nil, askOut{}, err
+	}
+	if err := checkQuestion(in.Question); err != nil {
+		return nil, askOut{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	ans, err := s.mem.Ask(ctx, sp, in.Question, higmem.RetrieveOptions{})
+	if err != nil {
+		return nil, askOut{}, toolError(err)
+	}
+	return nil, askOut{Answer: ans.Text, Note: ans.Note, Evidence: compactEvidence(ans.Evidence)}, nil
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+// eventURI is the resource URI of one event.
+func eventURI(sp higmem.Space, id string) string {
+	u := "higmem://users/" + url.PathEscape(sp.UserID)
+	if sp.AgentID != "" {
+		u += "/agents/" + url.PathEscape(sp.AgentID)
+	}
+	return u + "/events/" + url.PathEscape(id)
+}
+
+func compactEvent(sp higmem.Space, v higmem.EventView, withTurns bool) mcpEvent {
+	e := mcpEvent{ID: v.Event.ID, Title: v.Event.Title, Summary: v.Event.Summary, Start: fmtTime(v.Event.Start),
+		End: fmtTime(v.Event.End), TurnIDs: nonNil(v.Event.TurnIDs), URI: eventURI(sp, v.Event.ID)}
+	if withTurns {
+		for _, t := range v.Turns {
+			e.Turns = append(e.Turns, mcpTurn{ID: t.ID, SessionID: t.SessionID, Time: t.OccurredRaw, Speaker: t.Speaker, Text: t.Text})
+		}
+	}
+	return e
+}
+
+func (s *Server) toolEvents(ctx context.Context, req *mcp.CallToolRequest, in eventsArgs) (*mcp.CallToolResult, eventsOut, error) {
+	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+	if err != nil {
+		return nil, eventsOut{}, err
+	}
+	evs, err := s.mem.Events(ctx, sp)
+	if err != nil {
+		return nil, eventsOut{}, toolError(err)
+	}
+	out := eventsOut{Events: []mcpEvent{}}
+	for _, v := range evs {
+		out.Events = append(out.Events, compactEvent(sp, v, in.WithTurns))
+	}
+	return nil, out, nil
+}
+
+func (s *Server) toolDelete(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs) (*mcp.CallToolResult, deleteOut, error) {
+	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+	if err != nil {
+		return nil, deleteOut{}, err
+	}
+	if strings.TrimSpace(in.TurnID) == "" {
+		return nil, deleteOut{}, errors.New("turn_id is required")
+	}
+	if !s.begin() {
+		return nil, deleteOut{}, errors.New("unavailable: server is shutting down")
+	}
+	defer s.end()
+	ctx, cancel := s.writeCtx(ctx)
+	defer cancel()
+	if err := s.mem.Delete(ctx, sp, in.TurnID); err != nil {
+		return nil, deleteOut{}, toolError(err)
+	}
+	return nil, deleteOut{Deleted: in.TurnID}, nil
+}
+
+// parseEventURI parses higmem://events and the higmem://users/... forms
+// into a space (zero for the default one) and an event id ("" for all).
+func parseEventURI(raw string) (sp higmem.Space, id string, dflt bool, err error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "higmem" {
+		return sp, "", false, fmt.Errorf("not a higmem URI: %q", raw)
+	}
+	if u.Host == "events" && (u.Path == "" || u.Path == "/") {
+		return sp, "", true, nil
+	}
+	if u.Host != "users" {
+		return sp, "", false, fmt.Errorf("unknown higmem URI: %q", raw)
+	}
+	var segs []string
+	for _, p := range strings.Split(strings.Trim(u.EscapedPath(), "/"), "/") {
+		v, err := url.PathUnescape(p)
+		if err != nil {
+			return sp, "", false, fmt.Errorf("bad escape in %q", raw)
+		}
+		segs = append(segs, v)
+	}
+	// user/events[/id] or user/agents/agent/events[/id]
+	if len(segs) >= 3 && segs[1] == "agents" {
+		sp.AgentID = segs[2]
+		segs = append(segs[:1], segs[3:]...)
+	}
+	switch {
+	case len(segs) == 2 && segs[1] == "events":
+	case len(segs) == 3 && segs[1] == "events":
+		id = segs[2]
+	default:
+		return sp, "", false, fmt.Errorf("unknown higmem URI: %q", raw)
+	}
+	sp.UserID = segs[0]
+	if sp.UserID == "" || (len(segs) == 3 && id == "") {
+		return sp, "", false, fmt.Errorf("unknown higmem URI: %q", raw)
+	}
+	return sp, id, false, nil
+}
+
+func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	sp, id, dflt, err := parseEventURI(uri)
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if dflt {
+		sp = s.opts.DefaultSpace
+	}
+	sp, err = s.mcpAuthorize(req.Extra, sp)
+	if err != nil {
+		return nil, err
+	}
+	var v any
+	if id == "" {
+		evs, err := s.mem.Events(ctx, sp)
+		if err != nil {
+			return nil, toolError(err)
+		}
+		out := eventsOut{Events: []mcpEvent{}}
+		for _, e := range evs {
+			out.Events = append(out.Events, compactEvent(sp, e, false))
+		}
+		v = out
+	} else {
+		e, err := s.mem.Event(ctx, sp, id)
+		if errors.Is(err, higmem.ErrNotFound) {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		if err != nil {
+			return nil, toolError(err)
+		}
+		v = compactEvent(sp, e, true)
+	}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+}
