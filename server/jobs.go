@@ -29,7 +29,7 @@ type job struct {
 	space higmem.Space
 	run   func(ctx context.Context, j *api.Job)
 
-	mu  sync.Mutex // guards view
+	mu   sync.Mutex // guards view
 	view api.Job
 }
 

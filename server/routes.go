@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -194,37 +195,18 @@ func checkID(what, v string) error {
 	return nil
 }
 
-// space resolves the scope of a request from the query string and, for
-// JSON bodies, the body's user_id/agent_id, and checks the caller may use
-// it.
-func (s *Server) space(r *http.Request, bodyUser, bodyAgent string) (higmem.Space, error) {
-	q, err := urlQuery(r)
-	if err != nil {
-		return higmem.Space{}, err
-	}
-	pick := func(name, body string) (string, error) {
-		var query string
-		if vs := q[name]; len(vs) > 0 {
-			query = vs[0]
-		}
-		if body != "" && query != "" && body != query {
-			return "", badRequest("%s differs between the body (%q) and the query (%q)", name, body, query)
-		}
-		if body != "" {
-			return body, nil
-		}
-		return query, nil
-	}
-	user, err := pick("user_id", bodyUser)
-	if err != nil {
-		return higmem.Space{}, err
-	}
-	agent, err := pick("agent_id", bodyAgent)
-	if err != nil {
-		return higmem.Space{}, err
-	}
+// space resolves the scope of a GET, DELETE or import request from the
+// query string and checks the caller may use it.
+func (s *Server) space(r *http.Request) (higmem.Space, error) {
+	return s.authorize(r, param(r, "user_id"), param(r, "agent_id"))
+}
+
+// authorize validates a scope and checks the caller may use it. JSON POST
+// routes pass the scope from their body.
+func (s *Server) authorize(r *http.Request, user, agent string) (higmem.Space, error) {
 	if strings.TrimSpace(user) == "" {
-		return higmem.Space{}, errorf(http.StatusBadRequest, api.CodeMissingScope, "user_id is required (in the query string, or in the JSON body of POST requests)")
+		return higmem.Space{}, errorf(http.StatusBadRequest, api.CodeMissingScope,
+			"user_id is required (in the query string; in the JSON body for POST /v1/turns, /v1/search and /v1/ask)")
 	}
 	if err := checkID("user_id", user); err != nil {
 		return higmem.Space{}, err
@@ -342,7 +324,7 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxUploadBytes, &req); err != nil {
 		return err
 	}
-	sp, err := s.space(r, req.UserID, req.AgentID)
+	sp, err := s.authorize(r, req.UserID, req.AgentID)
 	if err != nil {
 		return err
 	}
@@ -397,7 +379,7 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -439,7 +421,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	sp, err := s.space(r, req.UserID, req.AgentID)
+	sp, err := s.authorize(r, req.UserID, req.AgentID)
 	if err != nil {
 		return err
 	}
@@ -519,7 +501,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
 		return err
 	}
-	sp, err := s.space(r, req.UserID, req.AgentID)
+	sp, err := s.authorize(r, req.UserID, req.AgentID)
 	if err != nil {
 		return err
 	}
@@ -548,7 +530,7 @@ const (
 )
 
 func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -597,7 +579,7 @@ func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -612,7 +594,7 @@ func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteTurn(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -631,7 +613,7 @@ func (s *Server) deleteTurn(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -649,7 +631,7 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -664,7 +646,7 @@ func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -691,7 +673,7 @@ func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -706,7 +688,7 @@ func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -736,7 +718,7 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -760,7 +742,7 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 var importTypes = []string{"application/x-ndjson", "application/jsonl", "application/json", "text/plain"}
 
 func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r, "", "")
+	sp, err := s.space(r)
 	if err != nil {
 		return err
 	}
@@ -771,7 +753,7 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 	if err := checkMediaType(r, importTypes...); err != nil {
 		return err
 	}
-	body := http.MaxBytesReader(w, r.Body, s.opts.MaxUploadBytes)
+	body := &limitReader{r: http.MaxBytesReader(w, r.Body, s.opts.MaxUploadBytes)}
 	if async {
 		data, err := io.ReadAll(body)
 		if err != nil {
@@ -802,12 +784,36 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 	defer s.end()
 	ctx, cancel := s.writeCtx(r.Context())
 	defer cancel()
-	res, err := s.mem.Import(ctx, sp, body)
+	br := bufio.NewReader(body)
+	if _, err := br.Peek(1); err == io.EOF {
+		return badRequest("empty body: want a higmem export (JSON lines)")
+	}
+	res, err := s.mem.Import(ctx, sp, br)
+	if body.err != nil {
+		// The engine may have seen the cut-off line first; the size is the
+		// real problem.
+		return body.err
+	}
 	if err != nil {
 		return importError(err)
 	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
+}
+
+// limitReader remembers the error of a body that hit its size limit.
+type limitReader struct {
+	r   io.Reader
+	err *http.MaxBytesError
+}
+
+func (l *limitReader) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		l.err = mbe
+	}
+	return n, err
 }
 
 // importError classifies an import failure: a record that refers to a
