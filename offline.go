@@ -439,91 +439,324 @@ func truncate(s string, n int) string {
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 // Offline retrieval tuning (see the note on the construction constants).
+// The scorer is linear: a turn's own relevance is its BM25 score divided by
+// the best BM25 score of the question plus offDenseWeight times its cosine
+// similarity; its context score adds shares of its neighbours' relevance
+// within the session (the answer to a question is usually said right after
+// the turn that matches the question, and a topic spans a few turns); then
+// cues multiply it. The values come from a grid search on the LoCoMo dev
+// conversations (TestOfflineLoCoMo), picked from a broad plateau rather
+// than at its single best point, and checked on alternate halves of the
+// conversations; they are the same with and without an embedder.
 const (
-	offPool        = 30   // turns ranked by hybrid search
-	offEventWeight = 0.6  // weight of support from a matching event
-	offNeighbour   = 0.25 // share of a strong hit's score given to its neighbours
-	offNeighbourOf = 3    // how many top hits lend score to neighbours
-	offSpeakerBump = 1.1  // factor when the question names the turn's speaker
-	offTimeBump    = 1.1  // factor for dated turns on temporal questions
-	offKeepRatio   = 0.45 // keep turns scoring at least this share of the best
-	offMinK        = 3
-	offMaxK        = 8
+	offDenseWeight  = 1.0  // weight of cosine similarity next to max-normalised BM25
+	offPrev         = 0.25 // share of the previous turn's relevance a turn receives
+	offPrevQuestion = 0.7  // the same when the previous turn asks a question (this turn answers it)
+	offNext         = 0.35 // share of the next turn's relevance (a reply echoes what it answers)
+	offNextQuestion = 0.5  // the same when the next turn asks a question (a follow-up about this turn)
+	offFar          = 0.3  // share of the relevance of each turn two away
+	offEventShare   = 0.0  // share of the best relevance in the turn's event
+	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
+	offTimeBump     = 1.0  // factor for turns that mention a time, on "when" questions
+	offKeepRatio    = 0.6  // after offMinK turns, keep those scoring at least this share of the best
+	offMinK         = 6
+	offMaxK         = 9
+	offPredictMax   = 3 // turns selected inside one candidate event (trace stage "predicted")
 )
 
-// retrieveOffline selects turns without an LLM: hybrid search, support from
-// the best matching events, neighbours of strong hits, and an adaptive cut
-// where scores fall off.
-func (m *Memory) retrieveOffline(q *query) {
-	st := q.st
-	_, events := q.searchStage()
-	score := map[int]float64{}
-	source := map[int]string{}
-	pool := st.searchTurns(q.search, q.qv, offPool, q.keepTurn)
-	if len(pool) > 0 {
-		top := pool[0].score
-		for _, h := range pool {
-			score[h.idx] = h.score / top
-			source[h.idx] = "search"
+// offlineTuning holds the retrieval weights of offline mode. The engine
+// always uses defaultOfflineTuning; the type exists so that the scorer can
+// be unit-tested and swept in measurements without changing the constants.
+type offlineTuning struct {
+	DenseWeight                                  float64
+	Prev, PrevQuestion, Next, NextQuestion, Far  float64
+	EventShare, SpeakerBump, TimeBump, KeepRatio float64
+	MinK, MaxK                                   int
+}
+
+// defaultOfflineTuning returns the tuning made of the constants above.
+func defaultOfflineTuning() offlineTuning {
+	return offlineTuning{
+		DenseWeight: offDenseWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
+		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
+		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, KeepRatio: offKeepRatio,
+		MinK: offMinK, MaxK: offMaxK,
+	}
+}
+
+// turnFeatures describes every turn of a space for one question, indexed
+// like spaceState.turns.
+type turnFeatures struct {
+	// lex is the BM25 score (0 when the turn shares no term with the
+	// question); dense is the cosine similarity, nil without vectors.
+	lex, dense []float64
+	// visible is false for turns the retrieval must not see (as-of).
+	visible []bool
+	// sameSession[i] is true when turn i belongs to the session of turn
+	// i-1 (sameSession[0] is false).
+	sameSession []bool
+	// question marks turns that ask something (their text has a "?").
+	question []bool
+	// event is the index of the turn's first event, -1 when none.
+	event []int
+	// speaker marks turns said by someone the question names; dated marks
+	// turns that mention a time when the question asks about time.
+	speaker, dated []bool
+}
+
+// relevance returns each turn's own relevance: normalised BM25 plus the
+// weighted cosine (negative cosines count as 0). Invisible turns get 0.
+func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
+	n := len(f.lex)
+	maxLex := 0.0
+	for i, v := range f.lex {
+		if f.visible[i] {
+			maxLex = max(maxLex, v)
 		}
 	}
-	lex := st.turnLex.Scores(q.search)
-	maxLex := 0.0
-	for _, v := range lex {
-		maxLex = max(maxLex, v)
+	rel := make([]float64, n)
+	for i := range n {
+		if !f.visible[i] {
+			continue
+		}
+		if maxLex > 0 {
+			rel[i] = f.lex[i] / maxLex
+		}
+		if f.dense != nil {
+			rel[i] += tu.DenseWeight * max(f.dense[i], 0)
+		}
 	}
-	var predicted []string
-	if maxLex > 0 {
-		for r, h := range events {
-			w := offEventWeight / float64(1+r)
-			for _, id := range st.events[h.idx].TurnIDs {
-				i, ok := st.pos[id]
-				if !ok || lex[id] == 0 || (q.keepTurn != nil && !q.keepTurn(i)) {
-					continue
-				}
-				add := w * lex[id] / maxLex
-				if _, seen := score[i]; !seen {
-					source[i] = "event"
-					predicted = append(predicted, id)
-				}
-				score[i] += add
+	return rel
+}
+
+// score returns each turn's context score: its relevance plus shares of its
+// neighbours' relevance within the session (larger from a question just
+// before it or just after it) and of the best relevance in its
+// event, times the speaker and time cues. Invisible turns score 0.
+func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
+	n := len(rel)
+	// within(i, d) reports whether turn i+d is in turn i's session.
+	within := func(i, d int) bool {
+		j := i + d
+		if j < 0 || j >= n {
+			return false
+		}
+		for k := min(i, j) + 1; k <= max(i, j); k++ {
+			if !f.sameSession[k] {
+				return false
+			}
+		}
+		return true
+	}
+	at := func(i, d int) float64 {
+		if !within(i, d) {
+			return 0
+		}
+		return rel[i+d]
+	}
+	var best map[int]float64
+	if tu.EventShare != 0 && f.event != nil {
+		best = map[int]float64{}
+		for i, e := range f.event {
+			if e >= 0 {
+				best[e] = max(best[e], rel[i])
 			}
 		}
 	}
-	q.stage("predicted", predicted)
-	for n, h := range pool {
-		if n == offNeighbourOf {
+	out := make([]float64, n)
+	for i := range n {
+		if !f.visible[i] {
+			continue
+		}
+		prev, next := tu.Prev, tu.Next
+		if i > 0 && f.question[i-1] {
+			prev = tu.PrevQuestion
+		}
+		if i+1 < n && f.question[i+1] {
+			next = tu.NextQuestion
+		}
+		s := rel[i] + prev*at(i, -1) + next*at(i, 1) + tu.Far*(at(i, -2)+at(i, 2))
+		if best != nil && f.event[i] >= 0 {
+			s += tu.EventShare * best[f.event[i]]
+		}
+		if f.speaker != nil && f.speaker[i] {
+			s *= tu.SpeakerBump
+		}
+		if f.dated != nil && f.dated[i] {
+			s *= tu.TimeBump
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// rank returns the indexes of the turns with a positive score, best first
+// (ties by index).
+func rank(scores []float64) []int {
+	var idx []int
+	for i, s := range scores {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return idx
+}
+
+// cut returns how many of the ranked turns to keep: at least MinK (when
+// there are that many), at most MaxK, and beyond MinK only those scoring at
+// least KeepRatio of the best.
+func (tu offlineTuning) cut(ranked []int, scores []float64) int {
+	n := 0
+	for n < len(ranked) && n < tu.MaxK {
+		if n >= tu.MinK && scores[ranked[n]] < tu.KeepRatio*scores[ranked[0]] {
 			break
 		}
-		t := st.turns[h.idx]
-		for _, j := range []int{h.idx - 1, h.idx + 1} {
-			if j < 0 || j >= len(st.turns) || st.turns[j].SessionID != t.SessionID || (q.keepTurn != nil && !q.keepTurn(j)) {
+		n++
+	}
+	return n
+}
+
+// offlineFeatures computes the features of every turn for a question.
+// Caller holds st.mu.
+func (q *query) offlineFeatures() *turnFeatures {
+	st := q.st
+	n := len(st.turns)
+	f := &turnFeatures{
+		lex:         make([]float64, n),
+		visible:     make([]bool, n),
+		sameSession: make([]bool, n),
+		question:    make([]bool, n),
+		event:       make([]int, n),
+	}
+	for id, s := range st.turnLex.Scores(q.search) {
+		if i, ok := st.pos[id]; ok {
+			f.lex[i] = s
+		}
+	}
+	if q.qv != nil && st.turnVec.Rows() == n {
+		f.dense = make([]float64, n)
+		for i, s := range st.turnVec.Scores(q.qv) {
+			f.dense[i] = float64(s)
+		}
+	}
+	speakers := questionSpeakers(st, q.info.Entities)
+	if len(speakers) > 0 {
+		f.speaker = make([]bool, n)
+	}
+	if q.info.Temporal {
+		f.dated = make([]bool, n)
+	}
+	for i, t := range st.turns {
+		f.visible[i] = q.keepTurn == nil || q.keepTurn(i)
+		f.sameSession[i] = i > 0 && st.turns[i-1].SessionID == t.SessionID
+		f.question[i] = strings.Contains(t.Text, "?")
+		f.event[i] = -1
+		if evs := st.eventsOf[t.ID]; len(evs) > 0 {
+			if e, ok := st.evPos[evs[0]]; ok {
+				f.event[i] = e
+			}
+		}
+		if f.speaker != nil {
+			f.speaker[i] = speakers[strings.ToLower(t.Speaker)]
+		}
+		if f.dated != nil {
+			f.dated[i] = len(st.ann[t.ID].TimeRefs) > 0
+		}
+	}
+	return f
+}
+
+// questionSpeakers returns the lower-cased speakers of the space that the
+// question names, by full name or by first name.
+func questionSpeakers(st *spaceState, entities []string) map[string]bool {
+	if len(entities) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, e := range entities {
+		names[strings.ToLower(e)] = true
+	}
+	out := map[string]bool{}
+	for _, t := range st.turns {
+		sp := strings.ToLower(t.Speaker)
+		if sp == "" || out[sp] {
+			continue
+		}
+		first, _, _ := strings.Cut(sp, " ")
+		if names[sp] || names[first] {
+			out[sp] = true
+		}
+	}
+	return out
+}
+
+// retrieveOffline selects turns without an LLM. Every turn gets a relevance
+// (BM25 fused with dense similarity by a normalised sum) and a context score
+// (relevance plus its neighbours' and its event's, times speaker and time
+// cues); the best turns are kept down to where scores fall off. The trace
+// records the hybrid search ("search"), the events holding the best turns
+// ("events"), the best turns inside each of those events ("predicted") and
+// the selection ("final").
+func (m *Memory) retrieveOffline(q *query) {
+	m.selectOffline(q, defaultOfflineTuning())
+}
+
+// selectOffline runs offline retrieval with the given tuning.
+func (m *Memory) selectOffline(q *query, tu offlineTuning) {
+	st := q.st
+	f := q.offlineFeatures()
+	rel := tu.relevance(f)
+	scores := tu.score(f, rel)
+
+	byRel := rank(rel)
+	search := make([]string, 0, q.ro.KTurn)
+	for _, i := range byRel[:min(len(byRel), q.ro.KTurn)] {
+		search = append(search, st.turns[i].ID)
+	}
+	q.stage("search", search)
+
+	ranked := rank(scores)
+	// Events in the order of their best member; per event, its best
+	// members.
+	var events, predicted []string
+	perEvent := map[int]int{}
+	for _, i := range ranked {
+		e := f.event[i]
+		if e < 0 {
+			continue
+		}
+		if _, seen := perEvent[e]; !seen {
+			if len(events) == q.ro.KEvent {
 				continue
 			}
-			if _, seen := score[j]; !seen {
-				source[j] = "neighbour"
-			}
-			score[j] += offNeighbour * score[h.idx]
+			events = append(events, st.events[e].ID)
 		}
+		if perEvent[e] < offPredictMax && scores[i] >= tu.KeepRatio*scores[ranked[0]] {
+			predicted = append(predicted, st.turns[i].ID)
+		}
+		perEvent[e]++
 	}
-	for i := range score {
-		t := st.turns[i]
-		if slices.ContainsFunc(q.info.Entities, func(e string) bool { return strings.EqualFold(e, t.Speaker) }) {
-			score[i] *= offSpeakerBump
-		}
-		if q.info.Temporal && len(st.ann[t.ID].TimeRefs) > 0 {
-			score[i] *= offTimeBump
-		}
+	q.stage("events", events)
+	q.stage("predicted", predicted)
+
+	inSearch := map[string]bool{}
+	for _, id := range search {
+		inSearch[id] = true
 	}
-	ranked := make([]scored, 0, len(score))
-	for i, s := range score {
-		ranked = append(ranked, scored{i, s})
-	}
-	sortScored(ranked)
-	for n, h := range ranked {
-		if n >= offMaxK || (n >= offMinK && h.score < offKeepRatio*ranked[0].score) {
-			break
+	for _, i := range ranked[:tu.cut(ranked, scores)] {
+		src := "neighbour"
+		switch id := st.turns[i].ID; {
+		case inSearch[id]:
+			src = "search"
+		case slices.Contains(predicted, id):
+			src = "event"
 		}
-		q.addCand(st.turns[h.idx].ID, source[h.idx], h.score)
+		q.addCand(st.turns[i].ID, src, scores[i])
 	}
 }
