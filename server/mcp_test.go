@@ -1,0 +1,287 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/llm/llmtest"
+)
+
+// callTool calls a tool and decodes its structured output into out. It
+// returns the tool error text ("" on success).
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any, out any) string {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	if res.IsError {
+		var msg []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				msg = append(msg, tc.Text)
+			}
+		}
+		return "error: " + strings.Join(msg, " ")
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: decoding %s: %v", name, b, err)
+	}
+	return ""
+}
+
+// mcpRoundTrip exercises every tool and resource through a client session
+// whose default space is def.
+func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def higmem.Space, wantAnswer bool) {
+	t.Helper()
+	ctx := context.Background()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range tools.Tools {
+		names = append(names, tl.Name)
+		if tl.InputSchema == nil || tl.Description == "" {
+			t.Errorf("tool %s without schema or description", tl.Name)
+		}
+	}
+	slices.Sort(names)
+	if want := []string{ToolAdd, ToolAsk, ToolDelete, ToolEvents, ToolSearch}; !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+
+	for _, a := range []map[string]any{
+		{"id": "m1", "text": "My greyhound Biscuit loves running on the beach.", "speaker": "Carol", "session_id": "s1", "time": "2023-06-01T09:00:00Z", "metadata": map[string]any{"topic": "pets"}},
+		{"id": "m2", "text": "Biscuit is a great name for a greyhound.", "speaker": "Dan", "session_id": "s1", "time": "2023-06-01T09:01:00Z"},
+		{"id": "m3", "text": "I am planning a trip to Lisbon in June.", "speaker": "Carol", "session_id": "s2", "time": "2023-06-02T09:00:00Z"},
+	} {
+		var out addOut
+		if e := callTool(t, cs, ToolAdd, a, &out); e != "" || !slices.Equal(out.Added, []string{a["id"].(string)}) {
+			t.Fatalf("add_memory %v: %s %+v", a["id"], e, out)
+		}
+	}
+	// Stored in the default space.
+	if tn, err := mem.Get(ctx, def, "m1"); err != nil || tn.Speaker != "Carol" || tn.Metadata["topic"] != "pets" {
+		t.Fatalf("stored turn %+v %v", tn, err)
+	}
+	var sr searchOut
+	if e := callTool(t, cs, ToolSearch, map[string]any{"question": "What is the name of Carol's greyhound?"}, &sr); e != "" {
+		t.Fatal(e)
+	}
+	if !slices.ContainsFunc(sr.Evidence, func(e mcpEvidence) bool { return e.ID == "m1" }) || !strings.Contains(sr.Context, "Biscuit") {
+		t.Fatalf("search_memory: %+v", sr)
+	}
+	if e := callTool(t, cs, ToolSearch, map[string]any{"question": "greyhound Lisbon trip", "session_id": "s2"}, &sr); e != "" {
+		t.Fatal(e)
+	}
+	for _, ev := range sr.Evidence {
+		if ev.SessionID != "s2" {
+			t.Fatalf("session filter kept %+v", ev)
+		}
+	}
+	var ans askOut
+	if e := callTool(t, cs, ToolAsk, map[string]any{"question": "What is the name of Carol's greyhound?"}, &ans); e != "" {
+		t.Fatal(e)
+	}
+	if len(ans.Evidence) == 0 || (wantAnswer && ans.Answer == "") || (!wantAnswer && ans.Note == "") {
+		t.Fatalf("ask_memory: %+v", ans)
+	}
+	var evs eventsOut
+	if e := callTool(t, cs, ToolEvents, map[string]any{"with_turns": true}, &evs); e != "" || len(evs.Events) == 0 || len(evs.Events[0].Turns) == 0 {
+		t.Fatalf("list_events: %s %+v", e, evs)
+	}
+
+	// Resources: the default space's index, and one event by URI.
+	res, err := cs.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) != 1 || res.Resources[0].URI != "higmem://events" {
+		t.Fatalf("resources %+v %v", res, err)
+	}
+	tmpls, err := cs.ListResourceTemplates(ctx, nil)
+	if err != nil || len(tmpls.ResourceTemplates) != 4 {
+		t.Fatalf("templates %+v %v", tmpls, err)
+	}
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "higmem://events"})
+	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, evs.Events[0].ID) {
+		t.Fatalf("read events: %+v %v", rr, err)
+	}
+	rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: evs.Events[0].URI})
+	if err != nil || len(rr.Contents) != 1 {
+		t.Fatalf("read %s: %v", evs.Events[0].URI, err)
+	}
+	var one mcpEvent
+	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &one); err != nil || one.ID != evs.Events[0].ID || len(one.Turns) == 0 {
+		t.Fatalf("event resource %s: %v", rr.Contents[0].Text, err)
+	}
+	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: strings.TrimSuffix(evs.Events[0].URI, evs.Events[0].ID) + "e999"}); err == nil {
+		t.Fatal("missing event resource read without error")
+	}
+
+	// Tool errors are reported to the model, not as protocol failures.
+	if e := callTool(t, cs, ToolAdd, map[string]any{"text": "  "}, &addOut{}); !strings.Contains(e, "empty text") {
+		t.Fatalf("empty add: %q", e)
+	}
+	if e := callTool(t, cs, ToolAdd, map[string]any{"id": "m1", "text": "something else"}, &addOut{}); !strings.Contains(e, "conflict") {
+		t.Fatalf("conflicting add: %q", e)
+	}
+	if e := callTool(t, cs, ToolDelete, map[string]any{"turn_id": "nope"}, &deleteOut{}); !strings.Contains(e, "not_found") {
+		t.Fatalf("delete missing: %q", e)
+	}
+	if r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: ToolSearch, Arguments: map[string]any{"question": 7}}); err == nil && !r.IsError {
+		t.Fatal("wrong argument type accepted")
+	}
+
+	var del deleteOut
+	if e := callTool(t, cs, ToolDelete, map[string]any{"turn_id": "m1"}, &del); e != "" || del.Deleted != "m1" {
+		t.Fatalf("delete_memory: %s %+v", e, del)
+	}
+	if _, err := mem.Get(ctx, def, "m1"); err == nil {
+		t.Fatal("m1 still stored after delete_memory")
+	}
+	if e := callTool(t, cs, ToolSearch, map[string]any{"question": "greyhound Biscuit beach"}, &sr); e != "" {
+		t.Fatal(e)
+	}
+	if slices.ContainsFunc(sr.Evidence, func(e mcpEvidence) bool { return e.ID == "m1" }) {
+		t.Fatal("deleted turn still found")
+	}
+}
+
+// TestMCPStdio runs the MCP server over the stdio transport (newline
+// delimited JSON on in-process pipes) with the SDK's client.
+func TestMCPStdio(t *testing.T) {
+	mem := newMem(t, higmem.Options{})
+	def := higmem.Space{UserID: "carol", AgentID: "desk"}
+	s := New(mem, Options{DefaultSpace: def})
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.MCP().Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw}) }()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpRoundTrip(t, cs, mem, def, false)
+
+	// Explicit scope in the arguments overrides the default space, and
+	// stdio may use any user.
+	var out addOut
+	if e := callTool(t, cs, ToolAdd, map[string]any{"text": "for erin", "user_id": "erin"}, &out); e != "" {
+		t.Fatal(e)
+	}
+	if _, err := mem.Get(ctx, higmem.Space{UserID: "erin", AgentID: "desk"}, out.Added[0]); err != nil {
+		t.Fatalf("scoped add: %v", err)
+	}
+	cs.Close()
+	cancel()
+	<-done
+	if err := s.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type bearerTransport struct {
+	key  string
+	base http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.key)
+	return b.base.RoundTrip(r)
+}
+
+func connectHTTP(t *testing.T, url, key string) (*mcp.ClientSession, error) {
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	return client.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   url + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{key: key, base: http.DefaultTransport}},
+		MaxRetries: -1,
+	}, nil)
+}
+
+// TestMCPHTTP runs the MCP server over streamable HTTP at /mcp, behind API
+// keys, with an LLM-backed memory so ask_memory writes an answer.
+func TestMCPHTTP(t *testing.T) {
+	mem := newMem(t, higmem.Options{Memory: llmtest.NewScripted()})
+	def := higmem.Space{UserID: "alice"}
+	_, ts, _ := start(t, mem, Options{DefaultSpace: def})
+
+	cs, err := connectHTTP(t, ts.URL, aliceKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	mcpRoundTrip(t, cs, mem, def, true)
+
+	// alice's key cannot reach bob's space through any tool or resource.
+	for name, args := range map[string]map[string]any{
+		ToolAdd:    {"text": "x", "user_id": "bob"},
+		ToolSearch: {"question": "x", "user_id": "bob"},
+		ToolAsk:    {"question": "x", "user_id": "bob"},
+		ToolEvents: {"user_id": "bob"},
+		ToolDelete: {"turn_id": "m2", "user_id": "bob"},
+	} {
+		if e := callTool(t, cs, name, args, &map[string]any{}); !strings.Contains(e, "forbidden") {
+			t.Errorf("%s as bob with alice's key: %q", name, e)
+		}
+	}
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "higmem://users/bob/events"}); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("bob's events resource with alice's key: %v", err)
+	}
+	if st, _ := mem.Stats(context.Background(), higmem.Space{UserID: "bob"}); st.Turns != 0 {
+		t.Fatalf("bob has %d turns", st.Turns)
+	}
+
+	// A bad key cannot connect.
+	if _, err := connectHTTP(t, ts.URL, "hgm_wrong"); err == nil {
+		t.Fatal("connected with a bad key")
+	}
+}
+
+// TestMCPSessionBoundToKey checks that an MCP session opened with one key
+// cannot be used with another.
+func TestMCPSessionBoundToKey(t *testing.T) {
+	mem := newMem(t, higmem.Options{})
+	_, ts, _ := start(t, mem, Options{DefaultSpace: higmem.Space{UserID: "alice"}})
+	post := func(key, session, body string) *http.Response {
+		req, _ := http.NewRequest("POST", ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	resp := post(aliceKey, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize: %d session %q", resp.StatusCode, sid)
+	}
+	resp = post(bobKey, sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("alice's session with bob's key: %d", resp.StatusCode)
+	}
+}
