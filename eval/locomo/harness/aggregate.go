@@ -1,0 +1,450 @@
+package harness
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/llm"
+)
+
+// Report aggregates one run, or several runs side by side.
+type Report struct {
+	Runs    []RunInfo      `json:"runs"`
+	Systems []SystemResult `json:"systems"`
+}
+
+// RunInfo names a run directory and its configuration.
+type RunInfo struct {
+	Name   string    `json:"name"`
+	Dir    string    `json:"dir"`
+	Config RunConfig `json:"config"`
+}
+
+// SystemResult is everything measured for one system in one run.
+type SystemResult struct {
+	// Label names the system in tables: its name, or "name @ run" when
+	// several runs are compared.
+	Label       string `json:"label"`
+	System      string `json:"system"`
+	Run         string `json:"run"`
+	Description string `json:"description"`
+	// Skipped says why the system did not run ("" if it ran).
+	Skipped   string `json:"skipped,omitempty"`
+	Questions int    `json:"questions"`
+	// Groups are categories 1–5 (by number), then "1-4" and "1-5"
+	// (micro-averages over questions).
+	Groups []Group `json:"groups"`
+	// Stages scores each retrieval stage over the questions with gold
+	// evidence.
+	Stages []StageSummary `json:"stages,omitempty"`
+	// Curve is recall at k of the ranked search stage, k = 1, 2, ...
+	Curve []CurvePoint `json:"curve,omitempty"`
+	// Build, QA and Judge count LLM work: Build per turn, QA and Judge per
+	// question.
+	Build Cost `json:"build"`
+	QA    Cost `json:"qa"`
+	Judge Cost `json:"judge"`
+}
+
+// Group aggregates the questions of one category or of several.
+type Group struct {
+	Key string `json:"key"` // "1".."5", "1-4", "1-5"
+	// Name is the official category name or "all (1-4)", "all (1-5)".
+	Name     string `json:"name"`
+	N        int    `json:"n"`
+	Answered int    `json:"answered"`
+	// Answer scores: means over answered questions (nil when none).
+	OfficialF1 *float64 `json:"official_f1,omitempty"`
+	AMemF1     *float64 `json:"amem_f1,omitempty"`
+	BLEU1      *float64 `json:"bleu1,omitempty"`
+	EM         *float64 `json:"em,omitempty"`
+	// J is the judge accuracy, mean and sd over judge runs (nil without
+	// judge verdicts; category 5 is never judged).
+	J *MeanSD `json:"j,omitempty"`
+	// EvidenceN counts questions with gold evidence; Precision, Recall
+	// and K are their means (nil when EvidenceN is 0).
+	EvidenceN int      `json:"evidence_n"`
+	Precision *float64 `json:"p,omitempty"`
+	Recall    *float64 `json:"r,omitempty"`
+	K         *float64 `json:"k,omitempty"`
+	// Means over all questions of the group.
+	ContextTokens float64 `json:"context_tokens"`
+	// AnswerPromptTokens is the mean prompt size of the answer calls.
+	AnswerPromptTokens float64 `json:"answer_prompt_tokens"`
+	Rounds             float64 `json:"rounds"`
+	WallMS             float64 `json:"wall_ms"`
+}
+
+// MeanSD is a mean and a population standard deviation over runs.
+type MeanSD struct {
+	Mean float64 `json:"mean"`
+	SD   float64 `json:"sd"`
+	Runs int     `json:"runs"`
+	// N is the number of judged questions (of the first run).
+	N int `json:"n"`
+}
+
+// StageSummary scores one retrieval stage.
+type StageSummary struct {
+	Name      string  `json:"name"`
+	N         int     `json:"n"`
+	K         float64 `json:"k"`
+	Precision float64 `json:"p"`
+	Recall    float64 `json:"r"`
+}
+
+// CurvePoint is recall at a cut-off of the ranked search stage.
+type CurvePoint struct {
+	K      int     `json:"k"`
+	Recall float64 `json:"r"`
+}
+
+// Cost counts the LLM work and wall time of a phase.
+type Cost struct {
+	// Units is the number of turns (construction) or questions.
+	Units      int        `json:"units"`
+	Calls      int        `json:"calls"`
+	Cached     int        `json:"cached"`
+	Errors     int        `json:"errors"`
+	Prompt     int        `json:"prompt_tokens"`
+	Completion int        `json:"completion_tokens"`
+	WallMS     float64    `json:"wall_ms"`
+	ByOp       []CallStat `json:"by_op,omitempty"`
+}
+
+// Per returns x per unit (0 without units).
+func (c Cost) Per(x float64) float64 {
+	if c.Units == 0 {
+		return 0
+	}
+	return x / float64(c.Units)
+}
+
+// Tokens is prompt plus completion tokens.
+func (c Cost) Tokens() int { return c.Prompt + c.Completion }
+
+// RoleTokens returns the prompt and completion tokens of one role.
+func (c Cost) RoleTokens(role llm.Role) (calls, tokens int) {
+	for _, s := range c.ByOp {
+		if s.Role == role {
+			calls += s.Calls
+			tokens += s.Tokens()
+		}
+	}
+	return calls, tokens
+}
+
+func (c *Cost) add(stats []CallStat) {
+	c.ByOp = mergeStats(c.ByOp, stats)
+	for _, s := range stats {
+		c.Calls += s.Calls
+		c.Cached += s.Cached
+		c.Errors += s.Errors
+		c.Prompt += s.Prompt
+		c.Completion += s.Completion
+	}
+}
+
+// groupDefs lists the groups of a report.
+var groupDefs = []struct {
+	key  string
+	name string
+	cats []int
+}{
+	{"1", locomo.CategoryName(1), []int{1}},
+	{"2", locomo.CategoryName(2), []int{2}},
+	{"3", locomo.CategoryName(3), []int{3}},
+	{"4", locomo.CategoryName(4), []int{4}},
+	{"5", locomo.CategoryName(5), []int{5}},
+	{"1-4", "all (1-4)", []int{1, 2, 3, 4}},
+	{"1-5", "all (1-5)", []int{1, 2, 3, 4, 5}},
+}
+
+// LoadRun reads a run directory and aggregates it.
+func LoadRun(dir string) (*Report, error) {
+	rc, err := readConfig(dir)
+	if err != nil {
+		return nil, err
+	}
+	if rc == nil {
+		return nil, fmt.Errorf("harness: %s is not a run directory (no %s)", dir, ConfigFile)
+	}
+	qs, err := readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil {
+		return nil, err
+	}
+	bs, err := readJSONL[BuildRecord](filepath.Join(dir, BuildsFile))
+	if err != nil {
+		return nil, err
+	}
+	name := filepath.Base(filepath.Clean(dir))
+	return &Report{
+		Runs:    []RunInfo{{Name: name, Dir: dir, Config: *rc}},
+		Systems: Summarize(*rc, name, bs, qs),
+	}, nil
+}
+
+// Compare loads several runs and puts their systems side by side, labelled
+// "system @ run".
+func Compare(dirs ...string) (*Report, error) {
+	out := &Report{}
+	for i, d := range dirs {
+		r, err := LoadRun(d)
+		if err != nil {
+			return nil, err
+		}
+		name := r.Runs[0].Name
+		if slices.ContainsFunc(out.Runs, func(x RunInfo) bool { return x.Name == name }) {
+			name += "#" + strconv.Itoa(i+1)
+			r.Runs[0].Name = name
+		}
+		out.Runs = append(out.Runs, r.Runs[0])
+		for _, s := range r.Systems {
+			s.Run = name
+			if len(dirs) > 1 {
+				s.Label = s.System + " @ " + name
+			}
+			out.Systems = append(out.Systems, s)
+		}
+	}
+	return out, nil
+}
+
+// Summarize aggregates the records of one run, per system in the order of
+// rc.Systems. Duplicate records (same system, sample and question) count
+// once.
+func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []QuestionRecord) []SystemResult {
+	seenQ := map[string]bool{}
+	bySys := map[string][]QuestionRecord{}
+	for _, q := range questions {
+		if seenQ[q.key()] {
+			continue
+		}
+		seenQ[q.key()] = true
+		bySys[q.System] = append(bySys[q.System], q)
+	}
+	seenB := map[string]bool{}
+	buildBySys := map[string][]BuildRecord{}
+	for _, b := range builds {
+		if seenB[b.key()] {
+			continue
+		}
+		seenB[b.key()] = true
+		buildBySys[b.System] = append(buildBySys[b.System], b)
+	}
+	var out []SystemResult
+	for _, name := range rc.Systems {
+		qs := bySys[name]
+		slices.SortFunc(qs, func(a, b QuestionRecord) int {
+			ai, bi := slices.Index(rc.Samples, a.Sample), slices.Index(rc.Samples, b.Sample)
+			if ai != bi {
+				return ai - bi
+			}
+			return a.QA - b.QA
+		})
+		sr := SystemResult{Label: name, System: name, Run: run, Description: Describe(name),
+			Skipped: rc.Skipped[name], Questions: len(qs)}
+		for _, g := range groupDefs {
+			var in []QuestionRecord
+			for _, q := range qs {
+				if slices.Contains(g.cats, q.Category) {
+					in = append(in, q)
+				}
+			}
+			grp := summarizeGroup(in, rc.JudgeRuns)
+			grp.Key, grp.Name = g.key, g.name
+			sr.Groups = append(sr.Groups, grp)
+		}
+		sr.Stages = summarizeStages(qs)
+		sr.Curve = searchCurve(qs, 100)
+		for _, b := range buildBySys[name] {
+			sr.Build.Units += b.Turns
+			sr.Build.WallMS += b.WallMS
+			sr.Build.add(b.Calls)
+		}
+		for _, q := range qs {
+			sr.QA.Units++
+			sr.QA.WallMS += q.WallMS
+			sr.QA.add(q.Calls)
+			if len(q.Judge) > 0 {
+				sr.Judge.Units++
+			}
+			for _, v := range q.Judge {
+				st := CallStat{Role: llm.RoleJudge, Operation: "judge", Calls: 1, Prompt: v.Prompt, Completion: v.Completion}
+				if v.Cached {
+					st.Cached = 1
+				}
+				if v.Error != "" {
+					st.Errors = 1
+				}
+				sr.Judge.add([]CallStat{st})
+			}
+		}
+		out = append(out, sr)
+	}
+	return out
+}
+
+func mean(sum float64, n int) *float64 {
+	if n == 0 {
+		return nil
+	}
+	v := sum / float64(n)
+	return &v
+}
+
+// summarizeGroup computes the means of one group of questions.
+func summarizeGroup(qs []QuestionRecord, judgeRuns int) Group {
+	g := Group{N: len(qs)}
+	var off, af1, bleu, em, p, r, k float64
+	var ctxTok, ansTok, rounds, wall float64
+	for _, q := range qs {
+		ctxTok += float64(q.ContextTokens)
+		rounds += float64(q.Rounds)
+		wall += q.WallMS
+		if q.Scores != nil {
+			g.Answered++
+			off += q.Scores.Official
+			af1 += q.Scores.AMemF1
+			bleu += q.Scores.BLEU1
+			em += q.Scores.EM
+			for _, c := range q.Calls {
+				if c.Role == llm.RoleAnswer {
+					ansTok += float64(c.Prompt)
+				}
+			}
+		}
+		if len(q.GoldEvidence) > 0 {
+			g.EvidenceN++
+			p += q.Precision
+			r += q.Recall
+			k += float64(q.K)
+		}
+	}
+	g.OfficialF1, g.AMemF1, g.BLEU1, g.EM = mean(off, g.Answered), mean(af1, g.Answered), mean(bleu, g.Answered), mean(em, g.Answered)
+	g.Precision, g.Recall, g.K = mean(p, g.EvidenceN), mean(r, g.EvidenceN), mean(k, g.EvidenceN)
+	if n := len(qs); n > 0 {
+		g.ContextTokens, g.Rounds, g.WallMS = ctxTok/float64(n), rounds/float64(n), wall/float64(n)
+	}
+	if g.Answered > 0 {
+		g.AnswerPromptTokens = ansTok / float64(g.Answered)
+	}
+	g.J = judgeScore(qs, judgeRuns)
+	return g
+}
+
+// judgeScore is the mean and population sd over runs of each run's
+// accuracy on the questions it judged without error.
+func judgeScore(qs []QuestionRecord, runs int) *MeanSD {
+	var accs []float64
+	n0 := 0
+	for run := range max(runs, 1) {
+		correct, judged := 0, 0
+		for _, q := range qs {
+			for _, v := range q.Judge {
+				if v.Run == run && v.Error == "" {
+					judged++
+					if v.Correct {
+						correct++
+					}
+				}
+			}
+		}
+		if judged == 0 {
+			continue
+		}
+		if len(accs) == 0 {
+			n0 = judged
+		}
+		accs = append(accs, float64(correct)/float64(judged))
+	}
+	if len(accs) == 0 {
+		return nil
+	}
+	m, sd := meanSD(accs)
+	return &MeanSD{Mean: m, SD: sd, Runs: len(accs), N: n0}
+}
+
+// meanSD returns the mean and the population standard deviation.
+func meanSD(xs []float64) (float64, float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	m := s / float64(len(xs))
+	v := 0.0
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return m, math.Sqrt(v / float64(len(xs)))
+}
+
+// summarizeStages averages each stage over the questions with gold
+// evidence that have it, in order of first appearance.
+func summarizeStages(qs []QuestionRecord) []StageSummary {
+	var out []StageSummary
+	for _, q := range qs {
+		if len(q.GoldEvidence) == 0 {
+			continue
+		}
+		for _, st := range q.Stages {
+			i := slices.IndexFunc(out, func(s StageSummary) bool { return s.Name == st.Name })
+			if i < 0 {
+				out = append(out, StageSummary{Name: st.Name})
+				i = len(out) - 1
+			}
+			out[i].N++
+			out[i].K += float64(st.K)
+			out[i].Precision += st.Precision
+			out[i].Recall += st.Recall
+		}
+	}
+	for i := range out {
+		n := float64(out[i].N)
+		out[i].K /= n
+		out[i].Precision /= n
+		out[i].Recall /= n
+	}
+	return out
+}
+
+// searchCurve returns recall at k = 1..(longest search stage, at most
+// limit) over the questions with gold evidence and a search stage; a
+// question whose list is shorter than k keeps its full-list recall.
+func searchCurve(qs []QuestionRecord, limit int) []CurvePoint {
+	var lists [][]string
+	var golds [][]string
+	longest := 0
+	for _, q := range qs {
+		if len(q.GoldEvidence) == 0 {
+			continue
+		}
+		for _, st := range q.Stages {
+			if st.Name == "search" {
+				lists = append(lists, st.IDs)
+				golds = append(golds, q.GoldEvidence)
+				longest = max(longest, len(st.IDs))
+			}
+		}
+	}
+	if len(lists) == 0 || longest == 0 {
+		return nil
+	}
+	var out []CurvePoint
+	for k := 1; k <= min(longest, limit); k++ {
+		sum := 0.0
+		for i, l := range lists {
+			_, r := locomo.EvidenceScore(l[:min(k, len(l))], golds[i])
+			sum += r
+		}
+		out = append(out, CurvePoint{K: k, Recall: sum / float64(len(lists))})
+	}
+	return out
+}

@@ -1,0 +1,222 @@
+// Package harness runs memory systems on the LoCoMo benchmark and reports
+// every metric the memory papers use, computed one way for all systems.
+//
+// A run builds memory per (system, sample), asks the selected questions,
+// and scores each answer three ways (official LoCoMo F1; A-Mem/Mem0 F1 and
+// BLEU-1, with category 5 scored against the adversarial answer and flagged
+// as trap-scored), optionally with an LLM judge (category 5 excluded), plus
+// evidence precision and recall at the K actually passed to the answer
+// model and at every retrieval stage, LLM calls and tokens by role and
+// operation, wall time and critical-path rounds.
+//
+// Runs are resumable: every answered question is appended to
+// questions.jsonl and every built session to builds.jsonl in the run
+// directory, and a rerun skips what is recorded. Built memories are kept
+// in memory only and are rebuilt on a rerun; with the LLM response cache
+// this costs no model calls, and construction is counted once, from the
+// first build of each session. The run directory also holds config.json
+// (configuration, models, prompt versions, git commit, data SHA-256),
+// report.md, results.json and SVG charts.
+//
+// This package lives below eval/locomo rather than in it because it
+// imports the engine, whose own tests import eval/locomo.
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/llm"
+)
+
+// Sentinel errors.
+var (
+	// ErrUnknownSystem is returned for a system name not in SystemNames.
+	ErrUnknownSystem = errors.New("harness: unknown system")
+	// ErrConfigMismatch means the run directory holds a run with a
+	// different configuration.
+	ErrConfigMismatch = errors.New("harness: run directory holds a different run")
+	// ErrCorrupt means a results file is damaged beyond its last line.
+	ErrCorrupt = errors.New("harness: corrupt results file")
+)
+
+// Env is what systems are built from. Models are nil when not configured.
+type Env struct {
+	// Memory does memory work (construction and retrieval guidance).
+	Memory llm.Model
+	// Answer writes answers (nil: Memory).
+	Answer llm.Model
+	// Embedder embeds turns (nil: BM25 only).
+	Embedder embed.Embedder
+	// K is vector-topk's number of turns (default 10).
+	K int
+	// AMemK is A-Mem's retrieval top-k (default 10, as the reproduction's
+	// CLI).
+	AMemK int
+}
+
+func (e Env) answerModel() llm.Model {
+	if e.Answer != nil {
+		return e.Answer
+	}
+	return e.Memory
+}
+
+// Query is what a system is asked. The category and gold answer are never
+// passed, so no system can choose its prompt by them.
+type Query struct {
+	Question string
+	// Gold is the gold evidence. Only the oracle system reads it.
+	Gold []string
+}
+
+// Outcome is a system's reply to one question.
+type Outcome struct {
+	// Answer is the written answer.
+	Answer string
+	// Answered is false when the system wrote no answer by design
+	// (offline retrieval, or no answer model configured).
+	Answered bool
+	// Evidence holds the ids of the turns passed to the answer model (or
+	// that would be passed, when there is none), in the order shown.
+	Evidence []string
+	// Stages holds the candidate ids of each retrieval stage, in order.
+	// The "events" stage holds event ids and is not scored.
+	Stages []higmem.Stage
+	// ContextTokens estimates the tokens of the evidence context shown to
+	// the answer model (about 4 bytes per token).
+	ContextTokens int
+	// Calls records every LLM call made for the question.
+	Calls []higmem.Call
+	// Rounds is the number of sequential LLM rounds on the critical path.
+	Rounds int
+}
+
+// SessionBuild reports the construction of one session.
+type SessionBuild struct {
+	Session int
+	Turns   int
+	Calls   []higmem.Call
+	Wall    time.Duration
+}
+
+// System is a memory system under evaluation.
+type System interface {
+	// Name is the system's name as given to --systems.
+	Name() string
+	// NeedsMemoryModel reports whether building memory needs an LLM;
+	// such systems are skipped when none is configured.
+	NeedsMemoryModel() bool
+	// Build builds memory for a sample, calling done after each session.
+	Build(ctx context.Context, env *Env, s *locomo.Sample, done func(SessionBuild)) (Instance, error)
+}
+
+// Instance is a system's memory of one sample.
+type Instance interface {
+	// Ask answers (or, without an answer model, retrieves for) one
+	// question. It must be safe for concurrent use.
+	Ask(ctx context.Context, q Query) (*Outcome, error)
+	// Close releases the memory.
+	Close() error
+}
+
+// systemInfo describes a registered system.
+type systemInfo struct {
+	name, desc string
+	make       func() System
+}
+
+var registry = []systemInfo{
+	{"higmem", "higmem default mode: batched annotation and event assignment; per question one parallel round of per-event prediction and relevance filtering, then the answer (links on)",
+		func() System { return &engineSystem{name: "higmem", mode: higmem.ModeDefault, links: true} }},
+	{"higmem-paper", "higmem paper mode (the HiGMem reference): per turn annotation, affiliation and event updates; per question query rewrite, per-event prediction, chunked filter, answer (links on)",
+		func() System { return &engineSystem{name: "higmem-paper", mode: higmem.ModePaper, links: true} }},
+	{"offline", "higmem offline mode: no LLM; rule-based annotation, similarity-based events, scored turn selection; no written answer",
+		func() System { return &engineSystem{name: "offline", mode: higmem.ModeOffline, retrieveOnly: true} }},
+	{"full-context", "every turn, chronologically, to the answer model",
+		func() System { return &fullContext{} }},
+	{"oracle", "only the gold evidence turns, chronologically, to the answer model",
+		func() System { return &oracle{} }},
+	{"vector-topk", "hybrid (BM25 + dense when an embedder is set) top-k turns by the question, chronologically, to the answer model (k from --k)",
+		func() System {
+			return &engineSystem{name: "vector-topk", mode: higmem.ModeOffline, noEvents: true, topK: true}
+		}},
+	{"amem", "A-Mem (reproduction code 7f716dc): note analysis and evolution per turn, keyword query, top-k plus linked notes, answer",
+		func() System { return &amemSystem{} }},
+	{"no-event", "ablation of higmem: no event layer (turn annotation, turn search and filter only)",
+		func() System {
+			return &engineSystem{name: "no-event", mode: higmem.ModeDefault, links: true, noEvents: true}
+		}},
+	{"no-filter", "ablation of higmem: no relevance filter (every searched and predicted turn is evidence, up to the token budget)",
+		func() System {
+			return &engineSystem{name: "no-filter", mode: higmem.ModeDefault, links: true, noFilter: true}
+		}},
+	{"no-links", "ablation of higmem: links off (default-mode construction makes no links today, so this equals higmem)",
+		func() System { return &engineSystem{name: "no-links", mode: higmem.ModeDefault} }},
+	{"paper-no-event", "ablation of higmem-paper: no event layer (one annotation call per turn; turn search, filter, answer)",
+		func() System {
+			return &engineSystem{name: "paper-no-event", mode: higmem.ModePaper, links: true, noEvents: true}
+		}},
+	{"paper-no-filter", "ablation of higmem-paper: no relevance filter",
+		func() System {
+			return &engineSystem{name: "paper-no-filter", mode: higmem.ModePaper, links: true, noFilter: true}
+		}},
+	{"paper-no-links", "ablation of higmem-paper: isolated annotation (no window, no links) and no link expansion",
+		func() System { return &engineSystem{name: "paper-no-links", mode: higmem.ModePaper} }},
+}
+
+// SystemNames returns the names of every system, in report order.
+func SystemNames() []string {
+	out := make([]string, len(registry))
+	for i, s := range registry {
+		out[i] = s.name
+	}
+	return out
+}
+
+// Describe returns a one-line description of a system ("" if unknown).
+func Describe(name string) string {
+	for _, s := range registry {
+		if s.name == name {
+			return s.desc
+		}
+	}
+	return ""
+}
+
+// NewSystem returns the named system.
+func NewSystem(name string) (System, error) {
+	for _, s := range registry {
+		if s.name == name {
+			return s.make(), nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownSystem, name, SystemNames())
+}
+
+// systemOrder sorts names in registry order (unknown names last, by name).
+func systemOrder(a, b string) int {
+	ia, ib := slices.Index(SystemNames(), a), slices.Index(SystemNames(), b)
+	if ia < 0 {
+		ia = len(registry)
+	}
+	if ib < 0 {
+		ib = len(registry)
+	}
+	if ia != ib {
+		return ia - ib
+	}
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,405 @@
+package harness
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/eval/amem"
+	"github.com/higmem/higmem/llm"
+)
+
+const miniData = "testdata/mini_locomo.json"
+
+// counting wraps a model and counts requests per prompt kind.
+type counting struct {
+	inner llm.Model
+	mu    sync.Mutex
+	n     map[string]int
+}
+
+func (c *counting) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	c.mu.Lock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[req.SchemaName]++
+	c.mu.Unlock()
+	return c.inner.Complete(ctx, req)
+}
+
+func (c *counting) count(kind string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.n[kind]
+}
+
+func scripted(t *testing.T) *counting {
+	t.Helper()
+	m, err := FakeModel("scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &counting{inner: m}
+}
+
+func findSystem(t *testing.T, rep *Report, name string) SystemResult {
+	t.Helper()
+	for _, s := range rep.Systems {
+		if s.System == name {
+			return s
+		}
+	}
+	t.Fatalf("system %s not in report", name)
+	return SystemResult{}
+}
+
+// TestRunEverySystem runs every system on the mini file with the scripted
+// model and checks the report, the results file and the charts.
+func TestRunEverySystem(t *testing.T) {
+	model := scripted(t)
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), Config{
+		Data:      miniData,
+		Out:       dir,
+		Systems:   SystemNames(),
+		Env:       Env{Memory: model, Answer: model, Embedder: hashing.New(64), K: 3},
+		Judge:     model,
+		JudgeRuns: 2,
+		Models:    map[string]string{"memory": "scripted", "answer": "scripted", "judge": "scripted"},
+		GitCommit: "0123456789abcdef",
+		FakeLLM:   "scripted",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, sec := range Sections {
+		if !bytes.Contains(md, []byte("\n"+sec+"\n")) {
+			t.Errorf("report.md lacks section %q", sec)
+		}
+	}
+	for _, name := range SystemNames() {
+		s := findSystem(t, rep, name)
+		if s.Skipped != "" {
+			t.Errorf("%s skipped: %s", name, s.Skipped)
+		}
+		if s.Questions != 17 {
+			t.Errorf("%s: %d questions, want 17", name, s.Questions)
+		}
+		if !bytes.Contains(md, []byte("| "+name+" | ran")) {
+			t.Errorf("report.md does not list %s as ran", name)
+		}
+		all := group(s, "1-5")
+		if all.Recall == nil || all.EvidenceN != 16 {
+			t.Errorf("%s: evidence questions %d, recall %v", name, all.EvidenceN, all.Recall)
+		}
+		if name == "offline" {
+			if all.Answered != 0 || all.OfficialF1 != nil || all.J != nil {
+				t.Errorf("offline has answer scores: %+v", all)
+			}
+			continue
+		}
+		if all.Answered != 17 || all.OfficialF1 == nil || all.AMemF1 == nil || all.BLEU1 == nil {
+			t.Errorf("%s: answered %d, scores %v %v %v", name, all.Answered, all.OfficialF1, all.AMemF1, all.BLEU1)
+		}
+		// The judge skips category 5 and ran twice.
+		if j := group(s, "1-4").J; j == nil || j.Runs != 2 || j.N != 14 {
+			t.Errorf("%s: judge %+v, want 2 runs over 14 questions", name, j)
+		}
+		if group(s, "5").J != nil {
+			t.Errorf("%s: category 5 was judged", name)
+		}
+		if s.QA.Per(float64(s.QA.Calls)) < 1 {
+			t.Errorf("%s: %.2f LLM calls per question", name, s.QA.Per(float64(s.QA.Calls)))
+		}
+		if s.Judge.Calls != 28 {
+			t.Errorf("%s: %d judge calls, want 28", name, s.Judge.Calls)
+		}
+	}
+
+	// Baselines behave as defined.
+	oracle := group(findSystem(t, rep, "oracle"), "1-5")
+	if *oracle.Recall != 1 || *oracle.Precision != 1 {
+		t.Errorf("oracle R %.3f P %.3f, want 1 and 1", *oracle.Recall, *oracle.Precision)
+	}
+	fc := findSystem(t, rep, "full-context")
+	if g := group(fc, "1-5"); *g.Recall != 1 || *g.K < 6 {
+		t.Errorf("full-context R %.3f K %.1f", *g.Recall, *g.K)
+	}
+	if fc.Build.Calls != 0 || fc.Build.Units != 22 || fc.QA.Calls != 17 {
+		t.Errorf("full-context: %d build calls over %d turns, %d QA calls", fc.Build.Calls, fc.Build.Units, fc.QA.Calls)
+	}
+	vt := findSystem(t, rep, "vector-topk")
+	if g := group(vt, "1-5"); *g.K > 3 {
+		t.Errorf("vector-topk K %.2f > k=3", *g.K)
+	}
+	if len(vt.Curve) != 3 {
+		t.Errorf("vector-topk curve %v, want k=1..3", vt.Curve)
+	}
+	am := findSystem(t, rep, "amem")
+	if am.Build.Calls != 2*22 || am.QA.Calls != 2*17 {
+		t.Errorf("amem: %d build calls, %d QA calls; want 2 per turn and 2 per question", am.Build.Calls, am.QA.Calls)
+	}
+	paper := findSystem(t, rep, "higmem-paper")
+	if c := paper.Build.Per(float64(paper.Build.Calls)); c < 3 {
+		t.Errorf("higmem-paper: %.2f calls per turn, want at least 3", c)
+	}
+	if r := group(paper, "1-5").Rounds; r < 3 {
+		t.Errorf("higmem-paper: %.2f rounds per question", r)
+	}
+	noEvent := findSystem(t, rep, "paper-no-event")
+	if c := noEvent.Build.Per(float64(noEvent.Build.Calls)); c != 1 {
+		t.Errorf("paper-no-event: %.2f calls per turn, want 1", c)
+	}
+
+	// results.json round-trips to the same report.
+	var back Report
+	b, err := os.ReadFile(filepath.Join(dir, ResultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back.Systems, rep.Systems) {
+		t.Error("results.json differs from the returned report")
+	}
+	if back.Runs[0].Config.Invocations[0].GitCommit != "0123456789abcdef" || back.Runs[0].Config.PromptVersion == "" ||
+		back.Runs[0].Config.AMemPrompts != amem.PromptVersion || back.Runs[0].Config.DataSHA256 == "" {
+		t.Errorf("config not recorded: %+v", back.Runs[0].Config)
+	}
+	for _, c := range []string{ChartRecall, ChartF1, ChartTokens, ChartCalls} {
+		checkSVG(t, filepath.Join(dir, c))
+	}
+}
+
+// checkSVG parses an SVG file as XML and checks it draws something.
+func checkSVG(t *testing.T, path string) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := xml.NewDecoder(bytes.NewReader(b))
+	shapes := 0
+	for {
+		tok, err := d.Token()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatalf("%s: invalid XML: %v", path, err)
+		}
+		if se, ok := tok.(xml.StartElement); ok {
+			switch se.Name.Local {
+			case "rect", "circle", "polyline":
+				shapes++
+			}
+		}
+	}
+	if shapes < 3 {
+		t.Errorf("%s draws %d shapes", path, shapes)
+	}
+}
+
+// TestRunWithoutLLM: systems that need an LLM to build are skipped with a
+// reason; the others report retrieval without answers.
+func TestRunWithoutLLM(t *testing.T) {
+	dir := t.TempDir()
+	var log strings.Builder
+	rep, err := Run(context.Background(), Config{
+		Data:    miniData,
+		Out:     dir,
+		Systems: []string{"higmem", "amem", "vector-topk", "oracle", "offline", "full-context"},
+		Log:     &log,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"higmem", "amem"} {
+		if s := findSystem(t, rep, name); s.Skipped == "" || s.Questions != 0 {
+			t.Errorf("%s not skipped: %+v", name, s)
+		}
+		if !strings.Contains(log.String(), "skipping "+name) {
+			t.Errorf("no skip message for %s in %q", name, log.String())
+		}
+	}
+	for _, name := range []string{"vector-topk", "oracle", "offline", "full-context"} {
+		s := findSystem(t, rep, name)
+		g := group(s, "1-5")
+		if s.Skipped != "" || g.N != 17 || g.Answered != 0 || g.Recall == nil {
+			t.Errorf("%s: skipped %q, n %d, answered %d, recall %v", name, s.Skipped, g.N, g.Answered, g.Recall)
+		}
+		if s.QA.Calls != 0 || s.Build.Calls != 0 {
+			t.Errorf("%s made LLM calls without an LLM", name)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	if !bytes.Contains(md, []byte("No system wrote answers")) || !bytes.Contains(md, []byte("**skipped**")) {
+		t.Error("report.md does not explain the missing answers and skipped systems")
+	}
+}
+
+// normalise zeroes what legitimately differs between runs: wall times and
+// invocation records.
+func normalise(r *Report) {
+	for i := range r.Systems {
+		s := &r.Systems[i]
+		s.Build.WallMS, s.QA.WallMS, s.Run = 0, 0, ""
+		for j := range s.Groups {
+			s.Groups[j].WallMS = 0
+		}
+	}
+}
+
+// TestResume interrupts a run after a few questions, damages the last
+// line as a kill would, reruns, and checks that no question was evaluated
+// twice and that the numbers equal those of an uninterrupted run.
+func TestResume(t *testing.T) {
+	systems := []string{"higmem", "amem", "vector-topk"}
+	base := func(dir string, m llm.Model) Config {
+		return Config{Data: miniData, Out: dir, Systems: systems, Env: Env{Memory: m, K: 4}, Judge: m, Samples: []string{"conv-a", "1"}}
+	}
+	// Reference: one uninterrupted run.
+	refModel := scripted(t)
+	ref, err := Run(context.Background(), base(t.TempDir(), refModel))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	dir := t.TempDir()
+	model := scripted(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := base(dir, model)
+	n := 0
+	cfg.OnRecord = func(QuestionRecord) {
+		if n++; n == 7 {
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, cfg); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v, want context.Canceled", err)
+	}
+	recs, err := readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil || len(recs) != 7 {
+		t.Fatalf("%d records after the interruption (%v), want 7", len(recs), err)
+	}
+	// A kill in the middle of a write leaves half a line.
+	f, err := os.OpenFile(filepath.Join(dir, QuestionsFile), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(`{"system":"higmem","sample":"conv-a","qa":`)
+	f.Close()
+
+	cfg.OnRecord = nil
+	got, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err = readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, r := range recs {
+		if seen[r.key()] {
+			t.Errorf("question %s evaluated twice", r.key())
+		}
+		seen[r.key()] = true
+	}
+	if want := 3 * 17; len(recs) != want {
+		t.Errorf("%d records, want %d", len(recs), want)
+	}
+	// Each answer prompt was sent once per question over both runs.
+	if a, r := model.count("answer"), refModel.count("answer"); a != r {
+		t.Errorf("%d higmem/vector-topk answer calls over both runs, %d in one run", a, r)
+	}
+	if a, r := model.count(amem.PromptAnswer), refModel.count(amem.PromptAnswer); a != r {
+		t.Errorf("%d amem answer calls over both runs, %d in one run", a, r)
+	}
+	normalise(got)
+	normalise(ref)
+	if !reflect.DeepEqual(got.Systems, ref.Systems) {
+		a, _ := json.MarshalIndent(got.Systems, "", " ")
+		b, _ := json.MarshalIndent(ref.Systems, "", " ")
+		os.WriteFile(filepath.Join(os.TempDir(), "resume_got.json"), a, 0o644)
+		os.WriteFile(filepath.Join(os.TempDir(), "resume_want.json"), b, 0o644)
+		t.Errorf("resumed run differs from an uninterrupted one (see resume_got.json and resume_want.json in %s)", os.TempDir())
+	}
+	if inv := got.Runs[0].Config.Invocations; len(inv) != 2 {
+		t.Errorf("%d invocations recorded, want 2", len(inv))
+	}
+
+	// Another configuration may not reuse the directory.
+	other := base(dir, model)
+	other.Env.K = 5
+	if _, err := Run(context.Background(), other); !errors.Is(err, ErrConfigMismatch) {
+		t.Errorf("changed k: %v, want ErrConfigMismatch", err)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		cfg  Config
+		want error
+	}{
+		{"unknown system", Config{Data: miniData, Systems: []string{"mem0"}}, ErrUnknownSystem},
+		{"no systems", Config{Data: miniData}, nil},
+		{"no data", Config{Data: "testdata/none.json", Systems: []string{"oracle"}}, os.ErrNotExist},
+		{"unknown sample", Config{Data: miniData, Systems: []string{"oracle"}, Samples: []string{"conv-z"}}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			c.cfg.Out = t.TempDir()
+			_, err := Run(ctx, c.cfg)
+			if err == nil || (c.want != nil && !errors.Is(err, c.want)) {
+				t.Errorf("err %v, want %v", err, c.want)
+			}
+		})
+	}
+}
+
+func TestSelectQuestions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rep, err := Run(ctx, Config{Data: miniData, Out: dir, Systems: []string{"oracle"}, Samples: []string{"0"},
+		Categories: []int{4, 2}, MaxQuestions: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, r := range recs {
+		got = append(got, r.QA)
+		if r.Sample != "conv-a" {
+			t.Errorf("question of sample %s", r.Sample)
+		}
+	}
+	// conv-a in file order: q0 (cat 2), q1 (cat 4), q5 (cat 4).
+	if !reflect.DeepEqual(got, []int{0, 1, 5}) {
+		t.Errorf("questions %v, want [0 1 5]", got)
+	}
+	if c := rep.Runs[0].Config.Categories; !reflect.DeepEqual(c, []int{2, 4}) {
+		t.Errorf("categories recorded %v", c)
+	}
+}

@@ -1,0 +1,510 @@
+package harness
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/higmem/higmem/eval/amem"
+	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
+)
+
+// Version identifies the harness's record format and scoring.
+const Version = "locomo-harness/1"
+
+// Files of a run directory.
+const (
+	ConfigFile    = "config.json"
+	QuestionsFile = "questions.jsonl"
+	BuildsFile    = "builds.jsonl"
+	ReportFile    = "report.md"
+	ResultsFile   = "results.json"
+)
+
+// Bar is a progress bar (github.com/schollz/progressbar/v3 satisfies it).
+type Bar interface {
+	Add(n int) error
+	Describe(desc string)
+	Close() error
+}
+
+// Config configures Run.
+type Config struct {
+	// Data is the LoCoMo JSON file.
+	Data string
+	// Out is the run directory. Empty means eval-runs/locomo-<hash of the
+	// configuration>, so that rerunning a command resumes its run.
+	Out string
+	// Systems to run, by name (see SystemNames).
+	Systems []string
+	// Samples selects samples by 0-based index or sample id; empty means
+	// all.
+	Samples []string
+	// Categories selects question categories; empty means 1–5.
+	Categories []int
+	// MaxQuestions caps the questions per sample, taken in file order
+	// after the category filter; 0 means all.
+	MaxQuestions int
+	// JudgeRuns is how many times the judge grades each answer (default 1;
+	// needs Judge).
+	JudgeRuns int
+	// Concurrency bounds the memory builds and questions in flight
+	// (default 1).
+	Concurrency int
+	// Env holds the models and embedder; its K and AMemK are recorded.
+	Env Env
+	// Judge is the judge model (nil: no judge scores).
+	Judge llm.Model
+	// Models names the models by role ("memory", "answer", "judge"), for
+	// the record.
+	Models map[string]string
+	// GitCommit and GitDirty describe the code, for the record.
+	GitCommit string
+	GitDirty  bool
+	// FakeLLM names a fake model used instead of an endpoint ("" if none).
+	FakeLLM string
+	// Progress makes a progress bar (nil: none).
+	Progress func(total int, desc string) Bar
+	// Log receives messages: skipped systems, the run directory (nil:
+	// discarded).
+	Log io.Writer
+	// OnRecord, when set, is called after each question record is
+	// written (tests use it to interrupt a run).
+	OnRecord func(QuestionRecord)
+}
+
+// RunConfig is what config.json records. Every field except Invocations
+// must match for a run directory to be resumed.
+type RunConfig struct {
+	Harness       string            `json:"harness"`
+	Data          string            `json:"data"`
+	DataSHA256    string            `json:"data_sha256"`
+	Systems       []string          `json:"systems"`
+	Samples       []string          `json:"samples"`
+	Categories    []int             `json:"categories"`
+	MaxQuestions  int               `json:"max_questions"`
+	K             int               `json:"k"`
+	AMemK         int               `json:"amem_k"`
+	JudgeRuns     int               `json:"judge_runs"`
+	Models        map[string]string `json:"models"`
+	Embedder      string            `json:"embedder"`
+	PromptVersion string            `json:"prompt_version"`
+	AMemPrompts   string            `json:"amem_prompt_version"`
+	FakeLLM       string            `json:"fake_llm,omitempty"`
+	// Skipped maps systems that cannot run with these models to why.
+	Skipped     map[string]string `json:"skipped,omitempty"`
+	Invocations []Invocation      `json:"invocations"`
+}
+
+// Invocation records one execution of a run (the first, and each resume).
+type Invocation struct {
+	Started     time.Time `json:"started"`
+	GitCommit   string    `json:"git_commit,omitempty"`
+	GitDirty    bool      `json:"git_dirty,omitempty"`
+	Concurrency int       `json:"concurrency"`
+}
+
+// identity is the part of a RunConfig that must match to resume.
+func (c RunConfig) identity() string {
+	c.Invocations = nil
+	c.Data = filepath.Base(c.Data)
+	b, _ := json.Marshal(c)
+	return string(b)
+}
+
+// plan is a selected sample and its questions.
+type plan struct {
+	sample    *locomo.Sample
+	questions []int // indexes into sample.QA
+}
+
+// Run runs (or resumes) an evaluation and writes its report. It returns
+// the report even when some systems were skipped; an error from a model
+// endpoint or the context stops the run, which a rerun resumes.
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	logf := func(format string, args ...any) {
+		if cfg.Log != nil {
+			fmt.Fprintf(cfg.Log, format+"\n", args...)
+		}
+	}
+	if cfg.Env.K <= 0 {
+		cfg.Env.K = 10
+	}
+	if cfg.Env.AMemK <= 0 {
+		cfg.Env.AMemK = amem.DefaultRetrieveK
+	}
+	if cfg.JudgeRuns <= 0 {
+		cfg.JudgeRuns = 1
+	}
+	cfg.Concurrency = max(cfg.Concurrency, 1)
+	if len(cfg.Systems) == 0 {
+		return nil, fmt.Errorf("harness: no systems given")
+	}
+	var systems []System
+	for _, name := range cfg.Systems {
+		s, err := NewSystem(name)
+		if err != nil {
+			return nil, err
+		}
+		if !slices.ContainsFunc(systems, func(x System) bool { return x.Name() == name }) {
+			systems = append(systems, s)
+		}
+	}
+	data, err := os.ReadFile(cfg.Data)
+	if err != nil {
+		return nil, fmt.Errorf("harness: reading data: %w", err)
+	}
+	samples, err := locomo.Parse(strings.NewReader(string(data)))
+	if err != nil {
+		return nil, fmt.Errorf("harness: %s: %w", cfg.Data, err)
+	}
+	plans, err := selectQuestions(samples, cfg)
+	if err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256(data)
+	rc := RunConfig{
+		Harness: Version, Data: cfg.Data, DataSHA256: hex.EncodeToString(sum[:]),
+		Categories: categories(cfg.Categories), MaxQuestions: cfg.MaxQuestions,
+		K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
+		Models: map[string]string{}, Embedder: "none (BM25 only)",
+		PromptVersion: prompt.Version, AMemPrompts: amem.PromptVersion, FakeLLM: cfg.FakeLLM,
+	}
+	for _, s := range systems {
+		rc.Systems = append(rc.Systems, s.Name())
+	}
+	for _, p := range plans {
+		rc.Samples = append(rc.Samples, p.sample.ID)
+	}
+	for role, name := range cfg.Models {
+		rc.Models[role] = name
+	}
+	if cfg.Env.Embedder != nil {
+		rc.Embedder = cfg.Env.Embedder.ID()
+	}
+	env := cfg.Env
+	if env.Embedder != nil {
+		env.Embedder = newMemoEmbedder(env.Embedder)
+	}
+	for _, s := range systems {
+		switch {
+		case s.NeedsMemoryModel() && env.Memory == nil:
+			if rc.Skipped == nil {
+				rc.Skipped = map[string]string{}
+			}
+			rc.Skipped[s.Name()] = "needs an LLM to build memory and none is configured (set an endpoint; see `higmem --help`)"
+			logf("skipping %s: it needs an LLM to build memory and no endpoint is configured", s.Name())
+		case env.answerModel() == nil && s.Name() != "offline":
+			logf("%s: no answer model configured: reporting retrieval only", s.Name())
+		}
+	}
+
+	if cfg.Out == "" {
+		h := sha256.Sum256([]byte(rc.identity()))
+		cfg.Out = filepath.Join("eval-runs", "locomo-"+hex.EncodeToString(h[:5]))
+	}
+	if err := os.MkdirAll(cfg.Out, 0o755); err != nil {
+		return nil, err
+	}
+	prev, err := readConfig(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	if prev != nil {
+		if prev.identity() != rc.identity() {
+			return nil, fmt.Errorf("%w: %s was made with another configuration, data or models (compare its %s); use another --out",
+				ErrConfigMismatch, cfg.Out, ConfigFile)
+		}
+		rc.Invocations = prev.Invocations
+		logf("resuming run in %s", cfg.Out)
+	} else {
+		logf("run directory: %s (rerun the same command to resume)", cfg.Out)
+	}
+	rc.Invocations = append(rc.Invocations, Invocation{Started: time.Now().UTC(), GitCommit: cfg.GitCommit, GitDirty: cfg.GitDirty, Concurrency: cfg.Concurrency})
+	if err := writeJSONFile(filepath.Join(cfg.Out, ConfigFile), rc); err != nil {
+		return nil, err
+	}
+
+	done := map[string]bool{}
+	qw, err := openJSONL(filepath.Join(cfg.Out, QuestionsFile), func(b []byte) error {
+		var r QuestionRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		done[r.key()] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer qw.Close()
+	var builtMu sync.Mutex
+	built := map[string]bool{}
+	bw, err := openJSONL(filepath.Join(cfg.Out, BuildsFile), func(b []byte) error {
+		var r BuildRecord
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		built[r.key()] = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer bw.Close()
+
+	// Jobs: one per (system, sample) with questions left.
+	type job struct {
+		sys     System
+		plan    plan
+		pending []int
+	}
+	var jobs []job
+	total := 0
+	for _, s := range systems {
+		if rc.Skipped[s.Name()] != "" {
+			continue
+		}
+		for _, p := range plans {
+			var pending []int
+			for _, qi := range p.questions {
+				if !done[questionKey(s.Name(), p.sample.ID, qi)] {
+					pending = append(pending, qi)
+				}
+			}
+			if len(pending) > 0 {
+				jobs = append(jobs, job{s, p, pending})
+				total += len(p.sample.Turns()) + len(pending)
+			}
+		}
+	}
+	var bar Bar = nopBar{}
+	if cfg.Progress != nil && total > 0 {
+		bar = cfg.Progress(total, "eval locomo")
+	}
+	runCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, cfg.Concurrency)
+	acquire := func() bool {
+		if runCtx.Err() != nil {
+			return false
+		}
+		select {
+		case sem <- struct{}{}:
+			return true
+		case <-runCtx.Done():
+			return false
+		}
+	}
+	release := func() { <-sem }
+	var barMu sync.Mutex
+	progress := func(n int, desc string) {
+		barMu.Lock()
+		defer barMu.Unlock()
+		if desc != "" {
+			bar.Describe(desc)
+		}
+		_ = bar.Add(n)
+	}
+	var wg sync.WaitGroup
+	fail := func(err error) { cancel(err) }
+	for _, j := range jobs {
+		wg.Go(func() {
+			name, s := j.sys.Name(), j.plan.sample
+			if !acquire() {
+				return
+			}
+			progress(0, "build "+name+" "+s.ID)
+			inst, err := j.sys.Build(runCtx, &env, s, func(sb SessionBuild) {
+				rec := BuildRecord{System: name, Sample: s.ID, Session: sb.Session, Turns: sb.Turns,
+					Calls: callStats(sb.Calls), WallMS: ms(sb.Wall)}
+				builtMu.Lock()
+				first := !built[rec.key()]
+				built[rec.key()] = true
+				builtMu.Unlock()
+				if first {
+					if err := bw.write(rec); err != nil {
+						fail(err)
+					}
+				}
+				progress(sb.Turns, "")
+			})
+			release()
+			if err != nil {
+				fail(err)
+				return
+			}
+			defer inst.Close()
+			var qg sync.WaitGroup
+			for _, qi := range j.pending {
+				if !acquire() {
+					break
+				}
+				qg.Go(func() {
+					defer release()
+					rec, err := ask(runCtx, cfg, inst, name, s, qi)
+					if err == nil {
+						err = qw.write(rec)
+					}
+					if err != nil {
+						fail(err)
+						return
+					}
+					progress(1, "ask "+name+" "+s.ID)
+					if cfg.OnRecord != nil {
+						cfg.OnRecord(rec)
+					}
+				})
+			}
+			qg.Wait()
+		})
+	}
+	wg.Wait()
+	bar.Close()
+	if runCtx.Err() != nil {
+		err := context.Cause(runCtx)
+		if ctx.Err() != nil {
+			err = ctx.Err()
+		}
+		return nil, fmt.Errorf("harness: run stopped (rerun the same command to resume from %s): %w", cfg.Out, err)
+	}
+	rep, err := LoadRun(cfg.Out)
+	if err != nil {
+		return nil, err
+	}
+	if err := WriteReport(cfg.Out, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// ask asks one question and scores it, with the judge when configured.
+func ask(ctx context.Context, cfg Config, inst Instance, system string, s *locomo.Sample, qi int) (QuestionRecord, error) {
+	qa := s.QA[qi]
+	start := time.Now()
+	out, err := inst.Ask(ctx, Query{Question: qa.Question, Gold: qa.Evidence})
+	if err != nil {
+		return QuestionRecord{}, fmt.Errorf("%s: %s question %d: %w", system, s.ID, qi, err)
+	}
+	wall := time.Since(start)
+	rec := newRecord(system, s, qi, out)
+	rec.WallMS = ms(wall)
+	if cfg.Judge != nil && out.Answered && qa.Category != locomo.Adversarial {
+		for run := range cfg.JudgeRuns {
+			v, err := Judge(ctx, cfg.Judge, qa.Question, qa.Answer, out.Answer, run)
+			if err != nil {
+				return QuestionRecord{}, fmt.Errorf("judge: %s question %d: %w", s.ID, qi, err)
+			}
+			rec.Judge = append(rec.Judge, v)
+		}
+	}
+	return rec, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+type nopBar struct{}
+
+func (nopBar) Add(int) error   { return nil }
+func (nopBar) Describe(string) {}
+func (nopBar) Close() error    { return nil }
+
+// categories returns the selected categories, sorted (default 1–5).
+func categories(cs []int) []int {
+	if len(cs) == 0 {
+		return []int{1, 2, 3, 4, 5}
+	}
+	out := slices.Clone(cs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// selectQuestions picks samples (in file order) and their questions.
+func selectQuestions(samples []locomo.Sample, cfg Config) ([]plan, error) {
+	want := map[int]bool{}
+	for _, sel := range cfg.Samples {
+		sel = strings.TrimSpace(sel)
+		if sel == "" {
+			continue
+		}
+		found := false
+		for i := range samples {
+			if strconv.Itoa(i) == sel || samples[i].ID == sel {
+				want[i] = true
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("harness: no sample %q (give a 0-based index or a sample id)", sel)
+		}
+	}
+	cats := categories(cfg.Categories)
+	var plans []plan
+	for i := range samples {
+		if len(want) > 0 && !want[i] {
+			continue
+		}
+		p := plan{sample: &samples[i]}
+		for qi, qa := range samples[i].QA {
+			if !slices.Contains(cats, qa.Category) {
+				continue
+			}
+			if cfg.MaxQuestions > 0 && len(p.questions) == cfg.MaxQuestions {
+				break
+			}
+			p.questions = append(p.questions, qi)
+		}
+		plans = append(plans, p)
+	}
+	if len(plans) == 0 {
+		return nil, fmt.Errorf("harness: no samples selected")
+	}
+	return plans, nil
+}
+
+func readConfig(dir string) (*RunConfig, error) {
+	b, err := os.ReadFile(filepath.Join(dir, ConfigFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rc RunConfig
+	if err := json.Unmarshal(b, &rc); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrCorrupt, filepath.Join(dir, ConfigFile), err)
+	}
+	return &rc, nil
+}
+
+// writeJSONFile writes v as indented JSON, atomically.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFile(path, append(b, '\n'))
+}
+
+// writeFile writes data to path through a temporary file and a rename.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
