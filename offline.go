@@ -3,6 +3,7 @@ package higmem
 import (
 	"cmp"
 	"context"
+	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -21,14 +22,23 @@ const (
 	// offlineProducer marks records made without an LLM.
 	offlineProducer = "offline:o1"
 
-	// Segmentation: a turn joins the previous turn's event when it is short
-	// (a reply such as "Wow, cool!") or similar enough to it.
+	// Segmentation (incremental, one turn at a time): a turn continues the
+	// open event of its session while that event is young, when the turn
+	// is short (a reply such as "Wow, cool!"), or when it is similar to the
+	// event's last few turns; otherwise it rejoins a clearly matching older
+	// event, else it opens a new one. The similarity thresholds sit near the
+	// 15th percentile of the similarity between consecutive turns of a
+	// LoCoMo dev session (a topic shift about every seven turns); the
+	// rejoin thresholds are far stricter, so that only a topic taken up
+	// again joins an older event.
 	segShortTerms   = 4    // turns with fewer content terms always continue
-	segJoinDense    = 0.30 // cosine(turn, event centroid) to continue
-	segJoinLexical  = 0.25 // share of the turn's terms found in the event
-	segRejoinDense  = 0.55 // to rejoin an older event of another session
-	segRejoinLex    = 0.50
-	segMaxEventSize = 24 // a longer run starts a new event
+	segMinEventSize = 3    // an open event takes turns until it has this many
+	segMaxEventSize = 16   // an event this long takes no more turns
+	segWindow       = 4    // how many of the event's last turns a new turn is compared with
+	segJoinDense    = 0.65 // cosine(turn, mean of the window) to continue
+	segJoinLexical  = 0.14 // share of the turn's terms found in the window
+	segRejoinDense  = 0.80 // cosine(turn, event centroid) to rejoin an older event
+	segRejoinLex    = 0.60 // share of the turn's terms found in an older event
 
 	// Keywords and summaries.
 	keywordsPerTurn   = 8
@@ -73,7 +83,8 @@ type segmenter struct {
 	st   *spaceState
 	b    *batch
 	prev store.Turn // the turn before the one being assigned
-	// centroid and terms describe the events touched in this batch.
+	// centroid and terms describe whole events (for rejoining), cached
+	// until the event changes.
 	centroid map[string][]float32
 	terms    map[string]map[string]bool
 }
@@ -86,30 +97,24 @@ func newSegmenter(st *spaceState, b *batch) *segmenter {
 	return s
 }
 
-// eventTerms returns the content terms of an event's members.
-func (s *segmenter) eventTerms(e *store.Event) map[string]bool {
-	if ts, ok := s.terms[e.ID]; ok {
-		return ts
-	}
+// termsOf returns the content terms of the given turns.
+func (s *segmenter) termsOf(ids []string) map[string]bool {
 	ts := map[string]bool{}
-	for _, id := range e.TurnIDs {
+	for _, id := range ids {
 		if t, ok := s.turn(id); ok {
 			for _, w := range textnorm.Terms(content(t)) {
 				ts[w] = true
 			}
 		}
 	}
-	s.terms[e.ID] = ts
 	return ts
 }
 
-// eventCentroid returns the normalised mean vector of an event's members.
-func (s *segmenter) eventCentroid(e *store.Event) []float32 {
-	if c, ok := s.centroid[e.ID]; ok {
-		return c
-	}
+// centroidOf returns the normalised mean vector of the given turns, nil
+// when none has a vector.
+func (s *segmenter) centroidOf(ids []string) []float32 {
 	var c []float32
-	for _, id := range e.TurnIDs {
+	for _, id := range ids {
 		v := s.turnVec(id)
 		if v == nil {
 			continue
@@ -124,6 +129,25 @@ func (s *segmenter) eventCentroid(e *store.Event) []float32 {
 	if c != nil {
 		vec.Normalize(c)
 	}
+	return c
+}
+
+// eventTerms returns the content terms of an event's members.
+func (s *segmenter) eventTerms(e *store.Event) map[string]bool {
+	if ts, ok := s.terms[e.ID]; ok {
+		return ts
+	}
+	ts := s.termsOf(e.TurnIDs)
+	s.terms[e.ID] = ts
+	return ts
+}
+
+// eventCentroid returns the normalised mean vector of an event's members.
+func (s *segmenter) eventCentroid(e *store.Event) []float32 {
+	if c, ok := s.centroid[e.ID]; ok {
+		return c
+	}
+	c := s.centroidOf(e.TurnIDs)
 	s.centroid[e.ID] = c
 	return c
 }
@@ -152,63 +176,94 @@ func (s *segmenter) turnVec(id string) []float32 {
 	return nil
 }
 
-// similarity scores how well turn t (terms ts, vector v) fits event e:
-// cosine to the centroid when vectors exist, else the share of the turn's
-// terms the event already contains. It returns the score and the threshold
-// pair (join, rejoin) that applies to it.
-func (s *segmenter) similarity(e *store.Event, ts []string, v []float32) (sim, join, rejoin float64) {
-	if c := s.eventCentroid(e); v != nil && c != nil {
-		return float64(vec.Dot(v, c)), segJoinDense, segRejoinDense
+// similarity scores how well a turn (terms ts, vector v) fits a group of
+// turns (centroid c, terms gt): the cosine when both vectors exist, else
+// the share of the turn's terms the group contains. dense reports which.
+func similarity(ts []string, v []float32, gt map[string]bool, c []float32) (sim float64, dense bool) {
+	if v != nil && c != nil {
+		return float64(vec.Dot(v, c)), true
 	}
 	if len(ts) == 0 {
-		return 0, segJoinLexical, segRejoinLex
+		return 0, false
 	}
-	et := s.eventTerms(e)
 	hit := 0
 	for _, w := range ts {
-		if et[w] {
+		if gt[w] {
 			hit++
 		}
 	}
-	return float64(hit) / float64(len(ts)), segJoinLexical, segRejoinLex
+	return float64(hit) / float64(len(ts)), false
 }
 
-// assign puts turn t into an event: the previous turn's event when t
+// continues reports whether turn t (terms ts, vector v) continues the open
+// event e.
+func (s *segmenter) continues(e *store.Event, ts []string, v []float32) bool {
+	n := len(e.TurnIDs)
+	switch {
+	case n >= segMaxEventSize:
+		return false
+	case n < segMinEventSize || len(ts) < segShortTerms:
+		return true
+	}
+	win := e.TurnIDs[n-min(n, segWindow):]
+	var c []float32
+	if v != nil {
+		c = s.centroidOf(win)
+	}
+	sim, dense := similarity(ts, v, s.termsOf(win), c)
+	if dense {
+		return sim >= segJoinDense
+	}
+	return sim >= segJoinLexical
+}
+
+// rejoinScore returns how well a turn fits an older event, or 0 when it
+// is below the rejoin threshold.
+func (s *segmenter) rejoinScore(e *store.Event, ts []string, v []float32) float64 {
+	if len(e.TurnIDs) >= segMaxEventSize {
+		return 0
+	}
+	var c []float32
+	if v != nil {
+		c = s.eventCentroid(e)
+	}
+	sim, dense := similarity(ts, v, s.eventTerms(e), c)
+	if dense && sim < segRejoinDense || !dense && sim < segRejoinLex {
+		return 0
+	}
+	return sim
+}
+
+// assign puts turn t into an event: the open event of its session when t
 // continues it, else the best matching older event, else a new one.
 func (s *segmenter) assign(t store.Turn, v []float32) {
 	ts := slices.Compact(slices.Sorted(slices.Values(textnorm.Terms(content(t)))))
-	var target *store.Event
+	var target, open *store.Event
 	if s.prev.ID != "" && s.prev.SessionID == t.SessionID {
 		if evs := s.b.eventsOf(s.prev.ID); len(evs) > 0 {
-			e := s.b.event(evs[0])
-			sim, join, _ := s.similarity(e, ts, v)
-			if len(e.TurnIDs) < segMaxEventSize && (len(ts) < segShortTerms || sim >= join) {
-				target = e
+			open = s.b.event(evs[0])
+			if s.continues(open, ts, v) {
+				target = open
 			}
 		}
 	}
-	if target == nil {
+	if target == nil && len(ts) >= segShortTerms {
 		best, bestSim := (*store.Event)(nil), 0.0
-		for _, h := range s.st.searchEvents(content(t), v, 5, nil) {
-			e := s.b.event(s.st.events[h.idx].ID)
-			if len(e.TurnIDs) >= segMaxEventSize {
-				continue
+		consider := func(e *store.Event) {
+			if e == nil || e == open {
+				return
 			}
-			if sim, _, rejoin := s.similarity(e, ts, v); sim >= rejoin && sim > bestSim {
+			if sim := s.rejoinScore(e, ts, v); sim > bestSim {
 				best, bestSim = e, sim
 			}
 		}
+		for _, h := range s.st.searchEvents(content(t), v, 5, nil) {
+			consider(s.b.event(s.st.events[h.idx].ID))
+		}
 		// Events created earlier in this batch are not indexed yet.
 		for _, id := range s.b.order {
-			if _, old := s.b.before[id]; old {
-				continue
-			}
-			e := s.b.events[id]
-			if len(e.TurnIDs) >= segMaxEventSize {
-				continue
-			}
-			if sim, _, rejoin := s.similarity(e, ts, v); sim >= rejoin && sim > bestSim {
-				best, bestSim = e, sim
+			if _, old := s.b.before[id]; !old {
+				consider(s.b.events[id])
 			}
 		}
 		target = best
@@ -218,11 +273,7 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 	}
 	s.b.join(target, t)
 	delete(s.centroid, target.ID)
-	if et, ok := s.terms[target.ID]; ok {
-		for _, w := range ts {
-			et[w] = true
-		}
-	}
+	delete(s.terms, target.ID)
 	s.prev = t
 }
 
@@ -449,18 +500,19 @@ func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
 // than at its single best point, and checked on alternate halves of the
 // conversations; they are the same with and without an embedder.
 const (
-	offDenseWeight  = 1.0  // weight of cosine similarity next to max-normalised BM25
+	offDenseWeight  = 0.3  // weight of the centred cosine next to max-normalised BM25
 	offPrev         = 0.25 // share of the previous turn's relevance a turn receives
 	offPrevQuestion = 0.7  // the same when the previous turn asks a question (this turn answers it)
 	offNext         = 0.35 // share of the next turn's relevance (a reply echoes what it answers)
 	offNextQuestion = 0.5  // the same when the next turn asks a question (a follow-up about this turn)
 	offFar          = 0.3  // share of the relevance of each turn two away
-	offEventShare   = 0.0  // share of the best relevance in the turn's event
+	offEventShare   = 0.2  // share of the best relevance in the turn's event
 	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
-	offTimeBump     = 1.0  // factor for turns that mention a time, on "when" questions
-	offKeepRatio    = 0.6  // after offMinK turns, keep those scoring at least this share of the best
+	offTimeBump     = 1.25 // factor for turns that mention a time, on questions asking for a time
+	offCountBump    = 1.2  // factor for turns with a number, on "how many" questions
+	offKeepRatio    = 0.55 // after offMinK turns, keep those scoring at least this share of the best
 	offMinK         = 6
-	offMaxK         = 9
+	offMaxK         = 10
 	offPredictMax   = 3 // turns selected inside one candidate event (trace stage "predicted")
 )
 
@@ -470,7 +522,8 @@ const (
 type offlineTuning struct {
 	DenseWeight                                  float64
 	Prev, PrevQuestion, Next, NextQuestion, Far  float64
-	EventShare, SpeakerBump, TimeBump, KeepRatio float64
+	EventShare, SpeakerBump, TimeBump, CountBump float64
+	KeepRatio                                    float64
 	MinK, MaxK                                   int
 }
 
@@ -479,7 +532,7 @@ func defaultOfflineTuning() offlineTuning {
 	return offlineTuning{
 		DenseWeight: offDenseWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
 		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
-		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, KeepRatio: offKeepRatio,
+		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, KeepRatio: offKeepRatio,
 		MinK: offMinK, MaxK: offMaxK,
 	}
 }
@@ -500,8 +553,10 @@ type turnFeatures struct {
 	// event is the index of the turn's first event, -1 when none.
 	event []int
 	// speaker marks turns said by someone the question names; dated marks
-	// turns that mention a time when the question asks about time.
-	speaker, dated []bool
+	// turns that mention a time when the question asks for a time; counted
+	// marks turns with a number when the question asks how many. Each is
+	// nil when the question has no such cue.
+	speaker, dated, counted []bool
 }
 
 // relevance returns each turn's own relevance: normalised BM25 plus the
@@ -522,8 +577,31 @@ func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
 		if maxLex > 0 {
 			rel[i] = f.lex[i] / maxLex
 		}
-		if f.dense != nil {
-			rel[i] += tu.DenseWeight * max(f.dense[i], 0)
+	}
+	if f.dense == nil {
+		return rel
+	}
+	// Cosines of unrelated texts are far from 0 and their spread varies by
+	// question, so the dense part is centred on the mean over visible
+	// turns and scaled so that the best turn gets 1, like BM25.
+	mean, maxD, cnt := 0.0, math.Inf(-1), 0
+	for i, d := range f.dense {
+		if f.visible[i] {
+			mean += d
+			maxD = max(maxD, d)
+			cnt++
+		}
+	}
+	if cnt == 0 {
+		return rel
+	}
+	mean /= float64(cnt)
+	for i, d := range f.dense {
+		if !f.visible[i] {
+			continue
+		}
+		if maxD > mean {
+			rel[i] += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
 		}
 	}
 	return rel
@@ -584,6 +662,9 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 		}
 		if f.dated != nil && f.dated[i] {
 			s *= tu.TimeBump
+		}
+		if f.counted != nil && f.counted[i] {
+			s *= tu.CountBump
 		}
 		out[i] = s
 	}
@@ -649,8 +730,12 @@ func (q *query) offlineFeatures() *turnFeatures {
 	if len(speakers) > 0 {
 		f.speaker = make([]bool, n)
 	}
-	if q.info.Temporal {
+	intent := temporal.AnalyzeQuestion(q.question)
+	if intent.AsksTime() {
 		f.dated = make([]bool, n)
+	}
+	if asksCount(q.question) || intent.Kind == temporal.IntentFrequency {
+		f.counted = make([]bool, n)
 	}
 	for i, t := range st.turns {
 		f.visible[i] = q.keepTurn == nil || q.keepTurn(i)
@@ -668,8 +753,41 @@ func (q *query) offlineFeatures() *turnFeatures {
 		if f.dated != nil {
 			f.dated[i] = len(st.ann[t.ID].TimeRefs) > 0
 		}
+		if f.counted != nil {
+			f.counted[i] = hasNumber(content(t))
+		}
 	}
 	return f
+}
+
+// asksCount reports whether a question asks for a number ("how many",
+// "how much").
+func asksCount(question string) bool {
+	toks := textnorm.Tokens(question)
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i] == "how" && (toks[i+1] == "many" || toks[i+1] == "much") {
+			return true
+		}
+	}
+	return false
+}
+
+// numberWords are the spelled-out numbers hasNumber recognises.
+var numberWords = map[string]bool{
+	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
+	"eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "twenty": true,
+	"dozen": true, "hundred": true, "thousand": true, "once": true, "twice": true, "thrice": true,
+	"first": true, "second": true, "third": true, "several": true, "couple": true,
+}
+
+// hasNumber reports whether text mentions a number, in digits or in words.
+func hasNumber(text string) bool {
+	for _, w := range textnorm.Tokens(text) {
+		if numberWords[w] || strings.ContainsAny(w, "0123456789") {
+			return true
+		}
+	}
+	return false
 }
 
 // questionSpeakers returns the lower-cased speakers of the space that the
