@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"cmp"
 	"context"
 	"encoding/gob"
 	"errors"
@@ -422,6 +423,9 @@ func TestOfflineLoCoMoSweep(t *testing.T) {
 			name = "BM25 + " + emb.ID()
 		}
 		t.Logf("%s\n%s", name, sweepTable(qs, sweepVariants()))
+		if emb != nil {
+			t.Logf("%s: fusion of BM25 and dense\n%s", name, fusionTable(qs))
+		}
 	}
 }
 
@@ -559,4 +563,109 @@ func sweepTable(qs []sweepQuestion, vs []sweepVariant) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// fusionTable compares ways of fusing BM25 and dense similarity: recall of
+// the plain top 8 and top 10 of each fused ranking, and the recall of the
+// whole offline scorer when its relevance is the RRF score instead of the
+// normalised sum.
+func fusionTable(qs []sweepQuestion) string {
+	const rrfK = 60 // the usual reciprocal-rank fusion constant
+	tu := defaultOfflineTuning()
+	rrf := func(f *turnFeatures) []float64 {
+		out := make([]float64, len(f.lex))
+		lex := rank(f.lex)
+		dense := rankAll(f.dense)
+		for r, i := range lex {
+			out[i] += 1 / float64(rrfK+r+1)
+		}
+		for r, i := range dense {
+			out[i] += 1 / float64(rrfK+r+1)
+		}
+		return out
+	}
+	sumRaw := func(w float64) func(f *turnFeatures) []float64 {
+		return func(f *turnFeatures) []float64 {
+			noDense := *f
+			noDense.dense = nil
+			out := tu.relevance(&noDense)
+			for i, d := range f.dense {
+				out[i] += w * max(d, 0)
+			}
+			return out
+		}
+	}
+	centred := func(w float64) func(f *turnFeatures) []float64 {
+		return func(f *turnFeatures) []float64 {
+			t := tu
+			t.DenseWeight = w
+			return t.relevance(f)
+		}
+	}
+	lexOnly := func(f *turnFeatures) []float64 { return f.lex }
+	denseOnly := func(f *turnFeatures) []float64 { return f.dense }
+	rows := []struct {
+		name string
+		rel  func(f *turnFeatures) []float64
+	}{
+		{"BM25", lexOnly},
+		{"dense (MiniLM cosine)", denseOnly},
+		{"RRF (k=60)", rrf},
+		{"sum: BM25/max + 1.0 cosine", sumRaw(1)},
+		{"sum: BM25/max + 1.5 cosine", sumRaw(1.5)},
+		{"sum: BM25/max + 0.3 centred cosine (default)", centred(tu.DenseWeight)},
+		{"sum: BM25/max + 0.5 centred cosine", centred(0.5)},
+		{"sum: BM25/max + 1.0 centred cosine", centred(1)},
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "| fusion | R@8 | R@10 | scorer R | scorer avg K |\n|---|---:|---:|---:|---:|\n")
+	for _, row := range rows {
+		var r8, r10, rs, ks float64
+		for _, q := range qs {
+			rel := row.rel(q.f)
+			ranked := rankAll(rel)
+			r8 += goldShare(q.gold, ranked[:min(8, len(ranked))])
+			r10 += goldShare(q.gold, ranked[:min(10, len(ranked))])
+			// The whole scorer on this relevance, scaled to a best of 1.
+			top := 0.0
+			for _, x := range rel {
+				top = max(top, x)
+			}
+			scaled := make([]float64, len(rel))
+			for i, x := range rel {
+				if top > 0 {
+					scaled[i] = x / top
+				}
+			}
+			sc := tu.score(q.f, scaled)
+			rk := rank(sc)
+			sel := rk[:tu.cut(rk, sc)]
+			rs += goldShare(q.gold, sel)
+			ks += float64(len(sel))
+		}
+		n := float64(len(qs))
+		fmt.Fprintf(&b, "| %s | %.3f | %.3f | %.3f | %.2f |\n", row.name, r8/n, r10/n, rs/n, ks/n)
+	}
+	return b.String()
+}
+
+// rankAll orders every index by score, best first (ties by index).
+func rankAll(scores []float64) []int {
+	idx := make([]int, len(scores))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+	return idx
+}
+
+// goldShare returns the share of gold indexes found in sel.
+func goldShare(gold, sel []int) float64 {
+	hit := 0
+	for _, g := range gold {
+		if g >= 0 && slices.Contains(sel, g) {
+			hit++
+		}
+	}
+	return float64(hit) / float64(len(gold))
 }
