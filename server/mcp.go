@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"strings"
 	"time"
@@ -127,7 +128,7 @@ func (s *Server) newMCP() *mcp.Server {
 		Instructions: "higmem is long-term memory. Store what the user says with add_memory; before answering " +
 			"questions about the past, call search_memory (evidence) or ask_memory (an answer). Memory is scoped " +
 			"by user_id/agent_id, which default to the server's configured space.",
-		Logger: s.log,
+		Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, s.toolAdd)
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolSearch, Description: "Find the remembered turns that answer a question (evidence only, no written answer).",
@@ -157,6 +158,25 @@ func (s *Server) newMCP() *mcp.Server {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// minLevel drops records below min: the SDK logs every session start and
+// end at Info, too chatty for a server log.
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.Handler.Enabled(ctx, l)
+}
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{h.Handler.WithAttrs(as), h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{h.Handler.WithGroup(name), h.min}
+}
 
 // mcpSpace resolves the space of a tool call: the arguments, else the
 // default space, checked against the caller's key. Calls without HTTP

@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -844,9 +846,18 @@ func jobLocation(id string, sp higmem.Space) string {
 // keys as the REST routes. The key's principal travels to the tools in the
 // SDK's TokenInfo, which also binds each MCP session to its key.
 func (s *Server) mcpHandler() http.Handler {
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:              s.log,
+	sse := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Logger:              slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 		MaxRequestBodyBytes: s.opts.MaxBodyBytes,
+	})
+	// The standalone SSE stream (GET) lives as long as the session: lift
+	// the connection's read deadline (http.Server.ReadTimeout), which would
+	// otherwise cancel it.
+	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
+		}
+		sse.ServeHTTP(w, r)
 	})
 	if s.opts.NoAuth {
 		return h
