@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -112,6 +113,8 @@ func badCases() []badCase {
 		{name: "other user's search", method: "POST", path: "/v1/search", key: aliceKey, body: `{"user_id":"bob","question":"x"}`, status: 403, code: api.CodeForbidden, msg: "bob"},
 		{name: "other user's add", method: "POST", path: "/v1/turns", key: aliceKey, body: `{"user_id":"bob","turn":{"speaker":"a","text":"x"}}`, status: 403, code: api.CodeForbidden, msg: "bob"},
 		{name: "other user's space delete", method: "DELETE", path: "/v1/space?user_id=bob", key: aliceKey, status: 403, code: api.CodeForbidden, msg: "bob"},
+		{name: "cross-site browser write", method: "POST", path: "/v1/turns", header: map[string]string{"Sec-Fetch-Site": "cross-site"}, body: turn(""), status: 403, code: api.CodeForbidden, msg: "cross-origin"},
+		{name: "foreign origin write", method: "DELETE", path: "/v1/space?user_id=alice", header: map[string]string{"Origin": "https://evil.example"}, status: 403, code: api.CodeForbidden, msg: "cross-origin"},
 		// Routes, methods, missing records, conflicts.
 		{name: "unknown route", method: "GET", path: "/v1/memories", status: 404, code: api.CodeNotFound, msg: "no route"},
 		{name: "wrong method", method: "PUT", path: "/v1/turns", body: `{}`, status: 405, code: api.CodeMethodNotAllowed, msg: "allowed: POST, GET"},
@@ -206,5 +209,21 @@ func TestBadRequests(t *testing.T) {
 	}
 	if sps, _ := mem.Spaces(ctx); len(sps) != 1 {
 		t.Fatalf("spaces after bad requests: %v", sps)
+	}
+}
+
+// TestNoAuthServesLoopbackHostsOnly checks that a keyless server refuses
+// requests addressed to a non-loopback host name (DNS rebinding).
+func TestNoAuthServesLoopbackHostsOnly(t *testing.T) {
+	s := New(newMem(t, higmem.Options{}), Options{NoAuth: true})
+	for host, want := range map[string]int{"127.0.0.1:8420": 200, "localhost:8420": 200, "[::1]:8420": 200, "localhost": 200,
+		"evil.example:8420": 403, "evil.example": 403, "10.0.0.1:8420": 403, "127.0.0.1.evil.example": 403} {
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest("GET", "/v1/stats?user_id=alice", nil)
+		req.Host = host
+		s.ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %q: %d %s", host, rec.Code, rec.Body)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"runtime"
@@ -91,7 +92,38 @@ func (s *Server) routes() http.Handler {
 		s.writeError(w, r, errorf(http.StatusNotFound, api.CodeNotFound, "no route %s %s (see /openapi.json)", r.Method, r.URL.Path))
 	})
 	mux.Handle(mcpPath, s.mcpHandler())
-	return s.recoverer(mux)
+	h := s.recoverer(mux)
+	// Browsers: a web page may not write through the API on a user's
+	// behalf (cross-origin POST/DELETE are refused), and without keys a
+	// DNS-rebound name may not reach it at all.
+	cop := http.NewCrossOriginProtection()
+	cop.SetDenyHandler(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.writeError(w, r, errorf(http.StatusForbidden, api.CodeForbidden, "cross-origin request refused"))
+	}))
+	h = cop.Handler(h)
+	if s.opts.NoAuth {
+		h = s.loopbackOnly(h)
+	}
+	return h
+}
+
+// loopbackOnly refuses requests whose Host is not a loopback name, so that
+// a keyless server cannot be reached through DNS rebinding.
+func (s *Server) loopbackOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if hp, _, err := net.SplitHostPort(host); err == nil {
+			host = hp
+		}
+		host = strings.Trim(host, "[]")
+		ip := net.ParseIP(host)
+		if !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+			s.writeError(w, r, errorf(http.StatusForbidden, api.CodeForbidden,
+				"host %q refused: a server without API keys answers only loopback names (localhost, 127.0.0.1, [::1])", r.Host))
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // recoverer turns a handler panic into a JSON 500.
