@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -152,9 +153,25 @@ func (a *app) evalModels(ctx context.Context, cfg *harness.Config, fake string) 
 	return nil
 }
 
-// gitState returns the commit of the working tree and whether tracked
-// files differ from it ("" when git is not available).
+// gitState returns the commit the binary was built from and whether
+// tracked files differed from it: from the build information when the
+// binary carries it (go build), else from git in the working directory
+// (go run); "" when neither is available.
 func gitState(ctx context.Context) (string, bool) {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", false
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+		if rev != "" {
+			return rev, dirty
+		}
+	}
 	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
 	if err != nil {
 		return "", false

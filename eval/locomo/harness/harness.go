@@ -147,7 +147,7 @@ var registry = []systemInfo{
 		func() System {
 			return &engineSystem{name: "vector-topk", mode: higmem.ModeOffline, noEvents: true, topK: true}
 		}},
-	{"amem", "A-Mem (reproduction code 7f716dc): note analysis and evolution per turn, keyword query, top-k plus linked notes, answer",
+	{"amem", "A-Mem (reproduction code 7f716dc): note analysis and evolution per turn, keyword query, top-k (--amem-k) plus linked notes, answer; indexed with the run's embedder, or BM25 without one",
 		func() System { return &amemSystem{} }},
 	{"no-event", "ablation of higmem: no event layer (turn annotation, turn search and filter only)",
 		func() System {

@@ -213,6 +213,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 	}
 
+	if cfg.Judge == nil && env.answerModel() != nil {
+		logf("no judge model configured: J is not reported")
+	}
 	if cfg.Out == "" {
 		h := sha256.Sum256([]byte(rc.identity()))
 		cfg.Out = filepath.Join("eval-runs", "locomo-"+hex.EncodeToString(h[:5]))

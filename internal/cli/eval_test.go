@@ -1,0 +1,118 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/eval/locomo/harness"
+	"github.com/higmem/higmem/internal/envconfig"
+)
+
+const evalTestData = "../../eval/locomo/harness/testdata/mini_locomo.json"
+
+// runCLI runs the higmem command with an empty environment (no LLM
+// endpoint) and returns stdout, stderr and the error.
+func evalCLI(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := envconfig.Load(func(string) string { return "" })
+	env.DB = filepath.Join(t.TempDir(), "higmem.db")
+	a := newApp(env, strings.NewReader(""), &out, &errb)
+	cmd := a.rootCommand()
+	cmd.SetArgs(args)
+	err := cmd.ExecuteContext(context.Background())
+	if cerr := a.close(); err == nil {
+		err = cerr
+	}
+	return out.String(), errb.String(), err
+}
+
+func TestEvalLoCoMoScripted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted", "--embedder", "none",
+		"--systems", "higmem,amem,oracle,offline", "--max-questions", "3", "--samples", "0", "--out", dir, "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"higmem", "amem", "oracle", "offline", "report: " + filepath.Join(dir, "report.md")} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, harness.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "fake LLM: scripted") {
+		t.Error("report does not say the LLM was fake")
+	}
+
+	// Rerunning the same command resumes: nothing is asked again.
+	before, _ := os.ReadFile(filepath.Join(dir, harness.QuestionsFile))
+	if _, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted", "--embedder", "none",
+		"--systems", "higmem,amem,oracle,offline", "--max-questions", "3", "--samples", "0", "--out", dir, "-q"); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.ReadFile(filepath.Join(dir, harness.QuestionsFile))
+	if !bytes.Equal(before, after) {
+		t.Error("a rerun of a finished run added records")
+	}
+
+	// A second run, then the side-by-side report.
+	dir2 := filepath.Join(t.TempDir(), "run2")
+	if _, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted", "--embedder", "none",
+		"--systems", "oracle", "--max-questions", "3", "--samples", "0", "--out", dir2, "-q"); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = evalCLI(t, "eval", "report", dir, dir2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"oracle @ run", "oracle @ run2", "amem @ run", "## Answer quality: official LoCoMo F1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("compared report lacks %q", want)
+		}
+	}
+	cmp := filepath.Join(t.TempDir(), "cmp")
+	if _, _, err := evalCLI(t, "eval", "report", dir, dir2, "--out", cmp); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{harness.ReportFile, harness.ResultsFile, harness.ChartRecall, harness.ChartF1, harness.ChartTokens, harness.ChartCalls} {
+		if _, err := os.Stat(filepath.Join(cmp, f)); err != nil {
+			t.Errorf("compare --out: %v", err)
+		}
+	}
+}
+
+func TestEvalLoCoMoWithoutLLM(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, stderr, err := evalCLI(t, "eval", "locomo", evalTestData, "--embedder", "none",
+		"--systems", "higmem,vector-topk", "--out", dir, "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stderr, "skipping higmem") {
+		t.Errorf("no skip message on stderr: %q", stderr)
+	}
+	if !strings.Contains(out, "higmem           skipped") || !strings.Contains(out, "vector-topk") {
+		t.Errorf("summary:\n%s", out)
+	}
+}
+
+func TestEvalLoCoMoBadFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"eval", "locomo", evalTestData, "--systems", "nope", "--embedder", "none"},
+		{"eval", "locomo", evalTestData, "--fake-llm", "oracle", "--embedder", "none"},
+		{"eval", "report", filepath.Join(t.TempDir(), "missing")},
+	} {
+		if _, _, err := evalCLI(t, append(args, "--out", t.TempDir())...); err == nil && args[1] != "report" {
+			t.Errorf("%v: no error", args)
+		} else if args[1] == "report" && err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
