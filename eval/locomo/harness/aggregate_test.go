@@ -49,7 +49,7 @@ func TestJudgeScore(t *testing.T) {
 		{Judge: []Verdict{v(0, true), v(1, false)}},
 		{Judge: []Verdict{v(0, false), v(1, false)}},
 		{Judge: []Verdict{v(0, true), v(1, false, "unusable")}}, // run 1 not counted
-		{},                                                      // not judged
+		{}, // not judged
 	}
 	// Run 0: 3/4; run 1: 1/3. Mean 13/24, population sd 5/24.
 	got := judgeScore(qs, 2)
