@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
@@ -25,8 +26,8 @@ const (
 	// Segmentation (incremental, one turn at a time): a turn continues the
 	// open event of its session while that event is young, when the turn
 	// is short (a reply such as "Wow, cool!"), or when it is similar to the
-	// event's last few turns; otherwise it rejoins a clearly matching older
-	// event, else it opens a new one. The similarity thresholds sit near the
+	// event's last few turns; otherwise, unless it opens a session, it
+	// rejoins a clearly matching older event, else it opens a new one. The similarity thresholds sit near the
 	// 15th percentile of the similarity between consecutive turns of a
 	// LoCoMo dev session (a topic shift about every seven turns); the
 	// rejoin thresholds are far stricter, so that only a topic taken up
@@ -247,7 +248,10 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 			}
 		}
 	}
-	if target == nil && len(ts) >= segShortTerms {
+	// A session opens with a new event (its first turns are greetings,
+	// which resemble every other greeting); later topic shifts may rejoin
+	// an older event.
+	if target == nil && open != nil && len(ts) >= segShortTerms {
 		best, bestSim := (*store.Event)(nil), 0.0
 		consider := func(e *store.Event) {
 			if e == nil || e == open {
@@ -292,11 +296,13 @@ func summariseExtractive(st *spaceState, b *batch, e *store.Event) {
 			}
 		}
 	}
+	// Speakers are the event's entities, not its topic.
+	names := nameSet(e.Entities...)
 	freq := map[string]int{}
 	first := map[string]int{}
 	display := map[string]string{}
 	for _, t := range members {
-		for _, w := range keywordsOf(content(t), 32) {
+		for _, w := range keywordsOf(topicText(t), 32, names) {
 			k := strings.ToLower(w)
 			if _, ok := first[k]; !ok {
 				first[k] = len(first)
@@ -337,7 +343,7 @@ func summariseExtractive(st *spaceState, b *batch, e *store.Event) {
 	var cs []cand
 	for i, t := range members {
 		n := 0
-		for _, w := range keywordsOf(content(t), 32) {
+		for _, w := range keywordsOf(topicText(t), 32, names) {
 			if top[strings.ToLower(w)] {
 				n++
 			}
@@ -373,7 +379,7 @@ func annotateRules(t store.Turn) store.Annotation {
 	text := content(t)
 	a := store.Annotation{
 		TurnID:   t.ID,
-		Keywords: keywordsOf(text, keywordsPerTurn),
+		Keywords: keywordsOf(topicText(t), keywordsPerTurn, nameSet(t.Speaker)),
 		Entities: entitiesOf(text, t.Speaker),
 		Producer: offlineProducer,
 	}
@@ -393,9 +399,11 @@ func annotateRules(t store.Turn) store.Annotation {
 	return a
 }
 
-// keywordsOf returns up to n distinctive words of text: no stop words, no
-// short words, capitalised words first, then longer words, ties by position.
-func keywordsOf(text string, n int) []string {
+// keywordsOf returns up to n distinctive words of text, in order of
+// appearance: no stop words, filler words, words shorter than three letters
+// or words in exclude (lower-case); capitalised words that do not start a
+// sentence rank first, then longer words, ties by position.
+func keywordsOf(text string, n int, exclude map[string]bool) []string {
 	type kw struct {
 		w     string
 		score int
@@ -403,20 +411,40 @@ func keywordsOf(text string, n int) []string {
 	}
 	seen := map[string]bool{}
 	var ks []kw
-	for i, w := range strings.FieldsFunc(text, func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '\'' && r != '-'
-	}) {
-		w = strings.Trim(w, "'-")
+	sentenceStart := true
+	pos := 0
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		if !isWordRune(r) {
+			if r == '.' || r == '!' || r == '?' || r == '[' || r == ':' || r == '"' || r == '\n' {
+				sentenceStart = true
+			}
+			i += size
+			continue
+		}
+		j := i
+		for j < len(text) {
+			r, size := utf8.DecodeRuneInString(text[j:])
+			if !isWordRune(r) {
+				break
+			}
+			j += size
+		}
+		w := strings.Trim(text[i:j], "'’-")
+		start := sentenceStart
+		sentenceStart = false
+		i = j
+		pos++
 		lw := strings.ToLower(w)
-		if len(lw) < 3 || textnorm.IsStop(lw) || seen[lw] || fillerWords[lw] {
+		if utf8.RuneCountInString(lw) < 3 || textnorm.IsStop(lw) || seen[lw] || fillerWords[lw] || exclude[lw] {
 			continue
 		}
 		seen[lw] = true
-		s := len(lw)
-		if r := []rune(w)[0]; unicode.IsUpper(r) && i > 0 {
+		s := utf8.RuneCountInString(lw)
+		if r, _ := utf8.DecodeRuneInString(w); unicode.IsUpper(r) && !start {
 			s += 6
 		}
-		ks = append(ks, kw{w, s, i})
+		ks = append(ks, kw{w, s, pos})
 	}
 	slices.SortStableFunc(ks, func(a, b kw) int { return cmp.Compare(b.score, a.score) })
 	if len(ks) > n {
@@ -430,6 +458,52 @@ func keywordsOf(text string, n int) []string {
 	return out
 }
 
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' || r == '-'
+}
+
+// topicText is the text keywords of a turn come from: its words, then the
+// captions of its attachments without the words that only name the medium
+// ("a photo of ...").
+func topicText(t store.Turn) string {
+	var b strings.Builder
+	b.WriteString(t.Text)
+	for _, a := range t.Attachments {
+		if a.Caption == "" {
+			continue
+		}
+		b.WriteString("\n")
+		for _, w := range strings.Fields(a.Caption) {
+			if !mediumWords[strings.ToLower(strings.Trim(w, ".,;:!?"))] {
+				b.WriteString(w)
+				b.WriteByte(' ')
+			}
+		}
+	}
+	return b.String()
+}
+
+// mediumWords name the kind of an attachment rather than what it shows.
+var mediumWords = map[string]bool{
+	"photo": true, "photograph": true, "photography": true, "picture": true, "image": true, "pic": true,
+	"screenshot": true, "close": true, "closeup": true,
+}
+
+// nameSet returns the lower-cased names, each also by its first word.
+func nameSet(names ...string) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range names {
+		n = strings.ToLower(strings.TrimSpace(n))
+		if n == "" {
+			continue
+		}
+		out[n] = true
+		first, _, _ := strings.Cut(n, " ")
+		out[first] = true
+	}
+	return out
+}
+
 // fillerWords are chat words that are not stop words but carry no topic.
 var fillerWords = map[string]bool{
 	"yeah": true, "wow": true, "hey": true, "really": true, "thanks": true, "thank": true, "great": true,
@@ -437,6 +511,10 @@ var fillerWords = map[string]bool{
 	"amazing": true, "sounds": true, "like": true, "know": true, "think": true, "also": true, "much": true,
 	"lot": true, "always": true, "sure": true, "it's": true, "that's": true, "i'm": true, "you're": true,
 	"i've": true, "don't": true, "can't": true, "what's": true, "let's": true,
+	"since": true, "last": true, "got": true, "get": true, "made": true, "make": true, "time": true,
+	"thing": true, "things": true, "going": true, "feel": true, "feels": true, "lately": true,
+	"recently": true, "still": true, "well": true, "yes": true, "maybe": true, "right": true,
+	"pretty": true, "kind": true, "even": true, "something": true, "anything": true,
 }
 
 var entityRE = regexp.MustCompile(`\b[A-Z][\p{L}'’-]+(?:\s+(?:of\s+|the\s+)?[A-Z][\p{L}'’-]+)*`)

@@ -191,12 +191,14 @@ type locomoCell struct {
 
 // locomoReport is the outcome of one run over the dev set.
 type locomoReport struct {
-	cells     [6]locomoCell // by category; 0 unused
-	sizes     []int         // event sizes
-	turns     int
-	buildTime time.Duration
-	askTime   time.Duration
-	calls     int
+	cells [6]locomoCell // by category; 0 unused
+	sizes []int         // event sizes
+	// multiSession counts events with turns from more than one session.
+	multiSession int
+	turns        int
+	buildTime    time.Duration
+	askTime      time.Duration
+	calls        int
 }
 
 // ingestLoCoMo adds a sample to its own space, one Add per session.
@@ -247,6 +249,13 @@ func runLoCoMo(ctx context.Context, t *testing.T, samples []locomo.Sample, emb e
 		}
 		for _, e := range evs {
 			rep.sizes = append(rep.sizes, len(e.Event.TurnIDs))
+			sessions := map[string]bool{}
+			for _, tr := range e.Turns {
+				sessions[tr.SessionID] = true
+			}
+			if len(sessions) > 1 {
+				rep.multiSession++
+			}
 		}
 		start = time.Now()
 		for _, q := range s.QA {
@@ -325,7 +334,7 @@ func (r *locomoReport) String() string {
 	for c := 1; c <= 5; c++ {
 		row(fmt.Sprintf("%d %s", c, locomo.CategoryName(c)), r.cells[c])
 	}
-	fmt.Fprintf(&b, "\nevents: %s\n", sizeDistribution(r.sizes))
+	fmt.Fprintf(&b, "\nevents: %s; %d span several sessions\n", sizeDistribution(r.sizes), r.multiSession)
 	fmt.Fprintf(&b, "turns %d, build %s, retrieval %s, LLM calls %d\n", r.turns,
 		r.buildTime.Round(time.Millisecond), r.askTime.Round(time.Millisecond), r.calls)
 	return b.String()
