@@ -403,3 +403,22 @@ func TestSelectQuestions(t *testing.T) {
 		t.Errorf("categories recorded %v", c)
 	}
 }
+
+// TestConcurrencyDeterministic: the numbers do not depend on how many
+// builds and questions run at once.
+func TestConcurrencyDeterministic(t *testing.T) {
+	run := func(n int) *Report {
+		m := scripted(t)
+		rep, err := Run(context.Background(), Config{Data: miniData, Out: t.TempDir(), Concurrency: n,
+			Systems: []string{"higmem", "higmem-paper", "amem", "vector-topk"}, Env: Env{Memory: m, Embedder: hashing.New(32)}, Judge: m})
+		if err != nil {
+			t.Fatal(err)
+		}
+		normalise(rep)
+		return rep
+	}
+	a, b := run(1), run(4)
+	if !reflect.DeepEqual(a.Systems, b.Systems) {
+		t.Error("concurrency 4 gives other numbers than concurrency 1")
+	}
+}
