@@ -844,3 +844,36 @@ func TestPredictionPromptsAreBounded(t *testing.T) {
 		t.Errorf("the most similar members were not shown: predicted %v", ans.Trace.Stage("predicted"))
 	}
 }
+
+// TestRetrieveFilter checks that RetrieveOptions.Filter restricts every
+// stage, so the best matching turns of the allowed ones come back.
+func TestRetrieveFilter(t *testing.T) {
+	ctx := t.Context()
+	turns, _ := example(t)
+	for _, mc := range modes() {
+		t.Run(string(mc.mode), func(t *testing.T) {
+			m := open(t, higmem.Options{Mode: mc.mode, Memory: mc.model(), Embedder: hashing.New(0)})
+			if _, err := m.Add(ctx, sp, turns); err != nil {
+				t.Fatal(err)
+			}
+			only3 := func(tr higmem.Turn) bool { return tr.SessionID == "3" }
+			res, err := m.Retrieve(ctx, sp, "Biscuit the greyhound", higmem.RetrieveOptions{Filter: only3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res.Evidence) == 0 {
+				t.Fatal("no evidence from session 3")
+			}
+			for _, st := range res.Trace.Stages {
+				if st.Name == "events" {
+					continue
+				}
+				for _, id := range st.IDs {
+					if !strings.HasPrefix(id, "S3:") {
+						t.Errorf("stage %s holds %s from another session", st.Name, id)
+					}
+				}
+			}
+		})
+	}
+}

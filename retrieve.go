@@ -107,9 +107,15 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 
 	st.mu.RLock()
 	defer st.mu.RUnlock()
+	if !ro.AsOf.IsZero() || ro.Filter != nil {
+		asOf, filter := ro.AsOf, ro.Filter
+		q.keepTurn = func(i int) bool {
+			t := &st.turns[i]
+			return (asOf.IsZero() || !t.RecordedAt.After(asOf)) && (filter == nil || filter(*t))
+		}
+	}
 	if !ro.AsOf.IsZero() {
 		asOf := ro.AsOf
-		q.keepTurn = func(i int) bool { return !st.turns[i].RecordedAt.After(asOf) }
 		q.keepEv = func(i int) bool { return !st.events[i].CreatedAt.After(asOf) }
 	}
 

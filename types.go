@@ -92,6 +92,10 @@ type RetrieveOptions struct {
 	// MaxEvidence caps the number of evidence turns (0 = only the token
 	// budget caps it).
 	MaxEvidence int
+	// Filter, when set, restricts retrieval to the turns it accepts (a
+	// session, a metadata condition): every stage sees only those turns.
+	// It must be cheap and safe for concurrent use.
+	Filter func(Turn) bool `json:"-"`
 }
 
 // Evidence is one turn selected for a question.

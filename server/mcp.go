@@ -288,14 +288,12 @@ func (s *Server) toolSearch(ctx context.Context, req *mcp.CallToolRequest, in se
 	if err != nil {
 		return nil, searchOut{}, err
 	}
+	ro.Filter = scopeFilter(in.SessionID, eqFilters(in.Metadata))
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
 	res, err := s.mem.Retrieve(ctx, sp, in.Question, ro)
 	if err != nil {
 		return nil, searchOut{}, toolError(err)
-	}
-	if in.SessionID != "" || len(in.Metadata) > 0 {
-		filterEvidence(res, in.SessionID, eqFilters(in.Metadata))
 	}
 	return nil, searchOut{Evidence: compactEvidence(res.Evidence), Context: res.Context}, nil
 }

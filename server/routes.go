@@ -470,64 +470,26 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	ro.AsOf = req.AsOf
+	ro.Filter = scopeFilter(req.SessionID, req.Filters)
 	ctx, cancel := s.readCtx(r)
 	defer cancel()
 	res, err := s.mem.Retrieve(ctx, sp, req.Question, ro)
 	if err != nil {
 		return err
 	}
-	if req.SessionID != "" || len(req.Filters) > 0 {
-		filterEvidence(res, req.SessionID, req.Filters)
-	}
 	writeJSON(w, http.StatusOK, res)
 	return nil
 }
 
-// filterEvidence keeps the evidence of one session whose metadata matches,
-// re-renders the context and records the step in the trace.
-func filterEvidence(res *higmem.Result, session string, f api.Filters) {
-	kept := res.Evidence[:0:0]
-	for _, e := range res.Evidence {
-		if (session == "" || e.Turn.SessionID == session) && f.Match(e.Turn.Metadata) {
-			kept = append(kept, e)
-		}
+// scopeFilter restricts retrieval to one session and to turns whose
+// metadata matches; nil when neither is given.
+func scopeFilter(session string, f api.Filters) func(higmem.Turn) bool {
+	if session == "" && len(f) == 0 {
+		return nil
 	}
-	ids := make([]string, len(kept))
-	for i, e := range kept {
-		ids[i] = e.Turn.ID
+	return func(t higmem.Turn) bool {
+		return (session == "" || t.SessionID == session) && f.Match(t.Metadata)
 	}
-	if len(kept) != len(res.Evidence) {
-		res.Trace.Notes = append(res.Trace.Notes, fmt.Sprintf("session/metadata filter kept %d of %d evidence turns", len(kept), len(res.Evidence)))
-	}
-	res.Evidence = kept
-	res.Context = renderContext(kept)
-	res.Trace.Stages = append(res.Trace.Stages, higmem.Stage{Name: "scope_filter", IDs: ids})
-}
-
-// renderContext renders evidence as the engine does for the answer model:
-// one "[id] date | speaker: text" line per turn.
-func renderContext(ev []higmem.Evidence) string {
-	var b strings.Builder
-	for _, e := range ev {
-		date := e.Date
-		if date == "" {
-			date = "unknown date"
-		}
-		text := e.Turn.Text
-		for i := len(e.Turn.Attachments) - 1; i >= 0; i-- {
-			a := e.Turn.Attachments[i]
-			if a.Caption == "" {
-				continue
-			}
-			kind := "Image"
-			if a.Kind != "" && a.Kind != "image" {
-				kind = strings.ToUpper(a.Kind[:1]) + a.Kind[1:]
-			}
-			text = fmt.Sprintf("[%s: %s] %s", kind, a.Caption, text)
-		}
-		fmt.Fprintf(&b, "[%s] %s | %s: %s\n", e.Turn.ID, date, e.Turn.Speaker, strings.TrimSpace(text))
-	}
-	return b.String()
 }
 
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
