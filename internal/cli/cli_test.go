@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/server"
 )
 
 // runCLI runs the command with env (nothing else of the process
@@ -200,4 +202,60 @@ func TestIngestLoCoMoSample(t *testing.T) {
 	if _, errOut, code := runCLI(t, env, "ingest", data, "--sample", "99"); code == 0 || !strings.Contains(errOut, "no conversation \"99\"") {
 		t.Fatalf("bad sample: %d %s", code, errOut)
 	}
+}
+
+// TestCommandsAgainstServer runs the everyday commands with --server
+// against a higmem server (the api client), keyed to one user.
+func TestCommandsAgainstServer(t *testing.T) {
+	ctx := t.Context()
+	mem, err := higmem.Open(ctx, higmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	secret, key, err := server.NewKey("cli", []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := server.ParseKeys([]byte(`{"keys":[` + mustJSON(t, key) + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(mem, server.Options{Keys: keys}))
+	defer srv.Close()
+	env := baseEnv(t)
+	env["HIGMEM_SERVER"] = srv.URL
+	env["HIGMEM_API_KEY"] = secret
+	env["HIGMEM_USER"] = "alice"
+
+	out, e, code := runCLI(t, env, "ingest", exampleFile, "-q")
+	if code != 0 || !strings.Contains(out, "34 turns added") {
+		t.Fatalf("ingest: %d %s %s", code, out, e)
+	}
+	out, _, code = runCLI(t, env, "ask", "What is the name of Priya's dog?")
+	if code != 0 || !strings.Contains(out, "[S2:1]") {
+		t.Fatalf("ask: %d %s", code, out)
+	}
+	out, _, code = runCLI(t, env, "events")
+	if code != 0 || !strings.Contains(out, "e1") {
+		t.Fatalf("events: %d %s", code, out)
+	}
+	// The data is in the server's memory, not in a local database.
+	if st, _ := mem.Stats(ctx, higmem.Space{UserID: "alice"}); st.Turns != 34 {
+		t.Fatalf("server memory holds %d turns", st.Turns)
+	}
+	// Another user is refused by the server.
+	_, e, code = runCLI(t, env, "ask", "--user", "bob", "anything?")
+	if code == 0 || !strings.Contains(e, "403") && !strings.Contains(strings.ToLower(e), "forbidden") {
+		t.Fatalf("other user: %d %s", code, e)
+	}
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

@@ -30,7 +30,7 @@ func (a *app) addCommand() *cobra.Command {
 				}
 				in.Text = string(b)
 			}
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -79,7 +79,7 @@ func (a *app) askCommand() *cobra.Command {
 		Short: "Answer a question from memory (evidence only when no LLM is configured)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -106,7 +106,7 @@ func (a *app) searchCommand() *cobra.Command {
 		Short: "Show the evidence memory selects for a query, with the trace",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -206,7 +206,7 @@ func (a *app) eventsCommand() *cobra.Command {
 		Short: "List the events of the space with their turns",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -263,7 +263,7 @@ func (a *app) exportCommand() *cobra.Command {
 		Short: "Write the space as JSON lines (turns, annotations, events, links)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -289,7 +289,7 @@ func (a *app) importCommand() *cobra.Command {
 		Short: "Read an export into the space (all or nothing; vectors are recomputed)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -325,7 +325,7 @@ func (a *app) deleteCommand() *cobra.Command {
 			if all == (len(args) > 0) {
 				return fmt.Errorf("name turn ids, or give --all to delete the whole space")
 			}
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -356,7 +356,7 @@ func (a *app) historyCommand() *cobra.Command {
 		Short: "Show the recorded changes of events and annotations",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}

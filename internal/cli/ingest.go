@@ -53,7 +53,7 @@ A LoCoMo file with several selected samples goes to one space per sample
 			if convs, err = selectSamples(convs, samples); err != nil {
 				return err
 			}
-			m, err := a.open(cmd.Context())
+			m, err := a.memory(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -110,7 +110,7 @@ func (s *ingestSummary) json(name string, sp higmem.Space) map[string]any {
 }
 
 // ingestTurns adds turns session by session, with a progress bar.
-func (a *app) ingestTurns(ctx context.Context, m *higmem.Memory, sp higmem.Space, name string, turns []higmem.TurnInput) (*ingestSummary, error) {
+func (a *app) ingestTurns(ctx context.Context, m memoryAPI, sp higmem.Space, name string, turns []higmem.TurnInput) (*ingestSummary, error) {
 	start := time.Now()
 	sum := &ingestSummary{events: map[string]bool{}}
 	bar := a.progress(len(turns), "ingest "+name)

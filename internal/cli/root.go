@@ -38,6 +38,8 @@ type app struct {
 	quiet     bool
 	links     bool
 	noCache   bool
+	server    string
+	apiKey    string
 
 	// closers run when the command ends (store, cache).
 	closers []func() error
@@ -120,6 +122,8 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress bars")
 	f.BoolVar(&a.links, "links", false, "A-Mem style links between turns")
 	f.BoolVar(&a.noCache, "no-llm-cache", false, "do not cache LLM responses in the database")
+	f.StringVar(&a.server, "server", a.env.Server, "use a higmem server at this URL instead of the local database (env HIGMEM_SERVER)")
+	f.StringVar(&a.apiKey, "api-key", a.env.APIKey, "API key for --server (env HIGMEM_API_KEY)")
 
 	root.AddCommand(
 		a.addCommand(),

@@ -66,6 +66,8 @@ type Config struct {
 	ModelsDir string
 	// User and Agent scope memories.
 	User, Agent string
+	// Server and APIKey point the CLI at a running higmem server.
+	Server, APIKey string
 	// Mode is the engine mode ("default" or "paper"; "" lets the engine
 	// decide).
 	Mode string
@@ -122,6 +124,8 @@ func Vars() []Var {
 		{"HIGMEM_USER", DefaultUser, "user whose memories are read and written"},
 		{"HIGMEM_AGENT", "", "agent whose memories are read and written (empty: all agents)"},
 		{"HIGMEM_MODE", "", "engine mode: default or paper (empty: the engine's default)"},
+		{"HIGMEM_SERVER", "", "base URL of a higmem server; CLI commands then use it instead of a local database"},
+		{"HIGMEM_API_KEY", "", "API key sent to HIGMEM_SERVER"},
 		{"HIGMEM_LOG_LEVEL", "info", "log level: debug, info, warn or error"},
 		{"HIGMEM_LLM_CONCURRENCY", strconv.Itoa(DefaultLLMConcurrency), "maximum LLM requests in flight per endpoint"},
 		{"HIGMEM_LLM_TIMEOUT", DefaultLLMTimeout.String(), "deadline of each LLM call, e.g. 90s or 2m (a bare number is seconds)"},
@@ -161,6 +165,8 @@ func Load(getenv func(string) string) Config {
 	c.User = first(get("HIGMEM_USER"), DefaultUser)
 	c.Agent = get("HIGMEM_AGENT")
 	c.Mode = strings.ToLower(get("HIGMEM_MODE"))
+	c.Server = get("HIGMEM_SERVER")
+	c.APIKey = get("HIGMEM_API_KEY")
 
 	c.LogLevel = slog.LevelInfo
 	if v := get("HIGMEM_LOG_LEVEL"); v != "" {
