@@ -512,6 +512,13 @@ func sweepVariants() []sweepVariant {
 	for _, k := range []int{6, 7, 8, 9, 10} {
 		vary(fmt.Sprintf("fixed K=%d", k), func(tu *offlineTuning) { tu.MinK, tu.MaxK = k, k })
 	}
+	// Ablations: each part of the scorer switched off.
+	vary("no neighbours", func(tu *offlineTuning) { tu.Prev, tu.PrevQuestion, tu.Next, tu.NextQuestion, tu.Far = 0, 0, 0, 0, 0 })
+	vary("neighbours not question-aware", func(tu *offlineTuning) { tu.PrevQuestion, tu.NextQuestion = tu.Prev, tu.Next })
+	vary("no event share", func(tu *offlineTuning) { tu.EventShare = 0 })
+	vary("no speaker cue", func(tu *offlineTuning) { tu.SpeakerBump = 1 })
+	vary("no time or count cue", func(tu *offlineTuning) { tu.TimeBump, tu.CountBump = 1, 1 })
+	vary("no dense", func(tu *offlineTuning) { tu.DenseWeight = 0 })
 	if os.Getenv("HIGMEM_LOCOMO_GRID") != "1" {
 		return vs
 	}
