@@ -18,7 +18,9 @@ import (
 
 // Offline tuning. Every threshold of the no-LLM pipeline lives here, so that
 // a retune is one diff. They were chosen on the LoCoMo dev conversations
-// only; see BENCHMARKS.md for how.
+// only, with rules that do not depend on that data (turn order, sessions,
+// question marks, speaker names, time expressions, numbers); BENCHMARKS.md
+// ("Offline retrieval on LoCoMo dev") gives the measurements.
 const (
 	// offlineProducer marks records made without an LLM.
 	offlineProducer = "offline:o1"
@@ -27,11 +29,13 @@ const (
 	// open event of its session while that event is young, when the turn
 	// is short (a reply such as "Wow, cool!"), or when it is similar to the
 	// event's last few turns; otherwise, unless it opens a session, it
-	// rejoins a clearly matching older event, else it opens a new one. The similarity thresholds sit near the
-	// 15th percentile of the similarity between consecutive turns of a
-	// LoCoMo dev session (a topic shift about every seven turns); the
-	// rejoin thresholds are far stricter, so that only a topic taken up
-	// again joins an older event.
+	// rejoins a clearly matching older event, else it opens a new one. The
+	// similarity thresholds sit near the 15th percentile of the similarity
+	// between consecutive turns of a LoCoMo dev session (a topic shift
+	// about every seven turns); the rejoin thresholds are far stricter, so
+	// that only a topic taken up again joins an older event. Retrieval
+	// hardly depends on them (BENCHMARKS.md); they were set for events of a
+	// useful size.
 	segShortTerms   = 4    // turns with fewer content terms always continue
 	segMinEventSize = 3    // an open event takes turns until it has this many
 	segMaxEventSize = 16   // an event this long takes no more turns
@@ -40,6 +44,32 @@ const (
 	segJoinLexical  = 0.14 // share of the turn's terms found in the window
 	segRejoinDense  = 0.80 // cosine(turn, event centroid) to rejoin an older event
 	segRejoinLex    = 0.60 // share of the turn's terms found in an older event
+
+	// Retrieval. The scorer is linear: a turn's own relevance is its BM25
+	// score divided by the question's best BM25 score, plus offDenseWeight
+	// times its cosine similarity centred on the mean over the space and
+	// scaled so that the best turn gets 1; its context score adds shares of
+	// its neighbours' relevance within the session (the answer to a
+	// question is usually said right after the turn that matches the
+	// question, and a topic spans a few turns) and of its event's best
+	// relevance; then cues multiply it. The values come from grid searches
+	// on the LoCoMo dev conversations (TestOfflineLoCoMoSweep), picked on a
+	// broad plateau that is good with and without an embedder and holds on
+	// alternate halves of the conversations.
+	offDenseWeight  = 0.3  // weight of the centred cosine next to max-normalised BM25
+	offPrev         = 0.25 // share of the previous turn's relevance a turn receives
+	offPrevQuestion = 0.7  // the same when the previous turn asks a question (this turn answers it)
+	offNext         = 0.35 // share of the next turn's relevance (a reply echoes what it answers)
+	offNextQuestion = 0.5  // the same when the next turn asks a question (a follow-up about this turn)
+	offFar          = 0.3  // share of the relevance of each turn two away
+	offEventShare   = 0.2  // share of the best relevance in the turn's event
+	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
+	offTimeBump     = 1.25 // factor for turns that mention a time, on questions asking for a time
+	offCountBump    = 1.2  // factor for turns with a number, on "how many" questions
+	offKeepRatio    = 0.55 // after offMinK turns, keep those scoring at least this share of the best
+	offMinK         = 6
+	offMaxK         = 10
+	offPredictMax   = 3 // turns selected inside one candidate event (trace stage "predicted")
 
 	// Keywords and summaries.
 	keywordsPerTurn   = 8
@@ -566,33 +596,6 @@ func truncate(s string, n int) string {
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
-// Offline retrieval tuning (see the note on the construction constants).
-// The scorer is linear: a turn's own relevance is its BM25 score divided by
-// the best BM25 score of the question plus offDenseWeight times its cosine
-// similarity; its context score adds shares of its neighbours' relevance
-// within the session (the answer to a question is usually said right after
-// the turn that matches the question, and a topic spans a few turns); then
-// cues multiply it. The values come from a grid search on the LoCoMo dev
-// conversations (TestOfflineLoCoMo), picked from a broad plateau rather
-// than at its single best point, and checked on alternate halves of the
-// conversations; they are the same with and without an embedder.
-const (
-	offDenseWeight  = 0.3  // weight of the centred cosine next to max-normalised BM25
-	offPrev         = 0.25 // share of the previous turn's relevance a turn receives
-	offPrevQuestion = 0.7  // the same when the previous turn asks a question (this turn answers it)
-	offNext         = 0.35 // share of the next turn's relevance (a reply echoes what it answers)
-	offNextQuestion = 0.5  // the same when the next turn asks a question (a follow-up about this turn)
-	offFar          = 0.3  // share of the relevance of each turn two away
-	offEventShare   = 0.2  // share of the best relevance in the turn's event
-	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
-	offTimeBump     = 1.25 // factor for turns that mention a time, on questions asking for a time
-	offCountBump    = 1.2  // factor for turns with a number, on "how many" questions
-	offKeepRatio    = 0.55 // after offMinK turns, keep those scoring at least this share of the best
-	offMinK         = 6
-	offMaxK         = 10
-	offPredictMax   = 3 // turns selected inside one candidate event (trace stage "predicted")
-)
 
 // offlineTuning holds the retrieval weights of offline mode. The engine
 // always uses defaultOfflineTuning; the type exists so that the scorer can
