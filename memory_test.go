@@ -877,3 +877,42 @@ func TestRetrieveFilter(t *testing.T) {
 		})
 	}
 }
+
+// TestPaperKeepsSearchHitsFirst is a regression test: in paper mode a kept
+// turn that search also found must outrank one only an event proposed, and
+// the evidence has no token budget unless one is asked for.
+func TestPaperKeepsSearchHitsFirst(t *testing.T) {
+	ctx := t.Context()
+	turns, questions := example(t)
+	m := open(t, higmem.Options{Mode: higmem.ModePaper, Memory: llmtest.NewScripted(), Embedder: hashing.New(0)})
+	if m.Options().EvidenceTokens < 1<<20 {
+		t.Fatalf("paper mode evidence budget %d: want none", m.Options().EvidenceTokens)
+	}
+	if _, err := m.Add(ctx, sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range questions {
+		full, err := m.Retrieve(ctx, sp, q.Question, higmem.RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(full.Evidence), len(full.Trace.Stage("filtered")); got != want {
+			t.Errorf("%q: %d evidence turns, filter kept %d: want all", q.Question, got, want)
+		}
+		searched := full.Trace.Stage("search")
+		keptSearched := false
+		for _, id := range full.Trace.Stage("filtered") {
+			keptSearched = keptSearched || slices.Contains(searched, id)
+		}
+		if !keptSearched {
+			continue
+		}
+		one, err := m.Retrieve(ctx, sp, q.Question, higmem.RetrieveOptions{MaxEvidence: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(one.Evidence) != 1 || !slices.Contains(one.Evidence[0].Sources, "search") {
+			t.Errorf("%q: top evidence %+v is not a kept search hit", q.Question, one.Evidence)
+		}
+	}
+}

@@ -108,13 +108,18 @@ type Options struct {
 	// dates.
 	NoTemporal bool
 	// EvidenceTokens is the token budget of the evidence passed to the
-	// answer model (default 2000; about 4 characters per token).
+	// answer model (about 4 characters per token). The default is 2000,
+	// except in paper mode, which like the reference passes everything the
+	// filter kept.
 	EvidenceTokens int
 	// Location is used for times given without a zone (default UTC).
 	Location *time.Location
 	// Now returns the current time (default time.Now); set it in tests.
 	Now func() time.Time
 }
+
+// unlimitedTokens stands for "no evidence budget".
+const unlimitedTokens = 1 << 30
 
 // DefaultOptions returns the options a zero Options resolves to.
 func DefaultOptions() Options {
@@ -137,7 +142,7 @@ func (o *Options) setDefaults() {
 	def(&o.BatchSize, 20)
 	def(&o.FilterChunk, 10)
 	def(&o.PredictChunk, 40)
-	def(&o.EvidenceTokens, 2000)
+
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -155,6 +160,12 @@ func (o *Options) setDefaults() {
 			o.Mode = ModeDefault
 		} else {
 			o.Mode = ModeOffline
+		}
+	}
+	if o.EvidenceTokens <= 0 {
+		o.EvidenceTokens = 2000
+		if o.Mode == ModePaper {
+			o.EvidenceTokens = unlimitedTokens // the reference caps nothing
 		}
 	}
 }

@@ -459,7 +459,7 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 		if rank[id] > 0 {
 			src = "search"
 		}
-		q.addCand(id, src, 1+1/float64(1+rank[id]))
+		q.addCand(id, src, 1+boost(rank[id]))
 	}
 	return nil
 }
