@@ -159,6 +159,14 @@ var registry = []systemInfo{
 		}},
 	{"no-links", "ablation of higmem: links off (default-mode construction makes no links today, so this equals higmem)",
 		func() System { return &engineSystem{name: "no-links", mode: higmem.ModeDefault} }},
+	{"no-temporal", "ablation of higmem: no temporal route (no time-aware question analysis, timeline candidates or resolved dates in the evidence)",
+		func() System {
+			return &engineSystem{name: "no-temporal", mode: higmem.ModeDefault, links: true, noTemporal: true}
+		}},
+	{"offline-no-temporal", "ablation of offline: no temporal route (no date cues in scoring, no resolved dates)",
+		func() System {
+			return &engineSystem{name: "offline-no-temporal", mode: higmem.ModeOffline, retrieveOnly: true, noTemporal: true}
+		}},
 	{"paper-no-event", "ablation of higmem-paper: no event layer (one annotation call per turn; turn search, filter, answer)",
 		func() System {
 			return &engineSystem{name: "paper-no-event", mode: higmem.ModePaper, links: true, noEvents: true}

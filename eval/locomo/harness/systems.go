@@ -41,6 +41,7 @@ type engineSystem struct {
 	name                      string
 	mode                      higmem.Mode
 	links, noEvents, noFilter bool
+	noTemporal                bool
 	// retrieveOnly makes Ask call Retrieve: no answer is written.
 	retrieveOnly bool
 	// topK makes the system vector-topk: its evidence is the search stage.
@@ -57,6 +58,8 @@ func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, do
 		Links:    e.links,
 		NoEvents: e.noEvents,
 		NoFilter: e.noFilter,
+		// NoTemporal drops the temporal route (issue 7's measurement).
+		NoTemporal: e.noTemporal,
 	}
 	if e.mode != higmem.ModeOffline {
 		opts.Memory, opts.Answer = env.Memory, env.Answer
