@@ -812,7 +812,7 @@ func (q *query) offlineFeatures() *turnFeatures {
 		f.speaker = make([]bool, n)
 	}
 	intent := temporal.AnalyzeQuestion(q.question)
-	if intent.AsksTime() {
+	if q.info.Temporal { // AsksTime, unless the NoTemporal ablation is on
 		f.dated = make([]bool, n)
 	}
 	if asksCount(q.question) || intent.Kind == temporal.IntentFrequency {
