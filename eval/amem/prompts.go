@@ -1,12 +1,10 @@
 package amem
 
 import (
-	"bytes"
 	"embed"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"text/template"
+
+	"github.com/higmem/higmem/internal/prompt"
 )
 
 // PromptVersion identifies the A-Mem prompt set. Bump it whenever a
@@ -25,9 +23,11 @@ const (
 //go:embed templates/*.tmpl
 var templateFiles embed.FS
 
-var templates = template.Must(template.New("").Funcs(template.FuncMap{
-	"join": strings.Join,
-}).ParseFS(templateFiles, "templates/*.tmpl"))
+var set = &prompt.Set{
+	Prefix:    "amem",
+	Templates: template.Must(template.New("").Funcs(prompt.Funcs).ParseFS(templateFiles, "templates/*.tmpl")),
+	Schemas:   schemas,
+}
 
 const strList = `{"type":"array","items":{"type":"string"}}`
 
@@ -80,33 +80,10 @@ type AnswerData struct {
 }
 
 // Prompt is a rendered prompt.
-type Prompt struct {
-	Name   string
-	System string
-	User   string
-	Schema json.RawMessage
-}
+type Prompt = prompt.Prompt
 
-// Render renders the named prompt with data.
-func Render(name string, data any) (Prompt, error) {
-	schema, ok := schemas[name]
-	if !ok {
-		return Prompt{}, fmt.Errorf("amem: unknown prompt %q", name)
-	}
-	var sys, user bytes.Buffer
-	if err := templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
-		return Prompt{}, fmt.Errorf("amem: render system: %w", err)
-	}
-	if err := templates.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
-		return Prompt{}, fmt.Errorf("amem: render %s: %w", name, err)
-	}
-	return Prompt{
-		Name:   name,
-		System: strings.TrimSpace(sys.String()),
-		User:   strings.TrimSpace(user.String()),
-		Schema: json.RawMessage(schema),
-	}, nil
-}
+// Render renders the named A-Mem prompt with data.
+func Render(name string, data any) (Prompt, error) { return set.Render(name, data) }
 
 // NoteReply is the reply to PromptNote.
 type NoteReply struct {

@@ -26,9 +26,47 @@ const Version = "p1"
 //go:embed templates/*.tmpl
 var files embed.FS
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
-	"join": strings.Join,
-}).ParseFS(files, "templates/*.tmpl"))
+// tmpl holds higmem's templates; defaultSet pairs them with their schemas.
+var (
+	tmpl       = template.Must(template.New("").Funcs(Funcs).ParseFS(files, "templates/*.tmpl"))
+	defaultSet = &Set{Prefix: "prompt", Templates: tmpl, Schemas: schemas}
+)
+
+// Funcs are the template functions every prompt set may use.
+var Funcs = template.FuncMap{"join": strings.Join}
+
+// Set is a family of prompts: templates named "<name>.tmpl" plus a
+// "system.tmpl", and the JSON schema of each prompt's reply. higmem's own
+// prompts are one Set; evaluation baselines (eval/amem) define theirs.
+type Set struct {
+	// Prefix starts error messages ("prompt", "amem").
+	Prefix string
+	// Templates holds system.tmpl and one template per prompt.
+	Templates *template.Template
+	// Schemas maps a prompt name to its reply schema.
+	Schemas map[string]string
+}
+
+// Render executes the named template with data and attaches its schema.
+func (s *Set) Render(name string, data any) (Prompt, error) {
+	schema, ok := s.Schemas[name]
+	if !ok {
+		return Prompt{}, fmt.Errorf("%s: unknown prompt %q", s.Prefix, name)
+	}
+	var sys, user bytes.Buffer
+	if err := s.Templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
+		return Prompt{}, fmt.Errorf("%s: render system: %w", s.Prefix, err)
+	}
+	if err := s.Templates.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
+		return Prompt{}, fmt.Errorf("%s: render %s: %w", s.Prefix, name, err)
+	}
+	return Prompt{
+		Name:   name,
+		System: strings.TrimSpace(sys.String()),
+		User:   strings.TrimSpace(user.String()),
+		Schema: json.RawMessage(schema),
+	}, nil
+}
 
 // Names of the prompts, which are also the schema names sent to models.
 const (
@@ -141,26 +179,8 @@ type Prompt struct {
 	Schema json.RawMessage
 }
 
-// Render executes the named template with data and attaches its schema.
-func Render(name string, data any) (Prompt, error) {
-	schema, ok := schemas[name]
-	if !ok {
-		return Prompt{}, fmt.Errorf("prompt: unknown prompt %q", name)
-	}
-	var sys, user bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
-		return Prompt{}, fmt.Errorf("prompt: render system: %w", err)
-	}
-	if err := tmpl.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
-		return Prompt{}, fmt.Errorf("prompt: render %s: %w", name, err)
-	}
-	return Prompt{
-		Name:   name,
-		System: strings.TrimSpace(sys.String()),
-		User:   strings.TrimSpace(user.String()),
-		Schema: json.RawMessage(schema),
-	}, nil
-}
+// Render renders one of higmem's prompts.
+func Render(name string, data any) (Prompt, error) { return defaultSet.Render(name, data) }
 
 // Schema returns the JSON schema of a prompt's reply.
 func Schema(name string) json.RawMessage { return json.RawMessage(schemas[name]) }
