@@ -222,7 +222,8 @@ func init() {
 	being but by can could did do does doing for from had has have having he her here hers him his how i if in into
 	is it its just me more most my no not now of on once only or other our out over own really same she so some such
 	than that the their them then there these they this those through to too under until up very was we were what
-	when where which while who whom why will with would you your yours yeah wow oh hey thanks great cool so`) {
+	when where which while who whom why will with would you your yours yeah wow oh hey thanks great cool so
+	speaker says`) {
 		fakeStop[w] = true
 	}
 }
@@ -239,6 +240,14 @@ func words(s string) []string {
 	}
 	return out
 }
+
+// Overlap counts the distinct content words (lower-case, longer than two
+// letters, not stop words) that a and b share. It is the similarity the
+// scripted fakes use, exported for other fakes built on the same idea.
+func Overlap(a, b string) int { return overlap(a, b) }
+
+// Keywords returns the first n distinct content words of s.
+func Keywords(s string, n int) []string { return keywords(s, n) }
 
 // overlap counts distinct content words shared by a and b.
 func overlap(a, b string) int {

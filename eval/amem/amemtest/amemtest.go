@@ -7,13 +7,12 @@ import (
 	"context"
 	"encoding/json"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/llm/llmtest"
 )
 
 // Scripted answers A-Mem's prompts (recognised by Request.SchemaName) from
@@ -183,51 +182,6 @@ func answer(user string) map[string]any {
 	return map[string]any{"answer": best}
 }
 
-var stop = map[string]bool{}
+func keywords(s string, n int) []string { return llmtest.Keywords(s, n) }
 
-func init() {
-	for _, w := range strings.Fields(`a about after all also am an and any are as at be because been but by can could did do
-	does for from had has have he her him his how i if in into is it its just me my no not of on or our she so some than that
-	the their them then there they this to too was we were what when where which who why will with would you your yeah wow
-	oh hey thanks really speaker says`) {
-		stop[w] = true
-	}
-}
-
-func words(s string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(w) > 2 && !stop[w] {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func keywords(s string, n int) []string {
-	out := []string{}
-	for _, w := range words(s) {
-		if len(out) == n {
-			break
-		}
-		if !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-func overlap(a, b string) int {
-	bw := words(b)
-	n := 0
-	seen := map[string]bool{}
-	for _, w := range words(a) {
-		if !seen[w] && slices.Contains(bw, w) {
-			n++
-		}
-		seen[w] = true
-	}
-	return n
-}
+func overlap(a, b string) int { return llmtest.Overlap(a, b) }
