@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -32,6 +31,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/internal/httpx"
 )
 
 // Defaults for the zero values of Options.
@@ -262,7 +262,7 @@ func (e *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32,
 			}
 			ferr = e.fail(0, attempt, "", err)
 		} else {
-			ferr = e.fail(status, attempt, serverMessage(respBody), nil)
+			ferr = e.fail(status, attempt, httpx.ErrorMessage(respBody), nil)
 		}
 		if !ferr.Retryable() || attempt > e.opts.MaxRetries {
 			return nil, ferr
@@ -305,26 +305,11 @@ func (e *Embedder) post(ctx context.Context, body []byte) (int, time.Duration, [
 	if err != nil {
 		return 0, -1, nil, err
 	}
-	return resp.StatusCode, parseRetryAfter(resp.Header.Get("Retry-After"), time.Now()), b, nil
-}
-
-// parseRetryAfter reads a Retry-After value (delay in seconds or an HTTP
-// date). It returns -1 when the header is absent or unreadable.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return -1
+	ra, ok := httpx.RetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	if !ok {
+		ra = -1
 	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-			return -1
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		return max(t.Sub(now), 0)
-	}
-	return -1
+	return resp.StatusCode, ra, b, nil
 }
 
 // backoff returns the wait before retry number attempt (1-based):
@@ -334,45 +319,7 @@ func (e *Embedder) backoff(attempt int, retryAfter time.Duration) time.Duration 
 	if retryAfter >= 0 {
 		return min(retryAfter, e.opts.MaxRetryDelay)
 	}
-	d := e.opts.RetryBaseDelay << min(attempt-1, 30)
-	if d <= 0 || d > e.opts.MaxRetryDelay {
-		d = e.opts.MaxRetryDelay
-	}
-	return d/2 + time.Duration(rand.Int64N(int64(d/2)+1))
-}
-
-// serverMessage extracts the error message of an error body: OpenAI's
-// {"error":{"message":...}}, the {"error":"..."} of Ollama and others, or
-// the start of the body.
-func serverMessage(body []byte) string {
-	var v struct {
-		Error   json.RawMessage `json:"error"`
-		Message string          `json:"message"`
-		Detail  any             `json:"detail"`
-	}
-	if json.Unmarshal(body, &v) == nil {
-		var s string
-		if json.Unmarshal(v.Error, &s) == nil && s != "" {
-			return s
-		}
-		var o struct {
-			Message string `json:"message"`
-		}
-		if json.Unmarshal(v.Error, &o) == nil && o.Message != "" {
-			return o.Message
-		}
-		if v.Message != "" {
-			return v.Message
-		}
-		if v.Detail != nil {
-			return fmt.Sprint(v.Detail)
-		}
-	}
-	s := strings.TrimSpace(string(body))
-	if len(s) > 300 {
-		s = s[:300] + "…"
-	}
-	return s
+	return httpx.Backoff(attempt-1, e.opts.RetryBaseDelay, e.opts.MaxRetryDelay)
 }
 
 // decode checks a response and returns its vectors in input order,

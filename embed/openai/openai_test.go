@@ -377,28 +377,6 @@ func TestNewValidatesOptions(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", -1},
-		{"0", 0},
-		{"2", 2 * time.Second},
-		{"1.5", 1500 * time.Millisecond},
-		{"-3", -1},
-		{"soon", -1},
-		{now.Add(7 * time.Second).Format(http.TimeFormat), 7 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-	}
-	for _, tc := range tests {
-		if got := parseRetryAfter(tc.in, now); got != tc.want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
-
 func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
 	e, err := New(Options{Model: "m", BaseURL: "http://h/v1", RetryBaseDelay: 100 * time.Millisecond, MaxRetryDelay: time.Second})
 	if err != nil {
@@ -418,20 +396,5 @@ func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
 	}
 	if d := e.backoff(3, 250*time.Millisecond); d != 250*time.Millisecond {
 		t.Errorf("Retry-After 250ms gave %v", d)
-	}
-}
-
-func TestServerMessage(t *testing.T) {
-	tests := map[string]string{
-		`{"error":{"message":"m1","type":"x"}}`: "m1",
-		`{"error":"m2"}`:                        "m2",
-		`{"message":"m3"}`:                      "m3",
-		`{"detail":"m4"}`:                       "m4",
-		"plain text\n":                          "plain text",
-	}
-	for in, want := range tests {
-		if got := serverMessage([]byte(in)); got != want {
-			t.Errorf("serverMessage(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -35,6 +34,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/higmem/higmem/internal/httpx"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -362,7 +362,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 			}
 			emptyRetried = true
 		}
-		wait := c.backoff(retry)
+		wait := httpx.Backoff(retry, c.opts.MinBackoff, c.opts.MaxBackoff)
 		if res.retryAfter > 0 {
 			wait = min(res.retryAfter, c.opts.MaxRetryAfter)
 		}
@@ -577,7 +577,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 	}
 
 	if hresp.StatusCode != http.StatusOK {
-		msg := errorMessage(data)
+		msg := httpx.ErrorMessage(data)
 		r := fail(llm.ErrUnavailable, hresp.StatusCode, msg, nil, false)
 		r.body = string(data)
 		switch s := hresp.StatusCode; {
@@ -591,7 +591,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 			r.err.Message = "unexpected status: " + msg
 		}
 		if r.retryable {
-			r.retryAfter = parseRetryAfter(hresp.Header.Get("Retry-After"), time.Now())
+			r.retryAfter, _ = httpx.RetryAfter(hresp.Header.Get("Retry-After"), time.Now())
 		}
 		return r
 	}
@@ -599,7 +599,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 	var cr chatResponse
 	if err := json.Unmarshal(data, &cr); err != nil {
 		// A proxy's HTML page or a cut-off body: the server is not well.
-		return fail(llm.ErrUnavailable, hresp.StatusCode, "response is not a chat completion: "+snippet(string(data)), nil, true)
+		return fail(llm.ErrUnavailable, hresp.StatusCode, "response is not a chat completion: "+httpx.Snippet(string(data)), nil, true)
 	}
 	if cr.Error != nil {
 		return fail(llm.ErrUnavailable, hresp.StatusCode, "error in response: "+cr.Error.Message, nil, true)
@@ -611,7 +611,7 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 	if ch.Message.Content == nil || strings.TrimSpace(*ch.Message.Content) == "" {
 		msg := "empty content"
 		if ch.Message.Refusal != "" {
-			msg = "model refused: " + snippet(ch.Message.Refusal)
+			msg = "model refused: " + httpx.Snippet(ch.Message.Refusal)
 		}
 		if ch.FinishReason != "" {
 			msg += " (finish_reason " + ch.FinishReason + ")"
@@ -666,44 +666,6 @@ func estimateUsage(msgs []llm.Message, content string) llm.Usage {
 	}
 }
 
-// errorMessage extracts the message of an OpenAI-style error body, or a
-// snippet of the body.
-func errorMessage(data []byte) string {
-	var e struct {
-		Error json.RawMessage `json:"error"`
-		// Some servers (llama.cpp, older vLLM) use these.
-		Message string `json:"message"`
-		Detail  any    `json:"detail"`
-	}
-	if json.Unmarshal(data, &e) == nil {
-		var ae apiError
-		if len(e.Error) > 0 && json.Unmarshal(e.Error, &ae) == nil && ae.Message != "" {
-			return snippet(ae.Message)
-		}
-		var s string
-		if len(e.Error) > 0 && json.Unmarshal(e.Error, &s) == nil && s != "" {
-			return snippet(s)
-		}
-		if e.Message != "" {
-			return snippet(e.Message)
-		}
-		if e.Detail != nil {
-			b, _ := json.Marshal(e.Detail)
-			return snippet(string(b))
-		}
-	}
-	return snippet(string(data))
-}
-
-// snippet shortens s for messages.
-func snippet(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > 300 {
-		s = string([]rune(s)[:300]) + "…"
-	}
-	return s
-}
-
 // unwrapURL drops the *url.Error wrapper, whose text repeats the URL.
 func unwrapURL(err error) error {
 	if ue, ok := errors.AsType[*url.Error](err); ok {
@@ -730,41 +692,6 @@ func transient(err error) bool {
 		return true
 	}
 	return false
-}
-
-// parseRetryAfter reads a Retry-After header: delay seconds or an HTTP date.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseFloat(v, 64); err == nil {
-		if secs <= 0 || secs != secs {
-			return 0
-		}
-		if secs > 86400 {
-			secs = 86400
-		}
-		return time.Duration(secs * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := t.Sub(now); d > 0 {
-			return d
-		}
-	}
-	return 0
-}
-
-// backoff returns the wait before retry number n (0-based): exponential
-// from MinBackoff, capped at MaxBackoff, with jitter in [d/2, d].
-func (c *Client) backoff(n int) time.Duration {
-	d := c.opts.MinBackoff
-	for i := 0; i < n && d < c.opts.MaxBackoff; i++ {
-		d *= 2
-	}
-	d = min(d, c.opts.MaxBackoff)
-	half := d / 2
-	return half + time.Duration(rand.Int64N(int64(half)+1))
 }
 
 // waitRPM blocks until the requests-per-minute limiter lets a request go.

@@ -701,25 +701,6 @@ func TestChatURL(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := map[string]time.Duration{
-		"":                              0,
-		"5":                             5 * time.Second,
-		" 1.5 ":                         1500 * time.Millisecond,
-		"-3":                            0,
-		"soon":                          0,
-		"Thu, 02 Jan 2025 03:04:35 GMT": 30 * time.Second,
-		"Thu, 02 Jan 2025 03:00:00 GMT": 0,
-		"99999999":                      24 * time.Hour,
-	}
-	for in, want := range tests {
-		if got := parseRetryAfter(in, now); got != want {
-			t.Errorf("parseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 func TestSchemaName(t *testing.T) {
 	for in, want := range map[string]string{"": "reply", "affiliate": "affiliate", "turn note/v2": "turn_note_v2", strings.Repeat("a", 80): strings.Repeat("a", 64)} {
 		if got := schemaName(in); got != want {
