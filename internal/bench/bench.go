@@ -9,10 +9,13 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -51,6 +54,19 @@ type Config struct {
 	Seed uint64
 	// Progress, when set, receives a line per step.
 	Progress func(string)
+	// ProfileDir, when set, receives a CPU profile of each phase of each
+	// (size, mode): cpu-<turns>-<mode>-<phase>.pprof with phase ingest,
+	// open or retrieve (go tool pprof reads them).
+	ProfileDir string
+	// Dump, when set, receives one JSON line per timed retrieval (instant
+	// LLM): the question, every trace stage and the evidence ids with their
+	// scores, so that two builds of the engine can be compared for equal
+	// results.
+	Dump io.Writer
+	// Reuse skips ingest when Dir already holds the SQLite file of a
+	// (size, mode), measuring only open and retrieval on it; ingest figures
+	// are then left zero.
+	Reuse bool
 }
 
 func (c *Config) defaults() {
@@ -182,9 +198,21 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 
 func measure(ctx context.Context, cfg Config, path string, conv synth.Conversation, mode higmem.Mode) (Result, error) {
 	res := Result{Turns: len(conv.Turns), Mode: mode}
+	if cfg.Reuse && fileSize(path) > 0 {
+		return measureStored(ctx, cfg, path, conv, res)
+	}
+	if err := ingest(ctx, cfg, path, conv, &res); err != nil {
+		return res, err
+	}
+	return measureStored(ctx, cfg, path, conv, res)
+}
+
+// ingest builds the space at path, filling the ingest figures of res.
+func ingest(ctx context.Context, cfg Config, path string, conv synth.Conversation, res *Result) error {
+	mode := res.Mode
 	st, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {
-		return res, err
+		return err
 	}
 	emb := &timedEmbedder{Embedder: hashing.New(0)}
 	model := &timedModel{inner: llmtest.NewScripted()}
@@ -195,9 +223,14 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 	m, err := higmem.Open(ctx, opts)
 	if err != nil {
 		st.Close()
-		return res, err
+		return err
 	}
 	// Ingest, one session per Add as a client would.
+	stop, err := profile(cfg, *res, "ingest")
+	if err != nil {
+		st.Close()
+		return err
+	}
 	start := time.Now()
 	turns := conv.Turns
 	for len(turns) > 0 {
@@ -207,11 +240,12 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 		}
 		if _, err := m.Add(ctx, space, turns[:k]); err != nil {
 			st.Close()
-			return res, err
+			return err
 		}
 		turns = turns[k:]
 	}
 	res.IngestWall = time.Since(start)
+	stop()
 	engine := res.IngestWall - time.Duration(model.spent.Load()+emb.spent.Load())
 	res.IngestEngineTPS = float64(res.Turns) / engine.Seconds()
 	res.IngestCallsPerTurn = float64(model.calls.Load()) / float64(res.Turns)
@@ -219,32 +253,39 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 	stats, err := m.Stats(ctx, space)
 	if err != nil {
 		st.Close()
-		return res, err
+		return err
 	}
 	res.Events = stats.Events
 	m.Close()
-	if err := st.Close(); err != nil {
-		return res, err
-	}
-	res.DiskBytesPerTurn = float64(fileSize(path)+fileSize(path+"-wal")) / float64(res.Turns)
+	return st.Close()
+}
 
+// measureStored measures cold open and retrieval on the space stored at
+// path.
+func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conversation, res Result) (Result, error) {
+	mode := res.Mode
+	res.DiskBytesPerTurn = float64(fileSize(path)+fileSize(path+"-wal")) / float64(res.Turns)
 	// Cold open and retrieval with an instant LLM.
 	questions := queries(conv, cfg.Queries)
-	model = &timedModel{inner: llmtest.NewScripted()}
+	model := &timedModel{inner: llmtest.NewScripted()}
 	var before runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	start = time.Now()
-	st, err = sqlite.Open(ctx, path, sqlite.Options{})
+	stop, err := profile(cfg, res, "open")
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	st, err := sqlite.Open(ctx, path, sqlite.Options{})
 	if err != nil {
 		return res, err
 	}
 	defer st.Close()
-	opts = higmem.Options{Store: st, Embedder: hashing.New(0), Mode: mode}
+	opts := higmem.Options{Store: st, Embedder: hashing.New(0), Mode: mode}
 	if mode != higmem.ModeOffline {
 		opts.Memory = model
 	}
-	m, err = higmem.Open(ctx, opts)
+	m, err := higmem.Open(ctx, opts)
 	if err != nil {
 		return res, err
 	}
@@ -253,6 +294,14 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 		return res, err
 	}
 	res.ColdOpen = time.Since(start)
+	stop()
+	if res.Events == 0 {
+		stats, err := m.Stats(ctx, space)
+		if err != nil {
+			return res, err
+		}
+		res.Events = stats.Events
+	}
 	var after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&after)
@@ -262,7 +311,11 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 	model.calls.Store(0)
 	model.toks.Store(0)
 	lat := make([]time.Duration, 0, len(questions))
+	results := make([]*higmem.Result, 0, len(questions))
 	rounds := 0
+	if stop, err = profile(cfg, res, "retrieve"); err != nil {
+		return res, err
+	}
 	for _, q := range questions {
 		t0 := time.Now()
 		r, err := m.Retrieve(ctx, space, q, higmem.RetrieveOptions{})
@@ -270,7 +323,14 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 			return res, err
 		}
 		lat = append(lat, time.Since(t0))
+		results = append(results, r)
 		rounds += r.Trace.Rounds
+	}
+	stop()
+	if cfg.Dump != nil {
+		if err := dump(cfg.Dump, res, results); err != nil {
+			return res, err
+		}
 	}
 	slices.Sort(lat)
 	res.P50, res.P95, res.P99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
@@ -303,6 +363,58 @@ func measure(ctx context.Context, cfg Config, path string, conv synth.Conversati
 		res.Rounds = float64(rounds) / float64(k)
 	}
 	return res, nil
+}
+
+// profile starts a CPU profile of one phase when cfg.ProfileDir is set and
+// returns the function that stops it.
+func profile(cfg Config, r Result, phase string) (stop func(), err error) {
+	if cfg.ProfileDir == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(filepath.Join(cfg.ProfileDir, fmt.Sprintf("cpu-%d-%s-%s.pprof", r.Turns, r.Mode, phase)))
+	if err != nil {
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// dumped is one retrieval as Config.Dump writes it.
+type dumped struct {
+	Turns    int              `json:"turns"`
+	Mode     higmem.Mode      `json:"mode"`
+	Question string           `json:"question"`
+	Stages   []higmem.Stage   `json:"stages"`
+	Evidence []dumpedEvidence `json:"evidence"`
+	Notes    []string         `json:"notes,omitempty"`
+}
+
+type dumpedEvidence struct {
+	ID      string   `json:"id"`
+	Score   float64  `json:"score"`
+	Sources []string `json:"sources,omitempty"`
+	Events  []string `json:"events,omitempty"`
+	Times   []string `json:"times,omitempty"`
+}
+
+func dump(w io.Writer, res Result, rs []*higmem.Result) error {
+	enc := json.NewEncoder(w)
+	for _, r := range rs {
+		d := dumped{Turns: res.Turns, Mode: res.Mode, Question: r.Question, Stages: r.Trace.Stages, Notes: r.Trace.Notes}
+		for _, e := range r.Evidence {
+			d.Evidence = append(d.Evidence, dumpedEvidence{ID: e.Turn.ID, Score: e.Score, Sources: e.Sources, Events: e.Events, Times: e.Times})
+		}
+		if err := enc.Encode(d); err != nil {
+			return fmt.Errorf("bench: dump: %w", err)
+		}
+	}
+	return nil
 }
 
 // queries returns n questions: the generated ones, then cycled.

@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"bufio"
 	"fmt"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,7 +21,7 @@ func init() {
 
 func (a *app) benchCommand() *cobra.Command {
 	var cfg bench.Config
-	var sizes, modes string
+	var sizes, modes, dumpPath string
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the engine's own cost on synthetic spaces (ingest, retrieval, cold open, memory, disk)",
@@ -43,6 +45,16 @@ delayed, cold-open time, heap and disk use. Results are for this machine only.`,
 			if !a.quiet {
 				cfg.Progress = func(s string) { fmt.Fprintln(a.stderr, "bench:", s) }
 			}
+			if dumpPath != "" {
+				f, err := os.Create(dumpPath)
+				if err != nil {
+					return fmt.Errorf("--dump: %w", err)
+				}
+				defer f.Close()
+				w := bufio.NewWriter(f)
+				defer w.Flush()
+				cfg.Dump = w
+			}
 			rs, err := bench.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -65,6 +77,9 @@ delayed, cold-open time, heap and disk use. Results are for this machine only.`,
 	f.IntVar(&cfg.DelayQueries, "delay-queries", 5, "questions timed with the delay")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic spaces")
 	f.StringVar(&cfg.Dir, "dir", "", "keep the SQLite files here (default: a temporary directory)")
+	f.StringVar(&dumpPath, "dump", "", "write every timed retrieval (stages, evidence ids and scores) as JSON lines to this file, to compare builds")
+	f.BoolVar(&cfg.Reuse, "reuse", false, "reuse the SQLite files already in --dir (skip ingest; ingest figures are then zero)")
+	f.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each phase (ingest, open, retrieve) into this directory")
 	return cmd
 }
 
