@@ -182,6 +182,7 @@ type Error struct {
 	Err        error  // the underlying error, if any (ErrBadResponse, a transport error, ctx.Err())
 }
 
+// Error describes the failure with the endpoint, model, status and attempts.
 func (e *Error) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "openai: embeddings request to %s (model %q) failed", e.Endpoint, e.Model)
