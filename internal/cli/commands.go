@@ -173,7 +173,11 @@ func printEvidence(w io.Writer, ev []higmem.Evidence) {
 				text = "[Image: " + at.Caption + "] " + text
 			}
 		}
-		fmt.Fprintf(w, "  [%s] %s | %s: %s  (%s)\n", e.Turn.ID, date, e.Turn.Speaker, text, strings.Join(e.Sources, "+"))
+		times := ""
+		if len(e.Times) > 0 {
+			times = " (" + strings.Join(e.Times, "; ") + ")"
+		}
+		fmt.Fprintf(w, "  [%s] %s | %s: %s%s  ← %s\n", e.Turn.ID, date, e.Turn.Speaker, text, times, strings.Join(e.Sources, "+"))
 	}
 }
 

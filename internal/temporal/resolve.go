@@ -1079,7 +1079,7 @@ func (r *resolver) weekday(i int, bare bool) hit {
 		return hit{}
 	}
 	w := weekdayWords[r.key(j)]
-	if k := r.key(i - 1); !on && (k == "every" || k == "each" || k == "on") {
+	if k := r.key(i - 1); !on && (k == "every" || k == "each" || k == "on" || modifierBefore(k)) {
 		return hit{}
 	}
 	n := j + 1 - i
@@ -1094,6 +1094,20 @@ func (r *resolver) weekday(i int, bare bool) hit {
 	}
 	e := addDays(s, 1)
 	return span(s, e, GranDay, r.kindOf(s, e), n)
+}
+
+// modifierBefore reports whether a word before a bare weekday makes it a
+// modifier rather than a date: "eight Friday classes", "the Friday market",
+// "our Sunday walks".
+func modifierBefore(k string) bool {
+	switch k {
+	case "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "some", "many", "few", "several":
+		return true
+	}
+	if _, ok := numberWords[k]; ok {
+		return true
+	}
+	return k != "" && k[0] >= '0' && k[0] <= '9'
 }
 
 // weekend: "[over|on|at|during] the weekend".
