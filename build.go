@@ -3,7 +3,6 @@ package higmem
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -378,7 +377,11 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 		tv = vs[:len(b.turns)]
 	}
 	st.addTurns(b.turns, tv)
-	maps.Copy(st.ann, b.ann)
+	for id, a := range b.ann {
+		if i, ok := st.pos[id]; ok {
+			st.info.setTimeRefs(i, a.TimeRefs)
+		}
+	}
 	for j, id := range b.order {
 		var v []float32
 		if vs != nil {

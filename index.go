@@ -3,6 +3,7 @@ package higmem
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -25,11 +26,12 @@ type spaceState struct {
 	writeMu sync.Mutex
 
 	// mu guards every field below.
-	mu       sync.RWMutex
-	loaded   bool
-	turns    []store.Turn // ordered by Seq
-	pos      map[string]int
-	ann      map[string]store.Annotation
+	mu     sync.RWMutex
+	loaded bool
+	turns  []store.Turn // ordered by Seq
+	pos    map[string]int
+	// info holds per-turn facts, indexed like turns.
+	info     turnInfo
 	events   []store.Event // ordered by creation
 	evPos    map[string]int
 	eventsOf map[string][]string     // turn id -> event ids
@@ -43,6 +45,138 @@ type spaceState struct {
 	// lastEvent is the most recently updated event (paper-mode affiliation
 	// context and default-mode continuity).
 	lastEvent string
+
+	// scratch holds *scratch buffers for queries (see getScratch). It is
+	// a pointer so that the runtime's list of pools does not keep the
+	// whole state alive after the space is dropped.
+	scratch *sync.Pool
+}
+
+// turnInfo holds what retrieval reads of every turn on every question,
+// computed once when the turn is added (or its annotation or events change)
+// rather than per question: each slice is indexed like spaceState.turns.
+// Retrieval may hand these slices out read-only while it holds st.mu.
+type turnInfo struct {
+	// timeRefs are the resolved time expressions of the turn's annotation
+	// (the only part of annotations retrieval reads).
+	timeRefs [][]store.TimeRef
+	// dated is len(timeRefs[i]) > 0.
+	dated []bool
+	// sameSession is true when turn i is in the session of turn i-1.
+	sameSession []bool
+	// question is true when the turn's text asks something (has a "?").
+	question []bool
+	// number is true when the turn mentions a number (hasNumber).
+	number []bool
+	// event is the index in events of the turn's first event, -1 if none.
+	event []int
+	// speaker indexes speakers.
+	speaker []int32
+	// visible is all true: the visibility of an unfiltered question.
+	visible []bool
+	// speakers are the distinct lower-cased speakers, speakerID their
+	// indexes.
+	speakers  []string
+	speakerID map[string]int32
+}
+
+// add appends the facts of turn t.
+func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
+	sp := strings.ToLower(t.Speaker)
+	id, ok := ti.speakerID[sp]
+	if !ok {
+		id = int32(len(ti.speakers))
+		ti.speakers = append(ti.speakers, sp)
+		ti.speakerID[sp] = id
+	}
+	ti.timeRefs = append(ti.timeRefs, nil)
+	ti.dated = append(ti.dated, false)
+	ti.sameSession = append(ti.sameSession, prev != nil && prev.SessionID == t.SessionID)
+	ti.question = append(ti.question, strings.Contains(t.Text, "?"))
+	ti.number = append(ti.number, hasNumber(content(t)))
+	ti.event = append(ti.event, -1)
+	ti.speaker = append(ti.speaker, id)
+	ti.visible = append(ti.visible, true)
+}
+
+// setTimeRefs records the time expressions of turn i's annotation.
+func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
+	ti.timeRefs[i] = refs
+	ti.dated[i] = len(refs) > 0
+}
+
+// scratch is per-question working memory sized to the space, reused through
+// spaceState.scratch so that a question allocates nothing in proportion to
+// the space. lex is kept all zero between uses (only touched entries are
+// written, and cleared again).
+type scratch struct {
+	lex     []float64
+	touched []int
+	dense   []float32
+	f64     [4][]float64
+	bools   [2][]bool
+	// turnLex is set when lex holds the turn BM25 scores of the query.
+	turnLex bool
+}
+
+// getScratch returns a scratch; give it back with putScratch.
+func (st *spaceState) getScratch() *scratch {
+	if st.scratch == nil {
+		return &scratch{}
+	}
+	if sc, ok := st.scratch.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{}
+}
+
+// putScratch clears the lexical scores of sc and returns it to the pool.
+func (st *spaceState) putScratch(sc *scratch) {
+	sc.clearLex()
+	if st.scratch != nil {
+		st.scratch.Put(sc)
+	}
+}
+
+func (sc *scratch) clearLex() {
+	for _, i := range sc.touched {
+		sc.lex[i] = 0
+	}
+	sc.touched = sc.touched[:0]
+	sc.turnLex = false
+}
+
+// grow returns s with length n, reallocating when its capacity is short;
+// the contents are unspecified.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// lexScores scores the n documents of ix (refs 0..n-1) for query into
+// sc.lex and returns the scores and the refs that matched. The previous
+// scores in sc are cleared first.
+func (sc *scratch) lexScores(ix *bm25.Index, n int, query string) ([]float64, []int) {
+	sc.clearLex()
+	if cap(sc.lex) < n {
+		sc.lex = make([]float64, n, n+n/4)
+	}
+	sc.lex = sc.lex[:n]
+	sc.touched = ix.ScoreRefs(query, sc.lex, sc.touched[:0])
+	return sc.lex, sc.touched
+}
+
+// turnLexScores returns the BM25 scores of every turn for the query's
+// search text, computing them once per query. Caller holds st.mu.
+func (q *query) turnLexScores() ([]float64, []int) {
+	sc := q.sc
+	if !sc.turnLex || len(sc.lex) != len(q.st.turns) {
+		sc.lexScores(q.st.turnLex, len(q.st.turns), q.search)
+		sc.turnLex = true
+	}
+	return sc.lex, sc.touched
 }
 
 // state returns the loaded state of a space, loading it on first use.
@@ -50,7 +184,7 @@ func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error)
 	m.mu.Lock()
 	st, ok := m.spaces[sp]
 	if !ok {
-		st = &spaceState{space: sp}
+		st = &spaceState{space: sp, scratch: new(sync.Pool)}
 		m.spaces[sp] = st
 	}
 	m.mu.Unlock()
@@ -88,59 +222,98 @@ func (m *Memory) invalidate(sp store.Space) {
 
 // load reads a space from the store. Vectors made by another embedder (or
 // missing) are recomputed and stored, never mixed. Caller holds st.mu.
+//
+// The store's reads are independent, so they run at once (a file store
+// serves them on separate connections), and the BM25 indexes are built as
+// soon as their texts arrive, while the other reads are still running.
 func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	sp := st.space
-	turns, err := m.store.ListTurns(ctx, sp, store.TurnQuery{})
-	if err != nil {
+	var (
+		turns        []store.Turn
+		anns         []store.Annotation
+		events       []store.Event
+		links        []store.Link
+		tvecs, evecs []store.Vector
+		turnLex      = bm25.New(bm25.Options{})
+		eventLex     = bm25.New(bm25.Options{})
+	)
+	withEmb := m.opts.Embedder != nil
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	wg.Go(func() {
+		if turns, errs[0] = m.store.ListTurns(ctx, sp, store.TurnQuery{}); errs[0] == nil {
+			docs := make([]bm25.Doc, len(turns))
+			for i, t := range turns {
+				docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+			}
+			turnLex.AddBatch(docs)
+		}
+	})
+	wg.Go(func() { anns, errs[1] = m.store.ListAnnotations(ctx, sp, nil) })
+	if withEmb {
+		wg.Go(func() { tvecs, errs[2] = m.store.ListVectors(ctx, sp, store.VectorTurn, m.opts.Embedder.ID()) })
+	}
+	wg.Go(func() {
+		if events, errs[3] = m.store.ListEvents(ctx, sp); errs[3] != nil {
+			return
+		}
+		docs := make([]bm25.Doc, len(events))
+		for i, e := range events {
+			docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
+		}
+		eventLex.AddBatch(docs)
+		if links, errs[3] = m.store.ListLinks(ctx, sp, nil); errs[3] != nil {
+			return
+		}
+		if withEmb {
+			evecs, errs[3] = m.store.ListVectors(ctx, sp, store.VectorEvent, m.opts.Embedder.ID())
+		}
+	})
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("higmem: load %s: %w", sp, err)
 	}
-	anns, err := m.store.ListAnnotations(ctx, sp, nil)
-	if err != nil {
-		return fmt.Errorf("higmem: load %s: %w", sp, err)
-	}
-	events, err := m.store.ListEvents(ctx, sp)
-	if err != nil {
-		return fmt.Errorf("higmem: load %s: %w", sp, err)
-	}
-	links, err := m.store.ListLinks(ctx, sp, nil)
-	if err != nil {
-		return fmt.Errorf("higmem: load %s: %w", sp, err)
-	}
-	st.turns = nil
+	st.turns = make([]store.Turn, 0, len(turns))
 	st.pos = make(map[string]int, len(turns))
-	st.ann = make(map[string]store.Annotation, len(anns))
-	st.events = nil
+	st.info = turnInfo{speakerID: map[string]int32{}}
+	st.events = make([]store.Event, 0, len(events))
 	st.evPos = make(map[string]int, len(events))
-	st.eventsOf = make(map[string][]string)
+	st.eventsOf = make(map[string][]string, len(turns))
 	st.links = make(map[string][]store.Link)
-	st.turnLex = bm25.New(bm25.Options{})
-	st.eventLex = bm25.New(bm25.Options{})
+	st.turnLex = turnLex
+	st.eventLex = eventLex
 	st.turnVec = vec.Matrix{}
 	st.eventVec = vec.Matrix{}
 	st.lastEvent = ""
 	st.eventSeq = 0
-	for _, a := range anns {
-		st.ann[a.TurnID] = a
-	}
 	var tv, ev [][]float32
-	if m.opts.Embedder != nil {
-		tv, err = m.loadVectors(ctx, sp, store.VectorTurn, turns, nil)
+	if withEmb {
+		var err error
+		tv, err = m.matchVectors(ctx, sp, store.VectorTurn, tvecs, turns, nil)
 		if err != nil {
 			return err
 		}
-		ev, err = m.loadVectors(ctx, sp, store.VectorEvent, nil, events)
+		ev, err = m.matchVectors(ctx, sp, store.VectorEvent, evecs, nil, events)
 		if err != nil {
 			return err
+		}
+		dim := m.opts.Embedder.Dim()
+		st.turnVec = vec.Matrix{Dim: dim, Data: make([]float32, 0, len(turns)*dim)}
+		st.eventVec = vec.Matrix{Dim: dim, Data: make([]float32, 0, len(events)*dim)}
+	}
+	st.appendTurns(turns, tv)
+	for _, a := range anns {
+		if i, ok := st.pos[a.TurnID]; ok {
+			st.info.setTimeRefs(i, a.TimeRefs)
 		}
 	}
-	st.addTurns(turns, tv)
 	var latest store.Event
 	for i, e := range events {
 		var v []float32
 		if ev != nil {
 			v = ev[i]
 		}
-		st.putEvent(e, v)
+		st.putEventLex(e, v, false)
 		if e.UpdatedAt.After(latest.UpdatedAt) || latest.ID == "" {
 			latest = e
 		}
@@ -152,14 +325,11 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	return nil
 }
 
-// loadVectors returns one vector per turn (or event), in order, embedding
-// and storing those that are missing or were made by another embedder.
-func (m *Memory) loadVectors(ctx context.Context, sp store.Space, kind store.VectorKind, turns []store.Turn, events []store.Event) ([][]float32, error) {
+// matchVectors returns one vector per turn (or event), in order, from the
+// stored ones, embedding and storing those that are missing or were made by
+// another embedder.
+func (m *Memory) matchVectors(ctx context.Context, sp store.Space, kind store.VectorKind, stored []store.Vector, turns []store.Turn, events []store.Event) ([][]float32, error) {
 	emb := m.opts.Embedder
-	stored, err := m.store.ListVectors(ctx, sp, kind, emb.ID())
-	if err != nil {
-		return nil, fmt.Errorf("higmem: load vectors of %s: %w", sp, err)
-	}
 	byID := make(map[string][]float32, len(stored))
 	for _, v := range stored {
 		if len(v.Values) == emb.Dim() {
@@ -171,18 +341,22 @@ func (m *Memory) loadVectors(ctx context.Context, sp store.Space, kind store.Vec
 	var missing []int
 	var texts []string
 	for i := range n {
-		var id, text string
+		var id string
 		if kind == store.VectorTurn {
-			id, text = turns[i].ID, turnEmbedText(turns[i])
+			id = turns[i].ID
 		} else {
-			id, text = events[i].ID, eventText(events[i])
+			id = events[i].ID
 		}
 		if v, ok := byID[id]; ok {
 			out[i] = v
 			continue
 		}
 		missing = append(missing, i)
-		texts = append(texts, text)
+		if kind == store.VectorTurn {
+			texts = append(texts, turnEmbedText(turns[i]))
+		} else {
+			texts = append(texts, eventText(events[i]))
+		}
 	}
 	if len(missing) == 0 {
 		return out, nil
@@ -229,13 +403,28 @@ func (m *Memory) embed(ctx context.Context, texts []string) ([][]float32, error)
 	return vs, nil
 }
 
-// addTurns appends stored turns (with their vectors, if any). Caller holds
-// st.mu for writing.
+// addTurns appends stored turns (with their vectors, if any) and indexes
+// them. Caller holds st.mu for writing.
 func (st *spaceState) addTurns(turns []store.Turn, vs [][]float32) {
+	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
+		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: turnLexText(t)}
+	}
+	st.turnLex.AddBatch(docs)
+	st.appendTurns(turns, vs)
+}
+
+// appendTurns appends turns and their vectors without indexing their text.
+// Caller holds st.mu for writing.
+func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
+	for i, t := range turns {
+		var prev *store.Turn
+		if n := len(st.turns); n > 0 {
+			prev = &st.turns[n-1]
+		}
+		st.info.add(t, prev)
 		st.pos[t.ID] = len(st.turns)
 		st.turns = append(st.turns, t)
-		st.turnLex.Add(t.ID, turnLexText(t))
 		if vs != nil {
 			if st.turnVec.Dim == 0 {
 				st.turnVec.Dim = len(vs[i])
@@ -247,10 +436,16 @@ func (st *spaceState) addTurns(turns []store.Turn, vs [][]float32) {
 
 // putEvent inserts or replaces an event (and its vector). Caller holds
 // st.mu for writing.
-func (st *spaceState) putEvent(e store.Event, v []float32) {
+func (st *spaceState) putEvent(e store.Event, v []float32) { st.putEventLex(e, v, true) }
+
+// putEventLex is putEvent; lex false leaves the event's BM25 entry to the
+// caller.
+func (st *spaceState) putEventLex(e store.Event, v []float32, lex bool) {
 	i, ok := st.evPos[e.ID]
+	var old []string
 	if ok {
-		for _, id := range st.events[i].TurnIDs {
+		old = st.events[i].TurnIDs
+		for _, id := range old {
 			st.eventsOf[id] = slices.DeleteFunc(st.eventsOf[id], func(x string) bool { return x == e.ID })
 		}
 		st.events[i] = e
@@ -271,8 +466,31 @@ func (st *spaceState) putEvent(e store.Event, v []float32) {
 	for _, id := range e.TurnIDs {
 		st.eventsOf[id] = append(st.eventsOf[id], e.ID)
 	}
+	for _, id := range old {
+		st.refreshEvent(id)
+	}
+	for _, id := range e.TurnIDs {
+		st.refreshEvent(id)
+	}
 	st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
-	st.eventLex.Add(e.ID, eventText(e))
+	if lex {
+		st.eventLex.AddRef(e.ID, i, eventText(e))
+	}
+}
+
+// refreshEvent recomputes the first event of a turn. Caller holds st.mu
+// for writing.
+func (st *spaceState) refreshEvent(turnID string) {
+	i, ok := st.pos[turnID]
+	if !ok {
+		return
+	}
+	st.info.event[i] = -1
+	if evs := st.eventsOf[turnID]; len(evs) > 0 {
+		if e, ok := st.evPos[evs[0]]; ok {
+			st.info.event[i] = e
+		}
+	}
 }
 
 // addLink indexes a link under both of its ends. Caller holds st.mu.
@@ -327,17 +545,27 @@ const hybridDenseWeight = 1.0
 // absent); dense holds every row's cosine, or is nil. keep filters rows (nil
 // keeps all).
 func hybrid(n int, lex map[int]float64, dense []float32, k int, keep func(int) bool) []scored {
-	maxLex := 0.0
+	scores := make([]float64, n)
+	touched := make([]int, 0, len(lex))
 	for i, s := range lex {
-		if keep == nil || keep(i) {
-			maxLex = max(maxLex, s)
+		if i >= 0 && i < n {
+			scores[i] = s
+			touched = append(touched, i)
 		}
 	}
-	var out []scored
-	for i := range n {
-		if keep != nil && !keep(i) {
-			continue
+	return hybridTop(n, scores, touched, dense, k, keep)
+}
+
+// hybridTop is hybrid with the BM25 scores in a slice: lex[i] is row i's
+// score, non-zero only for the rows listed in touched.
+func hybridTop(n int, lex []float64, touched []int, dense []float32, k int, keep func(int) bool) []scored {
+	maxLex := 0.0
+	for _, i := range touched {
+		if keep == nil || keep(i) {
+			maxLex = max(maxLex, lex[i])
 		}
+	}
+	score := func(i int) float64 {
 		s := 0.0
 		if maxLex > 0 {
 			s = lex[i] / maxLex
@@ -345,14 +573,86 @@ func hybrid(n int, lex map[int]float64, dense []float32, k int, keep func(int) b
 		if dense != nil {
 			s += hybridDenseWeight * max(float64(dense[i]), 0)
 		}
-		if s > 0 {
-			out = append(out, scored{i, s})
+		return s
+	}
+	top := newTopK(k)
+	if dense == nil {
+		// Only rows with a BM25 score can score above 0.
+		for _, i := range touched {
+			if keep == nil || keep(i) {
+				top.offer(i, score(i))
+			}
+		}
+	} else {
+		for i := range n {
+			if keep == nil || keep(i) {
+				top.offer(i, score(i))
+			}
 		}
 	}
-	sortScored(out)
-	if len(out) > k {
-		out = out[:k]
+	return top.sorted()
+}
+
+// topK keeps the k best positive scores offered, in the order of
+// sortScored (score descending, then index ascending).
+type topK struct {
+	k int
+	h []scored // min-heap: the root ranks last
+}
+
+func newTopK(k int) *topK { return &topK{k: k, h: make([]scored, 0, max(k, 0))} }
+
+// worse reports whether a ranks after b.
+func worse(a, b scored) bool {
+	if a.score != b.score {
+		return a.score < b.score
 	}
+	return a.idx > b.idx
+}
+
+// offer considers row i with score s; scores that are not positive are
+// ignored.
+func (t *topK) offer(i int, s float64) {
+	if !(s > 0) || t.k <= 0 {
+		return
+	}
+	c := scored{i, s}
+	if len(t.h) < t.k {
+		t.h = append(t.h, c)
+		for j := len(t.h) - 1; j > 0; {
+			p := (j - 1) / 2
+			if !worse(t.h[j], t.h[p]) {
+				break
+			}
+			t.h[j], t.h[p] = t.h[p], t.h[j]
+			j = p
+		}
+		return
+	}
+	if !worse(t.h[0], c) {
+		return
+	}
+	t.h[0] = c
+	for j := 0; ; {
+		l, r, w := 2*j+1, 2*j+2, j
+		if l < len(t.h) && worse(t.h[l], t.h[w]) {
+			w = l
+		}
+		if r < len(t.h) && worse(t.h[r], t.h[w]) {
+			w = r
+		}
+		if w == j {
+			break
+		}
+		t.h[j], t.h[w] = t.h[w], t.h[j]
+		j = w
+	}
+}
+
+// sorted returns the kept rows, best first.
+func (t *topK) sorted() []scored {
+	out := t.h
+	sortScored(out)
 	return out
 }
 
@@ -370,39 +670,46 @@ func sortScored(s []scored) {
 // (when qv is non-nil) by hybrid. keep filters turn indexes (nil keeps
 // all). Caller holds st.mu.
 func (st *spaceState) searchTurns(query string, qv []float32, k int, keep func(int) bool) []scored {
-	if k <= 0 || len(st.turns) == 0 {
+	sc := st.getScratch()
+	defer st.putScratch(sc)
+	return st.searchTurnsIn(sc, query, qv, k, keep)
+}
+
+// searchTurnsIn is searchTurns with the query's scratch, whose lexical
+// scores it leaves set (see query.turnLexScores).
+func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k int, keep func(int) bool) []scored {
+	n := len(st.turns)
+	if k <= 0 || n == 0 {
 		return nil
 	}
 	var dense []float32
-	if qv != nil && st.turnVec.Rows() == len(st.turns) {
-		dense = st.turnVec.Scores(qv)
+	if qv != nil && st.turnVec.Rows() == n {
+		sc.dense = grow(sc.dense, n)
+		dense = sc.dense
+		st.turnVec.ScoresInto(dense, qv)
 	}
-	lex := map[int]float64{}
-	for id, s := range st.turnLex.Scores(query) {
-		if i, ok := st.pos[id]; ok {
-			lex[i] = s
-		}
-	}
-	return hybrid(len(st.turns), lex, dense, k, keep)
+	lex, touched := sc.lexScores(st.turnLex, n, query)
+	sc.turnLex = true
+	return hybridTop(n, lex, touched, dense, k, keep)
 }
 
 // searchEvents ranks events for a query like searchTurns. Caller holds
 // st.mu.
 func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(int) bool) []scored {
-	if k <= 0 || len(st.events) == 0 {
+	n := len(st.events)
+	if k <= 0 || n == 0 {
 		return nil
 	}
+	sc := st.getScratch()
+	defer st.putScratch(sc)
 	var dense []float32
-	if qv != nil && st.eventVec.Rows() == len(st.events) {
-		dense = st.eventVec.Scores(qv)
+	if qv != nil && st.eventVec.Rows() == n {
+		sc.dense = grow(sc.dense, n)
+		dense = sc.dense
+		st.eventVec.ScoresInto(dense, qv)
 	}
-	lex := map[int]float64{}
-	for id, s := range st.eventLex.Scores(query) {
-		if i, ok := st.evPos[id]; ok {
-			lex[i] = s
-		}
-	}
-	return hybrid(len(st.events), lex, dense, k, keep)
+	lex, touched := sc.lexScores(st.eventLex, n, query)
+	return hybridTop(n, lex, touched, dense, k, keep)
 }
 
 // content is the turn text with any image caption, as the reference formats

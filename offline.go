@@ -643,19 +643,20 @@ type turnFeatures struct {
 // relevance returns each turn's own relevance: normalised BM25 plus the
 // weighted cosine (negative cosines count as 0). Invisible turns get 0.
 func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
-	n := len(f.lex)
+	return tu.relevanceInto(f, make([]float64, len(f.lex)))
+}
+
+// relevanceInto is relevance writing into rel (of length len(f.lex)).
+func (tu offlineTuning) relevanceInto(f *turnFeatures, rel []float64) []float64 {
 	maxLex := 0.0
 	for i, v := range f.lex {
 		if f.visible[i] {
 			maxLex = max(maxLex, v)
 		}
 	}
-	rel := make([]float64, n)
-	for i := range n {
-		if !f.visible[i] {
-			continue
-		}
-		if maxLex > 0 {
+	for i := range rel {
+		rel[i] = 0
+		if f.visible[i] && maxLex > 0 {
 			rel[i] = f.lex[i] / maxLex
 		}
 	}
@@ -677,11 +678,11 @@ func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
 		return rel
 	}
 	mean /= float64(cnt)
+	if !(maxD > mean) {
+		return rel
+	}
 	for i, d := range f.dense {
-		if !f.visible[i] {
-			continue
-		}
-		if maxD > mean {
+		if f.visible[i] && d > mean {
 			rel[i] += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
 		}
 	}
@@ -694,36 +695,33 @@ func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
 // event, times the speaker and time cues. Invisible turns score 0.
 func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 	n := len(rel)
-	// within(i, d) reports whether turn i+d is in turn i's session.
-	within := func(i, d int) bool {
-		j := i + d
-		if j < 0 || j >= n {
-			return false
-		}
-		for k := min(i, j) + 1; k <= max(i, j); k++ {
-			if !f.sameSession[k] {
-				return false
-			}
-		}
-		return true
-	}
-	at := func(i, d int) float64 {
-		if !within(i, d) {
-			return 0
-		}
-		return rel[i+d]
-	}
-	var best map[int]float64
+	var best []float64
 	if tu.EventShare != 0 && f.event != nil {
-		best = map[int]float64{}
+		ne := 0
+		for _, e := range f.event {
+			ne = max(ne, e+1)
+		}
+		best = make([]float64, ne)
+	}
+	return tu.scoreInto(f, rel, make([]float64, n), best)
+}
+
+// scoreInto is score writing into out (of length len(rel)); best is
+// scratch space for the best relevance per event, with room for every
+// event index in f.event (nil when EventShare is 0 or f.event is nil).
+func (tu offlineTuning) scoreInto(f *turnFeatures, rel, out, best []float64) []float64 {
+	n := len(rel)
+	ss := f.sameSession
+	if best != nil {
+		clear(best)
 		for i, e := range f.event {
 			if e >= 0 {
 				best[e] = max(best[e], rel[i])
 			}
 		}
 	}
-	out := make([]float64, n)
 	for i := range n {
+		out[i] = 0
 		if !f.visible[i] {
 			continue
 		}
@@ -734,7 +732,21 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 		if i+1 < n && f.question[i+1] {
 			next = tu.NextQuestion
 		}
-		s := rel[i] + prev*at(i, -1) + next*at(i, 1) + tu.Far*(at(i, -2)+at(i, 2))
+		// Neighbours count only within the turn's session.
+		var p1, p2, n1, n2 float64
+		if i >= 1 && ss[i] {
+			p1 = rel[i-1]
+			if i >= 2 && ss[i-1] {
+				p2 = rel[i-2]
+			}
+		}
+		if i+1 < n && ss[i+1] {
+			n1 = rel[i+1]
+			if i+2 < n && ss[i+2] {
+				n2 = rel[i+2]
+			}
+		}
+		s := rel[i] + prev*p1 + next*n1 + tu.Far*(p2+n2)
 		if best != nil && f.event[i] >= 0 {
 			s += tu.EventShare * best[f.event[i]]
 		}
@@ -784,59 +796,71 @@ func (tu offlineTuning) cut(ranked []int, scores []float64) int {
 	return n
 }
 
-// offlineFeatures computes the features of every turn for a question.
-// Caller holds st.mu.
+// offlineFeatures computes the features of every turn for a question, in
+// slices of its own. Caller holds st.mu.
 func (q *query) offlineFeatures() *turnFeatures {
+	f := q.featuresIn(&scratch{})
+	f.lex = slices.Clone(f.lex)
+	f.visible = slices.Clone(f.visible)
+	f.sameSession = slices.Clone(f.sameSession)
+	f.question = slices.Clone(f.question)
+	f.event = slices.Clone(f.event)
+	f.dated = slices.Clone(f.dated)
+	f.counted = slices.Clone(f.counted)
+	return f
+}
+
+// featuresIn computes the features of every turn for a question. The
+// per-question slices live in sc (lex in sc.lex); the others are the
+// space's own turnInfo slices, valid while the caller holds st.mu and never
+// to be written.
+func (q *query) featuresIn(sc *scratch) *turnFeatures {
 	st := q.st
 	n := len(st.turns)
 	f := &turnFeatures{
-		lex:         make([]float64, n),
-		visible:     make([]bool, n),
-		sameSession: make([]bool, n),
-		question:    make([]bool, n),
-		event:       make([]int, n),
+		sameSession: st.info.sameSession[:n],
+		question:    st.info.question[:n],
+		event:       st.info.event[:n],
+		visible:     st.info.visible[:n],
 	}
-	for id, s := range st.turnLex.Scores(q.search) {
-		if i, ok := st.pos[id]; ok {
-			f.lex[i] = s
-		}
+	if q.sc == sc {
+		f.lex, _ = q.turnLexScores()
+	} else {
+		f.lex, _ = sc.lexScores(st.turnLex, n, q.search)
 	}
 	if q.qv != nil && st.turnVec.Rows() == n {
-		f.dense = make([]float64, n)
-		for i, s := range st.turnVec.Scores(q.qv) {
+		sc.dense = grow(sc.dense, n)
+		st.turnVec.ScoresInto(sc.dense, q.qv)
+		f.dense = grow(sc.f64[0], n)
+		sc.f64[0] = f.dense
+		for i, s := range sc.dense {
 			f.dense[i] = float64(s)
 		}
 	}
-	speakers := questionSpeakers(st, q.info.Entities)
-	if len(speakers) > 0 {
-		f.speaker = make([]bool, n)
+	if q.keepTurn != nil {
+		f.visible = grow(sc.bools[0], n)
+		sc.bools[0] = f.visible
+		for i := range n {
+			f.visible[i] = q.keepTurn(i)
+		}
+	}
+	if speakers := questionSpeakers(st, q.info.Entities); len(speakers) > 0 {
+		named := make([]bool, len(st.info.speakers))
+		for id, sp := range st.info.speakers {
+			named[id] = speakers[sp]
+		}
+		f.speaker = grow(sc.bools[1], n)
+		sc.bools[1] = f.speaker
+		for i, id := range st.info.speaker[:n] {
+			f.speaker[i] = named[id]
+		}
 	}
 	intent := temporal.AnalyzeQuestion(q.question)
-	if q.info.Temporal { // AsksTime, unless the NoTemporal ablation is on
-		f.dated = make([]bool, n)
+	if intent.AsksTime() {
+		f.dated = st.info.dated[:n]
 	}
 	if asksCount(q.question) || intent.Kind == temporal.IntentFrequency {
-		f.counted = make([]bool, n)
-	}
-	for i, t := range st.turns {
-		f.visible[i] = q.keepTurn == nil || q.keepTurn(i)
-		f.sameSession[i] = i > 0 && st.turns[i-1].SessionID == t.SessionID
-		f.question[i] = strings.Contains(t.Text, "?")
-		f.event[i] = -1
-		if evs := st.eventsOf[t.ID]; len(evs) > 0 {
-			if e, ok := st.evPos[evs[0]]; ok {
-				f.event[i] = e
-			}
-		}
-		if f.speaker != nil {
-			f.speaker[i] = speakers[strings.ToLower(t.Speaker)]
-		}
-		if f.dated != nil {
-			f.dated[i] = len(st.ann[t.ID].TimeRefs) > 0
-		}
-		if f.counted != nil {
-			f.counted[i] = hasNumber(content(t))
-		}
+		f.counted = st.info.number[:n]
 	}
 	return f
 }
@@ -882,9 +906,8 @@ func questionSpeakers(st *spaceState, entities []string) map[string]bool {
 		names[strings.ToLower(e)] = true
 	}
 	out := map[string]bool{}
-	for _, t := range st.turns {
-		sp := strings.ToLower(t.Speaker)
-		if sp == "" || out[sp] {
+	for _, sp := range st.info.speakers {
+		if sp == "" {
 			continue
 		}
 		first, _, _ := strings.Cut(sp, " ")
@@ -909,37 +932,45 @@ func (m *Memory) retrieveOffline(q *query) {
 // selectOffline runs offline retrieval with the given tuning.
 func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 	st := q.st
-	f := q.offlineFeatures()
-	rel := tu.relevance(f)
-	scores := tu.score(f, rel)
+	sc := q.sc
+	if sc == nil {
+		sc = st.getScratch()
+		defer st.putScratch(sc)
+		q.sc = sc
+		defer func() { q.sc = nil }()
+	}
+	f := q.featuresIn(sc)
+	n := len(f.lex)
+	sc.f64[1] = grow(sc.f64[1], n)
+	rel := tu.relevanceInto(f, sc.f64[1])
+	sc.f64[2] = grow(sc.f64[2], n)
+	var best []float64
+	if tu.EventShare != 0 {
+		sc.f64[3] = grow(sc.f64[3], len(st.events))
+		best = sc.f64[3]
+	}
+	scores := tu.scoreInto(f, rel, sc.f64[2], best)
 
-	byRel := rank(rel)
-	search := make([]string, 0, q.ro.KTurn)
-	for _, i := range byRel[:min(len(byRel), q.ro.KTurn)] {
+	byRel := topRanked(rel, q.ro.KTurn)
+	search := make([]string, 0, len(byRel))
+	for _, i := range byRel {
 		search = append(search, st.turns[i].ID)
 	}
 	q.stage("search", search)
 
-	ranked := rank(scores)
 	// Events in the order of their best member; per event, its best
-	// members.
+	// members. Only a prefix of the ranking matters: once the events are
+	// found and scores fall below the keep ratio nothing more is taken, so
+	// the ranking is computed for a prefix that grows until that point.
+	var ranked []int
 	var events, predicted []string
-	perEvent := map[int]int{}
-	for _, i := range ranked {
-		e := f.event[i]
-		if e < 0 {
-			continue
+	for size := max(64, tu.MaxK); ; size *= 4 {
+		ranked = topRanked(scores, size)
+		var done bool
+		events, predicted, done = offlineEvents(q, f, tu, scores, ranked)
+		if done || len(ranked) < size {
+			break
 		}
-		if _, seen := perEvent[e]; !seen {
-			if len(events) == q.ro.KEvent {
-				continue
-			}
-			events = append(events, st.events[e].ID)
-		}
-		if perEvent[e] < offPredictMax && scores[i] >= tu.KeepRatio*scores[ranked[0]] {
-			predicted = append(predicted, st.turns[i].ID)
-		}
-		perEvent[e]++
 	}
 	q.stage("events", events)
 	q.stage("predicted", predicted)
@@ -958,4 +989,56 @@ func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 		}
 		q.addCand(st.turns[i].ID, src, scores[i])
 	}
+}
+
+// offlineEvents walks the ranked turns (a prefix of the full ranking) and
+// returns the events holding the best turns (at most KEvent, in order of
+// their best member) and, per event, its best members scoring at least
+// KeepRatio of the best. done reports that the rest of the ranking could
+// not change either list.
+func offlineEvents(q *query, f *turnFeatures, tu offlineTuning, scores []float64, ranked []int) (events, predicted []string, done bool) {
+	if len(ranked) == 0 {
+		return nil, nil, true
+	}
+	st := q.st
+	keep := tu.KeepRatio * scores[ranked[0]]
+	perEvent := map[int]int{}
+	for _, i := range ranked {
+		if len(events) == q.ro.KEvent && (q.ro.KEvent == 0 || scores[i] < keep) {
+			return events, predicted, true
+		}
+		e := f.event[i]
+		if e < 0 {
+			continue
+		}
+		if _, seen := perEvent[e]; !seen {
+			if len(events) == q.ro.KEvent {
+				continue
+			}
+			events = append(events, st.events[e].ID)
+		}
+		if perEvent[e] < offPredictMax && scores[i] >= keep {
+			predicted = append(predicted, st.turns[i].ID)
+		}
+		perEvent[e]++
+	}
+	return events, predicted, false
+}
+
+// topRanked returns the first k entries of rank(scores): the indexes of the
+// k best positive scores, best first, ties by index. It costs one pass and
+// a heap of k, where rank sorts every positive score.
+func topRanked(scores []float64, k int) []int {
+	top := newTopK(k)
+	for i, s := range scores {
+		if s > 0 && (len(top.h) < k || s > top.h[0].score) {
+			top.offer(i, s)
+		}
+	}
+	hits := top.sorted()
+	out := make([]int, len(hits))
+	for j, h := range hits {
+		out[j] = h.idx
+	}
+	return out
 }

@@ -45,6 +45,9 @@ type query struct {
 	noTemporal bool
 	// score caches memberScores.
 	score func(i int) float64
+	// sc is the query's working memory, returned to the space's pool when
+	// the retrieval ends.
+	sc *scratch
 }
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
@@ -70,6 +73,8 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		return nil, err
 	}
 	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.NoEvents, noTemporal: m.opts.NoTemporal}
+	q.sc = st.getScratch()
+	defer st.putScratch(q.sc)
 	q.info = analyzeRules(question)
 	if m.opts.NoTemporal {
 		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
@@ -187,7 +192,7 @@ func (q *query) addCand(id, source string, score float64) {
 	if ev == nil {
 		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
 		if !q.noTemporal {
-			ev.Times = resolvedTimes(q.st.ann[id])
+			ev.Times = resolvedTimes(store.Annotation{TimeRefs: q.st.info.timeRefs[q.st.pos[id]]})
 		}
 		q.cand[id] = ev
 	}
@@ -204,7 +209,7 @@ func (q *query) stage(name string, ids []string) {
 
 // searchStage runs turn and event search and records both stages.
 func (q *query) searchStage() (turns []scored, events []scored) {
-	turns = q.st.searchTurns(q.search, q.qv, q.ro.KTurn, q.keepTurn)
+	turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
 	if !q.noEvents {
 		events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
 	}
@@ -223,32 +228,36 @@ func (q *query) searchStage() (turns []scored, events []scored) {
 
 // timeline returns turns in the question's time range (by when they were
 // said or by the times they mention), oldest first, at most n.
-func (q *query) timeline(ann map[string]store.Annotation, n int) []string {
+func (q *query) timeline(n int) []string {
 	if !q.info.Temporal || q.info.Start.IsZero() {
 		return nil
 	}
 	iv := temporal.Interval{Start: q.info.Start, End: q.info.End}
-	var ids []string
+	var idx []int
 	for i, t := range q.st.turns {
 		if q.keepTurn != nil && !q.keepTurn(i) {
 			continue
 		}
 		in := !t.OccurredAt.IsZero() && iv.Contains(t.OccurredAt)
-		for _, r := range ann[t.ID].TimeRefs {
+		for _, r := range q.st.info.timeRefs[i] {
 			if iv.Overlaps(temporal.Interval{Start: r.Start, End: r.End}) {
 				in = true
 			}
 		}
 		if in {
-			ids = append(ids, t.ID)
+			idx = append(idx, i)
 		}
 	}
 	// Prefer the turns that also match the question's words.
-	if len(ids) > n {
-		scores := q.st.turnLex.Scores(q.search)
-		slices.SortStableFunc(ids, func(a, b string) int { return cmp.Compare(scores[b], scores[a]) })
-		ids = ids[:n]
-		slices.SortFunc(ids, func(a, b string) int { return cmp.Compare(q.st.pos[a], q.st.pos[b]) })
+	if len(idx) > n {
+		scores, _ := q.turnLexScores()
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+		idx = idx[:n]
+		slices.Sort(idx)
+	}
+	ids := make([]string, len(idx))
+	for j, i := range idx {
+		ids[j] = q.st.turns[i].ID
 	}
 	return ids
 }
@@ -289,16 +298,16 @@ func (m *Memory) eventChunks(q *query, e store.Event) [][]store.Turn {
 // the question: BM25 plus, with vectors, the cosine. Computed once per query.
 func (q *query) memberScores() func(i int) float64 {
 	if q.score == nil {
-		lex := q.st.turnLex.Scores(q.search)
+		lex, touched := q.turnLexScores()
 		top := 0.0
-		for _, v := range lex {
-			top = max(top, v)
+		for _, i := range touched {
+			top = max(top, lex[i])
 		}
 		dense := q.qv != nil && q.st.turnVec.Rows() == len(q.st.turns)
 		q.score = func(i int) float64 {
 			s := 0.0
-			if top > 0 {
-				s = lex[q.st.turns[i].ID] / top
+			if top > 0 && i < len(lex) {
+				s = lex[i] / top
 			}
 			if dense {
 				s += float64(vec.Dot(q.qv, q.st.turnVec.Row(i)))
@@ -473,7 +482,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	for _, h := range turns {
 		searched = append(searched, q.st.turns[h.idx].ID)
 	}
-	tl := q.timeline(q.st.ann, 2*m.opts.FilterChunk)
+	tl := q.timeline(2 * m.opts.FilterChunk)
 	if len(tl) > 0 {
 		q.stage("timeline", tl)
 	}

@@ -270,6 +270,7 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	model := &timedModel{inner: llmtest.NewScripted()}
 	var before runtime.MemStats
 	runtime.GC()
+	runtime.GC()
 	runtime.ReadMemStats(&before)
 	stop, err := profile(cfg, res, "open")
 	if err != nil {

@@ -15,6 +15,11 @@
 // once per repetition. Only documents that share at least one term with the
 // query get a score, and every such score is positive.
 //
+// A document may carry a ref, a small non-negative integer the caller
+// chooses (such as the document's position in its own slice); ScoreRefs then
+// writes scores into a caller's slice indexed by ref, so that fusing BM25
+// with other per-document scores needs no map and no id lookup.
+//
 // Concurrency: an Index is safe for concurrent use. Search and Scores take a
 // read lock, so any number of them run in parallel; Add and Remove take the
 // write lock only for the update itself (the text is analysed before the lock
@@ -25,6 +30,7 @@ import (
 	"cmp"
 	"container/heap"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -72,11 +78,14 @@ type Index struct {
 	postings int // all postings, live and dead
 	compacts int // number of compactions, for tests
 
-	bufs sync.Pool // *searchBuf
+	// bufs holds *searchBuf. It is a pointer so that the runtime's list of
+	// pools does not keep a dropped index alive.
+	bufs *sync.Pool
 }
 
 type doc struct {
 	id    string
+	ref   int32   // caller's ref, or -1
 	terms []int32 // distinct term ids, for Remove
 }
 
@@ -105,6 +114,7 @@ func New(opts Options) *Index {
 		analyze: opts.Analyzer,
 		ids:     make(map[string]int32),
 		termIDs: make(map[string]int32),
+		bufs:    new(sync.Pool),
 	}
 	if ix.k1 == 0 {
 		ix.k1 = DefaultK1
@@ -123,25 +133,101 @@ func New(opts Options) *Index {
 
 // Add indexes text under id. If id is already present, its document is
 // replaced. A text without terms is still counted as a document.
-func (ix *Index) Add(id, text string) {
-	terms := ix.analyze(text)
-	tf := make(map[string]int32, len(terms))
-	order := make([]string, 0, len(terms))
-	for _, t := range terms {
-		if tf[t] == 0 {
-			order = append(order, t)
-		}
-		tf[t]++
-	}
+func (ix *Index) Add(id, text string) { ix.AddRef(id, -1, text) }
 
+// AddRef indexes text under id like Add, with a ref (see ScoreRefs); a
+// negative ref means none.
+func (ix *Index) AddRef(id string, ref int, text string) {
+	a := ix.analyzeDoc(text)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	ix.insertLocked(id, ref, a)
+}
+
+// Doc is a document for AddBatch.
+type Doc struct {
+	ID   string
+	Ref  int // negative for none
+	Text string
+}
+
+// AddBatch indexes docs in order, as many calls of AddRef would, analysing
+// their texts on up to GOMAXPROCS goroutines first. It is how a large index
+// is built quickly.
+func (ix *Index) AddBatch(docs []Doc) {
+	as := make([]analyzed, len(docs))
+	workers := min(runtime.GOMAXPROCS(0), len(docs)/256)
+	if workers <= 1 {
+		for i, d := range docs {
+			as[i] = ix.analyzeDoc(d.Text)
+		}
+	} else {
+		var wg sync.WaitGroup
+		per := (len(docs) + workers - 1) / workers
+		for lo := 0; lo < len(docs); lo += per {
+			wg.Go(func() {
+				for i := lo; i < min(lo+per, len(docs)); i++ {
+					as[i] = ix.analyzeDoc(docs[i].Text)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for i, d := range docs {
+		ix.insertLocked(d.ID, d.Ref, as[i])
+	}
+}
+
+// analyzed is a document's distinct terms in first-appearance order with
+// their frequencies, and its length in terms.
+type analyzed struct {
+	terms []string
+	tf    []int32
+	n     int
+}
+
+func (ix *Index) analyzeDoc(text string) analyzed {
+	terms := ix.analyze(text)
+	a := analyzed{n: len(terms)}
+	var pos map[string]int
+	if len(terms) > 32 {
+		pos = make(map[string]int, len(terms))
+	}
+	for _, t := range terms {
+		// Most documents are short: a linear search beats a map.
+		var j int
+		if pos != nil {
+			var ok bool
+			if j, ok = pos[t]; !ok {
+				j = -1
+				pos[t] = len(a.terms)
+			}
+		} else {
+			j = slices.Index(a.terms, t)
+		}
+		if j < 0 {
+			a.terms = append(a.terms, t)
+			a.tf = append(a.tf, 1)
+			continue
+		}
+		a.tf[j]++
+	}
+	return a
+}
+
+func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 	if slot, ok := ix.ids[id]; ok {
 		ix.removeLocked(slot)
 	}
 	slot := int32(len(ix.docs))
-	d := doc{id: id, terms: make([]int32, 0, len(order))}
-	for _, t := range order {
+	r := int32(-1)
+	if ref >= 0 && ref <= math.MaxInt32 {
+		r = int32(ref)
+	}
+	d := doc{id: id, ref: r, terms: make([]int32, 0, len(a.terms))}
+	for j, t := range a.terms {
 		tid, ok := ix.termIDs[t]
 		if !ok {
 			tid = int32(len(ix.terms))
@@ -149,16 +235,16 @@ func (ix *Index) Add(id, text string) {
 			ix.terms = append(ix.terms, term{})
 		}
 		tr := &ix.terms[tid]
-		tr.postings = append(tr.postings, posting{doc: slot, tf: tf[t]})
+		tr.postings = append(tr.postings, posting{doc: slot, tf: a.tf[j]})
 		tr.df++
 		d.terms = append(d.terms, tid)
 	}
-	ix.postings += len(order)
+	ix.postings += len(a.terms)
 	ix.docs = append(ix.docs, d)
-	ix.lens = append(ix.lens, int32(len(terms)))
+	ix.lens = append(ix.lens, int32(a.n))
 	ix.ids[id] = slot
 	ix.live++
-	ix.totalLen += int64(len(terms))
+	ix.totalLen += int64(a.n)
 	ix.maybeCompactLocked()
 }
 
@@ -326,6 +412,29 @@ func (ix *Index) Scores(query string) map[string]float64 {
 		out[ix.docs[slot].id] = buf.acc[slot]
 	}
 	return out
+}
+
+// ScoreRefs sets dst[ref] to the score of every document that has a ref
+// below len(dst) and shares at least one term with query, appends those refs
+// to touched and returns it. Other entries of dst are left alone (callers
+// keep dst zeroed and clear the touched entries after use). Scores equal
+// those of Scores exactly.
+func (ix *Index) ScoreRefs(query string, dst []float64, touched []int) []int {
+	qterms := queryTerms(ix.analyze(query))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	buf := ix.accumulateLocked(qterms)
+	if buf == nil {
+		return touched
+	}
+	defer ix.release(buf)
+	for _, slot := range buf.touched {
+		if r := ix.docs[slot].ref; r >= 0 && int(r) < len(dst) {
+			dst[r] = buf.acc[slot]
+			touched = append(touched, int(r))
+		}
+	}
+	return touched
 }
 
 type queryTerm struct {

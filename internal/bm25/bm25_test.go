@@ -325,3 +325,88 @@ func TestConcurrentReadersAndWriter(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestScoreRefs checks that scores by ref equal Scores exactly, through
+// replacement, removal and compaction, and that documents without a ref or
+// with a ref beyond dst are skipped.
+func TestScoreRefs(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	words := strings.Fields("apple banana cherry date elder fig grape honeydew kiwi lemon mango")
+	text := func() string {
+		var w []string
+		for range 1 + r.IntN(8) {
+			w = append(w, words[r.IntN(len(words))])
+		}
+		return strings.Join(w, " ")
+	}
+	ix := New(Options{Analyzer: fields})
+	refOf := map[string]int{}
+	for i := range 3000 {
+		num := r.IntN(1500)
+		id := fmt.Sprintf("d%d", num)
+		switch {
+		case i%7 == 0:
+			ix.Remove(id)
+			delete(refOf, id)
+		case i%11 == 0:
+			ix.Add(id, text()) // no ref
+			delete(refOf, id)
+		default:
+			ref := num + 500 // unique per id; some beyond dst
+			ix.AddRef(id, ref, text())
+			refOf[id] = ref
+		}
+	}
+	if ix.compacts == 0 {
+		t.Fatal("test did not compact")
+	}
+	for _, q := range []string{"apple", "fig kiwi", "mango mango lemon", "zzz"} {
+		dst := make([]float64, 1800)
+		touched := ix.ScoreRefs(q, dst, nil)
+		want := ix.Scores(q)
+		n := 0
+		for id, s := range want {
+			ref, ok := refOf[id]
+			if !ok || ref >= len(dst) {
+				continue
+			}
+			n++
+			if dst[ref] != s {
+				t.Fatalf("%q: ref %d (%s) = %v, Scores %v", q, ref, id, dst[ref], s)
+			}
+		}
+		if len(touched) != n {
+			t.Fatalf("%q: %d refs touched, want %d", q, len(touched), n)
+		}
+	}
+}
+
+// TestAddBatchMatchesAdd checks that a batch builds the same index as one
+// Add per document (ids repeat, so later documents replace earlier ones).
+func TestAddBatchMatchesAdd(t *testing.T) {
+	docs, queries := synthCorpus(3000)
+	var batch []Doc
+	one := New(Options{})
+	for i, d := range docs {
+		id := fmt.Sprintf("d%d", i%2500)
+		one.AddRef(id, i, d)
+		batch = append(batch, Doc{ID: id, Ref: i, Text: d})
+	}
+	all := New(Options{})
+	all.AddBatch(batch)
+	if one.Len() != all.Len() {
+		t.Fatalf("Len %d, want %d", all.Len(), one.Len())
+	}
+	for _, q := range queries[:50] {
+		a, b := one.Search(q, 0), all.Search(q, 0)
+		if !slices.Equal(a, b) {
+			t.Fatalf("%q: batch %v, one by one %v", q, b, a)
+		}
+		da, db := make([]float64, len(docs)), make([]float64, len(docs))
+		one.ScoreRefs(q, da, nil)
+		all.ScoreRefs(q, db, nil)
+		if !slices.Equal(da, db) {
+			t.Fatalf("%q: ScoreRefs differ", q)
+		}
+	}
+}

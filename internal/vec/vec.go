@@ -1,6 +1,11 @@
 // Package vec holds the small amount of vector maths higmem needs: dot
 // products, normalisation, float32 <-> bytes conversion and an exact top-k
 // search over a contiguous row-major matrix.
+//
+// Scanning a matrix is the cost that grows with a memory space, so it is
+// done with SIMD on amd64 (SSE multiplies and adds in the same order as Dot,
+// so every score is bit-identical to Dot's) and split across cores for large
+// matrices.
 package vec
 
 import (
@@ -8,6 +13,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 )
 
 // Dot returns the dot product of a and b, which must have equal length.
@@ -112,18 +119,24 @@ func (m *Matrix) TopK(q []float32, k int, keep func(row int) bool) []Hit {
 		return nil
 	}
 	h := make(minHeap, 0, k+1)
-	for i := range n {
-		if keep != nil && !keep(i) {
-			continue
-		}
-		s := Dot(q, m.Data[i*m.Dim:(i+1)*m.Dim])
-		if len(h) < k {
-			heap.Push(&h, Hit{i, s})
-			continue
-		}
-		if better(Hit{i, s}, h[0]) {
-			h[0] = Hit{i, s}
-			heap.Fix(&h, 0)
+	var block [blockRows]float32
+	for lo := 0; lo < n; lo += blockRows {
+		hi := min(lo+blockRows, n)
+		scores := block[:hi-lo]
+		m.dotRange(q, lo, scores)
+		for j, s := range scores {
+			i := lo + j
+			if keep != nil && !keep(i) {
+				continue
+			}
+			if len(h) < k {
+				heap.Push(&h, Hit{i, s})
+				continue
+			}
+			if better(Hit{i, s}, h[0]) {
+				h[0] = Hit{i, s}
+				heap.Fix(&h, 0)
+			}
 		}
 	}
 	out := make([]Hit, len(h))
@@ -133,14 +146,57 @@ func (m *Matrix) TopK(q []float32, k int, keep func(row int) bool) []Hit {
 	return out
 }
 
+// blockRows is how many rows TopK scores at a time.
+const blockRows = 256
+
 // Scores returns the dot product of q with every row.
 func (m *Matrix) Scores(q []float32) []float32 {
-	n := m.Rows()
-	out := make([]float32, n)
-	for i := range n {
-		out[i] = Dot(q, m.Data[i*m.Dim:(i+1)*m.Dim])
-	}
+	out := make([]float32, m.Rows())
+	m.ScoresInto(out, q)
 	return out
+}
+
+// parallelFloats is the matrix size (rows times dimension) from which
+// ScoresInto splits the scan across cores; below it one core is faster than
+// starting goroutines.
+const parallelFloats = 1 << 18
+
+// ScoresInto writes the dot product of q with every row into dst, which
+// must have length Rows(). Each score equals Dot(q, Row(i)) exactly. Large
+// matrices are scanned by up to GOMAXPROCS goroutines at once.
+func (m *Matrix) ScoresInto(dst []float32, q []float32) {
+	n := m.Rows()
+	if len(dst) != n {
+		panic(fmt.Sprintf("vec: ScoresInto: dst has length %d for %d rows", len(dst), n))
+	}
+	workers := min(runtime.GOMAXPROCS(0), 4, n*m.Dim/parallelFloats)
+	if workers <= 1 {
+		m.dotRange(q, 0, dst)
+		return
+	}
+	var wg sync.WaitGroup
+	per := (n + workers - 1) / workers
+	for lo := per; lo < n; lo += per {
+		wg.Go(func() { m.dotRange(q, lo, dst[lo:min(lo+per, n)]) })
+	}
+	m.dotRange(q, 0, dst[:per])
+	wg.Wait()
+}
+
+// dotRange writes Dot(q, Row(lo+j)) into out[j] for every j.
+func (m *Matrix) dotRange(q []float32, lo int, out []float32) {
+	d := m.Dim
+	if len(q) != d {
+		panic(fmt.Sprintf("vec: query of length %d for matrix of dimension %d", len(q), d))
+	}
+	data := m.Data[lo*d : (lo+len(out))*d]
+	if d%4 == 0 && haveDotRows {
+		dotRows(q, data, d, out)
+		return
+	}
+	for j := range out {
+		out[j] = Dot(q, data[j*d:(j+1)*d])
+	}
 }
 
 // better reports whether a ranks above b.

@@ -112,3 +112,59 @@ func itoa(n int) string {
 	}
 	return "100k"
 }
+
+// TestScoresBitIdentical checks that the SIMD scan gives exactly Dot's
+// float32 result (same rounding) for every dimension and row count,
+// including the parallel split of large matrices.
+func TestScoresBitIdentical(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	randMatrix := func(n, dim int) (Matrix, []float32) {
+		m := Matrix{Dim: dim}
+		row := make([]float32, dim)
+		for range n {
+			for j := range row {
+				row[j] = float32(r.NormFloat64()) * float32(math.Pow(10, float64(r.IntN(7)-3)))
+			}
+			m.Append(row)
+		}
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32(r.NormFloat64())
+		}
+		return m, q
+	}
+	tests := []struct{ n, dim int }{
+		{0, 4}, {1, 4}, {3, 8}, {4, 12}, {5, 3}, {7, 256}, {9, 384}, {13, 5}, {2, 1},
+		{parallelFloats/256 + 3, 256}, {3 * parallelFloats / 384, 384},
+	}
+	for _, tc := range tests {
+		m, q := randMatrix(tc.n, tc.dim)
+		got := m.Scores(q)
+		for i := range tc.n {
+			if want := Dot(q, m.Row(i)); math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("%d×%d: row %d: Scores %v (%#x), Dot %v (%#x)", tc.n, tc.dim, i, got[i], math.Float32bits(got[i]), want, math.Float32bits(want))
+			}
+		}
+	}
+}
+
+func BenchmarkScores(b *testing.B) {
+	for _, n := range []int{1000, 10000, 100000} {
+		b.Run(itoa(n), func(b *testing.B) {
+			r := rand.New(rand.NewPCG(3, 4))
+			m := Matrix{Dim: 256}
+			row := make([]float32, 256)
+			for range n {
+				for j := range row {
+					row[j] = r.Float32()
+				}
+				m.Append(Normalize(row))
+			}
+			q := Normalize(slices.Clone(row))
+			dst := make([]float32, n)
+			for b.Loop() {
+				m.ScoresInto(dst, q)
+			}
+		})
+	}
+}
