@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -31,9 +32,11 @@ type spaceState struct {
 	turns  []store.Turn // ordered by Seq
 	pos    map[string]int
 	// info holds per-turn facts, indexed like turns.
-	info     turnInfo
-	events   []store.Event // ordered by creation
-	evPos    map[string]int
+	info   turnInfo
+	events []store.Event // ordered by creation
+	evPos  map[string]int
+	// evTurns[i] holds the positions in turns of events[i]'s members.
+	evTurns  [][]int32
 	eventsOf map[string][]string     // turn id -> event ids
 	links    map[string][]store.Link // turn id (source or target) -> links
 	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder
@@ -112,11 +115,46 @@ func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
 type scratch struct {
 	lex     []float64
 	touched []int
-	dense   []float32
-	f64     [4][]float64
-	bools   [2][]bool
 	// turnLex is set when lex holds the turn BM25 scores of the query.
 	turnLex bool
+	dense   []float32
+	// Offline scoring (see selectOffline).
+	dense64, rel, scores, best []float64
+	visible, speaker           []bool
+	// Pruned scans (see hybridSearch and offlineFast): estimates of the
+	// cosines with their error bounds, upper bounds of relevance and
+	// scores, and exact cosines computed so far (known).
+	est, bound, relHi, scoreHi, bestHi, exact []float64
+	known                                     []bool
+	cand, cands                               []int
+	// fastScores and fastRel are kept all zero between questions.
+	fastScores, fastRel []float64
+}
+
+// quantizeRows is the size from which a space's vector matrices keep an
+// int8 copy, so that searches scan estimates (a quarter of the memory
+// traffic) and compute exact cosines only for the rows that could rank (see
+// hybridSearch). Below it a full exact scan is as fast. A variable for
+// tests.
+var quantizeRows = 4096
+
+// parallelRange calls fn(part, lo, hi) for consecutive ranges covering
+// [0, n), on up to GOMAXPROCS goroutines when n is at least 2*minChunk, and
+// returns the number of parts (at most 4; part is 0 to parts-1).
+func parallelRange(n, minChunk int, fn func(part, lo, hi int)) int {
+	parts := max(1, min(runtime.GOMAXPROCS(0), 4, n/max(minChunk, 1)))
+	if parts == 1 {
+		fn(0, 0, n)
+		return 1
+	}
+	per := (n + parts - 1) / parts
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Go(func() { fn(p, min(p*per, n), min((p+1)*per, n)) })
+	}
+	fn(0, 0, min(per, n))
+	wg.Wait()
+	return parts
 }
 
 // getScratch returns a scratch; give it back with putScratch.
@@ -278,6 +316,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	st.info = turnInfo{speakerID: map[string]int32{}}
 	st.events = make([]store.Event, 0, len(events))
 	st.evPos = make(map[string]int, len(events))
+	st.evTurns = make([][]int32, 0, len(events))
 	st.eventsOf = make(map[string][]string, len(turns))
 	st.links = make(map[string][]store.Link)
 	st.turnLex = turnLex
@@ -301,6 +340,8 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		st.turnVec = vec.Matrix{Dim: dim, Data: make([]float32, 0, len(turns)*dim)}
 		st.eventVec = vec.Matrix{Dim: dim, Data: make([]float32, 0, len(events)*dim)}
 	}
+	st.turnVec.QuantizeFrom(quantizeRows)
+	st.eventVec.QuantizeFrom(quantizeRows)
 	st.appendTurns(turns, tv)
 	for _, a := range anns {
 		if i, ok := st.pos[a.TurnID]; ok {
@@ -456,6 +497,7 @@ func (st *spaceState) putEventLex(e store.Event, v []float32, lex bool) {
 		i = len(st.events)
 		st.evPos[e.ID] = i
 		st.events = append(st.events, e)
+		st.evTurns = append(st.evTurns, nil)
 		if v != nil {
 			if st.eventVec.Dim == 0 {
 				st.eventVec.Dim = len(v)
@@ -463,9 +505,14 @@ func (st *spaceState) putEventLex(e store.Event, v []float32, lex bool) {
 			st.eventVec.Append(v)
 		}
 	}
+	members := st.evTurns[i][:0]
 	for _, id := range e.TurnIDs {
 		st.eventsOf[id] = append(st.eventsOf[id], e.ID)
+		if p, ok := st.pos[id]; ok {
+			members = append(members, int32(p))
+		}
 	}
+	st.evTurns[i] = members
 	for _, id := range old {
 		st.refreshEvent(id)
 	}
@@ -682,15 +729,12 @@ func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k i
 	if k <= 0 || n == 0 {
 		return nil
 	}
-	var dense []float32
-	if qv != nil && st.turnVec.Rows() == n {
-		sc.dense = grow(sc.dense, n)
-		dense = sc.dense
-		st.turnVec.ScoresInto(dense, qv)
-	}
 	lex, touched := sc.lexScores(st.turnLex, n, query)
 	sc.turnLex = true
-	return hybridTop(n, lex, touched, dense, k, keep)
+	if qv == nil || st.turnVec.Rows() != n {
+		return hybridTop(n, lex, touched, nil, k, keep)
+	}
+	return sc.hybridSearch(&st.turnVec, lex, touched, qv, k, keep)
 }
 
 // searchEvents ranks events for a query like searchTurns. Caller holds
@@ -702,14 +746,64 @@ func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(
 	}
 	sc := st.getScratch()
 	defer st.putScratch(sc)
-	var dense []float32
-	if qv != nil && st.eventVec.Rows() == n {
-		sc.dense = grow(sc.dense, n)
-		dense = sc.dense
-		st.eventVec.ScoresInto(dense, qv)
-	}
 	lex, touched := sc.lexScores(st.eventLex, n, query)
-	return hybridTop(n, lex, touched, dense, k, keep)
+	if qv == nil || st.eventVec.Rows() != n {
+		return hybridTop(n, lex, touched, nil, k, keep)
+	}
+	return sc.hybridSearch(&st.eventVec, lex, touched, qv, k, keep)
+}
+
+// hybridSearch is hybridTop with the dense scores of mat for qv. On a
+// quantized matrix it scans estimates instead: a row can be among the best
+// k only when its score's upper bound reaches the k-th best lower bound, so
+// only those rows get an exact cosine. The result is exactly hybridTop's.
+func (sc *scratch) hybridSearch(mat *vec.Matrix, lex []float64, touched []int, qv []float32, k int, keep func(int) bool) []scored {
+	n := mat.Rows()
+	if k <= 0 {
+		return nil
+	}
+	if !mat.Quantized() {
+		sc.dense = grow(sc.dense, n)
+		mat.ScoresInto(sc.dense, qv)
+		return hybridTop(n, lex, touched, sc.dense, k, keep)
+	}
+	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
+	est, bound := sc.est, sc.bound
+	mat.Estimate(qv, est, bound)
+	maxLex := 0.0
+	for _, i := range touched {
+		if keep == nil || keep(i) {
+			maxLex = max(maxLex, lex[i])
+		}
+	}
+	// The same arithmetic as hybridTop, for any cosine d.
+	score := func(i int, d float64) float64 {
+		s := 0.0
+		if maxLex > 0 {
+			s = lex[i] / maxLex
+		}
+		return s + hybridDenseWeight*max(d, 0)
+	}
+	// The k-th best lower bound.
+	lows := newTopK(k)
+	for i := range n {
+		if keep == nil || keep(i) {
+			if s := score(i, est[i]-bound[i]); len(lows.h) < k || s > lows.h[0].score {
+				lows.offer(i, s)
+			}
+		}
+	}
+	floor := 0.0
+	if len(lows.h) == k {
+		floor = lows.h[0].score
+	}
+	top := newTopK(k)
+	for i := range n {
+		if (keep == nil || keep(i)) && score(i, est[i]+bound[i]) >= floor {
+			top.offer(i, score(i, float64(vec.Dot(qv, mat.Row(i)))))
+		}
+	}
+	return top.sorted()
 }
 
 // content is the turn text with any image caption, as the reference formats

@@ -3,6 +3,7 @@ package higmem
 import (
 	"cmp"
 	"context"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -638,6 +639,10 @@ type turnFeatures struct {
 	// marks turns with a number when the question asks how many. Each is
 	// nil when the question has no such cue.
 	speaker, dated, counted []bool
+	// mean, when meanSet, is the mean cosine over the visible turns, given
+	// rather than computed from dense (see offlineSumMean).
+	mean    float64
+	meanSet bool
 }
 
 // relevance returns each turn's own relevance: normalised BM25 plus the
@@ -678,6 +683,9 @@ func (tu offlineTuning) relevanceInto(f *turnFeatures, rel []float64) []float64 
 		return rel
 	}
 	mean /= float64(cnt)
+	if f.meanSet {
+		mean = f.mean
+	}
 	if !(maxD > mean) {
 		return rel
 	}
@@ -710,27 +718,37 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 // scratch space for the best relevance per event, with room for every
 // event index in f.event (nil when EventShare is 0 or f.event is nil).
 func (tu offlineTuning) scoreInto(f *turnFeatures, rel, out, best []float64) []float64 {
-	n := len(rel)
-	ss := f.sameSession
-	if best != nil {
-		clear(best)
-		for i, e := range f.event {
-			if e >= 0 {
-				best[e] = max(best[e], rel[i])
-			}
+	eventBest(f, rel, best)
+	tu.scoreRange(f, rel, out, best, 0, len(rel))
+	return out
+}
+
+// eventBest sets best[e] to the best relevance among the turns whose first
+// event is e (0 when none); nil best is left alone.
+func eventBest(f *turnFeatures, rel, best []float64) {
+	if best == nil {
+		return
+	}
+	clear(best)
+	for i, e := range f.event {
+		if e >= 0 {
+			best[e] = max(best[e], rel[i])
 		}
 	}
-	for i := range n {
+}
+
+// scoreRange is scoreInto for the turns lo to hi-1, with best already
+// computed by eventBest. It returns the index of the best score written
+// (lo when none is positive).
+func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, lo, hi int) (arg int) {
+	n := len(rel)
+	ss := f.sameSession[:n]
+	vis := f.visible[:n]
+	arg = lo
+	for i := lo; i < hi; i++ {
 		out[i] = 0
-		if !f.visible[i] {
+		if !vis[i] {
 			continue
-		}
-		prev, next := tu.Prev, tu.Next
-		if i > 0 && f.question[i-1] {
-			prev = tu.PrevQuestion
-		}
-		if i+1 < n && f.question[i+1] {
-			next = tu.NextQuestion
 		}
 		// Neighbours count only within the turn's session.
 		var p1, p2, n1, n2 float64
@@ -746,22 +764,50 @@ func (tu offlineTuning) scoreInto(f *turnFeatures, rel, out, best []float64) []f
 				n2 = rel[i+2]
 			}
 		}
-		s := rel[i] + prev*p1 + next*n1 + tu.Far*(p2+n2)
-		if best != nil && f.event[i] >= 0 {
-			s += tu.EventShare * best[f.event[i]]
+		r := rel[i]
+		if r == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && (best == nil || f.event[i] < 0 || best[f.event[i]] == 0) {
+			continue // every term is 0, and so is the score
 		}
-		if f.speaker != nil && f.speaker[i] {
-			s *= tu.SpeakerBump
+		var b float64
+		hasBest := best != nil && f.event[i] >= 0
+		if hasBest {
+			b = best[f.event[i]]
 		}
-		if f.dated != nil && f.dated[i] {
-			s *= tu.TimeBump
+		out[i] = tu.scoreAt(f, i, r, p1, p2, n1, n2, b, hasBest)
+		if out[i] > out[arg] {
+			arg = i
 		}
-		if f.counted != nil && f.counted[i] {
-			s *= tu.CountBump
-		}
-		out[i] = s
 	}
-	return out
+	return arg
+}
+
+// scoreAt is the context score of visible turn i from its relevance r, the
+// relevance of the turns one (p1, n1) and two (p2, n2) before and after it
+// within its session (0 outside), and the best relevance b of its event
+// (when hasBest).
+func (tu offlineTuning) scoreAt(f *turnFeatures, i int, r, p1, p2, n1, n2, b float64, hasBest bool) float64 {
+	n := len(f.question)
+	prev, next := tu.Prev, tu.Next
+	if i > 0 && f.question[i-1] {
+		prev = tu.PrevQuestion
+	}
+	if i+1 < n && f.question[i+1] {
+		next = tu.NextQuestion
+	}
+	s := r + prev*p1 + next*n1 + tu.Far*(p2+n2)
+	if hasBest {
+		s += tu.EventShare * b
+	}
+	if f.speaker != nil && f.speaker[i] {
+		s *= tu.SpeakerBump
+	}
+	if f.dated != nil && f.dated[i] {
+		s *= tu.TimeBump
+	}
+	if f.counted != nil && f.counted[i] {
+		s *= tu.CountBump
+	}
+	return s
 }
 
 // rank returns the indexes of the turns with a positive score, best first
@@ -799,7 +845,7 @@ func (tu offlineTuning) cut(ranked []int, scores []float64) int {
 // offlineFeatures computes the features of every turn for a question, in
 // slices of its own. Caller holds st.mu.
 func (q *query) offlineFeatures() *turnFeatures {
-	f := q.featuresIn(&scratch{})
+	f := q.featuresIn(&scratch{}, true)
 	f.lex = slices.Clone(f.lex)
 	f.visible = slices.Clone(f.visible)
 	f.sameSession = slices.Clone(f.sameSession)
@@ -814,7 +860,7 @@ func (q *query) offlineFeatures() *turnFeatures {
 // per-question slices live in sc (lex in sc.lex); the others are the
 // space's own turnInfo slices, valid while the caller holds st.mu and never
 // to be written.
-func (q *query) featuresIn(sc *scratch) *turnFeatures {
+func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
 	st := q.st
 	n := len(st.turns)
 	f := &turnFeatures{
@@ -828,18 +874,21 @@ func (q *query) featuresIn(sc *scratch) *turnFeatures {
 	} else {
 		f.lex, _ = sc.lexScores(st.turnLex, n, q.search)
 	}
-	if q.qv != nil && st.turnVec.Rows() == n {
+	if q.sumMean() {
+		f.mean, f.meanSet = st.turnVec.MeanDot(q.qv), true
+	}
+	if dense && q.qv != nil && st.turnVec.Rows() == n {
 		sc.dense = grow(sc.dense, n)
 		st.turnVec.ScoresInto(sc.dense, q.qv)
-		f.dense = grow(sc.f64[0], n)
-		sc.f64[0] = f.dense
+		sc.dense64 = grow(sc.dense64, n)
+		f.dense = sc.dense64
 		for i, s := range sc.dense {
 			f.dense[i] = float64(s)
 		}
 	}
 	if q.keepTurn != nil {
-		f.visible = grow(sc.bools[0], n)
-		sc.bools[0] = f.visible
+		sc.visible = grow(sc.visible, n)
+		f.visible = sc.visible
 		for i := range n {
 			f.visible[i] = q.keepTurn(i)
 		}
@@ -849,8 +898,8 @@ func (q *query) featuresIn(sc *scratch) *turnFeatures {
 		for id, sp := range st.info.speakers {
 			named[id] = speakers[sp]
 		}
-		f.speaker = grow(sc.bools[1], n)
-		sc.bools[1] = f.speaker
+		sc.speaker = grow(sc.speaker, n)
+		f.speaker = sc.speaker
 		for i, id := range st.info.speaker[:n] {
 			f.speaker[i] = named[id]
 		}
@@ -939,19 +988,39 @@ func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 		q.sc = sc
 		defer func() { q.sc = nil }()
 	}
-	f := q.featuresIn(sc)
-	n := len(f.lex)
-	sc.f64[1] = grow(sc.f64[1], n)
-	rel := tu.relevanceInto(f, sc.f64[1])
-	sc.f64[2] = grow(sc.f64[2], n)
-	var best []float64
-	if tu.EventShare != 0 {
-		sc.f64[3] = grow(sc.f64[3], len(st.events))
-		best = sc.f64[3]
+	var f *turnFeatures
+	var rel, scores []float64
+	// Rows whose rel (scores) may be non-zero; nil for all.
+	var relIdx, scoreIdx []int
+	ok := false
+	if q.sumMean() && !offlineFastOff {
+		f, rel, scores, relIdx, scoreIdx, ok = q.offlineFast(tu, sc)
+		if ok {
+			defer func() {
+				for _, i := range relIdx {
+					rel[i] = 0
+				}
+				for _, i := range scoreIdx {
+					scores[i] = 0
+				}
+			}()
+		}
 	}
-	scores := tu.scoreInto(f, rel, sc.f64[2], best)
+	if !ok {
+		f = q.featuresIn(sc, true)
+		n := len(f.lex)
+		sc.rel = grow(sc.rel, n)
+		rel = tu.relevanceInto(f, sc.rel)
+		sc.scores = grow(sc.scores, n)
+		var best []float64
+		if tu.EventShare != 0 {
+			sc.best = grow(sc.best, len(st.events))
+			best = sc.best
+		}
+		scores = tu.scoreInto(f, rel, sc.scores, best)
+	}
 
-	byRel := topRanked(rel, q.ro.KTurn)
+	byRel := topRankedIn(rel, relIdx, q.ro.KTurn)
 	search := make([]string, 0, len(byRel))
 	for _, i := range byRel {
 		search = append(search, st.turns[i].ID)
@@ -959,19 +1028,9 @@ func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 	q.stage("search", search)
 
 	// Events in the order of their best member; per event, its best
-	// members. Only a prefix of the ranking matters: once the events are
-	// found and scores fall below the keep ratio nothing more is taken, so
-	// the ranking is computed for a prefix that grows until that point.
-	var ranked []int
-	var events, predicted []string
-	for size := max(64, tu.MaxK); ; size *= 4 {
-		ranked = topRanked(scores, size)
-		var done bool
-		events, predicted, done = offlineEvents(q, f, tu, scores, ranked)
-		if done || len(ranked) < size {
-			break
-		}
-	}
+	// members.
+	events, predicted := offlineEvents(q, f, tu, scores, scoreIdx)
+	ranked := topRankedIn(scores, scoreIdx, tu.MaxK)
 	q.stage("events", events)
 	q.stage("predicted", predicted)
 
@@ -991,54 +1050,523 @@ func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 	}
 }
 
-// offlineEvents walks the ranked turns (a prefix of the full ranking) and
-// returns the events holding the best turns (at most KEvent, in order of
-// their best member) and, per event, its best members scoring at least
-// KeepRatio of the best. done reports that the rest of the ranking could
-// not change either list.
-func offlineEvents(q *query, f *turnFeatures, tu offlineTuning, scores []float64, ranked []int) (events, predicted []string, done bool) {
-	if len(ranked) == 0 {
-		return nil, nil, true
+// offlineFastRows is the size from which an offline question without
+// filters is scored from estimated cosines (offlineFast) instead of a full
+// scan. Its centred cosine then uses the mean from the matrix's sum of rows
+// (vec.Matrix.MeanDot), which equals the mean of the exact cosines up to
+// rounding (about 1e-12): the scan it saves is what bounds retrieval time
+// on a large space, as every exact cosine must be read to sum them. A
+// variable for tests.
+var offlineFastRows = 32768
+
+// offlineFastOff disables offlineFast (tests compare it with the full
+// computation).
+var offlineFastOff = false
+
+// sumMean reports whether the question's centred cosine uses the mean from
+// the matrix's sum of rows (see offlineFastRows). Caller holds st.mu.
+func (q *query) sumMean() bool {
+	st := q.st
+	n := len(st.turns)
+	return q.keepTurn == nil && q.qv != nil && n >= offlineFastRows && st.turnVec.Rows() == n && st.turnVec.Quantized()
+}
+
+// offlineFast computes the features, relevance and context scores of an
+// unfiltered question on a large space from estimated cosines (int8 scan,
+// with error bounds), computing exact cosines only for the turns that can
+// matter. It returns exact relevance for every turn that could be among the
+// KTurn most relevant and exact scores for every turn that scores at least
+// KeepRatio of the best (and 0 elsewhere), which is all that selectOffline
+// reads: the outcome is the exact computation's, bit for bit. ok is false
+// when that cannot be guaranteed cheaply (too few turns above the keep
+// ratio, or a tuning that is not monotone); the caller then computes every
+// score exactly.
+func (q *query) offlineFast(tu offlineTuning, sc *scratch) (f *turnFeatures, rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
+	if tu.DenseWeight < 0 || tu.Prev < 0 || tu.PrevQuestion < 0 || tu.Next < 0 || tu.NextQuestion < 0 ||
+		tu.Far < 0 || tu.EventShare < 0 || !(tu.SpeakerBump > 0) || !(tu.TimeBump > 0) || !(tu.CountBump > 0) ||
+		!(tu.KeepRatio > 0) || q.ro.KEvent < 0 || q.ro.KTurn <= 0 {
+		return nil, nil, nil, nil, nil, false
 	}
 	st := q.st
-	keep := tu.KeepRatio * scores[ranked[0]]
-	perEvent := map[int]int{}
-	for _, i := range ranked {
-		if len(events) == q.ro.KEvent && (q.ro.KEvent == 0 || scores[i] < keep) {
-			return events, predicted, true
+	n := len(st.turns)
+	f = q.featuresIn(sc, false)
+	mat := &st.turnVec
+	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
+	est, bound := sc.est, sc.bound
+	maxLo := mat.Estimate(q.qv, est, bound)
+
+	// Exact cosines on demand; known stays all false between questions.
+	sc.exact = grow(sc.exact, n)
+	if len(sc.known) < n {
+		sc.known = make([]bool, n+n/4)
+	}
+	defer func() {
+		for _, i := range sc.cand {
+			sc.known[i] = false
 		}
+		sc.cand = sc.cand[:0]
+	}()
+	cos := func(i int) float64 {
+		if !sc.known[i] {
+			sc.exact[i] = float64(vec.Dot(q.qv, mat.Row(i)))
+			sc.known[i] = true
+			sc.cand = append(sc.cand, i)
+		}
+		return sc.exact[i]
+	}
+
+	// The best cosine, exactly: only rows whose upper bound reaches the
+	// best lower bound can hold it.
+	maxD := math.Inf(-1)
+	for i := range n {
+		if est[i]+bound[i] >= maxLo {
+			maxD = max(maxD, cos(i))
+		}
+	}
+	mean := f.mean
+	if !(maxD > mean) {
+		return nil, nil, nil, nil, nil, false
+	}
+	maxLex := 0.0
+	_, touched := q.turnLexScores()
+	for _, i := range touched {
+		maxLex = max(maxLex, f.lex[i])
+	}
+	// relOf is relevanceInto's arithmetic for one turn with cosine d; it
+	// grows with d, so an upper bound of d gives one of the relevance.
+	relOf := func(i int, d float64) float64 {
+		r := 0.0
+		if maxLex > 0 {
+			r = f.lex[i] / maxLex
+		}
+		if d > mean {
+			r += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
+		}
+		return r
+	}
+	relX := func(i int) float64 { return relOf(i, cos(i)) }
+	sc.relHi = grow(sc.relHi, n)
+	relHi := sc.relHi
+	lex := f.lex
+	parallelRange(n, 16384, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			// relOf(i, est[i]+bound[i]), inlined.
+			r := 0.0
+			if maxLex > 0 {
+				r = lex[i] / maxLex
+			}
+			if d := est[i] + bound[i]; d > mean {
+				r += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
+			}
+			relHi[i] = r
+		}
+	})
+	// Scores grow with every relevance they add up, so these are upper
+	// bounds.
+	sc.scoreHi = grow(sc.scoreHi, n)
+	scoreHi := sc.scoreHi
+	var bestHi []float64
+	if tu.EventShare != 0 {
+		sc.bestHi = grow(sc.bestHi, len(st.events))
+		bestHi = sc.bestHi
+	}
+	eventBest(f, relHi, bestHi)
+	var args [4]int
+	parts := parallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, relHi, scoreHi, bestHi, lo, hi) })
+	r0 := args[0]
+	for _, a := range args[1:parts] {
+		if scoreHi[a] > scoreHi[r0] || scoreHi[a] == scoreHi[r0] && a < r0 {
+			r0 = a
+		}
+	}
+
+	bests := map[int]float64{}
+	bestOf := func(e int) float64 {
+		if b, ok := bests[e]; ok {
+			return b
+		}
+		b := 0.0
+		for _, j := range st.evTurns[e] {
+			if int(j) < n && f.event[j] == e {
+				b = max(b, relX(int(j)))
+			}
+		}
+		bests[e] = b
+		return b
+	}
+	ss := f.sameSession
+	// scoreX is scoreInto's arithmetic for one turn, from exact values.
+	scoreX := func(i int) float64 {
+		var p1, p2, n1, n2 float64
+		if i >= 1 && ss[i] {
+			p1 = relX(i - 1)
+			if i >= 2 && ss[i-1] {
+				p2 = relX(i - 2)
+			}
+		}
+		if i+1 < n && ss[i+1] {
+			n1 = relX(i + 1)
+			if i+2 < n && ss[i+2] {
+				n2 = relX(i + 2)
+			}
+		}
+		var b float64
+		hasBest := bestHi != nil && f.event[i] >= 0
+		if hasBest {
+			b = bestOf(f.event[i])
+		}
+		return tu.scoreAt(f, i, relX(i), p1, p2, n1, n2, b, hasBest)
+	}
+
+	// Exact scores, turn by turn in decreasing order of their upper
+	// bounds, until nothing selectOffline reads can change: the best score
+	// (hence keep), the MaxK best turns, the KEvent events with the best
+	// members and each one's offPredictMax best members. Turns never
+	// reached keep a score of 0, which selectOffline reads only as "below
+	// keep and not among the best".
+	// fastScores and fastRel are kept all zero between questions.
+	if len(sc.fastScores) < n {
+		sc.fastScores = make([]float64, n+n/4)
+		sc.fastRel = make([]float64, n+n/4)
+	}
+	scores = sc.fastScores[:n]
+	reached := map[int]bool{}
+	top := 0.0
+	bestK := newTopK(tu.MaxK) // the MaxK best exact scores
+	reach := func(i int) {
+		scores[i] = scoreX(i)
+		reached[i] = true
+		scoreIdx = append(scoreIdx, i)
+		top = max(top, scores[i])
+		bestK.offer(i, scores[i])
+	}
+	// The best score: the turn with the best bound, then every turn whose
+	// bound reaches its score.
+	reach(r0)
+	for i, s := range scoreHi {
+		if s >= scores[r0] && i != r0 {
+			reach(i)
+		}
+	}
+	if !(top > 0) {
+		return nil, nil, nil, nil, nil, false
+	}
+	keep := tu.KeepRatio * top
+	// The other turns that can reach keep, best bound first (a heap).
+	h := sc.cands[:0]
+	for i, s := range scoreHi {
+		if s >= keep && !reached[i] {
+			h = append(h, i)
+		}
+	}
+	sc.cands = h
+	higher := func(a, b int) bool { return scoreHi[a] > scoreHi[b] }
+	down := func(j int) {
+		for {
+			l, r, w := 2*j+1, 2*j+2, j
+			if l < len(h) && higher(h[l], h[w]) {
+				w = l
+			}
+			if r < len(h) && higher(h[r], h[w]) {
+				w = r
+			}
+			if w == j {
+				return
+			}
+			h[j], h[w] = h[w], h[j]
+			j = w
+		}
+	}
+	for j := len(h)/2 - 1; j >= 0; j-- {
+		down(j)
+	}
+	evBest := map[int][]float64{}
+	// settled reports whether the outcome is decided when every turn not
+	// reached scores at most bound (below bound when strict, and then
+	// below keep).
+	settled := func(bound float64, strict bool) bool {
+		beats := func(x float64) bool { return x > bound || strict && x >= bound }
+		if len(bestK.h) < tu.MaxK || !beats(bestK.h[0].score) {
+			return false
+		}
+		if q.ro.KEvent == 0 {
+			return true // no events, nothing predicted
+		}
+		// The KEvent events with the best members, all at least keep.
+		clear(evBest)
+		for i := range reached {
+			if e := f.event[i]; e >= 0 && scores[i] >= keep {
+				evBest[e] = append(evBest[e], scores[i])
+			}
+		}
+		if len(evBest) < q.ro.KEvent {
+			return false
+		}
+		firsts := make([]float64, 0, len(evBest))
+		for _, ss := range evBest {
+			firsts = append(firsts, slices.Max(ss))
+		}
+		slices.SortFunc(firsts, func(a, b float64) int { return cmp.Compare(b, a) })
+		last := firsts[q.ro.KEvent-1]
+		if !beats(last) {
+			return false
+		}
+		if !strict {
+			// Each selected event's best members: reach every member
+			// that may score at least keep (the selection stands: they
+			// score at most bound).
+			for e, ss := range evBest {
+				if slices.Max(ss) < last {
+					continue // not selected
+				}
+				for _, j := range st.evTurns[e] {
+					if j := int(j); j < n && f.event[j] == e && !reached[j] && scoreHi[j] >= keep {
+						reach(j)
+					}
+				}
+			}
+		}
+		return true
+	}
+	for steps := 0; ; steps++ {
+		if len(h) == 0 {
+			// Every turn not reached scores below keep.
+			if !settled(keep, true) {
+				return nil, nil, nil, nil, nil, false
+			}
+			break
+		}
+		if steps%8 == 0 && settled(scoreHi[h[0]], false) {
+			break
+		}
+		i := h[0]
+		h[0] = h[len(h)-1]
+		h = h[:len(h)-1]
+		down(0)
+		reach(i)
+	}
+
+	// The KTurn most relevant turns, likewise in decreasing order of the
+	// relevance bounds, from a floor set by the exact relevance known.
+	relTop := newTopK(q.ro.KTurn)
+	for i := range reached {
+		relTop.offer(i, relX(i))
+	}
+	if len(relTop.h) < q.ro.KTurn {
+		return nil, nil, nil, nil, nil, false
+	}
+	rfloor := relTop.h[0].score
+	rc := h[:0]
+	for i, r := range relHi {
+		if r >= rfloor {
+			rc = append(rc, i)
+		}
+	}
+	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(relHi[b], relHi[a]) })
+	sc.cands = rc
+	rel = sc.fastRel[:n]
+	relTop = newTopK(q.ro.KTurn)
+	for j, i := range rc {
+		rel[i] = relX(i)
+		relIdx = append(relIdx, i)
+		relTop.offer(i, rel[i])
+		if j+1 < len(rc) && len(relTop.h) == q.ro.KTurn && relTop.h[0].score > relHi[rc[j+1]] {
+			break
+		}
+	}
+	return f, rel, scores, relIdx, scoreIdx, true
+}
+
+// offlineEvents returns the events holding the best turns (at most KEvent,
+// in the rank order of their best member) and, per event, those of its
+// three best members that score at least KeepRatio of the best turn (in
+// rank order). It is what this walk over rank(scores) computes:
+//
+//	for _, i := range rank(scores) {
+//		e := f.event[i]
+//		if e < 0 { continue }
+//		if e is new { if len(events) == KEvent { continue }; events += e }
+//		if perEvent[e] < offPredictMax && scores[i] >= keep { predicted += i }
+//		perEvent[e]++
+//	}
+//
+// without ranking every turn: only turns scoring at least keep can be
+// predicted, so they are gathered in one pass, and turns below keep are
+// ranked only when their events are needed to fill the list.
+//
+// only, when not nil, lists every turn whose score may be positive.
+func offlineEvents(q *query, f *turnFeatures, tu offlineTuning, scores []float64, only []int) (events, predicted []string) {
+	st := q.st
+	each := func(yield func(i int, s float64) bool) {
+		if only == nil {
+			for i, s := range scores {
+				if !yield(i, s) {
+					return
+				}
+			}
+			return
+		}
+		for _, i := range only {
+			if !yield(i, scores[i]) {
+				return
+			}
+		}
+	}
+	top := 0.0
+	for _, s := range each {
+		top = max(top, s)
+	}
+	if !(top > 0) {
+		return nil, nil
+	}
+	keep := tu.KeepRatio * top
+	kEvent := q.ro.KEvent
+	// Per event with a member scoring at least keep, its best members in
+	// rank order (at most offPredictMax; the first is its best member).
+	members := map[int][]int{}
+	for i, s := range each {
 		e := f.event[i]
-		if e < 0 {
+		if !(s >= keep) || !(s > 0) || e < 0 {
 			continue
 		}
-		if _, seen := perEvent[e]; !seen {
-			if len(events) == q.ro.KEvent {
-				continue
-			}
-			events = append(events, st.events[e].ID)
+		ms := members[e]
+		if len(ms) == offPredictMax && !ranksBefore(scores, i, ms[len(ms)-1]) {
+			continue
 		}
-		if perEvent[e] < offPredictMax && scores[i] >= keep {
-			predicted = append(predicted, st.turns[i].ID)
+		j := len(ms)
+		for j > 0 && ranksBefore(scores, i, ms[j-1]) {
+			j--
 		}
-		perEvent[e]++
+		if len(ms) < offPredictMax {
+			ms = append(ms, 0)
+		}
+		copy(ms[j+1:], ms[j:])
+		ms[j] = i
+		members[e] = ms
 	}
-	return events, predicted, false
+	// The events whose best members rank highest.
+	sel := make([]int, 0, len(members))
+	for e := range members {
+		sel = append(sel, e)
+	}
+	slices.SortFunc(sel, func(a, b int) int {
+		ia, ib := members[a][0], members[b][0]
+		if ranksBefore(scores, ia, ib) {
+			return -1
+		}
+		if ranksBefore(scores, ib, ia) {
+			return 1
+		}
+		return 0
+	})
+	if kEvent >= 0 && len(sel) > kEvent {
+		sel = sel[:kEvent]
+	}
+	var pred []int
+	for _, e := range sel {
+		events = append(events, st.events[e].ID)
+		pred = append(pred, members[e]...)
+	}
+	slices.SortFunc(pred, func(a, b int) int {
+		if ranksBefore(scores, a, b) {
+			return -1
+		}
+		return 1
+	})
+	for _, i := range pred {
+		predicted = append(predicted, st.turns[i].ID)
+	}
+	if kEvent >= 0 && len(events) >= kEvent {
+		return events, predicted
+	}
+	// Fill the list from the turns below keep, in rank order.
+	seen := map[int]bool{}
+	for _, e := range sel {
+		seen[e] = true
+	}
+	for size := 64; ; size *= 4 {
+		ranked := topRankedBelow(scores, only, keep, size)
+		more := events
+		seenMore := maps.Clone(seen)
+		for _, i := range ranked {
+			if kEvent >= 0 && len(more) >= kEvent {
+				break
+			}
+			if e := f.event[i]; e >= 0 && !seenMore[e] {
+				seenMore[e] = true
+				more = append(more, st.events[e].ID)
+			}
+		}
+		if kEvent >= 0 && len(more) >= kEvent || len(ranked) < size {
+			return more, predicted
+		}
+	}
+}
+
+// ranksBefore reports whether turn a ranks before turn b in rank(scores):
+// a higher score, or an equal score and a lower index.
+func ranksBefore(scores []float64, a, b int) bool {
+	if scores[a] != scores[b] {
+		return scores[a] > scores[b]
+	}
+	return a < b
+}
+
+// topRankedBelow is topRankedIn over the positive scores below limit.
+func topRankedBelow(scores []float64, only []int, limit float64, k int) []int {
+	if k <= 0 {
+		return nil
+	}
+	top := newTopK(k)
+	if only != nil {
+		for _, i := range only {
+			if s := scores[i]; s > 0 && s < limit {
+				top.offer(i, s)
+			}
+		}
+		return indexes(top.sorted())
+	}
+	for i, s := range scores {
+		if s > 0 && s < limit && (len(top.h) < k || s > top.h[0].score) {
+			top.offer(i, s)
+		}
+	}
+	return indexes(top.sorted())
+}
+
+// topRankedIn is topRanked when only (if not nil) lists every index whose
+// score may be positive.
+func topRankedIn(scores []float64, only []int, k int) []int {
+	if only == nil {
+		return topRanked(scores, k)
+	}
+	top := newTopK(k)
+	for _, i := range only {
+		top.offer(i, scores[i])
+	}
+	return indexes(top.sorted())
+}
+
+func indexes(hits []scored) []int {
+	out := make([]int, len(hits))
+	for j, h := range hits {
+		out[j] = h.idx
+	}
+	return out
 }
 
 // topRanked returns the first k entries of rank(scores): the indexes of the
 // k best positive scores, best first, ties by index. It costs one pass and
 // a heap of k, where rank sorts every positive score.
 func topRanked(scores []float64, k int) []int {
+	if k <= 0 {
+		return nil
+	}
 	top := newTopK(k)
 	for i, s := range scores {
 		if s > 0 && (len(top.h) < k || s > top.h[0].score) {
 			top.offer(i, s)
 		}
 	}
-	hits := top.sorted()
-	out := make([]int, len(hits))
-	for j, h := range hits {
-		out[j] = h.idx
-	}
-	return out
+	return indexes(top.sorted())
 }

@@ -84,6 +84,10 @@ type Hit struct {
 type Matrix struct {
 	Dim  int
 	Data []float32
+
+	// quantizeAt and q: see QuantizeFrom.
+	quantizeAt int
+	q          *quant
 }
 
 // Rows returns the number of rows.
@@ -100,12 +104,23 @@ func (m *Matrix) Append(v []float32) int {
 		panic(fmt.Sprintf("vec: append row of length %d to matrix of dimension %d", len(v), m.Dim))
 	}
 	m.Data = append(m.Data, v...)
+	if m.q != nil {
+		m.q.append(v)
+	} else {
+		m.maybeQuantize()
+	}
 	return m.Rows() - 1
 }
 
 // Set replaces row i.
 func (m *Matrix) Set(i int, v []float32) {
+	if m.q != nil {
+		m.q.addSum(m.Row(i), -1)
+	}
 	copy(m.Data[i*m.Dim:(i+1)*m.Dim], v)
+	if m.q != nil {
+		m.q.set(i, m.Row(i))
+	}
 }
 
 // Row returns row i (aliasing the matrix storage).

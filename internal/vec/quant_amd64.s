@@ -1,0 +1,106 @@
+#include "textflag.h"
+
+// func dotI8(p []int16, codes []int8, dim int, out []int32)
+//
+// out[r] = sum over j < dim of p[j]*codes[r*dim+j], exactly (int32; the
+// caller bounds p so that no sum overflows). dim must be a positive multiple
+// of 16. Bytes are sign-extended to words with PUNPCKLBW/PUNPCKHBW and
+// PSRAW, then multiplied and pairwise added with PMADDWL (SSE2). Two rows are
+// processed at once so that the query words are loaded once for both.
+TEXT ·dotI8(SB), NOSPLIT, $0-80
+	MOVQ p_base+0(FP), SI
+	MOVQ codes_base+24(FP), DI
+	MOVQ dim+48(FP), CX
+	MOVQ out_base+56(FP), DX
+	MOVQ out_len+64(FP), BX
+
+loop2:
+	CMPQ BX, $2
+	JLT  loop1
+	PXOR X0, X0
+	PXOR X1, X1
+	LEAQ (DI)(CX*1), R9
+	XORQ AX, AX            // byte offset into a row
+	MOVQ SI, R10           // query words
+
+inner2:
+	MOVOU (R10), X4        // p[j:j+8]
+	MOVOU 16(R10), X5      // p[j+8:j+16]
+	MOVOU (DI)(AX*1), X6   // row 0 bytes j..j+15
+	MOVO  X6, X7
+	PUNPCKLBW X6, X6
+	PUNPCKHBW X7, X7
+	PSRAW $8, X6
+	PSRAW $8, X7
+	PMADDWL X4, X6
+	PMADDWL X5, X7
+	PADDL X6, X0
+	PADDL X7, X0
+	MOVOU (R9)(AX*1), X8   // row 1
+	MOVO  X8, X9
+	PUNPCKLBW X8, X8
+	PUNPCKHBW X9, X9
+	PSRAW $8, X8
+	PSRAW $8, X9
+	PMADDWL X4, X8
+	PMADDWL X5, X9
+	PADDL X8, X1
+	PADDL X9, X1
+	ADDQ $16, AX
+	ADDQ $32, R10
+	CMPQ AX, CX
+	JLT  inner2
+
+	PSHUFD $0x4E, X0, X2
+	PADDL  X2, X0
+	PSHUFD $0xB1, X0, X2
+	PADDL  X2, X0
+	MOVL   X0, (DX)
+	PSHUFD $0x4E, X1, X2
+	PADDL  X2, X1
+	PSHUFD $0xB1, X1, X2
+	PADDL  X2, X1
+	MOVL   X1, 4(DX)
+
+	ADDQ $8, DX
+	LEAQ (R9)(CX*1), DI
+	SUBQ $2, BX
+	JMP  loop2
+
+loop1:
+	CMPQ BX, $0
+	JEQ  done
+	PXOR X0, X0
+	XORQ AX, AX
+	MOVQ SI, R10
+
+inner1:
+	MOVOU (R10), X4
+	MOVOU 16(R10), X5
+	MOVOU (DI)(AX*1), X6
+	MOVO  X6, X7
+	PUNPCKLBW X6, X6
+	PUNPCKHBW X7, X7
+	PSRAW $8, X6
+	PSRAW $8, X7
+	PMADDWL X4, X6
+	PMADDWL X5, X7
+	PADDL X6, X0
+	PADDL X7, X0
+	ADDQ $16, AX
+	ADDQ $32, R10
+	CMPQ AX, CX
+	JLT  inner1
+
+	PSHUFD $0x4E, X0, X2
+	PADDL  X2, X0
+	PSHUFD $0xB1, X0, X2
+	PADDL  X2, X0
+	MOVL   X0, (DX)
+	ADDQ $4, DX
+	ADDQ CX, DI
+	DECQ BX
+	JMP  loop1
+
+done:
+	RET

@@ -1,0 +1,13 @@
+//go:build !amd64
+
+package vec
+
+func dotI8(p []int16, codes []int8, dim int, out []int32) {
+	for r := range out {
+		var s int32
+		for j, c := range codes[r*dim : (r+1)*dim] {
+			s += int32(p[j]) * int32(c)
+		}
+		out[r] = s
+	}
+}
