@@ -9,8 +9,10 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -49,6 +51,13 @@ type spaceState struct {
 	// context and default-mode continuity).
 	lastEvent string
 
+	// Annotations are read on first need (see ensureAnnotations): annMu
+	// serialises that read, annLoaded is set once info.timeRefs holds
+	// every stored annotation. reader is the store they come from.
+	annMu     sync.Mutex
+	annLoaded atomic.Bool
+	reader    store.Reader
+
 	// scratch holds *scratch buffers for queries (see getScratch). It is
 	// a pointer so that the runtime's list of pools does not keep the
 	// whole state alive after the space is dropped.
@@ -61,7 +70,8 @@ type spaceState struct {
 // Retrieval may hand these slices out read-only while it holds st.mu.
 type turnInfo struct {
 	// timeRefs are the resolved time expressions of the turn's annotation
-	// (the only part of annotations retrieval reads).
+	// (the only part of annotations retrieval reads), complete once
+	// spaceState.annLoaded is set.
 	timeRefs [][]store.TimeRef
 	// dated is len(timeRefs[i]) > 0.
 	dated []bool
@@ -137,6 +147,93 @@ type scratch struct {
 // hybridSearch). Below it a full exact scan is as fast. A variable for
 // tests.
 var quantizeRows = 4096
+
+// lexTerms is textnorm.Terms, the BM25 analyzer, with stems memoised:
+// stemming is much of the cost of indexing and chat reuses few words.
+func lexTerms(s string) []string {
+	toks, ok := asciiTokens(s)
+	if !ok {
+		toks = textnorm.Tokens(s)
+	}
+	out := toks[:0]
+	for _, t := range toks {
+		if !textnorm.IsStop(t) {
+			out = append(out, stem(t))
+		}
+	}
+	return out
+}
+
+// asciiTokens is textnorm.Tokens for ASCII text, without its per-rune
+// work: tokens are substrings of s unless they need lower-casing. ok is
+// false when s is not ASCII.
+func asciiTokens(s string) (toks []string, ok bool) {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return nil, false
+		}
+	}
+	word := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
+	toks = make([]string, 0, len(s)/5+1)
+	start, upper := -1, false
+	flush := func(end int) {
+		if start < 0 {
+			return
+		}
+		tok := s[start:end]
+		if upper {
+			tok = strings.ToLower(tok)
+		}
+		for _, c := range [...]string{"'s", "'t", "'m", "'d", "'re", "'ve", "'ll"} {
+			if len(tok) > len(c) && strings.HasSuffix(tok, c) {
+				tok = tok[:len(tok)-len(c)]
+				break
+			}
+		}
+		toks = append(toks, tok)
+		start, upper = -1, false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case word(c):
+			if start < 0 {
+				start = i
+			}
+			if 'A' <= c && c <= 'Z' {
+				upper = true
+			}
+		case c == '\'' && start >= 0 && i+1 < len(s) && word(s[i+1]):
+			// An apostrophe between word characters stays in the token.
+		default:
+			flush(i)
+		}
+	}
+	flush(len(s))
+	return toks, true
+}
+
+// maxStems bounds the stem memo (a few MB).
+const maxStems = 1 << 17
+
+var (
+	stems     sync.Map // word -> stem
+	stemCount atomic.Int64
+)
+
+// stem is textnorm.Stem, memoised for up to maxStems words.
+func stem(w string) string {
+	if s, ok := stems.Load(w); ok {
+		return s.(string)
+	}
+	s := textnorm.Stem(w)
+	if stemCount.Load() < maxStems {
+		if _, loaded := stems.LoadOrStore(strings.Clone(w), s); !loaded {
+			stemCount.Add(1)
+		}
+	}
+	return s
+}
 
 // parallelRange calls fn(part, lo, hi) for consecutive ranges covering
 // [0, n), on up to GOMAXPROCS goroutines when n is at least 2*minChunk, and
@@ -222,7 +319,7 @@ func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error)
 	m.mu.Lock()
 	st, ok := m.spaces[sp]
 	if !ok {
-		st = &spaceState{space: sp, scratch: new(sync.Pool)}
+		st = &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store}
 		m.spaces[sp] = st
 	}
 	m.mu.Unlock()
@@ -268,28 +365,64 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	sp := st.space
 	var (
 		turns        []store.Turn
-		anns         []store.Annotation
 		events       []store.Event
 		links        []store.Link
 		tvecs, evecs []store.Vector
-		turnLex      = bm25.New(bm25.Options{})
-		eventLex     = bm25.New(bm25.Options{})
+		turnLex      = bm25.New(bm25.Options{Analyzer: lexTerms})
+		eventLex     = bm25.New(bm25.Options{Analyzer: lexTerms})
+		pos          map[string]int
+		info         turnInfo
+		tmat, emat   vec.Matrix
+		tok, eok     bool // tmat (emat) holds every vector
+		evPos        map[string]int
+		evTurns      [][]int32
+		eventsOf     map[string][]string
+		linkMap      map[string][]store.Link
+		eventSeq     int
+		lastEvent    string
 	)
-	withEmb := m.opts.Embedder != nil
+	emb := m.opts.Embedder
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
+	// turnsReady is closed once turns is set (or failed), posReady once pos
+	// and info are built from them.
+	turnsReady, posReady := make(chan struct{}), make(chan struct{})
 	wg.Go(func() {
-		if turns, errs[0] = m.store.ListTurns(ctx, sp, store.TurnQuery{}); errs[0] == nil {
-			docs := make([]bm25.Doc, len(turns))
-			for i, t := range turns {
-				docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
-			}
-			turnLex.AddBatch(docs)
+		turns, errs[0] = m.store.ListTurns(ctx, sp, store.TurnQuery{})
+		close(turnsReady)
+		if errs[0] != nil {
+			close(posReady)
+			return
 		}
+		wg.Go(func() {
+			defer close(posReady)
+			pos = make(map[string]int, len(turns))
+			info = turnInfo{speakerID: map[string]int32{}}
+			for i, t := range turns {
+				var prev *store.Turn
+				if i > 0 {
+					prev = &turns[i-1]
+				}
+				info.add(t, prev)
+				pos[t.ID] = i
+			}
+		})
+		docs := make([]bm25.Doc, len(turns))
+		for i, t := range turns {
+			docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+		}
+		turnLex.AddBatch(docs)
 	})
-	wg.Go(func() { anns, errs[1] = m.store.ListAnnotations(ctx, sp, nil) })
-	if withEmb {
-		wg.Go(func() { tvecs, errs[2] = m.store.ListVectors(ctx, sp, store.VectorTurn, m.opts.Embedder.ID()) })
+	if emb != nil {
+		wg.Go(func() {
+			if tvecs, errs[2] = m.store.ListVectors(ctx, sp, store.VectorTurn, emb.ID()); errs[2] != nil {
+				return
+			}
+			<-turnsReady
+			if errs[0] == nil {
+				tmat, tok = storedMatrix(tvecs, len(turns), emb.Dim(), func(i int) string { return turns[i].ID })
+			}
+		})
 	}
 	wg.Go(func() {
 		if events, errs[3] = m.store.ListEvents(ctx, sp); errs[3] != nil {
@@ -303,67 +436,199 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		if links, errs[3] = m.store.ListLinks(ctx, sp, nil); errs[3] != nil {
 			return
 		}
-		if withEmb {
-			evecs, errs[3] = m.store.ListVectors(ctx, sp, store.VectorEvent, m.opts.Embedder.ID())
+		if emb != nil {
+			if evecs, errs[3] = m.store.ListVectors(ctx, sp, store.VectorEvent, emb.ID()); errs[3] != nil {
+				return
+			}
+			emat, eok = storedMatrix(evecs, len(events), emb.Dim(), func(i int) string { return events[i].ID })
+		}
+		// Event membership, as putEvent would build it event by event.
+		<-posReady
+		if errs[0] != nil {
+			return
+		}
+		evPos = make(map[string]int, len(events))
+		evTurns = make([][]int32, len(events))
+		eventsOf = make(map[string][]string, len(turns))
+		var latest *store.Event
+		for i, e := range events {
+			if j, dup := evPos[e.ID]; dup {
+				errs[3] = fmt.Errorf("event %q listed twice (%d, %d)", e.ID, j, i)
+				return
+			}
+			evPos[e.ID] = i
+			members := make([]int32, 0, len(e.TurnIDs))
+			for _, id := range e.TurnIDs {
+				eventsOf[id] = append(eventsOf[id], e.ID)
+				if p, ok := pos[id]; ok {
+					members = append(members, int32(p))
+					if info.event[p] < 0 {
+						info.event[p] = i
+					}
+				}
+			}
+			evTurns[i] = members
+			eventSeq = max(eventSeq, eventNumber(e.ID))
+			if latest == nil || e.UpdatedAt.After(latest.UpdatedAt) {
+				latest = &events[i]
+			}
+		}
+		if latest != nil {
+			lastEvent = latest.ID
+		}
+		linkMap = make(map[string][]store.Link)
+		for _, l := range links {
+			addLink(linkMap, l)
+		}
+	})
+	// A small space reads its annotations now (cheaper than reading those
+	// of the evidence on every question); a large one on first need (see
+	// ensureAnnotations).
+	var anns []store.Annotation
+	eager := false
+	wg.Go(func() {
+		<-turnsReady
+		if errs[0] == nil && len(turns) < eagerAnnotations {
+			eager = true
+			anns, errs[1] = m.store.ListAnnotations(ctx, sp, nil)
 		}
 	})
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("higmem: load %s: %w", sp, err)
 	}
-	st.turns = make([]store.Turn, 0, len(turns))
-	st.pos = make(map[string]int, len(turns))
-	st.info = turnInfo{speakerID: map[string]int32{}}
-	st.events = make([]store.Event, 0, len(events))
-	st.evPos = make(map[string]int, len(events))
-	st.evTurns = make([][]int32, 0, len(events))
-	st.eventsOf = make(map[string][]string, len(turns))
-	st.links = make(map[string][]store.Link)
-	st.turnLex = turnLex
-	st.eventLex = eventLex
-	st.turnVec = vec.Matrix{}
-	st.eventVec = vec.Matrix{}
-	st.lastEvent = ""
-	st.eventSeq = 0
-	var tv, ev [][]float32
-	if withEmb {
-		var err error
-		tv, err = m.matchVectors(ctx, sp, store.VectorTurn, tvecs, turns, nil)
-		if err != nil {
-			return err
-		}
-		ev, err = m.matchVectors(ctx, sp, store.VectorEvent, evecs, nil, events)
-		if err != nil {
-			return err
-		}
-		dim := m.opts.Embedder.Dim()
-		st.turnVec = vec.Matrix{Dim: dim, Data: make([]float32, 0, len(turns)*dim)}
-		st.eventVec = vec.Matrix{Dim: dim, Data: make([]float32, 0, len(events)*dim)}
-	}
-	st.turnVec.QuantizeFrom(quantizeRows)
-	st.eventVec.QuantizeFrom(quantizeRows)
-	st.appendTurns(turns, tv)
+	st.turns, st.pos, st.info = turns, pos, info
+	st.events, st.evPos, st.evTurns, st.eventsOf = events, evPos, evTurns, eventsOf
+	st.links = linkMap
+	st.turnLex, st.eventLex = turnLex, eventLex
+	st.eventSeq, st.lastEvent = eventSeq, lastEvent
 	for _, a := range anns {
 		if i, ok := st.pos[a.TurnID]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)
 		}
 	}
-	var latest store.Event
-	for i, e := range events {
-		var v []float32
-		if ev != nil {
-			v = ev[i]
+	st.annLoaded.Store(eager)
+	st.turnVec, st.eventVec = vec.Matrix{}, vec.Matrix{}
+	if emb != nil {
+		// Vectors missing, or made by another embedder, are embedded again
+		// and stored.
+		if !tok {
+			tv, err := m.matchVectors(ctx, sp, store.VectorTurn, tvecs, turns, nil)
+			if err != nil {
+				return err
+			}
+			tmat = rowsMatrix(tv, emb.Dim())
 		}
-		st.putEventLex(e, v, false)
-		if e.UpdatedAt.After(latest.UpdatedAt) || latest.ID == "" {
-			latest = e
+		if !eok {
+			ev, err := m.matchVectors(ctx, sp, store.VectorEvent, evecs, nil, events)
+			if err != nil {
+				return err
+			}
+			emat = rowsMatrix(ev, emb.Dim())
 		}
+		st.turnVec, st.eventVec = tmat, emat
 	}
-	st.lastEvent = latest.ID
-	for _, l := range links {
-		st.addLink(l)
-	}
+	st.turnVec.QuantizeFrom(quantizeRows)
+	st.eventVec.QuantizeFrom(quantizeRows)
 	return nil
+}
+
+// storedMatrix returns the matrix whose row i is the stored vector with id
+// id(i), quantized (see quantizeRows); ok is false when one of the n is
+// missing or of another dimension.
+func storedMatrix(stored []store.Vector, n, dim int, id func(i int) string) (m vec.Matrix, ok bool) {
+	byID := make(map[string][]float32, len(stored))
+	for _, v := range stored {
+		if len(v.Values) == dim {
+			byID[v.ID] = v.Values
+		}
+	}
+	m = vec.Matrix{Dim: dim, Data: make([]float32, 0, n*dim)}
+	for i := range n {
+		v, found := byID[id(i)]
+		if !found {
+			return vec.Matrix{}, false
+		}
+		m.Append(v)
+	}
+	m.QuantizeFrom(quantizeRows)
+	return m, true
+}
+
+// rowsMatrix returns the matrix of the given rows.
+func rowsMatrix(rows [][]float32, dim int) vec.Matrix {
+	m := vec.Matrix{Dim: dim, Data: make([]float32, 0, len(rows)*dim)}
+	for _, r := range rows {
+		m.Append(r)
+	}
+	return m
+}
+
+// eagerAnnotations is the size below which a space reads its annotations
+// when it loads.
+var eagerAnnotations = 20000
+
+// ensureAnnotations reads the time expressions of every stored annotation
+// into info, once per load. Retrieval reads annotations only for them, and
+// only for questions about time, so a space opens without reading its
+// annotations when it is large (the times shown with evidence are read for
+// those turns alone, see evidenceTimes). Caller holds st.mu, for reading or writing;
+// every reader of info.timeRefs or info.dated calls this first.
+func (st *spaceState) ensureAnnotations(ctx context.Context) error {
+	if st.annLoaded.Load() {
+		return nil
+	}
+	st.annMu.Lock()
+	defer st.annMu.Unlock()
+	if st.annLoaded.Load() {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	anns, err := st.reader.ListAnnotations(ctx, st.space, nil)
+	if err != nil {
+		return fmt.Errorf("higmem: load annotations of %s: %w", st.space, err)
+	}
+	for _, a := range anns {
+		if i, ok := st.pos[a.TurnID]; ok {
+			st.info.setTimeRefs(i, a.TimeRefs)
+		}
+	}
+	st.annLoaded.Store(true)
+	return nil
+}
+
+// evidenceTimes returns the time expressions of the annotations of the
+// given turns (indexes into turns): from info once annotations are loaded,
+// else read from the store for these turns only. Caller holds st.mu.
+func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.TimeRef, error) {
+	out := make([][]store.TimeRef, len(idx))
+	if st.annLoaded.Load() {
+		for j, i := range idx {
+			out[j] = st.info.timeRefs[i]
+		}
+		return out, nil
+	}
+	if len(idx) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(idx))
+	for j, i := range idx {
+		ids[j] = st.turns[i].ID
+	}
+	anns, err := st.reader.ListAnnotations(ctx, st.space, ids)
+	if err != nil {
+		return nil, fmt.Errorf("higmem: read annotations: %w", err)
+	}
+	refs := make(map[string][]store.TimeRef, len(anns))
+	for _, a := range anns {
+		refs[a.TurnID] = a.TimeRefs
+	}
+	for j, id := range ids {
+		out[j] = refs[id]
+	}
+	return out, nil
 }
 
 // matchVectors returns one vector per turn (or event), in order, from the
@@ -541,17 +806,20 @@ func (st *spaceState) refreshEvent(turnID string) {
 }
 
 // addLink indexes a link under both of its ends. Caller holds st.mu.
-func (st *spaceState) addLink(l store.Link) {
+func (st *spaceState) addLink(l store.Link) { addLink(st.links, l) }
+
+// addLink indexes a link under both of its ends in links.
+func addLink(links map[string][]store.Link, l store.Link) {
 	has := func(ls []store.Link) bool {
 		return slices.ContainsFunc(ls, func(x store.Link) bool {
 			return x.Source == l.Source && x.Target == l.Target && x.Relation == l.Relation
 		})
 	}
-	if !has(st.links[l.Source]) {
-		st.links[l.Source] = append(st.links[l.Source], l)
+	if !has(links[l.Source]) {
+		links[l.Source] = append(links[l.Source], l)
 	}
-	if l.Target != l.Source && !has(st.links[l.Target]) {
-		st.links[l.Target] = append(st.links[l.Target], l)
+	if l.Target != l.Source && !has(links[l.Target]) {
+		links[l.Target] = append(links[l.Target], l)
 	}
 }
 

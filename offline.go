@@ -906,6 +906,9 @@ func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
 	}
 	intent := temporal.AnalyzeQuestion(q.question)
 	if intent.AsksTime() {
+		if err := st.ensureAnnotations(q.ctx); err != nil {
+			q.err = err
+		}
 		f.dated = st.info.dated[:n]
 	}
 	if asksCount(q.question) || intent.Kind == temporal.IntentFrequency {

@@ -48,6 +48,12 @@ type query struct {
 	// sc is the query's working memory, returned to the space's pool when
 	// the retrieval ends.
 	sc *scratch
+	// ctx is the retrieval's context, for reads of annotations (nil in
+	// tests that build a query by hand).
+	ctx context.Context
+	// err is an error met where no error can be returned (reading
+	// annotations); retrieve returns it.
+	err error
 }
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
@@ -75,6 +81,7 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.NoEvents, noTemporal: m.opts.NoTemporal}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
+	q.ctx = ctx
 	q.info = analyzeRules(question)
 	if m.opts.NoTemporal {
 		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
@@ -132,6 +139,9 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	default:
 		m.retrieveOffline(q)
 	}
+	if err == nil {
+		err = q.err
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -139,7 +149,9 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		m.expandLinks(q)
 	}
 	res := &Result{Question: question, Trace: *q.trace}
-	res.Evidence = m.finalEvidence(q, &res.Trace)
+	if res.Evidence, err = m.finalEvidence(ctx, q, &res.Trace); err != nil {
+		return nil, err
+	}
 	res.Context = renderContext(res.Evidence)
 	res.Trace.Query = q.info
 	res.Trace.Calls = rec.calls
@@ -191,9 +203,6 @@ func (q *query) addCand(id, source string, score float64) {
 	ev := q.cand[id]
 	if ev == nil {
 		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
-		if !q.noTemporal {
-			ev.Times = resolvedTimes(store.Annotation{TimeRefs: q.st.info.timeRefs[q.st.pos[id]]})
-		}
 		q.cand[id] = ev
 	}
 	if !slices.Contains(ev.Sources, source) {
@@ -230,6 +239,10 @@ func (q *query) searchStage() (turns []scored, events []scored) {
 // said or by the times they mention), oldest first, at most n.
 func (q *query) timeline(n int) []string {
 	if !q.info.Temporal || q.info.Start.IsZero() {
+		return nil
+	}
+	if err := q.st.ensureAnnotations(q.ctx); err != nil {
+		q.err = err
 		return nil
 	}
 	iv := temporal.Interval{Start: q.info.Start, End: q.info.End}
@@ -596,7 +609,10 @@ func (m *Memory) expandLinks(q *query) {
 // finalEvidence orders candidates, applies the caps and the token budget,
 // and returns them in chronological order. When the budget forces a cut the
 // least relevant turns go first.
-func (m *Memory) finalEvidence(q *query, tr *Trace) []Evidence {
+//
+// The times evidence turns mention are resolved here, for the selected
+// turns only.
+func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evidence, error) {
 	all := make([]*Evidence, 0, len(q.cand))
 	for _, e := range q.cand {
 		all = append(all, e)
@@ -629,7 +645,20 @@ func (m *Memory) finalEvidence(q *query, tr *Trace) []Evidence {
 		ids[i] = e.Turn.ID
 	}
 	tr.Stages = append(tr.Stages, Stage{Name: "final", IDs: ids})
-	return out
+	if !q.noTemporal {
+		idx := make([]int, len(out))
+		for i, e := range out {
+			idx[i] = q.st.pos[e.Turn.ID]
+		}
+		refs, err := q.st.evidenceTimes(ctx, idx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			out[i].Times = resolvedTimes(store.Annotation{TimeRefs: refs[i]})
+		}
+	}
+	return out, nil
 }
 
 // compareTurns orders turns chronologically: by OccurredAt (unknown times

@@ -32,6 +32,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/higmem/higmem/internal/textnorm"
@@ -231,7 +232,8 @@ func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 		tid, ok := ix.termIDs[t]
 		if !ok {
 			tid = int32(len(ix.terms))
-			ix.termIDs[t] = tid
+			// A copy: analyzers may return substrings of the text.
+			ix.termIDs[strings.Clone(t)] = tid
 			ix.terms = append(ix.terms, term{})
 		}
 		tr := &ix.terms[tid]

@@ -46,17 +46,32 @@ func (m *Matrix) maybeQuantize() {
 	if m.q != nil || m.quantizeAt <= 0 || m.Dim == 0 || m.Dim%16 != 0 || m.Rows() < m.quantizeAt {
 		return
 	}
-	n := m.Rows()
-	m.q = &quant{
-		codes: make([]int8, 0, cap(m.Data)),
-		scale: make([]float32, 0, n),
-		errQ:  make([]float64, 0, n),
-		errT:  make([]float64, 0, n),
-		sum:   make([]float64, m.Dim),
+	n, d := m.Rows(), m.Dim
+	q := &quant{
+		codes: make([]int8, n*d, cap(m.Data)),
+		scale: make([]float32, n),
+		errQ:  make([]float64, n),
+		errT:  make([]float64, n),
+		sum:   make([]float64, d),
+	}
+	// Rows are independent: quantize them on every core. The sum is taken
+	// in row order, as appends would, so that it does not depend on how
+	// the matrix was built.
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), 4, n*d/parallelFloats))
+	per := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += per {
+		wg.Go(func() {
+			for i := lo; i < min(lo+per, n); i++ {
+				q.quantize(i, m.Row(i))
+			}
+		})
 	}
 	for i := range n {
-		m.q.append(m.Row(i))
+		q.addSum(m.Row(i), 1)
 	}
+	wg.Wait()
+	m.q = q
 }
 
 // append quantizes v as a new row.
@@ -75,23 +90,43 @@ func (q *quant) addSum(v []float32, sign float64) {
 	}
 }
 
-// set quantizes v into row i (whose previous value, if any, the caller has
-// taken out of the sum).
+// set quantizes v into row i and adds it to the sum (from which the
+// caller has taken row i's previous value, if any).
 func (q *quant) set(i int, v []float32) {
 	q.addSum(v, 1)
+	q.quantize(i, v)
+}
+
+// quantize writes the codes, scale and error bounds of row i.
+func (q *quant) quantize(i int, v []float32) {
 	d := len(v)
 	codes := q.codes[i*d : (i+1)*d]
-	maxAbs := 0.0
+	var maxAbs float32
 	for _, x := range v {
-		maxAbs = max(maxAbs, math.Abs(float64(x)))
+		if x > maxAbs {
+			maxAbs = x
+		} else if -x > maxAbs {
+			maxAbs = -x
+		}
 	}
-	s := float32(maxAbs / 127)
+	s := maxAbs / 127
+	var inv float64
+	if s > 0 {
+		inv = 1 / float64(s)
+	}
 	var resid, norm, l1 float64
 	for j, x := range v {
-		c := 0.0
-		if s > 0 {
-			c = math.Round(float64(x) / float64(s))
-			c = min(max(c, -127), 127)
+		// Any rounding will do (the bounds come from the actual codes);
+		// this one is cheap: to nearest, halves away from zero.
+		y := float64(x) * inv
+		if y > 127 {
+			y = 127
+		} else if y < -127 {
+			y = -127
+		}
+		c := float64(int32(y + math.Copysign(0.5, y))) // no branch on the sign
+		if c > 127 || c < -127 {
+			c = math.Copysign(127, c)
 		}
 		codes[j] = int8(c)
 		r := float64(x) - float64(s)*c
@@ -99,8 +134,9 @@ func (q *quant) set(i int, v []float32) {
 		norm += float64(x) * float64(x)
 		l1 += math.Abs(c)
 	}
-	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+	if math.IsNaN(norm) || math.IsInf(norm, 0) || math.IsNaN(resid) {
 		// No finite bound: every estimate of this row is useless.
+		clear(codes)
 		q.scale[i], q.errQ[i], q.errT[i] = 0, math.Inf(1), 0
 		return
 	}

@@ -3,6 +3,7 @@ package vec
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -142,5 +143,47 @@ func TestMeanDot(t *testing.T) {
 	want /= float64(m.Rows())
 	if got := m.MeanDot(q); math.Abs(got-want) > 1e-9 {
 		t.Fatalf("MeanDot = %v, want %v", got, want)
+	}
+}
+
+// TestQuantizeWholeMatchesIncremental checks that quantizing a full matrix
+// at once (in parallel) gives the same copy, sum included, as quantizing
+// row by row while appending.
+func TestQuantizeWholeMatchesIncremental(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	n, dim := 3*parallelFloats/64+7, 64
+	a, b := Matrix{Dim: dim}, Matrix{Dim: dim}
+	a.QuantizeFrom(1)
+	for range n {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		a.Append(v)
+		b.Append(v)
+	}
+	b.QuantizeFrom(100)
+	if !b.Quantized() {
+		t.Fatal("not quantized")
+	}
+	if !slices.Equal(a.q.codes, b.q.codes) || !slices.Equal(a.q.scale, b.q.scale) || !slices.Equal(a.q.errQ, b.q.errQ) ||
+		!slices.Equal(a.q.errT, b.q.errT) || !slices.Equal(a.q.sum, b.q.sum) {
+		t.Fatal("whole-matrix quantization differs from row by row")
+	}
+}
+
+func BenchmarkQuantize(b *testing.B) {
+	r := rand.New(rand.NewPCG(3, 4))
+	m := Matrix{Dim: 256}
+	row := make([]float32, 256)
+	for range 20000 {
+		for j := range row {
+			row[j] = float32(r.NormFloat64())
+		}
+		m.Append(Normalize(row))
+	}
+	for b.Loop() {
+		m.q = nil
+		m.QuantizeFrom(1)
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/higmem/higmem/store"
 )
@@ -36,11 +38,43 @@ func decodeTime(s sql.NullString) (time.Time, error) {
 	if !s.Valid {
 		return time.Time{}, nil
 	}
+	if t, ok := parseStoredTime(s.String); ok {
+		return t, nil
+	}
 	t, err := time.Parse(timeLayout, s.String)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("sqlite: stored time %q: %w", s.String, err)
 	}
 	return t, nil
+}
+
+// parseStoredTime parses a time in timeLayout without time.Parse's general
+// machinery (loading a space parses two per turn). ok is false for anything
+// it does not recognise, which the caller then hands to time.Parse.
+func parseStoredTime(s string) (t time.Time, ok bool) {
+	if len(s) != len(timeLayout) || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' || s[19] != '.' || s[29] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(from, to int) int {
+		n := 0
+		for i := from; i < to; i++ {
+			c := s[i]
+			if c < '0' || c > '9' {
+				return -1
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n
+	}
+	y, mo, d, h, mi, sec, ns := num(0, 4), num(5, 7), num(8, 10), num(11, 13), num(14, 16), num(17, 19), num(20, 29)
+	if y < 0 || mo < 1 || mo > 12 || d < 1 || h < 0 || h > 23 || mi < 0 || mi > 59 || sec < 0 || sec > 59 || ns < 0 {
+		return time.Time{}, false
+	}
+	t = time.Date(y, time.Month(mo), d, h, mi, sec, ns, time.UTC)
+	if t.Day() != d { // past the end of the month
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // encodeList returns xs as a JSON array, or nil (NULL) when empty.
@@ -72,10 +106,64 @@ func decodeJSON(what string, s sql.NullString, v any) error {
 	if !s.Valid || s.String == "" {
 		return nil
 	}
+	if p, ok := v.(*[]string); ok {
+		if xs, ok := parseStrings(s.String); ok {
+			*p = xs
+			return nil
+		}
+	}
 	if err := json.Unmarshal([]byte(s.String), v); err != nil {
 		return fmt.Errorf("sqlite: stored %s: %w", what, err)
 	}
 	return nil
+}
+
+// parseStrings parses a JSON array of strings without escapes, such as
+// encodeList writes for most lists, without encoding/json's reflection.
+// ok is false for anything else (escapes, other values, odd spacing), which
+// the caller then hands to encoding/json.
+func parseStrings(s string) (xs []string, ok bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	if body == "" {
+		return []string{}, true
+	}
+	n := strings.Count(body, `","`) + 1
+	xs = make([]string, 0, n)
+	for {
+		if len(body) < 2 || body[0] != '"' {
+			return nil, false
+		}
+		end := strings.IndexByte(body[1:], '"') + 1
+		if end <= 0 {
+			return nil, false
+		}
+		x := body[1:end]
+		if strings.IndexByte(x, '\\') >= 0 || !utf8.ValidString(x) || hasControl(x) {
+			return nil, false
+		}
+		xs = append(xs, x)
+		body = body[end+1:]
+		if body == "" {
+			return xs, true
+		}
+		if body[0] != ',' {
+			return nil, false
+		}
+		body = body[1:]
+	}
+}
+
+// hasControl reports whether s holds a byte that JSON strings must escape.
+func hasControl(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 {
+			return true
+		}
+	}
+	return false
 }
 
 // encodeTimeRefs returns time refs as JSON with their times in UTC.
@@ -114,9 +202,7 @@ func decodeVector(b []byte, dim int) ([]float32, error) {
 		return nil, nil
 	}
 	vs := make([]float32, dim)
-	for i := range vs {
-		vs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
+	decodeVectorInto(vs, b)
 	return vs, nil
 }
 
@@ -126,4 +212,13 @@ func rawJSON(m json.RawMessage) any {
 		return nil
 	}
 	return []byte(m)
+}
+
+// decodeVectorInto unpacks len(dst) float32s from b, which holds at least
+// 4*len(dst) bytes.
+func decodeVectorInto(dst []float32, b []byte) {
+	b = b[:4*len(dst)]
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
 }

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"database/sql"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -89,4 +90,60 @@ func TestTimeTextOrder(t *testing.T) {
 			t.Errorf("text order of %q and %q differs from time order", a, b)
 		}
 	}
+}
+
+// FuzzParseStrings checks the fast list decoder against encoding/json: it
+// either declines or decodes exactly what json.Unmarshal does.
+func FuzzParseStrings(f *testing.F) {
+	for _, s := range []string{`[]`, `["a"]`, `["a","b c"]`, `["é","\u00e9"]`, `["a\"b"]`, `[ "a" ]`, `["a",]`, `["\x01"]`, `null`, `[1]`, `["a""b"]`, `["<&>"]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseStrings(s)
+		if !ok {
+			return
+		}
+		var want []string
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatalf("parseStrings(%q) = %q, json: %v", s, got, err)
+		}
+		if !slices.Equal(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("parseStrings(%q) = %q, json %q", s, got, want)
+		}
+	})
+}
+
+func TestParseStringsRoundTrip(t *testing.T) {
+	for _, xs := range [][]string{{"a"}, {"Caroline", "LGBTQ support group"}, {"", "x"}, {"naïve café"}} {
+		v, err := encodeList("x", xs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := parseStrings(v.(string))
+		if !ok || !slices.Equal(got, xs) {
+			t.Fatalf("parseStrings(%q) = %q, %v", v, got, ok)
+		}
+	}
+}
+
+// FuzzParseStoredTime checks the fast time parser against time.Parse: it
+// either declines or returns the identical time.
+func FuzzParseStoredTime(f *testing.F) {
+	for _, s := range []string{"2023-05-08T13:56:00.000000010Z", "0000-01-01T00:00:00.000000000Z", "9999-12-31T23:59:59.999999999Z",
+		"2023-02-29T00:00:00.000000000Z", "2024-02-29T00:00:00.000000000Z", "2023-13-01T00:00:00.000000000Z", "2023-05-08T24:00:00.000000000Z", "2023-05-08 13:56:00.000000000Z"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseStoredTime(s)
+		if !ok {
+			return
+		}
+		want, err := time.Parse(timeLayout, s)
+		if err != nil {
+			t.Fatalf("parseStoredTime(%q) = %v, time.Parse: %v", s, got, err)
+		}
+		if got != want {
+			t.Fatalf("parseStoredTime(%q) = %#v, time.Parse %#v", s, got, want)
+		}
+	})
 }

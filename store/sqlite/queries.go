@@ -67,12 +67,15 @@ func qListTurns(ids, session, before, after bool) string {
 }
 
 func qListAnnotations(ids bool) string {
-	q := `SELECT ` + annCols + ` FROM annotations a JOIN turns t ON t.space_id = a.space_id AND t.id = a.turn_id
-	WHERE a.space_id = ` + spaceSub
 	if ids {
-		q += ` AND ` + inIDs("a.turn_id")
+		// Look the given turns up by key and sort those few rows: joined
+		// the other way, SQLite walks the whole space in Seq order to skip
+		// the sort.
+		return `SELECT ` + annCols + ` FROM annotations a CROSS JOIN turns t ON t.space_id = a.space_id AND t.id = a.turn_id
+	WHERE a.space_id = ` + spaceSub + ` AND ` + inIDs("a.turn_id") + ` ORDER BY t.seq, t.id`
 	}
-	return q + ` ORDER BY t.seq, t.id`
+	return `SELECT ` + annCols + ` FROM annotations a JOIN turns t ON t.space_id = a.space_id AND t.id = a.turn_id
+	WHERE a.space_id = ` + spaceSub + ` ORDER BY t.seq, t.id`
 }
 
 func qListLinks(ids bool) string {
@@ -320,6 +323,9 @@ func (r reader) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]
 
 func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
 	rows, err := r.query(ctx, qListVectors, sp.UserID, sp.AgentID, string(kind), embedder)
+	// Rows are decoded into shared slabs rather than one allocation each
+	// (loading a space reads every vector).
+	var slab []float32
 	vs, err := collect(rows, err, func(sc scanner) (store.Vector, error) {
 		v := store.Vector{Kind: kind}
 		var dim int
@@ -327,9 +333,18 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 		if err := sc.Scan(&v.ID, &v.Embedder, &dim, &data); err != nil {
 			return v, err
 		}
-		var err error
-		v.Values, err = decodeVector(data, dim)
-		return v, err
+		if len(data) != 4*dim || dim <= 0 || dim > 1<<16 {
+			var err error
+			v.Values, err = decodeVector(data, dim)
+			return v, err
+		}
+		if len(slab) < dim {
+			slab = make([]float32, 256*dim)
+		}
+		v.Values = slab[:dim:dim]
+		slab = slab[dim:]
+		decodeVectorInto(v.Values, data)
+		return v, nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list vectors: %w", err)

@@ -119,7 +119,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	}
 	s.rstmts = s.wstmts
 	if !mem {
-		if s.rdb, err = sql.Open("sqlite", path+"?"+params); err != nil {
+		if s.rdb, err = sql.Open("sqlite", path+"?"+params+"&_pragma=mmap_size(1073741824)"); err != nil {
 			return fail(fmt.Errorf("sqlite: open %s: %w", path, err))
 		}
 		s.rdb.SetMaxOpenConns(opts.MaxReadConns)
