@@ -1044,21 +1044,26 @@ func (sc *scratch) hybridSearch(mat *vec.Matrix, lex []float64, touched []int, q
 			maxLex = max(maxLex, lex[i])
 		}
 	}
-	// The same arithmetic as hybridTop, for any cosine d.
-	score := func(i int, d float64) float64 {
-		s := 0.0
-		if maxLex > 0 {
-			s = lex[i] / maxLex
-		}
-		return s + hybridDenseWeight*max(d, 0)
-	}
-	// The k-th best lower bound.
+	// The arithmetic of hybridTop, for upper and lower bounds of the
+	// cosine (it grows with the cosine); the k-th best lower bound is the
+	// floor a row's upper bound must reach.
+	sc.scoreHi = grow(sc.scoreHi, n)
+	hi := sc.scoreHi
 	lows := newTopK(k)
 	for i := range n {
-		if keep == nil || keep(i) {
-			if s := score(i, est[i]-bound[i]); len(lows.h) < k || s > lows.h[0].score {
-				lows.offer(i, s)
-			}
+		if keep != nil && !keep(i) {
+			hi[i] = -1
+			continue
+		}
+		l := 0.0
+		if maxLex > 0 {
+			l = lex[i] / maxLex
+		}
+		h := l + hybridDenseWeight*max(est[i]+bound[i], 0)
+		l += hybridDenseWeight * max(est[i]-bound[i], 0)
+		hi[i] = h
+		if l > 0 && (len(lows.h) < k || l > lows.h[0].score) {
+			lows.offer(i, l)
 		}
 	}
 	floor := 0.0
@@ -1066,9 +1071,13 @@ func (sc *scratch) hybridSearch(mat *vec.Matrix, lex []float64, touched []int, q
 		floor = lows.h[0].score
 	}
 	top := newTopK(k)
-	for i := range n {
-		if (keep == nil || keep(i)) && score(i, est[i]+bound[i]) >= floor {
-			top.offer(i, score(i, float64(vec.Dot(qv, mat.Row(i)))))
+	for i, h := range hi {
+		if h >= floor && h > 0 {
+			s := 0.0
+			if maxLex > 0 {
+				s = lex[i] / maxLex
+			}
+			top.offer(i, s+hybridDenseWeight*max(float64(vec.Dot(qv, mat.Row(i))), 0))
 		}
 	}
 	return top.sorted()

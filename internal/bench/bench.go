@@ -8,6 +8,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -93,11 +94,12 @@ func (c *Config) defaults() {
 	}
 }
 
-// Result is one (size, mode) measurement.
+// Result is one (size, mode) measurement. Durations are in nanoseconds in
+// JSON.
 type Result struct {
 	Turns int         `json:"turns"`
 	Mode  higmem.Mode `json:"mode"`
-	// Events built.
+	// Events in the space.
 	Events int `json:"events"`
 	// Ingest: wall time, and turns/s of the engine alone (wall minus the
 	// time inside the fake LLM and the embedder; LLM calls run one at a
@@ -106,17 +108,32 @@ type Result struct {
 	IngestEngineTPS     float64       `json:"ingest_engine_turns_per_s"`
 	IngestCallsPerTurn  float64       `json:"ingest_calls_per_turn"`
 	IngestTokensPerTurn float64       `json:"ingest_tokens_per_turn"`
-	// Retrieval with the LLM answering at once (engine plus the fake's
-	// own parsing), per question.
-	P50, P95, P99 time.Duration `json:"-"`
-	// Critical path with every call delayed by Config.Delay.
-	DelayedMean time.Duration `json:"-"`
+	// IngestNote says why the ingest figures are missing: an LLM mode
+	// above the ingest cap is measured on the space built in offline mode,
+	// and --reuse measures a space built earlier.
+	IngestNote string `json:"ingest_note,omitempty"`
+	// Retrieval with the LLM answering at once, calls in parallel as the
+	// engine makes them: wall time per question (engine plus the fake
+	// LLM's own work).
+	P50 time.Duration `json:"retrieval_p50_ns"`
+	P95 time.Duration `json:"retrieval_p95_ns"`
+	P99 time.Duration `json:"retrieval_p99_ns"`
+	// Engine-only retrieval time per question: wall minus the time inside
+	// the fake LLM, with calls run one at a time so that the subtraction
+	// is exact. Equal to the wall figures in offline mode.
+	EngineP50 time.Duration `json:"engine_p50_ns"`
+	EngineP95 time.Duration `json:"engine_p95_ns"`
+	EngineP99 time.Duration `json:"engine_p99_ns"`
+	// LLM calls and tokens per question.
+	CallsPerQ  float64 `json:"calls_per_question"`
+	TokensPerQ float64 `json:"tokens_per_question"`
+	// Critical path of Ask (retrieval and answer) with every call delayed
+	// by Config.Delay, and its sequential LLM rounds.
+	DelayedMean time.Duration `json:"ask_delayed_mean_ns"`
 	Rounds      float64       `json:"rounds"`
-	CallsPerQ   float64       `json:"calls_per_question"`
-	TokensPerQ  float64       `json:"tokens_per_question"`
 	// Cold open: a new Memory on the stored file, up to the first answer
 	// of Retrieve (loading turns, events, vectors, building BM25).
-	ColdOpen time.Duration `json:"-"`
+	ColdOpen time.Duration `json:"cold_open_ns"`
 	// HeapBytes is the Go heap in use by the loaded space.
 	HeapBytes uint64 `json:"heap_bytes"`
 	// DiskBytesPerTurn is the SQLite file size (with WAL) per turn.
@@ -165,7 +182,9 @@ func (e *timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32,
 
 var space = higmem.Space{UserID: "bench"}
 
-// Run measures every configured (size, mode).
+// Run measures every configured (size, mode). LLM modes above
+// MaxLLMIngest are not ingested; their retrieval is measured on the space
+// built in offline mode (when offline is among the modes).
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	cfg.defaults()
 	dir := cfg.Dir
@@ -177,34 +196,51 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	// Offline first: the LLM modes above the cap reuse its space.
+	modes := slices.Clone(cfg.Modes)
+	slices.SortStableFunc(modes, func(x, y higmem.Mode) int {
+		return cmp.Compare(one(y == higmem.ModeOffline), one(x == higmem.ModeOffline))
+	})
 	var out []Result
 	for _, n := range cfg.Sizes {
 		conv := synth.Generate(synth.Options{Turns: n, Seed: cfg.Seed})
-		for _, mode := range cfg.Modes {
-			if mode != higmem.ModeOffline && n > cfg.MaxLLMIngest {
-				out = append(out, Result{Turns: n, Mode: mode, Skipped: fmt.Sprintf("LLM-mode ingest capped at %d turns (--max-llm-ingest)", cfg.MaxLLMIngest)})
-				continue
+		offlinePath := filepath.Join(dir, fmt.Sprintf("%s-%d.db", higmem.ModeOffline, n))
+		for _, mode := range modes {
+			path := filepath.Join(dir, fmt.Sprintf("%s-%d.db", mode, n))
+			res := Result{Turns: len(conv.Turns), Mode: mode}
+			var err error
+			switch {
+			case mode != higmem.ModeOffline && n > cfg.MaxLLMIngest && fileSize(offlinePath) > 0:
+				cfg.Progress(fmt.Sprintf("%d turns, %s mode (retrieval on the offline-built space)", n, mode))
+				res.IngestNote = fmt.Sprintf("not ingested (LLM-mode ingest capped at %d turns); retrieval on the offline-built space", cfg.MaxLLMIngest)
+				res, err = measureStored(ctx, cfg, offlinePath, conv, res)
+			case mode != higmem.ModeOffline && n > cfg.MaxLLMIngest:
+				res.Skipped = fmt.Sprintf("LLM-mode ingest capped at %d turns (--max-llm-ingest), and no offline-built space to retrieve from", cfg.MaxLLMIngest)
+			case cfg.Reuse && fileSize(path) > 0:
+				cfg.Progress(fmt.Sprintf("%d turns, %s mode (reusing %s)", n, mode, path))
+				res.IngestNote = "not ingested (--reuse)"
+				res, err = measureStored(ctx, cfg, path, conv, res)
+			default:
+				cfg.Progress(fmt.Sprintf("%d turns, %s mode", n, mode))
+				if err = ingest(ctx, cfg, path, conv, &res); err == nil {
+					res, err = measureStored(ctx, cfg, path, conv, res)
+				}
 			}
-			cfg.Progress(fmt.Sprintf("%d turns, %s mode", n, mode))
-			r, err := measure(ctx, cfg, filepath.Join(dir, fmt.Sprintf("%s-%d.db", mode, n)), conv, mode)
 			if err != nil {
 				return out, fmt.Errorf("bench %d turns %s: %w", n, mode, err)
 			}
-			out = append(out, r)
+			out = append(out, res)
 		}
 	}
 	return out, nil
 }
 
-func measure(ctx context.Context, cfg Config, path string, conv synth.Conversation, mode higmem.Mode) (Result, error) {
-	res := Result{Turns: len(conv.Turns), Mode: mode}
-	if cfg.Reuse && fileSize(path) > 0 {
-		return measureStored(ctx, cfg, path, conv, res)
+// one is 1 for true, 0 for false.
+func one(x bool) int {
+	if x {
+		return 1
 	}
-	if err := ingest(ctx, cfg, path, conv, &res); err != nil {
-		return res, err
-	}
-	return measureStored(ctx, cfg, path, conv, res)
+	return 0
 }
 
 // ingest builds the space at path, filling the ingest figures of res.
@@ -261,16 +297,24 @@ func ingest(ctx context.Context, cfg Config, path string, conv synth.Conversatio
 }
 
 // measureStored measures cold open and retrieval on the space stored at
-// path.
+// path, in res.Mode.
 func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conversation, res Result) (Result, error) {
 	mode := res.Mode
 	res.DiskBytesPerTurn = float64(fileSize(path)+fileSize(path+"-wal")) / float64(res.Turns)
-	// Cold open and retrieval with an instant LLM.
 	questions := queries(conv, cfg.Queries)
+	open := func(st *sqlite.Store, model llm.Model, concurrency int) (*higmem.Memory, error) {
+		opts := higmem.Options{Store: st, Embedder: hashing.New(0), Mode: mode, Concurrency: concurrency}
+		if mode != higmem.ModeOffline {
+			opts.Memory = model
+		}
+		return higmem.Open(ctx, opts)
+	}
+
+	// Cold open, up to the first answer, with an instant LLM.
 	model := &timedModel{inner: llmtest.NewScripted()}
 	var before runtime.MemStats
 	runtime.GC()
-	runtime.GC()
+	runtime.GC() // pools hold on to dropped objects for one cycle
 	runtime.ReadMemStats(&before)
 	stop, err := profile(cfg, res, "open")
 	if err != nil {
@@ -282,11 +326,7 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 		return res, err
 	}
 	defer st.Close()
-	opts := higmem.Options{Store: st, Embedder: hashing.New(0), Mode: mode}
-	if mode != higmem.ModeOffline {
-		opts.Memory = model
-	}
-	m, err := higmem.Open(ctx, opts)
+	m, err := open(st, model, 0)
 	if err != nil {
 		return res, err
 	}
@@ -296,24 +336,23 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	}
 	res.ColdOpen = time.Since(start)
 	stop()
-	if res.Events == 0 {
-		stats, err := m.Stats(ctx, space)
-		if err != nil {
-			return res, err
-		}
-		res.Events = stats.Events
+	stats, err := m.Stats(ctx, space)
+	if err != nil {
+		return res, err
 	}
+	res.Events = stats.Events
 	var after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&after)
 	if after.HeapInuse > before.HeapInuse {
 		res.HeapBytes = after.HeapInuse - before.HeapInuse
 	}
+
+	// Retrieval with the instant LLM, calls in parallel.
 	model.calls.Store(0)
 	model.toks.Store(0)
 	lat := make([]time.Duration, 0, len(questions))
 	results := make([]*higmem.Result, 0, len(questions))
-	rounds := 0
 	if stop, err = profile(cfg, res, "retrieve"); err != nil {
 		return res, err
 	}
@@ -325,7 +364,6 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 		}
 		lat = append(lat, time.Since(t0))
 		results = append(results, r)
-		rounds += r.Trace.Rounds
 	}
 	stop()
 	if cfg.Dump != nil {
@@ -333,33 +371,58 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 			return res, err
 		}
 	}
-	slices.Sort(lat)
-	res.P50, res.P95, res.P99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
 	res.CallsPerQ = float64(model.calls.Load()) / float64(len(questions))
 	res.TokensPerQ = float64(model.toks.Load()) / float64(len(questions))
-	res.Rounds = float64(rounds) / float64(len(questions))
+	slices.Sort(lat)
+	res.P50, res.P95, res.P99 = pct(lat, 50), pct(lat, 95), pct(lat, 99)
+	res.EngineP50, res.EngineP95, res.EngineP99 = res.P50, res.P95, res.P99
+	if mode == higmem.ModeOffline {
+		return res, nil
+	}
+
+	// Engine only: the same questions with calls one at a time, minus the
+	// time inside the model.
+	seq := &timedModel{inner: llmtest.NewScripted()}
+	ms, err := open(st, seq, 1)
+	if err != nil {
+		return res, err
+	}
+	defer ms.Close()
+	if _, err := ms.Retrieve(ctx, space, questions[0], higmem.RetrieveOptions{}); err != nil {
+		return res, err
+	}
+	eng := make([]time.Duration, 0, len(questions))
+	for _, q := range questions {
+		spent := seq.spent.Load()
+		t0 := time.Now()
+		if _, err := ms.Retrieve(ctx, space, q, higmem.RetrieveOptions{}); err != nil {
+			return res, err
+		}
+		eng = append(eng, time.Since(t0)-time.Duration(seq.spent.Load()-spent))
+	}
+	slices.Sort(eng)
+	res.EngineP50, res.EngineP95, res.EngineP99 = pct(eng, 50), pct(eng, 95), pct(eng, 99)
 
 	// Critical path: every call delayed; Ask includes the answer round.
-	if mode != higmem.ModeOffline && cfg.DelayQueries > 0 {
+	if cfg.DelayQueries > 0 {
 		slow := &timedModel{inner: llmtest.NewScripted(), delay: cfg.Delay}
-		opts.Memory = slow
-		ms, err := higmem.Open(ctx, opts)
+		md, err := open(st, slow, 0)
 		if err != nil {
 			return res, err
 		}
-		defer ms.Close()
+		defer md.Close()
+		k := min(cfg.DelayQueries, len(questions))
 		var total time.Duration
-		rounds = 0
-		for _, q := range questions[:min(cfg.DelayQueries, len(questions))] {
+		rounds := 0
+		for _, q := range questions[:k] {
 			t0 := time.Now()
-			a, err := ms.Ask(ctx, space, q, higmem.RetrieveOptions{})
+			a, err := md.Ask(ctx, space, q, higmem.RetrieveOptions{})
 			if err != nil {
 				return res, err
 			}
 			total += time.Since(t0)
 			rounds += a.Trace.Rounds
 		}
-		k := min(cfg.DelayQueries, len(questions))
 		res.DelayedMean = total / time.Duration(k)
 		res.Rounds = float64(rounds) / float64(k)
 	}
@@ -446,24 +509,37 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
-// Table renders results as a Markdown table.
+// Table renders results as two Markdown tables: ingest and storage, then
+// open and retrieval.
 func Table(rs []Result) string {
 	var b strings.Builder
-	b.WriteString("| turns | mode | events | ingest wall | engine turns/s | calls/turn | retrieval p50 | p95 | p99 | calls/q | rounds | Ask @delay | cold open | heap MiB | disk B/turn |\n")
-	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	b.WriteString("| turns | mode | events | ingest wall | engine turns/s | LLM calls/turn | tokens/turn | disk B/turn |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rs {
+		switch {
+		case r.Skipped != "":
+			fmt.Fprintf(&b, "| %d | %s | — | %s |||||\n", r.Turns, r.Mode, r.Skipped)
+		case r.IngestNote != "":
+			fmt.Fprintf(&b, "| %d | %s | %d | %s |||| %.0f |\n", r.Turns, r.Mode, r.Events, r.IngestNote, r.DiskBytesPerTurn)
+		default:
+			fmt.Fprintf(&b, "| %d | %s | %d | %s | %.0f | %.2f | %.0f | %.0f |\n", r.Turns, r.Mode, r.Events,
+				r.IngestWall.Round(time.Millisecond), r.IngestEngineTPS, r.IngestCallsPerTurn, r.IngestTokensPerTurn, r.DiskBytesPerTurn)
+		}
+	}
+	b.WriteString("\n| turns | mode | retrieval p50 | p95 | p99 | engine-only p50 | p95 | p99 | LLM calls/q | tokens/q | rounds | Ask @delay | cold open | heap MiB |\n")
+	b.WriteString("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range rs {
 		if r.Skipped != "" {
-			fmt.Fprintf(&b, "| %d | %s | — | %s |||||||||||||\n", r.Turns, r.Mode, r.Skipped)
+			fmt.Fprintf(&b, "| %d | %s | %s ||||||||||||\n", r.Turns, r.Mode, r.Skipped)
 			continue
 		}
-		delayed := "—"
+		delayed, rounds := "—", "—"
 		if r.DelayedMean > 0 {
-			delayed = ms(r.DelayedMean)
+			delayed, rounds = ms(r.DelayedMean), fmt.Sprintf("%.1f", r.Rounds)
 		}
-		fmt.Fprintf(&b, "| %d | %s | %d | %s | %.0f | %.2f | %s | %s | %s | %.1f | %.1f | %s | %s | %.1f | %.0f |\n",
-			r.Turns, r.Mode, r.Events, r.IngestWall.Round(time.Millisecond), r.IngestEngineTPS, r.IngestCallsPerTurn,
-			ms(r.P50), ms(r.P95), ms(r.P99), r.CallsPerQ, r.Rounds, delayed, ms(r.ColdOpen),
-			float64(r.HeapBytes)/(1<<20), r.DiskBytesPerTurn)
+		fmt.Fprintf(&b, "| %d | %s | %s | %s | %s | %s | %s | %s | %.1f | %.0f | %s | %s | %s | %.1f |\n",
+			r.Turns, r.Mode, ms(r.P50), ms(r.P95), ms(r.P99), ms(r.EngineP50), ms(r.EngineP95), ms(r.EngineP99),
+			r.CallsPerQ, r.TokensPerQ, rounds, delayed, ms(r.ColdOpen), float64(r.HeapBytes)/(1<<20))
 	}
 	return b.String()
 }

@@ -1,6 +1,8 @@
 package bench
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -10,7 +12,8 @@ import (
 // TestRunSmall runs the whole measurement on a tiny space in every mode and
 // checks that every figure is filled in and plausible.
 func TestRunSmall(t *testing.T) {
-	rs, err := Run(t.Context(), Config{Sizes: []int{120}, Queries: 5, DelayQueries: 1, Delay: 1, Dir: t.TempDir()})
+	var dump bytes.Buffer
+	rs, err := Run(t.Context(), Config{Sizes: []int{120}, Queries: 5, DelayQueries: 1, Delay: 1, Dir: t.TempDir(), Dump: &dump})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -18,30 +21,77 @@ func TestRunSmall(t *testing.T) {
 		t.Fatalf("%d results, want 3 modes", len(rs))
 	}
 	for _, r := range rs {
-		if r.Events == 0 || r.IngestEngineTPS <= 0 || r.P50 <= 0 || r.P99 < r.P50 || r.ColdOpen <= 0 || r.DiskBytesPerTurn <= 0 {
+		if r.Events == 0 || r.IngestEngineTPS <= 0 || r.P50 <= 0 || r.P99 < r.P50 || r.EngineP50 <= 0 || r.EngineP99 < r.EngineP50 ||
+			r.ColdOpen <= 0 || r.DiskBytesPerTurn <= 0 || r.HeapBytes == 0 {
 			t.Errorf("%s: incomplete result %+v", r.Mode, r)
 		}
 		switch r.Mode {
 		case higmem.ModeOffline:
-			if r.IngestCallsPerTurn != 0 || r.CallsPerQ != 0 {
-				t.Errorf("offline made LLM calls: %+v", r)
+			if r.IngestCallsPerTurn != 0 || r.CallsPerQ != 0 || r.EngineP50 != r.P50 {
+				t.Errorf("offline: LLM calls or engine time apart from wall: %+v", r)
 			}
 		case higmem.ModePaper:
 			if r.IngestCallsPerTurn < 3 || r.Rounds != 4 {
 				t.Errorf("paper: %.2f calls/turn, %.1f rounds; want ≥ 3 and 4", r.IngestCallsPerTurn, r.Rounds)
 			}
 		case higmem.ModeDefault:
-			if r.IngestCallsPerTurn >= 1 || r.Rounds != 2 {
-				t.Errorf("default: %.2f calls/turn, %.1f rounds; want < 1 and 2", r.IngestCallsPerTurn, r.Rounds)
+			if r.IngestCallsPerTurn >= 1 || r.Rounds != 2 || r.CallsPerQ == 0 {
+				t.Errorf("default: %.2f calls/turn, %.1f rounds, %.1f calls/q; want < 1, 2 and some", r.IngestCallsPerTurn, r.Rounds, r.CallsPerQ)
 			}
 		}
 	}
 	tab := Table(rs)
-	if strings.Count(tab, "\n") != 5 {
-		t.Errorf("table has %d lines:\n%s", strings.Count(tab, "\n"), tab)
+	if strings.Count(tab, "\n") != 11 {
+		t.Errorf("tables have %d lines:\n%s", strings.Count(tab, "\n"), tab)
+	}
+	// One dump line per timed question, with the evidence.
+	lines := strings.Split(strings.TrimSpace(dump.String()), "\n")
+	if len(lines) != 3*5 {
+		t.Fatalf("%d dump lines, want 15", len(lines))
+	}
+	var d dumped
+	if err := json.Unmarshal([]byte(lines[0]), &d); err != nil || d.Question == "" || len(d.Stages) == 0 {
+		t.Fatalf("dump line %q: %v", lines[0], err)
+	}
+}
+
+// TestRunCapped checks the ingest cap: an LLM mode above it is measured on
+// the offline-built space, or skipped without one.
+func TestRunCapped(t *testing.T) {
+	rs, err := Run(t.Context(), Config{Sizes: []int{60}, Modes: []higmem.Mode{higmem.ModeDefault, higmem.ModeOffline},
+		MaxLLMIngest: 10, Queries: 3, DelayQueries: 1, Delay: 1, Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 || rs[0].Mode != higmem.ModeOffline || rs[1].Mode != higmem.ModeDefault {
+		t.Fatalf("results %+v, want offline then default", rs)
+	}
+	if d := rs[1]; d.IngestNote == "" || d.IngestWall != 0 || d.P50 <= 0 || d.EngineP50 <= 0 || d.CallsPerQ == 0 || d.Events != rs[0].Events {
+		t.Errorf("default above the cap: %+v", d)
 	}
 	capped, err := Run(t.Context(), Config{Sizes: []int{50}, Modes: []higmem.Mode{higmem.ModePaper}, MaxLLMIngest: 10, Queries: 2, Dir: t.TempDir()})
 	if err != nil || len(capped) != 1 || capped[0].Skipped == "" {
-		t.Fatalf("cap: %+v %v", capped, err)
+		t.Fatalf("cap without offline: %+v %v", capped, err)
+	}
+	if tab := Table(capped); !strings.Contains(tab, "capped") {
+		t.Errorf("table does not say why:\n%s", tab)
+	}
+}
+
+// TestRunReuse checks that --reuse measures a kept file without ingesting.
+func TestRunReuse(t *testing.T) {
+	dir := t.TempDir()
+	cfg := Config{Sizes: []int{40}, Modes: []higmem.Mode{higmem.ModeOffline}, Queries: 2, Dir: dir}
+	first, err := Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Reuse = true
+	again, err := Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again[0].IngestNote == "" || again[0].IngestWall != 0 || again[0].Events != first[0].Events || again[0].P50 <= 0 {
+		t.Errorf("reuse: %+v, first %+v", again[0], first[0])
 	}
 }

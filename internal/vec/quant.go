@@ -200,13 +200,18 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 			e := min(b+blockRows, hi)
 			out := dots[:e-b]
 			dotI8(p, m.q.codes[b*m.Dim:e*m.Dim], m.Dim, out)
+			scale, errQ, errT := m.q.scale[b:e], m.q.errQ[b:e], m.q.errT[b:e]
+			es, bs := est[b:e], err[b:e]
 			for j, dot := range out {
-				i := b + j
-				x := t * float64(m.q.scale[i]) * float64(dot)
-				bound := qnorm*m.q.errQ[i] + t*m.q.errT[i]
-				bound += 1e-9*(math.Abs(x)+bound) + 1e-300
-				est[i], err[i] = x, bound
-				maxLow = max(maxLow, x-bound)
+				// errQ and errT carry a relative margin of 1e-9 for the
+				// rounding of t, p and these products; 1e-15 covers that
+				// of x near the bound's floor.
+				x := t * float64(scale[j]) * float64(dot)
+				bound := qnorm*errQ[j] + t*errT[j] + 1e-15
+				es[j], bs[j] = x, bound
+				if x-bound > maxLow {
+					maxLow = x - bound
+				}
 			}
 		}
 		return maxLow
