@@ -26,9 +26,23 @@ func (a *app) benchCommand() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure the engine's own cost on synthetic spaces (ingest, retrieval, cold open, memory, disk)",
 		Long: `Bench builds synthetic conversations of each size, ingests them in each mode with a
-zero-latency scripted LLM and the hashing embedder, and reports engine-only ingest
-throughput, retrieval latency percentiles, the critical path with every LLM call
-delayed, cold-open time, heap and disk use. Results are for this machine only.`,
+zero-latency scripted LLM and the hashing embedder, and reports:
+
+  ingest       wall time and engine-only turns/s (wall minus the time inside the
+               LLM and the embedder, LLM calls one at a time), LLM calls and tokens
+               per turn, bytes on disk per turn;
+  retrieval    latency percentiles with the LLM answering at once (calls in
+               parallel, as the engine makes them), and engine-only percentiles
+               (calls one at a time, minus the time inside the LLM);
+  Ask @delay   the mean Ask time with every LLM call delayed by --delay (the
+               critical path), with its sequential LLM rounds;
+  cold open    a new Memory on the stored file up to its first answer, and the
+               heap the loaded space takes.
+
+LLM modes are ingested up to --max-llm-ingest turns; above it their retrieval is
+measured on the space built in offline mode. Results are for this machine only.
+--profile writes CPU profiles of each phase; --dump writes every retrieval's
+trace, to check that two builds retrieve the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var err error
@@ -45,19 +59,24 @@ delayed, cold-open time, heap and disk use. Results are for this machine only.`,
 			if !a.quiet {
 				cfg.Progress = func(s string) { fmt.Fprintln(a.stderr, "bench:", s) }
 			}
+			var dump *bufio.Writer
 			if dumpPath != "" {
 				f, err := os.Create(dumpPath)
 				if err != nil {
 					return fmt.Errorf("--dump: %w", err)
 				}
 				defer f.Close()
-				w := bufio.NewWriter(f)
-				defer w.Flush()
-				cfg.Dump = w
+				dump = bufio.NewWriter(f)
+				cfg.Dump = dump
 			}
 			rs, err := bench.Run(cmd.Context(), cfg)
 			if err != nil {
 				return err
+			}
+			if dump != nil {
+				if err := dump.Flush(); err != nil {
+					return fmt.Errorf("--dump: %w", err)
+				}
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, rs)
