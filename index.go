@@ -93,6 +93,21 @@ type turnInfo struct {
 	speakerID map[string]int32
 }
 
+// newTurnInfo returns an empty turnInfo with room for n turns.
+func newTurnInfo(n int) turnInfo {
+	return turnInfo{
+		timeRefs:    make([][]store.TimeRef, 0, n),
+		dated:       make([]bool, 0, n),
+		sameSession: make([]bool, 0, n),
+		question:    make([]bool, 0, n),
+		number:      make([]bool, 0, n),
+		event:       make([]int, 0, n),
+		speaker:     make([]int32, 0, n),
+		visible:     make([]bool, 0, n),
+		speakerID:   map[string]int32{},
+	}
+}
+
 // add appends the facts of turn t.
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	sp := strings.ToLower(t.Speaker)
@@ -397,7 +412,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		wg.Go(func() {
 			defer close(posReady)
 			pos = make(map[string]int, len(turns))
-			info = turnInfo{speakerID: map[string]int32{}}
+			info = newTurnInfo(len(turns))
 			for i, t := range turns {
 				var prev *store.Turn
 				if i > 0 {
@@ -414,14 +429,17 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		turnLex.AddBatch(docs)
 	})
 	if emb != nil {
+		// After the turns: reading them first lets their BM25 index (the
+		// longest step) start early, while the other core reads these.
 		wg.Go(func() {
 			if tvecs, errs[2] = m.store.ListVectors(ctx, sp, store.VectorTurn, emb.ID()); errs[2] != nil {
 				return
 			}
 			<-turnsReady
-			if errs[0] == nil {
-				tmat, tok = storedMatrix(tvecs, len(turns), emb.Dim(), func(i int) string { return turns[i].ID })
+			if errs[0] != nil {
+				return
 			}
+			tmat, tok = storedMatrix(tvecs, len(turns), emb.Dim(), func(i int) string { return turns[i].ID })
 		})
 	}
 	wg.Go(func() {

@@ -744,6 +744,7 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, lo
 	n := len(rel)
 	ss := f.sameSession[:n]
 	vis := f.visible[:n]
+	q := f.question[:n]
 	arg = lo
 	for i := lo; i < hi; i++ {
 		out[i] = 0
@@ -765,16 +766,37 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, lo
 			}
 		}
 		r := rel[i]
-		if r == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && (best == nil || f.event[i] < 0 || best[f.event[i]] == 0) {
-			continue // every term is 0, and so is the score
-		}
 		var b float64
 		hasBest := best != nil && f.event[i] >= 0
 		if hasBest {
 			b = best[f.event[i]]
 		}
-		out[i] = tu.scoreAt(f, i, r, p1, p2, n1, n2, b, hasBest)
-		if out[i] > out[arg] {
+		if r == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && b == 0 {
+			continue // every term is 0, and so is the score
+		}
+		// scoreAt, inlined (this loop runs over every turn).
+		prev, next := tu.Prev, tu.Next
+		if i > 0 && q[i-1] {
+			prev = tu.PrevQuestion
+		}
+		if i+1 < n && q[i+1] {
+			next = tu.NextQuestion
+		}
+		s := r + prev*p1 + next*n1 + tu.Far*(p2+n2)
+		if hasBest {
+			s += tu.EventShare * b
+		}
+		if f.speaker != nil && f.speaker[i] {
+			s *= tu.SpeakerBump
+		}
+		if f.dated != nil && f.dated[i] {
+			s *= tu.TimeBump
+		}
+		if f.counted != nil && f.counted[i] {
+			s *= tu.CountBump
+		}
+		out[i] = s
+		if s > out[arg] {
 			arg = i
 		}
 	}
@@ -939,7 +961,11 @@ var numberWords = map[string]bool{
 
 // hasNumber reports whether text mentions a number, in digits or in words.
 func hasNumber(text string) bool {
-	for _, w := range textnorm.Tokens(text) {
+	toks, ok := asciiTokens(text)
+	if !ok {
+		toks = textnorm.Tokens(text)
+	}
+	for _, w := range toks {
 		if numberWords[w] || strings.ContainsAny(w, "0123456789") {
 			return true
 		}
@@ -1092,11 +1118,19 @@ func (q *query) offlineFast(tu offlineTuning, sc *scratch) (f *turnFeatures, rel
 	}
 	st := q.st
 	n := len(st.turns)
-	f = q.featuresIn(sc, false)
 	mat := &st.turnVec
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	est, bound := sc.est, sc.bound
-	maxLo := mat.Estimate(q.qv, est, bound)
+	// The estimates and the BM25 scores (in featuresIn) are independent:
+	// compute them at once.
+	var maxLo float64
+	estimated := make(chan struct{})
+	go func() {
+		defer close(estimated)
+		maxLo = mat.Estimate(q.qv, est, bound)
+	}()
+	f = q.featuresIn(sc, false)
+	<-estimated
 
 	// Exact cosines on demand; known stays all false between questions.
 	sc.exact = grow(sc.exact, n)
@@ -1153,13 +1187,14 @@ func (q *query) offlineFast(tu offlineTuning, sc *scratch) (f *turnFeatures, rel
 	lex := f.lex
 	parallelRange(n, 16384, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
-			// relOf(i, est[i]+bound[i]), inlined.
+			// relOf(i, est[i]+bound[i]), inlined; skipping the terms that
+			// are 0 (0/x is 0, and max(d-mean, 0) is d-mean when d > mean).
 			r := 0.0
-			if maxLex > 0 {
-				r = lex[i] / maxLex
+			if l := lex[i]; l != 0 && maxLex > 0 {
+				r = l / maxLex
 			}
 			if d := est[i] + bound[i]; d > mean {
-				r += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
+				r += tu.DenseWeight * (d - mean) / (maxD - mean)
 			}
 			relHi[i] = r
 		}
@@ -1173,7 +1208,21 @@ func (q *query) offlineFast(tu offlineTuning, sc *scratch) (f *turnFeatures, rel
 		sc.bestHi = grow(sc.bestHi, len(st.events))
 		bestHi = sc.bestHi
 	}
-	eventBest(f, relHi, bestHi)
+	if bestHi != nil {
+		// eventBest, event by event over each event's members (those
+		// whose first event it is), on every core.
+		parallelRange(len(st.events), 8192, func(_, lo, hi int) {
+			for e := lo; e < hi; e++ {
+				b := 0.0
+				for _, j := range st.evTurns[e] {
+					if int(j) < n && f.event[j] == e {
+						b = max(b, relHi[j])
+					}
+				}
+				bestHi[e] = b
+			}
+		})
+	}
 	var args [4]int
 	parts := parallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, relHi, scoreHi, bestHi, lo, hi) })
 	r0 := args[0]

@@ -191,7 +191,7 @@ type analyzed struct {
 
 func (ix *Index) analyzeDoc(text string) analyzed {
 	terms := ix.analyze(text)
-	a := analyzed{n: len(terms)}
+	a := analyzed{n: len(terms), terms: make([]string, 0, len(terms)), tf: make([]int32, 0, len(terms))}
 	var pos map[string]int
 	if len(terms) > 32 {
 		pos = make(map[string]int, len(terms))
@@ -418,22 +418,51 @@ func (ix *Index) Scores(query string) map[string]float64 {
 
 // ScoreRefs sets dst[ref] to the score of every document that has a ref
 // below len(dst) and shares at least one term with query, appends those refs
-// to touched and returns it. Other entries of dst are left alone (callers
-// keep dst zeroed and clear the touched entries after use). Scores equal
-// those of Scores exactly.
+// to touched and returns it. dst must be zero at those refs (callers keep
+// it zeroed and clear the touched entries after use); other entries are
+// left alone. Refs must be unique among the documents. Scores equal those
+// of Scores exactly.
 func (ix *Index) ScoreRefs(query string, dst []float64, touched []int) []int {
 	qterms := queryTerms(ix.analyze(query))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	buf := ix.accumulateLocked(qterms)
-	if buf == nil {
+	if ix.live == 0 {
 		return touched
 	}
-	defer ix.release(buf)
-	for _, slot := range buf.touched {
-		if r := ix.docs[slot].ref; r >= 0 && int(r) < len(dst) {
-			dst[r] = buf.acc[slot]
-			touched = append(touched, int(r))
+	// Scores go straight into dst, term by term in the same order as
+	// accumulateLocked, so the sums are the same.
+	n := float64(ix.live)
+	avgdl := float64(ix.totalLen) / n
+	k1, b := ix.k1, ix.b
+	lens, docs := ix.lens, ix.docs
+	c0, c1 := k1*(1-b), 0.0
+	if avgdl > 0 {
+		c1 = k1 * b / avgdl
+	}
+	for _, qt := range qterms {
+		tid, ok := ix.termIDs[qt.text]
+		if !ok {
+			continue
+		}
+		tr := &ix.terms[tid]
+		if tr.df == 0 {
+			continue
+		}
+		df := float64(tr.df)
+		w := float64(qt.count) * math.Log(1+(n-df+0.5)/(df+0.5))
+		w *= k1 + 1
+		for _, p := range tr.postings {
+			dl := lens[p.doc]
+			r := docs[p.doc].ref
+			if dl < 0 || r < 0 || int(r) >= len(dst) {
+				continue
+			}
+			tf := float64(p.tf)
+			s := w * tf / (tf + c0 + c1*float64(dl))
+			if dst[r] == 0 {
+				touched = append(touched, int(r))
+			}
+			dst[r] += s
 		}
 	}
 	return touched

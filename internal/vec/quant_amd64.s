@@ -1,13 +1,13 @@
 #include "textflag.h"
 
-// func dotI8(p []int16, codes []int8, dim int, out []int32)
+// func dotI8SSE2(p []int16, codes []int8, dim int, out []int32)
 //
 // out[r] = sum over j < dim of p[j]*codes[r*dim+j], exactly (int32; the
 // caller bounds p so that no sum overflows). dim must be a positive multiple
 // of 16. Bytes are sign-extended to words with PUNPCKLBW/PUNPCKHBW and
 // PSRAW, then multiplied and pairwise added with PMADDWL (SSE2). Two rows are
 // processed at once so that the query words are loaded once for both.
-TEXT ·dotI8(SB), NOSPLIT, $0-80
+TEXT ·dotI8SSE2(SB), NOSPLIT, $0-80
 	MOVQ p_base+0(FP), SI
 	MOVQ codes_base+24(FP), DI
 	MOVQ dim+48(FP), CX
@@ -103,4 +103,90 @@ inner1:
 	JMP  loop1
 
 done:
+	RET
+
+// func dotI8AVX2(p []int16, codes []int8, dim int, out []int32)
+//
+// dotI8 with AVX2: 16 bytes sign-extended to words by one VPMOVSXBW, then
+// VPMADDWD. dim must be a positive multiple of 16; the CPU must have AVX2.
+TEXT ·dotI8AVX2(SB), NOSPLIT, $0-80
+	MOVQ p_base+0(FP), SI
+	MOVQ codes_base+24(FP), DI
+	MOVQ dim+48(FP), CX
+	MOVQ out_base+56(FP), DX
+	MOVQ out_len+64(FP), BX
+
+avxloop2:
+	CMPQ BX, $2
+	JLT  avxloop1
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	LEAQ (DI)(CX*1), R9
+	XORQ AX, AX
+	MOVQ SI, R10
+
+avxinner2:
+	VPMOVSXBW (DI)(AX*1), Y2
+	VPMOVSXBW (R9)(AX*1), Y3
+	VMOVDQU   (R10), Y4
+	VPMADDWD  Y4, Y2, Y2
+	VPMADDWD  Y4, Y3, Y3
+	VPADDD    Y2, Y0, Y0
+	VPADDD    Y3, Y1, Y1
+	ADDQ      $16, AX
+	ADDQ      $32, R10
+	CMPQ      AX, CX
+	JLT       avxinner2
+
+	VEXTRACTI128 $1, Y0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0x4E, X0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0xB1, X0, X2
+	VPADDD       X2, X0, X0
+	VMOVD        X0, (DX)
+	VEXTRACTI128 $1, Y1, X3
+	VPADDD       X3, X1, X1
+	VPSHUFD      $0x4E, X1, X3
+	VPADDD       X3, X1, X1
+	VPSHUFD      $0xB1, X1, X3
+	VPADDD       X3, X1, X1
+	VMOVD        X1, 4(DX)
+
+	ADDQ $8, DX
+	LEAQ (R9)(CX*1), DI
+	SUBQ $2, BX
+	JMP  avxloop2
+
+avxloop1:
+	CMPQ BX, $0
+	JEQ  avxdone
+	VPXOR Y0, Y0, Y0
+	XORQ  AX, AX
+	MOVQ  SI, R10
+
+avxinner1:
+	VPMOVSXBW (DI)(AX*1), Y2
+	VMOVDQU   (R10), Y4
+	VPMADDWD  Y4, Y2, Y2
+	VPADDD    Y2, Y0, Y0
+	ADDQ      $16, AX
+	ADDQ      $32, R10
+	CMPQ      AX, CX
+	JLT       avxinner1
+
+	VEXTRACTI128 $1, Y0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0x4E, X0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0xB1, X0, X2
+	VPADDD       X2, X0, X0
+	VMOVD        X0, (DX)
+	ADDQ         $4, DX
+	ADDQ         CX, DI
+	DECQ         BX
+	JMP          avxloop1
+
+avxdone:
+	VZEROUPPER
 	RET

@@ -29,7 +29,7 @@ var (
 	// Zero (NULL) creation times sort like the zero time.
 	qListEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub +
 		` ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
-	qListVectors = `SELECT id, embedder, dim, data FROM vectors WHERE space_id = ` + spaceSub +
+	qListVectors = `SELECT id, dim, data FROM vectors WHERE space_id = ` + spaceSub +
 		` AND kind = ? AND embedder = ? ORDER BY id`
 	qStats = `WITH sp AS ` + spaceSub + ` SELECT
 	(SELECT count(*) FROM turns WHERE space_id = (SELECT id FROM sp)),
@@ -327,10 +327,11 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 	// (loading a space reads every vector).
 	var slab []float32
 	vs, err := collect(rows, err, func(sc scanner) (store.Vector, error) {
-		v := store.Vector{Kind: kind}
+		// Kind and embedder are the query's own (not read per row).
+		v := store.Vector{Kind: kind, Embedder: embedder}
 		var dim int
 		var data sql.RawBytes
-		if err := sc.Scan(&v.ID, &v.Embedder, &dim, &data); err != nil {
+		if err := sc.Scan(&v.ID, &dim, &data); err != nil {
 			return v, err
 		}
 		if len(data) != 4*dim || dim <= 0 || dim > 1<<16 {
