@@ -142,10 +142,11 @@ type Result struct {
 	Skipped string `json:"skipped,omitempty"`
 }
 
-// timedModel measures the time spent inside a model.
+// timedModel measures the time spent inside a model, and delays each
+// call by delay nanoseconds.
 type timedModel struct {
 	inner llm.Model
-	delay time.Duration
+	delay atomic.Int64
 	spent atomic.Int64
 	calls atomic.Int64
 	toks  atomic.Int64
@@ -154,9 +155,9 @@ type timedModel struct {
 func (m *timedModel) Complete(ctx context.Context, r llm.Request) (llm.Response, error) {
 	start := time.Now()
 	resp, err := m.inner.Complete(ctx, r)
-	if m.delay > 0 {
+	if d := time.Duration(m.delay.Load()); d > 0 {
 		select {
-		case <-time.After(m.delay):
+		case <-time.After(d):
 		case <-ctx.Done():
 			return llm.Response{}, ctx.Err()
 		}
@@ -330,7 +331,13 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	if err != nil {
 		return res, err
 	}
-	defer m.Close()
+	closeM := func() {
+		if m != nil {
+			m.Close()
+			m = nil // unreachable: its loaded space can be collected
+		}
+	}
+	defer closeM()
 	if _, err := m.Retrieve(ctx, space, questions[0], higmem.RetrieveOptions{}); err != nil {
 		return res, err
 	}
@@ -380,6 +387,27 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 		return res, nil
 	}
 
+	// Critical path: every call delayed; Ask includes the answer round.
+	if cfg.DelayQueries > 0 {
+		model.delay.Store(int64(cfg.Delay))
+		k := min(cfg.DelayQueries, len(questions))
+		var total time.Duration
+		rounds := 0
+		for _, q := range questions[:k] {
+			t0 := time.Now()
+			a, err := m.Ask(ctx, space, q, higmem.RetrieveOptions{})
+			if err != nil {
+				return res, err
+			}
+			total += time.Since(t0)
+			rounds += a.Trace.Rounds
+		}
+		res.DelayedMean = total / time.Duration(k)
+		res.Rounds = float64(rounds) / float64(k)
+		model.delay.Store(0)
+	}
+	closeM() // one loaded copy of the space at a time
+
 	// Engine only: the same questions with calls one at a time, minus the
 	// time inside the model.
 	seq := &timedModel{inner: llmtest.NewScripted()}
@@ -402,30 +430,6 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	}
 	slices.Sort(eng)
 	res.EngineP50, res.EngineP95, res.EngineP99 = pct(eng, 50), pct(eng, 95), pct(eng, 99)
-
-	// Critical path: every call delayed; Ask includes the answer round.
-	if cfg.DelayQueries > 0 {
-		slow := &timedModel{inner: llmtest.NewScripted(), delay: cfg.Delay}
-		md, err := open(st, slow, 0)
-		if err != nil {
-			return res, err
-		}
-		defer md.Close()
-		k := min(cfg.DelayQueries, len(questions))
-		var total time.Duration
-		rounds := 0
-		for _, q := range questions[:k] {
-			t0 := time.Now()
-			a, err := md.Ask(ctx, space, q, higmem.RetrieveOptions{})
-			if err != nil {
-				return res, err
-			}
-			total += time.Since(t0)
-			rounds += a.Trace.Rounds
-		}
-		res.DelayedMean = total / time.Duration(k)
-		res.Rounds = float64(rounds) / float64(k)
-	}
 	return res, nil
 }
 
