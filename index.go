@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
@@ -183,17 +184,34 @@ func lexTerms(s string) []string {
 // work: tokens are substrings of s unless they need lower-casing. ok is
 // false when s is not ASCII.
 func asciiTokens(s string) (toks []string, ok bool) {
+	if !isASCII(s) {
+		return nil, false
+	}
+	toks = make([]string, 0, len(s)/5+1)
+	eachASCIIToken(s, func(tok string) bool {
+		toks = append(toks, tok)
+		return true
+	})
+	return toks, true
+}
+
+func isASCII(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 0x80 {
-			return nil, false
+			return false
 		}
 	}
+	return true
+}
+
+// eachASCIIToken calls yield with the tokens of ASCII text s, as
+// textnorm.Tokens splits them, until yield returns false.
+func eachASCIIToken(s string, yield func(string) bool) {
 	word := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
-	toks = make([]string, 0, len(s)/5+1)
 	start, upper := -1, false
-	flush := func(end int) {
+	flush := func(end int) bool {
 		if start < 0 {
-			return
+			return true
 		}
 		tok := s[start:end]
 		if upper {
@@ -205,8 +223,8 @@ func asciiTokens(s string) (toks []string, ok bool) {
 				break
 			}
 		}
-		toks = append(toks, tok)
 		start, upper = -1, false
+		return yield(tok)
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -221,11 +239,12 @@ func asciiTokens(s string) (toks []string, ok bool) {
 		case c == '\'' && start >= 0 && i+1 < len(s) && word(s[i+1]):
 			// An apostrophe between word characters stays in the token.
 		default:
-			flush(i)
+			if !flush(i) {
+				return
+			}
 		}
 	}
 	flush(len(s))
-	return toks, true
 }
 
 // maxStems bounds the stem memo (a few MB).
@@ -454,7 +473,16 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		if links, errs[3] = m.store.ListLinks(ctx, sp, nil); errs[3] != nil {
 			return
 		}
-		if emb != nil {
+		if vi, ok := m.store.(vectorsInto); ok && emb != nil {
+			epos := make(map[string]int, len(events))
+			for i, e := range events {
+				epos[e.ID] = i
+			}
+			if emat, eok, errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, emb, len(events), epos); errs[3] != nil {
+				return
+			}
+		}
+		if emb != nil && !eok {
 			if evecs, errs[3] = m.store.ListVectors(ctx, sp, store.VectorEvent, emb.ID()); errs[3] != nil {
 				return
 			}
@@ -549,6 +577,36 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	st.turnVec.QuantizeFrom(quantizeRows)
 	st.eventVec.QuantizeFrom(quantizeRows)
 	return nil
+}
+
+// vectorsInto is implemented by stores that decode vectors straight into a
+// matrix (store/sqlite does), which saves a copy of every vector. Events
+// use it; turn vectors are read while the turns are (their rows are not
+// known yet) and copied.
+type vectorsInto interface {
+	VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error)
+}
+
+// intoMatrix reads the n stored vectors of one kind into a matrix whose rows
+// follow pos (id -> row), quantized (see quantizeRows); ok is false when
+// one is missing or of another dimension.
+func intoMatrix(ctx context.Context, vi vectorsInto, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int) (m vec.Matrix, ok bool, err error) {
+	dim := emb.Dim()
+	data := make([]float32, n*dim)
+	seen := make([]bool, n)
+	got, err := vi.VectorsInto(ctx, sp, kind, emb.ID(), dim, data, func(id string) int {
+		if i, ok := pos[id]; ok && !seen[i] {
+			seen[i] = true
+			return i
+		}
+		return -1
+	})
+	if err != nil || got != n {
+		return vec.Matrix{}, false, err
+	}
+	m = vec.Matrix{Dim: dim, Data: data}
+	m.QuantizeFrom(quantizeRows)
+	return m, true, nil
 }
 
 // storedMatrix returns the matrix whose row i is the stored vector with id

@@ -961,12 +961,17 @@ var numberWords = map[string]bool{
 
 // hasNumber reports whether text mentions a number, in digits or in words.
 func hasNumber(text string) bool {
-	toks, ok := asciiTokens(text)
-	if !ok {
-		toks = textnorm.Tokens(text)
+	number := func(w string) bool { return numberWords[w] || strings.ContainsAny(w, "0123456789") }
+	if isASCII(text) {
+		found := false
+		eachASCIIToken(text, func(w string) bool {
+			found = number(w)
+			return !found
+		})
+		return found
 	}
-	for _, w := range toks {
-		if numberWords[w] || strings.ContainsAny(w, "0123456789") {
+	for _, w := range textnorm.Tokens(text) {
+		if number(w) {
 			return true
 		}
 	}

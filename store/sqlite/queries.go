@@ -36,7 +36,12 @@ var (
 	(SELECT count(*) FROM events WHERE space_id = (SELECT id FROM sp)),
 	(SELECT count(*) FROM links WHERE space_id = (SELECT id FROM sp)),
 	(SELECT coalesce(max(seq), 0) FROM turns WHERE space_id = (SELECT id FROM sp))`
-	qSpaces = `SELECT user_id, agent_id FROM spaces s
+	// Row counts, to size the result of a whole-space list up front
+	// (loading a space lists every turn, event and vector).
+	qCountTurns   = `SELECT count(*) FROM turns WHERE space_id = ` + spaceSub
+	qCountEvents  = `SELECT count(*) FROM events WHERE space_id = ` + spaceSub
+	qCountVectors = `SELECT count(*) FROM vectors WHERE space_id = ` + spaceSub + ` AND kind = ? AND embedder = ?`
+	qSpaces       = `SELECT user_id, agent_id FROM spaces s
 	WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = s.id) OR EXISTS (SELECT 1 FROM events WHERE space_id = s.id)
 	ORDER BY user_id, agent_id`
 )
@@ -112,7 +117,7 @@ func bools(n int) [][]bool {
 
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
-	qs := []string{qGetTurn, qGetEvent, qListEvents, qListVectors, qStats, qSpaces}
+	qs := []string{qGetTurn, qGetEvent, qListEvents, qListVectors, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
 	}
@@ -175,11 +180,16 @@ func scanEvent(sc scanner, sp store.Space) (store.Event, error) {
 
 // collect scans every row with scan.
 func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([]T, error) {
+	return collectN(rows, err, 0, scan)
+}
+
+// collectN is collect with room for n rows made up front.
+func collectN[T any](rows *sql.Rows, err error, n int, scan func(scanner) (T, error)) ([]T, error) {
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []T
+	out := make([]T, 0, n)
 	for rows.Next() {
 		x, err := scan(rows)
 		if err != nil {
@@ -188,6 +198,20 @@ func collect[T any](rows *sql.Rows, err error, scan func(scanner) (T, error)) ([
 		out = append(out, x)
 	}
 	return out, rows.Err()
+}
+
+// count runs a count query; on error it returns 0 (the count is only a
+// hint for the size of a result).
+func (r reader) count(ctx context.Context, q string, args ...any) int {
+	rows, err := r.query(ctx, q, args...)
+	ns, err := collect(rows, err, func(sc scanner) (int, error) {
+		var n int
+		return n, sc.Scan(&n)
+	})
+	if err != nil || len(ns) != 1 || ns[0] < 0 || ns[0] > 1<<26 {
+		return 0
+	}
+	return ns[0]
 }
 
 // idsArg encodes an id list for json_each.
@@ -239,8 +263,12 @@ func (r reader) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery
 		limit = int64(q.Limit)
 	}
 	args = append(args, limit)
+	hint := 0
+	if q.IDs == nil && q.SessionID == "" && !before && q.AfterSeq == 0 && q.Limit <= 0 {
+		hint = r.count(ctx, qCountTurns, sp.UserID, sp.AgentID)
+	}
 	rows, err := r.query(ctx, qListTurns(q.IDs != nil, q.SessionID != "", before, q.AfterSeq != 0), args...)
-	ts, err := collect(rows, err, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) })
+	ts, err := collectN(rows, err, hint, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list turns: %w", err)
 	}
@@ -286,8 +314,9 @@ func (r reader) GetEvent(ctx context.Context, sp store.Space, id string) (store.
 }
 
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
+	hint := r.count(ctx, qCountEvents, sp.UserID, sp.AgentID)
 	rows, err := r.query(ctx, qListEvents, sp.UserID, sp.AgentID)
-	es, err := collect(rows, err, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) })
+	es, err := collectN(rows, err, hint, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) })
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list events: %w", err)
 	}
@@ -322,11 +351,12 @@ func (r reader) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]
 }
 
 func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
+	hint := r.count(ctx, qCountVectors, sp.UserID, sp.AgentID, string(kind), embedder)
 	rows, err := r.query(ctx, qListVectors, sp.UserID, sp.AgentID, string(kind), embedder)
 	// Rows are decoded into shared slabs rather than one allocation each
 	// (loading a space reads every vector).
 	var slab []float32
-	vs, err := collect(rows, err, func(sc scanner) (store.Vector, error) {
+	vs, err := collectN(rows, err, hint, func(sc scanner) (store.Vector, error) {
 		// Kind and embedder are the query's own (not read per row).
 		v := store.Vector{Kind: kind, Embedder: embedder}
 		var dim int
@@ -351,6 +381,37 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 		return nil, fmt.Errorf("sqlite: list vectors: %w", err)
 	}
 	return vs, nil
+}
+
+// VectorsInto implements Store.VectorsInto.
+func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
+	if dim <= 0 {
+		return 0, fmt.Errorf("sqlite: vectors into a matrix: dimension %d", dim)
+	}
+	rows, err := r.query(ctx, qListVectors, sp.UserID, sp.AgentID, string(kind), embedder)
+	if err != nil {
+		return 0, fmt.Errorf("sqlite: list vectors: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	var id string
+	var d int
+	var data sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&id, &d, &data); err != nil {
+			return n, fmt.Errorf("sqlite: list vectors: %w", err)
+		}
+		i := row(id)
+		if i < 0 || d != dim || len(data) != 4*dim || (i+1)*dim > len(dst) {
+			continue
+		}
+		decodeVectorInto(dst[i*dim:(i+1)*dim], data)
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		return n, fmt.Errorf("sqlite: list vectors: %w", err)
+	}
+	return n, nil
 }
 
 func (r reader) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {

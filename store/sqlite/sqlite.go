@@ -259,6 +259,15 @@ func (s *Store) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 	return read(s, &sp, func(r reader) ([]store.Vector, error) { return r.ListVectors(ctx, sp, kind, embedder) })
 }
 
+// VectorsInto decodes the vectors of one kind made by one embedder straight
+// into rows of dst, a row-major matrix of rows of dim float32s: the vector
+// with id goes to row row(id). Vectors whose row is negative, or of another
+// dimension, are skipped. It returns how many rows it wrote. Loading a
+// space this way skips a copy of every vector (see ListVectors).
+func (s *Store) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
+	return read(s, &sp, func(r reader) (int, error) { return r.VectorsInto(ctx, sp, kind, embedder, dim, dst, row) })
+}
+
 // History implements store.Reader.
 func (s *Store) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {
 	return read(s, &sp, func(r reader) ([]store.Change, error) { return r.History(ctx, sp, kind, id) })
