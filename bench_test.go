@@ -3,8 +3,10 @@ package higmem_test
 import (
 	"context"
 	"fmt"
-	"io"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/higmem/higmem"
@@ -13,6 +15,26 @@ import (
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store/sqlite"
 )
+
+// benchSizes returns the space sizes of the retrieval and cold-open
+// benchmarks: HIGMEM_BENCH_TURNS (comma-separated, e.g. "1000,100000"),
+// else 1,000 and 10,000. Building 100,000 turns takes about a minute;
+// higmem bench measures that size by default.
+func benchSizes(b *testing.B) []int {
+	env := os.Getenv("HIGMEM_BENCH_TURNS")
+	if env == "" {
+		return []int{1000, 10000}
+	}
+	var out []int
+	for _, f := range strings.Split(env, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n <= 0 {
+			b.Fatalf("HIGMEM_BENCH_TURNS: %q is not a positive number", f)
+		}
+		out = append(out, n)
+	}
+	return out
+}
 
 // addAll ingests a conversation one session per Add.
 func addAll(b *testing.B, m *higmem.Memory, turns []higmem.TurnInput) {
@@ -52,75 +74,85 @@ func BenchmarkAdd(b *testing.B) {
 	}
 }
 
-// BenchmarkRetrieve measures one retrieval per mode at 1k and 10k turns.
+// BenchmarkRetrieve measures one retrieval per mode at each size (see
+// benchSizes), with the scripted LLM answering at once, on a SQLite file
+// built in offline mode (as higmem bench measures LLM modes above its
+// ingest cap).
 func BenchmarkRetrieve(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
+	ctx := context.Background()
+	for _, n := range benchSizes(b) {
 		conv := synth.Generate(synth.Options{Turns: n, Seed: 1})
-		m, err := higmem.Open(context.Background(), higmem.Options{Embedder: hashing.New(0)})
+		st, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "m.db"), sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := higmem.Open(ctx, higmem.Options{Store: st, Embedder: hashing.New(0)})
 		if err != nil {
 			b.Fatal(err)
 		}
 		addAll(b, m, conv.Turns)
+		m.Close()
 		for _, mode := range []higmem.Mode{higmem.ModeOffline, higmem.ModeDefault, higmem.ModePaper} {
 			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
-				// Reuse the offline-built memory through an export.
-				o := higmem.Options{Mode: mode, Embedder: hashing.New(0)}
+				o := higmem.Options{Store: st, Mode: mode, Embedder: hashing.New(0)}
 				if mode != higmem.ModeOffline {
 					o.Memory = llmtest.NewScripted()
 				}
-				rm := reopen(b, m, o)
+				rm, err := higmem.Open(ctx, o)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer rm.Close()
+				if _, err := rm.Retrieve(ctx, sp, conv.Questions[0].Text, higmem.RetrieveOptions{}); err != nil {
+					b.Fatal(err) // loads the space
+				}
 				i := 0
 				for b.Loop() {
 					q := conv.Questions[i%len(conv.Questions)].Text
 					i++
-					if _, err := rm.Retrieve(context.Background(), sp, q, higmem.RetrieveOptions{}); err != nil {
+					if _, err := rm.Retrieve(ctx, sp, q, higmem.RetrieveOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}
 			})
 		}
-		m.Close()
-	}
-}
-
-// reopen copies a memory into a new one with other options.
-func reopen(b *testing.B, m *higmem.Memory, o higmem.Options) *higmem.Memory {
-	b.Helper()
-	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(m.Export(context.Background(), sp, pw)) }()
-	rm, err := higmem.Open(context.Background(), o)
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := rm.Import(context.Background(), sp, pr); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { rm.Close() })
-	return rm
-}
-
-// BenchmarkColdOpen measures opening a stored 10k-turn space: a new Memory
-// on the SQLite file up to its first retrieval.
-func BenchmarkColdOpen(b *testing.B) {
-	conv := synth.Generate(synth.Options{Turns: 10000, Seed: 1})
-	path := filepath.Join(b.TempDir(), "m.db")
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, path, sqlite.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	m, _ := higmem.Open(ctx, higmem.Options{Store: st, Embedder: hashing.New(0)})
-	addAll(b, m, conv.Turns)
-	st.Close()
-	for b.Loop() {
-		st, err := sqlite.Open(ctx, path, sqlite.Options{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		m, _ := higmem.Open(ctx, higmem.Options{Store: st, Embedder: hashing.New(0)})
-		if _, err := m.Retrieve(ctx, sp, conv.Questions[0].Text, higmem.RetrieveOptions{}); err != nil {
-			b.Fatal(err)
-		}
 		st.Close()
+	}
+}
+
+// BenchmarkColdOpen measures opening a stored space of each size (see
+// benchSizes): a new Memory on the SQLite file up to its first retrieval.
+func BenchmarkColdOpen(b *testing.B) {
+	for _, n := range benchSizes(b) {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			conv := synth.Generate(synth.Options{Turns: n, Seed: 1})
+			path := filepath.Join(b.TempDir(), "m.db")
+			ctx := context.Background()
+			st, err := sqlite.Open(ctx, path, sqlite.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			m, err := higmem.Open(ctx, higmem.Options{Store: st, Embedder: hashing.New(0)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			addAll(b, m, conv.Turns)
+			st.Close()
+			for b.Loop() {
+				st, err := sqlite.Open(ctx, path, sqlite.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, err := higmem.Open(ctx, higmem.Options{Store: st, Embedder: hashing.New(0)})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := m.Retrieve(ctx, sp, conv.Questions[0].Text, higmem.RetrieveOptions{}); err != nil {
+					b.Fatal(err)
+				}
+				m.Close()
+				st.Close()
+			}
+		})
 	}
 }
