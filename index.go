@@ -818,11 +818,7 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
 
 // putEvent inserts or replaces an event (and its vector). Caller holds
 // st.mu for writing.
-func (st *spaceState) putEvent(e store.Event, v []float32) { st.putEventLex(e, v, true) }
-
-// putEventLex is putEvent; lex false leaves the event's BM25 entry to the
-// caller.
-func (st *spaceState) putEventLex(e store.Event, v []float32, lex bool) {
+func (st *spaceState) putEvent(e store.Event, v []float32) {
 	i, ok := st.evPos[e.ID]
 	var old []string
 	if ok {
@@ -861,9 +857,7 @@ func (st *spaceState) putEventLex(e store.Event, v []float32, lex bool) {
 		st.refreshEvent(id)
 	}
 	st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
-	if lex {
-		st.eventLex.AddRef(e.ID, i, eventText(e))
-	}
+	st.eventLex.AddRef(e.ID, i, eventText(e))
 }
 
 // refreshEvent recomputes the first event of a turn. Caller holds st.mu

@@ -833,7 +833,8 @@ func (tu offlineTuning) scoreAt(f *turnFeatures, i int, r, p1, p2, n1, n2, b flo
 }
 
 // rank returns the indexes of the turns with a positive score, best first
-// (ties by index).
+// (ties by index). Retrieval needs only the top of this order (topRanked,
+// offlineEvents); the full order serves the tuning sweeps and the tests.
 func rank(scores []float64) []int {
 	var idx []int
 	for i, s := range scores {

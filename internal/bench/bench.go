@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -313,9 +314,11 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 
 	// Cold open, up to the first answer, with an instant LLM.
 	model := &timedModel{inner: llmtest.NewScripted()}
+	// As from a fresh process: earlier garbage collected and the memory
+	// returned to the OS (pools hold on to dropped objects for one cycle).
 	var before runtime.MemStats
 	runtime.GC()
-	runtime.GC() // pools hold on to dropped objects for one cycle
+	debug.FreeOSMemory()
 	runtime.ReadMemStats(&before)
 	stop, err := profile(cfg, res, "open")
 	if err != nil {
@@ -355,7 +358,9 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 		res.HeapBytes = after.HeapInuse - before.HeapInuse
 	}
 
-	// Retrieval with the instant LLM, calls in parallel.
+	// Retrieval with the instant LLM, calls in parallel, in steady state
+	// (the load's garbage collected).
+	runtime.GC()
 	model.calls.Store(0)
 	model.toks.Store(0)
 	lat := make([]time.Duration, 0, len(questions))
@@ -419,6 +424,7 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	if _, err := ms.Retrieve(ctx, space, questions[0], higmem.RetrieveOptions{}); err != nil {
 		return res, err
 	}
+	runtime.GC()
 	eng := make([]time.Duration, 0, len(questions))
 	for _, q := range questions {
 		spent := seq.spent.Load()
