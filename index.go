@@ -1119,21 +1119,36 @@ func (sc *scratch) hybridSearch(mat *vec.Matrix, lex []float64, touched []int, q
 	// floor a row's upper bound must reach.
 	sc.scoreHi = grow(sc.scoreHi, n)
 	hi := sc.scoreHi
-	lows := newTopK(k)
-	for i := range n {
-		if keep != nil && !keep(i) {
-			hi[i] = -1
-			continue
+	var parts [4]*topK
+	np := parallelRange(n, 32768, func(p, lo, hi_ int) {
+		lows := newTopK(k)
+		for i := lo; i < hi_; i++ {
+			if keep != nil && !keep(i) {
+				hi[i] = -1
+				continue
+			}
+			l := 0.0
+			if x := lex[i]; x != 0 && maxLex > 0 {
+				l = x / maxLex
+			}
+			h := l
+			if u := est[i] + bound[i]; u > 0 {
+				h += hybridDenseWeight * u
+			}
+			if d := est[i] - bound[i]; d > 0 {
+				l += hybridDenseWeight * d
+			}
+			hi[i] = h
+			if l > 0 && (len(lows.h) < k || l > lows.h[0].score) {
+				lows.offer(i, l)
+			}
 		}
-		l := 0.0
-		if maxLex > 0 {
-			l = lex[i] / maxLex
-		}
-		h := l + hybridDenseWeight*max(est[i]+bound[i], 0)
-		l += hybridDenseWeight * max(est[i]-bound[i], 0)
-		hi[i] = h
-		if l > 0 && (len(lows.h) < k || l > lows.h[0].score) {
-			lows.offer(i, l)
+		parts[p] = lows
+	})
+	lows := parts[0]
+	for _, p := range parts[1:np] {
+		for _, c := range p.h {
+			lows.offer(c.idx, c.score)
 		}
 	}
 	floor := 0.0

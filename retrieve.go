@@ -218,8 +218,20 @@ func (q *query) stage(name string, ids []string) {
 
 // searchStage runs turn and event search and records both stages.
 func (q *query) searchStage() (turns []scored, events []scored) {
-	turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
-	if !q.noEvents {
+	switch {
+	case q.noEvents:
+		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
+	case len(q.st.events) >= quantizeRows:
+		// Large: the two searches are independent; run them at once.
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
+		}()
+		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
+		<-done
+	default:
+		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
 		events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
 	}
 	ids := make([]string, len(turns))
