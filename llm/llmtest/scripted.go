@@ -90,31 +90,11 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		}
 	}
 	p := parse(user)
-	var reply any
-	switch req.SchemaName {
-	case "turn_note":
-		reply = p.turnNote()
-	case "affiliate":
-		reply = p.affiliate()
-	case "event_update":
-		reply = p.eventUpdate()
-	case "event_check":
-		reply = p.eventCheck()
-	case "build_batch":
-		reply = p.buildBatch()
-	case "query":
-		reply = p.query()
-	case "predict":
-		reply = p.predict()
-	case "filter":
-		reply = p.filter()
-	case "answer":
-		reply = p.answer()
-	case "judge":
-		reply = p.judge(user)
-	default:
+	answer, ok := replies[req.SchemaName]
+	if !ok {
 		return llm.Response{}, fmt.Errorf("llmtest: scripted model does not know prompt %q: %w", req.SchemaName, llm.ErrRequest)
 	}
+	reply := answer(p)
 	b, err := json.Marshal(reply)
 	if err != nil {
 		return llm.Response{}, err
@@ -129,6 +109,20 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		Usage:   llm.Usage{PromptTokens: (promptLen + 3) / 4, CompletionTokens: (len(b) + 3) / 4},
 		Latency: s.Delay,
 	}, nil
+}
+
+// replies maps each higmem prompt kind to the fake's answer.
+var replies = map[string]func(parsed) map[string]any{
+	"turn_note":    parsed.turnNote,
+	"affiliate":    parsed.affiliate,
+	"event_update": parsed.eventUpdate,
+	"event_check":  parsed.eventCheck,
+	"build_batch":  parsed.buildBatch,
+	"query":        parsed.query,
+	"predict":      parsed.predict,
+	"filter":       parsed.filter,
+	"answer":       parsed.answer,
+	"judge":        parsed.judge,
 }
 
 // Junk is a model that never returns JSON.
@@ -470,7 +464,7 @@ func (p parsed) answer() map[string]any {
 	return map[string]any{"answer": "Not mentioned in the conversation"}
 }
 
-func (p parsed) judge(string) map[string]any {
+func (p parsed) judge() map[string]any {
 	label := "WRONG"
 	if overlap(p.gold, p.graded) > 0 || strings.EqualFold(strings.TrimSpace(p.gold), strings.TrimSpace(p.graded)) {
 		label = "CORRECT"
