@@ -5,7 +5,10 @@
 // Scanning a matrix is the cost that grows with a memory space, so it is
 // done with SIMD on amd64 (SSE multiplies and adds in the same order as Dot,
 // so every score is bit-identical to Dot's) and split across cores for large
-// matrices.
+// matrices. A large matrix can also keep an int8 copy of its rows
+// (QuantizeFrom), scanned four times faster into estimates with rigorous
+// error bounds (Estimate), so that a search computes exact scores only for
+// the rows that can rank.
 package vec
 
 import (
