@@ -35,6 +35,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -224,6 +225,51 @@ type Stats struct {
 	Events  int   `json:"events"`
 	Links   int   `json:"links"`
 	LastSeq int64 `json:"last_seq"`
+}
+
+// Validate reports whether a turn can be stored: it needs an id.
+func (t Turn) Validate() error {
+	if t.ID == "" {
+		return fmt.Errorf("%w: turn needs an id", ErrInvalid)
+	}
+	return nil
+}
+
+// Validate reports whether an annotation can be stored: it needs a turn id.
+func (a Annotation) Validate() error {
+	if a.TurnID == "" {
+		return fmt.Errorf("%w: annotation needs a turn id", ErrInvalid)
+	}
+	return nil
+}
+
+// Validate reports whether an event can be stored: it needs an id.
+func (e Event) Validate() error {
+	if e.ID == "" {
+		return fmt.Errorf("%w: event needs an id", ErrInvalid)
+	}
+	return nil
+}
+
+// Validate reports whether a link can be stored: it needs both ends and a
+// confidence that is a number.
+func (l Link) Validate() error {
+	if l.Source == "" || l.Target == "" {
+		return fmt.Errorf("%w: link needs a source and a target", ErrInvalid)
+	}
+	if math.IsNaN(l.Confidence) {
+		return fmt.Errorf("%w: link confidence is NaN", ErrInvalid)
+	}
+	return nil
+}
+
+// Validate reports whether a vector can be stored: it needs a kind and an
+// id.
+func (v Vector) Validate() error {
+	if v.Kind == "" || v.ID == "" {
+		return fmt.Errorf("%w: vector needs a kind and an id (got %q, %q)", ErrInvalid, v.Kind, v.ID)
+	}
+	return nil
 }
 
 // Reader is the read side of a store. All methods take the space to read.

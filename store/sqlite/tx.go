@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"sync/atomic"
 	"time"
 
@@ -239,8 +238,8 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 	if err := t.check(tr.Space); err != nil {
 		return false, err
 	}
-	if tr.ID == "" {
-		return false, fmt.Errorf("%w: turn needs an id", store.ErrInvalid)
+	if err := tr.Validate(); err != nil {
+		return false, err
 	}
 	if tr.RecordedAt.IsZero() {
 		tr.RecordedAt = time.Now()
@@ -290,8 +289,8 @@ func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotati
 	if err := t.check(sp); err != nil {
 		return err
 	}
-	if a.TurnID == "" {
-		return fmt.Errorf("%w: annotation needs a turn id", store.ErrInvalid)
+	if err := a.Validate(); err != nil {
+		return err
 	}
 	kws, err1 := encodeList("keywords", a.Keywords)
 	tags, err2 := encodeList("tags", a.Tags)
@@ -322,8 +321,8 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 	if err := t.check(e.Space); err != nil {
 		return err
 	}
-	if e.ID == "" {
-		return fmt.Errorf("%w: event needs an id", store.ErrInvalid)
+	if err := e.Validate(); err != nil {
+		return err
 	}
 	args := make([]any, 0, 15)
 	var errs []error
@@ -389,11 +388,8 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 	if err := t.check(sp); err != nil {
 		return err
 	}
-	if l.Source == "" || l.Target == "" {
-		return fmt.Errorf("%w: link needs a source and a target", store.ErrInvalid)
-	}
-	if math.IsNaN(l.Confidence) {
-		return fmt.Errorf("%w: link confidence is NaN", store.ErrInvalid)
+	if err := l.Validate(); err != nil {
+		return err
 	}
 	created, err1 := encodeTime("created at", l.CreatedAt)
 	inval, err2 := encodeTime("invalidated at", l.InvalidatedAt)
@@ -419,8 +415,8 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 		return err
 	}
 	for _, v := range vs {
-		if v.Kind == "" || v.ID == "" {
-			return fmt.Errorf("%w: vector needs a kind and an id (got %q, %q)", store.ErrInvalid, v.Kind, v.ID)
+		if err := v.Validate(); err != nil {
+			return err
 		}
 	}
 	if len(vs) == 0 {
