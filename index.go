@@ -1051,17 +1051,10 @@ func sortScored(s []scored) {
 	})
 }
 
-// searchTurns ranks turns for a query: BM25 fused with dense similarity
+// searchTurnsIn ranks turns for a query: BM25 fused with dense similarity
 // (when qv is non-nil) by hybrid. keep filters turn indexes (nil keeps
-// all). Caller holds st.mu.
-func (st *spaceState) searchTurns(query string, qv []float32, k int, keep func(int) bool) []scored {
-	sc := st.getScratch()
-	defer st.putScratch(sc)
-	return st.searchTurnsIn(sc, query, qv, k, keep)
-}
-
-// searchTurnsIn is searchTurns with the query's scratch, whose lexical
-// scores it leaves set (see query.turnLexScores).
+// all). It uses the query's scratch, whose lexical scores it leaves set
+// (see query.turnLexScores). Caller holds st.mu.
 func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k int, keep func(int) bool) []scored {
 	n := len(st.turns)
 	if k <= 0 || n == 0 {
@@ -1075,7 +1068,7 @@ func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k i
 	return sc.hybridSearch(&st.turnVec, lex, touched, qv, k, keep)
 }
 
-// searchEvents ranks events for a query like searchTurns. Caller holds
+// searchEvents ranks events for a query like searchTurnsIn. Caller holds
 // st.mu.
 func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(int) bool) []scored {
 	n := len(st.events)

@@ -182,9 +182,6 @@ type Prompt struct {
 // Render renders one of higmem's prompts.
 func Render(name string, data any) (Prompt, error) { return defaultSet.Render(name, data) }
 
-// Schema returns the JSON schema of a prompt's reply.
-func Schema(name string) json.RawMessage { return json.RawMessage(schemas[name]) }
-
 const strList = `{"type":"array","items":{"type":"string"}}`
 
 var factList = `{"type":"array","items":{"type":"object","properties":{"time":{"type":"string"},"fact":{"type":"string"},"turn_id":{"type":"string"}},"required":["fact"]}}`

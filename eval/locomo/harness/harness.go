@@ -26,7 +26,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/higmem/higmem"
@@ -206,25 +205,4 @@ func NewSystem(name string) (System, error) {
 		}
 	}
 	return nil, fmt.Errorf("%w %q (known: %v)", ErrUnknownSystem, name, SystemNames())
-}
-
-// systemOrder sorts names in registry order (unknown names last, by name).
-func systemOrder(a, b string) int {
-	ia, ib := slices.Index(SystemNames(), a), slices.Index(SystemNames(), b)
-	if ia < 0 {
-		ia = len(registry)
-	}
-	if ib < 0 {
-		ib = len(registry)
-	}
-	if ia != ib {
-		return ia - ib
-	}
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
