@@ -2,7 +2,10 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
+	"strings"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/internal/pgtest"
 	"github.com/higmem/higmem/internal/storecopy"
 )
@@ -163,5 +167,83 @@ func mustReadJSON(t *testing.T, path string, v any) {
 	}
 	if err := json.Unmarshal(b, v); err != nil {
 		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// `higmem serve --keys-db` on PostgreSQL: keys made with `serve keygen
+// --keys-db` are accepted, by a server started before they were made too,
+// listed by `serve keys`, and refused once `serve revoke` dropped them and
+// the server re-read its keys; the memory lives in the same database.
+func TestServeKeysInPostgres(t *testing.T) {
+	env := baseEnv(t)
+	env["HIGMEM_DB"] = pgtest.SchemaDSN(t)
+	keygen := func(name, user string) string {
+		t.Helper()
+		out, errOut, code := runCLI(t, env, "serve", "keygen", "--keys-db", "--name", name, "--users", user, "--json")
+		var kg struct {
+			Key string `json:"key"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &kg) != nil || kg.Key == "" {
+			t.Fatalf("keygen: %d %s %s", code, out, errOut)
+		}
+		return kg.Key
+	}
+	alice := keygen("alice-key", "alice")
+	if _, errOut, code := runCLI(t, env, "serve", "--keys-db", "--keys-file", "k.json"); code == 0 || !strings.Contains(errOut, "one of") {
+		t.Errorf("--keys-db with --keys-file: %d %s", code, errOut)
+	}
+	stderr := &syncBuffer{}
+	srv := startCommand(t, env, strings.NewReader(""), io.Discard, stderr, "serve", "--addr", "127.0.0.1:0", "--keys-db", "--keys-refresh", "50ms")
+	var base string
+	for base == "" {
+		if m := listenRE.FindStringSubmatch(stderr.String()); m != nil {
+			base = m[1]
+		} else if srv.exited() {
+			t.Fatalf("serve exited: %v\n%s", srv.err, stderr.String())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	bob := keygen("bob-key", "bob") // after the server started
+	ctx := t.Context()
+	if _, err := api.NewClient(base, alice, nil).Add(ctx, api.AddRequest{UserID: "alice", Turns: []api.TurnInput{
+		{ID: "x1", Speaker: "Alice", Text: "My greyhound Biscuit loves the beach."},
+	}}); err != nil {
+		t.Fatalf("add with alice's key: %v", err)
+	}
+	if _, err := api.NewClient(base, bob, nil).Stats(ctx, api.Scope{UserID: "bob"}); err != nil {
+		t.Fatalf("bob's key made after the server started: %v", err)
+	}
+	if _, err := api.NewClient(base, bob, nil).Stats(ctx, api.Scope{UserID: "alice"}); !api.IsStatus(err, http.StatusForbidden) {
+		t.Fatalf("bob's key on alice: %v", err)
+	}
+	out, _, code := runCLI(t, env, "serve", "keys", "--json")
+	if code != 0 || !strings.Contains(out, `"alice-key"`) || !strings.Contains(out, `"bob-key"`) || strings.Contains(out, alice) {
+		t.Fatalf("serve keys: %d %s", code, out)
+	}
+	if _, errOut, code := runCLI(t, env, "serve", "revoke", "alice-key"); code != 0 {
+		t.Fatalf("revoke: %s", errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "serve", "revoke", "alice-key"); code == 0 || !strings.Contains(errOut, "no key named") {
+		t.Errorf("second revoke: %d %s", code, errOut)
+	}
+	// The server re-reads its keys every --keys-refresh: wait for the
+	// revocation to show (the deadline only guards against a hang).
+	deadline := time.Now().Add(time.Minute)
+	for {
+		_, err := api.NewClient(base, alice, nil).Stats(ctx, api.Scope{UserID: "alice"})
+		if api.IsStatus(err, http.StatusUnauthorized) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("revoked key still accepted after a minute: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := srv.stop(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	out, errOut, code := runCLI(t, env, "--user", "alice", "search", "--json", "Biscuit")
+	if code != 0 || !strings.Contains(out, `"x1"`) {
+		t.Fatalf("turn added through the server not in PostgreSQL: %d %s %s", code, out, errOut)
 	}
 }
