@@ -82,10 +82,10 @@ func (a *app) keysListCommand() *cobra.Command {
 
 func (a *app) revokeCommand() *cobra.Command {
 	return &cobra.Command{
-		Use:   "revoke NAME",
-		Short: "Revoke an API key kept in the PostgreSQL database (--db); servers stop accepting it within their key refresh",
+		Use:     "revoke NAME",
+		Short:   "Revoke an API key kept in the PostgreSQL database (--db); servers stop accepting it within their key refresh",
 		Example: `  higmem serve revoke laptop --db postgres://higmem@db/higmem`,
-		Args: cobra.ExactArgs(1),
+		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tab, err := a.keyTable(cmd.Context())
 			if err != nil {

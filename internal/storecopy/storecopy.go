@@ -336,4 +336,3 @@ func writeNoNUL(w *bytes.Buffer, b []byte) {
 		i += 2
 	}
 }
-
