@@ -119,3 +119,9 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkStore runs storetest.Bench on the test server (see
+// BENCHMARKS.md for the figures and the command).
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store { return open(b) })
+}
