@@ -338,22 +338,36 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 	if err := t.check(sp); err != nil {
 		return err
 	}
-	id = clean(id)
-	sid, ok, err := t.spaceID(ctx, sp, false)
-	var n int64
-	if err == nil && ok {
-		var tag pgconn.CommandTag
-		tag, err = t.pgTx.Exec(ctx, qEventDelete, sid, id)
-		n = tag.RowsAffected()
-	}
-	if err == nil && n > 0 {
-		_, err = t.pgTx.Exec(ctx, qVectorDelete, sid, string(store.VectorEvent), id)
-	}
-	if err != nil {
+	if err := t.deleteRecord(ctx, sp, qEventDelete, clean(id), store.VectorEvent, false); err != nil {
 		return fmt.Errorf("postgres: delete event %q: %w", id, err)
 	}
-	if n == 0 {
-		return fmt.Errorf("postgres: delete event %q: %w", id, store.ErrNotFound)
+	return nil
+}
+
+// deleteRecord deletes the turn or event id with q, then its vector of
+// kind, then (links set) the links touching it; store.ErrNotFound when q
+// deletes nothing.
+func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kind store.VectorKind, links bool) error {
+	sid, ok, err := t.spaceID(ctx, sp, false)
+	if err != nil {
+		return err
+	}
+	var tag pgconn.CommandTag
+	if ok {
+		if tag, err = t.pgTx.Exec(ctx, q, sid, id); err != nil {
+			return err
+		}
+	}
+	if tag.RowsAffected() == 0 {
+		return store.ErrNotFound
+	}
+	if _, err := t.pgTx.Exec(ctx, qVectorDelete, sid, string(kind), id); err != nil {
+		return err
+	}
+	if links {
+		if _, err := t.pgTx.Exec(ctx, qLinksDelete, sid, id); err != nil {
+			return err
+		}
 	}
 	t.dirty[sid] = true
 	return nil
@@ -443,32 +457,14 @@ func rawJSON(m []byte) []byte {
 	return m
 }
 
-// DeleteTurn implements store.Writer.
+// DeleteTurn implements store.Writer. The annotation goes by cascade.
 func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	if err := t.check(sp); err != nil {
 		return err
 	}
-	id = clean(id)
-	sid, ok, err := t.spaceID(ctx, sp, false)
-	var n int64
-	if err == nil && ok {
-		var tag pgconn.CommandTag
-		tag, err = t.pgTx.Exec(ctx, qTurnDelete, sid, id)
-		n = tag.RowsAffected()
-	}
-	if err == nil && n > 0 {
-		_, err = t.pgTx.Exec(ctx, qVectorDelete, sid, string(store.VectorTurn), id)
-	}
-	if err == nil && n > 0 {
-		_, err = t.pgTx.Exec(ctx, qLinksDelete, sid, id)
-	}
-	if err != nil {
+	if err := t.deleteRecord(ctx, sp, qTurnDelete, clean(id), store.VectorTurn, true); err != nil {
 		return fmt.Errorf("postgres: delete turn %q: %w", id, err)
 	}
-	if n == 0 {
-		return fmt.Errorf("postgres: delete turn %q: %w", id, store.ErrNotFound)
-	}
-	t.dirty[sid] = true
 	return nil
 }
 
