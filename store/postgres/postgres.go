@@ -53,6 +53,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"sync"
@@ -287,4 +288,22 @@ func (s *Store) Spaces(ctx context.Context) ([]store.Space, error) {
 // Stats implements store.Reader.
 func (s *Store) Stats(ctx context.Context, sp store.Space) (store.Stats, error) {
 	return read(s, &sp, func(r reader) (store.Stats, error) { return r.Stats(ctx, sp) })
+}
+
+// SpaceVersion returns the version of sp: it changes (grows) with every
+// committed Update that changed the space, and is 0 for a space that has no
+// row (never written, or deleted). One indexed query: what a cache of the
+// space checks before serving a read.
+func (s *Store) SpaceVersion(ctx context.Context, sp store.Space) (int64, error) {
+	return read(s, &sp, func(r reader) (int64, error) {
+		var v int64
+		err := r.q.QueryRow(ctx, `SELECT version FROM spaces WHERE user_id = $1 AND agent_id = $2`, clean(sp.UserID), clean(sp.AgentID)).Scan(&v)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("postgres: space version: %w", err)
+		}
+		return v, nil
+	})
 }

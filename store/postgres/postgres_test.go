@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -124,4 +125,81 @@ func TestSuiteCatchesBugs(t *testing.T) {
 // BENCHMARKS.md for the figures and the command).
 func BenchmarkStore(b *testing.B) {
 	storetest.Bench(b, func(b *testing.B) store.Store { return open(b) })
+}
+
+// The space version grows with every committed change of the space, and
+// only then; a deleted and re-created space never reuses one.
+func TestSpaceVersion(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	sp, other := store.Space{UserID: "alice"}, store.Space{UserID: "bob"}
+	version := func(sp store.Space) int64 {
+		t.Helper()
+		v, err := s.SpaceVersion(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := version(sp); v != 0 {
+		t.Fatalf("version of an unknown space = %d, want 0", v)
+	}
+	turn := store.Turn{Space: sp, ID: "t1", Seq: 1, Speaker: "a", Text: "hi"}
+	put := func(fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := s.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, turn); return err })
+	v1 := version(sp)
+	if v1 <= 0 {
+		t.Fatalf("version after a write = %d", v1)
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, turn); return err }) // no-op re-put
+	put(func(tx store.Tx) error { _, err := tx.ListTurns(ctx, sp, store.TurnQuery{}); return err })
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		if err := tx.PutEvent(ctx, store.Event{Space: sp, ID: "e1"}); err != nil {
+			return err
+		}
+		return errors.New("roll back")
+	}); err == nil {
+		t.Fatal("Update did not fail")
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, store.Turn{Space: other, ID: "t1"}); return err })
+	if v := version(sp); v != v1 {
+		t.Errorf("version moved from %d to %d without a committed change of the space", v1, v)
+	}
+	steps := []func(tx store.Tx) error{
+		func(tx store.Tx) error { return tx.PutEvent(ctx, store.Event{Space: sp, ID: "e1"}) },
+		func(tx store.Tx) error { return tx.PutAnnotation(ctx, sp, store.Annotation{TurnID: "t1"}) },
+		func(tx store.Tx) error {
+			return tx.PutLink(ctx, sp, store.Link{Source: "t1", Target: "t1", Relation: "r"})
+		},
+		func(tx store.Tx) error {
+			return tx.PutVectors(ctx, sp, []store.Vector{{Kind: store.VectorTurn, ID: "t1", Embedder: "e", Values: []float32{1}}})
+		},
+		func(tx store.Tx) error {
+			return tx.AppendHistory(ctx, sp, store.Change{Kind: "turn", ID: "t1", Action: "create"})
+		},
+		func(tx store.Tx) error { return tx.DeleteEvent(ctx, sp, "e1") },
+		func(tx store.Tx) error { return tx.DeleteTurn(ctx, sp, "t1") },
+	}
+	last := v1
+	for i, step := range steps {
+		put(step)
+		if v := version(sp); v <= last {
+			t.Errorf("step %d: version %d, want more than %d", i, v, last)
+		} else {
+			last = v
+		}
+	}
+	put(func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) })
+	if v := version(sp); v != 0 {
+		t.Errorf("version of a deleted space = %d, want 0", v)
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, turn); return err })
+	if v := version(sp); v <= last {
+		t.Errorf("re-created space has version %d, not above the old %d", v, last)
+	}
 }

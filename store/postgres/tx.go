@@ -84,9 +84,8 @@ func (t *tx) check(sp store.Space) error {
 	return sp.Validate()
 }
 
-// spaceID returns the row id of sp, creating the row when create is set
-// (and marking the space written). ok is false when the space has no row
-// (and create is not set).
+// spaceID returns the row id of sp, creating the row when create is set.
+// ok is false when the space has no row (and create is not set).
 func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64, ok bool, err error) {
 	id, ok = t.spaces[sp]
 	if !ok {
@@ -104,14 +103,11 @@ func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64
 		}
 		t.spaces[sp] = id
 	}
-	if create {
-		t.dirty[id] = true
-	}
 	return id, true, nil
 }
 
-// bumpVersions gives every space written by the transaction a new
-// version, just before the commit.
+// bumpVersions gives every space the transaction changed a new version,
+// just before the commit. A no-op PutTurn changes nothing.
 func (t *tx) bumpVersions(ctx context.Context) error {
 	if len(t.dirty) == 0 {
 		return nil
@@ -248,6 +244,7 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 		return false, fmt.Errorf("postgres: put turn %q: %w", tr.ID, err)
 	}
 	if tag.RowsAffected() == 1 {
+		t.dirty[sid] = true
 		return true, nil
 	}
 	// The id is taken: a no-op if the content is the same.
@@ -330,6 +327,7 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 	if err != nil {
 		return fmt.Errorf("postgres: put event %q: %w", e.ID, err)
 	}
+	t.dirty[sid] = true
 	return nil
 }
 
@@ -395,6 +393,7 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 	if err != nil {
 		return fmt.Errorf("postgres: put link %s -> %s: %w", l.Source, l.Target, err)
 	}
+	t.dirty[sid] = true
 	return nil
 }
 
@@ -423,6 +422,7 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 	if err := t.pgTx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres: put vectors: %w", err)
 	}
+	t.dirty[sid] = true
 	return nil
 }
 
@@ -446,6 +446,7 @@ func (t *tx) AppendHistory(ctx context.Context, sp store.Space, c store.Change) 
 	if err != nil {
 		return fmt.Errorf("postgres: append history: %w", err)
 	}
+	t.dirty[sid] = true
 	return nil
 }
 
