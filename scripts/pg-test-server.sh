@@ -34,7 +34,7 @@ bindir() {
 # as runs a command as the server's owner.
 as() {
   if [ "$(id -u)" = 0 ]; then
-    runuser -u postgres -- "$@"
+    (cd / && runuser -u postgres -- "$@")
   else
     "$@"
   fi
@@ -54,6 +54,7 @@ start() {
   local dir=${1:-}
   if [ -z "$dir" ]; then dir=$(mktemp -d "${TMPDIR:-/tmp}/higmem-pg.XXXXXX"); fi
   mkdir -p "$dir"
+  dir=$(cd "$dir" && pwd)
   [ -z "$(ls -A "$dir")" ] || die "$dir is not empty"
   local bin; bin=$(bindir)
   if [ "$(id -u)" = 0 ]; then chown postgres: "$dir"; fi
@@ -83,6 +84,7 @@ stop() {
   local dir=${1:-}
   [ -n "$dir" ] || die "usage: $0 stop DIR"
   [ -d "$dir" ] || return 0
+  dir=$(cd "$dir" && pwd)
   if [ -f "$dir/data/postmaster.pid" ]; then
     as "$(bindir)/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null 2>&1 || true
   fi
