@@ -14,6 +14,7 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/internal/envconfig"
 	"github.com/higmem/higmem/internal/pgtest"
 	"github.com/higmem/higmem/internal/storecopy"
 )
@@ -245,5 +246,19 @@ func TestServeKeysInPostgres(t *testing.T) {
 	out, errOut, code := runCLI(t, env, "--user", "alice", "search", "--json", "Biscuit")
 	if code != 0 || !strings.Contains(out, `"x1"`) {
 		t.Fatalf("turn added through the server not in PostgreSQL: %d %s %s", code, out, errOut)
+	}
+}
+
+// A password in HIGMEM_DB never shows in help (the --db default) or where
+// the database is printed.
+func TestDatabasePasswordMasked(t *testing.T) {
+	env := map[string]string{"HIGMEM_DB": "postgres://u:s3cret@127.0.0.1:1/db"}
+	a := newApp(envconfig.Load(func(k string) string { return env[k] }), strings.NewReader(""), io.Discard, io.Discard)
+	f := a.rootCommand().PersistentFlags().Lookup("db")
+	if f.DefValue != "postgres://u:xxxxx@127.0.0.1:1/db" || f.Value.String() != env["HIGMEM_DB"] {
+		t.Errorf("--db shows %q as its default (value %q)", f.DefValue, f.Value.String())
+	}
+	if got := displayDB("postgresql://u:s3cret@h/db?sslmode=require"); strings.Contains(got, "s3cret") {
+		t.Errorf("displayDB = %q", got)
 	}
 }
