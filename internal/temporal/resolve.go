@@ -795,21 +795,26 @@ func (r *resolver) dayHit(y int, m time.Month, d int, n, at int) hit {
 		s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
 		return span(s, addDays(s, 1), GranDay, KindAbsolute, n)
 	}
-	y = r.day.Year()
-	cand := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
-	if r.future(at, n) {
-		if cand.Before(r.day) {
-			y++
+	// Candidates four years either side, so that 29 February finds a leap
+	// year in both directions.
+	var cands []Interval
+	for y := r.day.Year() - 4; y <= r.day.Year()+4; y++ {
+		if validDate(y, m, d) {
+			s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
+			cands = append(cands, Interval{s, addDays(s, 1)})
 		}
-	} else if cand.After(r.day) {
-		y--
 	}
-	if !validDate(y, m, d) {
+	return r.pick(cands, at, n, GranDay)
+}
+
+// pick chooses among cands the occurrence the clause around toks[at:at+n]
+// refers to (see tenseOf and choose) and returns it as a hit of n tokens.
+func (r *resolver) pick(cands []Interval, at, n int, g Granularity) hit {
+	c, ok := r.choose(cands, r.tenseOf(at, n))
+	if !ok {
 		return hit{}
 	}
-	s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
-	e := addDays(s, 1)
-	return span(s, e, GranDay, r.kindOf(s, e), n)
+	return span(c.Start, c.End, g, r.kindOf(c.Start, c.End), n)
 }
 
 // dateDM: "[the] 8[th] [of] May[,] [2023]".
@@ -941,21 +946,15 @@ func (r *resolver) ordinalDay(i int) hit {
 		return hit{}
 	}
 	d := int(t.num)
-	y, m := r.day.Year(), r.day.Month()
-	if r.future(i, 3) {
-		if d < r.day.Day() {
-			m++
+	var cands []Interval
+	for k := -2; k <= 2; k++ {
+		first := monthStart(r.day.Year(), r.day.Month()+time.Month(k), r.loc) // normalises month overflow
+		if validDate(first.Year(), first.Month(), d) {
+			s := time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, r.loc)
+			cands = append(cands, Interval{s, addDays(s, 1)})
 		}
-	} else if d > r.day.Day() {
-		m--
 	}
-	first := monthStart(y, m, r.loc) // normalises month overflow
-	if !validDate(first.Year(), first.Month(), d) {
-		return hit{}
-	}
-	s := time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, r.loc)
-	e := addDays(s, 1)
-	return span(s, e, GranDay, r.kindOf(s, e), 3)
+	return r.pick(cands, i, 3, GranDay)
 }
 
 // bareYear: a lone four-digit year (1900–2100), only after a preposition.
@@ -977,17 +976,12 @@ func (r *resolver) bareMonth(i int) hit {
 	if !ok {
 		return hit{}
 	}
-	y := r.day.Year()
-	if r.future(i, mn) {
-		if m < r.day.Month() {
-			y++
-		}
-	} else if m > r.day.Month() {
-		y--
+	var cands []Interval
+	for y := r.day.Year() - 1; y <= r.day.Year()+1; y++ {
+		s := monthStart(y, m, r.loc)
+		cands = append(cands, Interval{s, s.AddDate(0, 1, 0)})
 	}
-	s := monthStart(y, m, r.loc)
-	e := s.AddDate(0, 1, 0)
-	return span(s, e, GranMonth, r.kindOf(s, e), mn)
+	return r.pick(cands, i, mn, GranMonth)
 }
 
 // bareSeason: "[the] summer", resolved like bareMonth.
@@ -1000,23 +994,17 @@ func (r *resolver) bareSeason(i int) hit {
 	if se == sNone {
 		return hit{}
 	}
-	n := j + 1 - i
-	fut := r.future(i, n)
-	y0 := r.day.Year()
-	if fut {
-		for y := y0 - 1; y <= y0+1; y++ {
-			if s, e := seasonSpan(se, y, r.loc); e.After(r.day) {
-				return span(s, e, GranSeason, r.kindOf(s, e), n)
-			}
-		}
-		return hit{}
+	return r.pick(r.seasons(se), i, j+1-i, GranSeason)
+}
+
+// seasons returns the occurrences of se around the reference day, in order.
+func (r *resolver) seasons(se season) []Interval {
+	var cands []Interval
+	for y := r.day.Year() - 2; y <= r.day.Year()+1; y++ {
+		s, e := seasonSpan(se, y, r.loc)
+		cands = append(cands, Interval{s, e})
 	}
-	for y := y0 + 1; y >= y0-2; y-- {
-		if s, e := seasonSpan(se, y, r.loc); !s.After(r.day) {
-			return span(s, e, GranSeason, r.kindOf(s, e), n)
-		}
-	}
-	return hit{}
+	return cands
 }
 
 // seasonAbs: "[the] summer [of] 2022".
@@ -1086,14 +1074,10 @@ func (r *resolver) weekday(i int, bare bool) hit {
 	if partOfDay[r.key(j+1)] {
 		n++
 	}
-	var s time.Time
-	if r.future(i, n) {
-		s = nextWeekday(r.day, w, false)
-	} else {
-		s = prevWeekday(r.day, w)
-	}
-	e := addDays(s, 1)
-	return span(s, e, GranDay, r.kindOf(s, e), n)
+	// A bare weekday is never the reference day itself (that would be
+	// "today"): the one before it or the one after.
+	prev, next := prevWeekday(r.day, w), nextWeekday(r.day, w, false)
+	return r.pick([]Interval{{prev, addDays(prev, 1)}, {next, addDays(next, 1)}}, i, n, GranDay)
 }
 
 // modifierBefore reports whether a word before a bare weekday makes it a
@@ -1120,18 +1104,14 @@ func (r *resolver) weekend(i int) hit {
 	if r.key(j) != "the" || r.key(j+1) != "weekend" {
 		return hit{}
 	}
-	n := j + 2 - i
-	var s time.Time
-	switch {
-	case r.future(i, n):
-		s = thisWeekend(r.day)
-	case inWeekend(r.day):
-		s = saturdayOnOrBefore(r.day)
-	default:
-		s = lastWeekend(r.day)
+	// The weekend containing the reference day, or the last and the next.
+	s := saturdayOnOrBefore(r.day)
+	var cands []Interval
+	for k := -1; k <= 1; k++ {
+		sat := addDays(s, 7*k)
+		cands = append(cands, Interval{sat, addDays(sat, 2)})
 	}
-	e := addDays(s, 2)
-	return span(s, e, GranWeek, r.kindOf(s, e), n)
+	return r.pick(cands, i, j+2-i, GranWeek)
 }
 
 // ---- vague -----------------------------------------------------------------------
@@ -1152,41 +1132,9 @@ func (r *resolver) vague(i int) hit {
 
 // ---- tense -------------------------------------------------------------------------
 
-var futureWords = map[string]bool{
-	"will": true, "shall": true, "gonna": true, "plan": true, "plans": true, "planning": true,
-	"hope": true, "hoping": true, "hopefully": true, "wanna": true, "intend": true, "intends": true,
-	"upcoming": true, "soon": true, "tomorrow": true, "scheduled": true, "expecting": true,
-	"won't": true, "forward": true, "next": true, "let's": true, "works": true, "sound": true,
-	"sounds": true, "available": true,
-}
-
-var beWords = map[string]bool{
-	"am": true, "is": true, "are": true, "be": true, "i'm": true, "we're": true, "you're": true,
-	"they're": true, "he": true, "she": true, "it": true, "we": true, "i": true, "they": true, "you": true,
-}
-
-// future reports whether the sentence around toks[i:i+n] carries a future
-// cue: looking back up to 12 tokens and ahead up to 8, stopping at sentence
-// punctuation.
-func (r *resolver) future(i, n int) bool {
-	for k, steps := i-1, 0; k >= 0 && steps < 12; k, steps = k-1, steps+1 {
-		if r.boundary(k) {
-			break
-		}
-		if r.futureCue(k) {
-			return true
-		}
-	}
-	for k, steps := i+n, 0; k < len(r.toks) && steps < 8; k, steps = k+1, steps+1 {
-		if r.boundary(k) {
-			break
-		}
-		if r.futureCue(k) {
-			return true
-		}
-	}
-	return false
-}
+// future reports whether the clause around toks[i:i+n] looks forward (see
+// tenseOf).
+func (r *resolver) future(i, n int) bool { return r.tenseOf(i, n) == tenseFuture }
 
 // pastTense reports whether the clause before toks[i] uses "was" or "were",
 // which makes a following "for N years" a closed stretch in the past.
@@ -1205,22 +1153,4 @@ func (r *resolver) pastTense(i int) bool {
 func (r *resolver) boundary(k int) bool {
 	t := r.toks[k]
 	return t.kind == tPunct && (t.key == "." || t.key == "!" || t.key == "?" || t.key == ";")
-}
-
-func (r *resolver) futureCue(k int) bool {
-	t := r.toks[k]
-	if t.kind != tWord {
-		return false
-	}
-	if futureWords[t.key] || strings.HasSuffix(t.key, "'ll") {
-		return true
-	}
-	switch t.key {
-	case "going": // "I'm going to …", "we're going camping …"
-		return beWords[r.key(k-1)]
-	case "wait": // "can't wait for the weekend"
-		p := r.key(k - 1)
-		return p == "can't" || p == "cannot" || p == "cant"
-	}
-	return false
 }
