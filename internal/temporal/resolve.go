@@ -28,24 +28,34 @@ import (
 //     before last" and "the weekend before last";
 //   - windows and durations (KindDuration, ending with ref's day included):
 //     "for three years", "for the past 2 weeks", "the last few months",
-//     "in the past year", "since 2016", "since last May"; with a future cue
-//     "for a week" starts at ref instead, and "the next few days" /
-//     "in two weeks" / "3 days from now" are KindFuture;
+//     "in the past year", "since 2016", "since last May"; in a clause that
+//     looks forward "for a week" starts at ref instead, "in two weeks" is
+//     KindFuture (and nothing otherwise: "I finished it in two weeks"), and
+//     "the next few days" / "3 days from now" are KindFuture;
 //   - absolute dates: "in 2022", "during 2021", "May 2023", "8 May 2023",
 //     "May 8th, 2023", "the 8th of May", "2023-05-08", "5/8/2023" (US);
 //     without a year ("8 May", "May 8th", "in May", "in the summer") the
-//     most recent occurrence not after ref is used, or the next one on a
-//     future cue;
+//     occurrence the clause's tense points to (see below);
 //   - seasons: "summer of 2022", "summer 2022", "last summer", "this winter";
-//   - weekdays: "on Monday", "Monday", "on Friday night": the most recent
-//     such day strictly before ref's day, or the first strictly after it on
-//     a future cue; "every Monday" and plurals are ignored;
+//   - weekdays: "on Monday", "Monday", "on Friday night": the such day
+//     strictly before ref's day or the first strictly after it, by the
+//     clause's tense; "every Monday" and plurals are ignored;
 //   - weekends: "over the weekend", "on the weekend", "the weekend";
 //   - parts: "early/mid/late X", "the beginning/start/middle/end of X" for a
 //     month, season or year X (the first, middle or last third; Fuzzy);
 //   - vague (Fuzzy): "recently", "lately" (the 30 days up to ref's day),
 //     "the other day" (the 7 days before ref's day), and "around/about/
 //     approximately/roughly/nearly/almost" before any expression above.
+//
+// Expressions that name a time without a direction (a date or month without
+// a year, a bare weekday, "the weekend", "in the summer", "on the 15th") look
+// forward in a clause with present, progressive or future phrasing ("it's on
+// May 19", "I start on June 3", "we're getting married in June", "I'll",
+// "going to", "planning", "can't wait", "until"), back in one with past
+// phrasing ("was", "went", "started", "last", "ago", "back in", "since"), and
+// otherwise take the occurrence nearer to ref (the earlier on a tie). Only
+// the clause containing the expression counts, and within it the cue nearest
+// to the expression.
 //
 // A zero ref is allowed; only KindAbsolute results are meaningful then.
 // Resolve is deterministic and safe for concurrent use.
@@ -353,23 +363,8 @@ func (r *resolver) relSeason(se season, dir direction, n int) hit {
 			}
 		}
 	default: // the occurrence nearest to the reference day
-		var best hit
-		bestDist := time.Duration(1<<63 - 1)
-		for y := y0 - 1; y <= y0+1; y++ {
-			s, e := seasonSpan(se, y, r.loc)
-			var dist time.Duration
-			switch {
-			case r.day.Before(s):
-				dist = s.Sub(r.day)
-			case !r.day.Before(e):
-				dist = r.day.Sub(e) + time.Nanosecond
-			}
-			if dist < bestDist {
-				bestDist = dist
-				best = span(s, e, GranSeason, r.kindOf(s, e), n)
-			}
-		}
-		return best
+		c, _ := r.choose(r.seasons(se), tenseNone)
+		return span(c.Start, c.End, GranSeason, r.kindOf(c.Start, c.End), n)
 	}
 	return hit{}
 }
@@ -583,7 +578,8 @@ func (r *resolver) hedge(i int) int {
 	return 0
 }
 
-// inFuture handles "in <count> <unit>" (only with a future cue) and
+// inFuture handles "in <count> <unit>" (only in a clause that looks
+// forward) and
 // "<count> <unit> from now".
 func (r *resolver) inFuture(i int) hit {
 	if r.key(i) == "in" {
@@ -932,8 +928,8 @@ var ordinalFollowers = map[string]bool{
 	"last": true, "this": true, "next": true,
 }
 
-// ordinalDay: "on the 15th" without a month: the most recent 15th not after
-// the reference (or the next one on a future cue).
+// ordinalDay: "on the 15th" without a month: the 15th before or after the
+// reference, by the clause's tense (see tenseOf).
 func (r *resolver) ordinalDay(i int) hit {
 	if r.key(i) != "on" || r.key(i+1) != "the" || i+2 >= len(r.toks) {
 		return hit{}
@@ -969,8 +965,8 @@ func (r *resolver) bareYear(i int) hit {
 	return span(yearStart(y, r.loc), yearStart(y+1, r.loc), GranYear, KindAbsolute, 1)
 }
 
-// bareMonth: a lone month name, resolved to the most recent such month not
-// after the reference (or the next one on a future cue).
+// bareMonth: a lone month name: this year's, last year's or next year's, by
+// the clause's tense (see tenseOf).
 func (r *resolver) bareMonth(i int) hit {
 	m, mn, ok := r.monthAt(i, true)
 	if !ok {

@@ -90,7 +90,7 @@ func (r *resolver) clauseBreak(k int) bool {
 	case ".", "!", "?", ";", ":", "…":
 		return true
 	case "-", "–", "—": // a spaced dash, not "mid-May"
-		return !r.adjacent(k-1, k) && !r.adjacent(k, k+1)
+		return (k == 0 || !r.adjacent(k-1, k)) && !r.adjacent(k, k+1)
 	}
 	return false
 }

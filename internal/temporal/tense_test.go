@@ -61,6 +61,8 @@ func TestResolveDirection(t *testing.T) {
 		// The clause decides, not the turn: a past sentence before does not leak.
 		{"2024-03-02", "I signed up last week. The race is on May 19.", "May 19", "2024-05-19", "2024-05-20"},
 		{"2024-06-01", "The race is great, but it was on May 19 this time.", "May 19", "2024-05-19", "2024-05-20"},
+		{"2024-03-02", "- We went to Porto - it's in June again!", "in June", "2024-06-01", "2024-07-01"},
+		{"2024-03-20", "On the 1st we celebrate, because it was a hard year.", "On the 1st", "2024-04-01", "2024-04-02"}, // "was" is in another clause; nearest
 
 		// No cue: the nearest occurrence.
 		{"2024-03-02", "Riverside half marathon, May 19.", "May 19", "2024-05-19", "2024-05-20"},
