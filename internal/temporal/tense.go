@@ -230,6 +230,9 @@ func (r *resolver) cue(k int) tense {
 		return tenseNone
 	}
 	w, next, prev := t.key, r.key(k+1), r.key(k-1)
+	if bareVerbs[w] && r.didBefore(k) {
+		return tensePast // "what did you do on Friday?", "did you have fun on Saturday?"
+	}
 	switch {
 	case t.clitic && cliticIs[w]: // "it's on May 19"; "it's been" is perfect
 		if next == "been" {
@@ -250,9 +253,11 @@ func (r *resolver) cue(k int) tense {
 		return tenseFuture
 	}
 	switch w {
-	case "have", "has": // "I have a race on May 19", "have to"; "have been" is perfect
-		if next == "been" || next == "had" || pastWords[next] || r.pastEd(k+1) {
-			return tensePast
+	case "have", "has": // "I have a race on May 19", "have to"; "have (you) been" is perfect
+		for _, j := range []int{k + 1, k + 2} {
+			if nk := r.key(j); nk == "been" || nk == "had" || pastWords[nk] || r.pastEd(j) {
+				return tensePast
+			}
 		}
 		return tenseFuture
 	case "got": // "I got married", but "I have got", "she's got"
@@ -307,8 +312,6 @@ func (r *resolver) cue(k int) tense {
 	}
 	if eventVerbs[w] {
 		switch {
-		case prev == "did" || prev == "didn't" || r.key(k-2) == "did" || r.key(k-2) == "didn't":
-			return tensePast // "when did you start on Monday?"
 		case prev == "to" || w == "due" && next == "to":
 			return tenseNone // "I wanted to start in June": the governing verb decides; "due to"
 		}
@@ -318,6 +321,28 @@ func (r *resolver) cue(k int) tense {
 		return tensePast
 	}
 	return tenseNone
+}
+
+// bareVerbs are verb forms that read as present or future on their own but
+// as past after "did": "did you have fun", "when did you start".
+var bareVerbs = map[string]bool{
+	"have": true, "do": true, "be": true, "see": true, "want": true, "start": true, "begin": true,
+	"finish": true, "leave": true, "fly": true, "arrive": true, "launch": true, "depart": true,
+	"graduate": true, "come": true,
+}
+
+// didBefore reports whether "did" or "didn't" stands up to three words
+// before toks[k] in the same clause: "did you guys have".
+func (r *resolver) didBefore(k int) bool {
+	for j := k - 1; j >= 0 && j >= k-3; j-- {
+		if r.clauseBreak(j) {
+			return false
+		}
+		if w := r.key(j); w == "did" || w == "didn't" {
+			return true
+		}
+	}
+	return false
 }
 
 // beWords may precede "going" in "… going to": forms of "be" and subjects

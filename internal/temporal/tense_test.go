@@ -58,6 +58,9 @@ func TestResolveDirection(t *testing.T) {
 		{"2024-06-20", "We used to live there, we moved out in December.", "in December", "2023-12-01", "2024-01-01"},
 		{"2024-03-02", "I've been to Porto in the summer.", "in the summer", "2023-06-01", "2023-09-01"},
 		{"2024-03-02", "I've had this scar since June.", "since June", "2023-06-01", "2024-03-03"},
+		{"2024-03-06", "What did you do on Friday?", "on Friday", "2024-03-01", "2024-03-02"},
+		{"2024-03-06", "Did you have fun on Saturday?", "on Saturday", "2024-03-02", "2024-03-03"},
+		{"2024-03-02", "Have you been to Paris in June?", "in June", "2023-06-01", "2023-07-01"},
 		// The clause decides, not the turn: a past sentence before does not leak.
 		{"2024-03-02", "I signed up last week. The race is on May 19.", "May 19", "2024-05-19", "2024-05-20"},
 		{"2024-06-01", "The race is great, but it was on May 19 this time.", "May 19", "2024-05-19", "2024-05-20"},
