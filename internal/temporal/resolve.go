@@ -363,7 +363,8 @@ func (r *resolver) relSeason(se season, dir direction, n int) hit {
 			}
 		}
 	default: // the occurrence nearest to the reference day
-		c, _ := r.choose(r.seasons(se), tenseNone)
+		cands := r.seasons(se)
+		c, _ := r.choose(cands[:], tenseNone)
 		return span(c.Start, c.End, GranSeason, r.kindOf(c.Start, c.End), n)
 	}
 	return hit{}
@@ -793,7 +794,8 @@ func (r *resolver) dayHit(y int, m time.Month, d int, n, at int) hit {
 	}
 	// Candidates four years either side, so that 29 February finds a leap
 	// year in both directions.
-	var cands []Interval
+	var buf [9]Interval
+	cands := buf[:0]
 	for y := r.day.Year() - 4; y <= r.day.Year()+4; y++ {
 		if validDate(y, m, d) {
 			s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
@@ -942,7 +944,8 @@ func (r *resolver) ordinalDay(i int) hit {
 		return hit{}
 	}
 	d := int(t.num)
-	var cands []Interval
+	var buf [5]Interval
+	cands := buf[:0]
 	for k := -2; k <= 2; k++ {
 		first := monthStart(r.day.Year(), r.day.Month()+time.Month(k), r.loc) // normalises month overflow
 		if validDate(first.Year(), first.Month(), d) {
@@ -972,12 +975,12 @@ func (r *resolver) bareMonth(i int) hit {
 	if !ok {
 		return hit{}
 	}
-	var cands []Interval
-	for y := r.day.Year() - 1; y <= r.day.Year()+1; y++ {
-		s := monthStart(y, m, r.loc)
-		cands = append(cands, Interval{s, s.AddDate(0, 1, 0)})
+	var cands [3]Interval
+	for k := range cands {
+		s := monthStart(r.day.Year()-1+k, m, r.loc)
+		cands[k] = Interval{s, s.AddDate(0, 1, 0)}
 	}
-	return r.pick(cands, i, mn, GranMonth)
+	return r.pick(cands[:], i, mn, GranMonth)
 }
 
 // bareSeason: "[the] summer", resolved like bareMonth.
@@ -990,15 +993,16 @@ func (r *resolver) bareSeason(i int) hit {
 	if se == sNone {
 		return hit{}
 	}
-	return r.pick(r.seasons(se), i, j+1-i, GranSeason)
+	cands := r.seasons(se)
+	return r.pick(cands[:], i, j+1-i, GranSeason)
 }
 
 // seasons returns the occurrences of se around the reference day, in order.
-func (r *resolver) seasons(se season) []Interval {
-	var cands []Interval
-	for y := r.day.Year() - 2; y <= r.day.Year()+1; y++ {
-		s, e := seasonSpan(se, y, r.loc)
-		cands = append(cands, Interval{s, e})
+func (r *resolver) seasons(se season) [4]Interval {
+	var cands [4]Interval
+	for k := range cands {
+		s, e := seasonSpan(se, r.day.Year()-2+k, r.loc)
+		cands[k] = Interval{s, e}
 	}
 	return cands
 }
@@ -1102,12 +1106,12 @@ func (r *resolver) weekend(i int) hit {
 	}
 	// The weekend containing the reference day, or the last and the next.
 	s := saturdayOnOrBefore(r.day)
-	var cands []Interval
-	for k := -1; k <= 1; k++ {
-		sat := addDays(s, 7*k)
-		cands = append(cands, Interval{sat, addDays(sat, 2)})
+	var cands [3]Interval
+	for k := range cands {
+		sat := addDays(s, 7*(k-1))
+		cands[k] = Interval{sat, addDays(sat, 2)}
 	}
-	return r.pick(cands, i, j+2-i, GranWeek)
+	return r.pick(cands[:], i, j+2-i, GranWeek)
 }
 
 // ---- vague -----------------------------------------------------------------------

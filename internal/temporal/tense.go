@@ -67,14 +67,16 @@ func (r *resolver) tenseOf(i, n int) tense {
 // clause returns the token bounds [lo, hi) of the clause containing
 // toks[i:i+n]. Clauses end at sentence punctuation (. ! ? ; :), at a dash
 // written with spaces, and before a conjunction that opens a new clause
-// ("…, so I have", "and we're", "because she", ", which is").
+// ("…, so I have", "and we're", "because she", ", which is"). The search
+// stops maxCueDistance tokens either side, so that a long text without
+// punctuation costs linear time.
 func (r *resolver) clause(i, n int) (lo, hi int) {
 	lo = i
-	for lo > 0 && !r.clauseBreak(lo-1) && !r.opensClause(lo) {
+	for lo > 0 && lo > i-maxCueDistance && !r.clauseBreak(lo-1) && !r.opensClause(lo) {
 		lo--
 	}
 	hi = i + n
-	for hi < len(r.toks) && !r.clauseBreak(hi) && !r.opensClause(hi) {
+	for hi < len(r.toks) && hi < i+n+maxCueDistance && !r.clauseBreak(hi) && !r.opensClause(hi) {
 		hi++
 	}
 	return lo, hi
