@@ -144,7 +144,7 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 	}
 
 	var del deleteOut
-	if e := callTool(t, cs, ToolDelete, map[string]any{"turn_id": "m1"}, &del); e != "" || del.Deleted != "m1" {
+	if e := callTool(t, cs, ToolDelete, map[string]any{"turn_id": "m1"}, &del); e != "" || del.Deleted != "turn" || del.ID != "m1" || del.UserID != def.UserID {
 		t.Fatalf("delete_memory: %s %+v", e, del)
 	}
 	if _, err := mem.Get(ctx, def, "m1"); err == nil {

@@ -76,7 +76,7 @@ func (o *Options) setDefaults() {
 		o.MaxUploadBytes = 64 << 20
 	}
 	if o.MaxBatchTurns <= 0 {
-		o.MaxBatchTurns = 10000
+		o.MaxBatchTurns = DefaultMaxBatchTurns
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 2 * time.Minute
@@ -108,6 +108,7 @@ func buildVersion() string {
 // Server serves one Memory. It is an http.Handler; create it with New.
 type Server struct {
 	mem     *higmem.Memory
+	local   *Local
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
@@ -130,7 +131,7 @@ type Server struct {
 // not close it before Shutdown returns.
 func New(mem *higmem.Memory, opts Options) *Server {
 	opts.setDefaults()
-	s := &Server{mem: mem, opts: opts, log: opts.Logger}
+	s := &Server{mem: mem, local: NewLocal(mem, opts.MaxBatchTurns), opts: opts, log: opts.Logger}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.jobs = newJobs(s)
 	s.mcp = s.newMCP()

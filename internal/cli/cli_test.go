@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/server"
 )
@@ -57,7 +58,7 @@ func TestIngestAndAskOffline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("search: %d\n%s", code, out)
 	}
-	var res higmem.Result
+	var res api.SearchResponse
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("search --json: %v\n%s", err, out)
 	}
@@ -94,9 +95,15 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 		name, content, want string
 	}{
 		{"syntax.json", "{\"turns\": [\n  {\"speaker\": \"a\", \"text\": \"x\"},\n  {\"speaker\": \"b\" \"text\": \"y\"}\n]}", "line 3"},
-		{"nospeaker.json", `{"turns": [{"speaker": "a", "text": "x"}, {"text": "y"}]}`, `turn 2: field "speaker"`},
-		{"wrongtype.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"text\": 5}\n", `line 2: field "text" should be string`},
-		{"unknown.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"txt\": \"y\"}\n", `line 2: json: unknown field "txt"`},
+		{"nospeaker.json", `{"turns": [{"speaker": "a", "text": "x"}, {"text": "y"}]}`, `line 1 (turn 2): field "speaker" is missing or empty`},
+		{"nospeaker-lines.json", "{\"turns\": [\n  {\"speaker\": \"a\", \"text\": \"x\"},\n  {\"text\": \"y\"}\n]}", `line 3 (turn 2): field "speaker" is missing or empty`},
+		{"wrongtype.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"text\": 5}\n", `line 2: field "text": want a string, got a number`},
+		{"unknown.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"txt\": \"y\"}\n", `line 2: unknown field "txt"`},
+		{"turns-number.json", `{"turns": 5}`, `line 1: field "turns": want an array, got a number`},
+		{"session-clash.jsonl", `{"speaker": "a", "text": "x", "session": "1", "session_id": "2"}`, `"session" ("1") and "session_id" ("2") differ`},
+		{"scalar.json", `"hello"`, `want a JSON object or array, got a string`},
+		{"two-pretty-values.json", "{\n\"turns\": []\n}\n{}", `more JSON after the value that ends on line 3`},
+		{"no-turns.json", `{"title": "x"}`, `without "turns"`},
 		{"empty.json", "  ", "empty"},
 	}
 	for _, c := range cases {
@@ -107,6 +114,11 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 		_, errOut, code := runCLI(t, env, "ingest", path)
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: code %d, stderr %q, want it to mention %q", c.name, code, errOut, c.want)
+		}
+		for _, leak := range []string{"json.RawMessage", "Go struct", "TurnInput", "higmem: higmem:"} {
+			if strings.Contains(errOut, leak) {
+				t.Errorf("%s: stderr %q names %q", c.name, errOut, leak)
+			}
 		}
 	}
 	// Nothing was stored by the failed ingests.
