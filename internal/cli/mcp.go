@@ -1,12 +1,6 @@
 package cli
 
 import (
-	"context"
-	"errors"
-	"io"
-	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/server"
@@ -16,10 +10,15 @@ func newMCPCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp",
 		Short: "Serve memory to an MCP host over stdio (tools add_memory, search_memory, ask_memory, list_events, delete_memory)",
-		Long: `mcp speaks the Model Context Protocol on stdin/stdout, for agent hosts such as
-Claude Desktop or Cursor that start higmem as a subprocess. Tools default to the
-space named by --user/--agent (or HIGMEM_USER/HIGMEM_AGENT); their user_id and
-agent_id arguments override it. Logs go to stderr.`,
+		Long: `mcp speaks the Model Context Protocol on stdin/stdout (one JSON-RPC message per
+line), for agent hosts such as Claude Desktop or Cursor that start higmem as a
+subprocess. Tools default to the space named by --user/--agent (or
+HIGMEM_USER/HIGMEM_AGENT); their user_id and agent_id arguments override it. A
+malformed line is answered with a JSON-RPC error (-32700 parse error, -32600 invalid
+request) and the next one is read. When stdin closes, the requests already read are
+answered before the command exits. Logs go to stderr.`,
+		Example: `  printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | higmem mcp`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return mcpFunc(cmd, a)
@@ -27,27 +26,14 @@ agent_id arguments override it. Logs go to stderr.`,
 	}
 }
 
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
 // mcpFunc runs the MCP server on the command's stdin and stdout until the
-// host closes stdin or the context ends, then waits for writes in flight.
+// host closes stdin (and every request read is answered) or the context
+// ends, then waits for writes in flight.
 func mcpFunc(cmd *cobra.Command, a *app) error {
-	ctx := cmd.Context()
-	mem, err := a.open(ctx)
+	mem, err := a.open(cmd.Context())
 	if err != nil {
 		return err
 	}
 	s := server.New(mem, server.Options{NoAuth: true, DefaultSpace: a.space(), Logger: a.log})
-	err = s.MCP().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(cmd.InOrStdin()), Writer: nopWriteCloser{cmd.OutOrStdout()}})
-	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if derr := s.Shutdown(sctx); derr != nil {
-		return derr
-	}
-	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil
-	}
-	return err
+	return s.ServeStdio(cmd.Context(), cmd.InOrStdin(), cmd.OutOrStdout())
 }
