@@ -173,3 +173,87 @@ func jsonError(err error, data []byte) error {
 	}
 	return badRequest("%s", jsonerr.Describe(err, data))
 }
+
+// plainErrors turns the plain-text error answers of a handler that is not
+// ours (the MCP SDK's http.Error calls: a wrong Accept header, an unknown
+// session, a malformed payload) into the JSON error envelope; every other
+// answer passes through unchanged, streams included.
+func plainErrors(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ew := &envelopeWriter{ResponseWriter: w}
+		h.ServeHTTP(ew, r)
+		ew.finish()
+	})
+}
+
+// envelopeWriter buffers a plain-text error answer to rewrite it.
+type envelopeWriter struct {
+	http.ResponseWriter
+	status int
+	buf    *bytes.Buffer // non-nil while an error answer is buffered
+}
+
+func (w *envelopeWriter) WriteHeader(status int) {
+	if w.status != 0 {
+		return
+	}
+	w.status = status
+	if status >= 400 && strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
+		w.buf = &bytes.Buffer{}
+		return
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *envelopeWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.buf != nil {
+		return w.buf.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Flush lets streams through (an error answer is complete only at the end).
+func (w *envelopeWriter) Flush() {
+	if w.buf == nil {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (w *envelopeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *envelopeWriter) finish() {
+	if w.buf == nil {
+		return
+	}
+	msg := strings.TrimSpace(w.buf.String())
+	if msg == "" {
+		msg = http.StatusText(w.status)
+	}
+	code := api.CodeInvalidRequest
+	switch {
+	case w.status == http.StatusNotFound:
+		code = api.CodeNotFound
+	case w.status == http.StatusMethodNotAllowed:
+		code = api.CodeMethodNotAllowed
+	case w.status == http.StatusUnsupportedMediaType:
+		code = api.CodeUnsupportedMediaType
+	case w.status == http.StatusUnauthorized:
+		code = api.CodeUnauthorized
+	case w.status == http.StatusForbidden:
+		code = api.CodeForbidden
+	case w.status == http.StatusRequestEntityTooLarge:
+		code = api.CodeBodyTooLarge
+	case w.status >= 500:
+		code = api.CodeInternal
+	case strings.HasPrefix(msg, "malformed payload"):
+		code = api.CodeInvalidJSON
+	}
+	h := w.Header()
+	h.Del("Content-Length")
+	h.Del("X-Content-Type-Options")
+	writeJSON(w.ResponseWriter, w.status, api.ErrorBody{Error: api.ErrorDetail{Code: code, Message: "MCP: " + msg}})
+}

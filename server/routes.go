@@ -633,12 +633,12 @@ func (s *Server) mcpHandler() http.Handler {
 	// The standalone SSE stream (GET) lives as long as the session: lift
 	// the connection's read deadline (http.Server.ReadTimeout), which would
 	// otherwise cancel it.
-	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var h http.Handler = plainErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		}
 		sse.ServeHTTP(w, r)
-	})
+	}))
 	if s.opts.NoAuth {
 		return h
 	}

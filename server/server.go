@@ -225,11 +225,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// maxHeaderBytes caps a request's line and headers (HTTPServer).
+const maxHeaderBytes = 64 << 10
+
 // HTTPServer returns an http.Server for s on addr with timeouts suited to
 // it: headers within 10 s, bodies within 5 min, idle connections closed
-// after 2 min. There is no write timeout, so that MCP streams and long
-// LLM-backed answers are not cut off; reads are bounded by
-// Options.RequestTimeout instead.
+// after 2 min, request line and headers of at most 64 KiB. There is no
+// write timeout, so that MCP streams and long LLM-backed answers are not cut
+// off; reads are bounded by Options.RequestTimeout instead. Serve it on
+// s.Listener(ln) so that the answers net/http writes itself are JSON too.
 func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{
 		Addr:              addr,
@@ -237,7 +241,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }

@@ -131,7 +131,7 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
 		ln.Addr(), auth, mem.Mode(), a.embedderName(mem))
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(s.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		_ = s.Shutdown(context.Background())
