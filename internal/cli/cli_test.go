@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -270,4 +272,57 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestServerKeyNamesTheUser checks that commands against a server use the
+// API key's only user when no user is named, as a user of `higmem ask
+// --server URL --api-key KEY` expects, and say what to do when the key has
+// several.
+func TestServerKeyNamesTheUser(t *testing.T) {
+	mem, err := higmem.Open(t.Context(), higmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	aliceSecret, aliceKey, _ := server.NewKey("alice-laptop", []string{"alice"})
+	twoSecret, twoKey, _ := server.NewKey("family", []string{"alice", "bob"})
+	keys, err := server.ParseKeys([]byte(`{"keys":[` + mustJSON(t, aliceKey) + `,` + mustJSON(t, twoKey) + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(mem, server.Options{Keys: keys}))
+	defer srv.Close()
+	env := baseEnv(t)
+	out, e, code := runCLI(t, env, "--server", srv.URL, "--api-key", aliceSecret, "add", "--speaker", "alice", "My dog is called Biscuit.")
+	if code != 0 || !strings.Contains(out, "added 1 turn") {
+		t.Fatalf("add: %d %s %s", code, out, e)
+	}
+	if st, _ := mem.Stats(t.Context(), higmem.Space{UserID: "alice"}); st.Turns != 1 {
+		t.Fatalf("alice holds %d turns", st.Turns)
+	}
+	out, e, code = runCLI(t, env, "--server", srv.URL, "--api-key", aliceSecret, "ask", "What is my dog called?")
+	if code != 0 || !strings.Contains(out, "Biscuit") {
+		t.Fatalf("ask: %d %s %s", code, out, e)
+	}
+	_, e, code = runCLI(t, env, "--server", srv.URL, "--api-key", twoSecret, "ask", "What is my dog called?")
+	if code == 0 || !strings.Contains(e, `API key "family" may use users [alice bob], not "default": pass --user`) || strings.Contains(e, "higmem: higmem:") {
+		t.Fatalf("two-user key without --user: %d %s", code, e)
+	}
+	out, e, code = runCLI(t, env, "--server", srv.URL, "--api-key", twoSecret, "--user", "alice", "ask", "What is my dog called?")
+	if code != 0 || !strings.Contains(out, "Biscuit") {
+		t.Fatalf("two-user key with --user: %d %s %s", code, out, e)
+	}
+}
+
+func TestErrorLine(t *testing.T) {
+	for err, want := range map[error]string{
+		errors.New("higmem: higmem: invalid input: x"):                      "higmem: invalid input: x",
+		fmt.Errorf("import f: %w", errors.New("higmem: bad")):               "higmem: import f: higmem: bad",
+		errors.New("id \"a\x1b[2J\" not found\nsecond line"):                "higmem: id \"a\\x1b[2J\" not found\nsecond line",
+		&api.StatusError{StatusCode: 403, Code: "forbidden", Message: "no"}: "higmem: server answered 403 forbidden: no",
+	} {
+		if got := errorLine(err); got != want {
+			t.Errorf("errorLine(%q) = %q, want %q", err, got, want)
+		}
+	}
 }

@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
 	"strings"
 	"syscall"
 
@@ -144,6 +145,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 			return nil
 		},
 	}
+	root.SetFlagErrorFunc(flagError)
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)
 	root.SetErr(a.stderr)
@@ -179,6 +181,32 @@ full LLM-guided pipeline and written answers. Environment variables:
 		newBenchCommand(a),
 	)
 	return root
+}
+
+// strconvFlagRE matches pflag's message for a value strconv cannot parse.
+var strconvFlagRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: strconv\.Parse(Int|Uint|Float|Bool|Duration)?\w*: parsing ".*": (invalid syntax|value out of range)$`)
+
+// durationFlagRE matches pflag's message for a bad duration.
+var durationFlagRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: time: `)
+
+// flagError rewrites flag errors that name Go functions ("strconv.ParseInt:
+// parsing ...") into what the flag wants.
+func flagError(cmd *cobra.Command, err error) error {
+	if m := durationFlagRE.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s: want a duration such as 90s, 2m or 1h30m, got %q", m[2], m[1])
+	}
+	m := strconvFlagRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Int": "an integer", "Uint": "a non-negative integer", "Float": "a number", "Bool": "true or false"}[m[3]]
+	if want == "" {
+		want = "a number"
+	}
+	if m[4] == "value out of range" {
+		want += " in range"
+	}
+	return fmt.Errorf("%s: want %s, got %q", m[2], want, m[1])
 }
 
 func envHelp() string {
