@@ -25,6 +25,10 @@ func buildBinary(t *testing.T) string {
 			return
 		}
 		binPath = filepath.Join(binDir, "higmem")
+		// Without -race even under go test -race: the scripts embed and
+		// evaluate, several times slower instrumented (the README script
+		// took 28 s plain, 247 s with -race), and CI's `go run ./cmd/higmem
+		// models fetch` has compiled these packages already.
 		out, err := exec.Command("go", "build", "-o", binPath, "github.com/higmem/higmem/cmd/higmem").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
