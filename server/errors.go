@@ -59,15 +59,15 @@ func classify(err error) *apiError {
 	case errors.Is(err, api.ErrBadFilter):
 		return errorf(http.StatusBadRequest, api.CodeInvalidRequest, "%s", err)
 	case errors.Is(err, higmem.ErrInvalidInput), errors.Is(err, store.ErrInvalid):
-		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "%s", publicMessage(err))
+		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "%s", PublicMessage(err))
 	case errors.Is(err, higmem.ErrNotFound):
 		// Lookups of one record say which (notFound); this is the rest,
 		// without the storage layer's wording.
 		return errorf(http.StatusNotFound, api.CodeNotFound, "not found")
 	case errors.Is(err, higmem.ErrConflict):
-		return errorf(http.StatusConflict, api.CodeConflict, "%s", publicMessage(err))
+		return errorf(http.StatusConflict, api.CodeConflict, "%s", PublicMessage(err))
 	case errors.Is(err, higmem.ErrNoLLM):
-		return errorf(http.StatusNotImplemented, api.CodeNoLLM, "%s", publicMessage(err))
+		return errorf(http.StatusNotImplemented, api.CodeNoLLM, "%s", PublicMessage(err))
 	case errors.Is(err, higmem.ErrClosed), errors.Is(err, store.ErrClosed):
 		return errorf(http.StatusServiceUnavailable, api.CodeUnavailable, "memory is closed")
 	case errors.Is(err, context.DeadlineExceeded):
@@ -82,9 +82,10 @@ func classify(err error) *apiError {
 // get turn: ..."), which say nothing to a client.
 var layers = []string{"higmem", "store", "sqlite", "memstore", "postgres"}
 
-// publicMessage is an engine error's message without its package prefixes,
-// for clients.
-func publicMessage(err error) string {
+// PublicMessage is an engine error's message without its package prefixes
+// ("higmem:", "store:", "sqlite:"...), as the REST routes report client
+// mistakes.
+func PublicMessage(err error) string {
 	parts := strings.Split(err.Error(), ": ")
 	out := parts[:0]
 	for _, p := range parts {

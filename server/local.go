@@ -414,7 +414,7 @@ func (l *Local) Import(ctx context.Context, s api.Scope, r io.Reader) (*api.Impo
 	if errors.Is(err, higmem.ErrNotFound) {
 		// A record that refers to a missing turn is the upload's fault,
 		// not a missing resource.
-		err = &apiError{status: http.StatusBadRequest, code: api.CodeInvalidInput, msg: publicMessage(err), err: err}
+		err = &apiError{status: http.StatusBadRequest, code: api.CodeInvalidInput, msg: PublicMessage(err), err: err}
 	}
 	return apiImportResponse(res), err
 }

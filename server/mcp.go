@@ -408,13 +408,14 @@ func parseEventURI(raw string) (sp higmem.Space, id string, dflt bool, err error
 	return sp, id, false, nil
 }
 
-// JSON-RPC error codes of resources/read. -32002 is the MCP code for a
-// missing resource; -32001 is higmem's, in the range JSON-RPC reserves for
-// servers, for a key that may not read the space.
-const (
-	rpcResourceNotFound = -32002
-	rpcForbidden        = -32001
-)
+// JSON-RPC error codes of resources/read: a missing resource has the SDK's
+// code (mcp.CodeResourceNotFound, -32602 since SEP-2164), as a URI that
+// matches no template gets from the SDK itself; -32001 is higmem's, in the
+// range JSON-RPC reserves for servers, for a key that may not read the
+// space.
+var rpcResourceNotFound = mcp.CodeResourceNotFound
+
+const rpcForbidden = -32001
 
 // rpcError turns an operation's error into a JSON-RPC error with a code
 // (the SDK would answer a plain error with code 0).

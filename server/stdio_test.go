@@ -84,6 +84,7 @@ func TestStdioBadInputKeepsServing(t *testing.T) {
 	in.WriteString(`{"jsonrpc":"2.0","id":"add","method":"tools/call","params":{"name":"add_memory","arguments":{"id":"m1","text":"My greyhound is called Biscuit."}}}` + "\n")
 	in.WriteString(`{"jsonrpc":"2.0","id":4,"method":"resources/read","params":{"uri":"higmem://users/alice/events/nope"}}` + "\n")
 	in.WriteString(`{"jsonrpc":"2.0","id":5,"method":"no/such/method"}` + "\n")
+	in.WriteString(`{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"higmem://nothing"}}` + "\n")
 	in.WriteString(`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"search_memory","arguments":{"question":"dog name?"}}}`) // no final newline
 
 	var out bytes.Buffer
@@ -138,8 +139,11 @@ func TestStdioBadInputKeepsServing(t *testing.T) {
 	if r := ok(`"add"`); !strings.Contains(string(r.Result), `"m1"`) {
 		t.Errorf("add_memory: %s", r.Result)
 	}
-	if rs := byID["4"]; len(rs) != 1 || rs[0].Error == nil || rs[0].Error.Code != rpcResourceNotFound {
+	if rs := byID["4"]; len(rs) != 1 || rs[0].Error == nil || int64(rs[0].Error.Code) != rpcResourceNotFound {
 		t.Errorf("resources/read of a missing event: %+v", rs)
+	}
+	if rs := byID["7"]; len(rs) != 1 || rs[0].Error == nil || int64(rs[0].Error.Code) != rpcResourceNotFound {
+		t.Errorf("resources/read of an unknown URI: %+v", *rs[0].Error)
 	}
 	if rs := byID["5"]; len(rs) != 1 || rs[0].Error == nil || rs[0].Error.Code != jsonrpc.CodeMethodNotFound {
 		t.Errorf("unknown method: %+v", rs)

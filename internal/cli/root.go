@@ -28,6 +28,7 @@ import (
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/internal/envconfig"
+	"github.com/higmem/higmem/server"
 )
 
 // app holds what every subcommand shares: global flags, the environment
@@ -95,6 +96,10 @@ func errorLine(err error) string {
 	var se *api.StatusError
 	if errors.As(err, &se) {
 		msg = fmt.Sprintf("server answered %d %s: %s", se.StatusCode, se.Code, se.Message)
+	} else if status, _ := server.ErrorCode(err); status < 500 {
+		// A mistake of the user's: say it as the REST door does, without
+		// the storage layer's wording. Failures keep their whole chain.
+		msg = server.PublicMessage(err)
 	}
 	for {
 		rest, ok := strings.CutPrefix(msg, "higmem: ")
