@@ -30,6 +30,15 @@ const (
 	ToolDelete = "delete_memory"
 )
 
+// scopeArgs are the space arguments every tool takes.
+type scopeArgs struct {
+	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+// scope returns the space arguments; every argument struct embeds them.
+func (a scopeArgs) scope() scopeArgs { return a }
+
 type addArgs struct {
 	Text      string            `json:"text" jsonschema:"what was said, verbatim"`
 	Speaker   string            `json:"speaker,omitempty" jsonschema:"who said it (default: user)"`
@@ -37,8 +46,7 @@ type addArgs struct {
 	Time      string            `json:"time,omitempty" jsonschema:"when it was said, e.g. RFC 3339 (default: now)"`
 	ID        string            `json:"id,omitempty" jsonschema:"caller's turn id, unique in the space (default: generated)"`
 	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"caller-defined string fields"`
-	UserID    string            `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID   string            `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	scopeArgs
 }
 
 type addOut struct {
@@ -53,8 +61,7 @@ type searchArgs struct {
 	SessionID   string            `json:"session_id,omitempty" jsonschema:"keep only evidence from this session"`
 	Metadata    map[string]string `json:"metadata,omitempty" jsonschema:"keep only evidence whose metadata has these exact values"`
 	MaxEvidence int               `json:"max_evidence,omitempty" jsonschema:"cap on evidence turns (default: token budget only)"`
-	UserID      string            `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID     string            `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	scopeArgs
 }
 
 // mcpEvidence is one evidence turn, compact for a model's context.
@@ -75,8 +82,7 @@ type searchOut struct {
 
 type askArgs struct {
 	Question string `json:"question" jsonschema:"the question to answer from memory"`
-	UserID   string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID  string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	scopeArgs
 }
 
 type askOut struct {
@@ -86,9 +92,8 @@ type askOut struct {
 }
 
 type eventsArgs struct {
-	WithTurns bool   `json:"with_turns,omitempty" jsonschema:"include member turns"`
-	UserID    string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID   string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	WithTurns bool `json:"with_turns,omitempty" jsonschema:"include member turns"`
+	scopeArgs
 }
 
 // mcpTurn is a member turn of an event, compact; its fields are spelled as
@@ -117,9 +122,8 @@ type eventsOut struct {
 }
 
 type deleteArgs struct {
-	TurnID  string `json:"turn_id" jsonschema:"id of the turn to delete"`
-	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	TurnID string `json:"turn_id" jsonschema:"id of the turn to delete"`
+	scopeArgs
 }
 
 // deleteOut is api.DeleteResult: {"deleted":"turn","id":...}.
@@ -133,15 +137,15 @@ func (s *Server) newMCP() *mcp.Server {
 			"by user_id/agent_id, which default to the server's configured space.",
 		Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, s.toolAdd)
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, tool(s, true, s.toolAdd))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolSearch, Description: "Find the remembered turns that answer a question (evidence only, no written answer).",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolSearch)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolSearch))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolAsk, Description: "Answer a question from memory; without a server-side LLM only evidence is returned.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolAsk)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolAsk))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolEvents, Description: "List the events (grouped happenings or topics) in memory.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolEvents)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolEvents))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id (it is also taken out of its events).",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, s.toolDelete)
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
 	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",
 		Description: "Every event of the default space, with member turn ids."}, s.readEvents)
@@ -227,30 +231,46 @@ func toolError(err error) error {
 	return fmt.Errorf("%s: %s", ae.code, ae.msg)
 }
 
-func (s *Server) toolAdd(ctx context.Context, req *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, addOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
-	if err != nil {
-		return nil, addOut{}, toolError(err)
+// tool adapts an operation on a space to an MCP tool handler: the space
+// of the arguments (else the default one), checked against the caller's
+// key; a read bounded by Options.RequestTimeout, or a write that Shutdown
+// waits for and a client going away does not cut short; errors as tool
+// errors naming the problem.
+func tool[In interface{ scope() scopeArgs }, Out any](s *Server, write bool, op func(ctx context.Context, sc api.Scope, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		var zero Out
+		a := in.scope()
+		sp, err := s.mcpSpace(req.Extra, a.UserID, a.AgentID)
+		if err != nil {
+			return nil, zero, toolError(err)
+		}
+		ctx, done, err := s.opCtx(ctx, write)
+		if err != nil {
+			return nil, zero, toolError(err)
+		}
+		defer done()
+		out, err := op(ctx, apiScope(sp), in)
+		if err != nil {
+			return nil, zero, toolError(err)
+		}
+		return nil, out, nil
 	}
+}
+
+func (s *Server) toolAdd(ctx context.Context, sc api.Scope, in addArgs) (addOut, error) {
 	if in.Speaker == "" {
 		in.Speaker = "user"
 	}
 	if in.Time == "" {
 		in.Time = time.Now().UTC().Format(time.RFC3339)
 	}
-	if !s.begin() {
-		return nil, addOut{}, toolError(errShuttingDown)
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(ctx)
-	defer cancel()
-	res, err := s.local.Add(ctx, api.AddRequest{UserID: sp.UserID, AgentID: sp.AgentID, Turn: &api.TurnInput{
+	res, err := s.local.Add(ctx, api.AddRequest{UserID: sc.UserID, AgentID: sc.AgentID, Turn: &api.TurnInput{
 		ID: in.ID, SessionID: in.SessionID, Speaker: in.Speaker, Text: in.Text, Time: in.Time, Metadata: in.Metadata,
 	}})
 	if err != nil {
-		return nil, addOut{}, toolError(err)
+		return addOut{}, err
 	}
-	return nil, addOut{Added: res.Added, Skipped: res.Skipped, Events: res.Events, Warnings: res.Warnings}, nil
+	return addOut{Added: res.Added, Skipped: res.Skipped, Events: res.Events, Warnings: res.Warnings}, nil
 }
 
 // eqFilters turns exact-value metadata arguments into filters.
@@ -271,33 +291,21 @@ func compactEvidence(ev []api.Evidence) []mcpEvidence {
 	return out
 }
 
-func (s *Server) toolSearch(ctx context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, searchOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
-	if err != nil {
-		return nil, searchOut{}, toolError(err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
-	res, err := s.local.Search(ctx, api.SearchRequest{UserID: sp.UserID, AgentID: sp.AgentID, Question: in.Question,
+func (s *Server) toolSearch(ctx context.Context, sc api.Scope, in searchArgs) (searchOut, error) {
+	res, err := s.local.Search(ctx, api.SearchRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: in.Question,
 		SessionID: in.SessionID, Filters: eqFilters(in.Metadata), MaxEvidence: in.MaxEvidence})
 	if err != nil {
-		return nil, searchOut{}, toolError(err)
+		return searchOut{}, err
 	}
-	return nil, searchOut{Evidence: compactEvidence(res.Evidence), Context: res.Context}, nil
+	return searchOut{Evidence: compactEvidence(res.Evidence), Context: res.Context}, nil
 }
 
-func (s *Server) toolAsk(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, askOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+func (s *Server) toolAsk(ctx context.Context, sc api.Scope, in askArgs) (askOut, error) {
+	ans, err := s.local.Ask(ctx, api.AskRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: in.Question})
 	if err != nil {
-		return nil, askOut{}, toolError(err)
+		return askOut{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
-	ans, err := s.local.Ask(ctx, api.AskRequest{UserID: sp.UserID, AgentID: sp.AgentID, Question: in.Question})
-	if err != nil {
-		return nil, askOut{}, toolError(err)
-	}
-	return nil, askOut{Answer: ans.Answer, Note: ans.Note, Evidence: compactEvidence(ans.Evidence)}, nil
+	return askOut{Answer: ans.Answer, Note: ans.Note, Evidence: compactEvidence(ans.Evidence)}, nil
 }
 
 func fmtTime(t time.Time) string {
@@ -335,37 +343,23 @@ func compactEvents(sp higmem.Space, l *api.EventList, withTurns bool) eventsOut 
 	return out
 }
 
-func (s *Server) toolEvents(ctx context.Context, req *mcp.CallToolRequest, in eventsArgs) (*mcp.CallToolResult, eventsOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+func (s *Server) toolEvents(ctx context.Context, sc api.Scope, in eventsArgs) (eventsOut, error) {
+	l, err := s.local.Events(ctx, sc)
 	if err != nil {
-		return nil, eventsOut{}, toolError(err)
+		return eventsOut{}, err
 	}
-	l, err := s.local.Events(ctx, apiScope(sp))
-	if err != nil {
-		return nil, eventsOut{}, toolError(err)
-	}
-	return nil, compactEvents(sp, l, in.WithTurns), nil
+	return compactEvents(engineSpace(sc), l, in.WithTurns), nil
 }
 
-func (s *Server) toolDelete(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs) (*mcp.CallToolResult, deleteOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
-	if err != nil {
-		return nil, deleteOut{}, toolError(err)
-	}
+func (s *Server) toolDelete(ctx context.Context, sc api.Scope, in deleteArgs) (deleteOut, error) {
 	if strings.TrimSpace(in.TurnID) == "" {
-		return nil, deleteOut{}, toolError(errorf(http.StatusBadRequest, api.CodeInvalidInput, "turn_id is required"))
+		return deleteOut{}, errorf(http.StatusBadRequest, api.CodeInvalidInput, "turn_id is required")
 	}
-	if !s.begin() {
-		return nil, deleteOut{}, toolError(errShuttingDown)
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(ctx)
-	defer cancel()
-	res, err := s.local.DeleteTurn(ctx, apiScope(sp), in.TurnID)
+	res, err := s.local.DeleteTurn(ctx, sc, in.TurnID)
 	if err != nil {
-		return nil, deleteOut{}, toolError(err)
+		return deleteOut{}, err
 	}
-	return nil, *res, nil
+	return *res, nil
 }
 
 // parseEventURI parses higmem://events and the higmem://users/... forms
@@ -447,8 +441,8 @@ func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (
 	if err != nil {
 		return nil, rpcError(err, uri)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
+	ctx, done, _ := s.opCtx(ctx, false)
+	defer done()
 	var v any
 	if id == "" {
 		l, err := s.local.Events(ctx, apiScope(sp))

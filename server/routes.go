@@ -34,8 +34,15 @@ type route struct {
 	query []string
 	// public routes need no API key.
 	public bool
-	h      func(w http.ResponseWriter, r *http.Request) error
+	// h serves the route; or, for routes on the space named by the query
+	// string, read or write runs the operation and its result is the
+	// answer (see Server.read and Server.write).
+	h           func(w http.ResponseWriter, r *http.Request) error
+	read, write scopedOp
 }
+
+// scopedOp is an operation on the space named by a request's query string.
+type scopedOp func(ctx context.Context, r *http.Request, sc api.Scope) (any, error)
 
 var scopeParams = []string{"user_id", "agent_id"}
 
@@ -48,17 +55,41 @@ func (s *Server) restRoutes() []route {
 		{method: "GET", path: "/v1/version", h: s.version},
 		{method: "GET", path: "/v1/key", h: s.key},
 		{method: "POST", path: "/v1/turns", query: []string{"async"}, h: s.addTurns},
-		{method: "GET", path: "/v1/turns", query: withScope("session_id", "after_seq", "limit", "filters"), h: s.listTurns},
-		{method: "GET", path: "/v1/turns/{id}", query: scopeParams, h: s.getTurn},
-		{method: "DELETE", path: "/v1/turns/{id}", query: scopeParams, h: s.deleteTurn},
+		{method: "GET", path: "/v1/turns", query: withScope("session_id", "after_seq", "limit", "filters"),
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				req, err := listTurnsRequest(r, sc)
+				if err != nil {
+					return nil, err
+				}
+				return s.local.Turns(ctx, req)
+			}},
+		{method: "GET", path: "/v1/turns/{id}", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.Turn(ctx, sc, r.PathValue("id"))
+			}},
+		{method: "DELETE", path: "/v1/turns/{id}", query: scopeParams,
+			write: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.DeleteTurn(ctx, sc, r.PathValue("id"))
+			}},
 		{method: "GET", path: "/v1/jobs/{id}", query: scopeParams, h: s.getJob},
-		{method: "POST", path: "/v1/search", h: s.search},
-		{method: "POST", path: "/v1/ask", h: s.ask},
-		{method: "GET", path: "/v1/events", query: scopeParams, h: s.listEvents},
-		{method: "GET", path: "/v1/events/{id}", query: scopeParams, h: s.getEvent},
-		{method: "GET", path: "/v1/history", query: withScope("kind", "id"), h: s.history},
-		{method: "GET", path: "/v1/stats", query: scopeParams, h: s.stats},
-		{method: "DELETE", path: "/v1/space", query: scopeParams, h: s.deleteSpace},
+		{method: "POST", path: "/v1/search", h: bodyRead(s, func(q *api.SearchRequest) (string, string) { return q.UserID, q.AgentID }, s.local.Search)},
+		{method: "POST", path: "/v1/ask", h: bodyRead(s, func(q *api.AskRequest) (string, string) { return q.UserID, q.AgentID }, s.local.Ask)},
+		{method: "GET", path: "/v1/events", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) { return s.local.Events(ctx, sc) }},
+		{method: "GET", path: "/v1/events/{id}", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.Event(ctx, sc, r.PathValue("id"))
+			}},
+		{method: "GET", path: "/v1/history", query: withScope("kind", "id"),
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.History(ctx, api.HistoryRequest{Scope: sc, Kind: param(r, "kind"), ID: param(r, "id")})
+			}},
+		{method: "GET", path: "/v1/stats", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) { return s.local.Stats(ctx, sc) }},
+		{method: "DELETE", path: "/v1/space", query: scopeParams,
+			write: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.DeleteSpace(ctx, sc)
+			}},
 		{method: "GET", path: "/v1/export", query: scopeParams, h: s.export},
 		{method: "POST", path: "/v1/import", query: withScope("async"), h: s.importSpace},
 	}
@@ -158,10 +189,27 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if err := rt.h(w, r); err != nil {
+		if err := s.serveRoute(w, r, rt); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// serveRoute runs a route's handler, or its scoped operation as a read or
+// a write.
+func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt route) error {
+	if rt.h != nil {
+		return rt.h(w, r)
+	}
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	run, op := s.read, rt.read
+	if rt.write != nil {
+		run, op = s.write, rt.write
+	}
+	return run(w, r, func(ctx context.Context) (any, error) { return op(ctx, r, sc) })
 }
 
 // authenticate returns the principal of a request.
@@ -280,9 +328,20 @@ func intParam(r *http.Request, name string) (int64, error) {
 	return n, nil
 }
 
-// readCtx bounds a read by Options.RequestTimeout.
-func (s *Server) readCtx(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+// opCtx returns the context of an operation of the REST routes or the MCP
+// tools: a read is bounded by Options.RequestTimeout; a write outlives its
+// request (writeCtx) and counts as pending for Shutdown until done is
+// called, and is refused once Shutdown has started.
+func (s *Server) opCtx(ctx context.Context, write bool) (_ context.Context, done func(), _ error) {
+	if !write {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		return ctx, cancel, nil
+	}
+	if !s.begin() {
+		return nil, nil, errShuttingDown
+	}
+	ctx, cancel := s.writeCtx(ctx)
+	return ctx, func() { cancel(); s.end() }, nil
 }
 
 // --- handlers ---
@@ -367,25 +426,21 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 // write runs a write that outlives the request (see writeCtx) and answers
 // its result; it refuses once Shutdown has started.
 func (s *Server) write(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context) (any, error)) error {
-	if !s.begin() {
-		return errShuttingDown
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(r.Context())
-	defer cancel()
-	v, err := fn(ctx)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return s.run(w, r, true, fn)
 }
 
 // read runs a read bounded by Options.RequestTimeout and answers its
 // result.
 func (s *Server) read(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context) (any, error)) error {
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
+	return s.run(w, r, false, fn)
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request, write bool, fn func(ctx context.Context) (any, error)) error {
+	ctx, done, err := s.opCtx(r.Context(), write)
+	if err != nil {
+		return err
+	}
+	defer done()
 	v, err := fn(ctx)
 	if err != nil {
 		return err
@@ -408,103 +463,38 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
-	var req api.SearchRequest
-	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
-		return err
+// bodyRead serves a read whose request is a JSON body naming its space
+// (search, ask): decode, authorise, run op under Options.RequestTimeout.
+func bodyRead[Req, Resp any](s *Server, space func(*Req) (user, agent string), op func(context.Context, Req) (Resp, error)) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req Req
+		if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
+			return err
+		}
+		user, agent := space(&req)
+		if _, err := s.authorize(r, user, agent); err != nil {
+			return err
+		}
+		return s.read(w, r, func(ctx context.Context) (any, error) { return op(ctx, req) })
 	}
-	if _, err := s.authorize(r, req.UserID, req.AgentID); err != nil {
-		return err
-	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Search(ctx, req) })
 }
 
-func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
-	var req api.AskRequest
-	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
-		return err
-	}
-	if _, err := s.authorize(r, req.UserID, req.AgentID); err != nil {
-		return err
-	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Ask(ctx, req) })
-}
-
-func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
+// listTurnsRequest reads the query of GET /v1/turns.
+func listTurnsRequest(r *http.Request, sc api.Scope) (api.ListTurnsRequest, error) {
 	req := api.ListTurnsRequest{Scope: sc, SessionID: param(r, "session_id")}
+	var err error
 	if req.AfterSeq, err = intParam(r, "after_seq"); err != nil {
-		return err
+		return req, err
 	}
 	limit, err := intParam(r, "limit")
 	if err != nil {
-		return err
+		return req, err
 	}
 	req.Limit = int(limit)
 	if req.Filters, err = api.ParseFilters(param(r, "filters")); err != nil {
-		return badRequest("query parameter \"filters\": %v", err)
+		return req, badRequest("query parameter \"filters\": %v", err)
 	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Turns(ctx, req) })
-}
-
-func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Turn(ctx, sc, r.PathValue("id")) })
-}
-
-func (s *Server) deleteTurn(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	return s.write(w, r, func(ctx context.Context) (any, error) { return s.local.DeleteTurn(ctx, sc, r.PathValue("id")) })
-}
-
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Events(ctx, sc) })
-}
-
-func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Event(ctx, sc, r.PathValue("id")) })
-}
-
-func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	req := api.HistoryRequest{Scope: sc, Kind: param(r, "kind"), ID: param(r, "id")}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.History(ctx, req) })
-}
-
-func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	return s.read(w, r, func(ctx context.Context) (any, error) { return s.local.Stats(ctx, sc) })
-}
-
-func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
-	sc, err := s.scope(r)
-	if err != nil {
-		return err
-	}
-	return s.write(w, r, func(ctx context.Context) (any, error) { return s.local.DeleteSpace(ctx, sc) })
+	return req, nil
 }
 
 // countingWriter remembers whether anything was written.
@@ -524,8 +514,8 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
+	ctx, done, _ := s.opCtx(r.Context(), false)
+	defer done()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	cw := &countingWriter{w: w}
 	if err := s.local.Export(ctx, sc, cw); err != nil {

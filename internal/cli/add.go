@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -46,20 +47,8 @@ func addFunc(cmd *cobra.Command, a *app, o addOptions, text string) error {
 	if o.time == "" {
 		o.time = time.Now().UTC().Format(time.RFC3339)
 	}
-	m, err := a.memory(cmd.Context())
-	if err != nil {
-		return err
-	}
-	sc := a.scope()
-	res, err := m.Add(cmd.Context(), api.AddRequest{UserID: sc.UserID, AgentID: sc.AgentID, Turn: &api.TurnInput{
-		ID: o.id, SessionID: o.session, Speaker: o.speaker, Text: text, Time: o.time,
-	}})
-	if err != nil {
-		return err
-	}
-	if a.jsonOut {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printAddResult(cmd.OutOrStdout(), res)
-	return nil
+	turn := &api.TurnInput{ID: o.id, SessionID: o.session, Speaker: o.speaker, Text: text, Time: o.time}
+	return answer(cmd, a, func(ctx context.Context, m memoryAPI, sc api.Scope) (*api.AddResponse, error) {
+		return m.Add(ctx, api.AddRequest{UserID: sc.UserID, AgentID: sc.AgentID, Turn: turn})
+	}, printAddResult)
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -33,21 +34,12 @@ func newAskCommand(a *app) *cobra.Command {
 
 // askFunc prints the answer to a question with its evidence.
 func askFunc(cmd *cobra.Command, a *app, o askOptions, question string) error {
-	m, err := a.memory(cmd.Context())
-	if err != nil {
-		return err
-	}
-	sc, r := a.scope(), o.retrieve
-	ans, err := m.Ask(cmd.Context(), api.AskRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: question,
-		KTurn: r.kTurn, KEvent: r.kEvent, AsOf: r.asOf, EvidenceTokens: r.evidenceTokens, MaxEvidence: r.maxEvidence})
-	if err != nil {
-		return err
-	}
-	if a.jsonOut {
-		return writeJSON(cmd.OutOrStdout(), ans)
-	}
-	printAnswer(cmd.OutOrStdout(), ans, o.trace)
-	return nil
+	r := o.retrieve
+	return answer(cmd, a, func(ctx context.Context, m memoryAPI, sc api.Scope) (*api.AskResponse, error) {
+		return m.Ask(ctx, api.AskRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: question,
+			KTurn: r.kTurn, KEvent: r.kEvent, AsOf: r.asOf, EvidenceTokens: r.evidenceTokens, MaxEvidence: r.maxEvidence})
+	},
+		func(w io.Writer, ans *api.AskResponse) { printAnswer(w, ans, o.trace) })
 }
 
 func printAnswer(w io.Writer, ans *api.AskResponse, trace bool) {

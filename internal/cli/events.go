@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 
@@ -37,36 +38,21 @@ view {"event": ..., "turns": [...]} for one event.`,
 
 // eventsFunc prints the events of the space, or the one named by id.
 func eventsFunc(cmd *cobra.Command, a *app, o eventsOptions, id string) error {
-	m, err := a.memory(cmd.Context())
-	if err != nil {
-		return err
-	}
-	w := cmd.OutOrStdout()
 	if id != "" {
-		ev, err := m.Event(cmd.Context(), a.scope(), id)
-		if err != nil {
-			return err
-		}
-		if a.jsonOut {
-			return writeJSON(w, ev)
-		}
-		printEvent(w, *ev, true)
-		return nil
+		return answer(cmd, a, func(ctx context.Context, m memoryAPI, sc api.Scope) (*api.EventView, error) {
+			return m.Event(ctx, sc, id)
+		},
+			func(w io.Writer, ev *api.EventView) { printEvent(w, *ev, true) })
 	}
-	l, err := m.Events(cmd.Context(), a.scope())
-	if err != nil {
-		return err
-	}
-	if a.jsonOut {
-		return writeJSON(w, l)
-	}
-	if len(l.Events) == 0 {
-		fmt.Fprintf(w, "no events in space %s (ingest a conversation first)\n", describeScope(a.scope()))
-	}
-	for _, ev := range l.Events {
-		printEvent(w, ev, o.turns)
-	}
-	return nil
+	return answer(cmd, a, func(ctx context.Context, m memoryAPI, sc api.Scope) (*api.EventList, error) { return m.Events(ctx, sc) },
+		func(w io.Writer, l *api.EventList) {
+			if len(l.Events) == 0 {
+				fmt.Fprintf(w, "no events in space %s (ingest a conversation first)\n", describeScope(a.scope()))
+			}
+			for _, ev := range l.Events {
+				printEvent(w, ev, o.turns)
+			}
+		})
 }
 
 func printEvent(w io.Writer, ev api.EventView, turns bool) {

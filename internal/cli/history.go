@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,20 +39,12 @@ the REST response {"changes": [...]}.`,
 
 // historyFunc prints the history of the space.
 func historyFunc(cmd *cobra.Command, a *app, o historyOptions, id string) error {
-	m, err := a.memory(cmd.Context())
-	if err != nil {
-		return err
-	}
-	l, err := m.History(cmd.Context(), api.HistoryRequest{Scope: a.scope(), Kind: o.kind, ID: id})
-	if err != nil {
-		return err
-	}
-	w := cmd.OutOrStdout()
-	if a.jsonOut {
-		return writeJSON(w, l)
-	}
-	for _, h := range l.Changes {
-		fmt.Fprintf(w, "%5d %s %-10s %-8s %-10s by %s\n", h.Seq, h.At.Format(time.RFC3339), safe(h.Kind), safe(h.ID), safe(h.Action), safe(h.Actor))
-	}
-	return nil
+	return answer(cmd, a, func(ctx context.Context, m memoryAPI, sc api.Scope) (*api.HistoryList, error) {
+		return m.History(ctx, api.HistoryRequest{Scope: sc, Kind: o.kind, ID: id})
+	},
+		func(w io.Writer, l *api.HistoryList) {
+			for _, h := range l.Changes {
+				fmt.Fprintf(w, "%5d %s %-10s %-8s %-10s by %s\n", h.Seq, h.At.Format(time.RFC3339), safe(h.Kind), safe(h.ID), safe(h.Action), safe(h.Actor))
+			}
+		})
 }

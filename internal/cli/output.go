@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/higmem/higmem/api"
@@ -94,6 +96,26 @@ func safeJoin(ss []string, sep string) string {
 		out[i] = safe(s)
 	}
 	return strings.Join(out, sep)
+}
+
+// answer runs one operation of memoryAPI on the space of the global flags
+// and prints its result: with --json the REST response of the operation,
+// else print's human form. The space is known only once the memory is
+// open (against a server, it may be the API key's user).
+func answer[T any](cmd *cobra.Command, a *app, call func(ctx context.Context, m memoryAPI, sc api.Scope) (T, error), print func(w io.Writer, v T)) error {
+	m, err := a.memory(cmd.Context())
+	if err != nil {
+		return err
+	}
+	v, err := call(cmd.Context(), m, a.scope())
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return writeJSON(cmd.OutOrStdout(), v)
+	}
+	print(cmd.OutOrStdout(), v)
+	return nil
 }
 
 func writeJSON(w io.Writer, v any) error {

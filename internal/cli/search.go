@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -63,20 +65,13 @@ func newSearchCommand(a *app) *cobra.Command {
 
 // searchFunc prints the evidence for a query and the trace.
 func searchFunc(cmd *cobra.Command, a *app, o searchOptions, query string) error {
-	m, err := a.memory(cmd.Context())
-	if err != nil {
-		return err
-	}
-	sc, r := a.scope(), o.retrieve
-	res, err := m.Search(cmd.Context(), api.SearchRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: query,
-		SessionID: o.session, KTurn: r.kTurn, KEvent: r.kEvent, AsOf: r.asOf, EvidenceTokens: r.evidenceTokens, MaxEvidence: r.maxEvidence})
-	if err != nil {
-		return err
-	}
-	if a.jsonOut {
-		return writeJSON(cmd.OutOrStdout(), res)
-	}
-	printEvidence(cmd.OutOrStdout(), res.Evidence)
-	printTrace(cmd.OutOrStdout(), &res.Trace)
-	return nil
+	r := o.retrieve
+	return answer(cmd, a, func(ctx context.Context, m memoryAPI, sc api.Scope) (*api.SearchResponse, error) {
+		return m.Search(ctx, api.SearchRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: query, SessionID: o.session,
+			KTurn: r.kTurn, KEvent: r.kEvent, AsOf: r.asOf, EvidenceTokens: r.evidenceTokens, MaxEvidence: r.maxEvidence})
+	},
+		func(w io.Writer, res *api.SearchResponse) {
+			printEvidence(w, res.Evidence)
+			printTrace(w, &res.Trace)
+		})
 }
