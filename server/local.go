@@ -41,9 +41,6 @@ func NewLocal(mem *higmem.Memory, maxBatch int) *Local {
 	return &Local{mem: mem, maxBatch: maxBatch}
 }
 
-// Memory returns the memory the operations run on.
-func (l *Local) Memory() *higmem.Memory { return l.mem }
-
 // maxIDLen bounds user, agent, session, turn and event ids in requests.
 const maxIDLen = 256
 
