@@ -32,7 +32,7 @@ type TurnInput struct {
 	// "D3:7"). Empty means the engine generates one ("t<seq>").
 	ID string `json:"id,omitempty"`
 	// SessionID groups the turn with others of one session.
-	SessionID string `json:"session,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
 	// Speaker is who said it.
 	Speaker string `json:"speaker"`
 	// Text is what was said. It may be empty only when an attachment has a

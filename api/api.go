@@ -7,17 +7,16 @@
 // as a JSON body {"error":{"code","message"}}, which the client turns into a
 // *StatusError.
 //
-// The records themselves (turns, events, evidence, traces) are the engine's
-// own types from package higmem, so that the JSON is the same whether memory
-// is used as a library or over the network.
+// The records (turns, events, evidence, traces) are this package's own wire
+// structs, translated from the engine's types by package server, so that the
+// REST contract is written here and not by a storage tag, and a program that
+// only talks to a server imports nothing of the engine. Every JSON field is
+// spelled as in the engine's Go types and the CLI's --json output.
 package api
 
 import (
 	"fmt"
 	"time"
-
-	"github.com/higmem/higmem"
-	"github.com/higmem/higmem/store"
 )
 
 // Version is the version of the REST API; routes live under "/" + Version.
@@ -28,9 +27,6 @@ type Scope struct {
 	UserID  string `json:"user_id"`
 	AgentID string `json:"agent_id,omitempty"`
 }
-
-// Space returns the engine's space for the scope.
-func (s Scope) Space() higmem.Space { return higmem.Space{UserID: s.UserID, AgentID: s.AgentID} }
 
 // Error codes carried in ErrorDetail.Code.
 const (
@@ -46,8 +42,10 @@ const (
 	CodeBodyTooLarge         = "body_too_large"         // 413
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415
 	CodeTooManyJobs          = "too_many_jobs"          // 429: the async job queue is full
+	CodeHeadersTooLarge      = "headers_too_large"      // 431: request line and headers over the server's limit
 	CodeInternal             = "internal"               // 500
 	CodeNoLLM                = "no_llm"                 // 501: the operation needs an LLM and none is configured
+	CodeNotImplemented       = "not_implemented"        // 501: an HTTP feature the server does not support (a transfer encoding)
 	CodeUnavailable          = "unavailable"            // 503: shutting down or closed
 	CodeTimeout              = "timeout"                // 504
 )
@@ -99,18 +97,10 @@ type TurnInput struct {
 	// OccurredAt, when set, takes precedence over Time.
 	OccurredAt time.Time `json:"occurred_at,omitzero"`
 	// Attachments shared with the turn (only captions are searched).
-	Attachments []higmem.Attachment `json:"attachments,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
 	// Metadata holds caller-defined fields; list and search can filter on
 	// them.
 	Metadata map[string]string `json:"metadata,omitempty"`
-}
-
-// Engine converts the wire turn to the engine's input.
-func (t TurnInput) Engine() higmem.TurnInput {
-	return higmem.TurnInput{
-		ID: t.ID, SessionID: t.SessionID, Speaker: t.Speaker, Text: t.Text, Time: t.Time,
-		OccurredAt: t.OccurredAt, Attachments: t.Attachments, Metadata: t.Metadata,
-	}
 }
 
 // AddRequest adds one turn (Turn) or a batch (Turns); exactly one of the two
@@ -121,9 +111,6 @@ type AddRequest struct {
 	Turn    *TurnInput  `json:"turn,omitempty"`
 	Turns   []TurnInput `json:"turns,omitempty"`
 }
-
-// AddResponse is what an add did (the engine's AddResult).
-type AddResponse = higmem.AddResult
 
 // Job states.
 const (
@@ -149,9 +136,9 @@ type Job struct {
 	FinishedAt time.Time `json:"finished_at,omitzero"`
 	// Add is the result of an add job; on failure it lists the turns that
 	// were stored before the error.
-	Add *higmem.AddResult `json:"add,omitempty"`
+	Add *AddResponse `json:"add,omitempty"`
 	// Import is the result of an import job.
-	Import *higmem.ImportResult `json:"import,omitempty"`
+	Import *ImportResponse `json:"import,omitempty"`
 	// Error is set when the job failed.
 	Error *ErrorDetail `json:"error,omitempty"`
 }
@@ -179,24 +166,22 @@ type SearchRequest struct {
 	MaxEvidence int `json:"max_evidence,omitempty"`
 }
 
-// SearchResponse is the evidence with the trace of every retrieval stage.
-type SearchResponse = higmem.Result
-
-// AskRequest asks a question; the answer is written from the evidence.
+// AskRequest asks a question; the answer is written from the evidence. It
+// takes no filters: the answer model sees the whole selection.
 type AskRequest struct {
-	UserID         string    `json:"user_id"`
-	AgentID        string    `json:"agent_id,omitempty"`
-	Question       string    `json:"question"`
-	KTurn          int       `json:"k_turn,omitempty"`
-	KEvent         int       `json:"k_event,omitempty"`
-	AsOf           time.Time `json:"as_of,omitzero"`
-	EvidenceTokens int       `json:"evidence_tokens,omitempty"`
-	MaxEvidence    int       `json:"max_evidence,omitempty"`
+	UserID   string `json:"user_id"`
+	AgentID  string `json:"agent_id,omitempty"`
+	Question string `json:"question"`
+	// KTurn and KEvent override the server's search breadth.
+	KTurn  int `json:"k_turn,omitempty"`
+	KEvent int `json:"k_event,omitempty"`
+	// AsOf answers from memory as it stood at that time.
+	AsOf time.Time `json:"as_of,omitzero"`
+	// EvidenceTokens overrides the evidence token budget.
+	EvidenceTokens int `json:"evidence_tokens,omitempty"`
+	// MaxEvidence caps the number of evidence turns.
+	MaxEvidence int `json:"max_evidence,omitempty"`
 }
-
-// AskResponse is the answer with its evidence and trace. Answer is empty
-// (and Note says why) when the server has no LLM.
-type AskResponse = higmem.Answer
 
 // ListTurnsRequest selects turns of a space, in order.
 type ListTurnsRequest struct {
@@ -213,14 +198,14 @@ type ListTurnsRequest struct {
 
 // TurnList is a page of turns.
 type TurnList struct {
-	Turns []higmem.Turn `json:"turns"`
+	Turns []Turn `json:"turns"`
 	// NextAfterSeq, when non-zero, is the AfterSeq of the next page.
 	NextAfterSeq int64 `json:"next_after_seq,omitempty"`
 }
 
 // EventList is every event of a space with its member turns.
 type EventList struct {
-	Events []higmem.EventView `json:"events"`
+	Events []EventView `json:"events"`
 }
 
 // HistoryRequest selects history entries; empty Kind or ID match any.
@@ -232,17 +217,8 @@ type HistoryRequest struct {
 
 // HistoryList is the history of derived records.
 type HistoryList struct {
-	Changes []higmem.Change `json:"changes"`
+	Changes []Change `json:"changes"`
 }
-
-// Stats summarises a space.
-type Stats = store.Stats
-
-// Turn is a stored turn (the engine's record).
-type Turn = higmem.Turn
-
-// EventView is an event with its member turns (the engine's record).
-type EventView = higmem.EventView
 
 // DeleteResult reports a deletion.
 type DeleteResult struct {
@@ -253,9 +229,6 @@ type DeleteResult struct {
 	UserID  string `json:"user_id"`
 	AgentID string `json:"agent_id,omitempty"`
 }
-
-// ImportResponse is what an import stored.
-type ImportResponse = higmem.ImportResult
 
 // Health is the liveness report.
 type Health struct {
@@ -281,3 +254,17 @@ type VersionInfo struct {
 	// Auth is true when API keys are required.
 	Auth bool `json:"auth"`
 }
+
+// KeyInfo describes the API key a request carries.
+type KeyInfo struct {
+	// Name is the key's name in the keys file ("" on a server without
+	// keys).
+	Name string `json:"name"`
+	// Users lists the user ids the key may use; "*" means every user.
+	Users []string `json:"users"`
+	// Auth is false on a server that runs without keys (every user).
+	Auth bool `json:"auth"`
+}
+
+// AllUsers in KeyInfo.Users means the key may use every user id.
+const AllUsers = "*"

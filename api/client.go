@@ -130,6 +130,13 @@ func (c *Client) Version(ctx context.Context) (*VersionInfo, error) {
 	return &v, c.do(ctx, http.MethodGet, "/v1/version", nil, nil, "", &v)
 }
 
+// Key describes the API key the client sends: its name and the user ids it
+// may use.
+func (c *Client) Key(ctx context.Context) (*KeyInfo, error) {
+	var k KeyInfo
+	return &k, c.do(ctx, http.MethodGet, "/v1/key", nil, nil, "", &k)
+}
+
 // OpenAPI returns the server's OpenAPI 3 document.
 func (c *Client) OpenAPI(ctx context.Context) (map[string]any, error) {
 	var doc map[string]any

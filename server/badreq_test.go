@@ -39,17 +39,19 @@ func badCases() []badCase {
 	return []badCase{
 		// Malformed JSON.
 		{name: "truncated JSON", method: "POST", path: "/v1/turns", body: `{"user_id":"alice",`, status: 400, code: api.CodeInvalidJSON, msg: "unexpected end"},
-		{name: "syntax error", method: "POST", path: "/v1/turns", body: `{"user_id": alice}`, status: 400, code: api.CodeInvalidJSON, msg: "byte"},
+		{name: "syntax error", method: "POST", path: "/v1/turns", body: `{"user_id": alice}`, status: 400, code: api.CodeInvalidJSON, msg: "line 1, column 13: invalid character 'a'"},
 		{name: "empty body", method: "POST", path: "/v1/search", body: ``, status: 400, code: api.CodeInvalidJSON, msg: "empty body"},
 		{name: "trailing data", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x"} {}`, status: 400, code: api.CodeInvalidJSON, msg: "trailing"},
-		{name: "array body", method: "POST", path: "/v1/ask", body: `[]`, status: 400, code: api.CodeInvalidRequest, msg: "want a JSON object"},
-		{name: "string body", method: "POST", path: "/v1/ask", body: `"hi"`, status: 400, code: api.CodeInvalidRequest, msg: "want a JSON object"},
+		{name: "array body", method: "POST", path: "/v1/ask", body: `[]`, status: 400, code: api.CodeInvalidRequest, msg: "want an object, got an array"},
+		{name: "string body", method: "POST", path: "/v1/ask", body: `"hi"`, status: 400, code: api.CodeInvalidRequest, msg: "want an object, got a string"},
 		// Wrong types.
 		{name: "user_id number", method: "POST", path: "/v1/search", body: `{"user_id":7,"question":"x"}`, status: 400, code: api.CodeInvalidRequest, msg: `"user_id": want a string`},
-		{name: "k_turn string", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","k_turn":"ten"}`, status: 400, code: api.CodeInvalidRequest, msg: `"k_turn": want a number`},
+		{name: "k_turn string", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","k_turn":"ten"}`, status: 400, code: api.CodeInvalidRequest, msg: `"k_turn": want an integer, got a string`},
+		{name: "k_turn fraction", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","k_turn":1.5}`, status: 400, code: api.CodeInvalidRequest, msg: `field "k_turn": want an integer, got 1.5`},
+		{name: "multi-line body names the line", method: "POST", path: "/v1/search", body: "{\n \"user_id\": \"alice\",\n \"question\": \"x\",\n \"k_event\": true\n}", status: 400, code: api.CodeInvalidRequest, msg: `line 4, column 13: field "k_event": want an integer, got a boolean`},
 		{name: "turns object", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turns":{"text":"x"}}`, status: 400, code: api.CodeInvalidRequest, msg: `"turns": want an array`},
 		{name: "metadata number", method: "POST", path: "/v1/turns", body: turn(`,"metadata":{"n":1}`), status: 400, code: api.CodeInvalidRequest, msg: "metadata"},
-		{name: "as_of not a time", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","as_of":"yesterday"}`, status: 400, code: api.CodeInvalidRequest, msg: "yesterday"},
+		{name: "as_of not a time", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","as_of":"yesterday"}`, status: 400, code: api.CodeInvalidRequest, msg: `field "as_of": want an RFC 3339 time such as "2024-05-01T15:04:05Z", got "yesterday"`},
 		{name: "filter value number", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","filters":{"a":5}}`, status: 400, code: api.CodeInvalidRequest, msg: "condition"},
 		// Unknown fields.
 		{name: "unknown top field", method: "POST", path: "/v1/turns", body: `{"usr_id":"alice","turn":{"speaker":"a","text":"x"}}`, status: 400, code: api.CodeInvalidRequest, msg: `unknown field "usr_id"`},
@@ -81,11 +83,11 @@ func badCases() []badCase {
 		{name: "batch too large", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turns":[` + strings.Join(many, ",") + `]}`, status: 400, code: api.CodeInvalidRequest, msg: "at most 50"},
 		{name: "bad async", method: "POST", path: "/v1/turns?async=maybe", body: turn(""), status: 400, code: api.CodeInvalidRequest, msg: `"async"`},
 		{name: "bad limit", method: "GET", path: "/v1/turns?user_id=alice&limit=abc", status: 400, code: api.CodeInvalidRequest, msg: `"limit"`},
-		{name: "limit too big", method: "GET", path: "/v1/turns?user_id=alice&limit=5000", status: 400, code: api.CodeInvalidRequest, msg: `"limit"`},
-		{name: "negative after_seq", method: "GET", path: "/v1/turns?user_id=alice&after_seq=-1", status: 400, code: api.CodeInvalidRequest, msg: `"after_seq"`},
+		{name: "limit too big", method: "GET", path: "/v1/turns?user_id=alice&limit=5000", status: 400, code: api.CodeInvalidRequest, msg: `limit: want 0 (the default, 100) to 1000, got 5000`},
+		{name: "negative after_seq", method: "GET", path: "/v1/turns?user_id=alice&after_seq=-1", status: 400, code: api.CodeInvalidRequest, msg: `after_seq: want 0 or more`},
 		{name: "bad filters JSON", method: "GET", path: "/v1/turns?user_id=alice&filters=" + url.QueryEscape(`{"a":`), status: 400, code: api.CodeInvalidRequest, msg: "filters"},
 		{name: "filters empty condition", method: "GET", path: "/v1/turns?user_id=alice&filters=" + url.QueryEscape(`{"a":{}}`), status: 400, code: api.CodeInvalidRequest, msg: "empty condition"},
-		{name: "bad history kind", method: "GET", path: "/v1/history?user_id=alice&kind=turns", status: 400, code: api.CodeInvalidRequest, msg: `"kind"`},
+		{name: "bad history kind", method: "GET", path: "/v1/history?user_id=alice&kind=turns", status: 400, code: api.CodeInvalidRequest, msg: `kind: want event, annotation, link or turn, got "turns"`},
 		{name: "negative k_turn", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","k_turn":-1}`, status: 400, code: api.CodeInvalidRequest, msg: "k_turn"},
 		{name: "huge max_evidence", method: "POST", path: "/v1/ask", body: `{"user_id":"alice","question":"x","max_evidence":100000}`, status: 400, code: api.CodeInvalidRequest, msg: "max_evidence"},
 		{name: "empty question", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"  "}`, status: 400, code: api.CodeInvalidInput, msg: "question"},
@@ -109,6 +111,11 @@ func badCases() []badCase {
 		{name: "unknown key", method: "GET", path: "/v1/stats?user_id=alice", key: "hgm_not-a-key", status: 401, code: api.CodeUnauthorized, msg: "unknown API key"},
 		{name: "hash used as key", method: "GET", path: "/v1/stats?user_id=alice", key: "use-hash", status: 401, code: api.CodeUnauthorized, msg: "unknown API key"},
 		{name: "mcp unknown key", method: "POST", path: "/mcp", key: "hgm_not-a-key", body: `{}`, status: 401, code: api.CodeUnauthorized, msg: "unknown API key"},
+		{name: "mcp without Accept", method: "POST", path: "/mcp", header: map[string]string{"Content-Type": "application/json"}, body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, status: 400, code: api.CodeInvalidRequest, msg: "MCP: Accept must contain"},
+		{name: "mcp malformed payload", method: "POST", path: "/mcp", header: map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}, body: `{bad}`, status: 400, code: api.CodeInvalidJSON, msg: "MCP: malformed payload"},
+		{name: "mcp text body", method: "POST", path: "/mcp", header: map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "text/plain"}, body: `{}`, status: 415, code: api.CodeUnsupportedMediaType, msg: "application/json"},
+		{name: "mcp unknown session", method: "POST", path: "/mcp", header: map[string]string{"Accept": "application/json, text/event-stream", "Mcp-Session-Id": "nope", "Content-Type": "application/json"}, body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, status: 404, code: api.CodeNotFound, msg: "session not found"},
+		{name: "mcp wrong method", method: "PUT", path: "/mcp", body: ``, status: 405, code: api.CodeMethodNotAllowed, msg: "Method Not Allowed"},
 		{name: "other user's space", method: "GET", path: "/v1/turns?user_id=bob", key: aliceKey, status: 403, code: api.CodeForbidden, msg: `"alice-key" may not use user_id "bob"`},
 		{name: "other user's search", method: "POST", path: "/v1/search", key: aliceKey, body: `{"user_id":"bob","question":"x"}`, status: 403, code: api.CodeForbidden, msg: "bob"},
 		{name: "other user's add", method: "POST", path: "/v1/turns", key: aliceKey, body: `{"user_id":"bob","turn":{"speaker":"a","text":"x"}}`, status: 403, code: api.CodeForbidden, msg: "bob"},
@@ -118,8 +125,8 @@ func badCases() []badCase {
 		// Routes, methods, missing records, conflicts.
 		{name: "unknown route", method: "GET", path: "/v1/memories", status: 404, code: api.CodeNotFound, msg: "no route"},
 		{name: "wrong method", method: "PUT", path: "/v1/turns", body: `{}`, status: 405, code: api.CodeMethodNotAllowed, msg: "allowed: POST, GET"},
-		{name: "missing turn", method: "GET", path: "/v1/turns/nope?user_id=alice", status: 404, code: api.CodeNotFound, msg: "nope"},
-		{name: "missing event", method: "GET", path: "/v1/events/e999?user_id=alice", status: 404, code: api.CodeNotFound, msg: "e999"},
+		{name: "missing turn", method: "GET", path: "/v1/turns/nope?user_id=alice", status: 404, code: api.CodeNotFound, msg: `turn "nope" not found in space user "alice"`},
+		{name: "missing event", method: "GET", path: "/v1/events/e999?user_id=alice&agent_id=bot", status: 404, code: api.CodeNotFound, msg: `event "e999" not found in space user "alice", agent "bot"`},
 		{name: "missing job", method: "GET", path: "/v1/jobs/job_x?user_id=alice", status: 404, code: api.CodeNotFound, msg: "job_x"},
 		{name: "delete missing turn", method: "DELETE", path: "/v1/turns/nope?user_id=alice", status: 404, code: api.CodeNotFound, msg: "nope"},
 		{name: "conflicting turn id", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turn":{"id":"a1","speaker":"a","text":"different"}}`, status: 409, code: api.CodeConflict, msg: "a1"},
@@ -174,6 +181,11 @@ func TestBadRequests(t *testing.T) {
 			}
 			if resp.StatusCode != tc.status || eb.Error.Code != tc.code || !strings.Contains(eb.Error.Message, tc.msg) {
 				t.Fatalf("got %d %s %q, want %d %s containing %q", resp.StatusCode, eb.Error.Code, eb.Error.Message, tc.status, tc.code, tc.msg)
+			}
+			for _, leak := range []string{"sqlite", "store:", "Go struct", "2006-01-02", "json.RawMessage", "higmem: higmem:"} {
+				if strings.Contains(eb.Error.Message, leak) {
+					t.Fatalf("message %q leaks %q", eb.Error.Message, leak)
+				}
 			}
 			if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
 				t.Fatalf("Content-Type %q", ct)

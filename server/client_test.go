@@ -24,7 +24,7 @@ func conversation() []api.TurnInput {
 	}
 }
 
-func ids(ts []higmem.Turn) []string {
+func ids(ts []api.Turn) []string {
 	out := make([]string, len(ts))
 	for i, t := range ts {
 		out[i] = t.ID
@@ -48,6 +48,13 @@ func TestClientEveryRoute(t *testing.T) {
 	v, err := c.Version(ctx)
 	if err != nil || v.Version != "test-1" || v.API != "v1" || v.Mode != "offline" || !v.Auth || v.Embedder == "" || v.ExportVersion != higmem.ExportVersion {
 		t.Fatalf("version %+v %v", v, err)
+	}
+	k, err := c.Key(ctx)
+	if err != nil || k.Name != "admin" || !slices.Equal(k.Users, []string{api.AllUsers}) || !k.Auth {
+		t.Fatalf("key %+v %v", k, err)
+	}
+	if k, err := api.NewClient(ts.URL, aliceKey, ts.Client()).Key(ctx); err != nil || k.Name != "alice-key" || !slices.Equal(k.Users, []string{"alice"}) {
+		t.Fatalf("alice's key %+v %v", k, err)
 	}
 	doc, err := c.OpenAPI(ctx)
 	if err != nil || doc["openapi"] != "3.1.0" {
@@ -160,7 +167,7 @@ func TestClientEveryRoute(t *testing.T) {
 
 	// Ask: offline, so evidence and a note.
 	ans, err := c.Ask(ctx, api.AskRequest{UserID: "carol", Question: "Where is Carol travelling in June?", MaxEvidence: 3})
-	if err != nil || ans.Text != "" || ans.Note == "" || !slices.Contains(ans.IDs(), "s1:1") || len(ans.Evidence) > 3 {
+	if err != nil || ans.Answer != "" || ans.Note == "" || !slices.Contains(ans.IDs(), "s1:1") || len(ans.Evidence) > 3 {
 		t.Fatalf("ask: %+v %v", ans, err)
 	}
 

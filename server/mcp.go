@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/higmem/higmem"
@@ -28,6 +30,15 @@ const (
 	ToolDelete = "delete_memory"
 )
 
+// scopeArgs are the space arguments every tool takes.
+type scopeArgs struct {
+	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	AgentID string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+}
+
+// scope returns the space arguments; every argument struct embeds them.
+func (a scopeArgs) scope() scopeArgs { return a }
+
 type addArgs struct {
 	Text      string            `json:"text" jsonschema:"what was said, verbatim"`
 	Speaker   string            `json:"speaker,omitempty" jsonschema:"who said it (default: user)"`
@@ -35,8 +46,7 @@ type addArgs struct {
 	Time      string            `json:"time,omitempty" jsonschema:"when it was said, e.g. RFC 3339 (default: now)"`
 	ID        string            `json:"id,omitempty" jsonschema:"caller's turn id, unique in the space (default: generated)"`
 	Metadata  map[string]string `json:"metadata,omitempty" jsonschema:"caller-defined string fields"`
-	UserID    string            `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID   string            `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	scopeArgs
 }
 
 type addOut struct {
@@ -51,8 +61,7 @@ type searchArgs struct {
 	SessionID   string            `json:"session_id,omitempty" jsonschema:"keep only evidence from this session"`
 	Metadata    map[string]string `json:"metadata,omitempty" jsonschema:"keep only evidence whose metadata has these exact values"`
 	MaxEvidence int               `json:"max_evidence,omitempty" jsonschema:"cap on evidence turns (default: token budget only)"`
-	UserID      string            `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID     string            `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	scopeArgs
 }
 
 // mcpEvidence is one evidence turn, compact for a model's context.
@@ -73,8 +82,7 @@ type searchOut struct {
 
 type askArgs struct {
 	Question string `json:"question" jsonschema:"the question to answer from memory"`
-	UserID   string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID  string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	scopeArgs
 }
 
 type askOut struct {
@@ -84,17 +92,18 @@ type askOut struct {
 }
 
 type eventsArgs struct {
-	WithTurns bool   `json:"with_turns,omitempty" jsonschema:"include member turns"`
-	UserID    string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID   string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	WithTurns bool `json:"with_turns,omitempty" jsonschema:"include member turns"`
+	scopeArgs
 }
 
+// mcpTurn is a member turn of an event, compact; its fields are spelled as
+// in api.Turn.
 type mcpTurn struct {
-	ID        string `json:"id"`
-	SessionID string `json:"session_id,omitempty"`
-	Time      string `json:"time,omitempty"`
-	Speaker   string `json:"speaker"`
-	Text      string `json:"text"`
+	ID          string `json:"id"`
+	SessionID   string `json:"session_id,omitempty"`
+	OccurredRaw string `json:"occurred_raw,omitempty"`
+	Speaker     string `json:"speaker"`
+	Text        string `json:"text"`
 }
 
 type mcpEvent struct {
@@ -113,14 +122,12 @@ type eventsOut struct {
 }
 
 type deleteArgs struct {
-	TurnID  string `json:"turn_id" jsonschema:"id of the turn to delete"`
-	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
-	AgentID string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
+	TurnID string `json:"turn_id" jsonschema:"id of the turn to delete"`
+	scopeArgs
 }
 
-type deleteOut struct {
-	Deleted string `json:"deleted"`
-}
+// deleteOut is api.DeleteResult: {"deleted":"turn","id":...}.
+type deleteOut = api.DeleteResult
 
 // newMCP builds the MCP server: five tools and the event resources.
 func (s *Server) newMCP() *mcp.Server {
@@ -130,15 +137,15 @@ func (s *Server) newMCP() *mcp.Server {
 			"by user_id/agent_id, which default to the server's configured space.",
 		Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 	})
-	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, s.toolAdd)
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, tool(s, true, s.toolAdd))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolSearch, Description: "Find the remembered turns that answer a question (evidence only, no written answer).",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolSearch)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolSearch))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolAsk, Description: "Answer a question from memory; without a server-side LLM only evidence is returned.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolAsk)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolAsk))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolEvents, Description: "List the events (grouped happenings or topics) in memory.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.toolEvents)
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolEvents))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id (it is also taken out of its events).",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, s.toolDelete)
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
 	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",
 		Description: "Every event of the default space, with member turn ids."}, s.readEvents)
@@ -195,60 +202,75 @@ func (s *Server) mcpSpace(extra *mcp.RequestExtra, user, agent string) (higmem.S
 // mcpAuthorize checks the caller may use sp.
 func (s *Server) mcpAuthorize(extra *mcp.RequestExtra, sp higmem.Space) (higmem.Space, error) {
 	if sp.UserID == "" {
-		return sp, errors.New("user_id is required (the server has no default space)")
+		return sp, errorf(http.StatusBadRequest, api.CodeMissingScope, "user_id is required (the server has no default space)")
 	}
-	if err := checkID("user_id", sp.UserID); err != nil {
-		return sp, err
-	}
-	if err := checkID("agent_id", sp.AgentID); err != nil {
+	sp, err := validSpace(sp.UserID, sp.AgentID)
+	if err != nil {
 		return sp, err
 	}
 	p := unrestricted
 	if extra != nil && extra.TokenInfo != nil {
 		p, _ = extra.TokenInfo.Extra[principalExtra].(*principal)
 		if p == nil {
-			return sp, errors.New("forbidden: the credentials carry no higmem key")
+			return sp, errorf(http.StatusForbidden, api.CodeForbidden, "the credentials carry no higmem key")
 		}
 	}
 	if !p.allows(sp.UserID) {
-		return sp, fmt.Errorf("forbidden: API key %q may not use user_id %q", p.name, sp.UserID)
+		return sp, errorf(http.StatusForbidden, api.CodeForbidden, "API key %q may not use user_id %q", p.name, sp.UserID)
 	}
 	return sp, nil
 }
 
-// toolError makes engine errors readable for a model.
+// toolError makes engine errors readable for a model: the api code and
+// message, without internals.
 func toolError(err error) error {
 	ae := classify(err)
-	if ae.code == "internal" {
+	if ae.code == api.CodeInternal {
 		return errors.New("internal error (see the server log)")
 	}
-	return fmt.Errorf("%s: %s", ae.code, err.Error())
+	return fmt.Errorf("%s: %s", ae.code, ae.msg)
 }
 
-func (s *Server) toolAdd(ctx context.Context, req *mcp.CallToolRequest, in addArgs) (*mcp.CallToolResult, addOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
-	if err != nil {
-		return nil, addOut{}, err
+// tool adapts an operation on a space to an MCP tool handler: the space
+// of the arguments (else the default one), checked against the caller's
+// key; a read bounded by Options.RequestTimeout, or a write that Shutdown
+// waits for and a client going away does not cut short; errors as tool
+// errors naming the problem.
+func tool[In interface{ scope() scopeArgs }, Out any](s *Server, write bool, op func(ctx context.Context, sc api.Scope, in In) (Out, error)) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		var zero Out
+		a := in.scope()
+		sp, err := s.mcpSpace(req.Extra, a.UserID, a.AgentID)
+		if err != nil {
+			return nil, zero, toolError(err)
+		}
+		ctx, done, err := s.opCtx(ctx, write)
+		if err != nil {
+			return nil, zero, toolError(err)
+		}
+		defer done()
+		out, err := op(ctx, apiScope(sp), in)
+		if err != nil {
+			return nil, zero, toolError(err)
+		}
+		return nil, out, nil
 	}
+}
+
+func (s *Server) toolAdd(ctx context.Context, sc api.Scope, in addArgs) (addOut, error) {
 	if in.Speaker == "" {
 		in.Speaker = "user"
 	}
 	if in.Time == "" {
 		in.Time = time.Now().UTC().Format(time.RFC3339)
 	}
-	if !s.begin() {
-		return nil, addOut{}, errors.New("unavailable: server is shutting down")
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(ctx)
-	defer cancel()
-	res, err := s.mem.Add(ctx, sp, []higmem.TurnInput{{
+	res, err := s.local.Add(ctx, api.AddRequest{UserID: sc.UserID, AgentID: sc.AgentID, Turn: &api.TurnInput{
 		ID: in.ID, SessionID: in.SessionID, Speaker: in.Speaker, Text: in.Text, Time: in.Time, Metadata: in.Metadata,
 	}})
 	if err != nil {
-		return nil, addOut{}, toolError(err)
+		return addOut{}, err
 	}
-	return nil, addOut{Added: nonNil(res.Added), Skipped: res.Skipped, Events: res.Events, Warnings: res.Warnings}, nil
+	return addOut{Added: res.Added, Skipped: res.Skipped, Events: res.Events, Warnings: res.Warnings}, nil
 }
 
 // eqFilters turns exact-value metadata arguments into filters.
@@ -260,14 +282,7 @@ func eqFilters(md map[string]string) api.Filters {
 	return f
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
-func compactEvidence(ev []higmem.Evidence) []mcpEvidence {
+func compactEvidence(ev []api.Evidence) []mcpEvidence {
 	out := make([]mcpEvidence, len(ev))
 	for i, e := range ev {
 		out[i] = mcpEvidence{ID: e.Turn.ID, SessionID: e.Turn.SessionID, Date: e.Date, Speaker: e.Turn.Speaker,
@@ -276,43 +291,21 @@ func compactEvidence(ev []higmem.Evidence) []mcpEvidence {
 	return out
 }
 
-func (s *Server) toolSearch(ctx context.Context, req *mcp.CallToolRequest, in searchArgs) (*mcp.CallToolResult, searchOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+func (s *Server) toolSearch(ctx context.Context, sc api.Scope, in searchArgs) (searchOut, error) {
+	res, err := s.local.Search(ctx, api.SearchRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: in.Question,
+		SessionID: in.SessionID, Filters: eqFilters(in.Metadata), MaxEvidence: in.MaxEvidence})
 	if err != nil {
-		return nil, searchOut{}, err
+		return searchOut{}, err
 	}
-	if err := checkQuestion(in.Question); err != nil {
-		return nil, searchOut{}, err
-	}
-	ro, err := retrieveOptions(0, 0, 0, in.MaxEvidence)
-	if err != nil {
-		return nil, searchOut{}, err
-	}
-	ro.Filter = scopeFilter(in.SessionID, eqFilters(in.Metadata))
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
-	res, err := s.mem.Retrieve(ctx, sp, in.Question, ro)
-	if err != nil {
-		return nil, searchOut{}, toolError(err)
-	}
-	return nil, searchOut{Evidence: compactEvidence(res.Evidence), Context: res.Context}, nil
+	return searchOut{Evidence: compactEvidence(res.Evidence), Context: res.Context}, nil
 }
 
-func (s *Server) toolAsk(ctx context.Context, req *mcp.CallToolRequest, in askArgs) (*mcp.CallToolResult, askOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+func (s *Server) toolAsk(ctx context.Context, sc api.Scope, in askArgs) (askOut, error) {
+	ans, err := s.local.Ask(ctx, api.AskRequest{UserID: sc.UserID, AgentID: sc.AgentID, Question: in.Question})
 	if err != nil {
-		return nil, askOut{}, err
+		return askOut{}, err
 	}
-	if err := checkQuestion(in.Question); err != nil {
-		return nil, askOut{}, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-	defer cancel()
-	ans, err := s.mem.Ask(ctx, sp, in.Question, higmem.RetrieveOptions{})
-	if err != nil {
-		return nil, askOut{}, toolError(err)
-	}
-	return nil, askOut{Answer: ans.Text, Note: ans.Note, Evidence: compactEvidence(ans.Evidence)}, nil
+	return askOut{Answer: ans.Answer, Note: ans.Note, Evidence: compactEvidence(ans.Evidence)}, nil
 }
 
 func fmtTime(t time.Time) string {
@@ -331,51 +324,42 @@ func eventURI(sp higmem.Space, id string) string {
 	return u + "/events/" + url.PathEscape(id)
 }
 
-func compactEvent(sp higmem.Space, v higmem.EventView, withTurns bool) mcpEvent {
+func compactEvent(sp higmem.Space, v api.EventView, withTurns bool) mcpEvent {
 	e := mcpEvent{ID: v.Event.ID, Title: v.Event.Title, Summary: v.Event.Summary, Start: fmtTime(v.Event.Start),
-		End: fmtTime(v.Event.End), TurnIDs: nonNil(v.Event.TurnIDs), URI: eventURI(sp, v.Event.ID)}
+		End: fmtTime(v.Event.End), TurnIDs: v.Event.TurnIDs, URI: eventURI(sp, v.Event.ID)}
 	if withTurns {
 		for _, t := range v.Turns {
-			e.Turns = append(e.Turns, mcpTurn{ID: t.ID, SessionID: t.SessionID, Time: t.OccurredRaw, Speaker: t.Speaker, Text: t.Text})
+			e.Turns = append(e.Turns, mcpTurn{ID: t.ID, SessionID: t.SessionID, OccurredRaw: t.OccurredRaw, Speaker: t.Speaker, Text: t.Text})
 		}
 	}
 	return e
 }
 
-func (s *Server) toolEvents(ctx context.Context, req *mcp.CallToolRequest, in eventsArgs) (*mcp.CallToolResult, eventsOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
-	if err != nil {
-		return nil, eventsOut{}, err
+func compactEvents(sp higmem.Space, l *api.EventList, withTurns bool) eventsOut {
+	out := eventsOut{Events: make([]mcpEvent, len(l.Events))}
+	for i, v := range l.Events {
+		out.Events[i] = compactEvent(sp, v, withTurns)
 	}
-	evs, err := s.mem.Events(ctx, sp)
-	if err != nil {
-		return nil, eventsOut{}, toolError(err)
-	}
-	out := eventsOut{Events: []mcpEvent{}}
-	for _, v := range evs {
-		out.Events = append(out.Events, compactEvent(sp, v, in.WithTurns))
-	}
-	return nil, out, nil
+	return out
 }
 
-func (s *Server) toolDelete(ctx context.Context, req *mcp.CallToolRequest, in deleteArgs) (*mcp.CallToolResult, deleteOut, error) {
-	sp, err := s.mcpSpace(req.Extra, in.UserID, in.AgentID)
+func (s *Server) toolEvents(ctx context.Context, sc api.Scope, in eventsArgs) (eventsOut, error) {
+	l, err := s.local.Events(ctx, sc)
 	if err != nil {
-		return nil, deleteOut{}, err
+		return eventsOut{}, err
 	}
+	return compactEvents(engineSpace(sc), l, in.WithTurns), nil
+}
+
+func (s *Server) toolDelete(ctx context.Context, sc api.Scope, in deleteArgs) (deleteOut, error) {
 	if strings.TrimSpace(in.TurnID) == "" {
-		return nil, deleteOut{}, errors.New("turn_id is required")
+		return deleteOut{}, errorf(http.StatusBadRequest, api.CodeInvalidInput, "turn_id is required")
 	}
-	if !s.begin() {
-		return nil, deleteOut{}, errors.New("unavailable: server is shutting down")
+	res, err := s.local.DeleteTurn(ctx, sc, in.TurnID)
+	if err != nil {
+		return deleteOut{}, err
 	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(ctx)
-	defer cancel()
-	if err := s.mem.Delete(ctx, sp, in.TurnID); err != nil {
-		return nil, deleteOut{}, toolError(err)
-	}
-	return nil, deleteOut{Deleted: in.TurnID}, nil
+	return *res, nil
 }
 
 // parseEventURI parses higmem://events and the higmem://users/... forms
@@ -418,6 +402,32 @@ func parseEventURI(raw string) (sp higmem.Space, id string, dflt bool, err error
 	return sp, id, false, nil
 }
 
+// JSON-RPC error codes of resources/read: a missing resource has the SDK's
+// code (mcp.CodeResourceNotFound, -32602 since SEP-2164), as a URI that
+// matches no template gets from the SDK itself; -32001 is higmem's, in the
+// range JSON-RPC reserves for servers, for a key that may not read the
+// space.
+var rpcResourceNotFound = mcp.CodeResourceNotFound
+
+const rpcForbidden = -32001
+
+// rpcError turns an operation's error into a JSON-RPC error with a code
+// (the SDK would answer a plain error with code 0).
+func rpcError(err error, uri string) error {
+	ae := classify(err)
+	switch {
+	case ae.code == api.CodeNotFound:
+		return &jsonrpc.Error{Code: rpcResourceNotFound, Message: fmt.Sprintf("resource not found: %s: %s", uri, ae.msg)}
+	case ae.status == http.StatusForbidden || ae.status == http.StatusUnauthorized:
+		return &jsonrpc.Error{Code: rpcForbidden, Message: ae.code + ": " + ae.msg}
+	case ae.status >= 400 && ae.status < 500:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: ae.code + ": " + ae.msg}
+	case ae.code == api.CodeInternal:
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error (see the server log)"}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ae.code + ": " + ae.msg}
+}
+
 func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
 	sp, id, dflt, err := parseEventURI(uri)
@@ -429,32 +439,27 @@ func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (
 	}
 	sp, err = s.mcpAuthorize(req.Extra, sp)
 	if err != nil {
-		return nil, err
+		return nil, rpcError(err, uri)
 	}
+	ctx, done, _ := s.opCtx(ctx, false)
+	defer done()
 	var v any
 	if id == "" {
-		evs, err := s.mem.Events(ctx, sp)
+		l, err := s.local.Events(ctx, apiScope(sp))
 		if err != nil {
-			return nil, toolError(err)
+			return nil, rpcError(err, uri)
 		}
-		out := eventsOut{Events: []mcpEvent{}}
-		for _, e := range evs {
-			out.Events = append(out.Events, compactEvent(sp, e, false))
-		}
-		v = out
+		v = compactEvents(sp, l, false)
 	} else {
-		e, err := s.mem.Event(ctx, sp, id)
-		if errors.Is(err, higmem.ErrNotFound) {
-			return nil, mcp.ResourceNotFoundError(uri)
-		}
+		e, err := s.local.Event(ctx, apiScope(sp), id)
 		if err != nil {
-			return nil, toolError(err)
+			return nil, rpcError(err, uri)
 		}
-		v = compactEvent(sp, e, true)
+		v = compactEvent(sp, *e, true)
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return nil, err
+		return nil, rpcError(err, uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
 }

@@ -3,12 +3,14 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/higmem/higmem"
@@ -144,7 +146,7 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 	}
 
 	var del deleteOut
-	if e := callTool(t, cs, ToolDelete, map[string]any{"turn_id": "m1"}, &del); e != "" || del.Deleted != "m1" {
+	if e := callTool(t, cs, ToolDelete, map[string]any{"turn_id": "m1"}, &del); e != "" || del.Deleted != "turn" || del.ID != "m1" || del.UserID != def.UserID {
 		t.Fatalf("delete_memory: %s %+v", e, del)
 	}
 	if _, err := mem.Get(ctx, def, "m1"); err == nil {
@@ -158,7 +160,7 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 	}
 }
 
-// TestMCPStdio runs the MCP server over the stdio transport (newline
+// TestMCPStdio runs the MCP server over higmem's stdio transport (newline
 // delimited JSON on in-process pipes) with the SDK's client.
 func TestMCPStdio(t *testing.T) {
 	mem := newMem(t, higmem.Options{})
@@ -168,13 +170,14 @@ func TestMCPStdio(t *testing.T) {
 	sr, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- s.MCP().Run(ctx, &mcp.IOTransport{Reader: sr, Writer: sw}) }()
+	go func() { done <- s.MCP().Run(ctx, &StdioTransport{Reader: sr, Writer: sw}) }()
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: cr, Writer: cw}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	mcpRoundTrip(t, cs, mem, def, false)
+	mcpBadInput(t, cs, mem, def)
 
 	// Explicit scope in the arguments overrides the default space, and
 	// stdio may use any user.
@@ -285,3 +288,76 @@ func TestMCPSessionBoundToKey(t *testing.T) {
 		t.Fatalf("alice's session with bob's key: %d", resp.StatusCode)
 	}
 }
+
+// mcpBadInput calls every tool and resource with bad arguments: each gets a
+// tool error (or a JSON-RPC error with a code, for resources) naming the
+// problem without internals, nothing is written, and the session keeps
+// serving.
+func mcpBadInput(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def higmem.Space) {
+	t.Helper()
+	ctx := context.Background()
+	before, err := mem.Stats(ctx, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("u", 300)
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{ToolAdd, map[string]any{"text": "  "}, "invalid_input: turn 1: empty text"},
+		{ToolAdd, map[string]any{"text": "x", "id": long}, "invalid_request: turn 1 id is longer than 256 bytes"},
+		{ToolAdd, map[string]any{"text": "x", "user_id": "bad\x1b"}, "invalid_request: user_id contains control characters"},
+		{ToolAdd, map[string]any{"text": 5}, "text"},
+		{ToolAdd, map[string]any{"text": "x", "bogus": 1}, "bogus"},
+		{ToolSearch, map[string]any{"question": ""}, "invalid_input: question is required"},
+		{ToolSearch, map[string]any{"question": "q", "max_evidence": 5000}, "max_evidence: want 0 (the default) to 1000, got 5000"},
+		{ToolSearch, map[string]any{"question": "q", "max_evidence": 1.5}, "max_evidence"},
+		{ToolSearch, map[string]any{"question": strings.Repeat("q", 9000)}, "question is longer than 8192 bytes"},
+		{ToolAsk, map[string]any{"question": " "}, "question is required"},
+		{ToolEvents, map[string]any{"agent_id": long}, "agent_id is longer than 256 bytes"},
+		{ToolDelete, map[string]any{"turn_id": ""}, "turn_id is required"},
+		{ToolDelete, map[string]any{"turn_id": "nope"}, `not_found: turn "nope" not found in space`},
+	} {
+		var out any
+		e := callTool(t, cs, tc.tool, tc.args, &out)
+		if !strings.Contains(e, tc.want) {
+			t.Errorf("%s %v: %q, want an error containing %q", tc.tool, tc.args, e, tc.want)
+		}
+		for _, leak := range []string{"sqlite", "store:", "memstore", "Go struct", "higmem: higmem:"} {
+			if strings.Contains(e, leak) {
+				t.Errorf("%s %v: error %q leaks %q", tc.tool, tc.args, e, leak)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		uri  string
+		code int64
+	}{
+		{"higmem://users/" + def.UserID + "/events/nope", rpcResourceNotFound},
+		{"higmem://users/" + long + "/events", jsonrpcInvalidParams},
+	} {
+		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: tc.uri})
+		var we *jsonrpc.Error
+		if !errors.As(err, &we) || we.Code != tc.code {
+			t.Errorf("resources/read %s: %v, want JSON-RPC code %d", tc.uri, err, tc.code)
+		}
+	}
+	// URIs that match no resource are refused by the SDK itself (the raw
+	// code is checked in TestStdioBadInputKeepsServing).
+	for _, uri := range []string{"higmem://nothing", "https://example.com/x"} {
+		if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), "not found") {
+			t.Errorf("resources/read %s: %v", uri, err)
+		}
+	}
+	after, err := mem.Stats(ctx, def)
+	if err != nil || after != before {
+		t.Fatalf("bad tool calls changed the space: %+v → %+v (%v)", before, after, err)
+	}
+	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 5 {
+		t.Fatalf("session after bad calls: %v", err)
+	}
+}
+
+const jsonrpcInvalidParams = jsonrpc.CodeInvalidParams

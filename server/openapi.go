@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
 )
 
@@ -57,8 +56,9 @@ var operations = []opDoc{
 	{method: "GET", path: "/v1/health", summary: "Liveness and pending writes (no key needed)", tag: "server", public: true, resp: api.Health{}},
 	{method: "GET", path: "/openapi.json", summary: "This OpenAPI document (no key needed)", tag: "server", public: true},
 	{method: "GET", path: "/v1/version", summary: "Server version, mode and embedder", tag: "server", resp: api.VersionInfo{}},
+	{method: "GET", path: "/v1/key", summary: "The API key's name and the user ids it may use", tag: "server", resp: api.KeyInfo{}},
 	{method: "POST", path: "/v1/turns", summary: "Add one turn (\"turn\") or a batch (\"turns\"); async=true queues a job", tag: "turns",
-		query: []paramDoc{pAsync}, body: api.AddRequest{}, resp: higmem.AddResult{}, accepted: api.Job{}},
+		query: []paramDoc{pAsync}, body: api.AddRequest{}, resp: api.AddResponse{}, accepted: api.Job{}},
 	{method: "GET", path: "/v1/turns", summary: "List turns in order, a page at a time, with session and metadata filters", tag: "turns",
 		query: scopeAnd(
 			paramDoc{name: "session_id", typ: "string", desc: "only this session's turns"},
@@ -66,13 +66,13 @@ var operations = []opDoc{
 			paramDoc{name: "limit", typ: "integer", desc: "page size (default 100, at most 1000)"},
 			paramDoc{name: "filters", typ: "string", desc: `metadata filters as JSON, e.g. {"topic":"travel","lang":{"ne":"fr"},"tag":{"in":["a","b"]},"note":{"contains":"visa"}}`},
 		), resp: api.TurnList{}},
-	{method: "GET", path: "/v1/turns/{id}", summary: "Get one turn", tag: "turns", query: pScope, resp: higmem.Turn{}},
+	{method: "GET", path: "/v1/turns/{id}", summary: "Get one turn", tag: "turns", query: pScope, resp: api.Turn{}},
 	{method: "DELETE", path: "/v1/turns/{id}", summary: "Delete one turn (it leaves its events; empty events are deleted)", tag: "turns", query: pScope, resp: api.DeleteResult{}},
 	{method: "GET", path: "/v1/jobs/{id}", summary: "Status of an async add or import", tag: "turns", query: pScope, resp: api.Job{}},
-	{method: "POST", path: "/v1/search", summary: "Evidence for a question, with the trace of every retrieval stage", tag: "retrieval", body: api.SearchRequest{}, resp: higmem.Result{}},
-	{method: "POST", path: "/v1/ask", summary: "Answer a question from memory (evidence only without an LLM)", tag: "retrieval", body: api.AskRequest{}, resp: higmem.Answer{}},
+	{method: "POST", path: "/v1/search", summary: "Evidence for a question, with the trace of every retrieval stage", tag: "retrieval", body: api.SearchRequest{}, resp: api.SearchResponse{}},
+	{method: "POST", path: "/v1/ask", summary: "Answer a question from memory (evidence only without an LLM)", tag: "retrieval", body: api.AskRequest{}, resp: api.AskResponse{}},
 	{method: "GET", path: "/v1/events", summary: "Every event with its member turns", tag: "events", query: pScope, resp: api.EventList{}},
-	{method: "GET", path: "/v1/events/{id}", summary: "One event with its member turns", tag: "events", query: pScope, resp: higmem.EventView{}},
+	{method: "GET", path: "/v1/events/{id}", summary: "One event with its member turns", tag: "events", query: pScope, resp: api.EventView{}},
 	{method: "GET", path: "/v1/history", summary: "Changes of derived records (events, annotations, links, turn deletions)", tag: "events",
 		query: scopeAnd(
 			paramDoc{name: "kind", typ: "string", desc: "event, annotation, link or turn (empty: all)"},
@@ -82,7 +82,7 @@ var operations = []opDoc{
 	{method: "DELETE", path: "/v1/space", summary: "Delete a whole space: turns, events, links, vectors and history", tag: "spaces", query: pScope, resp: api.DeleteResult{}},
 	{method: "GET", path: "/v1/export", summary: "Export a space as JSON lines", tag: "spaces", query: pScope, respNDJSON: true},
 	{method: "POST", path: "/v1/import", summary: "Import an export into a space in one transaction; async=true queues a job", tag: "spaces",
-		query: scopeAnd(pAsync), bodyNDJSON: true, resp: higmem.ImportResult{}, accepted: api.Job{}},
+		query: scopeAnd(pAsync), bodyNDJSON: true, resp: api.ImportResponse{}, accepted: api.Job{}},
 }
 
 var pathParamRE = regexp.MustCompile(`\{([a-z_]+)\}`)

@@ -131,7 +131,7 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 	if refs < 20 {
 		t.Fatalf("only %d refs", refs)
 	}
-	for _, name := range []string{"AddRequest", "SearchRequest", "AskRequest", "TurnInput", "Turn", "Result", "Answer", "Job", "ErrorBody", "Condition"} {
+	for _, name := range []string{"AddRequest", "SearchRequest", "AskRequest", "TurnInput", "Turn", "SearchResponse", "AskResponse", "Job", "ErrorBody", "Condition"} {
 		s, ok := schemas[name].(map[string]any)
 		if !ok {
 			t.Errorf("no schema %s", name)
@@ -141,11 +141,12 @@ func TestOpenAPIRefsResolve(t *testing.T) {
 			t.Errorf("schema %s allows unknown fields", name)
 		}
 	}
-	// Embedded structs are flattened: Answer has Result's fields.
-	props := schemas["Answer"].(map[string]any)["properties"].(map[string]any)
+	// Embedded structs are flattened: AskResponse has SearchResponse's
+	// fields.
+	props := schemas["AskResponse"].(map[string]any)["properties"].(map[string]any)
 	for _, f := range []string{"answer", "evidence", "trace", "question"} {
 		if _, ok := props[f]; !ok {
-			t.Errorf("Answer schema lacks %q", f)
+			t.Errorf("AskResponse schema lacks %q", f)
 		}
 	}
 }

@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,8 +34,15 @@ type route struct {
 	query []string
 	// public routes need no API key.
 	public bool
-	h      func(w http.ResponseWriter, r *http.Request) error
+	// h serves the route; or, for routes on the space named by the query
+	// string, read or write runs the operation and its result is the
+	// answer (see Server.read and Server.write).
+	h           func(w http.ResponseWriter, r *http.Request) error
+	read, write scopedOp
 }
+
+// scopedOp is an operation on the space named by a request's query string.
+type scopedOp func(ctx context.Context, r *http.Request, sc api.Scope) (any, error)
 
 var scopeParams = []string{"user_id", "agent_id"}
 
@@ -47,18 +53,43 @@ func (s *Server) restRoutes() []route {
 		{method: "GET", path: "/v1/health", public: true, h: s.health},
 		{method: "GET", path: "/openapi.json", public: true, h: s.openAPI},
 		{method: "GET", path: "/v1/version", h: s.version},
+		{method: "GET", path: "/v1/key", h: s.key},
 		{method: "POST", path: "/v1/turns", query: []string{"async"}, h: s.addTurns},
-		{method: "GET", path: "/v1/turns", query: withScope("session_id", "after_seq", "limit", "filters"), h: s.listTurns},
-		{method: "GET", path: "/v1/turns/{id}", query: scopeParams, h: s.getTurn},
-		{method: "DELETE", path: "/v1/turns/{id}", query: scopeParams, h: s.deleteTurn},
+		{method: "GET", path: "/v1/turns", query: withScope("session_id", "after_seq", "limit", "filters"),
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				req, err := listTurnsRequest(r, sc)
+				if err != nil {
+					return nil, err
+				}
+				return s.local.Turns(ctx, req)
+			}},
+		{method: "GET", path: "/v1/turns/{id}", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.Turn(ctx, sc, r.PathValue("id"))
+			}},
+		{method: "DELETE", path: "/v1/turns/{id}", query: scopeParams,
+			write: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.DeleteTurn(ctx, sc, r.PathValue("id"))
+			}},
 		{method: "GET", path: "/v1/jobs/{id}", query: scopeParams, h: s.getJob},
-		{method: "POST", path: "/v1/search", h: s.search},
-		{method: "POST", path: "/v1/ask", h: s.ask},
-		{method: "GET", path: "/v1/events", query: scopeParams, h: s.listEvents},
-		{method: "GET", path: "/v1/events/{id}", query: scopeParams, h: s.getEvent},
-		{method: "GET", path: "/v1/history", query: withScope("kind", "id"), h: s.history},
-		{method: "GET", path: "/v1/stats", query: scopeParams, h: s.stats},
-		{method: "DELETE", path: "/v1/space", query: scopeParams, h: s.deleteSpace},
+		{method: "POST", path: "/v1/search", h: bodyRead(s, func(q *api.SearchRequest) (string, string) { return q.UserID, q.AgentID }, s.local.Search)},
+		{method: "POST", path: "/v1/ask", h: bodyRead(s, func(q *api.AskRequest) (string, string) { return q.UserID, q.AgentID }, s.local.Ask)},
+		{method: "GET", path: "/v1/events", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) { return s.local.Events(ctx, sc) }},
+		{method: "GET", path: "/v1/events/{id}", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.Event(ctx, sc, r.PathValue("id"))
+			}},
+		{method: "GET", path: "/v1/history", query: withScope("kind", "id"),
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.History(ctx, api.HistoryRequest{Scope: sc, Kind: param(r, "kind"), ID: param(r, "id")})
+			}},
+		{method: "GET", path: "/v1/stats", query: scopeParams,
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) { return s.local.Stats(ctx, sc) }},
+		{method: "DELETE", path: "/v1/space", query: scopeParams,
+			write: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				return s.local.DeleteSpace(ctx, sc)
+			}},
 		{method: "GET", path: "/v1/export", query: scopeParams, h: s.export},
 		{method: "POST", path: "/v1/import", query: withScope("async"), h: s.importSpace},
 	}
@@ -158,10 +189,27 @@ func (s *Server) wrap(rt route) http.Handler {
 			s.writeError(w, r, err)
 			return
 		}
-		if err := rt.h(w, r); err != nil {
+		if err := s.serveRoute(w, r, rt); err != nil {
 			s.writeError(w, r, err)
 		}
 	})
+}
+
+// serveRoute runs a route's handler, or its scoped operation as a read or
+// a write.
+func (s *Server) serveRoute(w http.ResponseWriter, r *http.Request, rt route) error {
+	if rt.h != nil {
+		return rt.h(w, r)
+	}
+	sc, err := s.scope(r)
+	if err != nil {
+		return err
+	}
+	run, op := s.read, rt.read
+	if rt.write != nil {
+		run, op = s.write, rt.write
+	}
+	return run(w, r, func(ctx context.Context) (any, error) { return op(ctx, r, sc) })
 }
 
 // authenticate returns the principal of a request.
@@ -215,38 +263,24 @@ func urlQuery(r *http.Request) (map[string][]string, error) {
 	return q, nil
 }
 
-// maxIDLen bounds user, agent, turn and event ids in requests.
-const maxIDLen = 256
-
-// checkID validates a user, agent, session, turn or event id.
-func checkID(what, v string) error {
-	if len(v) > maxIDLen {
-		return badRequest("%s is longer than %d bytes", what, maxIDLen)
-	}
-	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
-		return badRequest("%s contains control characters", what)
-	}
-	return nil
-}
-
 // space resolves the scope of a GET, DELETE or import request from the
 // query string and checks the caller may use it.
 func (s *Server) space(r *http.Request) (higmem.Space, error) {
 	return s.authorize(r, param(r, "user_id"), param(r, "agent_id"))
 }
 
+// scope is space as the api's Scope.
+func (s *Server) scope(r *http.Request) (api.Scope, error) {
+	sp, err := s.space(r)
+	return apiScope(sp), err
+}
+
 // authorize validates a scope and checks the caller may use it. JSON POST
 // routes pass the scope from their body.
 func (s *Server) authorize(r *http.Request, user, agent string) (higmem.Space, error) {
-	if strings.TrimSpace(user) == "" {
-		return higmem.Space{}, errorf(http.StatusBadRequest, api.CodeMissingScope,
-			"user_id is required (in the query string; in the JSON body for POST /v1/turns, /v1/search and /v1/ask)")
-	}
-	if err := checkID("user_id", user); err != nil {
-		return higmem.Space{}, err
-	}
-	if err := checkID("agent_id", agent); err != nil {
-		return higmem.Space{}, err
+	sp, err := validSpace(user, agent)
+	if err != nil {
+		return sp, err
 	}
 	p := principalFrom(r.Context())
 	if p == nil || !p.allows(user) {
@@ -256,7 +290,7 @@ func (s *Server) authorize(r *http.Request, user, agent string) (higmem.Space, e
 		}
 		return higmem.Space{}, errorf(http.StatusForbidden, api.CodeForbidden, "API key %q may not use user_id %q", name, user)
 	}
-	return higmem.Space{UserID: user, AgentID: agent}, nil
+	return sp, nil
 }
 
 // param returns a query parameter ("" when absent).
@@ -280,21 +314,34 @@ func boolParam(r *http.Request, name string) (bool, error) {
 	return b, nil
 }
 
-func intParam(r *http.Request, name string, lo, hi int64) (int64, error) {
+// intParam parses an integer query parameter (0 when absent); its range is
+// checked by the operation.
+func intParam(r *http.Request, name string) (int64, error) {
 	v := param(r, name)
 	if v == "" {
 		return 0, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < lo || n > hi {
-		return 0, badRequest("query parameter %q: want an integer in [%d, %d], got %q", name, lo, hi, v)
+	if err != nil {
+		return 0, badRequest("query parameter %q: want an integer, got %q", name, v)
 	}
 	return n, nil
 }
 
-// readCtx bounds a read by Options.RequestTimeout.
-func (s *Server) readCtx(r *http.Request) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(r.Context(), s.opts.RequestTimeout)
+// opCtx returns the context of an operation of the REST routes or the MCP
+// tools: a read is bounded by Options.RequestTimeout; a write outlives its
+// request (writeCtx) and counts as pending for Shutdown until done is
+// called, and is refused once Shutdown has started.
+func (s *Server) opCtx(ctx context.Context, write bool) (_ context.Context, done func(), _ error) {
+	if !write {
+		ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		return ctx, cancel, nil
+	}
+	if !s.begin() {
+		return nil, nil, errShuttingDown
+	}
+	ctx, cancel := s.writeCtx(ctx)
+	return ctx, func() { cancel(); s.end() }, nil
 }
 
 // --- handlers ---
@@ -328,25 +375,17 @@ func (s *Server) version(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// checkTurn does the cheap checks of a turn that async adds must fail on
-// before a job is queued (the engine repeats them, and more, when it runs).
-func checkTurn(i int, t api.TurnInput) error {
-	where := fmt.Sprintf("turn %d", i+1)
-	if err := checkID(where+" id", t.ID); err != nil {
-		return err
+func (s *Server) key(w http.ResponseWriter, r *http.Request) error {
+	p := principalFrom(r.Context())
+	k := api.KeyInfo{Name: p.name, Users: p.users, Auth: !s.opts.NoAuth}
+	if p.all {
+		k.Users = []string{api.AllUsers}
 	}
-	if err := checkID(where+" session_id", t.SessionID); err != nil {
-		return err
+	if s.opts.NoAuth {
+		k.Name = ""
 	}
-	if strings.TrimSpace(t.Text) != "" {
-		return nil
-	}
-	for _, a := range t.Attachments {
-		if strings.TrimSpace(a.Caption) != "" {
-			return nil
-		}
-	}
-	return errorf(http.StatusBadRequest, api.CodeInvalidInput, "%s: empty text", where)
+	writeJSON(w, http.StatusOK, k)
+	return nil
 }
 
 func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
@@ -358,37 +397,20 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxUploadBytes, &req); err != nil {
 		return err
 	}
-	sp, err := s.authorize(r, req.UserID, req.AgentID)
+	if _, err := s.authorize(r, req.UserID, req.AgentID); err != nil {
+		return err
+	}
+	sp, turns, err := s.local.prepareAdd(req)
 	if err != nil {
 		return err
 	}
-	in := req.Turns
-	switch {
-	case req.Turn != nil && req.Turns != nil:
-		return badRequest("give either \"turn\" or \"turns\", not both")
-	case req.Turn != nil:
-		in = []api.TurnInput{*req.Turn}
-	case len(req.Turns) == 0:
-		return badRequest("no turns: give \"turn\" (one object) or \"turns\" (a non-empty array)")
-	}
-	if len(in) > s.opts.MaxBatchTurns {
-		return badRequest("%d turns in one request; at most %d (split the batch)", len(in), s.opts.MaxBatchTurns)
-	}
-	turns := make([]higmem.TurnInput, len(in))
-	for i, t := range in {
-		if err := checkTurn(i, t); err != nil {
-			return err
-		}
-		turns[i] = t.Engine()
-	}
 	if async {
 		j, err := s.jobs.submit(sp, "add", len(turns), func(ctx context.Context, j *api.Job) {
-			res, err := s.mem.Add(ctx, sp, turns)
+			res, err := s.local.add(ctx, sp, turns)
 			j.Add = res
 			if err != nil {
 				s.log.Warn("async add failed", "job", j.ID, "space", sp.String(), "err", err)
-				ae := classify(err)
-				j.Error = &api.ErrorDetail{Code: ae.code, Message: err.Error()}
+				j.Error = &api.ErrorDetail{Code: classify(err).code, Message: err.Error()}
 			}
 		})
 		if err != nil {
@@ -398,17 +420,32 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusAccepted, j)
 		return nil
 	}
-	if !s.begin() {
-		return errShuttingDown
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(r.Context())
-	defer cancel()
-	res, err := s.mem.Add(ctx, sp, turns)
+	return s.write(w, r, func(ctx context.Context) (any, error) { return s.local.add(ctx, sp, turns) })
+}
+
+// write runs a write that outlives the request (see writeCtx) and answers
+// its result; it refuses once Shutdown has started.
+func (s *Server) write(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context) (any, error)) error {
+	return s.run(w, r, true, fn)
+}
+
+// read runs a read bounded by Options.RequestTimeout and answers its
+// result.
+func (s *Server) read(w http.ResponseWriter, r *http.Request, fn func(ctx context.Context) (any, error)) error {
+	return s.run(w, r, false, fn)
+}
+
+func (s *Server) run(w http.ResponseWriter, r *http.Request, write bool, fn func(ctx context.Context) (any, error)) error {
+	ctx, done, err := s.opCtx(r.Context(), write)
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, res)
+	defer done()
+	v, err := fn(ctx)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, v)
 	return nil
 }
 
@@ -420,285 +457,44 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 	id := r.PathValue("id")
 	j, ok := s.jobs.get(sp, id)
 	if !ok {
-		return errorf(http.StatusNotFound, api.CodeNotFound, "job %q not found in space %s", id, sp)
+		return errorf(http.StatusNotFound, api.CodeNotFound, "job %q not found in space %s", id, describeSpace(sp))
 	}
 	writeJSON(w, http.StatusOK, j)
 	return nil
 }
 
-// retrieveOptions validates and converts the retrieval knobs of a request.
-func retrieveOptions(kTurn, kEvent, tokens, maxEv int) (higmem.RetrieveOptions, error) {
-	for _, c := range []struct {
-		name string
-		v    int
-		max  int
-	}{{"k_turn", kTurn, 1000}, {"k_event", kEvent, 1000}, {"evidence_tokens", tokens, 1_000_000}, {"max_evidence", maxEv, 1000}} {
-		if c.v < 0 || c.v > c.max {
-			return higmem.RetrieveOptions{}, badRequest("%s: want 0 (default) to %d, got %d", c.name, c.max, c.v)
+// bodyRead serves a read whose request is a JSON body naming its space
+// (search, ask): decode, authorise, run op under Options.RequestTimeout.
+func bodyRead[Req, Resp any](s *Server, space func(*Req) (user, agent string), op func(context.Context, Req) (Resp, error)) func(w http.ResponseWriter, r *http.Request) error {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req Req
+		if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
+			return err
 		}
-	}
-	return higmem.RetrieveOptions{KTurn: kTurn, KEvent: kEvent, EvidenceTokens: tokens, MaxEvidence: maxEv}, nil
-}
-
-func checkQuestion(q string) error {
-	if strings.TrimSpace(q) == "" {
-		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "question is required")
-	}
-	if len(q) > 8192 {
-		return badRequest("question is longer than 8192 bytes")
-	}
-	return nil
-}
-
-func (s *Server) search(w http.ResponseWriter, r *http.Request) error {
-	var req api.SearchRequest
-	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
-		return err
-	}
-	sp, err := s.authorize(r, req.UserID, req.AgentID)
-	if err != nil {
-		return err
-	}
-	if err := checkQuestion(req.Question); err != nil {
-		return err
-	}
-	if err := req.Filters.Validate(); err != nil {
-		return err
-	}
-	ro, err := retrieveOptions(req.KTurn, req.KEvent, req.EvidenceTokens, req.MaxEvidence)
-	if err != nil {
-		return err
-	}
-	ro.AsOf = req.AsOf
-	ro.Filter = scopeFilter(req.SessionID, req.Filters)
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	res, err := s.mem.Retrieve(ctx, sp, req.Question, ro)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
-}
-
-// scopeFilter restricts retrieval to one session and to turns whose
-// metadata matches; nil when neither is given.
-func scopeFilter(session string, f api.Filters) func(higmem.Turn) bool {
-	if session == "" && len(f) == 0 {
-		return nil
-	}
-	return func(t higmem.Turn) bool {
-		return (session == "" || t.SessionID == session) && f.Match(t.Metadata)
-	}
-}
-
-func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
-	var req api.AskRequest
-	if err := decodeJSON(w, r, s.opts.MaxBodyBytes, &req); err != nil {
-		return err
-	}
-	sp, err := s.authorize(r, req.UserID, req.AgentID)
-	if err != nil {
-		return err
-	}
-	if err := checkQuestion(req.Question); err != nil {
-		return err
-	}
-	ro, err := retrieveOptions(req.KTurn, req.KEvent, req.EvidenceTokens, req.MaxEvidence)
-	if err != nil {
-		return err
-	}
-	ro.AsOf = req.AsOf
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	ans, err := s.mem.Ask(ctx, sp, req.Question, ro)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, ans)
-	return nil
-}
-
-// Paging of GET /v1/turns.
-const (
-	defaultPage = 100
-	maxPage     = 1000
-)
-
-func (s *Server) listTurns(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	after, err := intParam(r, "after_seq", 0, 1<<62)
-	if err != nil {
-		return err
-	}
-	limit, err := intParam(r, "limit", 0, maxPage)
-	if err != nil {
-		return err
-	}
-	if limit == 0 {
-		limit = defaultPage
-	}
-	session := param(r, "session_id")
-	if err := checkID("session_id", session); err != nil {
-		return err
-	}
-	f, err := api.ParseFilters(param(r, "filters"))
-	if err != nil {
-		return badRequest("query parameter \"filters\": %v", err)
-	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	q := higmem.ListOptions{SessionID: session, AfterSeq: after}
-	if len(f) == 0 {
-		q.Limit = int(limit) + 1 // one more tells whether there is a next page
-	}
-	ts, err := s.mem.List(ctx, sp, q)
-	if err != nil {
-		return err
-	}
-	out := api.TurnList{Turns: []higmem.Turn{}}
-	for _, t := range ts {
-		if !f.Match(t.Metadata) {
-			continue
+		user, agent := space(&req)
+		if _, err := s.authorize(r, user, agent); err != nil {
+			return err
 		}
-		if len(out.Turns) == int(limit) {
-			out.NextAfterSeq = out.Turns[len(out.Turns)-1].Seq
-			break
-		}
-		out.Turns = append(out.Turns, t)
+		return s.read(w, r, func(ctx context.Context) (any, error) { return op(ctx, req) })
 	}
-	writeJSON(w, http.StatusOK, out)
-	return nil
 }
 
-func (s *Server) getTurn(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
+// listTurnsRequest reads the query of GET /v1/turns.
+func listTurnsRequest(r *http.Request, sc api.Scope) (api.ListTurnsRequest, error) {
+	req := api.ListTurnsRequest{Scope: sc, SessionID: param(r, "session_id")}
+	var err error
+	if req.AfterSeq, err = intParam(r, "after_seq"); err != nil {
+		return req, err
+	}
+	limit, err := intParam(r, "limit")
 	if err != nil {
-		return err
+		return req, err
 	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	t, err := s.mem.Get(ctx, sp, r.PathValue("id"))
-	if err != nil {
-		return err
+	req.Limit = int(limit)
+	if req.Filters, err = api.ParseFilters(param(r, "filters")); err != nil {
+		return req, badRequest("query parameter \"filters\": %v", err)
 	}
-	writeJSON(w, http.StatusOK, t)
-	return nil
-}
-
-func (s *Server) deleteTurn(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	id := r.PathValue("id")
-	if !s.begin() {
-		return errShuttingDown
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(r.Context())
-	defer cancel()
-	if err := s.mem.Delete(ctx, sp, id); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.DeleteResult{Deleted: "turn", ID: id, UserID: sp.UserID, AgentID: sp.AgentID})
-	return nil
-}
-
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	evs, err := s.mem.Events(ctx, sp)
-	if err != nil {
-		return err
-	}
-	if evs == nil {
-		evs = []higmem.EventView{}
-	}
-	writeJSON(w, http.StatusOK, api.EventList{Events: evs})
-	return nil
-}
-
-func (s *Server) getEvent(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	e, err := s.mem.Event(ctx, sp, r.PathValue("id"))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e)
-	return nil
-}
-
-func (s *Server) history(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	kind, id := param(r, "kind"), param(r, "id")
-	switch kind {
-	case "", "event", "annotation", "link", "turn":
-	default:
-		return badRequest("query parameter \"kind\": want event, annotation, link or turn, got %q", kind)
-	}
-	if err := checkID("id", id); err != nil {
-		return err
-	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	cs, err := s.mem.History(ctx, sp, kind, id)
-	if err != nil {
-		return err
-	}
-	if cs == nil {
-		cs = []higmem.Change{}
-	}
-	writeJSON(w, http.StatusOK, api.HistoryList{Changes: cs})
-	return nil
-}
-
-func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
-	st, err := s.mem.Stats(ctx, sp)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, st)
-	return nil
-}
-
-func (s *Server) deleteSpace(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
-	if err != nil {
-		return err
-	}
-	if !s.begin() {
-		return errShuttingDown
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(r.Context())
-	defer cancel()
-	if err := s.mem.DeleteSpace(ctx, sp); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, api.DeleteResult{Deleted: "space", UserID: sp.UserID, AgentID: sp.AgentID})
-	return nil
+	return req, nil
 }
 
 // countingWriter remembers whether anything was written.
@@ -714,22 +510,22 @@ func (c *countingWriter) Write(p []byte) (int, error) {
 }
 
 func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
+	sc, err := s.scope(r)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := s.readCtx(r)
-	defer cancel()
+	ctx, done, _ := s.opCtx(r.Context(), false)
+	defer done()
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	cw := &countingWriter{w: w}
-	if err := s.mem.Export(ctx, sp, cw); err != nil {
+	if err := s.local.Export(ctx, sc, cw); err != nil {
 		if cw.n == 0 {
 			w.Header().Del("Content-Type")
 			return err
 		}
 		// The status line is gone: abort so the client sees a truncated
 		// body rather than a complete-looking one.
-		s.log.Error("export failed mid-stream", "space", sp.String(), "err", err)
+		s.log.Error("export failed mid-stream", "space", engineSpace(sc).String(), "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil
@@ -738,10 +534,11 @@ func (s *Server) export(w http.ResponseWriter, r *http.Request) error {
 var importTypes = []string{"application/x-ndjson", "application/jsonl", "application/json", "text/plain"}
 
 func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
-	sp, err := s.space(r)
+	sc, err := s.scope(r)
 	if err != nil {
 		return err
 	}
+	sp := engineSpace(sc)
 	async, err := boolParam(r, "async")
 	if err != nil {
 		return err
@@ -759,11 +556,11 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 			return badRequest("empty body: want a higmem export (JSON lines)")
 		}
 		j, err := s.jobs.submit(sp, "import", 0, func(ctx context.Context, j *api.Job) {
-			res, err := s.mem.Import(ctx, sp, bytes.NewReader(data))
+			res, err := s.local.Import(ctx, sc, bytes.NewReader(data))
 			j.Import = res
 			if err != nil {
 				s.log.Warn("async import failed", "job", j.ID, "space", sp.String(), "err", err)
-				ae := importError(err)
+				ae := classify(err)
 				j.Error = &api.ErrorDetail{Code: ae.code, Message: ae.msg}
 			}
 		})
@@ -774,27 +571,19 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 		writeJSON(w, http.StatusAccepted, j)
 		return nil
 	}
-	if !s.begin() {
-		return errShuttingDown
-	}
-	defer s.end()
-	ctx, cancel := s.writeCtx(r.Context())
-	defer cancel()
 	br := bufio.NewReader(body)
 	if _, err := br.Peek(1); err == io.EOF {
 		return badRequest("empty body: want a higmem export (JSON lines)")
 	}
-	res, err := s.mem.Import(ctx, sp, br)
-	if body.err != nil {
-		// The engine may have seen the cut-off line first; the size is the
-		// real problem.
-		return body.err
-	}
-	if err != nil {
-		return importError(err)
-	}
-	writeJSON(w, http.StatusOK, res)
-	return nil
+	return s.write(w, r, func(ctx context.Context) (any, error) {
+		res, err := s.local.Import(ctx, sc, br)
+		if body.err != nil {
+			// The engine may have seen the cut-off line first; the size is
+			// the real problem.
+			return nil, body.err
+		}
+		return res, err
+	})
 }
 
 // limitReader remembers the error of a body that hit its size limit.
@@ -810,19 +599,6 @@ func (l *limitReader) Read(p []byte) (int, error) {
 		l.err = mbe
 	}
 	return n, err
-}
-
-// importError classifies an import failure: a record that refers to a
-// missing turn is the upload's fault, not a missing resource.
-func importError(err error) *apiError {
-	ae := classify(err)
-	if errors.Is(err, higmem.ErrNotFound) {
-		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "%s", err)
-	}
-	if ae.code == api.CodeInternal {
-		return ae
-	}
-	return &apiError{status: ae.status, code: ae.code, msg: err.Error()}
 }
 
 // jobLocation is the URL of a job's status.
@@ -847,12 +623,12 @@ func (s *Server) mcpHandler() http.Handler {
 	// The standalone SSE stream (GET) lives as long as the session: lift
 	// the connection's read deadline (http.Server.ReadTimeout), which would
 	// otherwise cancel it.
-	var h http.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var h http.Handler = plainErrors(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			_ = http.NewResponseController(w).SetReadDeadline(time.Time{})
 		}
 		sse.ServeHTTP(w, r)
-	})
+	}))
 	if s.opts.NoAuth {
 		return h
 	}

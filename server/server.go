@@ -83,7 +83,7 @@ func (o *Options) setDefaults() {
 		o.MaxUploadBytes = 64 << 20
 	}
 	if o.MaxBatchTurns <= 0 {
-		o.MaxBatchTurns = 10000
+		o.MaxBatchTurns = DefaultMaxBatchTurns
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 2 * time.Minute
@@ -118,6 +118,7 @@ func buildVersion() string {
 // Server serves one Memory. It is an http.Handler; create it with New.
 type Server struct {
 	mem     *higmem.Memory
+	local   *Local
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
@@ -141,7 +142,7 @@ type Server struct {
 // not close it before Shutdown returns.
 func New(mem *higmem.Memory, opts Options) *Server {
 	opts.setDefaults()
-	s := &Server{mem: mem, opts: opts, log: opts.Logger}
+	s := &Server{mem: mem, local: NewLocal(mem, opts.MaxBatchTurns), opts: opts, log: opts.Logger}
 	s.base, s.cancel = context.WithCancel(context.Background())
 	s.keys = newKeyring(opts.Keys, opts.KeySource)
 	if opts.KeySource != nil {
@@ -239,11 +240,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	return nil
 }
 
+// maxHeaderBytes caps a request's line and headers (HTTPServer).
+const maxHeaderBytes = 64 << 10
+
 // HTTPServer returns an http.Server for s on addr with timeouts suited to
 // it: headers within 10 s, bodies within 5 min, idle connections closed
-// after 2 min. There is no write timeout, so that MCP streams and long
-// LLM-backed answers are not cut off; reads are bounded by
-// Options.RequestTimeout instead.
+// after 2 min, request line and headers of at most 64 KiB. There is no
+// write timeout, so that MCP streams and long LLM-backed answers are not cut
+// off; reads are bounded by Options.RequestTimeout instead. Serve it on
+// s.Listener(ln) so that the answers net/http writes itself are JSON too.
 func (s *Server) HTTPServer(addr string) *http.Server {
 	return &http.Server{
 		Addr:              addr,
@@ -251,7 +256,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       5 * time.Minute,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
 }

@@ -15,13 +15,15 @@ import (
 	"github.com/higmem/higmem/internal/bench"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.benchCommand() })
+// benchOptions are the flags of `higmem bench`.
+type benchOptions struct {
+	cfg                    bench.Config
+	sizes, modes, dumpPath string
 }
 
-func (a *app) benchCommand() *cobra.Command {
-	var cfg bench.Config
-	var sizes, modes, dumpPath string
+func newBenchCommand(a *app) *cobra.Command {
+	o := &benchOptions{}
+	cfg := &o.cfg
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure the engine's own cost on synthetic spaces (ingest, retrieval, cold open, memory, disk)",
@@ -45,61 +47,67 @@ measured on the space built in offline mode. Results are for this machine only.
 trace, to check that two builds retrieve the same.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var err error
-			if cfg.Sizes, err = parseInts(sizes); err != nil {
-				return fmt.Errorf("--sizes: %w", err)
-			}
-			for _, s := range strings.Split(modes, ",") {
-				mode, err := higmem.ParseMode(strings.TrimSpace(s))
-				if err != nil || mode == higmem.ModeAuto {
-					return fmt.Errorf("--modes: %q is not offline, default or paper", s)
-				}
-				cfg.Modes = append(cfg.Modes, mode)
-			}
-			if !a.quiet {
-				cfg.Progress = func(s string) { fmt.Fprintln(a.stderr, "bench:", s) }
-			}
-			var dump *bufio.Writer
-			if dumpPath != "" {
-				f, err := os.Create(dumpPath)
-				if err != nil {
-					return fmt.Errorf("--dump: %w", err)
-				}
-				defer f.Close()
-				dump = bufio.NewWriter(f)
-				cfg.Dump = dump
-			}
-			rs, err := bench.Run(cmd.Context(), cfg)
-			if err != nil {
-				return err
-			}
-			if dump != nil {
-				if err := dump.Flush(); err != nil {
-					return fmt.Errorf("--dump: %w", err)
-				}
-			}
-			if a.jsonOut {
-				return writeJSON(a.stdout, rs)
-			}
-			fmt.Fprintf(a.stdout, "higmem bench — %s/%s, %d CPUs, %s; LLM: scripted (instant; %s per call for \"Ask @delay\"); embedder: hashing\n\n",
-				runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), cfg.Delay)
-			fmt.Fprint(a.stdout, bench.Table(rs))
-			return nil
+			return benchFunc(cmd, a, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&sizes, "sizes", "1000,10000,100000", "space sizes in turns")
-	f.StringVar(&modes, "modes", "offline,default,paper", "ingest modes")
+	f.StringVar(&o.sizes, "sizes", "1000,10000,100000", "space sizes in turns")
+	f.StringVar(&o.modes, "modes", "offline,default,paper", "ingest modes")
 	f.IntVar(&cfg.MaxLLMIngest, "max-llm-ingest", 10000, "largest size ingested in LLM modes")
 	f.IntVar(&cfg.Queries, "queries", 200, "questions timed per size and mode")
 	f.DurationVar(&cfg.Delay, "delay", 300*time.Millisecond, "LLM latency for the critical-path run")
 	f.IntVar(&cfg.DelayQueries, "delay-queries", 5, "questions timed with the delay")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic spaces")
 	f.StringVar(&cfg.Dir, "dir", "", "keep the SQLite files here (default: a temporary directory)")
-	f.StringVar(&dumpPath, "dump", "", "write every timed retrieval (stages, evidence ids and scores) as JSON lines to this file, to compare builds")
+	f.StringVar(&o.dumpPath, "dump", "", "write every timed retrieval (stages, evidence ids and scores) as JSON lines to this file, to compare builds")
 	f.BoolVar(&cfg.Reuse, "reuse", false, "reuse the SQLite files already in --dir (skip ingest; ingest figures are then zero)")
 	f.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each phase (ingest, open, retrieve) into this directory")
 	return cmd
+}
+
+// benchFunc runs the benchmark and prints its tables.
+func benchFunc(cmd *cobra.Command, a *app, o *benchOptions) error {
+	cfg := &o.cfg
+	var err error
+	if cfg.Sizes, err = parseInts(o.sizes); err != nil {
+		return fmt.Errorf("--sizes: %w", err)
+	}
+	for _, s := range strings.Split(o.modes, ",") {
+		mode, err := higmem.ParseMode(strings.TrimSpace(s))
+		if err != nil || mode == higmem.ModeAuto {
+			return fmt.Errorf("--modes: %q is not offline, default or paper", s)
+		}
+		cfg.Modes = append(cfg.Modes, mode)
+	}
+	if !a.quiet {
+		cfg.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "bench:", s) }
+	}
+	var dump *bufio.Writer
+	if o.dumpPath != "" {
+		f, err := os.Create(o.dumpPath)
+		if err != nil {
+			return fmt.Errorf("--dump: %w", err)
+		}
+		defer f.Close()
+		dump = bufio.NewWriter(f)
+		cfg.Dump = dump
+	}
+	rs, err := bench.Run(cmd.Context(), *cfg)
+	if err != nil {
+		return err
+	}
+	if dump != nil {
+		if err := dump.Flush(); err != nil {
+			return fmt.Errorf("--dump: %w", err)
+		}
+	}
+	if a.jsonOut {
+		return writeJSON(cmd.OutOrStdout(), rs)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "higmem bench — %s/%s, %d CPUs, %s; LLM: scripted (instant; %s per call for \"Ask @delay\"); embedder: hashing\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), cfg.Delay)
+	fmt.Fprint(cmd.OutOrStdout(), bench.Table(rs))
+	return nil
 }
 
 func parseInts(s string) ([]int, error) {

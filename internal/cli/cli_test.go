@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -11,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/server"
 )
@@ -57,7 +60,7 @@ func TestIngestAndAskOffline(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("search: %d\n%s", code, out)
 	}
-	var res higmem.Result
+	var res api.SearchResponse
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("search --json: %v\n%s", err, out)
 	}
@@ -94,9 +97,15 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 		name, content, want string
 	}{
 		{"syntax.json", "{\"turns\": [\n  {\"speaker\": \"a\", \"text\": \"x\"},\n  {\"speaker\": \"b\" \"text\": \"y\"}\n]}", "line 3"},
-		{"nospeaker.json", `{"turns": [{"speaker": "a", "text": "x"}, {"text": "y"}]}`, `turn 2: field "speaker"`},
-		{"wrongtype.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"text\": 5}\n", `line 2: field "text" should be string`},
-		{"unknown.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"txt\": \"y\"}\n", `line 2: json: unknown field "txt"`},
+		{"nospeaker.json", `{"turns": [{"speaker": "a", "text": "x"}, {"text": "y"}]}`, `line 1 (turn 2): field "speaker" is missing or empty`},
+		{"nospeaker-lines.json", "{\"turns\": [\n  {\"speaker\": \"a\", \"text\": \"x\"},\n  {\"text\": \"y\"}\n]}", `line 3 (turn 2): field "speaker" is missing or empty`},
+		{"wrongtype.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"text\": 5}\n", `line 2: field "text": want a string, got a number`},
+		{"unknown.jsonl", "{\"speaker\": \"a\", \"text\": \"x\"}\n{\"speaker\": \"a\", \"txt\": \"y\"}\n", `line 2: unknown field "txt"`},
+		{"turns-number.json", `{"turns": 5}`, `line 1: field "turns": want an array, got a number`},
+		{"session-clash.jsonl", `{"speaker": "a", "text": "x", "session": "1", "session_id": "2"}`, `"session" ("1") and "session_id" ("2") differ`},
+		{"scalar.json", `"hello"`, `want a JSON object or array, got a string`},
+		{"two-pretty-values.json", "{\n\"turns\": []\n}\n{}", `more JSON after the value that ends on line 3`},
+		{"no-turns.json", `{"title": "x"}`, `without "turns"`},
 		{"empty.json", "  ", "empty"},
 	}
 	for _, c := range cases {
@@ -107,6 +116,11 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 		_, errOut, code := runCLI(t, env, "ingest", path)
 		if code == 0 || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: code %d, stderr %q, want it to mention %q", c.name, code, errOut, c.want)
+		}
+		for _, leak := range []string{"json.RawMessage", "Go struct", "TurnInput", "higmem: higmem:"} {
+			if strings.Contains(errOut, leak) {
+				t.Errorf("%s: stderr %q names %q", c.name, errOut, leak)
+			}
 		}
 	}
 	// Nothing was stored by the failed ingests.
@@ -258,4 +272,57 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestServerKeyNamesTheUser checks that commands against a server use the
+// API key's only user when no user is named, as a user of `higmem ask
+// --server URL --api-key KEY` expects, and say what to do when the key has
+// several.
+func TestServerKeyNamesTheUser(t *testing.T) {
+	mem, err := higmem.Open(t.Context(), higmem.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.Close()
+	aliceSecret, aliceKey, _ := server.NewKey("alice-laptop", []string{"alice"})
+	twoSecret, twoKey, _ := server.NewKey("family", []string{"alice", "bob"})
+	keys, err := server.ParseKeys([]byte(`{"keys":[` + mustJSON(t, aliceKey) + `,` + mustJSON(t, twoKey) + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(server.New(mem, server.Options{Keys: keys}))
+	defer srv.Close()
+	env := baseEnv(t)
+	out, e, code := runCLI(t, env, "--server", srv.URL, "--api-key", aliceSecret, "add", "--speaker", "alice", "My dog is called Biscuit.")
+	if code != 0 || !strings.Contains(out, "added 1 turn") {
+		t.Fatalf("add: %d %s %s", code, out, e)
+	}
+	if st, _ := mem.Stats(t.Context(), higmem.Space{UserID: "alice"}); st.Turns != 1 {
+		t.Fatalf("alice holds %d turns", st.Turns)
+	}
+	out, e, code = runCLI(t, env, "--server", srv.URL, "--api-key", aliceSecret, "ask", "What is my dog called?")
+	if code != 0 || !strings.Contains(out, "Biscuit") {
+		t.Fatalf("ask: %d %s %s", code, out, e)
+	}
+	_, e, code = runCLI(t, env, "--server", srv.URL, "--api-key", twoSecret, "ask", "What is my dog called?")
+	if code == 0 || !strings.Contains(e, `API key "family" may use users [alice bob], not "default": pass --user`) || strings.Contains(e, "higmem: higmem:") {
+		t.Fatalf("two-user key without --user: %d %s", code, e)
+	}
+	out, e, code = runCLI(t, env, "--server", srv.URL, "--api-key", twoSecret, "--user", "alice", "ask", "What is my dog called?")
+	if code != 0 || !strings.Contains(out, "Biscuit") {
+		t.Fatalf("two-user key with --user: %d %s %s", code, out, e)
+	}
+}
+
+func TestErrorLine(t *testing.T) {
+	for err, want := range map[error]string{
+		errors.New("higmem: higmem: invalid input: x"):                      "higmem: invalid input: x",
+		fmt.Errorf("import f: %w", errors.New("higmem: bad")):               "higmem: import f: higmem: bad",
+		errors.New("id \"a\x1b[2J\" not found\nsecond line"):                "higmem: id \"a\\x1b[2J\" not found\nsecond line",
+		&api.StatusError{StatusCode: 403, Code: "forbidden", Message: "no"}: "higmem: server answered 403 forbidden: no",
+	} {
+		if got := errorLine(err); got != want {
+			t.Errorf("errorLine(%q) = %q, want %q", err, got, want)
+		}
+	}
 }

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -12,12 +11,13 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-func init() {
-	extraCommands = append(extraCommands, func(a *app) *cobra.Command { return a.migrateCommand() })
+// migrateOptions are the flags of `higmem migrate`.
+type migrateOptions struct {
+	from, to string
 }
 
-func (a *app) migrateCommand() *cobra.Command {
-	var from, to string
+func newMigrateCommand(a *app) *cobra.Command {
+	var o migrateOptions
 	cmd := &cobra.Command{
 		Use:   "migrate --from DB --to DB",
 		Short: "Copy a whole database into an empty one: SQLite to PostgreSQL, back, or any store to any store",
@@ -32,18 +32,19 @@ copy is done; nothing is written to it. The LLM response cache is not copied.`,
   higmem migrate --from postgres://higmem@db:5432/higmem --to backup.db`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.migrate(cmd.Context(), from, to)
+			return migrateFunc(cmd, a, o)
 		},
 	}
-	cmd.Flags().StringVar(&from, "from", "", "database to copy: a SQLite file or a postgres:// URL")
-	cmd.Flags().StringVar(&to, "to", "", "empty database to copy into: a SQLite file (created) or a postgres:// URL")
+	cmd.Flags().StringVar(&o.from, "from", "", "database to copy: a SQLite file or a postgres:// URL")
+	cmd.Flags().StringVar(&o.to, "to", "", "empty database to copy into: a SQLite file (created) or a postgres:// URL")
 	_ = cmd.MarkFlagRequired("from")
 	_ = cmd.MarkFlagRequired("to")
 	return cmd
 }
 
-// migrate copies the database from into the empty database to.
-func (a *app) migrate(ctx context.Context, from, to string) error {
+// migrateFunc copies the database o.from into the empty database o.to.
+func migrateFunc(cmd *cobra.Command, a *app, o migrateOptions) error {
+	ctx, from, to := cmd.Context(), o.from, o.to
 	if from == to {
 		return errors.New("migrate: --from and --to name the same database")
 	}
@@ -65,7 +66,7 @@ func (a *app) migrate(ctx context.Context, from, to string) error {
 	sum, err := storecopy.Copy(ctx, dst.Store, src.Store, storecopy.Options{
 		Progress: func(sp store.Space, i, n int) {
 			if !a.quiet {
-				fmt.Fprintf(a.stderr, "higmem: copying space %d/%d: %s\n", i+1, n, sp)
+				fmt.Fprintf(cmd.ErrOrStderr(), "higmem: copying space %d/%d: %s\n", i+1, n, sp)
 			}
 		},
 	})
@@ -73,8 +74,8 @@ func (a *app) migrate(ctx context.Context, from, to string) error {
 		return fmt.Errorf("migrate: %w (nothing was written to %s)", err, displayDB(to))
 	}
 	if a.jsonOut {
-		return writeJSON(a.stdout, map[string]any{"from": displayDB(from), "to": displayDB(to), "copied": sum})
+		return writeJSON(cmd.OutOrStdout(), map[string]any{"from": displayDB(from), "to": displayDB(to), "copied": sum})
 	}
-	fmt.Fprintf(a.stdout, "copied %s\n  from %s\n  to   %s\n  verified: counts and checksum equal on both sides\n", sum, displayDB(from), displayDB(to))
+	fmt.Fprintf(cmd.OutOrStdout(), "copied %s\n  from %s\n  to   %s\n  verified: counts and checksum equal on both sides\n", sum, displayDB(from), displayDB(to))
 	return nil
 }

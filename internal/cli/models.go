@@ -11,7 +11,7 @@ import (
 	"github.com/higmem/higmem/embed/minilm"
 )
 
-func (a *app) modelsCommand() *cobra.Command {
+func newModelsCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "models",
 		Short: "Manage local embedding models",
@@ -28,17 +28,22 @@ func (a *app) modelsCommand() *cobra.Command {
 		Short: "Say whether the embedding model is present and loads",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			dir := minilm.ModelDir(a.modelsDir)
-			m, err := minilm.Load(dir, minilm.Options{})
-			if err != nil {
-				fmt.Fprintf(a.stdout, "%s: not usable: %v\n", dir, err)
-				return nil
-			}
-			fmt.Fprintf(a.stdout, "%s: %s, %d dimensions\n", dir, m.ID(), m.Dim())
-			return nil
+			return modelsStatusFunc(cmd, a)
 		},
 	})
 	return cmd
+}
+
+// modelsStatusFunc says whether the model in the models directory loads.
+func modelsStatusFunc(cmd *cobra.Command, a *app) error {
+	dir := minilm.ModelDir(a.modelsDir)
+	m, err := minilm.Load(dir, minilm.Options{})
+	if err != nil {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: not usable: %v\n", dir, err)
+		return nil
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s, %d dimensions\n", dir, m.ID(), m.Dim())
+	return nil
 }
 
 // fetchModel fetches MiniLM into the models dir. quietIfPresent skips all

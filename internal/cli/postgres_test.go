@@ -19,8 +19,6 @@ import (
 	"github.com/higmem/higmem/internal/storecopy"
 )
 
-func TestMain(m *testing.M) { pgtest.Main(m) }
-
 // exampleQuestions are the questions of examples/conversation.json.
 func exampleQuestions(t *testing.T) []string {
 	t.Helper()
@@ -86,18 +84,22 @@ func TestPostgresCLIMatchesSQLite(t *testing.T) {
 		}
 		return out
 	}
-	var wantEvents, gotEvents []higmem.Event
-	if err := json.Unmarshal([]byte(evs(lite)), &wantEvents); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal([]byte(evs(pg)), &gotEvents); err != nil {
-		t.Fatal(err)
-	}
-	for _, es := range [][]higmem.Event{wantEvents, gotEvents} {
-		for i := range es {
-			es[i].CreatedAt, es[i].UpdatedAt = time.Time{}, time.Time{}
+	decode := func(out string) []api.EventView {
+		var r struct {
+			Events []api.EventView `json:"events"`
 		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		for i := range r.Events {
+			r.Events[i].Event.CreatedAt, r.Events[i].Event.UpdatedAt = time.Time{}, time.Time{}
+			for j := range r.Events[i].Turns {
+				r.Events[i].Turns[j].RecordedAt = time.Time{}
+			}
+		}
+		return r.Events
 	}
+	wantEvents, gotEvents := decode(evs(lite)), decode(evs(pg))
 	if len(wantEvents) == 0 || !cmp.Equal(wantEvents, gotEvents) {
 		t.Errorf("events differ (-sqlite +postgres):\n%s", cmp.Diff(wantEvents, gotEvents))
 	}

@@ -1,5 +1,14 @@
-// Package cli implements the higmem command: one file per subcommand, each
-// a cobra command whose work is done by a function tests call directly.
+// Package cli implements the higmem command. Each subcommand lives in its
+// own file in the shape of bbolt's command package: an options struct for
+// its flags, a newXxxCommand function that builds the cobra command, and an
+// xxxFunc function that does the work and writes to cmd.OutOrStdout(), which
+// tests call through the root command with their own streams.
+//
+// The everyday commands (add, ingest, ask, search, events, export, import,
+// delete, history) work through memoryAPI, in the wire types of package
+// api: on the local database through server.Local, or on a server through
+// api.Client, so that they answer alike both ways and their --json output is
+// the REST response of the same operation.
 package cli
 
 import (
@@ -10,12 +19,16 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"regexp"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/internal/envconfig"
+	"github.com/higmem/higmem/server"
 )
 
 // app holds what every subcommand shares: global flags, the environment
@@ -40,6 +53,8 @@ type app struct {
 	noCache   bool
 	server    string
 	apiKey    string
+	// userSet is true when the user was named (--user or HIGMEM_USER).
+	userSet bool
 
 	// closers run when the command ends (store, cache).
 	closers []func() error
@@ -64,13 +79,36 @@ func run(getenv func(string) string, args []string, stdin io.Reader, stdout, std
 		err = cerr
 	}
 	if err != nil {
-		fmt.Fprintln(stderr, "higmem:", err)
+		fmt.Fprintln(stderr, errorLine(err))
 		if errors.Is(err, context.Canceled) {
 			return 130
 		}
 		return 1
 	}
 	return 0
+}
+
+// errorLine renders a command's error for the terminal: one "higmem:"
+// prefix (the engine's errors carry their own), control characters from
+// stored text escaped, and the server's status for errors from --server.
+func errorLine(err error) string {
+	msg := err.Error()
+	var se *api.StatusError
+	if errors.As(err, &se) {
+		msg = fmt.Sprintf("server answered %d %s: %s", se.StatusCode, se.Code, se.Message)
+	} else if status, _ := server.ErrorCode(err); status < 500 {
+		// A mistake of the user's: say it as the REST door does, without
+		// the storage layer's wording. Failures keep their whole chain.
+		msg = server.PublicMessage(err)
+	}
+	for {
+		rest, ok := strings.CutPrefix(msg, "higmem: ")
+		if !ok {
+			break
+		}
+		msg = rest
+	}
+	return "higmem: " + safeLines(msg)
 }
 
 func newApp(env envconfig.Config, stdin io.Reader, stdout, stderr io.Writer) *app {
@@ -92,7 +130,7 @@ func (a *app) warnOnce(key, format string, args ...any) {
 		return
 	}
 	a.warned[key] = true
-	fmt.Fprintf(a.stderr, "higmem: "+format+"\n", args...)
+	fmt.Fprintln(a.stderr, errorLine(fmt.Errorf(format, args...)))
 }
 
 func (a *app) rootCommand() *cobra.Command {
@@ -108,18 +146,23 @@ full LLM-guided pipeline and written answers. Environment variables:
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: a.env.LogLevel}))
+			a.userSet = a.env.UserSet || cmd.Flags().Changed("user")
 			return nil
 		},
 	}
+	root.SetFlagErrorFunc(flagError)
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
 	f := root.PersistentFlags()
 	f.StringVar(&a.db, "db", a.env.DB, "SQLite database file, or a postgres:// URL (env HIGMEM_DB)")
 	f.Lookup("db").DefValue = displayDB(a.env.DB) // help never shows a password from HIGMEM_DB
-	f.StringVar(&a.user, "user", a.env.User, "user id of the memory space (env HIGMEM_USER)")
+	f.StringVar(&a.user, "user", a.env.User, "user id of the memory space (env HIGMEM_USER; with --server, the API key's user when it has one)")
 	f.StringVar(&a.agent, "agent", a.env.Agent, "agent id of the memory space (env HIGMEM_AGENT)")
 	f.StringVar(&a.mode, "mode", a.env.Mode, "pipeline: auto, default, paper or offline (env HIGMEM_MODE)")
 	f.StringVar(&a.modelsDir, "models-dir", a.env.ModelsDir, "where embedding models live (env HIGMEM_MODELS_DIR)")
 	f.StringVar(&a.embedder, "embedder", "auto", "embedder: auto (MiniLM when fetched, else BM25 only), minilm, hashing, none")
-	f.BoolVar(&a.jsonOut, "json", false, "print JSON")
+	f.BoolVar(&a.jsonOut, "json", false, "print JSON (the REST response of the same operation)")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress bars")
 	f.BoolVar(&a.links, "links", false, "A-Mem style links between turns")
 	f.BoolVar(&a.noCache, "no-llm-cache", false, "do not cache LLM responses in the database")
@@ -127,27 +170,51 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.StringVar(&a.apiKey, "api-key", a.env.APIKey, "API key for --server (env HIGMEM_API_KEY)")
 
 	root.AddCommand(
-		a.addCommand(),
-		a.ingestCommand(),
-		a.askCommand(),
-		a.searchCommand(),
-		a.eventsCommand(),
-		a.demoCommand(),
-		a.modelsCommand(),
-		a.exportCommand(),
-		a.importCommand(),
-		a.deleteCommand(),
-		a.historyCommand(),
+		newAddCommand(a),
+		newIngestCommand(a),
+		newAskCommand(a),
+		newSearchCommand(a),
+		newEventsCommand(a),
+		newDemoCommand(a),
+		newModelsCommand(a),
+		newExportCommand(a),
+		newImportCommand(a),
+		newDeleteCommand(a),
+		newHistoryCommand(a),
+		newServeCommand(a),
+		newMCPCommand(a),
+		newEvalCommand(a),
+		newBenchCommand(a),
+		newMigrateCommand(a),
 	)
-	for _, extra := range extraCommands {
-		root.AddCommand(extra(a))
-	}
 	return root
 }
 
-// extraCommands lets other files (eval, serve, bench) register subcommands
-// without editing this one.
-var extraCommands []func(*app) *cobra.Command
+// strconvFlagRE matches pflag's message for a value strconv cannot parse.
+var strconvFlagRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: strconv\.Parse(Int|Uint|Float|Bool|Duration)?\w*: parsing ".*": (invalid syntax|value out of range)$`)
+
+// durationFlagRE matches pflag's message for a bad duration.
+var durationFlagRE = regexp.MustCompile(`^invalid argument "(.*)" for "(.*)" flag: time: `)
+
+// flagError rewrites flag errors that name Go functions ("strconv.ParseInt:
+// parsing ...") into what the flag wants.
+func flagError(cmd *cobra.Command, err error) error {
+	if m := durationFlagRE.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Errorf("%s: want a duration such as 90s, 2m or 1h30m, got %q", m[2], m[1])
+	}
+	m := strconvFlagRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	want := map[string]string{"Int": "an integer", "Uint": "a non-negative integer", "Float": "a number", "Bool": "true or false"}[m[3]]
+	if want == "" {
+		want = "a number"
+	}
+	if m[4] == "value out of range" {
+		want += " in range"
+	}
+	return fmt.Errorf("%s: want %s, got %q", m[2], want, m[1])
+}
 
 func envHelp() string {
 	s := ""
@@ -157,7 +224,17 @@ func envHelp() string {
 	return s
 }
 
-// space returns the space named by the global flags.
+// space returns the engine's space named by the global flags (the default
+// space of serve and mcp).
 func (a *app) space() higmem.Space {
 	return higmem.Space{UserID: a.user, AgentID: a.agent}
 }
+
+// scope returns the space named by the global flags.
+func (a *app) scope() api.Scope {
+	return api.Scope{UserID: a.user, AgentID: a.agent}
+}
+
+// describeScope renders a scope for messages ("alice/" for user alice, no
+// agent), escaped.
+func describeScope(s api.Scope) string { return safe(s.UserID + "/" + s.AgentID) }

@@ -2,32 +2,20 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/server"
 )
 
-func init() {
-	extraCommands = append(extraCommands,
-		func(a *app) *cobra.Command { return a.serveCommand() },
-		func(a *app) *cobra.Command { return a.mcpCommand() },
-	)
-}
-
-// serveConfig holds the flags of `higmem serve`.
-type serveConfig struct {
+// serveOptions are the flags of `higmem serve`.
+type serveOptions struct {
 	addr            string
 	keysFile        string
 	keysDB          bool
@@ -40,8 +28,8 @@ type serveConfig struct {
 	shutdownTimeout time.Duration
 }
 
-func (a *app) serveCommand() *cobra.Command {
-	var cfg serveConfig
+func newServeCommand(a *app) *cobra.Command {
+	var cfg serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve memory over HTTP: REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json",
@@ -60,7 +48,7 @@ the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
   higmem serve --addr 127.0.0.1:8420 --no-auth`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.serve(cmd.Context(), cfg)
+			return serveFunc(cmd, a, cfg)
 		},
 	}
 	f := cmd.Flags()
@@ -74,7 +62,7 @@ the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
 	f.IntVar(&cfg.jobs, "jobs", 2, "async jobs (large adds and imports) run at once")
 	f.DurationVar(&cfg.requestTimeout, "request-timeout", 2*time.Minute, "time limit of reads (search, ask, list...)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", time.Minute, "how long shutdown waits for in-flight writes and jobs")
-	cmd.AddCommand(a.keygenCommand(), a.keysListCommand(), a.revokeCommand())
+	cmd.AddCommand(newKeygenCommand(a), newKeysCommand(a), newRevokeCommand(a))
 	return cmd
 }
 
@@ -93,7 +81,7 @@ func isLoopback(addr string) bool {
 }
 
 // serverAuth checks the auth flags and loads the keys.
-func serverAuth(cfg serveConfig) (*server.Keys, error) {
+func serverAuth(cfg serveOptions) (*server.Keys, error) {
 	switch {
 	case cfg.noAuth && cfg.keysFile != "":
 		return nil, errors.New("give --keys-file or --no-auth, not both")
@@ -115,8 +103,10 @@ func serverAuth(cfg serveConfig) (*server.Keys, error) {
 	return keys, nil
 }
 
-// serve runs the HTTP server until ctx ends, then shuts down gracefully.
-func (a *app) serve(ctx context.Context, cfg serveConfig) error {
+// serveFunc runs the HTTP server until the command's context ends (SIGINT,
+// SIGTERM), then shuts down gracefully. Progress goes to stderr.
+func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
+	ctx := cmd.Context()
 	var keys *server.Keys
 	var keySource server.KeySource
 	var err error
@@ -153,17 +143,17 @@ func (a *app) serve(ctx context.Context, cfg serveConfig) error {
 	if cfg.noAuth {
 		auth = "no auth (loopback only)"
 	}
-	fmt.Fprintf(a.stderr, "higmem: serving on http://%s (REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
+	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
 		ln.Addr(), auth, mem.Mode(), a.embedderName(mem))
 	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	go func() { errc <- hs.Serve(s.Listener(ln)) }()
 	select {
 	case err := <-errc:
 		_ = s.Shutdown(context.Background())
 		return err
 	case <-ctx.Done():
 	}
-	fmt.Fprintf(a.stderr, "higmem: shutting down: finishing %d write(s) in flight (up to %s)\n", s.Pending(), cfg.shutdownTimeout)
+	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: shutting down: finishing %d write(s) in flight (up to %s)\n", s.Pending(), cfg.shutdownTimeout)
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -174,151 +164,6 @@ func (a *app) serve(ctx context.Context, cfg serveConfig) error {
 	if err := errors.Join(drainErr, httpErr); err != nil {
 		return err
 	}
-	fmt.Fprintln(a.stderr, "higmem: stopped")
+	fmt.Fprintln(cmd.ErrOrStderr(), "higmem: stopped")
 	return nil
-}
-
-func (a *app) keygenCommand() *cobra.Command {
-	var name, keysFile string
-	var keysDB bool
-	var users []string
-	cmd := &cobra.Command{
-		Use:   "keygen",
-		Short: "Print a new random API key and its keys-file entry (only the hash is stored)",
-		Example: `  higmem serve keygen --name laptop --users alice,bob
-  higmem serve keygen --keys-file keys.json --name ci --users '*'`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.keygen(cmd.Context(), name, users, keysFile, keysDB)
-		},
-	}
-	cmd.Flags().StringVar(&name, "name", "", "name of the key, shown in logs (default key-<time>)")
-	cmd.Flags().StringSliceVar(&users, "users", []string{server.AllUsers}, "user ids the key may use (* for all)")
-	cmd.Flags().StringVar(&keysFile, "keys-file", "", "also add the entry to this keys file (created if missing)")
-	cmd.Flags().BoolVar(&keysDB, "keys-db", false, "also add the entry to the PostgreSQL database named by --db (see serve --keys-db)")
-	return cmd
-}
-
-// keygen makes a key, prints it with its entry and optionally appends the
-// entry to a keys file or the database's key table.
-func (a *app) keygen(ctx context.Context, name string, users []string, keysFile string, keysDB bool) error {
-	if name == "" {
-		name = "key-" + time.Now().UTC().Format("20060102-150405")
-	}
-	secret, k, err := server.NewKey(name, users)
-	if err != nil {
-		return err
-	}
-	if keysDB {
-		tab, err := a.keyTable(ctx)
-		if err != nil {
-			return err
-		}
-		if err := tab.Add(ctx, k); err != nil {
-			return err
-		}
-	}
-	if keysFile != "" {
-		if err := appendKey(keysFile, k); err != nil {
-			return err
-		}
-	}
-	if a.jsonOut {
-		return writeJSON(a.stdout, map[string]any{"key": secret, "entry": k})
-	}
-	line, _ := json.Marshal(k)
-	fmt.Fprintln(a.stdout, secret)
-	fmt.Fprintln(a.stdout, string(line))
-	switch {
-	case keysDB:
-		fmt.Fprintf(a.stderr, "higmem: added key %q to the database; the key above is shown only once\n", name)
-	case keysFile != "":
-		fmt.Fprintf(a.stderr, "higmem: added key %q to %s; the key above is shown only once\n", name, keysFile)
-	default:
-		fmt.Fprintln(a.stderr, `higmem: line 1 is the key (shown only once; send it as "Authorization: Bearer <key>"); add line 2 to the "keys" array of your keys file`)
-	}
-	return nil
-}
-
-// appendKey adds k to a keys file, creating it, and writes it atomically
-// with owner-only permissions.
-func appendKey(path string, k server.Key) error {
-	var f server.KeysFile
-	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return err
-	default:
-		if _, err := server.ParseKeys(b); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if err := json.Unmarshal(b, &f); err != nil {
-			return err
-		}
-	}
-	f.Keys = append(f.Keys, k)
-	out, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	if _, err := server.ParseKeys(out); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".keys-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(append(out, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
-func (a *app) mcpCommand() *cobra.Command {
-	return &cobra.Command{
-		Use:   "mcp",
-		Short: "Serve memory to an MCP host over stdio (tools add_memory, search_memory, ask_memory, list_events, delete_memory)",
-		Long: `mcp speaks the Model Context Protocol on stdin/stdout, for agent hosts such as
-Claude Desktop or Cursor that start higmem as a subprocess. Tools default to the
-space named by --user/--agent (or HIGMEM_USER/HIGMEM_AGENT); their user_id and
-agent_id arguments override it. Logs go to stderr.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.mcpStdio(cmd.Context())
-		},
-	}
-}
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
-
-// mcpStdio runs the MCP server on a.stdin/a.stdout until the host closes
-// stdin or ctx ends, then waits for writes in flight.
-func (a *app) mcpStdio(ctx context.Context) error {
-	mem, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	s := server.New(mem, server.Options{NoAuth: true, DefaultSpace: a.space(), Logger: a.log})
-	err = s.MCP().Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(a.stdin), Writer: nopWriteCloser{a.stdout}})
-	sctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	if derr := s.Shutdown(sctx); derr != nil {
-		return derr
-	}
-	if err == nil || ctx.Err() != nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
-		return nil
-	}
-	return err
 }

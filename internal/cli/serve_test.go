@@ -290,3 +290,50 @@ func TestMCPCommandStdio(t *testing.T) {
 		t.Fatalf("turn not stored: %d %s %s", code, out, errOut)
 	}
 }
+
+// TestMCPCommandPipedInput is `printf '<initialize>\n<tools/list>\n' |
+// higmem mcp`: stdin ends right after the requests, and both answers are
+// printed; bad lines before them are answered and do not stop the command.
+func TestMCPCommandPipedInput(t *testing.T) {
+	env := baseEnv(t)
+	in := strings.Join([]string{
+		`{bad}`, `[]`, `{"jsonrpc":"1.0","id":9,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	}, "\n") + "\n"
+	var out, errb bytes.Buffer
+	code := run(func(k string) string { return env[k] }, []string{"mcp", "--user", "carol"}, strings.NewReader(in), &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errb.String())
+	}
+	errs, answered := 0, map[string]bool{}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for _, l := range lines {
+		var r struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+			Error  *struct {
+				Code int `json:"code"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(l), &r); err != nil {
+			t.Fatalf("stdout line %q: %v", l, err)
+		}
+		if r.Error != nil {
+			errs++
+		} else {
+			answered[string(r.ID)] = true
+		}
+	}
+	if len(lines) != 5 || errs != 3 || !answered["1"] || !answered["2"] {
+		t.Fatalf("%d replies (%d errors, answered %v), want 3 errors and answers to 1 and 2:\n%s", len(lines), errs, answered, out.String())
+	}
+	if !strings.Contains(out.String(), `"add_memory"`) || !strings.Contains(out.String(), `"protocolVersion"`) {
+		t.Fatalf("no initialize or tools/list answer:\n%s", out.String())
+	}
+	for _, want := range []string{`"code":-32700`, `"id":null,"error":{"code":-32600`, `"id":9,"error":{"code":-32600`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("stdout lacks %s:\n%s", want, out.String())
+		}
+	}
+}

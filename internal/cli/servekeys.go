@@ -34,7 +34,7 @@ func (a *app) keyTable(ctx context.Context) (*dbkeys.Table, error) {
 }
 
 // dbKeys loads the keys kept in the database for `serve --keys-db`.
-func (a *app) dbKeys(ctx context.Context, cfg serveConfig) (*server.Keys, server.KeySource, error) {
+func (a *app) dbKeys(ctx context.Context, cfg serveOptions) (*server.Keys, server.KeySource, error) {
 	if cfg.noAuth || cfg.keysFile != "" {
 		return nil, nil, errors.New("give one of --keys-db, --keys-file and --no-auth")
 	}
@@ -52,7 +52,8 @@ func (a *app) dbKeys(ctx context.Context, cfg serveConfig) (*server.Keys, server
 	return keys, tab, nil
 }
 
-func (a *app) keysListCommand() *cobra.Command {
+// newKeysCommand is `higmem serve keys`.
+func newKeysCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:     "keys",
 		Short:   "List the API keys kept in the PostgreSQL database (--db): names, users, creation times",
@@ -68,9 +69,9 @@ func (a *app) keysListCommand() *cobra.Command {
 				return err
 			}
 			if a.jsonOut {
-				return writeJSON(a.stdout, es)
+				return writeJSON(cmd.OutOrStdout(), es)
 			}
-			w := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+			w := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 			fmt.Fprintln(w, "NAME\tUSERS\tCREATED")
 			for _, e := range es {
 				fmt.Fprintf(w, "%s\t%v\t%s\n", e.Name, e.Users, e.CreatedAt.Format(time.RFC3339))
@@ -80,7 +81,8 @@ func (a *app) keysListCommand() *cobra.Command {
 	}
 }
 
-func (a *app) revokeCommand() *cobra.Command {
+// newRevokeCommand is `higmem serve revoke`.
+func newRevokeCommand(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use:     "revoke NAME",
 		Short:   "Revoke an API key kept in the PostgreSQL database (--db); servers stop accepting it within their key refresh",
@@ -98,7 +100,7 @@ func (a *app) revokeCommand() *cobra.Command {
 			if !found {
 				return fmt.Errorf("no key named %q in the database", args[0])
 			}
-			fmt.Fprintf(a.stderr, "higmem: revoked key %q; servers drop it at their next key refresh (serve --keys-refresh, default %s)\n", args[0], server.DefaultKeyRefresh)
+			fmt.Fprintf(cmd.ErrOrStderr(), "higmem: revoked key %q; servers drop it at their next key refresh (serve --keys-refresh, default %s)\n", args[0], server.DefaultKeyRefresh)
 			return nil
 		},
 	}

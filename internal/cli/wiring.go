@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/higmem/higmem"
@@ -36,12 +39,15 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 	}
 	db, err := openDatabase(ctx, a.db)
 	if err != nil {
-		return nil, err
+		return nil, openError(a.db, err, canWrite)
 	}
 	a.closers = append(a.closers, db.Store.Close)
 	b := &backends{Store: db.Store, Meter: llm.NewMeter(nil)}
 	if b.Embedder, err = a.openEmbedder(); err != nil {
 		return nil, err
+	}
+	if b.Embedder != nil {
+		b.Embedder = &announcingEmbedder{Embedder: b.Embedder, a: a}
 	}
 	var backend cache.Backend
 	if !a.noCache {
@@ -84,6 +90,90 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 		}
 	}
 	return b, nil
+}
+
+// openError explains a database that cannot be opened for writing: higmem
+// opens its database read-write (SQLite keeps a write-ahead log beside it,
+// and reads may store derived data such as vectors recomputed after an
+// import), so a read-only file or directory is an error that says which and
+// what to do. writable is canWrite (a parameter for tests, which may run as
+// root).
+func openError(path string, err error, writable func(string) error) error {
+	msg := err.Error()
+	if !strings.Contains(msg, "readonly database") && !strings.Contains(msg, "unable to open database file") &&
+		!strings.Contains(msg, "read-only file system") {
+		return err
+	}
+	what := "the database cannot be written"
+	if werr := writable(path); werr != nil && !errors.Is(werr, os.ErrNotExist) {
+		what = fmt.Sprintf("the file is not writable by this user (%v)", werr)
+	} else if derr := writable(filepath.Dir(path)); derr != nil {
+		what = fmt.Sprintf("its directory is not writable by this user (SQLite keeps its -wal and -shm files there): %v", derr)
+	}
+	return fmt.Errorf("cannot open %s: %s. higmem opens its database for writing, even to read it "+
+		"(a write-ahead log, and vectors computed on first use); make it writable, or copy it "+
+		"(cp %s /tmp/higmem-copy.db) and pass --db /tmp/higmem-copy.db (%w)", path, what, path, err)
+}
+
+// canWrite reports whether path (a file or directory) can be opened for
+// writing, without changing it.
+func canWrite(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() {
+		f, err := os.CreateTemp(path, ".higmem-write-check-*")
+		if err != nil {
+			return err
+		}
+		name := f.Name()
+		f.Close()
+		return os.Remove(name)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// announcingEmbedder says on stderr when it is asked to embed many texts at
+// once, with a progress bar: that happens on the first use of a space after
+// an import (exports carry no vectors) or an embedder change, and would
+// otherwise be a silent wait of seconds. Batches are embedded in chunks;
+// every text is embedded alone by the embedders higmem ships, so the
+// vectors are the same.
+type announcingEmbedder struct {
+	embed.Embedder
+	a *app
+}
+
+// announceTexts is the batch size from which embedding is announced; adds
+// embed at most their batch (ingest sends 200 turns at a time).
+const announceTexts = 256
+
+func (e *announcingEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if len(texts) < announceTexts {
+		return e.Embedder.Embed(ctx, texts)
+	}
+	start := time.Now()
+	fmt.Fprintf(e.a.stderr, "higmem: computing %d vectors with %s (texts stored without one: the first use after an import or an embedder change)\n",
+		len(texts), e.Embedder.ID())
+	bar := e.a.progress(len(texts), "embedding")
+	defer bar.Close()
+	out := make([][]float32, 0, len(texts))
+	for i := 0; i < len(texts); i += announceTexts {
+		vs, err := e.Embedder.Embed(ctx, texts[i:min(i+announceTexts, len(texts))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, vs...)
+		_ = bar.Add(len(vs))
+	}
+	_ = bar.Finish()
+	fmt.Fprintf(e.a.stderr, "higmem: computed %d vectors in %s; they are stored, so this happens once\n", len(texts), time.Since(start).Round(100*time.Millisecond))
+	return out, nil
 }
 
 // withTimeout bounds every call of m by d.

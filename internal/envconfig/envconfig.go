@@ -67,6 +67,9 @@ type Config struct {
 	ModelsDir string
 	// User and Agent scope memories.
 	User, Agent string
+	// UserSet is true when HIGMEM_USER was given (User is otherwise
+	// DefaultUser).
+	UserSet bool
 	// Server and APIKey point the CLI at a running higmem server.
 	Server, APIKey string
 	// Mode is the engine mode ("default" or "paper"; "" lets the engine
@@ -164,6 +167,7 @@ func Load(getenv func(string) string) Config {
 	c.DB = first(get("HIGMEM_DB"), filepath.Join(dataDir(get), "higmem", "higmem.db"))
 	c.ModelsDir = first(get("HIGMEM_MODELS_DIR"), filepath.Join(cacheDir(get), "higmem", "models"))
 	c.User = first(get("HIGMEM_USER"), DefaultUser)
+	c.UserSet = get("HIGMEM_USER") != ""
 	c.Agent = get("HIGMEM_AGENT")
 	c.Mode = strings.ToLower(get("HIGMEM_MODE"))
 	c.Server = get("HIGMEM_SERVER")

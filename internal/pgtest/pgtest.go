@@ -29,6 +29,14 @@ const EnvVar = "HIGMEM_TEST_POSTGRES"
 // server it prints one line saying the PostgreSQL tests skip and how to
 // run them; with one, it fails at once when the server cannot be reached.
 func Main(m *testing.M) {
+	Check()
+	os.Exit(m.Run())
+}
+
+// Check is Main's check of the server, for a package whose TestMain does
+// more: it says once that PostgreSQL tests skip when EnvVar is not set, and
+// exits when it is set but the server cannot be used.
+func Check() {
 	dsn := os.Getenv(EnvVar)
 	if dsn == "" {
 		fmt.Fprintf(os.Stderr, "pgtest: %s not set: PostgreSQL tests skip (start a server with scripts/pg-test-server.sh start)\n", EnvVar)
@@ -36,7 +44,6 @@ func Main(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "pgtest: %s is set but the server cannot be used: %v\n", EnvVar, err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
 }
 
 func ping(dsn string) error {

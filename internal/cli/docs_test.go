@@ -1,0 +1,527 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"go/format"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/eval/locomo/harness"
+	"github.com/higmem/higmem/internal/envconfig"
+	"github.com/higmem/higmem/internal/pgtest"
+	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/server"
+)
+
+// This file runs every example of README.md and docs/*.md, so that the docs
+// cannot drift from the code: the shell blocks of each document as one bash
+// script (as a reader would type them in order) with the real higmem binary
+// against a temporary database and servers on loopback; the Go blocks as
+// programs of their own module; the JSON blocks by what they configure.
+//
+// What the test changes, each rule failing the test when it no longer
+// matches anything (so the list stays true):
+var docRewrites = []struct {
+	re      *regexp.Regexp
+	repl    string
+	applies string // the files it applies to ("" for all)
+	why     string
+}{
+	{regexp.MustCompile(`8420`), "{{PORT}}", "", "port 8420 may be taken on the machine running the tests: a free port is used"},
+	{regexp.MustCompile(`(?m)^higmem serve --addr`), "__serve --addr", "",
+		"a reader runs the server in another terminal: the script starts it in the background, waits until /v1/health answers, and stops it (SIGTERM, checking a clean exit) at the next one or at the end"},
+	{regexp.MustCompile(`(?m)^higmem bench --sizes 1000,10000,100000(.*)$`), "higmem bench --sizes 300 --queries 20 --delay-queries 2 --delay 1ms$1", "README.md",
+		"the benchmark's sizes would take minutes: the test runs it on 300 turns (BENCHMARKS.md has the real runs and their commands)"},
+	{regexp.MustCompile(`(?m)^(.*# with an LLM endpoint.*)$`), "HIGMEM_LLM_BASE_URL={{LLM}} HIGMEM_MEMORY_MODEL=scripted $1", "README.md",
+		"a scripted OpenAI-compatible server (llm/llmtest) in the test stands in for the endpoint"},
+	{regexp.MustCompile(`(?m)^export PG=postgres://\S+`), `export PG="$$__PG"`, "docs/POSTGRES.md",
+		"the test's PostgreSQL server (HIGMEM_TEST_POSTGRES), in a schema of its own, stands in for db.internal"},
+	{regexp.MustCompile(`(?m)^higmem --db "\$PG" serve --keys-db --addr [0-9.]+:`), `__serve --db "$$PG" --keys-db --addr 127.0.0.1:`, "",
+		"as for higmem serve --addr: the script runs the server in the background, on loopback"},
+	{regexp.MustCompile(`(?m)^higmem migrate --from ~/.local/share/higmem/higmem.db --to "\$PG"`), `higmem -q ingest examples/conversation.json >/dev/null && higmem migrate --from "$$HIGMEM_DB" --to "$$__PG2"`, "docs/POSTGRES.md",
+		"the default database is the test's temporary one, empty until the test fills it; the first example filled $PG, so the copy goes into a second, empty schema"},
+	{regexp.MustCompile(`(?m)^higmem migrate --from "\$PG" --to`), `higmem migrate --from "$$__PG2" --to`, "docs/POSTGRES.md",
+		"the copy made by the line before"},
+	{regexp.MustCompile(`postgres\.Options\{Schema: "higmem"\}`), `postgres.Options{Schema: "{{PGSCHEMA}}"}`, "docs/POSTGRES.md",
+		"the Go example runs against the test's PostgreSQL server (HIGMEM_DB), in a schema of its own that the test drops"},
+	{regexp.MustCompile(`(?m)^dir=\$\(mktemp -d\)\nexport HIGMEM_TEST_POSTGRES=.*\ngo test .*\nscripts/pg-test-server.sh stop .*$`),
+		": skipped, how to run the PostgreSQL tests: this test is part of that run, and .ci/run starts the server this way", "docs/POSTGRES.md",
+		"the block starts a server and runs go test, which is what the run executing this test did"},
+	{regexp.MustCompile(`(?m)^claude mcp add .*\\\n.*$`), ": skipped, needs the claude command of Claude Code", "docs/SERVER.md",
+		"Claude Code is not installed where tests run; the same endpoint and header are used by the Cursor example, which is run"},
+}
+
+// docTools stand in for programs the scripts call that a test cannot run as
+// a reader would. Each is a shell script put first on PATH.
+var docTools = map[string]string{
+	// The binary is built once by the test; go vet/test are this very run.
+	"go": `case "$1 $2" in
+"run ./cmd/higmem") shift 2; exec higmem "$@" ;;
+"install ./cmd/higmem") echo "(go install: the test built the binary already)"; exit 0 ;;
+"vet ./...") echo "(go vet ./...: this test is part of that run)"; exit 0 ;;
+"test -race") echo "(go test -race ./...: this test is part of that run)"; exit 0 ;;
+esac
+echo "go stand-in: unexpected: go $*" >&2; exit 1`,
+	// HTTP errors fail the script.
+	"curl": `exec {{CURL}} --fail-with-body --silent --show-error --max-time 120 "$@"`,
+	// No downloads in tests: fetching the model works only when it is
+	// already present (higmem models fetch then checks its checksums).
+	"pip":     `echo "pip: no downloads in tests" >&2; exit 1`,
+	"pip3":    `echo "pip3: no downloads in tests" >&2; exit 1`,
+	"python3": `echo "python3: no downloads in tests" >&2; exit 1`,
+}
+
+const docPrelude = `set -euo pipefail
+__server=""
+__stop() {
+	if [ -n "$__server" ]; then
+		kill -TERM "$__server"
+		if ! wait "$__server"; then echo "higmem serve did not exit cleanly" >&2; __server=""; return 1; fi
+		__server=""
+	fi
+}
+trap '__stop || exit 1' EXIT
+__serve() {
+	__stop
+	higmem serve "$@" &
+	__server=$!
+	for i in $(seq 1 600); do
+		if {{CURL}} -s -o /dev/null "http://127.0.0.1:{{PORT}}/v1/health"; then return 0; fi
+		if ! kill -0 "$__server" 2>/dev/null; then echo "higmem serve exited" >&2; return 1; fi
+		sleep 0.1
+	done
+	echo "higmem serve did not answer" >&2; return 1
+}
+`
+
+// docBlock is one fenced code block of a document.
+type docBlock struct {
+	file string
+	line int
+	lang string
+	text string
+}
+
+func docBlocks(t *testing.T, path, name string) []docBlock {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []docBlock
+	var cur *docBlock
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for n := 1; sc.Scan(); n++ {
+		l := sc.Text()
+		switch {
+		case cur == nil && strings.HasPrefix(l, "```"):
+			cur = &docBlock{file: name, line: n, lang: strings.TrimPrefix(l, "```")}
+		case cur != nil && l == "```":
+			out = append(out, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += l + "\n"
+		}
+	}
+	if cur != nil {
+		t.Fatalf("%s: block at line %d is not closed", name, cur.line)
+	}
+	return out
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+}
+
+// modelsDir returns where `higmem models fetch` put the model for the user
+// running the tests, or "" when it is not there.
+func modelsDir() string {
+	dir := envconfig.Load(os.Getenv).ModelsDir
+	if _, err := os.Stat(filepath.Join(dir, "all-MiniLM-L6-v2", "model.safetensors")); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// TestDocsExamples runs every example of README.md and docs/.
+func TestDocsExamples(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the binary")
+	}
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
+	realCurl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Skip("needs curl")
+	}
+	bin := buildBinary(t)
+	llmSrv := llmtest.NewServer(t, scriptedEndpoint(t))
+	docs := []string{"README.md"}
+	more, _ := filepath.Glob("../../docs/*.md")
+	for _, m := range more {
+		docs = append(docs, "docs/"+filepath.Base(m))
+	}
+	used := make([]bool, len(docRewrites))
+	models := modelsDir()
+	if models == "" {
+		t.Log("the MiniLM model is not fetched: `higmem models fetch` (no downloads in tests) is expected to fail, and runs on BM25")
+	}
+	for _, doc := range docs {
+		blocks := docBlocks(t, filepath.Join("../..", doc), doc)
+		var script strings.Builder
+		for _, b := range blocks {
+			text := b.text
+			for i, r := range docRewrites {
+				if r.applies != "" && r.applies != doc {
+					continue
+				}
+				if r.re.MatchString(text) {
+					used[i] = true
+					text = r.re.ReplaceAllString(text, r.repl)
+				}
+			}
+			switch b.lang {
+			case "sh":
+				if models == "" {
+					text = strings.ReplaceAll(text, "\nhigmem models fetch", "\n! higmem models fetch")
+				}
+				fmt.Fprintf(&script, "\n# --- %s:%d\n%s", doc, b.line, text)
+			case "go":
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runGoExample(t, b, text, llmSrv.URL) })
+			case "json", "jsonc":
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runJSONExample(t, b, text, bin, llmSrv.URL) })
+			case "":
+				// Plain text (a layout tree), not an example.
+			default:
+				t.Errorf("%s:%d: a %q block: add how the test runs it", doc, b.line, b.lang)
+			}
+		}
+		if script.Len() > 0 {
+			t.Run(doc, func(t *testing.T) { runDocScript(t, doc, script.String(), bin, realCurl, models, llmSrv.URL) })
+		}
+	}
+	for i, r := range docRewrites {
+		if !used[i] {
+			t.Errorf("rewrite %q (%s) matches nothing in the docs any more: remove it", r.re, r.why)
+		}
+	}
+}
+
+func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL string) {
+	dir := t.TempDir()
+	tools := filepath.Join(dir, "bin")
+	work := filepath.Join(dir, "work")
+	for _, d := range []string{tools, work, filepath.Join(dir, "home")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(bin, filepath.Join(tools, "higmem")); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range docTools {
+		body = strings.ReplaceAll(body, "{{CURL}}", realCurl)
+		if err := os.WriteFile(filepath.Join(tools, name), []byte("#!/usr/bin/env bash\n"+body+"\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Files the docs assume: a LoCoMo file (here a small one in its format)
+	// and a batch of turns for an async add.
+	locomo, err := os.ReadFile(evalTestData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := `{"user_id":"alice","turns":[{"speaker":"Alice","text":"We are driving to Porto in July."},{"speaker":"Bob","text":"Take the coast road."}]}`
+	example, err := os.ReadFile(exampleFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(work, "examples"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range map[string][]byte{"locomo10.json": locomo, "turns.json": []byte(turns), "examples/conversation.json": example} {
+		if err := os.WriteFile(filepath.Join(work, name), data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	port := freePort(t)
+	script = strings.NewReplacer("{{PORT}}", port, "{{LLM}}", llmURL+"/v1", "{{CURL}}", realCurl).
+		Replace(strings.NewReplacer("{{CURL}}", realCurl, "{{PORT}}", port).Replace(docPrelude) + script)
+	if models == "" {
+		models = filepath.Join(dir, "models")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", script)
+	cmd.Dir = work
+	cmd.Env = []string{
+		"PATH=" + tools + string(os.PathListSeparator) + "/usr/bin" + string(os.PathListSeparator) + "/bin",
+		"HOME=" + filepath.Join(dir, "home"),
+		"HIGMEM_DB=" + filepath.Join(dir, "higmem.db"),
+		"HIGMEM_MODELS_DIR=" + models,
+		"HIGMEM_LOG_LEVEL=warn",
+		"TMPDIR=" + os.TempDir(),
+	}
+	if strings.Contains(script, "$PG") || strings.Contains(script, "$__PG") {
+		// Documents about PostgreSQL run against the test server, in schemas
+		// of their own; without one they cannot run (CI always has one).
+		if os.Getenv(pgtest.EnvVar) == "" {
+			t.Skipf("%s: its examples need PostgreSQL (%s not set)", doc, pgtest.EnvVar)
+		}
+		pg := pgtest.SchemaDSN(t)
+		cmd.Env = append(cmd.Env, "PG="+pg, "__PG="+pg, "__PG2="+pgtest.SchemaDSN(t))
+	}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdin = nil // higmem mcp reads an empty stdin and exits
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s: the script of its shell examples failed: %v\n--- script\n%s\n--- output\n%s", doc, err, script, out.String())
+	}
+	t.Logf("%s: %d bytes of output", doc, out.Len())
+	// A few results the docs promise.
+	for _, want := range map[string][]string{
+		"README.md":      {"Evidence recall over", `"evidence"`, "serving on http://127.0.0.1:", "I adopted a greyhound called Biscuit", "report: eval-runs/locomo-", "retrieval p50"},
+		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
+	}[doc] {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("%s: output lacks %q\n%s", doc, want, out.String())
+		}
+	}
+}
+
+// runGoExample runs a Go block as the main package of a module of its own
+// that requires this repository.
+func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
+	if !strings.HasPrefix(text, "package main\n") {
+		t.Fatalf("%s:%d: a Go example must be a whole program (package main) so that it can be run", b.file, b.line)
+	}
+	if src, err := format.Source([]byte(b.text)); err != nil || string(src) != b.text {
+		t.Fatalf("%s:%d: the Go example is not gofmt-formatted (%v)", b.file, b.line, err)
+	}
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	gomod := "module docexample\n\ngo 1.26\n\nrequire github.com/higmem/higmem v0.0.0\n\nreplace github.com/higmem/higmem => " + repo + "\n"
+	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+	text = strings.ReplaceAll(text, "http://localhost:11434/v1", llmURL+"/v1")
+	if strings.Contains(text, "{{PGSCHEMA}}") {
+		if os.Getenv(pgtest.EnvVar) == "" {
+			t.Skipf("%s:%d: needs PostgreSQL (%s not set)", b.file, b.line, pgtest.EnvVar)
+		}
+		dsn, schema := pgtest.Schema(t)
+		text = strings.ReplaceAll(text, "{{PGSCHEMA}}", schema)
+		env = append(env, "HIGMEM_DB="+dsn)
+	}
+	if strings.Contains(text, "{{PORT}}") {
+		// The Go client example: a server with alice's key.
+		port, key := serveForExample(t)
+		text = strings.ReplaceAll(text, "{{PORT}}", port)
+		env = append(env, "HIGMEM_KEY="+key)
+	}
+	if models := modelsDir(); models != "" && filepath.Base(filepath.Dir(models)) == "higmem" {
+		env = append(env, "XDG_CACHE_HOME="+filepath.Dir(filepath.Dir(models)))
+	} else {
+		env = append(env, "XDG_CACHE_HOME="+filepath.Join(dir, "cache"))
+	}
+	for name, data := range map[string]string{"go.mod": gomod, "go.sum": string(sum), "main.go": text} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("go", "run", ".") // plain, as buildBinary
+
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s:%d: go run: %v\n%s", b.file, b.line, err, out)
+	}
+	want := map[string][]string{
+		"README.md":      {"t1 I adopted a greyhound called Biscuit."},
+		"docs/SERVER.md": {"evidence: [d1:1]", `refused: API key "example" may not use user_id "bob"`},
+	}[b.file]
+	for _, w := range want {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("%s:%d: output lacks %q:\n%s", b.file, b.line, w, out)
+		}
+	}
+}
+
+// serveForExample serves an offline memory on a free loopback port with a
+// key for alice, for the duration of the test.
+func serveForExample(t *testing.T) (port, key string) {
+	t.Helper()
+	mem, err := higmem.Open(t.Context(), higmem.Options{Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { mem.Close() })
+	secret, k, err := server.NewKey("example", []string{"alice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := server.ParseKeys([]byte(`{"keys":[` + mustJSON(t, k) + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := server.New(mem, server.Options{Keys: keys})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := s.HTTPServer(ln.Addr().String())
+	go hs.Serve(s.Listener(ln))
+	t.Cleanup(func() {
+		_ = s.Shutdown(context.Background())
+		_ = hs.Close()
+	})
+	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), secret
+}
+
+var jsoncComment = regexp.MustCompile(`(?m)\s*//.*$`)
+
+// runJSONExample checks a JSON block by what it configures.
+func runJSONExample(t *testing.T, b docBlock, text, bin, llmURL string) {
+	if b.lang == "jsonc" {
+		text = jsoncComment.ReplaceAllString(text, "")
+	}
+	var v map[string]any
+	if err := json.Unmarshal([]byte(text), &v); err != nil {
+		t.Fatalf("%s:%d: not JSON: %v", b.file, b.line, err)
+	}
+	switch {
+	case v["keys"] != nil: // a keys file
+		if _, err := server.ParseKeys([]byte(text)); err != nil {
+			t.Fatalf("%s:%d: %v", b.file, b.line, err)
+		}
+	case b.lang == "jsonc": // metadata filters
+		f, err := api.ParseFilters(text)
+		if err != nil || len(f) == 0 || f.Validate() != nil {
+			t.Fatalf("%s:%d: filters %v %v", b.file, b.line, f, err)
+		}
+	case v["mcpServers"] != nil:
+		var cfg struct {
+			MCPServers map[string]struct {
+				Command string            `json:"command"`
+				Args    []string          `json:"args"`
+				Env     map[string]string `json:"env"`
+				URL     string            `json:"url"`
+				Headers map[string]string `json:"headers"`
+			} `json:"mcpServers"`
+		}
+		if err := json.Unmarshal([]byte(text), &cfg); err != nil {
+			t.Fatal(err)
+		}
+		for name, s := range cfg.MCPServers {
+			if s.Command != "" {
+				runMCPCommandExample(t, b, name, s.Command, s.Args, s.Env, bin, llmURL)
+			} else {
+				runMCPURLExample(t, b, name, s.URL, s.Headers)
+			}
+		}
+	default:
+		t.Fatalf("%s:%d: a JSON block the test does not know how to run: add a case", b.file, b.line)
+	}
+}
+
+// runMCPCommandExample starts the configured command as an MCP host would
+// (the path of higmem and of the database replaced by the test's) and lists
+// its tools over stdio.
+func runMCPCommandExample(t *testing.T, b docBlock, name, command string, args []string, env map[string]string, bin, llmURL string) {
+	if filepath.Base(command) != "higmem" {
+		t.Fatalf("%s:%d: server %s runs %q", b.file, b.line, name, command)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = []string{"HOME=" + t.TempDir(), "HIGMEM_MODELS_DIR=" + t.TempDir()}
+	for k, v := range env {
+		switch k {
+		case "HIGMEM_DB":
+			v = filepath.Join(t.TempDir(), "higmem.db")
+		case "HIGMEM_LLM_BASE_URL":
+			v = llmURL + "/v1"
+		}
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	cmd.Stdin = strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n")
+	out, err := cmd.Output()
+	if err != nil || !strings.Contains(string(out), `"name":"add_memory"`) {
+		t.Fatalf("%s:%d: %s: %v\n%s", b.file, b.line, name, err, out)
+	}
+}
+
+// runMCPURLExample connects the SDK's client to the configured URL (the
+// port replaced by a server of the test's, the key placeholder by its key)
+// with the configured headers.
+func runMCPURLExample(t *testing.T, b docBlock, name, url string, headers map[string]string) {
+	port, key := serveForExample(t)
+	url = strings.ReplaceAll(url, "{{PORT}}", port)
+	hdr := map[string]string{}
+	for k, v := range headers {
+		hdr[k] = strings.ReplaceAll(v, "hgm_…", key)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
+		HTTPClient: &http.Client{Transport: headerRT(hdr)}}, nil)
+	if err != nil {
+		t.Fatalf("%s:%d: %s: %v", b.file, b.line, name, err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(t.Context(), nil)
+	if err != nil || len(tools.Tools) != 5 {
+		t.Fatalf("%s:%d: %s: tools %v %v", b.file, b.line, name, tools, err)
+	}
+}
+
+// scriptedEndpoint answers chat completions with the harness's scripted
+// model, which knows every prompt of higmem and of the A-Mem baseline.
+func scriptedEndpoint(t *testing.T) llmtest.Handler {
+	fake, err := harness.FakeModel("scripted")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return func(_ int, req *llmtest.ChatRequest) llmtest.Reply {
+		var rf struct {
+			JSONSchema struct {
+				Name string `json:"name"`
+			} `json:"json_schema"`
+		}
+		_ = json.Unmarshal(req.ResponseFormat, &rf)
+		resp, err := fake.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: rf.JSONSchema.Name})
+		if err != nil {
+			b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": err.Error()}})
+			return llmtest.Reply{Status: http.StatusBadRequest, Body: string(b)}
+		}
+		return llmtest.Reply{Content: resp.Content}
+	}
+}
