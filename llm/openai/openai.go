@@ -387,9 +387,9 @@ type (
 		IncludeUsage bool `json:"include_usage"`
 	}
 	chatResponse struct {
-		Model   string `json:"model"`
+		Model   string   `json:"model"`
 		Choices []choice `json:"choices"`
-		Usage *struct {
+		Usage   *struct {
 			PromptTokens     int `json:"prompt_tokens"`
 			CompletionTokens int `json:"completion_tokens"`
 		} `json:"usage"`
