@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -40,6 +41,13 @@ type app struct {
 	noCache   bool
 	server    string
 	apiKey    string
+
+	// LLM client flags (defaults from the environment).
+	llmStructured  string
+	llmConcurrency int
+	llmMaxTokens   int
+	llmStream      bool
+	llmTimeout     time.Duration
 
 	// closers run when the command ends (store, cache).
 	closers []func() error
@@ -124,6 +132,15 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.BoolVar(&a.noCache, "no-llm-cache", false, "do not cache LLM responses in the database")
 	f.StringVar(&a.server, "server", a.env.Server, "use a higmem server at this URL instead of the local database (env HIGMEM_SERVER)")
 	f.StringVar(&a.apiKey, "api-key", a.env.APIKey, "API key for --server (env HIGMEM_API_KEY)")
+	f.StringVar(&a.llmStructured, "llm-structured", a.env.LLMStructured,
+		"structured-output mode to start from: auto, json_schema, json_object_schema, json_object or plain (env HIGMEM_LLM_STRUCTURED)")
+	f.IntVar(&a.llmConcurrency, "llm-concurrency", a.env.LLMConcurrency,
+		"LLM requests in flight per server, all roles together; 1 for a one-slot server (env HIGMEM_LLM_CONCURRENCY)")
+	f.IntVar(&a.llmMaxTokens, "llm-max-tokens", a.env.LLMMaxTokens,
+		"completion budget of LLM calls that set none; 0: client default, -1: no limit (env HIGMEM_LLM_MAX_TOKENS)")
+	f.BoolVar(&a.llmStream, "llm-stream", a.env.LLMStream,
+		"stream LLM replies, so a call that times out also stops the server's generation (env HIGMEM_LLM_STREAM)")
+	f.DurationVar(&a.llmTimeout, "llm-timeout", a.env.LLMTimeout, "deadline of each LLM request, from when it gets a server slot (env HIGMEM_LLM_TIMEOUT)")
 
 	root.AddCommand(
 		a.addCommand(),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed"
@@ -56,6 +55,13 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 			return nil, err
 		}
 	}
+	structured, err := openai.ParseMode(a.llmStructured)
+	if err != nil {
+		return nil, fmt.Errorf("--llm-structured: %w", err)
+	}
+	if a.llmConcurrency < 1 {
+		return nil, fmt.Errorf("--llm-concurrency %d: want at least 1", a.llmConcurrency)
+	}
 	for _, role := range []llm.Role{llm.RoleMemory, llm.RoleAnswer, llm.RoleJudge} {
 		ep := a.env.Role(role)
 		if !ep.Configured() {
@@ -65,16 +71,17 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 			BaseURL:        ep.BaseURL,
 			APIKey:         ep.APIKey,
 			Model:          ep.Model,
-			MaxConcurrency: a.env.LLMConcurrency,
+			MaxConcurrency: a.llmConcurrency,
+			MaxTokens:      a.llmMaxTokens,
+			Structured:     structured,
+			Stream:         a.llmStream,
+			RequestTimeout: a.llmTimeout,
 			Logger:         a.log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s model: %w", role, err)
 		}
 		var m llm.Model = client
-		if a.env.LLMTimeout > 0 {
-			m = withTimeout(m, a.env.LLMTimeout)
-		}
 		if backend != nil {
 			c := cache.New(m, backend, cache.Options{Model: ep.Model, Logger: a.log})
 			b.Caches = append(b.Caches, c)
@@ -91,15 +98,6 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 		}
 	}
 	return b, nil
-}
-
-// withTimeout bounds every call of m by d.
-func withTimeout(m llm.Model, d time.Duration) llm.Model {
-	return llm.ModelFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return m.Complete(ctx, req)
-	})
 }
 
 // openEmbedder returns the embedder the --embedder flag names. "auto" uses

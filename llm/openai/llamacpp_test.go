@@ -245,3 +245,49 @@ func TestParseMode(t *testing.T) {
 		}
 	}
 }
+
+// RequestTimeout counts from the slot: a request queued behind a slow one
+// still gets its whole timeout, and one that runs out is not retried.
+func TestRequestTimeoutFromSlot(t *testing.T) {
+	release := make(chan struct{})
+	srv := llmtest.NewLlamaCpp(t, func(n int, _ *llmtest.ChatRequest) llmtest.Reply {
+		if n == 1 {
+			<-release // the first request holds the slot until told
+		}
+		return llmtest.Text(`{"affiliations":[]}`)
+	})
+	// a holds the only slot; b (another role, same server) queues behind
+	// it for longer than its own request timeout and still succeeds.
+	a, _ := newClient(t, srv.BaseURL(), Options{MaxConcurrency: 1, Structured: JSONObjectSchema})
+	b, _ := newClient(t, srv.BaseURL(), Options{MaxConcurrency: 1, Structured: JSONObjectSchema, Model: "b",
+		RequestTimeout: 50 * time.Millisecond})
+	first := make(chan error, 1)
+	go func() {
+		_, err := a.Complete(t.Context(), schemaRequest())
+		first <- err
+	}()
+	for a.Slots().InUse() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan error, 1)
+	go func() {
+		_, err := b.Complete(t.Context(), schemaRequest())
+		second <- err
+	}()
+	time.Sleep(150 * time.Millisecond) // b waits three timeouts in the queue
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("queued request timed out: %v", err)
+	}
+
+	// A server that never answers: the request times out once.
+	hang := llmtest.NewServer(t, llmtest.Always(llmtest.Slow(time.Hour, llmtest.Text("{}"))))
+	h, _ := newClient(t, hang.BaseURL(), Options{RequestTimeout: 20 * time.Millisecond})
+	resp, err := h.Complete(t.Context(), schemaRequest())
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, llm.ErrUnavailable) || resp.Requests != 1 || hang.Calls() != 1 {
+		t.Errorf("err %v, %d requests", err, resp.Requests)
+	}
+}

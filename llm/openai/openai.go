@@ -100,6 +100,11 @@ type Options struct {
 	// HTTPClient sends the requests; nil uses a client without timeout
 	// (deadlines come from the context).
 	HTTPClient *http.Client
+	// RequestTimeout bounds each HTTP request, counted from when it got a
+	// slot of the server (see MaxConcurrency), so time spent queued behind
+	// other requests does not eat it; 0 means none. A request that runs
+	// out of it is not retried. The caller's context bounds the whole call.
+	RequestTimeout time.Duration
 	// Stream asks for server-sent events. The reply is the same, but a
 	// server stops generating as soon as the client goes away (the context
 	// ended), which frees a one-slot server at once. Servers that report no
@@ -619,7 +624,7 @@ func withSchemaInstruction(msgs []llm.Message, schema json.RawMessage) []llm.Mes
 
 // attempt sends one request, waiting for the rate limiter and a slot of
 // the server first.
-func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) attemptResult {
+func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) (res attemptResult) {
 	fail := func(kind error, status int, msg string, cause error, retryable bool) attemptResult {
 		return attemptResult{
 			err:       &Error{Endpoint: c.shown, Model: c.opts.Model, Status: status, Message: msg, Kind: kind, Cause: cause},
@@ -633,6 +638,19 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 		return fail(llm.ErrUnavailable, 0, "waiting for a concurrency slot", err, false)
 	}
 	defer c.slots.Release()
+	if c.opts.RequestTimeout > 0 {
+		parent := ctx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
+		defer cancel()
+		defer func() {
+			if res.err != nil && parent.Err() == nil && ctx.Err() != nil {
+				// Only this request's own deadline ran out.
+				res = fail(llm.ErrUnavailable, res.err.Status, fmt.Sprintf("no reply within the request timeout of %v", c.opts.RequestTimeout),
+					context.DeadlineExceeded, false)
+			}
+		}()
+	}
 
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
