@@ -60,18 +60,18 @@ func (v Verdict) String() string {
 
 // Problem kinds.
 const (
-	UnknownID  = "unknown_id"          // an id or label the prompt did not show
-	Duplicate  = "duplicate"           // an item listed twice
-	OverCap    = "over_cap"            // a list longer than its cap, or a string too long
-	JunkTitle  = "junk_title"          // a title of punctuation, a JSON fragment, a label
-	JunkText   = "junk_text"           // a summary, context or fact of punctuation or JSON
-	Copied     = "copied_instructions" // text copied from the prompt's instructions
-	StopWord   = "stop_word"           // a keyword or tag that is empty, a stop word or a meta word
-	Vacuous    = "vacuous"             // text that says nothing ("the new turn")
-	Empty      = "empty"               // a required field left empty
-	MissingID  = "missing"             // a shown turn the reply says nothing about
-	Unused     = "unused"              // a new event no turn belongs to
-	BadAnswer  = "bad_answer"          // an answer that is not one
+	UnknownID = "unknown_id"          // an id or label the prompt did not show
+	Duplicate = "duplicate"           // an item listed twice
+	OverCap   = "over_cap"            // a list longer than its cap, or a string too long
+	JunkTitle = "junk_title"          // a title of punctuation, a JSON fragment, a label
+	JunkText  = "junk_text"           // a summary, context or fact of punctuation or JSON
+	Copied    = "copied_instructions" // text copied from the prompt's instructions
+	StopWord  = "stop_word"           // a keyword or tag that is empty, a stop word or a meta word
+	Vacuous   = "vacuous"             // text that says nothing ("the new turn")
+	Empty     = "empty"               // a required field left empty
+	MissingID = "missing"             // a shown turn the reply says nothing about
+	Unused    = "unused"              // a new event no turn belongs to
+	BadAnswer = "bad_answer"          // an answer that is not one
 )
 
 // Problem is one thing a check found and fixed or rejected.
