@@ -27,7 +27,19 @@ type CallStat struct {
 	Errors     int      `json:"errors,omitempty"`
 	Prompt     int      `json:"prompt_tokens"`
 	Completion int      `json:"completion_tokens"`
+	// Requests counts the HTTP requests the calls made (retries, format
+	// downgrades and re-asks included; cached calls count the requests of
+	// the original call when the cache kept them).
+	Requests int `json:"requests,omitempty"`
+	// Reasked counts corrective re-asks (a second request after an
+	// unusable or cut reply); FellBack counts replies still unusable
+	// after it, for which the engine used a documented fallback.
+	Reasked  int `json:"reasked,omitempty"`
+	FellBack int `json:"fell_back,omitempty"`
 }
+
+// Logical is the number of calls the engine made, re-asks not counted.
+func (c CallStat) Logical() int { return c.Calls - c.Reasked }
 
 // Tokens is prompt plus completion tokens.
 func (c CallStat) Tokens() int { return c.Prompt + c.Completion }
@@ -77,6 +89,9 @@ func mergeStats(a, b []CallStat) []CallStat {
 		a[i].Errors += x.Errors
 		a[i].Prompt += x.Prompt
 		a[i].Completion += x.Completion
+		a[i].Requests += x.Requests
+		a[i].Reasked += x.Reasked
+		a[i].FellBack += x.FellBack
 	}
 	sortStats(a)
 	return a
@@ -91,6 +106,9 @@ type BuildRecord struct {
 	Turns   int        `json:"turns"`
 	Calls   []CallStat `json:"calls,omitempty"`
 	WallMS  float64    `json:"wall_ms"`
+	// Warnings are the engine's AddResult.Warnings for the session:
+	// fallbacks, unparsable times.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (b BuildRecord) key() string { return b.System + "|" + b.Sample + "|" + strconv.Itoa(b.Session) }
@@ -159,6 +177,8 @@ type QuestionRecord struct {
 	Calls         []CallStat   `json:"calls,omitempty"`
 	Rounds        int          `json:"rounds"`
 	WallMS        float64      `json:"wall_ms"`
+	// Notes are the engine's Trace.Notes: fallbacks, budget cuts.
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (q QuestionRecord) key() string { return questionKey(q.System, q.Sample, q.QA) }
@@ -175,7 +195,9 @@ func newRecord(system string, s *locomo.Sample, qi int, out *Outcome) QuestionRe
 		Gold: qa.Answer, Adversarial: qa.AdversarialAnswer, GoldEvidence: slices.Clone(qa.Evidence),
 		Answered: out.Answered, Answer: out.Answer,
 		Evidence: out.Evidence, ContextTokens: out.ContextTokens, Calls: callStats(out.Calls), Rounds: out.Rounds,
+		Notes: out.Notes,
 	}
+	r.Calls = mergeStats(r.Calls, fallbacks(out.Notes))
 	if r.GoldEvidence == nil {
 		r.GoldEvidence = []string{}
 	}
