@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/eval/locomo/harness"
+	"github.com/higmem/higmem/internal/bpe"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -36,9 +37,10 @@ func (a *app) evalCommand() *cobra.Command {
 
 func (a *app) evalLoCoMoCommand() *cobra.Command {
 	var (
-		cfg     harness.Config
-		systems []string
-		fake    string
+		cfg       harness.Config
+		systems   []string
+		fake      string
+		tokenizer string
 	)
 	cmd := &cobra.Command{
 		Use:   "locomo [FILE]",
@@ -81,6 +83,17 @@ the database (--db) makes free. FILE defaults to ` + defaultLoCoMo + `.`,
 			if err := a.evalModels(ctx, &cfg, fake); err != nil {
 				return err
 			}
+			switch tokenizer {
+			case "", "estimate":
+			case bpe.O200kBase:
+				enc, err := bpe.Load(bpe.Dir(a.modelsDir))
+				if err != nil {
+					return err
+				}
+				cfg.Tokenizer, cfg.TokenizerName = enc, bpe.O200kBase
+			default:
+				return fmt.Errorf("--tokenizer %q: want estimate or %s", tokenizer, bpe.O200kBase)
+			}
 			cfg.GitCommit, cfg.GitDirty = gitState(ctx)
 			cfg.Log = a.stderr
 			cfg.Progress = func(total int, desc string) harness.Bar { return a.progress(total, desc) }
@@ -105,7 +118,8 @@ the database (--db) makes free. FILE defaults to ` + defaultLoCoMo + `.`,
 	f.IntVar(&cfg.Env.AMemK, "amem-k", 10, "A-Mem retrieval top-k (the paper tuned 40-50 for GPT-4o-mini)")
 	f.IntVar(&cfg.JudgeRuns, "judge-runs", 1, "times the judge grades each answer (J is mean ± sd over runs)")
 	f.StringVar(&cfg.Out, "out", "", "run directory (default eval-runs/locomo-<config hash>; the same command resumes)")
-	f.StringVar(&fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless)")
+	f.StringVar(&tokenizer, "tokenizer", "estimate", "also count tokens with a real tokenizer: estimate (server usage, or 4 bytes per token) or o200k_base (fetch it first: higmem models fetch --tokenizer o200k_base)")
+	f.StringVar(&fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless) or real-junk (a small real model's junk replies)")
 	_ = f.MarkHidden("fake-llm")
 	return cmd
 }

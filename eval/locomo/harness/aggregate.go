@@ -120,6 +120,9 @@ type Cost struct {
 	Requests int `json:"requests"`
 	Reasked  int `json:"reasked"`
 	FellBack int `json:"fell_back"`
+	// CountedPrompt and CountedCompletion are the run tokenizer's counts.
+	CountedPrompt     int `json:"counted_prompt_tokens,omitempty"`
+	CountedCompletion int `json:"counted_completion_tokens,omitempty"`
 	// Warnings and Notes count the engine's AddResult.Warnings
 	// (construction) and Trace.Notes (questions).
 	Warnings int        `json:"warnings"`
@@ -161,6 +164,8 @@ func (c *Cost) add(stats []CallStat) {
 		c.Requests += s.Requests
 		c.Reasked += s.Reasked
 		c.FellBack += s.FellBack
+		c.CountedPrompt += s.CountedPrompt
+		c.CountedCompletion += s.CountedCompletion
 	}
 }
 

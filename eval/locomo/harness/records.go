@@ -36,6 +36,11 @@ type CallStat struct {
 	// after it, for which the engine used a documented fallback.
 	Reasked  int `json:"reasked,omitempty"`
 	FellBack int `json:"fell_back,omitempty"`
+	// CountedPrompt and CountedCompletion are the tokens of the calls as
+	// the run's tokenizer counts them (RunConfig.Tokenizer; 0 without
+	// one), beside the server's or the fake's usage above.
+	CountedPrompt     int `json:"counted_prompt_tokens,omitempty"`
+	CountedCompletion int `json:"counted_completion_tokens,omitempty"`
 }
 
 // Logical is the number of calls the engine made, re-asks not counted.
@@ -92,6 +97,8 @@ func mergeStats(a, b []CallStat) []CallStat {
 		a[i].Requests += x.Requests
 		a[i].Reasked += x.Reasked
 		a[i].FellBack += x.FellBack
+		a[i].CountedPrompt += x.CountedPrompt
+		a[i].CountedCompletion += x.CountedCompletion
 	}
 	sortStats(a)
 	return a

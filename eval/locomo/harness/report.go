@@ -372,6 +372,23 @@ func Markdown(rep *Report) string {
 	} else {
 		table(&b, []string{"system", "phase", "role", "operation", "calls", "calls / unit", "prompt tok / unit", "completion tok / unit", "cached", "errors"}, rows, 4)
 	}
+	for _, r := range rep.Runs {
+		tok := r.Config.Tokenizer
+		if tok == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "Run %s: tokens also counted with %s (the tokenizer of gpt-4o and gpt-4o-mini; chat framing of 3 tokens per message and 3 per reply), memory and answer roles:\n\n", r.Name, tok)
+		rows = nil
+		for _, s := range ran(rep.Systems) {
+			if s.Run != r.Name {
+				continue
+			}
+			bc, qc := s.Build, s.QA
+			rows = append(rows, []string{s.Label, f1d(bc.Per(float64(bc.CountedPrompt))), f1d(bc.Per(float64(bc.CountedCompletion))),
+				f1d(qc.Per(float64(qc.CountedPrompt))), f1d(qc.Per(float64(qc.CountedCompletion)))})
+		}
+		table(&b, []string{"system", "prompt tok / turn", "completion tok / turn", "prompt tok / q", "completion tok / q"}, rows)
+	}
 
 	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), and HTTP requests. Semantic checks of the content (junk titles, copied instructions) are not counted here yet.\n\n")
 	rows = nil

@@ -85,6 +85,10 @@ type Config struct {
 	// OnRecord, when set, is called after each question record is
 	// written (tests use it to interrupt a run).
 	OnRecord func(QuestionRecord)
+	// Tokenizer, when set, also counts every memory and answer call's
+	// tokens with a real encoding; TokenizerName names it for the record.
+	Tokenizer     Tokenizer
+	TokenizerName string
 }
 
 // RunConfig is what config.json records. Every field except Invocations
@@ -105,6 +109,9 @@ type RunConfig struct {
 	PromptVersion string            `json:"prompt_version"`
 	AMemPrompts   string            `json:"amem_prompt_version"`
 	FakeLLM       string            `json:"fake_llm,omitempty"`
+	// Tokenizer names the encoding that also counted the tokens ("" when
+	// only the server's usage or the 4-bytes estimate is reported).
+	Tokenizer string `json:"tokenizer,omitempty"`
 	// Skipped maps systems that cannot run with these models to why.
 	Skipped     map[string]string `json:"skipped,omitempty"`
 	Invocations []Invocation      `json:"invocations"`
@@ -183,6 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
 		Models: map[string]string{}, Embedder: "none (BM25 only)",
 		PromptVersion: prompt.Version, AMemPrompts: amem.PromptVersion, FakeLLM: cfg.FakeLLM,
+		Tokenizer: cfg.TokenizerName,
 	}
 	for _, s := range systems {
 		rc.Systems = append(rc.Systems, s.Name())
@@ -197,7 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rc.Embedder = cfg.Env.Embedder.ID()
 	}
 	env := cfg.Env
-	env.Memory, env.Answer = counted(llm.RoleMemory, env.Memory), counted(llm.RoleAnswer, env.Answer)
+	env.Memory, env.Answer = counted(llm.RoleMemory, env.Memory, cfg.Tokenizer), counted(llm.RoleAnswer, env.Answer, cfg.Tokenizer)
 	if env.Embedder != nil {
 		env.Embedder = newMemoEmbedder(env.Embedder)
 	}

@@ -24,7 +24,8 @@ type tallyKey struct {
 }
 
 type tallyCount struct {
-	requests, reasked int
+	requests, reasked  int
+	prompt, completion int // counted by the tokenizer
 }
 
 type tallyCtxKey struct{}
@@ -42,25 +43,34 @@ func (t *tally) take() []CallStat {
 	defer t.mu.Unlock()
 	var out []CallStat
 	for k, c := range t.byOp {
-		out = append(out, CallStat{Role: k.role, Operation: k.op, Requests: c.requests, Reasked: c.reasked})
+		out = append(out, CallStat{Role: k.role, Operation: k.op, Requests: c.requests, Reasked: c.reasked,
+			CountedPrompt: c.prompt, CountedCompletion: c.completion})
 	}
 	t.byOp = map[tallyKey]*tallyCount{}
 	sortStats(out)
 	return out
 }
 
+// Tokenizer counts tokens with a real encoding (internal/bpe's o200k_base
+// satisfies it).
+type Tokenizer interface {
+	Count(text string) int
+	ChatTokens(roles, contents []string) int
+}
+
 // counted wraps a model of role so that every call is added to the tally
-// of its context, if any.
-func counted(role llm.Role, m llm.Model) llm.Model {
+// of its context, if any, its tokens counted by tok when not nil.
+func counted(role llm.Role, m llm.Model, tok Tokenizer) llm.Model {
 	if m == nil {
 		return nil
 	}
-	return &countedModel{role: role, inner: m}
+	return &countedModel{role: role, inner: m, tok: tok}
 }
 
 type countedModel struct {
 	role  llm.Role
 	inner llm.Model
+	tok   Tokenizer
 }
 
 func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
@@ -78,6 +88,20 @@ func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Respo
 			n.reasked++
 		}
 		t.mu.Unlock()
+		if c.tok != nil {
+			roles, contents := make([]string, len(req.Messages)), make([]string, len(req.Messages))
+			for i, m := range req.Messages {
+				roles[i], contents[i] = m.Role, m.Content
+			}
+			p, q := c.tok.ChatTokens(roles, contents), 0
+			if err == nil {
+				q = c.tok.Count(resp.Content)
+			}
+			t.mu.Lock()
+			n.prompt += p
+			n.completion += q
+			t.mu.Unlock()
+		}
 	}
 	return resp, err
 }
