@@ -68,6 +68,11 @@ type Cache struct {
 	hits, misses, errs atomic.Int64
 }
 
+// opPutter is a Backend that also keeps the operation of an entry.
+type opPutter interface {
+	PutOp(ctx context.Context, key, op string, value []byte) error
+}
+
 // namer is implemented by models that know their name.
 type namer interface{ ModelName() string }
 
@@ -129,7 +134,11 @@ func (c *Cache) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 	data, err := json.Marshal(entry{Content: resp.Content, Model: resp.Model, Usage: resp.Usage,
 		FinishReason: resp.FinishReason, Requests: resp.Requests})
 	if err == nil {
-		err = c.backend.Put(ctx, key, data)
+		if op, ok := c.backend.(opPutter); ok {
+			err = op.PutOp(ctx, key, req.Operation, data)
+		} else {
+			err = c.backend.Put(ctx, key, data)
+		}
 	}
 	if err != nil {
 		c.errs.Add(1)
