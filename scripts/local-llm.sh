@@ -166,12 +166,13 @@ start() {
 	add_template
 	build_runtime
 	log "starting server at $(base_url) (log: $LOGFILE)"
-	# n_parallel is 1: llama-cpp-python serves one request at a time; point
-	# higmem at it with --llm-concurrency 1.
+	# llama-cpp-python serves one request at a time (point higmem at it with
+	# --llm-concurrency 1). --interrupt_requests false: by default a queued
+	# request cuts the streamed one in progress short.
 	nohup "$VENV/bin/python" -m llama_cpp.server \
 		--model "$CHAT_GGUF" --model_alias "$MODEL_ALIAS" \
 		--host "$HOST" --port "$PORT" --n_ctx "$CTX" --n_threads "$THREADS" \
-		--n_batch 512 --verbose true >"$LOGFILE" 2>&1 </dev/null &
+		--n_batch 512 --interrupt_requests false --verbose true >"$LOGFILE" 2>&1 </dev/null &
 	echo $! >"$PIDFILE"
 	local i
 	for i in $(seq 1 120); do
@@ -218,10 +219,10 @@ status() {
 env_lines() {
 	cat <<EOT
 export HIGMEM_LLM_BASE_URL=$(base_url)
-export HIGMEM_LLM_MODEL=$MODEL_ALIAS
-export HIGMEM_LLM_API_KEY=local
+export HIGMEM_MEMORY_MODEL=$MODEL_ALIAS
 export HIGMEM_LLM_CONCURRENCY=1
-export HIGMEM_LLM_STRUCTURED=auto
+export HIGMEM_LLM_STRUCTURED=json_object_schema
+export HIGMEM_LLM_STREAM=true
 EOT
 }
 
