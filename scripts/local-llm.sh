@@ -8,7 +8,9 @@
 # $HIGMEM_LOCAL_LLM_HOME (default ~/.cache/higmem/local-llm), never in the repo.
 # Every step is idempotent: a second run reuses what the first one left.
 #
-# Usage: scripts/local-llm.sh setup|start|stop|status|env|logs
+# Usage: scripts/local-llm.sh setup|fetch|build|start|stop|status|env|logs
+# The build runs at nice 10 already (HIGMEM_LOCAL_LLM_NICE); do not wrap the
+# script in another nice.
 # See docs/LOCAL_LLM.md.
 set -euo pipefail
 

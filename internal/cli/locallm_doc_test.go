@@ -143,3 +143,39 @@ func TestLocalLLMDocVariables(t *testing.T) {
 		t.Errorf("bash -n: %v %s", err, out)
 	}
 }
+
+// --llm-record keeps what the server answered; --llm-replay gives the same
+// memory and answer with the server gone, and fails on anything new.
+func TestRecordReplayCLI(t *testing.T) {
+	srv := llmtest.NewLlamaCpp(t, llmtest.NewScripted().Handler())
+	env := baseEnv(t)
+	env["HIGMEM_LLM_BASE_URL"] = srv.BaseURL()
+	env["HIGMEM_MEMORY_MODEL"] = "gemma-3-270m"
+	cas := filepath.Join(t.TempDir(), "cassette.jsonl")
+	q := "Who looks after Biscuit when Priya travels to Lisbon?"
+	if out, e, code := runCLI(t, env, "ingest", exampleFile, "-q", "--llm-record", cas); code != 0 {
+		t.Fatalf("%s %s", out, e)
+	}
+	want, e, code := runCLI(t, env, "ask", q, "--llm-record", cas)
+	if code != 0 {
+		t.Fatal(e)
+	}
+	served := len(srv.Requests())
+
+	env2 := baseEnv(t)
+	env2["HIGMEM_LLM_BASE_URL"] = "http://127.0.0.1:9/v1" // nothing there
+	env2["HIGMEM_MEMORY_MODEL"] = "gemma-3-270m"
+	if out, e, code := runCLI(t, env2, "ingest", exampleFile, "-q", "--llm-replay", cas); code != 0 {
+		t.Fatalf("replayed ingest: %s %s", out, e)
+	}
+	got, e, code := runCLI(t, env2, "ask", q, "--llm-replay", cas)
+	if code != 0 || answerLine(got) != answerLine(want) {
+		t.Fatalf("replayed answer %q, recorded %q (%s)", answerLine(got), answerLine(want), e)
+	}
+	if len(srv.Requests()) != served {
+		t.Error("replay reached the server")
+	}
+	if _, e, code := runCLI(t, env2, "ask", "Something never asked?", "--llm-replay", cas); code == 0 || !strings.Contains(e, "not in cassette") {
+		t.Errorf("new question replayed: exit %d, %s", code, e)
+	}
+}

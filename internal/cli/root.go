@@ -48,6 +48,8 @@ type app struct {
 	llmMaxTokens   int
 	llmStream      bool
 	llmTimeout     time.Duration
+	llmRecord      string
+	llmReplay      string
 
 	// closers run when the command ends (store, cache).
 	closers []func() error
@@ -140,6 +142,8 @@ full LLM-guided pipeline and written answers. Environment variables:
 		"completion budget of LLM calls that set none; 0: client default, -1: no limit (env HIGMEM_LLM_MAX_TOKENS)")
 	f.BoolVar(&a.llmStream, "llm-stream", a.env.LLMStream,
 		"stream LLM replies, so a call that times out also stops the server's generation (env HIGMEM_LLM_STREAM)")
+	f.StringVar(&a.llmRecord, "llm-record", "", "record every LLM response into this cassette file (JSON lines; see docs/LOCAL_LLM.md)")
+	f.StringVar(&a.llmReplay, "llm-replay", "", "answer LLM calls only from this cassette file; a request not in it fails")
 	f.DurationVar(&a.llmTimeout, "llm-timeout", a.env.LLMTimeout, "deadline of each LLM request, from when it gets a server slot (env HIGMEM_LLM_TIMEOUT)")
 
 	root.AddCommand(

@@ -62,6 +62,18 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 	if a.llmConcurrency < 1 {
 		return nil, fmt.Errorf("--llm-concurrency %d: want at least 1", a.llmConcurrency)
 	}
+	if a.llmRecord != "" && a.llmReplay != "" {
+		return nil, fmt.Errorf("--llm-record and --llm-replay exclude each other")
+	}
+	var cassette *cache.Cassette
+	if path := a.llmRecord + a.llmReplay; path != "" {
+		if cassette, err = cache.OpenCassette(path); err != nil {
+			return nil, err
+		}
+		if a.llmRecord != "" {
+			a.closers = append(a.closers, cassette.Save)
+		}
+	}
 	for _, role := range []llm.Role{llm.RoleMemory, llm.RoleAnswer, llm.RoleJudge} {
 		ep := a.env.Role(role)
 		if !ep.Configured() {
@@ -82,10 +94,21 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 			return nil, fmt.Errorf("%s model: %w", role, err)
 		}
 		var m llm.Model = client
-		if backend != nil {
+		if a.llmReplay != "" {
+			// Answers come from the cassette only; nothing reaches a server.
+			m = llm.ModelFunc(func(_ context.Context, req llm.Request) (llm.Response, error) {
+				return llm.Response{}, fmt.Errorf("%w: %s, model %s (record it again with --llm-record)", cache.ErrCassetteMiss, req.Operation, ep.Model)
+			})
+		}
+		if backend != nil && a.llmReplay == "" {
 			c := cache.New(m, backend, cache.Options{Model: ep.Model, Logger: a.log})
 			b.Caches = append(b.Caches, c)
 			m = c
+		}
+		if cassette != nil {
+			// Outermost, so that answers the database cache gives are
+			// recorded too.
+			m = cache.New(m, cassette, cache.Options{Model: ep.Model, Logger: a.log})
 		}
 		m = b.Meter.Wrap(role, ep.Model, m)
 		switch role {
