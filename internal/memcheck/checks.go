@@ -1,6 +1,7 @@
 package memcheck
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -352,4 +353,49 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 	}
 	r.Answer = a
 	return res.Result
+}
+
+// Check decodes doc (a reply already parsed and validated against the
+// schema of prompt kind) into its reply type and runs the check of that
+// kind. It returns the result and the repaired reply (a pointer to the
+// prompt package's reply type), or an error for a kind without a check
+// or a document that does not decode.
+func Check(kind string, doc []byte, s Shown, caps Caps) (Result, any, error) {
+	var reply any
+	var run func() Result
+	switch kind {
+	case prompt.BuildBatch:
+		r := &prompt.BuildBatchReply{}
+		reply, run = r, func() Result { return BuildBatch(r, s, caps) }
+	case prompt.EventUpdate:
+		r := &prompt.EventUpdateReply{}
+		reply, run = r, func() Result { return EventUpdate(r, s, caps) }
+	case prompt.EventCheck:
+		r := &prompt.EventCheckReply{}
+		reply, run = r, func() Result { return EventCheck(r, s, caps) }
+	case prompt.TurnNote:
+		r := &prompt.TurnNoteReply{}
+		reply, run = r, func() Result { return TurnNote(r, s, caps) }
+	case prompt.Affiliate:
+		r := &prompt.AffiliateReply{}
+		reply, run = r, func() Result { return Affiliate(r, s, caps) }
+	case prompt.Predict:
+		r := &prompt.PredictReply{}
+		reply, run = r, func() Result { return Predict(r, s, caps) }
+	case prompt.Filter:
+		r := &prompt.FilterReply{}
+		reply, run = r, func() Result { return Filter(r, s, caps) }
+	case prompt.Query:
+		r := &prompt.QueryReply{}
+		reply, run = r, func() Result { return Query(r, s, caps) }
+	case prompt.Answer:
+		r := &prompt.AnswerReply{}
+		reply, run = r, func() Result { return Answer(r, s, caps) }
+	default:
+		return Result{}, nil, fmt.Errorf("memcheck: no check for %q", kind)
+	}
+	if err := json.Unmarshal(doc, reply); err != nil {
+		return Result{}, nil, fmt.Errorf("memcheck: %s: %w", kind, err)
+	}
+	return run(), reply, nil
 }

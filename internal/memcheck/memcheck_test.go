@@ -239,3 +239,14 @@ func TestRejectedWhenNothingLeft(t *testing.T) {
 		t.Errorf("NEW+e2: %v %v", res, r.Affiliations)
 	}
 }
+
+func TestCheckDispatch(t *testing.T) {
+	p := render(t, prompt.Predict)
+	res, reply, err := Check(prompt.Predict, []byte(`{"turn_ids":["D1:3","D9:9","D1:3"]}`), FromPrompt(p), Caps{})
+	if err != nil || res.Verdict != Repaired || !slices.Equal(reply.(*prompt.PredictReply).TurnIDs, []string{"D1:3"}) {
+		t.Errorf("%v %v %v", res, reply, err)
+	}
+	if _, _, err := Check("judge", []byte(`{}`), Shown{}, Caps{}); err == nil {
+		t.Error("judge has no check")
+	}
+}

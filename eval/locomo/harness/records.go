@@ -41,6 +41,15 @@ type CallStat struct {
 	// one), beside the server's or the fake's usage above.
 	CountedPrompt     int `json:"counted_prompt_tokens,omitempty"`
 	CountedCompletion int `json:"counted_completion_tokens,omitempty"`
+	// ContentValid, ContentRepaired and ContentRejected judge what each
+	// parsed reply says (internal/memcheck: junk titles, copied
+	// instructions, ids not shown, runaway lists); Unparsed counts replies
+	// with no JSON fitting the schema. Measured on every reply, re-asks
+	// included, whatever the engine then did with it.
+	ContentValid    int `json:"content_valid,omitempty"`
+	ContentRepaired int `json:"content_repaired,omitempty"`
+	ContentRejected int `json:"content_rejected,omitempty"`
+	Unparsed        int `json:"unparsed,omitempty"`
 }
 
 // Logical is the number of calls the engine made, re-asks not counted.
@@ -99,6 +108,10 @@ func mergeStats(a, b []CallStat) []CallStat {
 		a[i].FellBack += x.FellBack
 		a[i].CountedPrompt += x.CountedPrompt
 		a[i].CountedCompletion += x.CountedCompletion
+		a[i].ContentValid += x.ContentValid
+		a[i].ContentRepaired += x.ContentRepaired
+		a[i].ContentRejected += x.ContentRejected
+		a[i].Unparsed += x.Unparsed
 	}
 	sortStats(a)
 	return a

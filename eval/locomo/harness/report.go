@@ -390,7 +390,7 @@ func Markdown(rep *Report) string {
 		table(&b, []string{"system", "prompt tok / turn", "completion tok / turn", "prompt tok / q", "completion tok / q"}, rows)
 	}
 
-	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), and HTTP requests. Semantic checks of the content (junk titles, copied instructions) are not counted here yet.\n\n")
+	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), the semantic verdict of internal/memcheck on every reply (junk titles, copied instructions, ids not shown, runaway lists: what a check would repair or reject; the engine does not apply these checks yet, so repaired and rejected replies were stored as written), and HTTP requests.\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		for _, ph := range []struct {
@@ -402,15 +402,21 @@ func Markdown(rep *Report) string {
 				if n <= 0 && op.FellBack == 0 {
 					continue
 				}
+				content := "–"
+				if judged := op.ContentValid + op.ContentRepaired + op.ContentRejected + op.Unparsed; judged > 0 {
+					content = fmt.Sprintf("%s / %s / %s / %s", pct(op.ContentValid, judged), pct(op.ContentRepaired, judged),
+						pct(op.ContentRejected, judged), pct(op.Unparsed, judged))
+				}
 				rows = append(rows, []string{s.Label, ph.name, string(op.Role), op.Operation, fmt.Sprint(n),
-					pct(n-op.Reasked, n), fmt.Sprint(op.Reasked), fmt.Sprint(op.FellBack), fmt.Sprint(op.Requests)})
+					pct(n-op.Reasked, n), fmt.Sprint(op.Reasked), fmt.Sprint(op.FellBack), content, fmt.Sprint(op.Requests)})
 			}
 		}
 	}
 	if len(rows) == 0 {
 		b.WriteString("No LLM calls.\n\n")
 	} else {
-		table(&b, []string{"system", "phase", "role", "operation", "calls", "valid first try", "re-asked", "fell back", "HTTP requests"}, rows, 4)
+		table(&b, []string{"system", "phase", "role", "operation", "calls", "valid first try", "re-asked", "fell back",
+			"content valid / repaired / rejected / no JSON", "HTTP requests"}, rows, 4)
 	}
 
 	b.WriteString(Sections[13] + "\n\n")

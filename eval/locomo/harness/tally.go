@@ -5,6 +5,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/higmem/higmem/internal/jsonx"
+	"github.com/higmem/higmem/internal/memcheck"
+	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -26,6 +29,8 @@ type tallyKey struct {
 type tallyCount struct {
 	requests, reasked  int
 	prompt, completion int // counted by the tokenizer
+	content            [3]int // by memcheck verdict: valid, repaired, rejected
+	unparsed           int
 }
 
 type tallyCtxKey struct{}
@@ -44,7 +49,9 @@ func (t *tally) take() []CallStat {
 	var out []CallStat
 	for k, c := range t.byOp {
 		out = append(out, CallStat{Role: k.role, Operation: k.op, Requests: c.requests, Reasked: c.reasked,
-			CountedPrompt: c.prompt, CountedCompletion: c.completion})
+			CountedPrompt: c.prompt, CountedCompletion: c.completion,
+			ContentValid: c.content[memcheck.Valid], ContentRepaired: c.content[memcheck.Repaired],
+			ContentRejected: c.content[memcheck.Rejected], Unparsed: c.unparsed})
 	}
 	t.byOp = map[tallyKey]*tallyCount{}
 	sortStats(out)
@@ -88,6 +95,17 @@ func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Respo
 			n.reasked++
 		}
 		t.mu.Unlock()
+		if err == nil {
+			if v, ok := judgeContent(req, resp.Content); ok {
+				t.mu.Lock()
+				if v < 0 {
+					n.unparsed++
+				} else {
+					n.content[v]++
+				}
+				t.mu.Unlock()
+			}
+		}
 		if c.tok != nil {
 			roles, contents := make([]string, len(req.Messages)), make([]string, len(req.Messages))
 			for i, m := range req.Messages {
@@ -112,6 +130,33 @@ func (c *countedModel) ModelName() string {
 		return n.ModelName()
 	}
 	return ""
+}
+
+// judgeContent runs the semantic check of req's prompt kind on a reply:
+// the verdict, -1 when no JSON fits the schema, ok false for kinds
+// without a check.
+func judgeContent(req llm.Request, content string) (v int, ok bool) {
+	if len(req.Schema) == 0 {
+		return 0, false
+	}
+	var p prompt.Prompt
+	for _, m := range req.Messages {
+		switch {
+		case m.Role == "system" && p.System == "":
+			p.System = m.Content
+		case m.Role == "user" && p.User == "":
+			p.User = m.Content
+		}
+	}
+	doc, err := jsonx.Parse(content, req.Schema)
+	if err != nil {
+		return -1, true
+	}
+	res, _, err := memcheck.Check(req.SchemaName, doc, memcheck.FromPrompt(p), memcheck.Caps{})
+	if err != nil {
+		return 0, false
+	}
+	return int(res.Verdict), true
 }
 
 // isReask reports whether req is llm.CompleteJSON's second request: its

@@ -135,3 +135,31 @@ func TestHTTPRequestsCounted(t *testing.T) {
 			s.Build.Requests, s.Build.Calls, s.QA.Requests, s.QA.Calls, srv.Calls())
 	}
 }
+
+// What the model says is judged too: the real model's junk shapes are
+// schema-valid, so the engine stores them (no fallback), but the report
+// shows them repaired or rejected by the semantic checks; the scripted
+// model's replies are valid.
+func TestContentJudged(t *testing.T) {
+	content := func(m llm.Model) (valid, bad int) {
+		rep, err := Run(t.Context(), Config{Data: miniData, Out: t.TempDir(), Systems: []string{"higmem"},
+			Env: Env{Memory: m, K: 3}, Samples: []string{"0"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := findSystem(t, rep, "higmem")
+		for _, op := range append(s.Build.ByOp, s.QA.ByOp...) {
+			valid += op.ContentValid
+			bad += op.ContentRepaired + op.ContentRejected
+		}
+		return valid, bad
+	}
+	junk, _ := FakeModel("real-junk")
+	if v, b := content(junk); b == 0 {
+		t.Errorf("real-junk: %d valid, %d repaired or rejected", v, b)
+	}
+	sc, _ := FakeModel("scripted")
+	if v, b := content(sc); v == 0 || b > v/4 {
+		t.Errorf("scripted: %d valid, %d repaired or rejected", v, b)
+	}
+}
