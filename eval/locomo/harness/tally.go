@@ -28,7 +28,7 @@ type tallyKey struct {
 
 type tallyCount struct {
 	requests, reasked  int
-	prompt, completion int // counted by the tokenizer
+	prompt, completion int    // counted by the tokenizer
 	content            [3]int // by memcheck verdict: valid, repaired, rejected
 	unparsed           int
 }
