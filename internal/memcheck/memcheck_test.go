@@ -60,53 +60,15 @@ func check(t testing.TB, kind, content string, p prompt.Prompt) (res Result, rep
 		return Result{Verdict: Rejected, Problems: []Problem{{Kind: "invalid_json", Value: err.Error()}}}, nil, true
 	}
 	syntaxRepaired = !json.Valid([]byte(strings.TrimSpace(content)))
-	s := FromPrompt(p)
 	caps := Caps{}
-	unmarshal := func(v any) {
-		if err := json.Unmarshal(doc, v); err != nil {
-			t.Fatalf("%s: %v", kind, err)
-		}
+	if kind == prompt.Predict {
+		caps.IDs = fixtures[kind].(prompt.PredictData).Max
 	}
-	switch kind {
-	case prompt.BuildBatch:
-		var r prompt.BuildBatchReply
-		unmarshal(&r)
-		return BuildBatch(&r, s, caps), &r, syntaxRepaired
-	case prompt.EventUpdate:
-		var r prompt.EventUpdateReply
-		unmarshal(&r)
-		return EventUpdate(&r, s, caps), &r, syntaxRepaired
-	case prompt.EventCheck:
-		var r prompt.EventCheckReply
-		unmarshal(&r)
-		return EventCheck(&r, s, caps), &r, syntaxRepaired
-	case prompt.TurnNote:
-		var r prompt.TurnNoteReply
-		unmarshal(&r)
-		return TurnNote(&r, s, caps), &r, syntaxRepaired
-	case prompt.Affiliate:
-		var r prompt.AffiliateReply
-		unmarshal(&r)
-		return Affiliate(&r, s, caps), &r, syntaxRepaired
-	case prompt.Predict:
-		var r prompt.PredictReply
-		unmarshal(&r)
-		return Predict(&r, s, Caps{IDs: fixtures[kind].(prompt.PredictData).Max}), &r, syntaxRepaired
-	case prompt.Filter:
-		var r prompt.FilterReply
-		unmarshal(&r)
-		return Filter(&r, s, caps), &r, syntaxRepaired
-	case prompt.Query:
-		var r prompt.QueryReply
-		unmarshal(&r)
-		return Query(&r, s, caps), &r, syntaxRepaired
-	case prompt.Answer:
-		var r prompt.AnswerReply
-		unmarshal(&r)
-		return Answer(&r, s, caps), &r, syntaxRepaired
+	res, reply, err = Check(kind, doc, FromPrompt(p), caps)
+	if err != nil {
+		t.Fatalf("%s: %v", kind, err)
 	}
-	t.Fatalf("no check for %s", kind)
-	return
+	return res, reply, syntaxRepaired
 }
 
 // recheck runs the check again on a repaired reply: it must now be valid

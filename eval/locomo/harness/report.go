@@ -356,10 +356,7 @@ func Markdown(rep *Report) string {
 	b.WriteString(Sections[11] + "\n\nPer turn for construction, per question for question answering.\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
-		for _, ph := range []struct {
-			name string
-			c    Cost
-		}{{"construction", s.Build}, {"questions", s.QA}} {
+		for _, ph := range phases(s) {
 			for _, op := range ph.c.ByOp {
 				rows = append(rows, []string{s.Label, ph.name, string(op.Role), op.Operation, fmt.Sprint(op.Calls),
 					f2d(ph.c.Per(float64(op.Calls))), f1d(ph.c.Per(float64(op.Prompt))), f1d(ph.c.Per(float64(op.Completion))),
@@ -393,10 +390,7 @@ func Markdown(rep *Report) string {
 	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), the semantic verdict of internal/memcheck on every reply (junk titles, copied instructions, ids not shown, runaway lists: what a check would repair or reject; the engine does not apply these checks yet, so repaired and rejected replies were stored as written), and HTTP requests.\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
-		for _, ph := range []struct {
-			name string
-			c    Cost
-		}{{"construction", s.Build}, {"questions", s.QA}} {
+		for _, ph := range phases(s) {
 			for _, op := range ph.c.ByOp {
 				n := op.Logical()
 				if n <= 0 && op.FellBack == 0 {
@@ -440,6 +434,16 @@ func Markdown(rep *Report) string {
 - **Construction** is counted once per session, from its first build; a resumed run rebuilds memories (free with the LLM cache) without counting them again.
 `)
 	return b.String()
+}
+
+// phase is the LLM work of construction or of questions.
+type phase struct {
+	name string
+	c    Cost
+}
+
+func phases(s SystemResult) []phase {
+	return []phase{{"construction", s.Build}, {"questions", s.QA}}
 }
 
 func pct(n, d int) string {
