@@ -166,7 +166,7 @@ func TestOneSlotSharedAcrossClients(t *testing.T) {
 		if got := srv.MaxInFlight(); got != tc.wantMax {
 			t.Errorf("cap %d: %d requests in the server at once, want %d", tc.cap, got, tc.wantMax)
 		}
-		if a.Slots() != b.Slots() {
+		if a.slots != b.slots {
 			t.Error("clients of one server do not share slots")
 		}
 	}
@@ -266,7 +266,7 @@ func TestRequestTimeoutFromSlot(t *testing.T) {
 		_, err := a.Complete(t.Context(), schemaRequest())
 		first <- err
 	}()
-	for a.Slots().InUse() == 0 {
+	for a.slots.InUse() == 0 {
 		time.Sleep(time.Millisecond)
 	}
 	second := make(chan error, 1)

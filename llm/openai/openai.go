@@ -314,9 +314,6 @@ func (c *Client) Endpoint() string { return c.shown }
 // Mode returns the structured-output mode currently used for schemas.
 func (c *Client) Mode() Mode { return Mode(c.learned.mode.Load()) }
 
-// Slots returns the concurrency limit shared by the clients of this
-// client's server.
-func (c *Client) Slots() *httpx.Slots { return c.slots }
 
 // Error is the error a Client returns. It wraps Kind (an llm sentinel) and
 // Cause (the transport or context error, if any), so both errors.Is(err,
