@@ -97,10 +97,11 @@ func (s *LlamaCpp) Abandoned() int {
 }
 
 // pydanticFormatError is what llama-cpp-python 0.3.36 answers (with status
-// 500) to response_format json_schema.
-const pydanticFormatError = "1 validation error for CreateChatCompletionRequest\nresponse_format.type\n" +
-	"  Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema', input_type=str]\n" +
-	"    For further information visit https://errors.pydantic.dev/2.11/v/literal_error"
+// 500) to response_format json_schema, as recorded from the real server
+// (the traceback's file path shortened).
+const pydanticFormatError = "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), " +
+	"'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n" +
+	"  File \"llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions"
 
 func (s *LlamaCpp) serve(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/v1/models" {
