@@ -30,7 +30,8 @@ const excerptLen = 200
 // A reply cut at the token limit (finish_reason "length") is re-asked
 // differently, never identically, since the same request would be cut the
 // same way: the re-ask leaves the cut reply out, asks for a shorter reply
-// (see Shorter), doubles MaxTokens when the request set one, and samples at
+// (see Shorter), doubles the budget (the request's MaxTokens, else the
+// length of the cut reply, which used the backend's default), and samples at
 // TruncatedTemperature at least. When the re-ask fails but the cut reply
 // could be repaired into valid JSON, the repaired reply is used and the
 // returned Response still reports finish_reason "length".
@@ -105,8 +106,13 @@ func reask(req Request, first Response, problem error) Request {
 		// model to repeat it.
 		retry.Messages = append(append(make([]Message, 0, len(req.Messages)+1), req.Messages...),
 			Message{Role: "user", Content: Shorter(first.Usage.CompletionTokens, req.Schema)})
-		if req.MaxTokens > 0 {
+		switch {
+		case req.MaxTokens > 0:
 			retry.MaxTokens = 2 * req.MaxTokens
+		case first.Usage.CompletionTokens > 0:
+			// The backend's default budget was used: the cut reply is
+			// as long as it.
+			retry.MaxTokens = 2 * first.Usage.CompletionTokens
 		}
 		retry.Temperature = max(req.Temperature, TruncatedTemperature)
 		return retry

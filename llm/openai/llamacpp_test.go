@@ -291,3 +291,17 @@ func TestRequestTimeoutFromSlot(t *testing.T) {
 		t.Errorf("err %v, %d requests", err, resp.Requests)
 	}
 }
+
+// Without a budget in the request, the re-ask after a cut reply still gets
+// a higher one: twice the length of the cut reply (the client's default).
+func TestReaskRaisesDefaultBudget(t *testing.T) {
+	srv := llmtest.NewLlamaCpp(t, llmtest.Always(llmtest.Text(`{"affiliations":["`+strings.Repeat("e1", 400)+`"]}`)))
+	c, _ := newClient(t, srv.BaseURL(), Options{Structured: JSONObjectSchema, MaxTokens: 50})
+	req := schemaRequest()
+	req.MaxTokens = 0
+	llm.CompleteJSON(t.Context(), c, req, &affiliation{})
+	r := srv.Requests()
+	if len(r) != 2 || r[0].MaxTokens != 50 || r[1].MaxTokens < 100 {
+		t.Errorf("budgets %d then %d (%d requests)", r[0].MaxTokens, r[len(r)-1].MaxTokens, len(r))
+	}
+}
