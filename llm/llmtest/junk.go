@@ -191,6 +191,24 @@ var JunkShapes = []JunkShape{
 		return "Sure! Here is the JSON you asked for:\n```json\n" + viewOf(r).batch(plainItem, withTitle("Weekend plans")) +
 			"\n```\nLet me know if you need anything else."
 	}},
+	// Recorded from llama-cpp-python 0.3.36 serving Gemma 3 270M (base) on
+	// LoCoMo conv-26 session 1, verbatim but for the ids shown.
+	{Name: "recorded: ids of punctuation, events 1:1 … 61:1", Kind: "build_batch", Want: "unknown_id", Reply: func(r llm.Request) string {
+		evs := []string{}
+		for i := 7; i <= 61; i++ {
+			evs = append(evs, fmt.Sprintf("%d:1", i))
+		}
+		return js(map[string]any{"turns": []map[string]any{
+			{"id": ":{", "events": []string{"1:1"}}, {"id": ":{", "events": []string{"1:2"}}, {"id": ":{", "events": evs},
+		}})
+	}},
+	{Name: "recorded: summary }, with tags new_facts", Kind: "event_update", Want: "junk_text", Reply: func(r llm.Request) string {
+		return `{ "summary": "}, " ,"keywords": ["time"], "tags": ["new_facts"], "new_facts": [{"fact": "the new", "turn_id": "}, {" }] }`
+	}},
+	{Name: "recorded: facts the new turns add", Kind: "event_update", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		return `{ "summary": "Caroline and Melanie talk about the support group and painting.", "keywords": ["time"], "tags": ["new_facts"], ` +
+			`"new_facts": [{"fact": "the facts the new turns add", "turn_id": "10"}, {"fact": "the facts the new turns add", "turn_id": "11"}]}`
+	}},
 	{Name: "summary copied from instructions", Kind: "event_update", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"summary": "2 to 3 sentences covering the whole event so far, including what is new: who, what, where and when",
 			"keywords": []string{"painting"}, "tags": []string{"hobby"}, "new_facts": []any{}})

@@ -431,6 +431,10 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		if res.err == nil {
 			res.resp.Latency = time.Since(start)
 			res.resp.Requests = attempts
+			if res.resp.Truncated() && res.resp.Usage.Estimated && c.budget(req) > 0 {
+				// A reply cut at the budget is exactly that long.
+				res.resp.Usage.CompletionTokens = c.budget(req)
+			}
 			if res.resp.Truncated() {
 				c.log.Warn("llm: reply truncated at max tokens", "endpoint", c.shown, "model", c.opts.Model,
 					"operation", req.Operation, "max_tokens", c.budget(req))
