@@ -209,6 +209,16 @@ var JunkShapes = []JunkShape{
 		return `{ "summary": "Caroline and Melanie talk about the support group and painting.", "keywords": ["time"], "tags": ["new_facts"], ` +
 			`"new_facts": [{"fact": "the facts the new turns add", "turn_id": "10"}, {"fact": "the facts the new turns add", "turn_id": "11"}]}`
 	}},
+	{Name: "recorded: predict key1 … key10", Kind: "predict", Want: "unknown_id", Reply: func(r llm.Request) string {
+		return `{ "turn_ids": ["key1", "key2", "key3", "key4", "key5", "key6", "key7", "key8", "key9", "key10"]}`
+	}},
+	{Name: "recorded: filter runs on past the ids shown", Kind: "filter", Want: "unknown_id", Reply: func(r llm.Request) string {
+		ids := []string{viewOf(r).ids()[0]}
+		for i := 19; i <= 34; i++ {
+			ids = append(ids, fmt.Sprintf("D1:%d", i))
+		}
+		return js(map[string]any{"relevant_ids": ids})
+	}},
 	{Name: "summary copied from instructions", Kind: "event_update", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"summary": "2 to 3 sentences covering the whole event so far, including what is new: who, what, where and when",
 			"keywords": []string{"painting"}, "tags": []string{"hobby"}, "new_facts": []any{}})
