@@ -314,7 +314,6 @@ func (c *Client) Endpoint() string { return c.shown }
 // Mode returns the structured-output mode currently used for schemas.
 func (c *Client) Mode() Mode { return Mode(c.learned.mode.Load()) }
 
-
 // Error is the error a Client returns. It wraps Kind (an llm sentinel) and
 // Cause (the transport or context error, if any), so both errors.Is(err,
 // llm.ErrRateLimited) and errors.Is(err, context.DeadlineExceeded) work.
