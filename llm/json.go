@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -26,44 +27,119 @@ const excerptLen = 200
 // wrong. If the second reply fails too, the error wraps ErrInvalidOutput and
 // quotes the problem and the start of the reply.
 //
+// A reply cut at the token limit (finish_reason "length") is re-asked
+// differently, never identically, since the same request would be cut the
+// same way: the re-ask leaves the cut reply out, asks for a shorter reply
+// (see Shorter), doubles the budget (the request's MaxTokens, else the
+// length of the cut reply, which used the backend's default), and samples at
+// TruncatedTemperature at least. When the re-ask fails but the cut reply
+// could be repaired into valid JSON, the repaired reply is used and the
+// returned Response still reports finish_reason "length".
+//
 // Errors from m.Complete are returned wrapped as they are (they already
 // carry ErrRateLimited, ErrUnavailable and so on) and are not re-asked.
 //
 // The returned Response is the one whose content was decoded (the re-ask's
-// when there was one), with Usage and Latency summed over both calls and
-// Cached true only when both came from a cache.
+// when there was one), with Usage, Latency and Requests summed over both
+// calls and Cached true only when both came from a cache.
 func CompleteJSON(ctx context.Context, m Model, req Request, v any) (Response, error) {
 	resp, err := m.Complete(ctx, req)
 	if err != nil {
 		return resp, fmt.Errorf("llm: %s: %w", opName(req), err)
 	}
-	problem := decodeInto(resp.Content, req.Schema, v)
-	if problem == nil {
-		return resp, nil
+	doc, problem := parseDoc(resp.Content, req.Schema, v)
+	if problem == nil && !resp.Truncated() {
+		return resp, unmarshalInto(doc, v)
 	}
 	if err := ctx.Err(); err != nil {
 		return resp, fmt.Errorf("llm: %s: %w", opName(req), err)
 	}
 
-	retry := req
-	retry.Messages = append(append(make([]Message, 0, len(req.Messages)+2), req.Messages...),
-		Message{Role: "assistant", Content: resp.Content},
-		Message{Role: "user", Content: Correction(problem, req.Schema)},
-	)
+	retry := reask(req, resp, problem)
 	second, err := m.Complete(ctx, retry)
 	total := second
 	total.Usage = resp.Usage.Add(second.Usage)
 	total.Latency = resp.Latency + second.Latency
+	total.Requests = resp.Requests + second.Requests
 	total.Cached = resp.Cached && second.Cached
+	// useFirst returns the repaired cut reply, when it could be repaired.
+	useFirst := func() (Response, bool) {
+		if problem != nil {
+			return Response{}, false
+		}
+		first := total
+		first.Content, first.Model, first.FinishReason = resp.Content, resp.Model, resp.FinishReason
+		return first, unmarshalInto(doc, v) == nil
+	}
 	if err != nil {
+		if first, ok := useFirst(); ok && ctx.Err() == nil {
+			return first, nil
+		}
 		total.Content = resp.Content
-		return total, fmt.Errorf("llm: %s: re-asking after invalid output (%s): %w", opName(req), problemText(problem), err)
+		why := "reply cut at the token limit"
+		if problem != nil {
+			why = "invalid output (" + problemText(problem) + ")"
+		}
+		return total, fmt.Errorf("llm: %s: re-asking after %s: %w", opName(req), why, err)
 	}
-	if problem2 := decodeInto(second.Content, req.Schema, v); problem2 != nil {
-		return total, fmt.Errorf("%w: %s: after one corrective re-ask: %s (reply: %s)",
-			ErrInvalidOutput, opName(req), problemText(problem2), excerpt(second.Content))
+	doc2, problem2 := parseDoc(second.Content, req.Schema, v)
+	if problem2 == nil {
+		return total, unmarshalInto(doc2, v)
 	}
-	return total, nil
+	if first, ok := useFirst(); ok {
+		return first, nil
+	}
+	return total, fmt.Errorf("%w: %s: after one corrective re-ask: %s (reply: %s)",
+		ErrInvalidOutput, opName(req), problemText(problem2), excerpt(second.Content))
+}
+
+// TruncatedTemperature is the lowest sampling temperature of a re-ask after
+// a reply cut at the token limit: at temperature 0 a model that looped once
+// loops again.
+const TruncatedTemperature = 0.4
+
+// reask builds the second request after a bad first reply.
+func reask(req Request, first Response, problem error) Request {
+	retry := req
+	if first.Truncated() {
+		// The cut reply is left out: it is long, and showing it primes the
+		// model to repeat it.
+		retry.Messages = append(append(make([]Message, 0, len(req.Messages)+1), req.Messages...),
+			Message{Role: "user", Content: Shorter(first.Usage.CompletionTokens, req.Schema)})
+		switch {
+		case req.MaxTokens > 0:
+			retry.MaxTokens = 2 * req.MaxTokens
+		case first.Usage.CompletionTokens > 0:
+			// The backend's default budget was used: the cut reply is
+			// as long as it.
+			retry.MaxTokens = 2 * first.Usage.CompletionTokens
+		}
+		retry.Temperature = max(req.Temperature, TruncatedTemperature)
+		return retry
+	}
+	retry.Messages = append(append(make([]Message, 0, len(req.Messages)+2), req.Messages...),
+		Message{Role: "assistant", Content: first.Content},
+		Message{Role: "user", Content: Correction(problem, req.Schema)},
+	)
+	return retry
+}
+
+// Shorter is the user message CompleteJSON sends after a reply cut at the
+// token limit (tokens is how long the cut reply was, 0 when unknown).
+// Fakes can match on it.
+func Shorter(tokens int, schema json.RawMessage) string {
+	var b strings.Builder
+	b.WriteString("Your previous reply was too long and was cut off")
+	if tokens > 0 {
+		fmt.Fprintf(&b, " after %d tokens", tokens)
+	}
+	b.WriteString(". Reply again, much shorter: only the JSON object, every string brief, each item listed once, ")
+	b.WriteString("no repeated or numbered runs of items, nothing that was not asked for.")
+	if len(schema) > 0 {
+		b.WriteString(" It must match this JSON Schema:\n")
+		b.Write(schema)
+	}
+	return b.String()
 }
 
 // Correction is the user message CompleteJSON sends after an unusable
@@ -83,13 +159,29 @@ func Correction(problem error, schema json.RawMessage) string {
 	return b.String()
 }
 
-// decodeInto parses content against schema and unmarshals into v. It
-// returns the problem, or nil.
-func decodeInto(content string, schema json.RawMessage, v any) error {
+// parseDoc parses content against schema and checks that it unmarshals
+// into a value of v's type (without touching v). It returns the document,
+// or the problem.
+func parseDoc(content string, schema json.RawMessage, v any) (json.RawMessage, error) {
 	doc, err := jsonx.Parse(content, schema)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	if v == nil {
+		return doc, nil
+	}
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return doc, nil // unmarshalInto reports it
+	}
+	if err := unmarshalInto(doc, reflect.New(rv.Type().Elem()).Interface()); err != nil {
+		return nil, err
+	}
+	return doc, nil
+}
+
+// unmarshalInto decodes doc into v, phrasing type errors for the model.
+func unmarshalInto(doc json.RawMessage, v any) error {
 	if v == nil {
 		return nil
 	}

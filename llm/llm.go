@@ -36,6 +36,11 @@ var (
 	ErrRequest = errors.New("llm: request rejected")
 	// ErrEmpty means the server answered with no choices or empty content.
 	ErrEmpty = errors.New("llm: empty response")
+	// ErrContextLength means the server refused the request because the
+	// prompt plus the completion budget do not fit in the model's context
+	// window. It is not retried: the caller should shrink the prompt (fewer
+	// turns or candidates) or lower MaxTokens and ask again.
+	ErrContextLength = errors.New("llm: prompt exceeds the model's context window")
 )
 
 // Role names what a model is used for. Options map roles to models so that a
@@ -68,8 +73,14 @@ type Request struct {
 	// Temperature is the sampling temperature; 0 is the default and is what
 	// higmem uses for reproducible runs.
 	Temperature float64
-	// MaxTokens caps the completion; 0 lets the backend decide.
+	// MaxTokens caps the completion. Callers set it per operation, from
+	// what the reply can need (a list of ids needs far less than a batch of
+	// annotations); 0 lets the backend use its default.
 	MaxTokens int
+	// Stop lists sequences at which the server stops generating (at most
+	// four, OpenAI's limit). Backends may add their own to cut runaway
+	// replies.
+	Stop []string
 	// Seed asks the server for deterministic sampling when it supports it.
 	Seed *int64
 	// Operation labels the call for accounting ("annotate", "affiliate",
@@ -111,7 +122,17 @@ type Response struct {
 	Cached bool
 	// Latency is the wall time the call took.
 	Latency time.Duration
+	// FinishReason is the server's finish_reason of the reply ("stop",
+	// "length", ...); "length" means the reply was cut at MaxTokens.
+	FinishReason string
+	// Requests counts the HTTP requests the call made (retries, downgrades
+	// of the structured-output mode and re-asks included); 0 for a reply
+	// from a cache or a fake that makes none.
+	Requests int
 }
+
+// Truncated reports whether the reply was cut at the token limit.
+func (r Response) Truncated() bool { return r.FinishReason == "length" }
 
 // Model is a chat completion model. Implementations must be safe for
 // concurrent use and must honour ctx cancellation.

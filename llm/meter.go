@@ -56,6 +56,9 @@ type MeterRow struct {
 	Cached int
 	// Usage sums the tokens of calls that reached a server.
 	Usage Usage
+	// Requests sums the HTTP requests the calls made (Response.Requests:
+	// retries, format downgrades included; cached calls count none).
+	Requests int
 	// Latency sums the wall time of all calls.
 	Latency time.Duration
 	// Cost is Usage priced with the meter's price table, in USD.
@@ -147,6 +150,9 @@ func (m *Meter) record(role Role, name, op string, resp Response, err error, d t
 	}
 	r.Calls++
 	r.Latency += d
+	if !resp.Cached {
+		r.Requests += resp.Requests
+	}
 	switch {
 	case err != nil:
 		r.Errors++
@@ -182,6 +188,7 @@ func (m *Meter) Total() MeterRow {
 		t.Calls += r.Calls
 		t.Errors += r.Errors
 		t.Cached += r.Cached
+		t.Requests += r.Requests
 		t.Usage = t.Usage.Add(r.Usage)
 		t.Latency += r.Latency
 		t.Cost += r.Cost

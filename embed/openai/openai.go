@@ -2,11 +2,18 @@
 // embeddings endpoint (POST {BaseURL}/embeddings): OpenAI itself, Ollama,
 // vLLM, LiteLLM and others.
 //
-// Texts are sent in batches of Options.BatchSize, one request at a time.
-// Requests answered with 429 or a 5xx status, and requests that fail in
-// transport, are retried with exponential backoff and jitter, honouring a
-// Retry-After header; other 4xx answers are not retried. Failures are
-// returned as *Error, naming the endpoint and the model.
+// Texts are sent in batches of Options.BatchSize, one request at a time,
+// each holding a slot of the server shared with llm/openai's clients of the
+// same server (see MaxConcurrency). Requests answered with 429 or a 5xx
+// status, and requests that fail in transport, are retried with exponential
+// backoff and jitter, honouring a Retry-After header; other 4xx answers are
+// not retried. Failures are returned as *Error, naming the endpoint and the
+// model. There is no hidden timeout: deadlines come from the context (and
+// Options.RequestTimeout, when set).
+//
+// The retry and concurrency options have the names and meanings of
+// llm/openai's: MaxRetries, MinBackoff, MaxBackoff, MaxRetryAfter,
+// MaxConcurrency, RequestTimeout, HTTPClient.
 //
 //	e, err := openai.New(openai.Options{
 //		BaseURL: "http://localhost:11434/v1", // Ollama
@@ -34,13 +41,15 @@ import (
 	"github.com/higmem/higmem/internal/httpx"
 )
 
-// Defaults for the zero values of Options.
+// Defaults for the zero values of Options (the retry ones are
+// llm/openai's).
 const (
 	DefaultBatchSize      = 128
 	DefaultMaxRetries     = 4
-	DefaultRetryBaseDelay = 500 * time.Millisecond
-	DefaultMaxRetryDelay  = 60 * time.Second
-	DefaultTimeout        = 120 * time.Second
+	DefaultMinBackoff     = 500 * time.Millisecond
+	DefaultMaxBackoff     = 30 * time.Second
+	DefaultMaxRetryAfter  = 2 * time.Minute
+	DefaultMaxConcurrency = 8
 )
 
 // maxResponseBytes bounds the body read from the server.
@@ -71,18 +80,30 @@ type Options struct {
 	// BatchSize is the number of texts per request; zero means
 	// DefaultBatchSize.
 	BatchSize int
-	// HTTPClient sends the requests; nil means a client with
-	// DefaultTimeout.
+	// HTTPClient sends the requests; nil uses a client without timeout
+	// (deadlines come from the context).
 	HTTPClient *http.Client
+	// RequestTimeout bounds each HTTP request, counted from when it got a
+	// slot of the server; 0 means none. A request that runs out of it is
+	// not retried.
+	RequestTimeout time.Duration
 	// MaxRetries is the number of retries after the first attempt of a
 	// request; zero means DefaultMaxRetries and a negative value none.
 	MaxRetries int
-	// RetryBaseDelay is the first backoff delay, doubled on each retry and
-	// jittered; zero means DefaultRetryBaseDelay.
-	RetryBaseDelay time.Duration
-	// MaxRetryDelay caps one wait, Retry-After included; zero means
-	// DefaultMaxRetryDelay.
-	MaxRetryDelay time.Duration
+	// MinBackoff is the first backoff delay, doubled on each retry and
+	// jittered; zero means DefaultMinBackoff.
+	MinBackoff time.Duration
+	// MaxBackoff caps the exponential backoff; zero means
+	// DefaultMaxBackoff.
+	MaxBackoff time.Duration
+	// MaxRetryAfter caps how long a server's Retry-After is honoured; zero
+	// means DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
+	// MaxConcurrency caps requests in flight to this server from every
+	// client in the process (llm/openai's included); 0 means
+	// DefaultMaxConcurrency. Clients asking for different caps share the
+	// smallest.
+	MaxConcurrency int
 }
 
 // Embedder embeds texts through an OpenAI-compatible endpoint. It is safe
@@ -91,6 +112,7 @@ type Embedder struct {
 	opts     Options
 	endpoint string
 	client   *http.Client
+	slots    *httpx.Slots
 	dim      atomic.Int64
 }
 
@@ -127,15 +149,23 @@ func New(opts Options) (*Embedder, error) {
 	case opts.MaxRetries < 0:
 		opts.MaxRetries = 0
 	}
-	if opts.RetryBaseDelay <= 0 {
-		opts.RetryBaseDelay = DefaultRetryBaseDelay
+	if opts.MinBackoff <= 0 {
+		opts.MinBackoff = DefaultMinBackoff
 	}
-	if opts.MaxRetryDelay <= 0 {
-		opts.MaxRetryDelay = DefaultMaxRetryDelay
+	if opts.MaxBackoff <= 0 {
+		opts.MaxBackoff = DefaultMaxBackoff
 	}
-	e := &Embedder{opts: opts, endpoint: u.String(), client: opts.HTTPClient}
+	opts.MaxBackoff = max(opts.MaxBackoff, opts.MinBackoff)
+	if opts.MaxRetryAfter <= 0 {
+		opts.MaxRetryAfter = DefaultMaxRetryAfter
+	}
+	if opts.MaxConcurrency <= 0 {
+		opts.MaxConcurrency = DefaultMaxConcurrency
+	}
+	e := &Embedder{opts: opts, endpoint: u.String(), client: opts.HTTPClient,
+		slots: httpx.ServerSlots(u.String(), opts.MaxConcurrency)}
 	if e.client == nil {
-		e.client = &http.Client{Timeout: DefaultTimeout}
+		e.client = &http.Client{}
 	}
 	e.dim.Store(int64(opts.Dim))
 	return e, nil
@@ -287,6 +317,15 @@ func (e *Embedder) fail(status, attempts int, msg string, err error) *Error {
 // post sends one request. It returns the status, the Retry-After delay (-1
 // when absent) and the body.
 func (e *Embedder) post(ctx context.Context, body []byte) (int, time.Duration, []byte, error) {
+	if err := e.slots.Acquire(ctx); err != nil {
+		return 0, -1, nil, err
+	}
+	defer e.slots.Release()
+	if e.opts.RequestTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, e.opts.RequestTimeout)
+		defer cancel()
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return 0, -1, nil, err
@@ -314,13 +353,13 @@ func (e *Embedder) post(ctx context.Context, body []byte) (int, time.Duration, [
 }
 
 // backoff returns the wait before retry number attempt (1-based):
-// Retry-After when the server sent it, else RetryBaseDelay·2^(attempt-1)
-// with jitter in [½, 1]; capped at MaxRetryDelay.
+// Retry-After when the server sent it (capped at MaxRetryAfter), else
+// MinBackoff·2^(attempt-1) capped at MaxBackoff, with jitter in [½, 1].
 func (e *Embedder) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if retryAfter >= 0 {
-		return min(retryAfter, e.opts.MaxRetryDelay)
+		return min(retryAfter, e.opts.MaxRetryAfter)
 	}
-	return httpx.Backoff(attempt-1, e.opts.RetryBaseDelay, e.opts.MaxRetryDelay)
+	return httpx.Backoff(attempt-1, e.opts.MinBackoff, e.opts.MaxBackoff)
 }
 
 // decode checks a response and returns its vectors in input order,

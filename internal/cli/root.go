@@ -22,6 +22,7 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,15 @@ type app struct {
 	apiKey    string
 	// userSet is true when the user was named (--user or HIGMEM_USER).
 	userSet bool
+
+	// LLM client flags (defaults from the environment).
+	llmStructured  string
+	llmConcurrency int
+	llmMaxTokens   int
+	llmStream      bool
+	llmTimeout     time.Duration
+	llmRecord      string
+	llmReplay      string
 
 	// closers run when the command ends (store, cache).
 	closers []func() error
@@ -168,6 +178,17 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.BoolVar(&a.noCache, "no-llm-cache", false, "do not cache LLM responses in the database")
 	f.StringVar(&a.server, "server", a.env.Server, "use a higmem server at this URL instead of the local database (env HIGMEM_SERVER)")
 	f.StringVar(&a.apiKey, "api-key", a.env.APIKey, "API key for --server (env HIGMEM_API_KEY)")
+	f.StringVar(&a.llmStructured, "llm-structured", a.env.LLMStructured,
+		"structured-output mode to start from: auto, json_schema, json_object_schema, json_object or plain (env HIGMEM_LLM_STRUCTURED)")
+	f.IntVar(&a.llmConcurrency, "llm-concurrency", a.env.LLMConcurrency,
+		"LLM requests in flight per server, all roles together; 1 for a one-slot server (env HIGMEM_LLM_CONCURRENCY)")
+	f.IntVar(&a.llmMaxTokens, "llm-max-tokens", a.env.LLMMaxTokens,
+		"completion budget of LLM calls that set none; 0: client default, -1: no limit (env HIGMEM_LLM_MAX_TOKENS)")
+	f.BoolVar(&a.llmStream, "llm-stream", a.env.LLMStream,
+		"stream LLM replies, so a call that times out also stops the server's generation (env HIGMEM_LLM_STREAM)")
+	f.StringVar(&a.llmRecord, "llm-record", "", "record every LLM response into this cassette file (JSON lines; see docs/LOCAL_LLM.md)")
+	f.StringVar(&a.llmReplay, "llm-replay", "", "answer LLM calls only from this cassette file; a request not in it fails")
+	f.DurationVar(&a.llmTimeout, "llm-timeout", a.env.LLMTimeout, "deadline of each LLM request, from when it gets a server slot (env HIGMEM_LLM_TIMEOUT)")
 
 	root.AddCommand(
 		newAddCommand(a),

@@ -55,6 +55,25 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 			return nil, err
 		}
 	}
+	structured, err := openai.ParseMode(a.llmStructured)
+	if err != nil {
+		return nil, fmt.Errorf("--llm-structured: %w", err)
+	}
+	if a.llmConcurrency < 1 {
+		return nil, fmt.Errorf("--llm-concurrency %d: want at least 1", a.llmConcurrency)
+	}
+	if a.llmRecord != "" && a.llmReplay != "" {
+		return nil, fmt.Errorf("--llm-record and --llm-replay exclude each other")
+	}
+	var cassette *cache.Cassette
+	if path := a.llmRecord + a.llmReplay; path != "" {
+		if cassette, err = cache.OpenCassette(path); err != nil {
+			return nil, err
+		}
+		if a.llmRecord != "" {
+			a.closers = append(a.closers, cassette.Save)
+		}
+	}
 	for _, role := range []llm.Role{llm.RoleMemory, llm.RoleAnswer, llm.RoleJudge} {
 		ep := a.env.Role(role)
 		if !ep.Configured() {
@@ -64,20 +83,32 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 			BaseURL:        ep.BaseURL,
 			APIKey:         ep.APIKey,
 			Model:          ep.Model,
-			MaxConcurrency: a.env.LLMConcurrency,
+			MaxConcurrency: a.llmConcurrency,
+			MaxTokens:      a.llmMaxTokens,
+			Structured:     structured,
+			Stream:         a.llmStream,
+			RequestTimeout: a.llmTimeout,
 			Logger:         a.log,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s model: %w", role, err)
 		}
 		var m llm.Model = client
-		if a.env.LLMTimeout > 0 {
-			m = withTimeout(m, a.env.LLMTimeout)
+		if a.llmReplay != "" {
+			// Answers come from the cassette only; nothing reaches a server.
+			m = llm.ModelFunc(func(_ context.Context, req llm.Request) (llm.Response, error) {
+				return llm.Response{}, fmt.Errorf("%w: %s, model %s (record it again with --llm-record)", cache.ErrCassetteMiss, req.Operation, ep.Model)
+			})
 		}
-		if backend != nil {
+		if backend != nil && a.llmReplay == "" {
 			c := cache.New(m, backend, cache.Options{Model: ep.Model, Logger: a.log})
 			b.Caches = append(b.Caches, c)
 			m = c
+		}
+		if cassette != nil {
+			// Outermost, so that answers the database cache gives are
+			// recorded too.
+			m = cache.New(m, cassette, cache.Options{Model: ep.Model, Logger: a.log})
 		}
 		m = b.Meter.Wrap(role, ep.Model, m)
 		switch role {
@@ -174,15 +205,6 @@ func (e *announcingEmbedder) Embed(ctx context.Context, texts []string) ([][]flo
 	_ = bar.Finish()
 	fmt.Fprintf(e.a.stderr, "higmem: computed %d vectors in %s; they are stored, so this happens once\n", len(texts), time.Since(start).Round(100*time.Millisecond))
 	return out, nil
-}
-
-// withTimeout bounds every call of m by d.
-func withTimeout(m llm.Model, d time.Duration) llm.Model {
-	return llm.ModelFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
-		ctx, cancel := context.WithTimeout(ctx, d)
-		defer cancel()
-		return m.Complete(ctx, req)
-	})
 }
 
 // openEmbedder returns the embedder the --embedder flag names. "auto" uses

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/llm/openai"
 )
 
 // OpenAIBaseURL is the base URL assumed when an API key is given but no
@@ -79,8 +80,18 @@ type Config struct {
 	LogLevel slog.Level
 	// LLMConcurrency caps LLM requests in flight per endpoint.
 	LLMConcurrency int
-	// LLMTimeout bounds each LLM call (the caller's context deadline).
+	// LLMTimeout bounds each LLM request, counted from when it gets a slot
+	// of the server (time queued behind other requests is not counted).
 	LLMTimeout time.Duration
+	// LLMStructured is the structured-output mode to start from: "auto",
+	// "json_schema", "json_object_schema", "json_object" or "plain".
+	LLMStructured string
+	// LLMMaxTokens is the completion budget of calls that set none (0: the
+	// client's default; negative: none).
+	LLMMaxTokens int
+	// LLMStream asks LLM servers for streamed replies, so that a call that
+	// ends early also ends the generation on the server.
+	LLMStream bool
 	// Problems lists settings that could not be parsed and were replaced
 	// by their defaults; the CLI should print them.
 	Problems []string
@@ -131,8 +142,11 @@ func Vars() []Var {
 		{"HIGMEM_SERVER", "", "base URL of a higmem server; CLI commands then use it instead of a local database"},
 		{"HIGMEM_API_KEY", "", "API key sent to HIGMEM_SERVER"},
 		{"HIGMEM_LOG_LEVEL", "info", "log level: debug, info, warn or error"},
-		{"HIGMEM_LLM_CONCURRENCY", strconv.Itoa(DefaultLLMConcurrency), "maximum LLM requests in flight per endpoint"},
-		{"HIGMEM_LLM_TIMEOUT", DefaultLLMTimeout.String(), "deadline of each LLM call, e.g. 90s or 2m (a bare number is seconds)"},
+		{"HIGMEM_LLM_CONCURRENCY", strconv.Itoa(DefaultLLMConcurrency), "maximum LLM requests in flight per server, all roles together (1 for llama-cpp-python)"},
+		{"HIGMEM_LLM_STRUCTURED", "auto", "structured-output mode to start from: auto, json_schema, json_object_schema (llama-cpp-python), json_object or plain"},
+		{"HIGMEM_LLM_MAX_TOKENS", strconv.Itoa(openai.DefaultMaxTokens), "completion budget of LLM calls that set none (-1: no limit)"},
+		{"HIGMEM_LLM_STREAM", "false", "stream LLM replies, so a call that times out stops the generation on the server"},
+		{"HIGMEM_LLM_TIMEOUT", DefaultLLMTimeout.String(), "deadline of each LLM request from when it gets a server slot, e.g. 90s or 2m (a bare number is seconds)"},
 	}
 }
 
@@ -197,6 +211,29 @@ func Load(getenv func(string) string) Config {
 		} else {
 			c.LLMTimeout = d
 		}
+	}
+	c.LLMStructured = "auto"
+	if v := get("HIGMEM_LLM_STRUCTURED"); v != "" {
+		if _, err := openai.ParseMode(v); err != nil {
+			c.Problems = append(c.Problems, fmt.Sprintf("HIGMEM_LLM_STRUCTURED=%q is not auto, json_schema, json_object_schema, json_object or plain; using auto", v))
+		} else {
+			c.LLMStructured = strings.ToLower(v)
+		}
+	}
+	if v := get("HIGMEM_LLM_MAX_TOKENS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n == 0 {
+			c.Problems = append(c.Problems, fmt.Sprintf("HIGMEM_LLM_MAX_TOKENS=%q is not a non-zero integer; using %d", v, openai.DefaultMaxTokens))
+		} else {
+			c.LLMMaxTokens = n
+		}
+	}
+	if v := get("HIGMEM_LLM_STREAM"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			c.Problems = append(c.Problems, fmt.Sprintf("HIGMEM_LLM_STREAM=%q is not true or false; using false", v))
+		}
+		c.LLMStream = b
 	}
 	return c
 }

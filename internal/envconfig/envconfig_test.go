@@ -131,7 +131,8 @@ func TestLoadDefaults(t *testing.T) {
 		}
 	}
 	if c.User != "default" || c.Agent != "" || c.Mode != "" || c.LogLevel != slog.LevelInfo ||
-		c.LLMConcurrency != DefaultLLMConcurrency || c.LLMTimeout != DefaultLLMTimeout {
+		c.LLMConcurrency != DefaultLLMConcurrency || c.LLMTimeout != DefaultLLMTimeout ||
+		c.LLMStructured != "auto" || c.LLMMaxTokens != 0 || c.LLMStream {
 		t.Errorf("defaults = %+v", c)
 	}
 	if c.Memory.String() != "not configured" {
@@ -143,9 +144,11 @@ func TestLoadSettings(t *testing.T) {
 	c := Load(env(map[string]string{
 		"HIGMEM_DB": "/tmp/x.db", "HIGMEM_MODELS_DIR": "/models", "HIGMEM_USER": "ann", "HIGMEM_AGENT": "bot",
 		"HIGMEM_MODE": "Paper", "HIGMEM_LOG_LEVEL": "debug", "HIGMEM_LLM_CONCURRENCY": "3", "HIGMEM_LLM_TIMEOUT": "45s",
+		"HIGMEM_LLM_STRUCTURED": "JSON_OBJECT_SCHEMA", "HIGMEM_LLM_MAX_TOKENS": "-1", "HIGMEM_LLM_STREAM": "1",
 	}))
 	if c.DB != "/tmp/x.db" || c.ModelsDir != "/models" || c.User != "ann" || c.Agent != "bot" || c.Mode != "paper" ||
-		c.LogLevel != slog.LevelDebug || c.LLMConcurrency != 3 || c.LLMTimeout != 45*time.Second || len(c.Problems) != 0 {
+		c.LogLevel != slog.LevelDebug || c.LLMConcurrency != 3 || c.LLMTimeout != 45*time.Second || len(c.Problems) != 0 ||
+		c.LLMStructured != "json_object_schema" || c.LLMMaxTokens != -1 || !c.LLMStream {
 		t.Errorf("config = %+v", c)
 	}
 	if d := Load(env(map[string]string{"HIGMEM_LLM_TIMEOUT": "90"})).LLMTimeout; d != 90*time.Second {
@@ -159,14 +162,17 @@ func TestLoadSettings(t *testing.T) {
 func TestLoadProblems(t *testing.T) {
 	c := Load(env(map[string]string{
 		"HIGMEM_LOG_LEVEL": "loud", "HIGMEM_LLM_CONCURRENCY": "0", "HIGMEM_LLM_TIMEOUT": "soon",
+		"HIGMEM_LLM_STRUCTURED": "xml", "HIGMEM_LLM_MAX_TOKENS": "many", "HIGMEM_LLM_STREAM": "maybe",
 	}))
-	if c.LogLevel != slog.LevelInfo || c.LLMConcurrency != DefaultLLMConcurrency || c.LLMTimeout != DefaultLLMTimeout {
+	if c.LogLevel != slog.LevelInfo || c.LLMConcurrency != DefaultLLMConcurrency || c.LLMTimeout != DefaultLLMTimeout ||
+		c.LLMStructured != "auto" || c.LLMMaxTokens != 0 || c.LLMStream {
 		t.Errorf("bad values not replaced by defaults: %+v", c)
 	}
-	if len(c.Problems) != 3 {
+	if len(c.Problems) != 6 {
 		t.Fatalf("problems = %v", c.Problems)
 	}
-	for i, name := range []string{"HIGMEM_LOG_LEVEL", "HIGMEM_LLM_CONCURRENCY", "HIGMEM_LLM_TIMEOUT"} {
+	for i, name := range []string{"HIGMEM_LOG_LEVEL", "HIGMEM_LLM_CONCURRENCY", "HIGMEM_LLM_TIMEOUT",
+		"HIGMEM_LLM_STRUCTURED", "HIGMEM_LLM_MAX_TOKENS", "HIGMEM_LLM_STREAM"} {
 		if !strings.HasPrefix(c.Problems[i], name) {
 			t.Errorf("problem %d = %q, want it to name %s", i, c.Problems[i], name)
 		}

@@ -77,6 +77,9 @@ func Parse(text string, schema json.RawMessage) (json.RawMessage, error) {
 	for _, c := range cands {
 		cleanObject = cleanObject || (!c.dubious && c.doc[0] == '{')
 		doc, err := fit(c.doc, s)
+		if err != nil && c.dubious {
+			doc, err = fitDroppingPartial(c.doc, s, err)
+		}
 		if err == nil {
 			return doc, nil
 		}
@@ -132,6 +135,111 @@ func fit(doc []byte, s *schema) (json.RawMessage, error) {
 		return nil, err
 	}
 	return canonical(v)
+}
+
+// fitDroppingPartial retries a repaired (cut-off) document whose last
+// array element fails the schema, without that element: a reply cut at the
+// token limit ends inside an item that lacks its required keys, and the
+// items before it are still good. It drops at most a few elements, each
+// the last of its array, and returns the first error when that does not
+// help.
+func fitDroppingPartial(doc []byte, s *schema, first error) (json.RawMessage, error) {
+	var v any
+	if err := decode(doc, &v); err != nil {
+		return nil, first
+	}
+	err := first
+	for range 3 {
+		se, ok := errors.AsType[*SchemaError](err)
+		if !ok || !dropLastAt(v, se.Path) {
+			return nil, first
+		}
+		out, ferr := s.coerce(s.wrap(v), "$")
+		if ferr == nil {
+			return canonical(out)
+		}
+		err = ferr
+	}
+	return nil, first
+}
+
+// dropLastAt removes, from the deepest array on path ("$.turns[3].events[1]")
+// whose indexed element is its last, that element. It reports whether it
+// removed one.
+func dropLastAt(v any, path string) bool {
+	type step struct {
+		key   string
+		index int // -1 for a key
+	}
+	var steps []step
+	p := strings.TrimPrefix(path, "$")
+	for p != "" {
+		switch p[0] {
+		case '.':
+			end := strings.IndexAny(p[1:], ".[")
+			if end < 0 {
+				end = len(p) - 1
+			}
+			steps = append(steps, step{key: p[1 : end+1], index: -1})
+			p = p[end+1:]
+		case '[':
+			end := strings.IndexByte(p, ']')
+			if end < 0 {
+				return false
+			}
+			var i int
+			if _, err := fmt.Sscanf(p[1:end], "%d", &i); err != nil {
+				return false
+			}
+			steps = append(steps, step{index: i})
+			p = p[end+1:]
+		default:
+			return false
+		}
+	}
+	// Walk down, remembering each array container and how to replace it.
+	type hit struct {
+		set func([]any)
+		arr []any
+		i   int
+	}
+	var hits []hit
+	cur := v
+	var set func(any)
+	for _, st := range steps {
+		switch c := cur.(type) {
+		case map[string]any:
+			if st.index >= 0 {
+				return false
+			}
+			m, k := c, st.key
+			set = func(x any) { m[k] = x }
+			cur = c[st.key]
+		case []any:
+			if st.index < 0 || st.index >= len(c) {
+				return false
+			}
+			s := set
+			hits = append(hits, hit{set: func(a []any) {
+				if s != nil {
+					s(a)
+				}
+			}, arr: c, i: st.index})
+			arr, i := c, st.index
+			set = func(x any) { arr[i] = x }
+			cur = c[st.index]
+		default:
+			return false
+		}
+	}
+	for j := len(hits) - 1; j >= 0; j-- {
+		h := hits[j]
+		if h.i == len(h.arr)-1 {
+			h.set(h.arr[:h.i])
+			return true
+		}
+	}
+	return false
 }
 
 // decode unmarshals JSON keeping numbers exact.

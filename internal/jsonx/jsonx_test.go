@@ -46,7 +46,7 @@ func TestParseNasty(t *testing.T) {
 		{"truncated after key", affSchema, `{"reasoning": "r", "affiliations": ["e1", "e2"], "extra`, `{"affiliations":["e1","e2"],"reasoning":"r"}`, ""},
 		{"truncated in array", affSchema, `{"reasoning": "r", "affiliations": ["e1", "e`, `{"affiliations":["e1","e"],"reasoning":"r"}`, ""},
 		{"truncated after colon", affSchema, `{"affiliations": ["e1"], "reasoning": "ok", "note":`, `{"affiliations":["e1"],"reasoning":"ok"}`, ""},
-		{"truncated fence", nestedSchema, "```json\n{\"facts\": [{\"fact\": \"moved\", \"turn\": 3}, {\"fact\": \"sold", ``, `$.facts[1]: missing required key "turn"`},
+		{"truncated fence", nestedSchema, "```json\n{\"facts\": [{\"fact\": \"moved\", \"turn\": 3}, {\"fact\": \"sold", `{"facts":[{"fact":"moved","turn":3}]}`, ""},
 		{"truncated number", idsSchema, `{"ids": [1, 2, 3`, `{"ids":[1,2,3]}`, ""},
 		{"truncated literal", metaSchema, `{"updated_keywords": ["x"], "is_relevant": tr`, ``, `missing required key "is_relevant"`},
 		{"bare array wrapped", idsSchema, `[3, 5, 8]`, `{"ids":[3,5,8]}`, ""},
@@ -248,4 +248,24 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A reply cut inside the last item of a list keeps the items before it:
+// the partial item, which lacks required keys, is dropped.
+func TestCutInsideLastItemDropped(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"turns":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"events":{"type":"array","items":{"type":"string"}}},"required":["id","events"]}}},"required":["turns"]}`)
+	for _, cut := range []string{
+		`{"turns":[{"id":"a","events":["x"]},{"context":"abc`,
+		`{"turns":[{"id":"a","events":["x"]},{"id":"b","ev`,
+		`{"turns":[{"id":"a","events":["x"]},{"c`,
+	} {
+		doc, err := Parse(cut, schema)
+		if err != nil || string(doc) != `{"turns":[{"events":["x"],"id":"a"}]}` {
+			t.Errorf("%s: %s, %v", cut, doc, err)
+		}
+	}
+	// A cut reply whose bad item is not the last is not "repaired" that way.
+	if _, err := Parse(`{"turns":[{"id":"a"},{"id":"b"},{"id":"c","ev`, schema); err == nil {
+		t.Error("bad middle item accepted")
+	}
 }

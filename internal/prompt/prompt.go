@@ -293,3 +293,35 @@ type JudgeReply struct {
 	Label     string `json:"label"`
 	Reasoning string `json:"reasoning"`
 }
+
+// MaxTokens is a completion budget for a reply to prompt name that covers
+// n items (the new turns of BuildBatch, the turns shown to Predict and
+// Filter; n is ignored for the others). It is about twice what a complete,
+// terse reply takes (measured on LoCoMo with the scripted model: 47 tokens
+// per turn of a build batch, 190 per event update, 8–15 per prediction),
+// so that a good reply is never cut and a runaway one stops early. 0 for
+// an unknown prompt.
+func MaxTokens(name string, n int) int {
+	n = max(n, 1)
+	switch name {
+	case BuildBatch:
+		return 96 + 96*n
+	case EventUpdate:
+		return 512
+	case EventCheck:
+		return 160
+	case TurnNote:
+		return 192
+	case Affiliate:
+		return 96
+	case Query:
+		return 128
+	case Predict, Filter:
+		return min(32+12*n, 1024)
+	case Answer:
+		return 128
+	case Judge:
+		return 96
+	}
+	return 0
+}

@@ -99,3 +99,31 @@ func TestRenderUnknown(t *testing.T) {
 		t.Fatal("want error for unknown prompt")
 	}
 }
+
+// Every prompt has a budget, and a complete reply in the schema fits it
+// with room to spare (4 bytes per token, a pessimistic count for JSON).
+func TestMaxTokens(t *testing.T) {
+	full := map[string]struct {
+		reply string
+		n     int
+	}{
+		BuildBatch:  {`{"turns":[{"id":"D12:34","keywords":["support group","LGBTQ","powerful"],"tags":["identity"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","events":["e12"]}],"new_events":[{"label":"new:1","title":"Caroline's support group visit"}]}`, 1},
+		EventUpdate: {`{"summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her. She plans to paint them and to keep going to the group.","keywords":["support group","LGBTQ","transgender stories","painting","Melanie"],"tags":["identity","art"],"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]}`, 1},
+		Predict:     {`{"turn_ids":["D12:34","D12:35","D12:36"]}`, 3},
+		Answer:      {`{"answer":"Not mentioned in the conversation"}`, 1},
+		Judge:       {`{"label":"CORRECT","reasoning":"The answer names the same date in another format."}`, 1},
+	}
+	for _, name := range []string{TurnNote, Affiliate, EventUpdate, EventCheck, BuildBatch, Query, Predict, Filter, Answer, Judge} {
+		if MaxTokens(name, 1) <= 0 {
+			t.Errorf("%s has no budget", name)
+		}
+	}
+	for name, c := range full {
+		if need := (len(c.reply) + 3) / 4; 2*need > MaxTokens(name, c.n)+need/2 {
+			t.Errorf("%s: a %d-token reply leaves too little room in %d", name, need, MaxTokens(name, c.n))
+		}
+	}
+	if MaxTokens(BuildBatch, 10) <= MaxTokens(BuildBatch, 2) || MaxTokens("nothing", 3) != 0 {
+		t.Error("budgets do not grow with the batch, or an unknown prompt has one")
+	}
+}

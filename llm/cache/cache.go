@@ -4,7 +4,7 @@
 //
 // A response is stored under the SHA-256 of the canonical JSON of what
 // determines it: the model name, the messages, the schema, the temperature,
-// the max tokens and the seed. Request.Operation is only a label and is not
+// the max tokens, the seed and the stop sequences. Request.Operation is only a label and is not
 // part of the key. Only successful responses are stored. Responses served
 // from the cache have Cached set and zero Latency.
 //
@@ -69,6 +69,11 @@ type Cache struct {
 	hits, misses, errs atomic.Int64
 }
 
+// opPutter is a Backend that also keeps the operation of an entry.
+type opPutter interface {
+	PutOp(ctx context.Context, key, op string, value []byte) error
+}
+
 // namer is implemented by models that know their name.
 type namer interface{ ModelName() string }
 
@@ -99,6 +104,10 @@ type entry struct {
 	Content string    `json:"content"`
 	Model   string    `json:"model"`
 	Usage   llm.Usage `json:"usage"`
+	// FinishReason and Requests are the original call's, so a replay
+	// sees a cut reply as cut and counts what the work cost.
+	FinishReason string `json:"finish_reason,omitempty"`
+	Requests     int    `json:"requests,omitempty"`
 }
 
 // Complete answers req from the cache, or asks the inner model and stores
@@ -112,7 +121,8 @@ func (c *Cache) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 		var e entry
 		if err := json.Unmarshal(data, &e); err == nil {
 			c.hits.Add(1)
-			return llm.Response{Content: e.Content, Model: e.Model, Usage: e.Usage, Cached: true}, nil
+			return llm.Response{Content: e.Content, Model: e.Model, Usage: e.Usage, Cached: true,
+				FinishReason: e.FinishReason, Requests: e.Requests}, nil
 		}
 		c.errs.Add(1)
 		c.log.Warn("llm cache: corrupt entry ignored", "key", key)
@@ -122,9 +132,14 @@ func (c *Cache) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 	if err != nil {
 		return resp, err
 	}
-	data, err := json.Marshal(entry{Content: resp.Content, Model: resp.Model, Usage: resp.Usage})
+	data, err := json.Marshal(entry{Content: resp.Content, Model: resp.Model, Usage: resp.Usage,
+		FinishReason: resp.FinishReason, Requests: resp.Requests})
 	if err == nil {
-		err = c.backend.Put(ctx, key, data)
+		if op, ok := c.backend.(opPutter); ok {
+			err = op.PutOp(ctx, key, req.Operation, data)
+		} else {
+			err = c.backend.Put(ctx, key, data)
+		}
 	}
 	if err != nil {
 		c.errs.Add(1)
@@ -141,6 +156,7 @@ type keyDoc struct {
 	Temperature float64         `json:"temperature"`
 	MaxTokens   int             `json:"max_tokens"`
 	Seed        *int64          `json:"seed,omitempty"`
+	Stop        []string        `json:"stop,omitempty"`
 }
 
 // Key returns the cache key of req for model: the hex SHA-256 of the
@@ -155,6 +171,7 @@ func Key(model string, req llm.Request) string {
 		Temperature: req.Temperature,
 		MaxTokens:   req.MaxTokens,
 		Seed:        req.Seed,
+		Stop:        req.Stop,
 	}
 	if doc.Messages == nil {
 		doc.Messages = []llm.Message{}

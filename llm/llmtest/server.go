@@ -26,6 +26,7 @@ type ChatRequest struct {
 	Seed                *int64          `json:"seed,omitempty"`
 	ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
 	Stream              bool            `json:"stream,omitempty"`
+	Stop                []string        `json:"stop,omitempty"`
 
 	// Header holds the HTTP request headers (Authorization and so on).
 	Header http.Header `json:"-"`
@@ -43,6 +44,30 @@ func (r ChatRequest) ResponseFormatType() string {
 		return ""
 	}
 	return rf.Type
+}
+
+// ResponseFormatSchema reports whether response_format carries a schema
+// in llama-cpp-python's form {"type":"json_object","schema":S}.
+func (r ChatRequest) ResponseFormatSchema() bool {
+	var rf struct {
+		Type   string          `json:"type"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	return len(r.ResponseFormat) > 0 && json.Unmarshal(r.ResponseFormat, &rf) == nil &&
+		rf.Type == "json_object" && len(rf.Schema) > 0
+}
+
+// Format names the structured-output form of the request as the client's
+// modes do: "json_schema", "json_object_schema", "json_object" or "plain".
+func (r ChatRequest) Format() string {
+	switch t := r.ResponseFormatType(); {
+	case t == "":
+		return "plain"
+	case t == "json_object" && r.ResponseFormatSchema():
+		return "json_object_schema"
+	default:
+		return t
+	}
 }
 
 // LastUser returns the content of the last user message.
@@ -343,17 +368,19 @@ func Sequence(replies ...Reply) Handler {
 func Always(r Reply) Handler { return func(int, *ChatRequest) Reply { return r } }
 
 // RejectResponseFormat answers 400, as servers without structured output
-// do, to requests whose response_format type is one of types (any type
-// when none are given), and passes the others to next.
+// do, to requests whose format (see ChatRequest.Format: "json_schema",
+// "json_object_schema", "json_object") is one of types (any format when
+// none are given), and passes the others to next.
 func RejectResponseFormat(next Handler, types ...string) Handler {
 	return func(n int, req *ChatRequest) Reply {
 		t := req.ResponseFormatType()
 		if t == "" {
 			return next(n, req)
 		}
+		f := req.Format()
 		reject := len(types) == 0
 		for _, x := range types {
-			reject = reject || x == t
+			reject = reject || x == f
 		}
 		if !reject {
 			return next(n, req)

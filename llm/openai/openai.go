@@ -2,20 +2,34 @@
 // /v1/chat/completions protocol: OpenAI itself, vLLM, Ollama, the llama.cpp
 // server, LM Studio, LiteLLM and others.
 //
-// The client negotiates structured output (response_format json_schema,
-// then json_object, then a plain instruction in the system prompt), learning
-// once per client what the server accepts. It retries rate limits, 5xx
-// replies, timeouts and connection failures with exponential backoff and
-// jitter, honouring Retry-After; it limits concurrent requests and,
-// optionally, requests per minute. Every final error wraps one of the llm
-// sentinels (ErrRateLimited, ErrUnavailable, ErrRequest, ErrEmpty) and is an
-// *Error naming the endpoint and model. Deadlines come from the context.
+// The client negotiates structured output: response_format json_schema,
+// then {"type":"json_object","schema":S} (llama-cpp-python's form), then
+// json_object, then a plain instruction in the system prompt. It moves down
+// when a 4xx or 5xx reply names the format it sent, and remembers the
+// outcome per endpoint and model for the life of the process, so clients of
+// the same server (one per role) learn it once.
+//
+// Every request carries a completion budget (Request.MaxTokens, else
+// Options.MaxTokens, else DefaultMaxTokens) and, for schema requests, stop
+// sequences that cut runaway whitespace. A context-length refusal is
+// reported as llm.ErrContextLength, never retried. The client retries rate
+// limits, 5xx replies, timeouts and connection failures with exponential
+// backoff and jitter, honouring Retry-After. Concurrency is limited per
+// server (scheme, host and port), shared by every client of that server in
+// the process, so MaxConcurrency 1 serves a one-slot server. When the
+// context ends the connection is closed; with Options.Stream the server
+// sees that and stops generating (llama-cpp-python does not notice a closed
+// connection on a non-streamed request). Every final error wraps one of the
+// llm sentinels (ErrRateLimited, ErrUnavailable, ErrRequest, ErrEmpty,
+// ErrContextLength) and is an *Error naming the endpoint and model. There
+// is no hidden timeout: deadlines come from the context.
 //
 // Decoding and repairing JSON replies is not done here: use llm.CompleteJSON
 // on top of the client.
 package openai
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -26,10 +40,10 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 	"unicode/utf8"
@@ -45,7 +59,17 @@ const (
 	DefaultMinBackoff     = 500 * time.Millisecond
 	DefaultMaxBackoff     = 30 * time.Second
 	DefaultMaxRetryAfter  = 2 * time.Minute
+	// DefaultMaxTokens is the completion budget of requests that set none.
+	// Callers should set Request.MaxTokens per operation; this only bounds
+	// a runaway reply (a small model looping on "new:1", "new:2", ...).
+	DefaultMaxTokens = 1024
 )
+
+// DefaultJSONStop is the stop sequence added to schema requests when
+// Options.Stop is nil: four newlines never occur in a JSON reply worth
+// keeping, and grammar-constrained small models can emit white space
+// forever.
+var DefaultJSONStop = []string{"\n\n\n\n"}
 
 // maxBody caps how much of a response body is read.
 const maxBody = 32 << 20
@@ -64,19 +88,36 @@ type Options struct {
 	Model string
 	// Temperature, when set, overrides every request's temperature.
 	Temperature *float64
-	// MaxTokens is used for requests that set no MaxTokens; 0 lets the
-	// server decide.
+	// MaxTokens is used for requests that set no MaxTokens; 0 means
+	// DefaultMaxTokens, a negative value sends no limit (the server's
+	// default, often unbounded).
 	MaxTokens int
+	// Stop is sent with schema requests besides the request's own stop
+	// sequences; nil means DefaultJSONStop, an empty slice none.
+	Stop []string
 	// Seed is used for requests that set no Seed.
 	Seed *int64
 	// HTTPClient sends the requests; nil uses a client without timeout
 	// (deadlines come from the context).
 	HTTPClient *http.Client
+	// RequestTimeout bounds each HTTP request, counted from when it got a
+	// slot of the server (see MaxConcurrency), so time spent queued behind
+	// other requests does not eat it; 0 means none. A request that runs
+	// out of it is not retried. The caller's context bounds the whole call.
+	RequestTimeout time.Duration
+	// Stream asks for server-sent events. The reply is the same, but a
+	// server stops generating as soon as the client goes away (the context
+	// ended), which frees a one-slot server at once. Servers that report no
+	// usage in streams (llama-cpp-python) then get estimated token counts.
+	Stream bool
 	// MaxRetries is how many times a failed request is retried; 0 means
 	// DefaultMaxRetries, a negative value means never.
 	MaxRetries int
-	// MaxConcurrency caps requests in flight from this client; 0 means
-	// DefaultMaxConcurrency.
+	// MaxConcurrency caps requests in flight to this server (scheme, host
+	// and port) from every client in the process; 0 means
+	// DefaultMaxConcurrency. Clients of one server asking for different
+	// caps share the smallest. Set it to the server's slots: 1 for
+	// llama-cpp-python and a default llama.cpp server.
 	MaxConcurrency int
 	// RequestsPerMinute spaces requests evenly when positive.
 	RequestsPerMinute int
@@ -87,8 +128,9 @@ type Options struct {
 	// (default DefaultMaxRetryAfter).
 	MaxRetryAfter time.Duration
 	// Structured is the first structured-output mode tried for requests
-	// with a schema (default JSONSchema). Servers known to lack
-	// response_format can start at Plain and skip the failed attempts.
+	// with a schema (default JSONSchema, i.e. negotiate from the top).
+	// Servers known to lack json_schema can start lower and skip the
+	// refused attempts; see ParseMode.
 	Structured Mode
 	// Logger receives retries, downgrades and truncation warnings; nil
 	// discards them.
@@ -100,8 +142,13 @@ type Mode int32
 
 // The structured-output modes, in the order they are tried.
 const (
-	// JSONSchema sends response_format {"type":"json_schema",...}.
+	// JSONSchema sends response_format {"type":"json_schema",...}
+	// (OpenAI, vLLM, Ollama, llama.cpp's llama-server).
 	JSONSchema Mode = iota
+	// JSONObjectSchema sends response_format {"type":"json_object",
+	// "schema":S}, the form llama-cpp-python and some hosted servers
+	// constrain with; the schema is not repeated in the prompt.
+	JSONObjectSchema
 	// JSONObject sends response_format {"type":"json_object"} and
 	// describes the schema in the system prompt.
 	JSONObject
@@ -110,17 +157,32 @@ const (
 	Plain
 )
 
+// modeNames are the names String and ParseMode use.
+var modeNames = []string{"json_schema", "json_object_schema", "json_object", "plain"}
+
 // String names the mode.
 func (m Mode) String() string {
-	switch m {
-	case JSONSchema:
-		return "json_schema"
-	case JSONObject:
-		return "json_object"
-	case Plain:
-		return "plain"
+	if m >= 0 && int(m) < len(modeNames) {
+		return modeNames[m]
 	}
 	return "Mode(" + strconv.Itoa(int(m)) + ")"
+}
+
+// ParseMode reads a mode name: "auto" (or "") and "json_schema" start the
+// negotiation at the top; "json_object_schema", "json_object" and "plain"
+// start lower. The client still moves down from there when refused.
+func ParseMode(s string) (Mode, error) {
+	switch v := strings.ToLower(strings.TrimSpace(s)); v {
+	case "", "auto":
+		return JSONSchema, nil
+	default:
+		for i, n := range modeNames {
+			if v == n {
+				return Mode(i), nil
+			}
+		}
+	}
+	return 0, fmt.Errorf("openai: unknown structured-output mode %q (want auto, %s)", s, strings.Join(modeNames, ", "))
 }
 
 // Client is an llm.Model talking to one OpenAI-compatible endpoint with
@@ -131,13 +193,10 @@ type Client struct {
 	shown    string // endpoint without credentials, for errors and logs
 	http     *http.Client
 	log      *slog.Logger
-	sem      chan struct{}
-
-	mode atomic.Int32 // current Mode for schema requests; only increases
-	// Quirks learned from 400 replies.
-	useMaxCompletionTokens atomic.Bool
-	dropTemperature        atomic.Bool
-	dropSeed               atomic.Bool
+	slots    *httpx.Slots // shared by every client of the server
+	learned  *learned     // shared by every client of the endpoint and model
+	maxTok   int          // default completion budget, 0 for none
+	stop     []string     // stop sequences of schema requests
 
 	rpmMu   sync.Mutex // guards rpmNext
 	rpmNext time.Time  // earliest start of the next request
@@ -182,8 +241,20 @@ func New(opts Options) (*Client, error) {
 		shown:    redact(endpoint),
 		http:     opts.HTTPClient,
 		log:      opts.Logger,
-		sem:      make(chan struct{}, opts.MaxConcurrency),
+		slots:    httpx.ServerSlots(endpoint, opts.MaxConcurrency),
+		learned:  learnedFor(endpoint, opts.Model),
+		maxTok:   opts.MaxTokens,
+		stop:     opts.Stop,
 		sleep:    sleepCtx,
+	}
+	switch {
+	case c.maxTok == 0:
+		c.maxTok = DefaultMaxTokens
+	case c.maxTok < 0:
+		c.maxTok = 0
+	}
+	if c.stop == nil {
+		c.stop = DefaultJSONStop
 	}
 	if c.http == nil {
 		c.http = &http.Client{}
@@ -191,7 +262,7 @@ func New(opts Options) (*Client, error) {
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
-	c.mode.Store(int32(min(max(opts.Structured, JSONSchema), Plain)))
+	c.learned.atLeast(min(max(opts.Structured, JSONSchema), Plain))
 	return c, nil
 }
 
@@ -241,7 +312,7 @@ func (c *Client) ModelName() string { return c.opts.Model }
 func (c *Client) Endpoint() string { return c.shown }
 
 // Mode returns the structured-output mode currently used for schemas.
-func (c *Client) Mode() Mode { return Mode(c.mode.Load()) }
+func (c *Client) Mode() Mode { return Mode(c.learned.mode.Load()) }
 
 // Error is the error a Client returns. It wraps Kind (an llm sentinel) and
 // Cause (the transport or context error, if any), so both errors.Is(err,
@@ -252,7 +323,7 @@ type Error struct {
 	Status   int    // last HTTP status, 0 when no reply arrived
 	Message  string // the server's error message or a description
 	Attempts int    // requests sent
-	Kind     error  // llm.ErrRateLimited, ErrUnavailable, ErrRequest or ErrEmpty
+	Kind     error  // llm.ErrRateLimited, ErrUnavailable, ErrRequest, ErrEmpty or ErrContextLength
 	Cause    error  // underlying error, may be nil
 }
 
@@ -276,12 +347,17 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Unwrap returns Kind and Cause.
+// Unwrap returns Kind and Cause. A context-length refusal also unwraps to
+// llm.ErrRequest: it is a rejected request.
 func (e *Error) Unwrap() []error {
-	if e.Cause == nil {
-		return []error{e.Kind}
+	errs := []error{e.Kind}
+	if e.Kind == llm.ErrContextLength {
+		errs = append(errs, llm.ErrRequest)
 	}
-	return []error{e.Kind, e.Cause}
+	if e.Cause != nil {
+		errs = append(errs, e.Cause)
+	}
+	return errs
 }
 
 // Wire types.
@@ -293,19 +369,28 @@ type (
 		MaxTokens           int             `json:"max_tokens,omitempty"`
 		MaxCompletionTokens int             `json:"max_completion_tokens,omitempty"`
 		Seed                *int64          `json:"seed,omitempty"`
+		Stop                []string        `json:"stop,omitempty"`
 		ResponseFormat      json.RawMessage `json:"response_format,omitempty"`
 		Stream              bool            `json:"stream"`
+		StreamOptions       *streamOptions  `json:"stream_options,omitempty"`
+	}
+	choice struct {
+		Message message `json:"message"`
+		// Delta is a streamed chunk's part of the message.
+		Delta        message `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	}
+	message struct {
+		Content *string `json:"content"`
+		Refusal string  `json:"refusal"`
+	}
+	streamOptions struct {
+		IncludeUsage bool `json:"include_usage"`
 	}
 	chatResponse struct {
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content *string `json:"content"`
-				Refusal string  `json:"refusal"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-		Usage *struct {
+		Model   string   `json:"model"`
+		Choices []choice `json:"choices"`
+		Usage   *struct {
 			PromptTokens     int `json:"prompt_tokens"`
 			CompletionTokens int `json:"completion_tokens"`
 		} `json:"usage"`
@@ -335,7 +420,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	emptyRetried := false
 	var last *Error
 	for retry := 0; ; {
-		mode := Mode(c.mode.Load())
+		mode := c.Mode()
 		body, err := c.encode(req, mode)
 		if err != nil {
 			return llm.Response{}, err
@@ -344,14 +429,30 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 		res := c.attempt(ctx, body, req)
 		if res.err == nil {
 			res.resp.Latency = time.Since(start)
+			res.resp.Requests = attempts
+			if res.resp.Truncated() && res.resp.Usage.Estimated && c.budget(req) > 0 {
+				// A reply cut at the budget is exactly that long.
+				res.resp.Usage.CompletionTokens = c.budget(req)
+			}
+			if res.resp.Truncated() {
+				c.log.Warn("llm: reply truncated at max tokens", "endpoint", c.shown, "model", c.opts.Model,
+					"operation", req.Operation, "max_tokens", c.budget(req))
+			}
 			return res.resp, nil
 		}
 		last = res.err
 		last.Attempts = attempts
 
-		// A 400 about a parameter: adapt the request and resend at once.
-		if last.Status >= 400 && last.Status < 500 && last.Status != 429 && c.adapt(req, mode, res.body) {
-			continue
+		if last.Status >= 400 && last.Status != 429 {
+			if contextLength(res.body) {
+				last.Kind = llm.ErrContextLength
+				break
+			}
+			// A reply naming a parameter or the structured-output format:
+			// adapt the request and resend at once.
+			if c.adapt(req, mode, last.Status, res.body) {
+				continue
+			}
 		}
 		if !res.retryable || retry >= c.opts.MaxRetries || ctx.Err() != nil {
 			break
@@ -380,83 +481,51 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	if last.Cause == nil && ctx.Err() != nil {
 		last.Cause = ctx.Err()
 	}
-	return llm.Response{Latency: time.Since(start)}, last
+	return llm.Response{Latency: time.Since(start), Requests: attempts}, last
 }
 
-// adapt changes what the client sends after a 4xx whose body names a
-// parameter the server refuses. It reports whether anything changed.
-func (c *Client) adapt(req llm.Request, mode Mode, body string) bool {
-	b := strings.ToLower(body)
-	switch {
-	case strings.Contains(b, "max_completion_tokens") && (req.MaxTokens > 0 || c.opts.MaxTokens > 0) &&
-		!c.useMaxCompletionTokens.Load():
-		c.useMaxCompletionTokens.Store(true)
-		c.log.Info("llm: server wants max_completion_tokens", "endpoint", c.shown, "model", c.opts.Model)
-		return true
-	case strings.Contains(b, "temperature") && !c.dropTemperature.Load() &&
-		containsAny(b, "unsupported", "not support", "does not support", "only the default", "invalid"):
-		c.dropTemperature.Store(true)
-		c.log.Info("llm: server refuses temperature; not sending it", "endpoint", c.shown, "model", c.opts.Model)
-		return true
-	case strings.Contains(b, "seed") && !strings.Contains(b, "response_format") && !c.dropSeed.Load() &&
-		containsAny(b, "unsupported", "not support", "unknown", "unrecognized", "extra"):
-		c.dropSeed.Store(true)
-		c.log.Info("llm: server refuses seed; not sending it", "endpoint", c.shown, "model", c.opts.Model)
-		return true
+// budget is the completion budget of req, 0 for none.
+func (c *Client) budget(req llm.Request) int {
+	if req.MaxTokens > 0 {
+		return req.MaxTokens
 	}
-	if len(req.Schema) == 0 || mode >= Plain {
-		return false
-	}
-	// The refusal must be about structured output: named, or a generic
-	// unknown-field complaint that names no other parameter. A context
-	// length or bad model error must not downgrade the client.
-	named := containsAny(b, "response_format", "json_schema", "json_object", "schema", "grammar")
-	generic := containsAny(b, "unknown parameter", "unrecognized", "extra inputs", "extra_forbidden",
-		"unsupported parameter", "not supported") && !containsAny(b, "context", "token", "model", "temperature", "seed")
-	if named || generic {
-		next := mode + 1
-		if c.mode.CompareAndSwap(int32(mode), int32(next)) {
-			c.log.Warn("llm: server refused structured output; downgrading", "endpoint", c.shown, "model", c.opts.Model, "from", mode, "to", next)
-		}
-		return true
-	}
-	return false
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, x := range subs {
-		if strings.Contains(s, x) {
-			return true
-		}
-	}
-	return false
+	return c.maxTok
 }
 
 // encode builds the request body for mode.
 func (c *Client) encode(req llm.Request, mode Mode) ([]byte, error) {
+	q := c.learned.quirks()
 	cr := chatRequest{Model: c.opts.Model, Messages: req.Messages}
 	temp := req.Temperature
 	if c.opts.Temperature != nil {
 		temp = *c.opts.Temperature
 	}
-	if !c.dropTemperature.Load() {
+	if !q.dropTemperature {
 		cr.Temperature = &temp
 	}
-	maxTokens := req.MaxTokens
-	if maxTokens == 0 {
-		maxTokens = c.opts.MaxTokens
-	}
-	if c.useMaxCompletionTokens.Load() {
-		cr.MaxCompletionTokens = maxTokens
+	if q.useMaxCompletionTokens {
+		cr.MaxCompletionTokens = c.budget(req)
 	} else {
-		cr.MaxTokens = maxTokens
+		cr.MaxTokens = c.budget(req)
 	}
 	cr.Seed = req.Seed
 	if cr.Seed == nil {
 		cr.Seed = c.opts.Seed
 	}
-	if c.dropSeed.Load() {
+	if q.dropSeed {
 		cr.Seed = nil
+	}
+	if !q.dropStop {
+		cr.Stop = req.Stop
+		if len(req.Schema) > 0 {
+			cr.Stop = mergeStop(req.Stop, c.stop)
+		}
+	}
+	if c.opts.Stream {
+		cr.Stream = true
+		if !q.dropStreamOptions {
+			cr.StreamOptions = &streamOptions{IncludeUsage: true}
+		}
 	}
 	if len(req.Schema) > 0 {
 		switch mode {
@@ -474,6 +543,12 @@ func (c *Client) encode(req llm.Request, mode Mode) ([]byte, error) {
 				return nil, fmt.Errorf("openai: encoding schema %s: %w", name, err)
 			}
 			cr.ResponseFormat = rf
+		case JSONObjectSchema:
+			rf, err := json.Marshal(map[string]any{"type": "json_object", "schema": json.RawMessage(req.Schema)})
+			if err != nil {
+				return nil, fmt.Errorf("openai: encoding schema %s: %w", req.SchemaName, err)
+			}
+			cr.ResponseFormat = rf
 		case JSONObject:
 			cr.ResponseFormat = json.RawMessage(`{"type":"json_object"}`)
 			cr.Messages = withSchemaInstruction(req.Messages, req.Schema)
@@ -486,6 +561,21 @@ func (c *Client) encode(req llm.Request, mode Mode) ([]byte, error) {
 		return nil, fmt.Errorf("openai: encoding request: %w", err)
 	}
 	return body, nil
+}
+
+// mergeStop appends extra stop sequences to a request's own, without
+// duplicates and within OpenAI's limit of four.
+func mergeStop(own, extra []string) []string {
+	out := append([]string(nil), own...)
+	for _, s := range extra {
+		if len(out) == 4 {
+			break
+		}
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // schemaName makes a name OpenAI accepts (^[a-zA-Z0-9_-]{1,64}$).
@@ -532,9 +622,9 @@ func withSchemaInstruction(msgs []llm.Message, schema json.RawMessage) []llm.Mes
 	return out
 }
 
-// attempt sends one request, waiting for the rate limiter and a
-// concurrency slot first.
-func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) attemptResult {
+// attempt sends one request, waiting for the rate limiter and a slot of
+// the server first.
+func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) (res attemptResult) {
 	fail := func(kind error, status int, msg string, cause error, retryable bool) attemptResult {
 		return attemptResult{
 			err:       &Error{Endpoint: c.shown, Model: c.opts.Model, Status: status, Message: msg, Kind: kind, Cause: cause},
@@ -544,22 +634,39 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 	if err := c.waitRPM(ctx); err != nil {
 		return fail(llm.ErrUnavailable, 0, "waiting for the requests-per-minute limit", err, false)
 	}
-	select {
-	case c.sem <- struct{}{}:
-	case <-ctx.Done():
-		return fail(llm.ErrUnavailable, 0, "waiting for a concurrency slot", ctx.Err(), false)
+	if err := c.slots.Acquire(ctx); err != nil {
+		return fail(llm.ErrUnavailable, 0, "waiting for a concurrency slot", err, false)
 	}
-	defer func() { <-c.sem }()
+	defer c.slots.Release()
+	if c.opts.RequestTimeout > 0 {
+		parent := ctx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.RequestTimeout)
+		defer cancel()
+		defer func() {
+			if res.err != nil && parent.Err() == nil && ctx.Err() != nil {
+				// Only this request's own deadline ran out.
+				res = fail(llm.ErrUnavailable, res.err.Status, fmt.Sprintf("no reply within the request timeout of %v", c.opts.RequestTimeout),
+					context.DeadlineExceeded, false)
+			}
+		}()
+	}
 
 	hreq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.endpoint, bytes.NewReader(body))
 	if err != nil {
 		return fail(llm.ErrRequest, 0, "building request", err, false)
 	}
 	hreq.Header.Set("Content-Type", "application/json")
-	hreq.Header.Set("Accept", "application/json")
+	if c.opts.Stream {
+		hreq.Header.Set("Accept", "text/event-stream, application/json")
+	} else {
+		hreq.Header.Set("Accept", "application/json")
+	}
 	if c.opts.APIKey != "" {
 		hreq.Header.Set("Authorization", "Bearer "+c.opts.APIKey)
 	}
+	// When ctx ends, the transport closes the connection: the server sees
+	// the client go away (and stops a streamed generation).
 	hresp, err := c.http.Do(hreq)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -568,6 +675,17 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 		return fail(llm.ErrUnavailable, 0, "", unwrapURL(err), transient(err))
 	}
 	defer hresp.Body.Close()
+
+	if hresp.StatusCode == http.StatusOK && strings.HasPrefix(hresp.Header.Get("Content-Type"), "text/event-stream") {
+		cr, err := readStream(hresp.Body)
+		if err != nil {
+			if ctx.Err() != nil {
+				return fail(llm.ErrUnavailable, hresp.StatusCode, "reading stream", ctx.Err(), false)
+			}
+			return fail(llm.ErrUnavailable, hresp.StatusCode, "reading stream", unwrapURL(err), true)
+		}
+		return c.reply(cr, hresp.StatusCode, req, fail)
+	}
 	data, err := io.ReadAll(io.LimitReader(hresp.Body, maxBody))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -601,28 +719,36 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 		// A proxy's HTML page or a cut-off body: the server is not well.
 		return fail(llm.ErrUnavailable, hresp.StatusCode, "response is not a chat completion: "+httpx.Snippet(string(data)), nil, true)
 	}
+	return c.reply(&cr, hresp.StatusCode, req, fail)
+}
+
+// reply turns a decoded completion (whole or assembled from a stream) into
+// the attempt's result.
+func (c *Client) reply(cr *chatResponse, status int, req llm.Request,
+	fail func(kind error, status int, msg string, cause error, retryable bool) attemptResult) attemptResult {
 	if cr.Error != nil {
-		return fail(llm.ErrUnavailable, hresp.StatusCode, "error in response: "+cr.Error.Message, nil, true)
+		return fail(llm.ErrUnavailable, status, "error in response: "+cr.Error.Message, nil, true)
 	}
 	if len(cr.Choices) == 0 {
-		return fail(llm.ErrEmpty, hresp.StatusCode, "no choices in response", nil, true)
+		return fail(llm.ErrEmpty, status, "no choices in response", nil, true)
 	}
 	ch := cr.Choices[0]
+	finish := ""
+	if ch.FinishReason != nil {
+		finish = *ch.FinishReason
+	}
 	if ch.Message.Content == nil || strings.TrimSpace(*ch.Message.Content) == "" {
 		msg := "empty content"
 		if ch.Message.Refusal != "" {
 			msg = "model refused: " + httpx.Snippet(ch.Message.Refusal)
 		}
-		if ch.FinishReason != "" {
-			msg += " (finish_reason " + ch.FinishReason + ")"
+		if finish != "" {
+			msg += " (finish_reason " + finish + ")"
 		}
-		return fail(llm.ErrEmpty, hresp.StatusCode, msg, nil, ch.Message.Refusal == "")
+		return fail(llm.ErrEmpty, status, msg, nil, ch.Message.Refusal == "")
 	}
 	content := stripThink(*ch.Message.Content)
-	if ch.FinishReason == "length" {
-		c.log.Warn("llm: reply truncated at max tokens", "endpoint", c.shown, "model", c.opts.Model, "operation", req.Operation)
-	}
-	resp := llm.Response{Content: content, Model: cr.Model}
+	resp := llm.Response{Content: content, Model: cr.Model, FinishReason: finish}
 	if resp.Model == "" {
 		resp.Model = c.opts.Model
 	}
@@ -632,6 +758,69 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) atte
 		resp.Usage = estimateUsage(req.Messages, *ch.Message.Content)
 	}
 	return attemptResult{resp: resp}
+}
+
+// readStream assembles a server-sent-events chat completion into one
+// response: the deltas' content concatenated, the last finish_reason, and
+// the usage of the final chunk when the server sends one.
+func readStream(r io.Reader) (*chatResponse, error) {
+	out := &chatResponse{}
+	var content, refusal strings.Builder
+	var finish *string
+	sc := bufio.NewScanner(io.LimitReader(r, maxBody))
+	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
+	chunks := 0
+	for sc.Scan() {
+		line := sc.Text()
+		data, ok := strings.CutPrefix(line, "data:")
+		if !ok {
+			continue // comments (": ping"), event names, blank separators
+		}
+		data = strings.TrimSpace(data)
+		if data == "[DONE]" {
+			break
+		}
+		var ch chatResponse
+		if err := json.Unmarshal([]byte(data), &ch); err != nil {
+			return nil, fmt.Errorf("stream chunk is not JSON: %s", httpx.Snippet(data))
+		}
+		chunks++
+		if ch.Error != nil {
+			out.Error = ch.Error
+			return out, nil
+		}
+		if ch.Model != "" {
+			out.Model = ch.Model
+		}
+		if ch.Usage != nil {
+			out.Usage = ch.Usage
+		}
+		if len(ch.Choices) > 0 {
+			d := ch.Choices[0]
+			if d.Delta.Content != nil {
+				content.WriteString(*d.Delta.Content)
+			}
+			if d.Message.Content != nil { // servers that send whole messages
+				content.WriteString(*d.Message.Content)
+			}
+			refusal.WriteString(d.Delta.Refusal)
+			if d.FinishReason != nil && *d.FinishReason != "" {
+				finish = d.FinishReason
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if chunks == 0 {
+		return nil, io.ErrUnexpectedEOF
+	}
+	text := content.String()
+	out.Choices = make([]choice, 1)
+	out.Choices[0].Message.Content = &text
+	out.Choices[0].Message.Refusal = refusal.String()
+	out.Choices[0].FinishReason = finish
+	return out, nil
 }
 
 // stripThink removes a leading <think>…</think> block that reasoning

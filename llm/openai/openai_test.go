@@ -224,11 +224,23 @@ func TestTruncatedJSONRepaired(t *testing.T) {
 	req := schemaRequest()
 	req.Schema = json.RawMessage(`{"type":"object","properties":{"reasoning":{"type":"string"},"affiliations":{"type":"array","items":{"type":"string"}}},"required":["reasoning"]}`)
 	var got affiliation
-	if _, err := llm.CompleteJSON(t.Context(), c, req, &got); err != nil {
+	resp, err := llm.CompleteJSON(t.Context(), c, req, &got)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(got.Reasoning, "mentions the fli") || srv.Calls() != 1 {
-		t.Errorf("got %+v after %d calls", got, srv.Calls())
+	if !strings.HasSuffix(got.Reasoning, "mentions the fli") || !resp.Truncated() {
+		t.Errorf("got %+v (finish %q)", got, resp.FinishReason)
+	}
+	// A cut reply is re-asked once, differently: shorter asked, twice the
+	// budget, temperature above 0, the cut reply left out.
+	if srv.Calls() != 2 || resp.Requests != 2 {
+		t.Fatalf("%d calls, %d requests counted", srv.Calls(), resp.Requests)
+	}
+	first, second := srv.Request(1), srv.Request(2)
+	if second.MaxTokens != 2*first.MaxTokens || *second.Temperature < llm.TruncatedTemperature ||
+		len(second.Messages) != len(first.Messages)+1 || second.Messages[len(second.Messages)-1].Role != "user" ||
+		!strings.Contains(second.LastUser(), "too long") {
+		t.Errorf("re-ask not different enough: first %s\nsecond %s", first.Body, second.Body)
 	}
 
 	// Truncated inside the array: closed at the last complete element.
@@ -472,13 +484,17 @@ func TestRejectResponseFormatDowngrade(t *testing.T) {
 	for _, r := range srv.Requests() {
 		types = append(types, r.ResponseFormatType())
 	}
-	if strings.Join(types, ",") != "json_schema,json_object," {
-		t.Errorf("response_format sequence = %q", types)
+	formats := []string{}
+	for _, r := range srv.Requests() {
+		formats = append(formats, r.Format())
+	}
+	if strings.Join(formats, ",") != "json_schema,json_object_schema,json_object,plain" {
+		t.Errorf("response_format sequence = %q", formats)
 	}
 	if len(sl.all()) != 0 {
 		t.Errorf("downgrades waited: %v", sl.all())
 	}
-	plain := srv.Request(3)
+	plain := srv.Request(4)
 	if len(plain.Messages) != 2 || !strings.Contains(plain.Messages[0].Content, "You group turns into events.") ||
 		!strings.Contains(plain.Messages[0].Content, SchemaInstruction(json.RawMessage(affSchema))) {
 		t.Errorf("plain request messages = %+v", plain.Messages)
@@ -487,17 +503,17 @@ func TestRejectResponseFormatDowngrade(t *testing.T) {
 	if _, err := c.Complete(t.Context(), schemaRequest()); err != nil {
 		t.Fatal(err)
 	}
-	if srv.Calls() != 4 || srv.Request(4).ResponseFormatType() != "" {
-		t.Errorf("calls = %d, last rf %q", srv.Calls(), srv.Request(4).ResponseFormatType())
+	if srv.Calls() != 5 || srv.Request(5).ResponseFormatType() != "" {
+		t.Errorf("calls = %d, last rf %q", srv.Calls(), srv.Request(5).ResponseFormatType())
 	}
 	// Requests without a schema never send response_format.
 	c.Complete(t.Context(), llm.Request{Messages: []llm.Message{{Role: "user", Content: "hi"}}})
-	if r := srv.Request(5); r.ResponseFormat != nil || len(r.Messages) != 1 {
+	if r := srv.Request(6); r.ResponseFormat != nil || len(r.Messages) != 1 {
 		t.Errorf("schema-less request = %+v", r)
 	}
 
-	// A server that only lacks json_schema stops at json_object, which also
-	// gets the instruction (in a new system message when there was none).
+	// A server that only lacks json_schema stops at json_object with the
+	// schema in response_format, and the prompt is not lengthened.
 	srv2 := llmtest.NewServer(t, llmtest.RejectResponseFormat(llmtest.Always(llmtest.Text(`{"affiliations":[]}`)), "json_schema"))
 	c2, _ := newClient(t, srv2.BaseURL(), Options{})
 	req := schemaRequest()
@@ -505,10 +521,24 @@ func TestRejectResponseFormatDowngrade(t *testing.T) {
 	if _, err := c2.Complete(t.Context(), req); err != nil {
 		t.Fatal(err)
 	}
-	if c2.Mode() != JSONObject || srv2.Calls() != 2 {
+	if c2.Mode() != JSONObjectSchema || srv2.Calls() != 2 {
 		t.Errorf("mode %v after %d calls", c2.Mode(), srv2.Calls())
 	}
-	if m := srv2.Request(2).Messages; len(m) != 2 || m[0].Role != "system" || !strings.Contains(m[0].Content, affSchema) {
+	if m := srv2.Request(2).Messages; len(m) != 1 || m[0] != req.Messages[0] {
+		t.Errorf("json_object_schema messages = %+v", m)
+	}
+
+	// One that also lacks the schema form stops at json_object, which gets
+	// the instruction (in a new system message when there was none).
+	srv3 := llmtest.NewServer(t, llmtest.RejectResponseFormat(llmtest.Always(llmtest.Text(`{"affiliations":[]}`)), "json_schema", "json_object_schema"))
+	c3, _ := newClient(t, srv3.BaseURL(), Options{})
+	if _, err := c3.Complete(t.Context(), req); err != nil {
+		t.Fatal(err)
+	}
+	if c3.Mode() != JSONObject || srv3.Calls() != 3 {
+		t.Errorf("mode %v after %d calls", c3.Mode(), srv3.Calls())
+	}
+	if m := srv3.Request(3).Messages; len(m) != 2 || m[0].Role != "system" || !strings.Contains(m[0].Content, affSchema) {
 		t.Errorf("json_object messages = %+v", m)
 	}
 }
@@ -743,7 +773,8 @@ func TestUnrelated400DoesNotDowngrade(t *testing.T) {
 		srv := llmtest.NewServer(t, llmtest.Always(llmtest.Status(400, msg)))
 		c, _ := newClient(t, srv.BaseURL(), Options{})
 		_, err := c.Complete(t.Context(), schemaRequest())
-		if !errors.Is(err, llm.ErrRequest) || srv.Calls() != 1 || c.Mode() != JSONSchema {
+		if !errors.Is(err, llm.ErrRequest) || srv.Calls() != 1 || c.Mode() != JSONSchema ||
+			errors.Is(err, llm.ErrContextLength) != strings.Contains(msg, "context") {
 			t.Errorf("%q: err %v, %d calls, mode %v", msg, err, srv.Calls(), c.Mode())
 		}
 	}

@@ -22,6 +22,9 @@ type RunInfo struct {
 	Name   string    `json:"name"`
 	Dir    string    `json:"dir"`
 	Config RunConfig `json:"config"`
+	// Calibration is how the judge graded CalibrationSet (nil: no judge,
+	// or a run made before calibration existed).
+	Calibration *Calibration `json:"judge_calibration,omitempty"`
 }
 
 // SystemResult is everything measured for one system in one run.
@@ -106,14 +109,26 @@ type CurvePoint struct {
 // Cost counts the LLM work and wall time of a phase.
 type Cost struct {
 	// Units is the number of turns (construction) or questions.
-	Units      int        `json:"units"`
-	Calls      int        `json:"calls"`
-	Cached     int        `json:"cached"`
-	Errors     int        `json:"errors"`
-	Prompt     int        `json:"prompt_tokens"`
-	Completion int        `json:"completion_tokens"`
-	WallMS     float64    `json:"wall_ms"`
-	ByOp       []CallStat `json:"by_op,omitempty"`
+	Units      int `json:"units"`
+	Calls      int `json:"calls"`
+	Cached     int `json:"cached"`
+	Errors     int `json:"errors"`
+	Prompt     int `json:"prompt_tokens"`
+	Completion int `json:"completion_tokens"`
+	// Requests, Reasked and FellBack sum the CallStats' (HTTP requests,
+	// corrective re-asks, fallbacks after an unusable reply).
+	Requests int `json:"requests"`
+	Reasked  int `json:"reasked"`
+	FellBack int `json:"fell_back"`
+	// CountedPrompt and CountedCompletion are the run tokenizer's counts.
+	CountedPrompt     int `json:"counted_prompt_tokens,omitempty"`
+	CountedCompletion int `json:"counted_completion_tokens,omitempty"`
+	// Warnings and Notes count the engine's AddResult.Warnings
+	// (construction) and Trace.Notes (questions).
+	Warnings int        `json:"warnings"`
+	Notes    int        `json:"notes"`
+	WallMS   float64    `json:"wall_ms"`
+	ByOp     []CallStat `json:"by_op,omitempty"`
 }
 
 // Per returns x per unit (0 without units).
@@ -146,6 +161,11 @@ func (c *Cost) add(stats []CallStat) {
 		c.Errors += s.Errors
 		c.Prompt += s.Prompt
 		c.Completion += s.Completion
+		c.Requests += s.Requests
+		c.Reasked += s.Reasked
+		c.FellBack += s.FellBack
+		c.CountedPrompt += s.CountedPrompt
+		c.CountedCompletion += s.CountedCompletion
 	}
 }
 
@@ -181,10 +201,23 @@ func LoadRun(dir string) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	cal, err := readCalibration(dir)
+	if err != nil {
+		return nil, err
+	}
 	name := filepath.Base(filepath.Clean(dir))
+	systems := Summarize(*rc, name, bs, qs)
+	if cal != nil && !cal.Passed {
+		// A judge that failed its calibration has no J to report.
+		for i := range systems {
+			for j := range systems[i].Groups {
+				systems[i].Groups[j].J = nil
+			}
+		}
+	}
 	return &Report{
-		Runs:    []RunInfo{{Name: name, Dir: dir, Config: *rc}},
-		Systems: Summarize(*rc, name, bs, qs),
+		Runs:    []RunInfo{{Name: name, Dir: dir, Config: *rc, Calibration: cal}},
+		Systems: systems,
 	}, nil
 }
 
@@ -264,11 +297,13 @@ func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []Quest
 		for _, b := range buildBySys[name] {
 			sr.Build.Units += b.Turns
 			sr.Build.WallMS += b.WallMS
+			sr.Build.Warnings += len(b.Warnings)
 			sr.Build.add(b.Calls)
 		}
 		for _, q := range qs {
 			sr.QA.Units++
 			sr.QA.WallMS += q.WallMS
+			sr.QA.Notes += len(q.Notes)
 			sr.QA.add(q.Calls)
 			if len(q.Judge) > 0 {
 				sr.Judge.Units++

@@ -95,6 +95,8 @@ type Outcome struct {
 	Calls []higmem.Call
 	// Rounds is the number of sequential LLM rounds on the critical path.
 	Rounds int
+	// Notes are the engine's trace notes (fallbacks, budget cuts).
+	Notes []string
 }
 
 // SessionBuild reports the construction of one session.
@@ -103,6 +105,8 @@ type SessionBuild struct {
 	Turns   int
 	Calls   []higmem.Call
 	Wall    time.Duration
+	// Warnings are the engine's AddResult.Warnings.
+	Warnings []string
 }
 
 // System is a memory system under evaluation.

@@ -27,7 +27,33 @@ type CallStat struct {
 	Errors     int      `json:"errors,omitempty"`
 	Prompt     int      `json:"prompt_tokens"`
 	Completion int      `json:"completion_tokens"`
+	// Requests counts the HTTP requests the calls made (retries, format
+	// downgrades and re-asks included; cached calls count the requests of
+	// the original call when the cache kept them).
+	Requests int `json:"requests,omitempty"`
+	// Reasked counts corrective re-asks (a second request after an
+	// unusable or cut reply); FellBack counts replies still unusable
+	// after it, for which the engine used a documented fallback.
+	Reasked  int `json:"reasked,omitempty"`
+	FellBack int `json:"fell_back,omitempty"`
+	// CountedPrompt and CountedCompletion are the tokens of the calls as
+	// the run's tokenizer counts them (RunConfig.Tokenizer; 0 without
+	// one), beside the server's or the fake's usage above.
+	CountedPrompt     int `json:"counted_prompt_tokens,omitempty"`
+	CountedCompletion int `json:"counted_completion_tokens,omitempty"`
+	// ContentValid, ContentRepaired and ContentRejected judge what each
+	// parsed reply says (internal/memcheck: junk titles, copied
+	// instructions, ids not shown, runaway lists); Unparsed counts replies
+	// with no JSON fitting the schema. Measured on every reply, re-asks
+	// included, whatever the engine then did with it.
+	ContentValid    int `json:"content_valid,omitempty"`
+	ContentRepaired int `json:"content_repaired,omitempty"`
+	ContentRejected int `json:"content_rejected,omitempty"`
+	Unparsed        int `json:"unparsed,omitempty"`
 }
+
+// Logical is the number of calls the engine made, re-asks not counted.
+func (c CallStat) Logical() int { return c.Calls - c.Reasked }
 
 // Tokens is prompt plus completion tokens.
 func (c CallStat) Tokens() int { return c.Prompt + c.Completion }
@@ -77,6 +103,15 @@ func mergeStats(a, b []CallStat) []CallStat {
 		a[i].Errors += x.Errors
 		a[i].Prompt += x.Prompt
 		a[i].Completion += x.Completion
+		a[i].Requests += x.Requests
+		a[i].Reasked += x.Reasked
+		a[i].FellBack += x.FellBack
+		a[i].CountedPrompt += x.CountedPrompt
+		a[i].CountedCompletion += x.CountedCompletion
+		a[i].ContentValid += x.ContentValid
+		a[i].ContentRepaired += x.ContentRepaired
+		a[i].ContentRejected += x.ContentRejected
+		a[i].Unparsed += x.Unparsed
 	}
 	sortStats(a)
 	return a
@@ -91,6 +126,9 @@ type BuildRecord struct {
 	Turns   int        `json:"turns"`
 	Calls   []CallStat `json:"calls,omitempty"`
 	WallMS  float64    `json:"wall_ms"`
+	// Warnings are the engine's AddResult.Warnings for the session:
+	// fallbacks, unparsable times.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func (b BuildRecord) key() string { return b.System + "|" + b.Sample + "|" + strconv.Itoa(b.Session) }
@@ -159,6 +197,8 @@ type QuestionRecord struct {
 	Calls         []CallStat   `json:"calls,omitempty"`
 	Rounds        int          `json:"rounds"`
 	WallMS        float64      `json:"wall_ms"`
+	// Notes are the engine's Trace.Notes: fallbacks, budget cuts.
+	Notes []string `json:"notes,omitempty"`
 }
 
 func (q QuestionRecord) key() string { return questionKey(q.System, q.Sample, q.QA) }
@@ -175,7 +215,9 @@ func newRecord(system string, s *locomo.Sample, qi int, out *Outcome) QuestionRe
 		Gold: qa.Answer, Adversarial: qa.AdversarialAnswer, GoldEvidence: slices.Clone(qa.Evidence),
 		Answered: out.Answered, Answer: out.Answer,
 		Evidence: out.Evidence, ContextTokens: out.ContextTokens, Calls: callStats(out.Calls), Rounds: out.Rounds,
+		Notes: out.Notes,
 	}
+	r.Calls = mergeStats(r.Calls, fallbacks(out.Notes))
 	if r.GoldEvidence == nil {
 		r.GoldEvidence = []string{}
 	}

@@ -32,6 +32,7 @@ var Sections = []string{
 	"## Cost: memory construction (per turn)",
 	"## Cost: question answering (per question)",
 	"## Cost by operation",
+	"## LLM output validity",
 	"## Charts",
 	"## Definitions",
 }
@@ -272,9 +273,21 @@ func Markdown(rep *Report) string {
 		runs = max(runs, r.Config.JudgeRuns)
 	}
 	fmt.Fprintf(&b, "Fraction of answers the judge model labels CORRECT (generous on wording and date formats); category 5 is not judged. Mean ± population sd over %d judge run(s).\n\n", runs)
+	failed := false
+	for _, r := range rep.Runs {
+		switch c := r.Calibration; {
+		case c == nil && judged:
+			fmt.Fprintf(&b, "Run %s: the judge was **not calibrated** (run made without a calibration set): read its J with care.\n\n", r.Name)
+		case c != nil && c.Passed:
+			fmt.Fprintf(&b, "Run %s: judge calibration %s.\n\n", r.Name, c)
+		case c != nil:
+			failed = true
+			fmt.Fprintf(&b, "Run %s: **J withheld**: the judge failed its calibration (%s; the set holds \"Not mentioned\" answers its own prompt defines as WRONG), so its grades mean nothing.\n\n", r.Name, c)
+		}
+	}
 	if judged {
 		table(&b, groupHead("system", keys), rows)
-	} else {
+	} else if !failed {
 		b.WriteString("No judge verdicts: no judge model configured, or no written answers.\n\n")
 	}
 
@@ -307,11 +320,12 @@ func Markdown(rep *Report) string {
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		c := s.Build
-		rows = append(rows, []string{s.Label, fmt.Sprint(c.Units), f2d(c.Per(float64(c.Calls))),
+		rows = append(rows, []string{s.Label, fmt.Sprint(c.Units), f2d(c.Per(float64(c.Calls))), f2d(c.Per(float64(c.Requests))),
 			f1d(c.Per(float64(c.Prompt))), f1d(c.Per(float64(c.Completion))), f1d(c.Per(float64(c.Tokens()))),
-			pct(c.Cached, c.Calls), fmt.Sprint(c.Errors), f2d(c.Per(c.WallMS))})
+			pct(c.Cached, c.Calls), fmt.Sprint(c.Errors), fmt.Sprint(c.Reasked), fmt.Sprint(c.FellBack), fmt.Sprint(c.Warnings), f2d(c.Per(c.WallMS))})
 	}
-	table(&b, []string{"system", "turns", "LLM calls / turn", "prompt tok / turn", "completion tok / turn", "tokens / turn", "cached", "errors", "wall ms / turn"}, rows)
+	table(&b, []string{"system", "turns", "LLM calls / turn", "HTTP requests / turn", "prompt tok / turn", "completion tok / turn", "tokens / turn", "cached", "errors",
+		"re-asks", "fallbacks", "warnings", "wall ms / turn"}, rows)
 
 	b.WriteString(Sections[10] + "\n\n")
 	rows = nil
@@ -323,10 +337,11 @@ func Markdown(rep *Report) string {
 		rows = append(rows, []string{s.Label, fmt.Sprint(c.Units), f2d(c.Per(float64(c.Calls))),
 			f2d(c.Per(float64(mc))), f2d(c.Per(float64(ac))), f1d(c.Per(float64(mt))), f1d(c.Per(float64(at))),
 			f1d(c.Per(float64(c.Tokens()))), f1d(g.ContextTokens), f1d(g.AnswerPromptTokens), f2d(g.Rounds),
-			pct(c.Cached, c.Calls), fmt.Sprint(c.Errors), f2d(c.Per(c.WallMS))})
+			f2d(c.Per(float64(c.Requests))), pct(c.Cached, c.Calls), fmt.Sprint(c.Errors), fmt.Sprint(c.Reasked), fmt.Sprint(c.FellBack), fmt.Sprint(c.Notes),
+			f2d(c.Per(c.WallMS))})
 	}
 	table(&b, []string{"system", "questions", "LLM calls / q", "memory calls / q", "answer calls / q", "memory tok / q", "answer tok / q", "tokens / q",
-		"answer-context tok", "answer prompt tok", "rounds", "cached", "errors", "wall ms / q"}, rows)
+		"answer-context tok", "answer prompt tok", "rounds", "HTTP requests / q", "cached", "errors", "re-asks", "fallbacks", "notes", "wall ms / q"}, rows)
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		if c := s.Judge; c.Calls > 0 {
@@ -341,10 +356,7 @@ func Markdown(rep *Report) string {
 	b.WriteString(Sections[11] + "\n\nPer turn for construction, per question for question answering.\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
-		for _, ph := range []struct {
-			name string
-			c    Cost
-		}{{"construction", s.Build}, {"questions", s.QA}} {
+		for _, ph := range phases(s) {
 			for _, op := range ph.c.ByOp {
 				rows = append(rows, []string{s.Label, ph.name, string(op.Role), op.Operation, fmt.Sprint(op.Calls),
 					f2d(ph.c.Per(float64(op.Calls))), f1d(ph.c.Per(float64(op.Prompt))), f1d(ph.c.Per(float64(op.Completion))),
@@ -357,8 +369,51 @@ func Markdown(rep *Report) string {
 	} else {
 		table(&b, []string{"system", "phase", "role", "operation", "calls", "calls / unit", "prompt tok / unit", "completion tok / unit", "cached", "errors"}, rows, 4)
 	}
+	for _, r := range rep.Runs {
+		tok := r.Config.Tokenizer
+		if tok == "" {
+			continue
+		}
+		fmt.Fprintf(&b, "Run %s: tokens also counted with %s (the tokenizer of gpt-4o and gpt-4o-mini; chat framing of 3 tokens per message and 3 per reply), memory and answer roles:\n\n", r.Name, tok)
+		rows = nil
+		for _, s := range ran(rep.Systems) {
+			if s.Run != r.Name {
+				continue
+			}
+			bc, qc := s.Build, s.QA
+			rows = append(rows, []string{s.Label, f1d(bc.Per(float64(bc.CountedPrompt))), f1d(bc.Per(float64(bc.CountedCompletion))),
+				f1d(qc.Per(float64(qc.CountedPrompt))), f1d(qc.Per(float64(qc.CountedCompletion)))})
+		}
+		table(&b, []string{"system", "prompt tok / turn", "completion tok / turn", "prompt tok / q", "completion tok / q"}, rows)
+	}
 
-	b.WriteString(Sections[12] + "\n\n")
+	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), the semantic verdict of internal/memcheck on every reply (junk titles, copied instructions, ids not shown, runaway lists: what a check would repair or reject; the engine does not apply these checks yet, so repaired and rejected replies were stored as written), and HTTP requests.\n\n")
+	rows = nil
+	for _, s := range ran(rep.Systems) {
+		for _, ph := range phases(s) {
+			for _, op := range ph.c.ByOp {
+				n := op.Logical()
+				if n <= 0 && op.FellBack == 0 {
+					continue
+				}
+				content := "–"
+				if judged := op.ContentValid + op.ContentRepaired + op.ContentRejected + op.Unparsed; judged > 0 {
+					content = fmt.Sprintf("%s / %s / %s / %s", pct(op.ContentValid, judged), pct(op.ContentRepaired, judged),
+						pct(op.ContentRejected, judged), pct(op.Unparsed, judged))
+				}
+				rows = append(rows, []string{s.Label, ph.name, string(op.Role), op.Operation, fmt.Sprint(n),
+					pct(n-op.Reasked, n), fmt.Sprint(op.Reasked), fmt.Sprint(op.FellBack), content, fmt.Sprint(op.Requests)})
+			}
+		}
+	}
+	if len(rows) == 0 {
+		b.WriteString("No LLM calls.\n\n")
+	} else {
+		table(&b, []string{"system", "phase", "role", "operation", "calls", "valid first try", "re-asked", "fell back",
+			"content valid / repaired / rejected / no JSON", "HTTP requests"}, rows, 4)
+	}
+
+	b.WriteString(Sections[13] + "\n\n")
 	for _, c := range []struct{ file, alt string }{
 		{ChartRecall, "Evidence recall vs K"}, {ChartF1, "Official F1 per category"},
 		{ChartTokens, "LLM tokens per question"}, {ChartCalls, "LLM calls per turn"},
@@ -366,7 +421,7 @@ func Markdown(rep *Report) string {
 		fmt.Fprintf(&b, "![%s](%s)\n\n", c.alt, c.file)
 	}
 
-	b.WriteString(Sections[13] + "\n\n")
+	b.WriteString(Sections[14] + "\n\n")
 	b.WriteString(`- **Categories** are the numbers in the data file, named with the official LoCoMo mapping (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial; LoCoMo paper Table 5). Mem0's paper labels 1 as single-hop and 3 as multi-hop, which is wrong.
 - **No gold leaks into answering.** Systems get the question text only (the oracle also gets the gold evidence ids). Each chooses its answer prompt by its own rule-based or LLM analysis of the question, never by the gold category, and no system is offered the adversarial answer as an option.
 - **Official F1** follows snap-research/LoCoMo task_eval/evaluation.py. **A-Mem F1, BLEU-1 and EM** follow A-Mem's utils.py, with A-Mem's reference answer (category 5: adversarial_answer, hence "trap-scored" †).
@@ -374,9 +429,21 @@ func Markdown(rep *Report) string {
 - **Evidence P/R** compare the distinct turn ids with the normalised gold evidence, over questions with non-empty gold evidence: P = hits / K, R = hits / |gold|. K is what the answer model saw (A-Mem: hits plus linked notes; full-context: every turn).
 - **Tokens** are the model's reported usage (the scripted fake estimates 4 bytes per token); cached calls count with the usage of the original call. **Answer-context tokens** estimate the rendered evidence at 4 bytes per token; **answer prompt tokens** are the answer call's reported prompt size.
 - **Rounds** are sequential LLM rounds on a question's critical path (answer included). **Wall times** include waiting for concurrency slots when --concurrency > 1, and embedding.
+- **HTTP requests** count what was sent to the server, retries and structured-output downgrades included; **re-asks** are corrective second requests after an unusable or cut reply; **fallbacks** count the engine's notes and warnings that say a reply was unusable and a documented fallback was used; **warnings** are AddResult.Warnings, **notes** Trace.Notes, all kept in builds.jsonl and questions.jsonl.
+- **J** is printed only for a judge that graded the calibration set (known right answers, and known wrong ones including "Not mentioned" answers) as its prompt defines.
 - **Construction** is counted once per session, from its first build; a resumed run rebuilds memories (free with the LLM cache) without counting them again.
 `)
 	return b.String()
+}
+
+// phase is the LLM work of construction or of questions.
+type phase struct {
+	name string
+	c    Cost
+}
+
+func phases(s SystemResult) []phase {
+	return []phase{{"construction", s.Build}, {"questions", s.QA}}
 }
 
 func pct(n, d int) string {

@@ -85,6 +85,10 @@ type Config struct {
 	// OnRecord, when set, is called after each question record is
 	// written (tests use it to interrupt a run).
 	OnRecord func(QuestionRecord)
+	// Tokenizer, when set, also counts every memory and answer call's
+	// tokens with a real encoding; TokenizerName names it for the record.
+	Tokenizer     Tokenizer
+	TokenizerName string
 }
 
 // RunConfig is what config.json records. Every field except Invocations
@@ -105,6 +109,9 @@ type RunConfig struct {
 	PromptVersion string            `json:"prompt_version"`
 	AMemPrompts   string            `json:"amem_prompt_version"`
 	FakeLLM       string            `json:"fake_llm,omitempty"`
+	// Tokenizer names the encoding that also counted the tokens ("" when
+	// only the server's usage or the 4-bytes estimate is reported).
+	Tokenizer string `json:"tokenizer,omitempty"`
 	// Skipped maps systems that cannot run with these models to why.
 	Skipped     map[string]string `json:"skipped,omitempty"`
 	Invocations []Invocation      `json:"invocations"`
@@ -183,6 +190,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
 		Models: map[string]string{}, Embedder: "none (BM25 only)",
 		PromptVersion: prompt.Version, AMemPrompts: amem.PromptVersion, FakeLLM: cfg.FakeLLM,
+		Tokenizer: cfg.TokenizerName,
 	}
 	for _, s := range systems {
 		rc.Systems = append(rc.Systems, s.Name())
@@ -197,6 +205,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rc.Embedder = cfg.Env.Embedder.ID()
 	}
 	env := cfg.Env
+	env.Memory, env.Answer = counted(llm.RoleMemory, env.Memory, cfg.Tokenizer), counted(llm.RoleAnswer, env.Answer, cfg.Tokenizer)
 	if env.Embedder != nil {
 		env.Embedder = newMemoEmbedder(env.Embedder)
 	}
@@ -240,6 +249,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rc.Invocations = append(rc.Invocations, Invocation{Started: time.Now().UTC(), GitCommit: cfg.GitCommit, GitDirty: cfg.GitDirty, Concurrency: cfg.Concurrency})
 	if err := writeJSONFile(filepath.Join(cfg.Out, ConfigFile), rc); err != nil {
 		return nil, err
+	}
+
+	// A judge grades the calibration set first; one that fails it does
+	// not judge the run (its J would mean nothing).
+	if cfg.Judge != nil {
+		cal, err := Calibrate(ctx, cfg.Judge)
+		if err != nil {
+			return nil, err
+		}
+		cal.Model = cfg.Models["judge"]
+		if err := writeJSONFile(filepath.Join(cfg.Out, CalibrationFile), cal); err != nil {
+			return nil, err
+		}
+		logf("judge calibration %s", cal)
+		if !cal.Passed {
+			logf("the judge failed its calibration: answers are not judged and J is not reported")
+			cfg.Judge = nil
+		}
 	}
 
 	done := map[string]bool{}
@@ -332,9 +359,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				return
 			}
 			progress(0, "build "+name+" "+s.ID)
-			inst, err := j.sys.Build(runCtx, &env, s, func(sb SessionBuild) {
+			buildCtx, tl := withTally(runCtx)
+			inst, err := j.sys.Build(buildCtx, &env, s, func(sb SessionBuild) {
 				rec := BuildRecord{System: name, Sample: s.ID, Session: sb.Session, Turns: sb.Turns,
-					Calls: callStats(sb.Calls), WallMS: ms(sb.Wall)}
+					Calls: callStats(sb.Calls), WallMS: ms(sb.Wall), Warnings: sb.Warnings}
+				rec.Calls = mergeStats(mergeStats(rec.Calls, tl.take()), fallbacks(sb.Warnings))
 				builtMu.Lock()
 				first := !built[rec.key()]
 				built[rec.key()] = true
@@ -399,12 +428,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func ask(ctx context.Context, cfg Config, inst Instance, system string, s *locomo.Sample, qi int) (QuestionRecord, error) {
 	qa := s.QA[qi]
 	start := time.Now()
-	out, err := inst.Ask(ctx, Query{Question: qa.Question, Gold: qa.Evidence})
+	qctx, tl := withTally(ctx)
+	out, err := inst.Ask(qctx, Query{Question: qa.Question, Gold: qa.Evidence})
 	if err != nil {
 		return QuestionRecord{}, fmt.Errorf("%s: %s question %d: %w", system, s.ID, qi, err)
 	}
 	wall := time.Since(start)
 	rec := newRecord(system, s, qi, out)
+	rec.Calls = mergeStats(rec.Calls, tl.take())
 	rec.WallMS = ms(wall)
 	if cfg.Judge != nil && out.Answered && qa.Category != locomo.Adversarial {
 		for run := range cfg.JudgeRuns {

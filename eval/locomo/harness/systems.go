@@ -83,7 +83,7 @@ func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, do
 			m.Close()
 			return nil, fmt.Errorf("%s: %s session %d: %w", e.name, s.ID, sess.N, err)
 		}
-		done(SessionBuild{Session: sess.N, Turns: len(in), Calls: res.Calls, Wall: time.Since(start)})
+		done(SessionBuild{Session: sess.N, Turns: len(in), Calls: res.Calls, Wall: time.Since(start), Warnings: res.Warnings})
 	}
 	return &engineInstance{sys: e, m: m, sp: sp, env: env, sample: s}, nil
 }
@@ -112,14 +112,14 @@ func (in *engineInstance) Ask(ctx context.Context, q Query) (*Outcome, error) {
 			return nil, err
 		}
 		return &Outcome{Evidence: res.IDs(), Stages: res.Trace.Stages, ContextTokens: estimateTokens(res.Context),
-			Calls: res.Trace.Calls, Rounds: res.Trace.Rounds}, nil
+			Calls: res.Trace.Calls, Rounds: res.Trace.Rounds, Notes: res.Trace.Notes}, nil
 	}
 	ans, err := in.m.Ask(ctx, in.sp, q.Question, higmem.RetrieveOptions{})
 	if err != nil {
 		return nil, err
 	}
 	return &Outcome{Answer: ans.Text, Answered: true, Evidence: ans.IDs(), Stages: ans.Trace.Stages,
-		ContextTokens: estimateTokens(ans.Context), Calls: ans.Trace.Calls, Rounds: ans.Trace.Rounds}, nil
+		ContextTokens: estimateTokens(ans.Context), Calls: ans.Trace.Calls, Rounds: ans.Trace.Rounds, Notes: ans.Trace.Notes}, nil
 }
 
 // fullContext passes every turn to the answer model.

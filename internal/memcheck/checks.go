@@ -1,0 +1,401 @@
+package memcheck
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/higmem/higmem/internal/prompt"
+)
+
+// newLabel is a label for an event the reply creates: "new:1", "NEW:2".
+var newLabel = regexp.MustCompile(`(?i)^new:(\d+)$`)
+
+// BuildBatch checks a build_batch reply: items only for the new turns
+// shown, once each; events among those shown or declared in new_events,
+// at most EventsPerTurn per turn; no more new events than new turns, each
+// used by some turn, with a real title ("" when the model's was junk: the
+// caller derives one and marks it); clean keywords, tags and context. It
+// rejects a reply with no usable item.
+func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
+	c := caps.withDefaults()
+	var res result
+	news := s.New
+	if len(news) == 0 {
+		news = s.Turns
+	}
+	allowed := set(news)
+
+	// New events: well-formed labels, once each, at most one per new turn.
+	type newEvent = struct {
+		Label string `json:"label"`
+		Title string `json:"title"`
+	}
+	declared := map[string]bool{}
+	events := make([]newEvent, 0, len(r.NewEvents))
+	for i, ne := range r.NewEvents {
+		f := fmt.Sprintf("new_events[%d]", i)
+		label := strings.ToLower(strings.TrimSpace(ne.Label))
+		switch {
+		case !newLabel.MatchString(label):
+			res.fix(UnknownID, f+".label", ne.Label)
+			continue
+		case declared[label]:
+			res.fix(Duplicate, f+".label", ne.Label)
+			continue
+		case len(events) == len(news):
+			res.fix(OverCap, f, ne.Label)
+			continue
+		}
+		title := strings.TrimSpace(ne.Title)
+		if title == "" {
+			res.fix(Empty, f+".title", "")
+		} else if why := s.junkTitle(title); why != "" {
+			res.fix(why, f+".title", ne.Title)
+			title = ""
+		} else if t := cut(title, c.TitleChars); t != title {
+			res.fix(OverCap, f+".title", ne.Title)
+			title = t
+		}
+		declared[label] = true
+		events = append(events, newEvent{label, title})
+	}
+
+	type item = struct {
+		ID       string   `json:"id"`
+		Keywords []string `json:"keywords"`
+		Tags     []string `json:"tags"`
+		Context  string   `json:"context"`
+		Events   []string `json:"events"`
+	}
+	seen := map[string]bool{}
+	used := map[string]bool{}
+	kept := make([]item, 0, len(r.Turns))
+	for i, t := range r.Turns {
+		f := fmt.Sprintf("turns[%d]", i)
+		id := strings.TrimSpace(t.ID)
+		switch {
+		case !allowed[id]:
+			res.fix(UnknownID, f+".id", t.ID)
+			continue
+		case seen[id]:
+			res.fix(Duplicate, f+".id", t.ID)
+			continue
+		}
+		seen[id] = true
+		var evs []string
+		inTurn := map[string]bool{}
+		for j, e := range t.Events {
+			fe := fmt.Sprintf("%s.events[%d]", f, j)
+			e = strings.TrimSpace(e)
+			if newLabel.MatchString(e) {
+				e = strings.ToLower(e)
+			}
+			switch {
+			case inTurn[e]:
+				res.fix(Duplicate, fe, e)
+				continue
+			case s.events[e], declared[e]:
+			case newLabel.MatchString(e) && len(events) < len(news):
+				// Used but not declared: declared here, with no title.
+				res.fix(Empty, "new_events."+e+".title", "")
+				declared[e] = true
+				events = append(events, newEvent{e, ""})
+			default:
+				res.fix(UnknownID, fe, e)
+				continue
+			}
+			if len(evs) == c.EventsPerTurn {
+				res.fix(OverCap, fe, e)
+				continue
+			}
+			inTurn[e] = true
+			evs = append(evs, e)
+			used[e] = true
+		}
+		if len(evs) == 0 && len(t.Events) > 0 {
+			res.fix(Empty, f+".events", strings.Join(t.Events, ", "))
+		}
+		kept = append(kept, item{
+			ID:       id,
+			Keywords: res.terms(f+".keywords", t.Keywords, c.Keywords),
+			Tags:     res.terms(f+".tags", t.Tags, c.Tags),
+			Context:  res.text(s, f+".context", t.Context, c.TextChars),
+			Events:   evs,
+		})
+	}
+	for _, id := range news {
+		if !seen[id] {
+			res.fix(MissingID, "turns", id)
+		}
+	}
+	r.NewEvents = r.NewEvents[:0]
+	for _, ne := range events {
+		if !used[ne.Label] {
+			res.fix(Unused, "new_events", ne.Label)
+			continue
+		}
+		r.NewEvents = append(r.NewEvents, ne)
+	}
+	r.Turns = kept
+	if len(kept) == 0 {
+		res.reject(Empty, "turns", "")
+	}
+	return res.Result
+}
+
+// EventUpdate checks an event_update reply: a real summary (else rejected),
+// clean keywords and tags, facts that say something, once each, with a
+// shown turn id or none, at most Facts (default four per new turn).
+func EventUpdate(r *prompt.EventUpdateReply, s Shown, caps Caps) Result {
+	c := caps.withDefaults()
+	if c.Facts <= 0 {
+		c.Facts = 4 * max(1, len(s.New))
+	}
+	var res result
+	summary := strings.TrimSpace(r.Summary)
+	if summary == "" {
+		res.reject(Empty, "summary", "")
+	} else if why := s.junkText(summary); why != "" {
+		res.reject(why, "summary", summary)
+	} else if t := cut(summary, c.TextChars); t != summary {
+		res.fix(OverCap, "summary", summary)
+		summary = t
+	}
+	r.Summary = summary
+	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
+	r.Tags = res.terms("tags", r.Tags, c.Tags)
+	r.NewFacts = res.facts(s, r.NewFacts, c)
+	return res.Result
+}
+
+// facts cleans new facts.
+func (res *result) facts(s Shown, in []prompt.FactReply, c Caps) []prompt.FactReply {
+	out := make([]prompt.FactReply, 0, len(in))
+	seen := map[string]bool{}
+	for i, f := range in {
+		field := fmt.Sprintf("new_facts[%d]", i)
+		text := res.text(s, field+".fact", f.Fact, c.TextChars)
+		if text == "" {
+			if strings.TrimSpace(f.Fact) == "" {
+				res.fix(Empty, field+".fact", "")
+			}
+			continue
+		}
+		key := strings.Join(words(text), " ")
+		if seen[key] {
+			res.fix(Duplicate, field, text)
+			continue
+		}
+		if len(out) == c.Facts {
+			res.fix(OverCap, field, text)
+			continue
+		}
+		seen[key] = true
+		f.Fact = text
+		f.TurnID = strings.TrimSpace(f.TurnID)
+		if f.TurnID != "" && !s.turns[f.TurnID] {
+			res.fix(UnknownID, field+".turn_id", f.TurnID)
+			f.TurnID = ""
+		}
+		f.Time = strings.TrimSpace(f.Time)
+		if f.Time != "" && (!hasLetter(f.Time) || jsonish(f.Time) || s.copied(f.Time)) {
+			res.fix(JunkText, field+".time", f.Time)
+			f.Time = ""
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// EventCheck checks an event_check reply's keywords and tags.
+func EventCheck(r *prompt.EventCheckReply, s Shown, caps Caps) Result {
+	c := caps.withDefaults()
+	var res result
+	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
+	r.Tags = res.terms("tags", r.Tags, c.Tags)
+	return res.Result
+}
+
+// TurnNote checks a turn_note reply: clean keywords, tags and entities, a
+// real context, links to shown turns only. It rejects a note with neither
+// keywords nor context left.
+func TurnNote(r *prompt.TurnNoteReply, s Shown, caps Caps) Result {
+	c := caps.withDefaults()
+	var res result
+	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
+	r.Tags = res.terms("tags", r.Tags, c.Tags)
+	r.Entities = res.terms("entities", r.Entities, 2*c.Keywords)
+	r.Context = res.text(s, "context", r.Context, c.TextChars)
+	links := r.Links[:0]
+	seen := map[string]bool{}
+	for i, l := range r.Links {
+		l.Target = strings.TrimSpace(l.Target)
+		switch {
+		case !s.turns[l.Target]:
+			res.fix(UnknownID, fmt.Sprintf("links[%d].target", i), l.Target)
+		case seen[l.Target]:
+			res.fix(Duplicate, fmt.Sprintf("links[%d].target", i), l.Target)
+		default:
+			seen[l.Target] = true
+			links = append(links, l)
+		}
+	}
+	r.Links = links
+	if len(r.Keywords) == 0 && r.Context == "" {
+		res.reject(Empty, "keywords", "")
+	}
+	return res.Result
+}
+
+// Affiliate checks an affiliate reply: shown event ids or "NEW", once
+// each, at most EventsPerTurn. It rejects a reply left with none.
+func Affiliate(r *prompt.AffiliateReply, s Shown, caps Caps) Result {
+	c := caps.withDefaults()
+	var res result
+	out := make([]string, 0, len(r.Affiliations))
+	seen := map[string]bool{}
+	for i, a := range r.Affiliations {
+		a = strings.TrimSpace(a)
+		if strings.EqualFold(a, "new") {
+			a = "NEW"
+		}
+		f := fmt.Sprintf("affiliations[%d]", i)
+		switch {
+		case a != "NEW" && !s.events[a]:
+			res.fix(UnknownID, f, a)
+		case seen[a]:
+			res.fix(Duplicate, f, a)
+		case len(out) == c.EventsPerTurn:
+			res.fix(OverCap, f, a)
+		default:
+			seen[a] = true
+			out = append(out, a)
+		}
+	}
+	if seen["NEW"] && len(out) > 1 {
+		// "NEW" beside real events means the real ones.
+		res.fix(Duplicate, "affiliations", "NEW")
+		out = deleteValue(out, "NEW")
+	}
+	r.Affiliations = out
+	if len(out) == 0 {
+		res.reject(Empty, "affiliations", "")
+	}
+	return res.Result
+}
+
+func deleteValue(xs []string, v string) []string {
+	out := xs[:0]
+	for _, x := range xs {
+		if x != v {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// Predict checks a predict reply: shown turn ids, once each, at most
+// caps.IDs (the prompt's own maximum; default all shown). An empty list is
+// a valid answer.
+func Predict(r *prompt.PredictReply, s Shown, caps Caps) Result {
+	var res result
+	r.TurnIDs = res.ids("turn_ids", r.TurnIDs, s.turns, caps.IDs)
+	return res.Result
+}
+
+// Filter checks a filter reply like Predict.
+func Filter(r *prompt.FilterReply, s Shown, caps Caps) Result {
+	var res result
+	r.RelevantIDs = res.ids("relevant_ids", r.RelevantIDs, s.turns, caps.IDs)
+	return res.Result
+}
+
+// Query checks a query reply: a keyword query that is neither empty, nor
+// JSON, nor copied from the instructions (else rejected: the caller
+// searches with the question itself), and clean entities.
+func Query(r *prompt.QueryReply, s Shown, caps Caps) Result {
+	c := caps.withDefaults()
+	var res result
+	q := strings.TrimSpace(r.KeywordQuery)
+	switch {
+	case q == "" || !hasLetter(q):
+		res.reject(Empty, "keyword_query", q)
+	case jsonish(q):
+		res.reject(JunkText, "keyword_query", q)
+	case s.copied(q):
+		res.reject(Copied, "keyword_query", q)
+	}
+	r.KeywordQuery = q
+	r.Entities = res.terms("entities", r.Entities, 2*c.Keywords)
+	return res.Result
+}
+
+// notMentioned is the answer the answer prompt asks for when memory does
+// not hold one; it is copied from the instructions on purpose.
+const notMentioned = "not mentioned in the conversation"
+
+// Answer checks an answer reply: not empty, not JSON, not the
+// instructions read back (the "not mentioned" answer the prompt defines
+// is fine). It rejects what is not an answer.
+func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
+	var res result
+	a := strings.TrimSpace(r.Answer)
+	switch {
+	case strings.HasPrefix(strings.Join(words(a), " "), notMentioned):
+	case a == "" || !hasLetter(a):
+		res.reject(Empty, "answer", a)
+	case jsonish(a):
+		res.reject(BadAnswer, "answer", a)
+	case s.copied(a):
+		res.reject(Copied, "answer", a)
+	}
+	r.Answer = a
+	return res.Result
+}
+
+// Check decodes doc (a reply already parsed and validated against the
+// schema of prompt kind) into its reply type and runs the check of that
+// kind. It returns the result and the repaired reply (a pointer to the
+// prompt package's reply type), or an error for a kind without a check
+// or a document that does not decode.
+func Check(kind string, doc []byte, s Shown, caps Caps) (Result, any, error) {
+	var reply any
+	var run func() Result
+	switch kind {
+	case prompt.BuildBatch:
+		r := &prompt.BuildBatchReply{}
+		reply, run = r, func() Result { return BuildBatch(r, s, caps) }
+	case prompt.EventUpdate:
+		r := &prompt.EventUpdateReply{}
+		reply, run = r, func() Result { return EventUpdate(r, s, caps) }
+	case prompt.EventCheck:
+		r := &prompt.EventCheckReply{}
+		reply, run = r, func() Result { return EventCheck(r, s, caps) }
+	case prompt.TurnNote:
+		r := &prompt.TurnNoteReply{}
+		reply, run = r, func() Result { return TurnNote(r, s, caps) }
+	case prompt.Affiliate:
+		r := &prompt.AffiliateReply{}
+		reply, run = r, func() Result { return Affiliate(r, s, caps) }
+	case prompt.Predict:
+		r := &prompt.PredictReply{}
+		reply, run = r, func() Result { return Predict(r, s, caps) }
+	case prompt.Filter:
+		r := &prompt.FilterReply{}
+		reply, run = r, func() Result { return Filter(r, s, caps) }
+	case prompt.Query:
+		r := &prompt.QueryReply{}
+		reply, run = r, func() Result { return Query(r, s, caps) }
+	case prompt.Answer:
+		r := &prompt.AnswerReply{}
+		reply, run = r, func() Result { return Answer(r, s, caps) }
+	default:
+		return Result{}, nil, fmt.Errorf("memcheck: no check for %q", kind)
+	}
+	if err := json.Unmarshal(doc, reply); err != nil {
+		return Result{}, nil, fmt.Errorf("memcheck: %s: %w", kind, err)
+	}
+	return run(), reply, nil
+}

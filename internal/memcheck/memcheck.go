@@ -1,0 +1,418 @@
+// Package memcheck decides whether what a model returned is memory: the
+// semantic checks that come after the JSON has been parsed and validated
+// against its schema. A 270M model answers schema-valid junk: titles that
+// are JSON fragments ("}, {"), summaries copied from the prompt's own
+// instructions, the keywords "time, fact" on every event, facts reading
+// "the new turn", ids the prompt never showed, runaway lists of "new:1" …
+// "new:232". None of that may be stored.
+//
+// Every check is a pure function of a decoded reply (the prompt package's
+// reply types) and of what the prompt showed the model (Shown, derived from
+// the rendered prompt by FromPrompt). It repairs the reply in place where a
+// part can be dropped or cut (an unknown id, a stop-word keyword, a list
+// over its cap) and rejects it where nothing usable is left or a required
+// field is junk. The Result says which: Valid (first try, untouched),
+// Repaired (with the problems fixed) or Rejected (the caller re-asks or
+// falls back, and says so).
+//
+// Why a package of its own: internal/jsonx knows JSON syntax and schemas,
+// internal/prompt renders text; neither knows what a title or a fact is for.
+// The engine calls these functions after each llm.CompleteJSON, and the
+// tests of llm/llmtest's junk shapes pin what each check catches.
+package memcheck
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/textnorm"
+)
+
+// Verdict is the outcome of a check.
+type Verdict uint8
+
+// The verdicts, from best to worst.
+const (
+	// Valid means the reply was used as the model wrote it.
+	Valid Verdict = iota
+	// Repaired means parts were dropped or cut; what is left is memory.
+	Repaired
+	// Rejected means nothing usable is left, or a required field is junk.
+	Rejected
+)
+
+// String names the verdict.
+func (v Verdict) String() string {
+	switch v {
+	case Valid:
+		return "valid"
+	case Repaired:
+		return "repaired"
+	case Rejected:
+		return "rejected"
+	}
+	return fmt.Sprintf("Verdict(%d)", uint8(v))
+}
+
+// Problem kinds.
+const (
+	UnknownID = "unknown_id"          // an id or label the prompt did not show
+	Duplicate = "duplicate"           // an item listed twice
+	OverCap   = "over_cap"            // a list longer than its cap, or a string too long
+	JunkTitle = "junk_title"          // a title of punctuation, a JSON fragment, a label
+	JunkText  = "junk_text"           // a summary, context or fact of punctuation or JSON
+	Copied    = "copied_instructions" // text copied from the prompt's instructions
+	StopWord  = "stop_word"           // a keyword or tag that is empty, a stop word or a meta word
+	Vacuous   = "vacuous"             // text that says nothing ("the new turn")
+	Empty     = "empty"               // a required field left empty
+	MissingID = "missing"             // a shown turn the reply says nothing about
+	Unused    = "unused"              // a new event no turn belongs to
+	BadAnswer = "bad_answer"          // an answer that is not one
+)
+
+// Problem is one thing a check found and fixed or rejected.
+type Problem struct {
+	Kind  string // one of the kinds above
+	Field string // e.g. "turns[2].keywords"
+	Value string // the offending value, shortened
+}
+
+// String formats the problem.
+func (p Problem) String() string {
+	if p.Value == "" {
+		return p.Kind + " " + p.Field
+	}
+	return fmt.Sprintf("%s %s %q", p.Kind, p.Field, p.Value)
+}
+
+// Result is the outcome of one check.
+type Result struct {
+	Verdict  Verdict
+	Problems []Problem
+}
+
+// Count returns how many problems of kind were found.
+func (r Result) Count(kind string) int {
+	n := 0
+	for _, p := range r.Problems {
+		if p.Kind == kind {
+			n++
+		}
+	}
+	return n
+}
+
+// String summarises the result: "repaired: unknown_id turns[3].id \"D9:1\"; …".
+func (r Result) String() string {
+	if len(r.Problems) == 0 {
+		return r.Verdict.String()
+	}
+	parts := make([]string, len(r.Problems))
+	for i, p := range r.Problems {
+		parts[i] = p.String()
+	}
+	return r.Verdict.String() + ": " + strings.Join(parts, "; ")
+}
+
+// result collects problems; reject marks the reply unusable.
+type result struct {
+	Result
+}
+
+func (r *result) fix(kind, field, value string) {
+	r.Problems = append(r.Problems, Problem{kind, field, short(value)})
+	if r.Verdict < Repaired {
+		r.Verdict = Repaired
+	}
+}
+
+func (r *result) reject(kind, field, value string) {
+	r.Problems = append(r.Problems, Problem{kind, field, short(value)})
+	r.Verdict = Rejected
+}
+
+func short(s string) string {
+	if utf8.RuneCountInString(s) > 60 {
+		return string([]rune(s)[:60]) + "…"
+	}
+	return s
+}
+
+// Caps bound what one reply may hold. The zero value uses the defaults.
+type Caps struct {
+	Keywords      int // per record (default 10)
+	Tags          int // per record (default 6)
+	EventsPerTurn int // events one turn may join (default 3)
+	Facts         int // new facts per update (default 4 per new turn shown, at least 4)
+	IDs           int // ids of a predict or filter reply (default: as many as shown)
+	TitleChars    int // default 100
+	TextChars     int // summary, context and fact length (default 800)
+}
+
+func (c Caps) withDefaults() Caps {
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	def(&c.Keywords, 10)
+	def(&c.Tags, 6)
+	def(&c.EventsPerTurn, 3)
+	def(&c.TitleChars, 100)
+	def(&c.TextChars, 800)
+	return c
+}
+
+// Shown is what a prompt showed the model: the ids of its turns and events
+// and its instructions (every line that is not data).
+type Shown struct {
+	// Turns and Events are the ids shown, in order.
+	Turns, Events []string
+	// New is the ids of the turns shown as new (to annotate or assign);
+	// empty when the prompt has no such section.
+	New []string
+
+	turns, events map[string]bool
+	instr         map[string]bool // word trigrams of the instructions
+	instrText     string          // the instructions, folded
+}
+
+var (
+	turnLine  = regexp.MustCompile(`^\[([^\]]+)\] `)
+	eventLine = regexp.MustCompile(`^\(event ([^)]+)\) `)
+)
+
+// FromPrompt reads what p showed: turn lines "[id] date | speaker: text",
+// event lines "(event id) title :: summary", and the instructions, which
+// are all other lines except the data lines that follow "Keywords:",
+// "Tags:", "Question:" and fact lines "- (date) …". Turns listed after a
+// header starting with "New turn" are also the New turns.
+func FromPrompt(p prompt.Prompt) Shown {
+	var turns, events, news []string
+	var instr strings.Builder
+	inNew := false
+	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
+		t := strings.TrimSpace(l)
+		switch {
+		case turnLine.MatchString(t):
+			id := turnLine.FindStringSubmatch(t)[1]
+			turns = append(turns, id)
+			if inNew {
+				news = append(news, id)
+			}
+		case eventLine.MatchString(t):
+			events = append(events, eventLine.FindStringSubmatch(t)[1])
+		case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
+			strings.HasPrefix(t, "- ("):
+		default:
+			if strings.HasSuffix(t, ":") {
+				inNew = strings.HasPrefix(t, "New turn")
+			}
+			instr.WriteString(t)
+			instr.WriteByte('\n')
+		}
+	}
+	return NewShown(turns, events, news, instr.String())
+}
+
+// NewShown builds a Shown from its parts.
+func NewShown(turns, events, news []string, instructions string) Shown {
+	s := Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events), instr: map[string]bool{}}
+	w := words(instructions)
+	for i := 0; i+3 <= len(w); i++ {
+		s.instr[strings.Join(w[i:i+3], " ")] = true
+	}
+	s.instrText = " " + strings.Join(w, " ") + " "
+	return s
+}
+
+func set(ids []string) map[string]bool {
+	m := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		m[id] = true
+	}
+	return m
+}
+
+// words folds s to lower-case words of letters and digits.
+func words(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+}
+
+// copied reports whether s was copied from the instructions: at least three
+// words, most of whose word trigrams occur there, or the whole of s found
+// in them word for word.
+func (s Shown) copied(text string) bool {
+	w := words(text)
+	if len(w) < 3 {
+		return false
+	}
+	if strings.Contains(s.instrText, " "+strings.Join(w, " ")+" ") {
+		return true
+	}
+	hit, n := 0, 0
+	for i := 0; i+3 <= len(w); i++ {
+		n++
+		if s.instr[strings.Join(w[i:i+3], " ")] {
+			hit++
+		}
+	}
+	return n > 0 && 2*hit >= n
+}
+
+// metaWords are the words of the task itself: a record whose content words
+// are all among them says nothing about the conversation.
+var metaWords = set(strings.Fields(`time times fact facts event events turn turns new summary summaries keyword keywords
+	tag tags context contexts title titles label labels id ids record records memory memories
+	speaker speakers date dates json schema object objects string strings list lists item items reply replies answer
+	question questions topic topics happening example examples none null nil unknown n a na etc text value values field
+	fields short brief sentence sentences statement statements one two three entity entities category categories
+	information info detail details thing things something stuff general misc miscellaneous other update updated
+	relevant irrelevant true false yes no ok okay`))
+
+// vacuous reports whether text has no content word outside the stop and
+// meta words.
+func vacuous(text string) bool {
+	for _, w := range words(text) {
+		if !metaWords[w] && !textnorm.IsStop(w) && !isNumber(w) {
+			return false
+		}
+	}
+	return true
+}
+
+func isNumber(w string) bool {
+	for _, r := range w {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// jsonish reports whether s looks like a piece of JSON rather than prose.
+func jsonish(s string) bool {
+	t := strings.TrimSpace(s)
+	if strings.ContainsAny(t, "{}[]") {
+		return true
+	}
+	return strings.Contains(t, `":`) || strings.Contains(t, `",`) || strings.HasPrefix(t, `"`) && strings.HasSuffix(t, `":`)
+}
+
+func hasLetter(s string) bool {
+	for _, r := range s {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			return true
+		}
+	}
+	return false
+}
+
+var labelRE = regexp.MustCompile(`(?i)^\s*(new|e\d+|event)\s*(:\s*\d+)?\s*$`)
+
+// junkTitle says why a title is not one, or "".
+func (s Shown) junkTitle(t string) string {
+	switch {
+	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)]:
+		return JunkTitle
+	case s.copied(t):
+		return Copied
+	case vacuous(t):
+		return Vacuous
+	}
+	return ""
+}
+
+// junkText says why a summary, context or fact is not one, or "".
+func (s Shown) junkText(t string) string {
+	switch {
+	case !hasLetter(t), jsonish(t):
+		return JunkText
+	case s.copied(t):
+		return Copied
+	case vacuous(t):
+		return Vacuous
+	}
+	return ""
+}
+
+// cut shortens s to at most n characters, at a word boundary.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	t := string(r[:n])
+	if i := strings.LastIndexByte(t, ' '); i > n/2 {
+		t = t[:i]
+	}
+	return strings.TrimRight(t, " ,;:-")
+}
+
+// terms cleans a keyword or tag list: trimmed of quotes and punctuation,
+// without empty, stop, meta and JSON-fragment entries or duplicates, cut
+// to max.
+func (r *result) terms(field string, in []string, max int) []string {
+	out := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for i, k := range in {
+		t := strings.TrimFunc(k, func(c rune) bool { return unicode.IsSpace(c) || unicode.IsPunct(c) && c != '&' })
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case t == "" || !hasLetter(t) || jsonish(k) || utf8.RuneCountInString(t) > 60 || vacuous(t):
+			r.fix(StopWord, f, k)
+		case seen[strings.ToLower(t)]:
+			r.fix(Duplicate, f, k)
+		case len(out) == max:
+			r.fix(OverCap, f, k)
+		default:
+			seen[strings.ToLower(t)] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// text checks a free-text field; it returns the cleaned text, "" when the
+// text is junk.
+func (r *result) text(s Shown, field, v string, max int) string {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return ""
+	}
+	if why := s.junkText(v); why != "" {
+		r.fix(why, field, v)
+		return ""
+	}
+	if c := cut(v, max); c != v {
+		r.fix(OverCap, field, v)
+		v = c
+	}
+	return v
+}
+
+// ids keeps the ids of in that were shown, once each, at most max.
+func (r *result) ids(field string, in []string, shown map[string]bool, max int) []string {
+	out := make([]string, 0, len(in))
+	seen := map[string]bool{}
+	for i, id := range in {
+		id = strings.TrimSpace(id)
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case !shown[id]:
+			r.fix(UnknownID, f, id)
+		case seen[id]:
+			r.fix(Duplicate, f, id)
+		case max > 0 && len(out) == max:
+			r.fix(OverCap, f, id)
+		default:
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

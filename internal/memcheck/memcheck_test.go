@@ -1,0 +1,214 @@
+package memcheck
+
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/internal/jsonx"
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/llm/llmtest"
+)
+
+var (
+	t1 = prompt.Turn{ID: "D1:3", Date: "8 May 2023", Speaker: "Caroline", Text: "I went to a LGBTQ support group yesterday and it was so powerful."}
+	t2 = prompt.Turn{ID: "D1:4", Date: "8 May 2023", Speaker: "Melanie", Text: "Wow, that's cool, Caroline! What happened that was so awesome?"}
+	t3 = prompt.Turn{ID: "D1:5", Date: "8 May 2023", Speaker: "Caroline", Text: "The transgender stories were so inspiring, I want to paint them."}
+	ev = prompt.Event{ID: "e1", Title: "Caroline's support group visit", Summary: "Caroline attended an LGBTQ support group on 7 May 2023.",
+		Keywords: []string{"support group", "LGBTQ"}, Tags: []string{"identity"},
+		Facts: []prompt.Fact{{Time: "7 May 2023", Text: "Caroline went to a support group", TurnID: "D1:3"}}}
+	ev2 = prompt.Event{ID: "e2", Title: "Melanie's pottery class"}
+)
+
+// fixtures are the prompts the shapes answer, rendered by the real
+// templates.
+var fixtures = map[string]any{
+	prompt.BuildBatch:  prompt.BuildBatchData{Candidates: []prompt.Event{ev}, New: []prompt.Turn{t1, t2, t3}},
+	prompt.EventUpdate: prompt.EventUpdateData{Event: ev, Window: []prompt.Turn{t1}, New: []prompt.Turn{t2, t3}},
+	prompt.EventCheck:  prompt.EventUpdateData{Event: ev, New: []prompt.Turn{t3}},
+	prompt.TurnNote:    prompt.TurnNoteData{Turn: t1},
+	prompt.Affiliate:   prompt.AffiliateData{Last: &ev, Candidates: []prompt.Event{ev, ev2}, Turn: t2},
+	prompt.Predict:     prompt.PredictData{Question: "What inspired Caroline?", Event: ev, Turns: []prompt.Turn{t1, t2, t3}, Max: 2},
+	prompt.Filter:      prompt.FilterData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t2, t3}},
+	prompt.Query:       prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
+	prompt.Answer:      prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+}
+
+func render(t testing.TB, kind string) prompt.Prompt {
+	t.Helper()
+	p, err := prompt.Render(kind, fixtures[kind])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func request(p prompt.Prompt) llm.Request {
+	return llm.Request{Messages: []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: p.User}},
+		Schema: p.Schema, SchemaName: p.Name, Operation: p.Name}
+}
+
+// check decodes content as the engine does (tolerant JSON, schema) and
+// runs the semantic check of kind. syntaxRepaired is true when the text
+// was not valid JSON as sent.
+func check(t testing.TB, kind, content string, p prompt.Prompt) (res Result, reply any, syntaxRepaired bool) {
+	t.Helper()
+	doc, err := jsonx.Parse(content, p.Schema)
+	if err != nil {
+		return Result{Verdict: Rejected, Problems: []Problem{{Kind: "invalid_json", Value: err.Error()}}}, nil, true
+	}
+	syntaxRepaired = !json.Valid([]byte(strings.TrimSpace(content)))
+	caps := Caps{}
+	if kind == prompt.Predict {
+		caps.IDs = fixtures[kind].(prompt.PredictData).Max
+	}
+	res, reply, err = Check(kind, doc, FromPrompt(p), caps)
+	if err != nil {
+		t.Fatalf("%s: %v", kind, err)
+	}
+	return res, reply, syntaxRepaired
+}
+
+// recheck runs the check again on a repaired reply: it must now be valid
+// (a repair leaves nothing for a second pass to find).
+func recheck(t *testing.T, kind string, reply any, p prompt.Prompt) Result {
+	t.Helper()
+	b, err := json.Marshal(reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _, _ := check(t, kind, string(b), p)
+	return res
+}
+
+// Every junk shape seen from the real server is rejected or repaired,
+// never stored as the model wrote it, and a repaired reply has nothing
+// left to repair.
+func TestJunkShapes(t *testing.T) {
+	if len(llmtest.JunkShapes) < 20 {
+		t.Fatalf("only %d junk shapes", len(llmtest.JunkShapes))
+	}
+	for _, shape := range llmtest.JunkShapes {
+		t.Run(shape.Kind+"/"+shape.Name, func(t *testing.T) {
+			p := render(t, shape.Kind)
+			content := shape.Reply(request(p))
+			res, reply, syntax := check(t, shape.Kind, content, p)
+			if shape.Syntax != syntax {
+				t.Errorf("syntax repaired = %v, want %v (content %s)", syntax, shape.Syntax, content)
+			}
+			if res.Verdict == Valid && !syntax {
+				t.Fatalf("junk accepted as is: %s", content)
+			}
+			if shape.Want != "" && res.Count(shape.Want) == 0 {
+				t.Errorf("want a %s problem, got %v", shape.Want, res)
+			}
+			if res.Verdict == Repaired {
+				// Nothing junk is left; only the gaps the caller fills
+				// (turns to place, titles to derive) may remain.
+				for _, pr := range recheck(t, shape.Kind, reply, p).Problems {
+					if pr.Kind != MissingID && pr.Kind != Empty {
+						t.Errorf("repaired reply still has %v", pr)
+					}
+				}
+			}
+		})
+	}
+}
+
+// Good replies (what a capable model writes, and the scripted fake's
+// answers) pass untouched: the checks do not eat memory.
+func TestGoodRepliesValid(t *testing.T) {
+	good := map[string]string{
+		prompt.BuildBatch: `{"turns":[
+			{"id":"D1:3","keywords":["LGBTQ support group","powerful"],"tags":["identity"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","events":["e1"]},
+			{"id":"D1:4","keywords":["support group"],"tags":["identity"],"context":"Melanie asks what happened at the group.","events":["e1"]},
+			{"id":"D1:5","keywords":["transgender stories","painting"],"tags":["art","identity"],"context":"Caroline wants to paint the stories.","events":["e1","new:1"]}],
+			"new_events":[{"label":"new:1","title":"Caroline's painting project"}]}`,
+		prompt.EventUpdate: `{"summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her to paint.",
+			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
+			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]}`,
+		prompt.EventCheck: `{"is_relevant":true,"keywords":["support group","transgender stories"],"tags":["identity"]}`,
+		prompt.TurnNote:   `{"keywords":["LGBTQ","support group"],"tags":["identity","community"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","entities":["Caroline"]}`,
+		prompt.Affiliate:  `{"affiliations":["e1"],"reasoning":"Melanie answers Caroline about the group."}`,
+		prompt.Predict:    `{"turn_ids":["D1:5","D1:3"]}`,
+		prompt.Filter:     `{"relevant_ids":["D1:5"]}`,
+		prompt.Query:      `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
+		prompt.Answer:     `{"answer":"Not mentioned in the conversation"}`,
+	}
+	for kind, content := range good {
+		p := render(t, kind)
+		if res, _, _ := check(t, kind, content, p); res.Verdict != Valid {
+			t.Errorf("%s: good reply judged %v", kind, res)
+		}
+	}
+	// The scripted fake's answers to the same prompts.
+	fake := llmtest.NewScripted()
+	for kind := range fixtures {
+		p := render(t, kind)
+		resp, err := fake.Complete(t.Context(), request(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, _, _ := check(t, kind, resp.Content, p); res.Verdict == Rejected {
+			t.Errorf("%s: scripted reply %s rejected: %v", kind, resp.Content, res)
+		}
+	}
+}
+
+func TestFromPrompt(t *testing.T) {
+	s := FromPrompt(render(t, prompt.EventUpdate))
+	if !slices.Equal(s.Turns, []string{"D1:3", "D1:4", "D1:5"}) || !slices.Equal(s.New, []string{"D1:4", "D1:5"}) ||
+		!slices.Equal(s.Events, []string{"e1"}) {
+		t.Errorf("shown %+v", s)
+	}
+	// Data is not instructions: a turn's text is not "copied".
+	if s.copied(t1.Text) || !s.copied("2 to 3 sentences covering the whole event") {
+		t.Error("copy detection confuses data and instructions")
+	}
+}
+
+func TestRunawayCapped(t *testing.T) {
+	p := render(t, prompt.BuildBatch)
+	shape := llmtest.JunkShapes[slices.IndexFunc(llmtest.JunkShapes, func(s llmtest.JunkShape) bool { return strings.HasPrefix(s.Name, "runaway") })]
+	_, reply, _ := check(t, prompt.BuildBatch, shape.Reply(request(p)), p)
+	r := reply.(*prompt.BuildBatchReply)
+	if len(r.NewEvents) > 3 {
+		t.Errorf("%d new events for 3 turns", len(r.NewEvents))
+	}
+	for _, it := range r.Turns {
+		if len(it.Events) > 3 {
+			t.Errorf("turn %s joins %d events", it.ID, len(it.Events))
+		}
+	}
+}
+
+func TestRejectedWhenNothingLeft(t *testing.T) {
+	p := render(t, prompt.BuildBatch)
+	res, _, _ := check(t, prompt.BuildBatch, `{"turns":[{"id":"X1","events":["new:1"]}],"new_events":[]}`, p)
+	if res.Verdict != Rejected {
+		t.Errorf("batch with no shown turn: %v", res)
+	}
+	p = render(t, prompt.Affiliate)
+	if res, _, _ := check(t, prompt.Affiliate, `{"affiliations":["e9"]}`, p); res.Verdict != Rejected {
+		t.Errorf("affiliation to unknown events only: %v", res)
+	}
+	// NEW beside a real event: the real one.
+	var r prompt.AffiliateReply
+	json.Unmarshal([]byte(`{"affiliations":["new","e2"]}`), &r)
+	if res := Affiliate(&r, FromPrompt(p), Caps{}); res.Verdict != Repaired || !slices.Equal(r.Affiliations, []string{"e2"}) {
+		t.Errorf("NEW+e2: %v %v", res, r.Affiliations)
+	}
+}
+
+func TestCheckDispatch(t *testing.T) {
+	p := render(t, prompt.Predict)
+	res, reply, err := Check(prompt.Predict, []byte(`{"turn_ids":["D1:3","D9:9","D1:3"]}`), FromPrompt(p), Caps{})
+	if err != nil || res.Verdict != Repaired || !slices.Equal(reply.(*prompt.PredictReply).TurnIDs, []string{"D1:3"}) {
+		t.Errorf("%v %v %v", res, reply, err)
+	}
+	if _, _, err := Check("judge", []byte(`{}`), Shown{}, Caps{}); err == nil {
+		t.Error("judge has no check")
+	}
+}
