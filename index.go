@@ -13,7 +13,6 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
-	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -164,111 +163,6 @@ type scratch struct {
 // tests.
 var quantizeRows = 4096
 
-// lexTerms is textnorm.Terms, the BM25 analyzer, with stems memoised:
-// stemming is much of the cost of indexing and chat reuses few words.
-func lexTerms(s string) []string {
-	toks, ok := asciiTokens(s)
-	if !ok {
-		toks = textnorm.Tokens(s)
-	}
-	out := toks[:0]
-	for _, t := range toks {
-		if !textnorm.IsStop(t) {
-			out = append(out, stem(t))
-		}
-	}
-	return out
-}
-
-// asciiTokens is textnorm.Tokens for ASCII text, without its per-rune
-// work: tokens are substrings of s unless they need lower-casing. ok is
-// false when s is not ASCII.
-func asciiTokens(s string) (toks []string, ok bool) {
-	if !isASCII(s) {
-		return nil, false
-	}
-	toks = make([]string, 0, len(s)/5+1)
-	eachASCIIToken(s, func(tok string) bool {
-		toks = append(toks, tok)
-		return true
-	})
-	return toks, true
-}
-
-func isASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			return false
-		}
-	}
-	return true
-}
-
-// eachASCIIToken calls yield with the tokens of ASCII text s, as
-// textnorm.Tokens splits them, until yield returns false.
-func eachASCIIToken(s string, yield func(string) bool) {
-	word := func(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' }
-	start, upper := -1, false
-	flush := func(end int) bool {
-		if start < 0 {
-			return true
-		}
-		tok := s[start:end]
-		if upper {
-			tok = strings.ToLower(tok)
-		}
-		for _, c := range [...]string{"'s", "'t", "'m", "'d", "'re", "'ve", "'ll"} {
-			if len(tok) > len(c) && strings.HasSuffix(tok, c) {
-				tok = tok[:len(tok)-len(c)]
-				break
-			}
-		}
-		start, upper = -1, false
-		return yield(tok)
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case word(c):
-			if start < 0 {
-				start = i
-			}
-			if 'A' <= c && c <= 'Z' {
-				upper = true
-			}
-		case c == '\'' && start >= 0 && i+1 < len(s) && word(s[i+1]):
-			// An apostrophe between word characters stays in the token.
-		default:
-			if !flush(i) {
-				return
-			}
-		}
-	}
-	flush(len(s))
-}
-
-// maxStems bounds the stem memo (a few MB).
-const maxStems = 1 << 17
-
-var (
-	stems     sync.Map // word -> stem
-	stemCount atomic.Int64
-)
-
-// stem is textnorm.Stem, memoised for up to maxStems words.
-func stem(w string) string {
-	if s, ok := stems.Load(w); ok {
-		return s.(string)
-	}
-	s := textnorm.Stem(w)
-	if stemCount.Load() < maxStems {
-		if _, loaded := stems.LoadOrStore(strings.Clone(w), s); !loaded {
-			stemCount.Add(1)
-		}
-	}
-	return s
-}
-
 // parallelRange calls fn(part, lo, hi) for consecutive ranges covering
 // [0, n), on up to GOMAXPROCS goroutines when n is at least 2*minChunk, and
 // returns the number of parts (at most 4; part is 0 to parts-1).
@@ -402,8 +296,8 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		events       []store.Event
 		links        []store.Link
 		tvecs, evecs []store.Vector
-		turnLex      = bm25.New(bm25.Options{Analyzer: lexTerms})
-		eventLex     = bm25.New(bm25.Options{Analyzer: lexTerms})
+		turnLex      = bm25.New(bm25.Options{})
+		eventLex     = bm25.New(bm25.Options{})
 		pos          map[string]int
 		info         turnInfo
 		tmat, emat   vec.Matrix

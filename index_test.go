@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
-	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/sqlite"
@@ -399,24 +398,6 @@ func fastUsed(m *Memory, sp Space, question string) bool {
 		scores[i] = 0
 	}
 	return ok
-}
-
-// FuzzLexTerms checks the memoised analyzer against textnorm.Terms.
-func FuzzLexTerms(f *testing.F) {
-	for _, s := range []string{"Caroline's LGBTQ support group was so powerful!", "running runs ran", "Ça va? Très bien", "don't I'm O'Brien", "",
-		"a''b 'tis ab' x'y'z it's'", "We'LL go, they'VE O'NEIL's 3.5 well-known", "rock'n'roll ''' 'a' b's"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		for range 2 { // cold and memoised
-			if got, want := lexTerms(s), textnorm.Terms(s); !slices.Equal(got, want) {
-				t.Fatalf("lexTerms(%q) = %q, Terms %q", s, got, want)
-			}
-			if got, ok := asciiTokens(s); ok && !slices.Equal(got, textnorm.Tokens(s)) {
-				t.Fatalf("asciiTokens(%q) = %q, Tokens %q", s, got, textnorm.Tokens(s))
-			}
-		}
-	})
 }
 
 // TestLazyAnnotations checks that a space opened without reading its

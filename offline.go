@@ -962,17 +962,8 @@ var numberWords = map[string]bool{
 
 // hasNumber reports whether text mentions a number, in digits or in words.
 func hasNumber(text string) bool {
-	number := func(w string) bool { return numberWords[w] || strings.ContainsAny(w, "0123456789") }
-	if isASCII(text) {
-		found := false
-		eachASCIIToken(text, func(w string) bool {
-			found = number(w)
-			return !found
-		})
-		return found
-	}
-	for _, w := range textnorm.Tokens(text) {
-		if number(w) {
+	for w := range textnorm.TokensSeq(text) {
+		if numberWords[w] || strings.ContainsAny(w, "0123456789") {
 			return true
 		}
 	}
