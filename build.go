@@ -64,7 +64,7 @@ func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResu
 			err = m.buildPaper(ctx, st, chunk[0], rec, res)
 		case m.opts.Mode == ModeDefault:
 			err = m.buildDefault(ctx, st, chunk, rec, res)
-		case m.opts.NoEvents:
+		case m.opts.Ablations.NoEvents:
 			err = m.buildTurnsOnly(ctx, st, chunk, res)
 		default:
 			err = m.buildOffline(ctx, st, chunk, res)
@@ -100,7 +100,7 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 	if n := len(st.turns); n > 0 {
 		next = st.turns[n-1].Seq + 1
 	}
-	now := m.opts.Now().UTC()
+	now := m.now().UTC()
 	seen := make(map[string]store.Turn, len(in))
 	var out []store.Turn
 	for i, ti := range in {
@@ -172,7 +172,7 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 // buildTurnsOnly stores turns with rule-based annotations and no events
 // (offline mode with the NoEvents ablation).
 func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, turns []store.Turn, res *AddResult) error {
-	b := newBatch(st, turns, m.opts.Now().UTC())
+	b := newBatch(st, turns, m.now().UTC())
 	for _, t := range turns {
 		b.ann[t.ID] = annotateRules(t)
 	}

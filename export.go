@@ -54,7 +54,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	}
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	now := m.opts.Now().UTC()
+	now := m.now().UTC()
 	if err := enc.Encode(exportLine{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}); err != nil {
 		return fmt.Errorf("higmem: export: %w", err)
 	}
@@ -148,7 +148,7 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	}
 	st.mu.RUnlock()
 	res := &ImportResult{}
-	now := m.opts.Now().UTC()
+	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
 		for _, l := range lines {
 			switch l.Kind {

@@ -22,7 +22,8 @@ import (
 // with turns and events) and a BM25 index per layer. It is loaded lazily
 // from the store on first use and kept in step with every commit.
 type spaceState struct {
-	space store.Space
+	space  store.Space
+	limits limits
 
 	// writeMu serialises writers (Add, Delete, Import) of this space, so
 	// that construction sees a consistent memory and assigns Seq in order.
@@ -156,13 +157,6 @@ type scratch struct {
 	fastScores, fastRel []float64
 }
 
-// quantizeRows is the size from which a space's vector matrices keep an
-// int8 copy, so that searches scan estimates (a quarter of the memory
-// traffic) and compute exact cosines only for the rows that could rank (see
-// hybridSearch). Below it a full exact scan is as fast. A variable for
-// tests.
-var quantizeRows = 4096
-
 // parallelRange calls fn(part, lo, hi) for consecutive ranges covering
 // [0, n), on up to GOMAXPROCS goroutines when n is at least 2*minChunk, and
 // returns the number of parts (at most 4; part is 0 to parts-1).
@@ -247,7 +241,7 @@ func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error)
 	m.mu.Lock()
 	st, ok := m.spaces[sp]
 	if !ok {
-		st = &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store}
+		st = &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
 		m.spaces[sp] = st
 	}
 	m.mu.Unlock()
@@ -352,7 +346,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 			if errs[0] != nil {
 				return
 			}
-			tmat, tok = storedMatrix(tvecs, len(turns), emb.Dim(), func(i int) string { return turns[i].ID })
+			tmat, tok = storedMatrix(tvecs, len(turns), emb.Dim(), st.limits.quantizeRows, func(i int) string { return turns[i].ID })
 		})
 	}
 	wg.Go(func() {
@@ -372,7 +366,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 			for i, e := range events {
 				epos[e.ID] = i
 			}
-			if emat, eok, errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, emb, len(events), epos); errs[3] != nil {
+			if emat, eok, errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, emb, len(events), epos, st.limits.quantizeRows); errs[3] != nil {
 				return
 			}
 		}
@@ -380,7 +374,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 			if evecs, errs[3] = m.store.ListVectors(ctx, sp, store.VectorEvent, emb.ID()); errs[3] != nil {
 				return
 			}
-			emat, eok = storedMatrix(evecs, len(events), emb.Dim(), func(i int) string { return events[i].ID })
+			emat, eok = storedMatrix(evecs, len(events), emb.Dim(), st.limits.quantizeRows, func(i int) string { return events[i].ID })
 		}
 		// Event membership, as putEvent would build it event by event.
 		<-posReady
@@ -428,7 +422,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	eager := false
 	wg.Go(func() {
 		<-turnsReady
-		if errs[0] == nil && len(turns) < eagerAnnotations {
+		if errs[0] == nil && len(turns) < st.limits.eagerAnnotations {
 			eager = true
 			anns, errs[1] = m.store.ListAnnotations(ctx, sp, nil)
 		}
@@ -468,8 +462,8 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 		}
 		st.turnVec, st.eventVec = tmat, emat
 	}
-	st.turnVec.QuantizeFrom(quantizeRows)
-	st.eventVec.QuantizeFrom(quantizeRows)
+	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	return nil
 }
 
@@ -482,9 +476,9 @@ type vectorsInto interface {
 }
 
 // intoMatrix reads the n stored vectors of one kind into a matrix whose rows
-// follow pos (id -> row), quantized (see quantizeRows); ok is false when
+// follow pos (id -> row), quantized from quantizeRows rows; ok is false when
 // one is missing or of another dimension.
-func intoMatrix(ctx context.Context, vi vectorsInto, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int) (m vec.Matrix, ok bool, err error) {
+func intoMatrix(ctx context.Context, vi vectorsInto, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
 	dim := emb.Dim()
 	data := make([]float32, n*dim)
 	seen := make([]bool, n)
@@ -504,9 +498,9 @@ func intoMatrix(ctx context.Context, vi vectorsInto, sp store.Space, kind store.
 }
 
 // storedMatrix returns the matrix whose row i is the stored vector with id
-// id(i), quantized (see quantizeRows); ok is false when one of the n is
+// id(i), quantized from quantizeRows rows; ok is false when one of the n is
 // missing or of another dimension.
-func storedMatrix(stored []store.Vector, n, dim int, id func(i int) string) (m vec.Matrix, ok bool) {
+func storedMatrix(stored []store.Vector, n, dim, quantizeRows int, id func(i int) string) (m vec.Matrix, ok bool) {
 	byID := make(map[string][]float32, len(stored))
 	for _, v := range stored {
 		if len(v.Values) == dim {
@@ -533,10 +527,6 @@ func rowsMatrix(rows [][]float32, dim int) vec.Matrix {
 	}
 	return m
 }
-
-// eagerAnnotations is the size below which a space reads its annotations
-// when it loads.
-var eagerAnnotations = 20000
 
 // ensureAnnotations reads the time expressions of every stored annotation
 // into info, once per load. Retrieval reads annotations only for them, and

@@ -303,16 +303,13 @@ func TestHybridSearchMatchesFullScan(t *testing.T) {
 // result against the full computation with the same centre: same evidence,
 // scores, sources and trace, bit for bit.
 func TestOfflineFastMatchesFull(t *testing.T) {
-	oldQ, oldF := quantizeRows, offlineFastRows
-	quantizeRows, offlineFastRows = 64, 256
-	t.Cleanup(func() { quantizeRows, offlineFastRows, offlineFastOff = oldQ, oldF, false })
-
 	ctx := context.Background()
 	m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: hashing.New(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
+	m.limits.quantizeRows, m.limits.offlineFastRows = 64, 256
 	sp := Space{UserID: "fast"}
 	r := rand.New(rand.NewPCG(9, 10))
 	places := strings.Fields("lake Lisbon market gym library Kyoto beach museum studio park Berlin mountains bakery shelter")
@@ -342,7 +339,7 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.turnVec.Quantized() || len(st.turns) < offlineFastRows {
+	if !st.turnVec.Quantized() || len(st.turns) < st.limits.offlineFastRows {
 		t.Fatalf("%d turns, quantized %v: the fast path would not run", len(st.turns), st.turnVec.Quantized())
 	}
 	questions := []string{"What did Ava say about the guitar?", "When did Ben go to Kyoto?", "How many birds did they see near the lake?",
@@ -352,12 +349,12 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 	}
 	fast := 0
 	for _, qs := range questions {
-		offlineFastOff = false
+		st.limits.noOfflineFast = false
 		got, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		offlineFastOff = true
+		st.limits.noOfflineFast = true
 		want, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -426,17 +423,15 @@ func TestLazyAnnotations(t *testing.T) {
 		t.Fatal(err)
 	}
 	questions := []string{"When did Ava go to the lake?", "What did Ben bake?", "When did they buy a guitar?", "Where are they going next month?"}
-	old := eagerAnnotations
-	t.Cleanup(func() { eagerAnnotations = old })
 	if r, err := a.Retrieve(ctx, sp, questions[0], RetrieveOptions{}); err != nil || !strings.Contains(r.Context, " = ") {
 		t.Fatalf("no resolved time in the evidence (%v), the test would check nothing", err)
 	}
-	for _, eager := range []int{old, 0} {
-		eagerAnnotations = eager
+	for _, eager := range []int{defaultLimits().eagerAnnotations, 0} {
 		b, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
 		if err != nil {
 			t.Fatal(err)
 		}
+		b.limits.eagerAnnotations = eager
 		for _, q := range questions {
 			want, err := a.Retrieve(ctx, sp, q, RetrieveOptions{})
 			if err != nil {

@@ -150,7 +150,7 @@ func applyUpdate(e *store.Event, r prompt.EventUpdateReply, newTurns []store.Tur
 // candidate events by similarity, affiliation, and one update per joined
 // event (summary rewrite below SmallEvent members, keyword refresh above).
 func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, rec *recorder, res *AddResult) error {
-	b := newBatch(st, []store.Turn{t}, m.opts.Now().UTC())
+	b := newBatch(st, []store.Turn{t}, m.now().UTC())
 	vs, err := m.embed(ctx, []string{turnEmbedText(t), content(t)})
 	if err != nil {
 		return err
@@ -178,14 +178,14 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 
 	// 1. Annotation.
 	var note prompt.TurnNoteReply
-	nd := prompt.TurnNoteData{Turn: promptTurn(t), Links: m.opts.Links}
-	if m.opts.Links {
+	nd := prompt.TurnNoteData{Turn: promptTurn(t), Links: m.opts.PaperLinks}
+	if m.opts.PaperLinks {
 		nd.Window = promptTurns(window)
 	}
-	switch err := m.ask(ctx, rec, llm.RoleMemory, 0, prompt.TurnNote, nd, &note); {
+	switch err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.TurnNote, nd, &note); {
 	case err == nil:
 		b.ann[t.ID] = annotationFromNote(t, note.Keywords, note.Tags, note.Context, note.Entities, paperProducer)
-		if m.opts.Links {
+		if m.opts.PaperLinks {
 			b.links = linksFrom(t, window, note, b.now)
 		}
 	case invalid(err):
@@ -195,13 +195,13 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 		return err
 	}
 
-	if m.opts.NoEvents {
+	if m.opts.Ablations.NoEvents {
 		return m.commit(ctx, b, res)
 	}
 
 	// 2. Affiliation.
 	var aff prompt.AffiliateReply
-	err = m.ask(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: last, Candidates: cands, Turn: promptTurn(t)}, &aff)
+	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: last, Candidates: cands, Turn: promptTurn(t)}, &aff)
 	if err != nil && !invalid(err) {
 		return err
 	}
@@ -239,7 +239,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(w), New: []prompt.Turn{promptTurn(t)}}
 		if len(e.TurnIDs) < m.opts.SmallEvent {
 			var r prompt.EventUpdateReply
-			err := m.ask(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
+			err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
 			if invalid(err) {
 				rec.note("event %s: update reply unusable, summary kept: %v", e.ID, err)
 				return nil
@@ -251,7 +251,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 		}
 		data.Window = nil
 		var r prompt.EventCheckReply
-		err := m.ask(ctx, rec, llm.RoleMemory, 0, prompt.EventCheck, data, &r)
+		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventCheck, data, &r)
 		if invalid(err) {
 			rec.note("event %s: check reply unusable, keywords kept: %v", e.ID, err)
 			return nil
@@ -299,7 +299,7 @@ func linksFrom(t store.Turn, window []store.Turn, r prompt.TurnNoteReply, now ti
 // buildDefault builds a batch of turns with one annotation-and-assignment
 // call and one update call per touched event.
 func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store.Turn, rec *recorder, res *AddResult) error {
-	b := newBatch(st, turns, m.opts.Now().UTC())
+	b := newBatch(st, turns, m.now().UTC())
 	texts := make([]string, 0, 2*len(turns))
 	for _, t := range turns {
 		texts = append(texts, turnEmbedText(t))
@@ -361,11 +361,11 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 	}
 	st.mu.RUnlock()
 
-	if m.opts.NoEvents {
+	if m.opts.Ablations.NoEvents {
 		cands, ids = nil, nil
 	}
 	var reply prompt.BuildBatchReply
-	err = m.ask(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}, &reply)
+	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}, &reply)
 	if err != nil && !invalid(err) {
 		return err
 	}
@@ -394,7 +394,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 	if len(prevEvents) > 0 {
 		prev = b.event(prevEvents[0])
 	}
-	if m.opts.NoEvents {
+	if m.opts.Ablations.NoEvents {
 		for _, t := range turns {
 			if ri, ok := byID[t.ID]; ok {
 				r := reply.Turns[ri]
@@ -494,7 +494,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 	err = parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		var r prompt.EventUpdateReply
-		err := m.ask(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, j.data, &r)
+		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, j.data, &r)
 		if invalid(err) {
 			rec.note("event %s: update reply unusable, summary kept: %v", j.e.ID, err)
 			return nil

@@ -37,16 +37,16 @@ func (r *recorder) note(format string, args ...any) {
 // down, the context ended) abort the operation.
 func invalid(err error) bool { return errors.Is(err, llm.ErrInvalidOutput) }
 
-// ask renders a prompt, sends it to the model of the given role, decodes the
+// callModel renders a prompt, sends it to the model of the given role, decodes the
 // JSON reply into out and records the call.
-func (m *Memory) ask(ctx context.Context, rec *recorder, role llm.Role, round int, name string, data, out any) error {
+func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, round int, name string, data, out any) error {
 	p, err := prompt.Render(name, data)
 	if err != nil {
 		return err
 	}
-	model := m.opts.Memory
+	model := m.opts.MemoryModel
 	if role == llm.RoleAnswer {
-		model = m.opts.Answer
+		model = m.opts.AnswerModel
 	}
 	req := llm.Request{
 		Messages: []llm.Message{

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
@@ -18,6 +19,10 @@ type Memory struct {
 	store     store.Store
 	ownsStore bool
 	closed    atomic.Bool
+	// now is the clock that stamps records (time.Now; tests fix it).
+	now func() time.Time
+	// limits are given to every space state this memory loads.
+	limits limits
 
 	// mu guards spaces.
 	mu     sync.Mutex
@@ -31,10 +36,10 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	opts.setDefaults()
-	if opts.Mode != ModeOffline && opts.Memory == nil {
-		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.Memory); use offline mode without one", ErrNoLLM, opts.Mode)
+	if opts.Mode != ModeOffline && opts.MemoryModel == nil {
+		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.MemoryModel); use offline mode without one", ErrNoLLM, opts.Mode)
 	}
-	m := &Memory{opts: opts, store: opts.Store, spaces: make(map[store.Space]*spaceState)}
+	m := &Memory{opts: opts, store: opts.Store, now: time.Now, limits: defaultLimits(), spaces: make(map[store.Space]*spaceState)}
 	if m.store == nil {
 		m.store = memstore.New()
 		m.ownsStore = true
@@ -206,7 +211,7 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	if !ok {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
 	}
-	now := m.opts.Now().UTC()
+	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
 			return err

@@ -46,13 +46,11 @@ func example(t *testing.T) ([]higmem.TurnInput, []struct {
 
 func open(t *testing.T, o higmem.Options) *higmem.Memory {
 	t.Helper()
-	if o.Now == nil {
-		o.Now = func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
-	}
 	m, err := higmem.Open(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
+	higmem.SetClock(m, func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) })
 	t.Cleanup(func() { m.Close() })
 	return m
 }
@@ -78,7 +76,7 @@ func TestPipelineEveryMode(t *testing.T) {
 	for _, mc := range modes() {
 		t.Run(string(mc.mode), func(t *testing.T) {
 			ctx := t.Context()
-			m := open(t, higmem.Options{Mode: mc.mode, Memory: mc.model(), Embedder: hashing.New(0)})
+			m := open(t, higmem.Options{Mode: mc.mode, MemoryModel: mc.model(), Embedder: hashing.New(0)})
 			if m.Mode() != mc.mode {
 				t.Fatalf("Mode() = %s", m.Mode())
 			}
@@ -289,11 +287,11 @@ func TestEndpointFailureLeavesNoHalfBatch(t *testing.T) {
 			// Count the calls session 1 (10 turns, one batch) needs, and
 			// let the endpoint fail right after them.
 			probe := llmtest.NewScripted()
-			pm := open(t, higmem.Options{Mode: mode, Memory: probe, BatchSize: 10})
+			pm := open(t, higmem.Options{Mode: mode, MemoryModel: probe, BatchSize: 10})
 			if _, err := pm.Add(ctx, space, turns[:10]); err != nil {
 				t.Fatal(err)
 			}
-			m := open(t, higmem.Options{Store: st, Mode: mode, Memory: &failing{inner: llmtest.NewScripted(), n: int64(probe.Total())}, BatchSize: 10})
+			m := open(t, higmem.Options{Store: st, Mode: mode, MemoryModel: &failing{inner: llmtest.NewScripted(), n: int64(probe.Total())}, BatchSize: 10})
 			_, err := m.Add(ctx, space, turns)
 			if !errors.Is(err, llm.ErrUnavailable) {
 				t.Fatalf("err = %v, want ErrUnavailable", err)
@@ -320,7 +318,7 @@ func TestEndpointFailureLeavesNoHalfBatch(t *testing.T) {
 				}
 			}
 			// Resume with a working model.
-			m2 := open(t, higmem.Options{Store: st, Mode: mode, Memory: llmtest.NewScripted(), BatchSize: 10})
+			m2 := open(t, higmem.Options{Store: st, Mode: mode, MemoryModel: llmtest.NewScripted(), BatchSize: 10})
 			res, err := m2.Add(ctx, space, turns)
 			if err != nil {
 				t.Fatal(err)
@@ -339,7 +337,7 @@ func TestJunkModelFallsBack(t *testing.T) {
 	turns, _ := example(t)
 	for _, mode := range []higmem.Mode{higmem.ModeDefault, higmem.ModePaper} {
 		t.Run(string(mode), func(t *testing.T) {
-			m := open(t, higmem.Options{Mode: mode, Memory: llmtest.Junk{}})
+			m := open(t, higmem.Options{Mode: mode, MemoryModel: llmtest.Junk{}})
 			res, err := m.Add(ctx, sp, turns[:10])
 			if err != nil {
 				t.Fatal(err)
@@ -531,7 +529,8 @@ func TestEmbedderChangeReembeds(t *testing.T) {
 func TestAsOf(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	m := open(t, higmem.Options{Now: func() time.Time { return now }})
+	m := open(t, higmem.Options{})
+	higmem.SetClock(m, func() time.Time { return now })
 	if _, err := m.Add(ctx, sp, []higmem.TurnInput{{ID: "1", Speaker: "A", Text: "I love my red bicycle"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -588,7 +587,7 @@ func TestLoCoMoSessionBothModes(t *testing.T) {
 		t.Run(string(mode), func(t *testing.T) {
 			ctx := t.Context()
 			model := llmtest.NewScripted()
-			m := open(t, higmem.Options{Mode: mode, Memory: model, Embedder: hashing.New(0)})
+			m := open(t, higmem.Options{Mode: mode, MemoryModel: model, Embedder: hashing.New(0)})
 			res, err := m.Add(ctx, sp, turns)
 			if err != nil {
 				t.Fatal(err)
@@ -651,7 +650,7 @@ func TestAblations(t *testing.T) {
 	for _, mc := range modes() {
 		t.Run(string(mc.mode), func(t *testing.T) {
 			model := mc.model()
-			m := open(t, higmem.Options{Mode: mc.mode, Memory: model, NoEvents: true, NoFilter: true})
+			m := open(t, higmem.Options{Mode: mc.mode, MemoryModel: model, Ablations: higmem.Ablations{NoEvents: true, NoFilter: true}})
 			res, err := m.Add(ctx, sp, turns)
 			if err != nil {
 				t.Fatal(err)
@@ -687,7 +686,7 @@ func TestEvidenceCarriesResolvedDates(t *testing.T) {
 	ctx := t.Context()
 	for _, mc := range modes() {
 		t.Run(string(mc.mode), func(t *testing.T) {
-			m := open(t, higmem.Options{Mode: mc.mode, Memory: mc.model()})
+			m := open(t, higmem.Options{Mode: mc.mode, MemoryModel: mc.model()})
 			_, err := m.Add(ctx, sp, []higmem.TurnInput{
 				{ID: "D1:3", Speaker: "Caroline", Text: "I went to a LGBTQ support group yesterday and it was so powerful.", Time: "1:56 pm on 8 May, 2023"},
 			})
@@ -706,7 +705,7 @@ func TestEvidenceCarriesResolvedDates(t *testing.T) {
 			}
 			// The NoTemporal ablation drops the route.
 			o := m.Options()
-			o.NoTemporal, o.Store = true, nil
+			o.Ablations.NoTemporal, o.Store = true, nil
 			m2 := open(t, o)
 			if _, err := m2.Add(ctx, sp, []higmem.TurnInput{{ID: "D1:3", Speaker: "Caroline", Text: "I went to a LGBTQ support group yesterday.", Time: "1:56 pm on 8 May, 2023"}}); err != nil {
 				t.Fatal(err)
@@ -746,7 +745,7 @@ func TestWritersDoNotWaitForRetrievalModels(t *testing.T) {
 	ctx := t.Context()
 	turns, questions := example(t)
 	g := &gated{inner: llmtest.NewScripted(), started: make(chan struct{}), release: make(chan struct{})}
-	m := open(t, higmem.Options{Mode: higmem.ModeDefault, Memory: g})
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: g})
 	if _, err := m.Add(ctx, sp, turns[:20]); err != nil {
 		t.Fatal(err)
 	}
@@ -825,7 +824,7 @@ func TestPredictionPromptsAreBounded(t *testing.T) {
 	ctx := t.Context()
 	turns, questions := example(t)
 	model := &oneEvent{inner: llmtest.NewScripted()}
-	m := open(t, higmem.Options{Mode: higmem.ModeDefault, Memory: model, PredictChunk: 10})
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: model, PredictChunk: 10})
 	if _, err := m.Add(ctx, sp, turns); err != nil {
 		t.Fatal(err)
 	}
@@ -852,7 +851,7 @@ func TestRetrieveFilter(t *testing.T) {
 	turns, _ := example(t)
 	for _, mc := range modes() {
 		t.Run(string(mc.mode), func(t *testing.T) {
-			m := open(t, higmem.Options{Mode: mc.mode, Memory: mc.model(), Embedder: hashing.New(0)})
+			m := open(t, higmem.Options{Mode: mc.mode, MemoryModel: mc.model(), Embedder: hashing.New(0)})
 			if _, err := m.Add(ctx, sp, turns); err != nil {
 				t.Fatal(err)
 			}
@@ -884,7 +883,7 @@ func TestRetrieveFilter(t *testing.T) {
 func TestPaperKeepsSearchHitsFirst(t *testing.T) {
 	ctx := t.Context()
 	turns, questions := example(t)
-	m := open(t, higmem.Options{Mode: higmem.ModePaper, Memory: llmtest.NewScripted(), Embedder: hashing.New(0)})
+	m := open(t, higmem.Options{Mode: higmem.ModePaper, MemoryModel: llmtest.NewScripted(), Embedder: hashing.New(0)})
 	if m.Options().EvidenceTokens < 1<<20 {
 		t.Fatalf("paper mode evidence budget %d: want none", m.Options().EvidenceTokens)
 	}

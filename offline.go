@@ -82,7 +82,7 @@ const (
 // buildOffline annotates turns by rules and groups them into events by
 // similarity, then commits the batch.
 func (m *Memory) buildOffline(ctx context.Context, st *spaceState, turns []store.Turn, res *AddResult) error {
-	b := newBatch(st, turns, m.opts.Now().UTC())
+	b := newBatch(st, turns, m.now().UTC())
 	texts := make([]string, len(turns))
 	for i, t := range turns {
 		texts[i] = turnEmbedText(t)
@@ -1019,7 +1019,7 @@ func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 	// Rows whose rel (scores) may be non-zero; nil for all.
 	var relIdx, scoreIdx []int
 	ok := false
-	if q.sumMean() && !offlineFastOff {
+	if q.sumMean() && !st.limits.noOfflineFast {
 		f, rel, scores, relIdx, scoreIdx, ok = q.offlineFast(tu, sc)
 		if ok {
 			defer func() {
@@ -1076,25 +1076,12 @@ func (m *Memory) selectOffline(q *query, tu offlineTuning) {
 	}
 }
 
-// offlineFastRows is the size from which an offline question without
-// filters is scored from estimated cosines (offlineFast) instead of a full
-// scan. Its centred cosine then uses the mean from the matrix's sum of rows
-// (vec.Matrix.MeanDot), which equals the mean of the exact cosines up to
-// rounding (about 1e-12): the scan it saves is what bounds retrieval time
-// on a large space, as every exact cosine must be read to sum them. A
-// variable for tests.
-var offlineFastRows = 32768
-
-// offlineFastOff disables offlineFast (tests compare it with the full
-// computation).
-var offlineFastOff = false
-
 // sumMean reports whether the question's centred cosine uses the mean from
-// the matrix's sum of rows (see offlineFastRows). Caller holds st.mu.
+// the matrix's sum of rows (see limits.offlineFastRows). Caller holds st.mu.
 func (q *query) sumMean() bool {
 	st := q.st
 	n := len(st.turns)
-	return q.keepTurn == nil && q.qv != nil && n >= offlineFastRows && st.turnVec.Rows() == n && st.turnVec.Quantized()
+	return q.keepTurn == nil && q.qv != nil && n >= st.limits.offlineFastRows && st.turnVec.Rows() == n && st.turnVec.Quantized()
 }
 
 // offlineFast computes the features, relevance and context scores of an

@@ -305,7 +305,7 @@ func TestOfflineSegmentation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			o := Options{Mode: ModeOffline, Now: func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }}
+			o := Options{Mode: ModeOffline}
 			if tc.emb != nil {
 				o.Embedder = *tc.emb
 			}
@@ -313,6 +313,7 @@ func TestOfflineSegmentation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			m.now = func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
 			defer m.Close()
 			sp := Space{UserID: "seg"}
 			for i, sess := range segConversation {

@@ -78,12 +78,12 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if err != nil {
 		return nil, err
 	}
-	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.NoEvents, noTemporal: m.opts.NoTemporal}
+	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.Ablations.NoEvents, noTemporal: m.opts.Ablations.NoTemporal}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
 	q.ctx = ctx
 	q.info = analyzeRules(question)
-	if m.opts.NoTemporal {
+	if m.opts.Ablations.NoTemporal {
 		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
 	}
 
@@ -91,12 +91,12 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	// rules otherwise.
 	if m.opts.Mode == ModePaper {
 		var r prompt.QueryReply
-		err := m.ask(ctx, rec, llm.RoleMemory, 1, prompt.Query, prompt.QueryData{Question: question}, &r)
+		err := m.callModel(ctx, rec, llm.RoleMemory, 1, prompt.Query, prompt.QueryData{Question: question}, &r)
 		switch {
 		case err == nil && strings.TrimSpace(r.KeywordQuery) != "":
 			q.info.Keywords = strings.TrimSpace(r.KeywordQuery)
 			q.info.Entities = cleanList(append(r.Entities, q.info.Entities...), 10)
-			q.info.Temporal = (q.info.Temporal || r.Temporal) && !m.opts.NoTemporal
+			q.info.Temporal = (q.info.Temporal || r.Temporal) && !m.opts.Ablations.NoTemporal
 			q.info.By = "llm"
 		case err == nil || invalid(err):
 			rec.note("query analysis unusable, rules used")
@@ -144,9 +144,6 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	}
 	if err != nil {
 		return nil, err
-	}
-	if m.opts.Links {
-		m.expandLinks(q)
 	}
 	res := &Result{Question: question, Trace: *q.trace}
 	if res.Evidence, err = m.finalEvidence(ctx, q, &res.Trace); err != nil {
@@ -221,7 +218,7 @@ func (q *query) searchStage() (turns []scored, events []scored) {
 	switch {
 	case q.noEvents:
 		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
-	case len(q.st.events) >= quantizeRows:
+	case len(q.st.events) >= q.st.limits.quantizeRows:
 		// Large: the two searches are independent; run them at once.
 		done := make(chan struct{})
 		go func() {
@@ -369,13 +366,13 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		var err error
 		if j.kind == prompt.Predict {
 			var r prompt.PredictReply
-			err = m.ask(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
+			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
 				Question: q.question, Event: promptEvent(j.event), Turns: promptTurns(j.turns), Part: j.part, Max: predictMax,
 			}, &r)
 			ids = r.TurnIDs
 		} else {
 			var r prompt.FilterReply
-			err = m.ask(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
+			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
 				Question: q.question, Turns: promptTurns(j.turns),
 			}, &r)
 			ids = r.RelevantIDs
@@ -469,7 +466,7 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	}
 	union = m.withLinks(q, union)
 	q.stage("union", union)
-	if m.opts.NoFilter {
+	if m.opts.Ablations.NoFilter {
 		for i, id := range union {
 			q.addCand(id, "search", 1/float64(1+i))
 		}
@@ -518,7 +515,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 		}
 	}
 	jobs := m.predictJobs(q, events)
-	if !m.opts.NoFilter {
+	if !m.opts.Ablations.NoFilter {
 		jobs = append(jobs, m.filterJobs(q, toFilter)...)
 	}
 	if err := m.runJobs(ctx, q, 1, jobs); err != nil {
@@ -529,7 +526,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	}
 	predicted := jobIDs(jobs, prompt.Predict)
 	kept := jobIDs(jobs, prompt.Filter)
-	if m.opts.NoFilter {
+	if m.opts.Ablations.NoFilter {
 		kept = toFilter // unfiltered: every searched turn is evidence
 	}
 	q.stage("predicted", predicted)
@@ -566,9 +563,10 @@ func boost(rank int) float64 {
 	return 1 / float64(1+rank)
 }
 
-// withLinks adds the turns linked to ids (paper mode: before the filter).
+// withLinks adds the turns linked to ids (paper mode, before the filter;
+// see Options.PaperLinks).
 func (m *Memory) withLinks(q *query, ids []string) []string {
-	if !m.opts.Links {
+	if !m.opts.PaperLinks {
 		return ids
 	}
 	out := slices.Clone(ids)
@@ -587,35 +585,6 @@ func (m *Memory) withLinks(q *query, ids []string) []string {
 		}
 	}
 	return out
-}
-
-// expandLinks adds turns linked to the current candidates (default and
-// offline modes: after selection, with a lower score).
-func (m *Memory) expandLinks(q *query) {
-	if m.opts.Mode == ModePaper {
-		return // done before the filter
-	}
-	var ids []string
-	for id := range q.cand {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var added []string
-	for _, id := range ids {
-		base := q.cand[id].Score
-		for _, l := range q.st.links[id] {
-			other := l.Target
-			if other == id {
-				other = l.Source
-			}
-			if !l.InvalidatedAt.IsZero() || q.cand[other] != nil {
-				continue
-			}
-			q.addCand(other, "link", base/2)
-			added = append(added, other)
-		}
-	}
-	q.stage("links", added)
 }
 
 // finalEvidence orders candidates, applies the caps and the token budget,
