@@ -148,13 +148,15 @@ type scratch struct {
 	dense64, rel, scores, best []float64
 	visible, speaker           []bool
 	// Pruned scans (see hybridSearch and offlineFast): estimates of the
-	// cosines with their error bounds, upper bounds of relevance and
-	// scores, and exact cosines computed so far (known).
+	// cosines with their error bounds, upper bounds of relevance, scores
+	// and event bests, and exact cosines computed so far (known, kept all
+	// false between questions, and cand, the rows set).
 	est, bound, relHi, scoreHi, bestHi, exact []float64
 	known                                     []bool
 	cand, cands                               []int
-	// fastScores and fastRel are kept all zero between questions.
-	fastScores, fastRel []float64
+	// fastRel, fastScores and fastBest hold exact values offlineFast
+	// computed (elsewhere stale).
+	fastRel, fastScores, fastBest []float64
 }
 
 // parallelRange calls fn(part, lo, hi) for consecutive ranges covering

@@ -137,7 +137,7 @@ func TestPipelineEveryMode(t *testing.T) {
 			}
 
 			wantStages := map[higmem.Mode][]string{
-				higmem.ModeOffline: {"search", "events", "predicted", "final"},
+				higmem.ModeOffline: {"search", "final"},
 				higmem.ModeDefault: {"search", "events", "predicted", "filtered", "union", "final"},
 				higmem.ModePaper:   {"search", "events", "predicted", "union", "filtered", "final"},
 			}[mc.mode]
