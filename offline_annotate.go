@@ -184,29 +184,6 @@ func entitiesOf(text, speaker string) []string {
 	return out
 }
 
-// firstSentence returns text up to the end of its first sentence.
-func firstSentence(text string) string {
-	for i, r := range text {
-		if (r == '.' || r == '!' || r == '?') && i > 20 {
-			return text[:i+1]
-		}
-	}
-	return text
-}
-
-// truncate shortens s to at most n bytes on a rune boundary, adding "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return strings.TrimSpace(s[:n]) + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }
-
 // numberWords are the spelled-out numbers hasNumber recognises.
 var numberWords = map[string]bool{
 	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,

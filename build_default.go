@@ -1,0 +1,234 @@
+package higmem
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/store"
+)
+
+// buildDefault builds a batch of turns with one annotation-and-assignment
+// call and one update call per touched event.
+func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store.Turn, rec *recorder, res *AddResult) error {
+	b := newBatch(st, turns, m.now().UTC())
+	texts := make([]string, 0, 2*len(turns))
+	for _, t := range turns {
+		texts = append(texts, turnEmbedText(t))
+	}
+	for _, t := range turns {
+		texts = append(texts, content(t))
+	}
+	vs, err := m.embed(ctx, texts)
+	if err != nil {
+		return err
+	}
+	if vs != nil {
+		b.turnVecs = vs[:len(turns)]
+	}
+
+	// Candidates: events similar to any turn of the batch, plus the events
+	// of the turn just before the batch (continuity).
+	st.mu.RLock()
+	score := map[string]float64{}
+	var prevEvents []string
+	if n := len(st.turns); n > 0 {
+		prevEvents = st.eventsOf[st.turns[n-1].ID]
+	}
+	for _, id := range prevEvents {
+		score[id] += 1
+	}
+	for i, t := range turns {
+		var qv []float32
+		if vs != nil {
+			qv = vs[len(turns)+i]
+		}
+		for _, h := range st.searchEvents(content(t), qv, 3, nil) {
+			score[st.events[h.idx].ID] += h.score
+		}
+	}
+	ids := slices.Sorted(func(yield func(string) bool) {
+		for id := range score {
+			if !yield(id) {
+				return
+			}
+		}
+	})
+	slices.SortStableFunc(ids, func(a, b string) int {
+		switch {
+		case score[a] > score[b]:
+			return -1
+		case score[a] < score[b]:
+			return 1
+		}
+		return 0
+	})
+	if len(ids) > m.opts.KEvent {
+		ids = ids[:m.opts.KEvent]
+	}
+	var cands []prompt.Event
+	for _, id := range ids {
+		e, _ := st.event(id)
+		cands = append(cands, prompt.Event{ID: e.ID, Title: e.Title, Summary: e.Summary})
+	}
+	st.mu.RUnlock()
+
+	if m.opts.Ablations.NoEvents {
+		cands, ids = nil, nil
+	}
+	var reply prompt.BuildBatchReply
+	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}, &reply)
+	if err != nil && !invalid(err) {
+		return err
+	}
+	if err != nil {
+		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, err)
+	}
+
+	st.mu.RLock()
+	byID := map[string]int{}
+	for i, r := range reply.Turns {
+		if _, dup := byID[r.ID]; !dup {
+			byID[r.ID] = i
+		}
+	}
+	titles := map[string]string{}
+	for _, ne := range reply.NewEvents {
+		titles[strings.TrimSpace(ne.Label)] = strings.TrimSpace(ne.Title)
+	}
+	labels := map[string]*store.Event{}
+	isCand := map[string]bool{}
+	for _, id := range ids {
+		isCand[id] = true
+	}
+	var seg *segmenter
+	var prev *store.Event
+	if len(prevEvents) > 0 {
+		prev = b.event(prevEvents[0])
+	}
+	if m.opts.Ablations.NoEvents {
+		for _, t := range turns {
+			if ri, ok := byID[t.ID]; ok {
+				r := reply.Turns[ri]
+				b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+			} else {
+				b.ann[t.ID] = annotateRules(t)
+			}
+		}
+		st.mu.RUnlock()
+		return m.commit(ctx, b, res)
+	}
+	missing := 0
+	for i, t := range turns {
+		ri, ok := byID[t.ID]
+		if !ok {
+			// The model skipped this turn (or the reply was unusable):
+			// rules annotate it and the offline segmenter places it.
+			missing++
+			b.ann[t.ID] = annotateRules(t)
+			if seg == nil {
+				seg = newSegmenter(st, b)
+			}
+			var v []float32
+			if vs != nil {
+				v = vs[i]
+			}
+			seg.prev = prevTurn(st, turns, i)
+			seg.assign(t, v)
+			if evs := b.eventsOf(t.ID); len(evs) > 0 {
+				prev = b.event(evs[0])
+			}
+			continue
+		}
+		r := reply.Turns[ri]
+		b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+		var joined []*store.Event
+		for _, ref := range r.Events {
+			ref = strings.TrimSpace(ref)
+			var e *store.Event
+			switch {
+			case isCand[ref]:
+				e = b.event(ref)
+			case strings.HasPrefix(strings.ToLower(ref), "new"):
+				e = labels[ref]
+				if e == nil {
+					e = b.newEvent(titles[ref], defaultProducer)
+					labels[ref] = e
+				}
+			}
+			if e != nil && !slices.Contains(joined, e) {
+				joined = append(joined, e)
+			}
+		}
+		if len(joined) == 0 {
+			if prev != nil && len(prev.TurnIDs) < 4*m.opts.SmallEvent {
+				joined = append(joined, prev)
+			} else {
+				joined = append(joined, b.newEvent("", defaultProducer))
+			}
+		}
+		for _, e := range joined {
+			b.join(e, t)
+		}
+		prev = joined[0]
+	}
+	if missing > 0 && err == nil {
+		rec.note("batch from %s: %d turns missing from the build reply were placed by offline segmentation", turns[0].ID, missing)
+	}
+	// Snapshot what each touched event's update call needs.
+	type job struct {
+		e     *store.Event
+		data  prompt.EventUpdateData
+		added []store.Turn
+	}
+	var jobs []job
+	for _, id := range b.order {
+		e := b.events[id]
+		var added []store.Turn
+		for _, t := range turns {
+			if slices.Contains(e.TurnIDs, t.ID) {
+				added = append(added, t)
+			}
+		}
+		if len(added) == 0 {
+			continue
+		}
+		first := slices.IndexFunc(turns, func(t store.Turn) bool { return t.ID == added[0].ID })
+		w := st.window(m.opts.Window, turns, first)
+		old := *e
+		if _, existed := b.before[id]; !existed {
+			old.TurnIDs = nil
+		}
+		jobs = append(jobs, job{e: e, added: added, data: prompt.EventUpdateData{Event: promptEvent(old), Window: promptTurns(w), New: promptTurns(added)}})
+	}
+	st.mu.RUnlock()
+
+	err = parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
+		j := jobs[i]
+		var r prompt.EventUpdateReply
+		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, j.data, &r)
+		if invalid(err) {
+			rec.note("event %s: update reply unusable, summary kept: %v", j.e.ID, err)
+			return nil
+		}
+		if err == nil {
+			applyUpdate(j.e, r, j.added)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if j.e.Summary == "" {
+			j.e.Summary = b.ann[j.added[0].ID].Context
+		}
+		if j.e.Title == "" {
+			j.e.Title = titleFrom(j.e.Summary)
+		}
+		j.e.Producer = defaultProducer
+	}
+	return m.commit(ctx, b, res)
+}
