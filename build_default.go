@@ -46,7 +46,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 			qv = vs[len(turns)+i]
 		}
 		for _, h := range st.searchEvents(content(t), qv, 3, nil) {
-			score[st.events[h.idx].ID] += h.score
+			score[st.events[h.Index].ID] += h.Score
 		}
 	}
 	ids := slices.Sorted(func(yield func(string) bool) {

@@ -31,7 +31,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 	var cands []prompt.Event
 	candIDs := map[string]bool{}
 	for _, h := range st.searchEvents(content(t), qv, m.opts.KEvent, nil) {
-		e := st.events[h.idx]
+		e := st.events[h.Index]
 		cands = append(cands, prompt.Event{ID: e.ID, Title: e.Title})
 		candIDs[e.ID] = true
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/higmem/higmem/internal/rank"
 	"github.com/higmem/higmem/internal/vec"
 )
 
@@ -42,7 +43,7 @@ type fastScan struct {
 	scoreIdx, relIdx []int
 	top              float64
 	// bestK holds the MaxK best exact scores.
-	bestK *topK
+	bestK *rank.TopK
 }
 
 // offlineFast computes what selectOffline reads for an unfiltered question
@@ -80,7 +81,7 @@ func (tu offlineTuning) monotone() bool {
 func newFastScan(q *query, tu offlineTuning, sc *scratch) *fastScan {
 	st := q.st
 	n := len(st.turns)
-	fs := &fastScan{q: q, tu: tu, sc: sc, n: n, bests: map[int]float64{}, reached: map[int]bool{}, bestK: newTopK(tu.MaxK)}
+	fs := &fastScan{q: q, tu: tu, sc: sc, n: n, bests: map[int]float64{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	fs.est, fs.bound = sc.est, sc.bound
 	var maxLo float64
@@ -159,7 +160,7 @@ func (fs *fastScan) setBounds() (r0 int) {
 	n, f, tu := fs.n, fs.f, fs.tu
 	fs.sc.relHi = grow(fs.sc.relHi, n)
 	fs.relHi = fs.sc.relHi
-	parallelRange(n, 16384, func(_, lo, hi int) {
+	rank.ParallelRange(n, 16384, func(_, lo, hi int) {
 		for i := lo; i < hi; i++ {
 			fs.relHi[i] = tu.relevanceOf(f.lex[i], fs.est[i]+fs.bound[i], fs.scale)
 		}
@@ -168,7 +169,7 @@ func (fs *fastScan) setBounds() (r0 int) {
 	fs.sc.scoreHi = grow(fs.sc.scoreHi, n)
 	fs.scoreHi = fs.sc.scoreHi
 	var args [4]int
-	parts := parallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, lo, hi) })
+	parts := rank.ParallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, lo, hi) })
 	r0 = args[0]
 	for _, a := range args[1:parts] {
 		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
@@ -207,7 +208,7 @@ func (fs *fastScan) reach(i int) {
 	fs.reached[i] = true
 	fs.scoreIdx = append(fs.scoreIdx, i)
 	fs.top = max(fs.top, fs.scores[i])
-	fs.bestK.offer(i, fs.scores[i])
+	fs.bestK.Offer(i, fs.scores[i])
 }
 
 // topScores computes exact scores, turn by turn in decreasing order of
@@ -255,13 +256,12 @@ func (fs *fastScan) topScores(r0 int) bool {
 	for j := len(h)/2 - 1; j >= 0; j-- {
 		down(j)
 	}
-	full := func() bool { return len(fs.bestK.h) == fs.tu.MaxK }
 	for steps := 0; ; steps++ {
 		if len(h) == 0 {
 			// Every turn not reached scores below keep.
-			return full() && fs.bestK.h[0].score >= keep
+			return fs.bestK.Full() && fs.bestK.Last() >= keep
 		}
-		if steps%8 == 0 && full() && fs.bestK.h[0].score > fs.scoreHi[h[0]] {
+		if steps%8 == 0 && fs.bestK.Full() && fs.bestK.Last() > fs.scoreHi[h[0]] {
 			return true
 		}
 		i := h[0]
@@ -277,14 +277,14 @@ func (fs *fastScan) topScores(r0 int) bool {
 // the exact relevance of the turns reached.
 func (fs *fastScan) topRelevance() bool {
 	k := fs.q.ro.KTurn
-	relTop := newTopK(k)
+	relTop := rank.NewTopK(k)
 	for i := range fs.reached {
-		relTop.offer(i, fs.relX(i))
+		relTop.Offer(i, fs.relX(i))
 	}
-	if len(relTop.h) < k {
+	if !relTop.Full() {
 		return false
 	}
-	floor := relTop.h[0].score
+	floor := relTop.Last()
 	rc := fs.sc.cands[:0]
 	for i, r := range fs.relHi {
 		if r >= floor {
@@ -293,12 +293,12 @@ func (fs *fastScan) topRelevance() bool {
 	}
 	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
 	fs.sc.cands = rc
-	relTop = newTopK(k)
+	relTop = rank.NewTopK(k)
 	for j, i := range rc {
 		fs.rel[i] = fs.relX(i)
 		fs.relIdx = append(fs.relIdx, i)
-		relTop.offer(i, fs.rel[i])
-		if j+1 < len(rc) && len(relTop.h) == k && relTop.h[0].score > fs.relHi[rc[j+1]] {
+		relTop.Offer(i, fs.rel[i])
+		if j+1 < len(rc) && relTop.Full() && relTop.Last() > fs.relHi[rc[j+1]] {
 			break
 		}
 	}

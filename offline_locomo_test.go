@@ -555,7 +555,7 @@ func sweepTable(qs []sweepQuestion, vs []sweepVariant) string {
 		for _, q := range qs {
 			rel := v.tu.relevance(q.f)
 			sc := v.tu.score(q.f, rel)
-			ranked := rank(sc)
+			ranked := rankPositive(sc)
 			sel := ranked[:v.tu.cut(ranked, sc)]
 			hit := 0
 			for _, g := range q.gold {
@@ -590,7 +590,7 @@ func fusionTable(qs []sweepQuestion) string {
 	tu := defaultOfflineTuning()
 	rrf := func(f *turnFeatures) []float64 {
 		out := make([]float64, len(f.lex))
-		lex := rank(f.lex)
+		lex := rankPositive(f.lex)
 		dense := rankAll(f.dense)
 		for r, i := range lex {
 			out[i] += 1 / float64(rrfK+r+1)
@@ -654,7 +654,7 @@ func fusionTable(qs []sweepQuestion) string {
 				}
 			}
 			sc := tu.score(q.f, scaled)
-			rk := rank(sc)
+			rk := rankPositive(sc)
 			sel := rk[:tu.cut(rk, sc)]
 			rs += goldShare(q.gold, sel)
 			ks += float64(len(sel))

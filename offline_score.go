@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/higmem/higmem/internal/rank"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
 )
@@ -50,7 +51,7 @@ func (q *query) selectOffline(tu offlineTuning) {
 		relIdx, scoreIdx = nil, nil
 	}
 
-	byRel := topRankedIn(rel, relIdx, q.ro.KTurn)
+	byRel := rank.Top(rel, relIdx, q.ro.KTurn)
 	search := make([]string, 0, len(byRel))
 	inSearch := make(map[int]bool, len(byRel))
 	for _, i := range byRel {
@@ -58,7 +59,7 @@ func (q *query) selectOffline(tu offlineTuning) {
 		inSearch[i] = true
 	}
 	q.stage("search", search)
-	ranked := topRankedIn(scores, scoreIdx, tu.MaxK)
+	ranked := rank.Top(scores, scoreIdx, tu.MaxK)
 	for _, i := range ranked[:tu.cut(ranked, scores)] {
 		src := "neighbour"
 		if inSearch[i] {
@@ -386,41 +387,4 @@ func questionSpeakers(st *spaceState, entities []string) map[string]bool {
 		}
 	}
 	return out
-}
-
-// topRankedIn is topRanked when only (if not nil) lists every index whose
-// score may be positive.
-func topRankedIn(scores []float64, only []int, k int) []int {
-	if only == nil {
-		return topRanked(scores, k)
-	}
-	top := newTopK(k)
-	for _, i := range only {
-		top.offer(i, scores[i])
-	}
-	return indexes(top.sorted())
-}
-
-func indexes(hits []scored) []int {
-	out := make([]int, len(hits))
-	for j, h := range hits {
-		out[j] = h.idx
-	}
-	return out
-}
-
-// topRanked returns the first k entries of rank(scores): the indexes of the
-// k best positive scores, best first, ties by index. It costs one pass and
-// a heap of k, where rank sorts every positive score.
-func topRanked(scores []float64, k int) []int {
-	if k <= 0 {
-		return nil
-	}
-	top := newTopK(k)
-	for i, s := range scores {
-		if s > 0 && (len(top.h) < k || s > top.h[0].score) {
-			top.offer(i, s)
-		}
-	}
-	return indexes(top.sorted())
 }

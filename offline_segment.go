@@ -225,7 +225,7 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 			}
 		}
 		for _, h := range s.st.searchEvents(content(t), v, 5, nil) {
-			consider(s.b.event(s.st.events[h.idx].ID))
+			consider(s.b.event(s.st.events[h.Index].ID))
 		}
 		// Events created earlier in this batch are not indexed yet.
 		for _, id := range s.b.order {

@@ -33,9 +33,6 @@ func features(lex ...float64) *turnFeatures {
 	return f
 }
 
-// Test helpers: the scorer's whole-space forms, used by the unit tests and
-// the tuning sweeps (retrieval itself needs only the top of each order).
-
 // relevance returns each turn's own relevance: normalised BM25 plus the
 // weighted cosine (negative cosines count as 0). Invisible turns get 0.
 func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
@@ -62,7 +59,7 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 // rank returns the indexes of the turns with a positive score, best first
 // (ties by index). Retrieval needs only the top of this order (topRanked,
 // offlineEvents); the full order serves the tuning sweeps and the tests.
-func rank(scores []float64) []int {
+func rankPositive(scores []float64) []int {
 	var idx []int
 	for i, s := range scores {
 		if s > 0 {
@@ -210,7 +207,7 @@ func TestOfflineScore(t *testing.T) {
 
 func TestOfflineRankAndCut(t *testing.T) {
 	scores := []float64{3, 0, 10, 8, 9, 2, 1, 8}
-	ranked := rank(scores)
+	ranked := rankPositive(scores)
 	if want := []int{2, 4, 3, 7, 0, 5, 6}; !slices.Equal(ranked, want) {
 		t.Fatalf("rank = %v, want %v (zero scores out, ties by index)", ranked, want)
 	}
@@ -316,8 +313,10 @@ func TestQuestionCues(t *testing.T) {
 // be tested deterministically.
 type topicEmbedder struct{ topics []string }
 
-func (e topicEmbedder) Dim() int   { return len(e.topics) + 1 }
+func (e topicEmbedder) Dim() int { return len(e.topics) + 1 }
+
 func (e topicEmbedder) ID() string { return "topics" }
+
 func (e topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, s := range texts {
@@ -567,28 +566,5 @@ func TestOfflineFeatures(t *testing.T) {
 	f = feats("How many tickets did Ben buy?")
 	if f.dated != nil || !slices.Equal(f.counted, []bool{false, false, true}) || !slices.Equal(f.speaker, []bool{false, true, true}) {
 		t.Errorf("dated %v, counted %v, speaker %v", f.dated, f.counted, f.speaker)
-	}
-}
-
-func TestHybridNormalisedSum(t *testing.T) {
-	lex := map[int]float64{0: 4, 2: 2}
-	dense := []float32{0.1, 0.9, 0.5, -0.3}
-	got := hybrid(4, lex, dense, 10, nil)
-	// 0: 1+0.1, 1: 0+0.9, 2: 0.5+0.5, 3: nothing positive.
-	want := []int{0, 2, 1}
-	if len(got) != len(want) {
-		t.Fatalf("hybrid = %v", got)
-	}
-	for i, h := range got {
-		if h.idx != want[i] {
-			t.Errorf("hybrid order %v, want %v", got, want)
-			break
-		}
-	}
-	if got := hybrid(4, lex, dense, 1, func(i int) bool { return i != 0 }); len(got) != 1 || got[0].idx != 2 || math.Abs(got[0].score-1.5) > 1e-6 {
-		t.Errorf("hybrid with filter = %v, want row 2 at 1+0.5 (BM25 rescaled without row 0)", got)
-	}
-	if got := hybrid(4, map[int]float64{}, nil, 3, nil); len(got) != 0 {
-		t.Errorf("hybrid with nothing = %v", got)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rank"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
@@ -18,7 +19,7 @@ import (
 const predictMax = 8
 
 // searchStage runs turn and event search and records both stages.
-func (q *query) searchStage() (turns []scored, events []scored) {
+func (q *query) searchStage() (turns []rank.Hit, events []rank.Hit) {
 	switch {
 	case q.noEvents:
 		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
@@ -37,12 +38,12 @@ func (q *query) searchStage() (turns []scored, events []scored) {
 	}
 	ids := make([]string, len(turns))
 	for i, h := range turns {
-		ids[i] = q.st.turns[h.idx].ID
+		ids[i] = q.st.turns[h.Index].ID
 	}
 	q.stage("search", ids)
 	eids := make([]string, len(events))
 	for i, h := range events {
-		eids[i] = q.st.events[h.idx].ID
+		eids[i] = q.st.events[h.Index].ID
 	}
 	q.stage("events", eids)
 	return turns, events
@@ -199,10 +200,10 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	})
 }
 
-func (m *Memory) predictJobs(q *query, events []scored) []*llmJob {
+func (m *Memory) predictJobs(q *query, events []rank.Hit) []*llmJob {
 	var jobs []*llmJob
 	for _, h := range events {
-		e := q.st.events[h.idx]
+		e := q.st.events[h.Index]
 		chunks := m.eventChunks(q, e)
 		for i, c := range chunks {
 			j := &llmJob{kind: prompt.Predict, event: e, turns: c}
@@ -251,7 +252,7 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	searched := make([]string, len(turns))
 	for i, h := range turns {
-		searched[i] = q.st.turns[h.idx].ID
+		searched[i] = q.st.turns[h.Index].ID
 	}
 	jobs := m.predictJobs(q, events)
 	if err := m.runJobs(ctx, q, 2, jobs); err != nil {
@@ -306,7 +307,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	var searched []string
 	for _, h := range turns {
-		searched = append(searched, q.st.turns[h.idx].ID)
+		searched = append(searched, q.st.turns[h.Index].ID)
 	}
 	tl := q.timeline(2 * m.opts.FilterChunk)
 	if len(tl) > 0 {

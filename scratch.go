@@ -1,10 +1,8 @@
 package higmem
 
 import (
-	"runtime"
-	"sync"
-
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/rank"
 )
 
 // scratch is per-question working memory sized to the space, reused through
@@ -16,39 +14,22 @@ type scratch struct {
 	touched []int
 	// turnLex is set when lex holds the turn BM25 scores of the query.
 	turnLex bool
-	dense   []float32
+	// search runs the hybrid searches (turn and event search).
+	search rank.Searcher
 	// Offline scoring (see selectOffline).
+	dense                      []float32
 	dense64, rel, scores, best []float64
 	visible, speaker           []bool
-	// Pruned scans (see hybridSearch and offlineFast): estimates of the
-	// cosines with their error bounds, upper bounds of relevance, scores
-	// and event bests, and exact cosines computed so far (known, kept all
-	// false between questions, and cand, the rows set).
+	// The pruned offline scan (see offlineFast): estimates of the cosines
+	// with their error bounds, upper bounds of relevance, scores and event
+	// bests, and exact cosines computed so far (known, kept all false
+	// between questions, and cand, the rows set).
 	est, bound, relHi, scoreHi, bestHi, exact []float64
 	known                                     []bool
 	cand, cands                               []int
 	// fastRel, fastScores and fastBest hold exact values offlineFast
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64
-}
-
-// parallelRange calls fn(part, lo, hi) for consecutive ranges covering
-// [0, n), on up to GOMAXPROCS goroutines when n is at least 2*minChunk, and
-// returns the number of parts (at most 4; part is 0 to parts-1).
-func parallelRange(n, minChunk int, fn func(part, lo, hi int)) int {
-	parts := max(1, min(runtime.GOMAXPROCS(0), 4, n/max(minChunk, 1)))
-	if parts == 1 {
-		fn(0, 0, n)
-		return 1
-	}
-	per := (n + parts - 1) / parts
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Go(func() { fn(p, min(p*per, n), min((p+1)*per, n)) })
-	}
-	fn(0, 0, min(per, n))
-	wg.Wait()
-	return parts
 }
 
 // getScratch returns a scratch; give it back with putScratch.

@@ -11,13 +11,10 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
-	"github.com/higmem/higmem/internal/vec"
-	"github.com/higmem/higmem/store/sqlite"
 )
 
 // The engine's scans were rewritten for speed (issue 9); these tests pin
-// them to straightforward reference implementations (the code they
-// replaced), bit for bit.
+// them to straightforward reference implementations, bit for bit.
 
 // refRelevance is the relevance computation before issue 9.
 func refRelevance(tu offlineTuning, f *turnFeatures) []float64 {
@@ -165,88 +162,6 @@ func TestRelevanceAndScoreMatchReference(t *testing.T) {
 	}
 }
 
-func TestTopRankedMatchesRank(t *testing.T) {
-	r := rand.New(rand.NewPCG(3, 4))
-	for trial := range 300 {
-		n := r.IntN(400)
-		scores := make([]float64, n)
-		for i := range scores {
-			scores[i] = float64(r.IntN(20)-4) / 4 // ties and non-positive scores
-		}
-		k := r.IntN(40)
-		want := rank(scores)
-		want = want[:min(k, len(want))]
-		if got := topRanked(scores, k); !slices.Equal(got, want) && len(got)+len(want) > 0 {
-			t.Fatalf("trial %d: topRanked %v, want %v", trial, got, want)
-		}
-		// Restricted to the positive indexes, topRankedIn agrees.
-		var only []int
-		for i, s := range scores {
-			if s > 0 {
-				only = append(only, i)
-			}
-		}
-		if got := topRankedIn(scores, only, k); !slices.Equal(got, want) && len(got)+len(want) > 0 {
-			t.Fatalf("trial %d: topRankedIn %v, want %v", trial, got, want)
-		}
-	}
-}
-
-// TestHybridSearchMatchesFullScan checks that the pruned scan over
-// estimates returns exactly the full scan's hits.
-func TestHybridSearchMatchesFullScan(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	emb := hashing.New(0)
-	words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
-	text := func() string {
-		var w []string
-		for range 3 + r.IntN(8) {
-			w = append(w, words[r.IntN(len(words))])
-		}
-		return strings.Join(w, " ")
-	}
-	for trial := range 20 {
-		n := 50 + r.IntN(600)
-		texts := make([]string, n)
-		for i := range texts {
-			texts[i] = text()
-		}
-		vs, err := emb.Embed(context.Background(), texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		m := vec.Matrix{Dim: emb.Dim()}
-		m.QuantizeFrom(1)
-		for _, v := range vs {
-			m.Append(vec.Normalize(v))
-		}
-		lex := make([]float64, n)
-		var touched []int
-		for i := range n {
-			if r.IntN(4) == 0 {
-				lex[i] = float64(1 + r.IntN(5))
-				touched = append(touched, i)
-			}
-		}
-		q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
-		if trial%3 == 0 {
-			qv, _ := emb.Embed(context.Background(), []string{text()})
-			q = vec.Normalize(qv[0])
-		}
-		var keep func(int) bool
-		if trial%4 == 1 {
-			keep = func(i int) bool { return i%3 != 0 }
-		}
-		for _, k := range []int{1, 5, 10, 40} {
-			want := hybridTop(n, lex, touched, m.Scores(q), k, keep)
-			got := (&scratch{}).hybridSearch(&m, lex, touched, q, k, keep)
-			if !slices.Equal(got, want) {
-				t.Fatalf("trial %d k %d: %v, want %v", trial, k, got, want)
-			}
-		}
-	}
-}
-
 // TestOfflineFastMatchesFull runs offline retrieval on a space large enough
 // (with the thresholds lowered) for the pruned path, and checks every
 // result against the full computation with the same centre: same evidence,
@@ -338,63 +253,4 @@ func fastUsed(m *Memory, sp Space, question string) bool {
 	defer st.putScratch(q.sc)
 	_, _, _, _, ok := q.offlineFast(defaultOfflineTuning(), q.sc)
 	return ok
-}
-
-// TestLazyAnnotations checks that a space opened without reading its
-// annotations (as large spaces are) retrieves exactly what an eagerly
-// loaded one does: times shown with evidence, and time cues in scoring.
-func TestLazyAnnotations(t *testing.T) {
-	ctx := context.Background()
-	st, err := sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	sp := Space{UserID: "lazy"}
-	a, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in []TurnInput
-	for i := range 60 {
-		text := []string{"Yesterday I went to the lake with my sister.", "Last week we baked bread.", "How was the museum?",
-			"I bought a guitar two days ago.", "We are going to Kyoto next month!"}[i%5]
-		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: strconv.Itoa(i / 10), Speaker: []string{"Ava", "Ben"}[i%2],
-			Text: text, Time: fmt.Sprintf("2023-05-%02dT10:00:00Z", 1+i/10)})
-	}
-	if _, err := a.Add(ctx, sp, in); err != nil {
-		t.Fatal(err)
-	}
-	questions := []string{"When did Ava go to the lake?", "What did Ben bake?", "When did they buy a guitar?", "Where are they going next month?"}
-	if r, err := a.Retrieve(ctx, sp, questions[0], RetrieveOptions{}); err != nil || !strings.Contains(r.Context, " = ") {
-		t.Fatalf("no resolved time in the evidence (%v), the test would check nothing", err)
-	}
-	for _, eager := range []int{defaultLimits().eagerAnnotations, 0} {
-		b, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		b.limits.eagerAnnotations = eager
-		for _, q := range questions {
-			want, err := a.Retrieve(ctx, sp, q, RetrieveOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := b.Retrieve(ctx, sp, q, RetrieveOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.EqualFunc(got.Evidence, want.Evidence, func(x, y Evidence) bool {
-				return x.Turn.ID == y.Turn.ID && x.Score == y.Score && slices.Equal(x.Times, y.Times)
-			}) || got.Context != want.Context {
-				t.Fatalf("eager %d, %q:\ngot  %s\nwant %s", eager, q, got.Context, want.Context)
-			}
-		}
-		bs, _ := b.state(ctx, sp)
-		if eager == 0 && !bs.annLoaded.Load() {
-			t.Error("a question about time did not load the annotations")
-		}
-		b.Close()
-	}
-	a.Close()
 }
