@@ -1,10 +1,12 @@
 package higmem
 
 import (
+	"context"
 	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
 
@@ -93,4 +95,20 @@ func applyUpdate(e *store.Event, r prompt.EventUpdateReply, newTurns []store.Tur
 		}
 		e.Facts = append(e.Facts, store.Fact{Time: strings.TrimSpace(f.Time), Text: text, TurnID: id})
 	}
+}
+
+// updateEvent asks the model to rewrite event e after the turns added
+// joined it (data shows them) and applies the reply; an unusable reply
+// keeps the summary, and is noted.
+func (m *Memory) updateEvent(ctx context.Context, rec *recorder, e *store.Event, data prompt.EventUpdateData, added []store.Turn) error {
+	var r prompt.EventUpdateReply
+	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
+	if invalid(err) {
+		rec.note("event %s: update reply unusable, summary kept: %v", e.ID, err)
+		return nil
+	}
+	if err == nil {
+		applyUpdate(e, r, added)
+	}
+	return err
 }

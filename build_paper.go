@@ -99,20 +99,29 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 	if len(w) > m.opts.Window {
 		w = w[len(w)-m.opts.Window:]
 	}
-	err = parallel(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
+	if err := m.updatePaperEvents(ctx, rec, joined, w, t); err != nil {
+		return err
+	}
+	for _, e := range joined {
+		b.join(e, t) // the reference adds the turn even when not relevant
+		if e.Summary == "" {
+			e.Summary = b.ann[t.ID].Context
+		}
+		e.Producer = paperProducer
+	}
+	return m.commit(ctx, b, res)
+}
+
+// updatePaperEvents runs one update call per joined event, in parallel:
+// an event below SmallEvent members gets its summary rewritten, a larger
+// one only its keywords and tags refreshed when the model finds the turn
+// relevant.
+func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn) error {
+	return parallel(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
 		e := joined[i]
-		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(w), New: []prompt.Turn{promptTurn(t)}}
+		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
 		if len(e.TurnIDs) < m.opts.SmallEvent {
-			var r prompt.EventUpdateReply
-			err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
-			if invalid(err) {
-				rec.note("event %s: update reply unusable, summary kept: %v", e.ID, err)
-				return nil
-			}
-			if err == nil {
-				applyUpdate(e, r, []store.Turn{t})
-			}
-			return err
+			return m.updateEvent(ctx, rec, e, data, []store.Turn{t})
 		}
 		data.Window = nil
 		var r prompt.EventCheckReply
@@ -131,17 +140,6 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, r
 		}
 		return err
 	})
-	if err != nil {
-		return err
-	}
-	for _, e := range joined {
-		b.join(e, t) // the reference adds the turn even when not relevant
-		if e.Summary == "" {
-			e.Summary = b.ann[t.ID].Context
-		}
-		e.Producer = paperProducer
-	}
-	return m.commit(ctx, b, res)
 }
 
 // linksFrom keeps the links a model proposed to turns of the window.
