@@ -19,181 +19,221 @@ import (
 // serves them on separate connections), and the BM25 indexes are built as
 // soon as their texts arrive, while the other reads are still running.
 func (m *Memory) load(ctx context.Context, st *spaceState) error {
-	sp := st.space
-	var (
-		turns        []store.Turn
-		events       []store.Event
-		links        []store.Link
-		tvecs, evecs []store.Vector
-		turnLex      = bm25.New(bm25.Options{})
-		eventLex     = bm25.New(bm25.Options{})
-		pos          map[string]int
-		info         turnInfo
-		tmat, emat   vec.Matrix
-		tok, eok     bool // tmat (emat) holds every vector
-		evPos        map[string]int
-		evTurns      [][]int32
-		eventsOf     map[string][]string
-		linkMap      map[string][]store.Link
-		eventSeq     int
-		lastEvent    string
-	)
-	emb := m.opts.Embedder
-	var wg sync.WaitGroup
-	errs := make([]error, 4)
-	// turnsReady is closed once turns is set (or failed), posReady once pos
-	// and info are built from them.
-	turnsReady, posReady := make(chan struct{}), make(chan struct{})
-	wg.Go(func() {
-		turns, errs[0] = m.store.ListTurns(ctx, sp, store.TurnQuery{})
-		close(turnsReady)
-		if errs[0] != nil {
-			close(posReady)
-			return
-		}
-		wg.Go(func() {
-			defer close(posReady)
-			pos = make(map[string]int, len(turns))
-			info = newTurnInfo(len(turns))
-			for i, t := range turns {
-				var prev *store.Turn
-				if i > 0 {
-					prev = &turns[i-1]
-				}
-				info.add(t, prev)
-				pos[t.ID] = i
-			}
-		})
-		docs := make([]bm25.Doc, len(turns))
-		for i, t := range turns {
-			docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
-		}
-		turnLex.AddBatch(docs)
-	})
-	if emb != nil {
+	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder,
+		turnLex: bm25.New(bm25.Options{}), eventLex: bm25.New(bm25.Options{}),
+		turnsReady: make(chan struct{}), posReady: make(chan struct{})}
+	l.wg.Go(l.readTurns)
+	if l.emb != nil {
 		// After the turns: reading them first lets their BM25 index (the
 		// longest step) start early, while the other core reads these.
-		wg.Go(func() {
-			if tvecs, errs[2] = m.store.ListVectors(ctx, sp, store.VectorTurn, emb.ID()); errs[2] != nil {
-				return
-			}
-			<-turnsReady
-			if errs[0] != nil {
-				return
-			}
-			tmat, tok = storedMatrix(tvecs, len(turns), emb.Dim(), st.limits.quantizeRows, func(i int) string { return turns[i].ID })
-		})
+		l.wg.Go(l.readTurnVectors)
 	}
-	wg.Go(func() {
-		if events, errs[3] = m.store.ListEvents(ctx, sp); errs[3] != nil {
-			return
+	l.wg.Go(l.readEvents)
+	l.wg.Go(l.readAnnotations)
+	l.wg.Wait()
+	if err := errors.Join(l.errs[:]...); err != nil {
+		return fmt.Errorf("higmem: load %s: %w", st.space, err)
+	}
+	return l.install()
+}
+
+// loading is one load of a space: the concurrent reads, what each
+// produced, and its error (errs[i] is written by read i alone).
+type loading struct {
+	m   *Memory
+	st  *spaceState
+	ctx context.Context
+	emb embed.Embedder
+	wg  sync.WaitGroup
+	// errs holds the error of readTurns, readAnnotations, readTurnVectors
+	// and readEvents, in that order.
+	errs [4]error
+	// turnsReady is closed once turns is set (or failed), posReady once pos
+	// and info are built from them.
+	turnsReady, posReady chan struct{}
+
+	turns             []store.Turn
+	pos               map[string]int
+	info              turnInfo
+	turnLex, eventLex *bm25.Index
+	anns              []store.Annotation
+	eager             bool // anns holds every annotation
+	tvecs, evecs      []store.Vector
+	tmat, emat        vec.Matrix
+	tok, eok          bool // tmat (emat) holds every vector
+	events            []store.Event
+	links             []store.Link
+	evPos             map[string]int
+	evTurns           [][]int32
+	eventsOf          map[string][]string
+	linkMap           map[string][]store.Link
+	eventSeq          int
+	lastEvent         string
+}
+
+// readTurns reads the turns, then indexes their text while another
+// goroutine builds their positions and facts.
+func (l *loading) readTurns() {
+	l.turns, l.errs[0] = l.m.store.ListTurns(l.ctx, l.st.space, store.TurnQuery{})
+	close(l.turnsReady)
+	if l.errs[0] != nil {
+		close(l.posReady)
+		return
+	}
+	turns := l.turns
+	l.wg.Go(func() {
+		defer close(l.posReady)
+		l.pos = make(map[string]int, len(turns))
+		l.info = newTurnInfo(len(turns))
+		for i, t := range turns {
+			var prev *store.Turn
+			if i > 0 {
+				prev = &turns[i-1]
+			}
+			l.info.add(t, prev)
+			l.pos[t.ID] = i
 		}
-		docs := make([]bm25.Doc, len(events))
+	})
+	docs := make([]bm25.Doc, len(turns))
+	for i, t := range turns {
+		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+	}
+	l.turnLex.AddBatch(docs)
+}
+
+// readAnnotations reads every annotation of a small space now (cheaper than
+// reading those of the evidence on every question); a large one reads them
+// on first need (see ensureAnnotations).
+func (l *loading) readAnnotations() {
+	<-l.turnsReady
+	if l.errs[0] == nil && len(l.turns) < l.st.limits.eagerAnnotations {
+		l.eager = true
+		l.anns, l.errs[1] = l.m.store.ListAnnotations(l.ctx, l.st.space, nil)
+	}
+}
+
+// readTurnVectors reads the turn vectors of the memory's embedder into a
+// matrix whose rows follow the turns.
+func (l *loading) readTurnVectors() {
+	if l.tvecs, l.errs[2] = l.m.store.ListVectors(l.ctx, l.st.space, store.VectorTurn, l.emb.ID()); l.errs[2] != nil {
+		return
+	}
+	<-l.turnsReady
+	if l.errs[0] != nil {
+		return
+	}
+	l.tmat, l.tok = storedMatrix(l.tvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+}
+
+// readEvents reads the events (indexing their text), the links and the
+// event vectors, then builds event membership once the turn positions are
+// known.
+func (l *loading) readEvents() {
+	sp, ctx := l.st.space, l.ctx
+	if l.events, l.errs[3] = l.m.store.ListEvents(ctx, sp); l.errs[3] != nil {
+		return
+	}
+	events := l.events
+	docs := make([]bm25.Doc, len(events))
+	for i, e := range events {
+		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
+	}
+	l.eventLex.AddBatch(docs)
+	if l.links, l.errs[3] = l.m.store.ListLinks(ctx, sp, nil); l.errs[3] != nil {
+		return
+	}
+	if vi, ok := l.m.store.(store.VectorsIntoReader); ok && l.emb != nil {
+		epos := make(map[string]int, len(events))
 		for i, e := range events {
-			docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
+			epos[e.ID] = i
 		}
-		eventLex.AddBatch(docs)
-		if links, errs[3] = m.store.ListLinks(ctx, sp, nil); errs[3] != nil {
+		if l.emat, l.eok, l.errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, l.emb, len(events), epos, l.st.limits.quantizeRows); l.errs[3] != nil {
 			return
 		}
-		if vi, ok := m.store.(vectorsInto); ok && emb != nil {
-			epos := make(map[string]int, len(events))
-			for i, e := range events {
-				epos[e.ID] = i
-			}
-			if emat, eok, errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, emb, len(events), epos, st.limits.quantizeRows); errs[3] != nil {
-				return
-			}
-		}
-		if emb != nil && !eok {
-			if evecs, errs[3] = m.store.ListVectors(ctx, sp, store.VectorEvent, emb.ID()); errs[3] != nil {
-				return
-			}
-			emat, eok = storedMatrix(evecs, len(events), emb.Dim(), st.limits.quantizeRows, func(i int) string { return events[i].ID })
-		}
-		// Event membership, as putEvent would build it event by event.
-		<-posReady
-		if errs[0] != nil {
+	}
+	if l.emb != nil && !l.eok {
+		if l.evecs, l.errs[3] = l.m.store.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
 			return
 		}
-		evPos = make(map[string]int, len(events))
-		evTurns = make([][]int32, len(events))
-		eventsOf = make(map[string][]string, len(turns))
-		var latest *store.Event
-		for i, e := range events {
-			if j, dup := evPos[e.ID]; dup {
-				errs[3] = fmt.Errorf("event %q listed twice (%d, %d)", e.ID, j, i)
-				return
-			}
-			evPos[e.ID] = i
-			members := make([]int32, 0, len(e.TurnIDs))
-			for _, id := range e.TurnIDs {
-				eventsOf[id] = append(eventsOf[id], e.ID)
-				if p, ok := pos[id]; ok {
-					members = append(members, int32(p))
-					if info.event[p] < 0 {
-						info.event[p] = i
-					}
+		l.emat, l.eok = storedMatrix(l.evecs, len(events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return events[i].ID })
+	}
+	<-l.posReady
+	if l.errs[0] != nil {
+		return
+	}
+	l.errs[3] = l.membership()
+}
+
+// membership builds the event positions, members and links, as putEvent
+// and addLink would build them event by event.
+func (l *loading) membership() error {
+	events := l.events
+	l.evPos = make(map[string]int, len(events))
+	l.evTurns = make([][]int32, len(events))
+	l.eventsOf = make(map[string][]string, len(l.turns))
+	var latest *store.Event
+	for i, e := range events {
+		if j, dup := l.evPos[e.ID]; dup {
+			return fmt.Errorf("event %q listed twice (%d, %d)", e.ID, j, i)
+		}
+		l.evPos[e.ID] = i
+		members := make([]int32, 0, len(e.TurnIDs))
+		for _, id := range e.TurnIDs {
+			l.eventsOf[id] = append(l.eventsOf[id], e.ID)
+			if p, ok := l.pos[id]; ok {
+				members = append(members, int32(p))
+				if l.info.event[p] < 0 {
+					l.info.event[p] = i
 				}
 			}
-			evTurns[i] = members
-			eventSeq = max(eventSeq, eventNumber(e.ID))
-			if latest == nil || e.UpdatedAt.After(latest.UpdatedAt) {
-				latest = &events[i]
-			}
 		}
-		if latest != nil {
-			lastEvent = latest.ID
+		l.evTurns[i] = members
+		l.eventSeq = max(l.eventSeq, eventNumber(e.ID))
+		if latest == nil || e.UpdatedAt.After(latest.UpdatedAt) {
+			latest = &events[i]
 		}
-		linkMap = make(map[string][]store.Link)
-		for _, l := range links {
-			addLink(linkMap, l)
-		}
-	})
-	// A small space reads its annotations now (cheaper than reading those
-	// of the evidence on every question); a large one on first need (see
-	// ensureAnnotations).
-	var anns []store.Annotation
-	eager := false
-	wg.Go(func() {
-		<-turnsReady
-		if errs[0] == nil && len(turns) < st.limits.eagerAnnotations {
-			eager = true
-			anns, errs[1] = m.store.ListAnnotations(ctx, sp, nil)
-		}
-	})
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("higmem: load %s: %w", sp, err)
 	}
-	st.turns, st.pos, st.info = turns, pos, info
-	st.events, st.evPos, st.evTurns, st.eventsOf = events, evPos, evTurns, eventsOf
-	st.links = linkMap
-	st.turnLex, st.eventLex = turnLex, eventLex
-	st.eventSeq, st.lastEvent = eventSeq, lastEvent
-	for _, a := range anns {
+	if latest != nil {
+		l.lastEvent = latest.ID
+	}
+	l.linkMap = make(map[string][]store.Link)
+	for _, lk := range l.links {
+		addLink(l.linkMap, lk)
+	}
+	return nil
+}
+
+// install puts what was read into the state, embedding again the vectors
+// that are missing or were made by another embedder.
+func (l *loading) install() error {
+	st := l.st
+	st.turns, st.pos, st.info = l.turns, l.pos, l.info
+	st.events, st.evPos, st.evTurns, st.eventsOf = l.events, l.evPos, l.evTurns, l.eventsOf
+	st.links = l.linkMap
+	st.turnLex, st.eventLex = l.turnLex, l.eventLex
+	st.eventSeq, st.lastEvent = l.eventSeq, l.lastEvent
+	for _, a := range l.anns {
 		if i, ok := st.pos[a.TurnID]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)
 		}
 	}
-	st.annLoaded.Store(eager)
+	st.annLoaded.Store(l.eager)
 	st.turnVec, st.eventVec = vec.Matrix{}, vec.Matrix{}
-	if emb != nil {
-		// Vectors missing, or made by another embedder, are embedded again
-		// and stored.
-		if !tok {
-			tv, err := m.matchVectors(ctx, sp, store.VectorTurn, tvecs, turns, nil)
+	if l.emb != nil {
+		tmat, emat := l.tmat, l.emat
+		if !l.tok {
+			tv, err := l.m.matchVectors(l.ctx, st.space, store.VectorTurn, l.tvecs, l.turns, nil)
 			if err != nil {
 				return err
 			}
-			tmat = rowsMatrix(tv, emb.Dim())
+			tmat = rowsMatrix(tv, l.emb.Dim())
 		}
-		if !eok {
-			ev, err := m.matchVectors(ctx, sp, store.VectorEvent, evecs, nil, events)
+		if !l.eok {
+			ev, err := l.m.matchVectors(l.ctx, st.space, store.VectorEvent, l.evecs, nil, l.events)
 			if err != nil {
 				return err
 			}
-			emat = rowsMatrix(ev, emb.Dim())
+			emat = rowsMatrix(ev, l.emb.Dim())
 		}
 		st.turnVec, st.eventVec = tmat, emat
 	}
@@ -202,18 +242,10 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 	return nil
 }
 
-// vectorsInto is implemented by stores that decode vectors straight into a
-// matrix (store/sqlite does), which saves a copy of every vector. Events
-// use it; turn vectors are read while the turns are (their rows are not
-// known yet) and copied.
-type vectorsInto interface {
-	VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error)
-}
-
 // intoMatrix reads the n stored vectors of one kind into a matrix whose rows
 // follow pos (id -> row), quantized from quantizeRows rows; ok is false when
 // one is missing or of another dimension.
-func intoMatrix(ctx context.Context, vi vectorsInto, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
+func intoMatrix(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
 	dim := emb.Dim()
 	data := make([]float32, n*dim)
 	seen := make([]bool, n)

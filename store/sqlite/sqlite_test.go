@@ -95,8 +95,8 @@ func TestPersistence(t *testing.T) {
 	check("turn", turn, gotTurn, err)
 	anns, err := s.ListAnnotations(ctx, sp, nil)
 	check("annotations", []store.Annotation{ann}, anns, err)
-	gotEv, err := s.GetEvent(ctx, sp, "E1")
-	check("event", ev, gotEv, err)
+	evs, err := s.ListEvents(ctx, sp)
+	check("events", []store.Event{ev}, evs, err)
 	links, err := s.ListLinks(ctx, sp, nil)
 	check("links", []store.Link{link}, links, err)
 	vecs, err := s.ListVectors(ctx, sp, store.VectorTurn, "hash-64")
@@ -238,11 +238,21 @@ func TestTwoStoresOneFile(t *testing.T) {
 		wg.Go(func() {
 			for j := range each {
 				errc <- s.Update(ctx, func(tx store.Tx) error {
-					st, err := tx.Stats(ctx, sp)
-					if err != nil {
-						return err
+					// The first free Seq, read inside the transaction.
+					seq := int64(1)
+					for ; ; seq++ {
+						_, err := tx.GetTurn(ctx, sp, fmt.Sprint("s", seq))
+						if errors.Is(err, store.ErrNotFound) {
+							break
+						}
+						if err != nil {
+							return err
+						}
 					}
-					_, err = tx.PutTurn(ctx, store.Turn{Space: sp, ID: fmt.Sprint(i, "-", j), Seq: st.LastSeq + 1})
+					created, err := tx.PutTurn(ctx, store.Turn{Space: sp, ID: fmt.Sprint("s", seq), Seq: seq, Text: fmt.Sprint(i, "-", j)})
+					if err == nil && !created {
+						err = fmt.Errorf("seq %d found free, then taken", seq)
+					}
 					return err
 				})
 			}
