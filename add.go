@@ -26,14 +26,10 @@ const maxIDLen = 256
 // transaction: when an LLM endpoint fails mid-way, earlier batches stay
 // stored and the error names the first turn that was not.
 func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResult, error) {
-	if err := m.check(sp); err != nil {
-		return nil, err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
-	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 
 	res := &AddResult{}

@@ -77,6 +77,25 @@ func (m *Memory) check(sp Space) error {
 	return nil
 }
 
+// checkedState checks sp and returns its loaded state.
+func (m *Memory) checkedState(ctx context.Context, sp Space) (*spaceState, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	return m.state(ctx, sp)
+}
+
+// lockSpace checks sp and returns its loaded state with the space's writer
+// lock held; the caller unlocks st.writeMu.
+func (m *Memory) lockSpace(ctx context.Context, sp Space) (*spaceState, error) {
+	st, err := m.checkedState(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	st.writeMu.Lock()
+	return st, nil
+}
+
 // Get returns one turn.
 func (m *Memory) Get(ctx context.Context, sp Space, id string) (Turn, error) {
 	if err := m.check(sp); err != nil {
@@ -116,10 +135,7 @@ func (m *Memory) Annotations(ctx context.Context, sp Space, ids []string) ([]Ann
 // Events returns every event of a space with its member turns, in creation
 // order.
 func (m *Memory) Events(ctx context.Context, sp Space) ([]EventView, error) {
-	if err := m.check(sp); err != nil {
-		return nil, err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.checkedState(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -127,22 +143,14 @@ func (m *Memory) Events(ctx context.Context, sp Space) ([]EventView, error) {
 	defer st.mu.RUnlock()
 	out := make([]EventView, len(st.events))
 	for i, e := range st.events {
-		out[i].Event = e
-		for _, id := range e.TurnIDs {
-			if t, ok := st.turn(id); ok {
-				out[i].Turns = append(out[i].Turns, t)
-			}
-		}
+		out[i] = st.view(e)
 	}
 	return out, nil
 }
 
 // Event returns one event with its member turns.
 func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, error) {
-	if err := m.check(sp); err != nil {
-		return EventView{}, err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.checkedState(ctx, sp)
 	if err != nil {
 		return EventView{}, err
 	}
@@ -152,13 +160,7 @@ func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, err
 	if !ok {
 		return EventView{}, fmt.Errorf("higmem: event %q: %w", id, ErrNotFound)
 	}
-	v := EventView{Event: e}
-	for _, tid := range e.TurnIDs {
-		if t, ok := st.turn(tid); ok {
-			v.Turns = append(v.Turns, t)
-		}
-	}
-	return v, nil
+	return st.view(e), nil
 }
 
 // History returns the changes recorded for derived records. Empty kind or
@@ -190,14 +192,10 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 // out of its events (an event left empty is deleted). Every event change is
 // recorded in the history.
 func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
-	if err := m.check(sp); err != nil {
-		return err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
-	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 	st.mu.RLock()
 	_, ok := st.turn(id)
@@ -251,14 +249,10 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 
 // DeleteSpace removes everything stored for a space, history included.
 func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
-	if err := m.check(sp); err != nil {
-		return err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
-	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 	if err := m.store.Update(ctx, func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) }); err != nil {
 		return fmt.Errorf("higmem: delete space %s: %w", sp, err)

@@ -36,20 +36,7 @@ import (
 //	HIGMEM_LOCOMO_EMBED  "bm25" or "minilm" to run one configuration only
 //	HIGMEM_EMBED_CACHE   a file caching MiniLM vectors between runs
 func TestOfflineLoCoMo(t *testing.T) {
-	if os.Getenv("HIGMEM_LOCOMO") != "1" {
-		t.Skip("set HIGMEM_LOCOMO=1 to run the LoCoMo offline measurement")
-	}
-	path := os.Getenv("HIGMEM_LOCOMO_DATA")
-	if path == "" {
-		path = filepath.Join("..", "shared", "data", "locomo_dev.json")
-	}
-	samples, err := locomo.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("LoCoMo data not found at %s", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	samples := loadLoCoMoDev(t, "HIGMEM_LOCOMO", "set HIGMEM_LOCOMO=1 to run the LoCoMo offline measurement")
 	only := os.Getenv("HIGMEM_LOCOMO_EMBED")
 	ctx := context.Background()
 	if only == "" || only == "bm25" {
@@ -398,20 +385,7 @@ func sizeDistribution(sizes []int) string {
 //
 // HIGMEM_LOCOMO_EMBED selects "bm25" or "minilm" (default both).
 func TestOfflineLoCoMoSweep(t *testing.T) {
-	if os.Getenv("HIGMEM_LOCOMO_SWEEP") != "1" {
-		t.Skip("set HIGMEM_LOCOMO_SWEEP=1 to sweep offline retrieval tuning")
-	}
-	path := os.Getenv("HIGMEM_LOCOMO_DATA")
-	if path == "" {
-		path = filepath.Join("..", "shared", "data", "locomo_dev.json")
-	}
-	samples, err := locomo.Load(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		t.Skipf("LoCoMo data not found at %s", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	samples := loadLoCoMoDev(t, "HIGMEM_LOCOMO_SWEEP", "set HIGMEM_LOCOMO_SWEEP=1 to sweep offline retrieval tuning")
 	ctx := context.Background()
 	only := os.Getenv("HIGMEM_LOCOMO_EMBED")
 	var embs []embed.Embedder
@@ -684,4 +658,26 @@ func goldShare(gold, sel []int) float64 {
 		}
 	}
 	return float64(hit) / float64(len(gold))
+}
+
+// loadLoCoMoDev skips the test unless the environment variable flag is "1"
+// (saying why in skip), and loads the LoCoMo dev file (HIGMEM_LOCOMO_DATA,
+// default ../shared/data/locomo_dev.json), skipping when it is missing.
+func loadLoCoMoDev(t *testing.T, flag, skip string) []locomo.Sample {
+	t.Helper()
+	if os.Getenv(flag) != "1" {
+		t.Skip(skip)
+	}
+	path := os.Getenv("HIGMEM_LOCOMO_DATA")
+	if path == "" {
+		path = filepath.Join("..", "shared", "data", "locomo_dev.json")
+	}
+	samples, err := locomo.Load(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skipf("LoCoMo data not found at %s", path)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return samples
 }

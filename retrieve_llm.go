@@ -154,8 +154,8 @@ type llmJob struct {
 	out   []string
 }
 
-// runJobs runs prediction and filter calls in parallel; unusable replies
-// select nothing (and are noted). The space's read lock is released while
+// runJobs runs prediction and filter calls in parallel, as one sequential
+// round of the trace; unusable replies select nothing (and are noted). The space's read lock is released while
 // the calls run (jobs carry copies of what they show), so writers and other
 // readers never wait for a model; callers must not keep indexes into the
 // state across this call.
@@ -165,7 +165,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	}
 	q.st.mu.RUnlock()
 	defer q.st.mu.RLock()
-	return parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
+	err := parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		var ids []string
 		var err error
@@ -198,6 +198,10 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		}
 		return nil
 	})
+	if err == nil {
+		q.trace.Rounds++
+	}
+	return err
 }
 
 func (m *Memory) predictJobs(q *query, events []rank.Hit) []*llmJob {
@@ -258,9 +262,6 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	if err := m.runJobs(ctx, q, 2, jobs); err != nil {
 		return err
 	}
-	if len(jobs) > 0 {
-		q.trace.Rounds++
-	}
 	predicted := jobIDs(jobs, prompt.Predict)
 	q.stage("predicted", predicted)
 	union := slices.Clone(searched)
@@ -280,9 +281,6 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	fjobs := m.filterJobs(q, union)
 	if err := m.runJobs(ctx, q, 3, fjobs); err != nil {
 		return err
-	}
-	if len(fjobs) > 0 {
-		q.trace.Rounds++
 	}
 	kept := jobIDs(fjobs, prompt.Filter)
 	q.stage("filtered", kept)
@@ -325,9 +323,6 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	}
 	if err := m.runJobs(ctx, q, 1, jobs); err != nil {
 		return err
-	}
-	if len(jobs) > 0 {
-		q.trace.Rounds++
 	}
 	predicted := jobIDs(jobs, prompt.Predict)
 	kept := jobIDs(jobs, prompt.Filter)

@@ -321,3 +321,14 @@ func prevTurn(st *spaceState, batch []store.Turn, i int) store.Turn {
 	}
 	return store.Turn{}
 }
+
+// view returns event e with its member turns. Caller holds st.mu.
+func (st *spaceState) view(e store.Event) EventView {
+	v := EventView{Event: e}
+	for _, id := range e.TurnIDs {
+		if t, ok := st.turn(id); ok {
+			v.Turns = append(v.Turns, t)
+		}
+	}
+	return v
+}
