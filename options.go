@@ -48,7 +48,8 @@ func ParseMode(s string) (Mode, error) {
 // Options configures a Memory. The zero value works: an in-memory store,
 // BM25-only retrieval and offline mode.
 type Options struct {
-	// Store persists memory. Nil means an in-memory store that is lost on
+	// Store persists memory. Nil means an in-memory store (store/memstore,
+	// the one implementation the root package imports) that is lost on
 	// Close. The CLI wires store/sqlite.
 	Store store.Store
 	// Embedder embeds turns and events for dense retrieval. Nil means
