@@ -56,9 +56,9 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 	return tu.scoreInto(f, rel, make([]float64, n), best)
 }
 
-// rank returns the indexes of the turns with a positive score, best first
-// (ties by index). Retrieval needs only the top of this order (topRanked,
-// offlineEvents); the full order serves the tuning sweeps and the tests.
+// rankPositive returns the indexes of the turns with a positive score, best
+// first (ties by index). Retrieval needs only the top of this order
+// (rank.Top); the full order serves the tuning sweeps and the tests.
 func rankPositive(scores []float64) []int {
 	var idx []int
 	for i, s := range scores {

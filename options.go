@@ -135,7 +135,7 @@ type limits struct {
 	// quantizeRows is the size from which a vector matrix keeps an int8
 	// copy, so that searches scan estimates (a quarter of the memory
 	// traffic) and compute exact cosines only for the rows that could rank
-	// (see hybridSearch). Below it a full exact scan is as fast.
+	// (see rank.Searcher). Below it a full exact scan is as fast.
 	quantizeRows int
 	// eagerAnnotations is the size below which a space reads its
 	// annotations when it loads (see ensureAnnotations).
