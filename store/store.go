@@ -23,8 +23,8 @@
 //
 // # The contract
 //
-// Store (Reader, Update, Close) and Tx (GetTurn and Writer) hold what the
-// engine calls, nothing more. A capability that only some backends can
+// Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
+// module calls, nothing more. A capability that only some backends can
 // offer is an optional interface (VectorsIntoReader), found by a type
 // assertion. Extending the contract means adding the method to Reader,
 // Writer or Tx (or a new optional interface), implementing it in every
@@ -281,8 +281,8 @@ func (v Vector) Validate() error {
 	return nil
 }
 
-// Reader is the read side of a store: what the engine reads outside a
-// transaction. All methods but Spaces take the space to read.
+// Reader is the read side of a store, outside a transaction (Store) or
+// inside one (Tx). All methods but Spaces take the space to read.
 type Reader interface {
 	// GetTurn returns one turn or ErrNotFound.
 	GetTurn(ctx context.Context, space Space, id string) (Turn, error)
@@ -340,11 +340,12 @@ type Writer interface {
 	DeleteSpace(ctx context.Context, space Space) error
 }
 
-// Tx is a write transaction. It must only be used inside the function
-// passed to Update, from one goroutine. Reads inside it see its own writes.
+// Tx is a read-write transaction. It must only be used inside the function
+// passed to Update, from one goroutine. Its reads see its own writes, and
+// no other writer's until it ends: the engine's import checks conflicts
+// through it, and higmem migrate reads a whole store through it.
 type Tx interface {
-	// GetTurn returns one turn as the transaction sees it, or ErrNotFound.
-	GetTurn(ctx context.Context, space Space, id string) (Turn, error)
+	Reader
 	Writer
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -58,10 +59,62 @@ func (t *tx) read(sp store.Space, fn func(*space) error) error {
 	return fn(t.view(sp))
 }
 
-// GetTurn implements store.Tx.
+// GetTurn implements store.Reader.
 func (t *tx) GetTurn(ctx context.Context, sp store.Space, id string) (tr store.Turn, err error) {
 	err = t.read(sp, func(x *space) error { tr, err = x.getTurn(id); return err })
 	return tr, err
+}
+
+// ListTurns implements store.Reader.
+func (t *tx) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) (ts []store.Turn, err error) {
+	err = t.read(sp, func(x *space) error { ts = x.listTurns(q); return nil })
+	return ts, err
+}
+
+// ListAnnotations implements store.Reader.
+func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) (as []store.Annotation, err error) {
+	err = t.read(sp, func(x *space) error { as = x.listAnnotations(ids); return nil })
+	return as, err
+}
+
+// ListEvents implements store.Reader.
+func (t *tx) ListEvents(ctx context.Context, sp store.Space) (es []store.Event, err error) {
+	err = t.read(sp, func(x *space) error { es = x.listEvents(); return nil })
+	return es, err
+}
+
+// ListLinks implements store.Reader.
+func (t *tx) ListLinks(ctx context.Context, sp store.Space, ids []string) (ls []store.Link, err error) {
+	err = t.read(sp, func(x *space) error { ls = x.listLinks(ids); return nil })
+	return ls, err
+}
+
+// ListVectors implements store.Reader.
+func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) (vs []store.Vector, err error) {
+	err = t.read(sp, func(x *space) error { vs = x.listVectors(kind, embedder); return nil })
+	return vs, err
+}
+
+// History implements store.Reader.
+func (t *tx) History(ctx context.Context, sp store.Space, kind, id string) (cs []store.Change, err error) {
+	err = t.read(sp, func(x *space) error { cs = x.listHistory(kind, id); return nil })
+	return cs, err
+}
+
+// Stats implements store.Reader.
+func (t *tx) Stats(ctx context.Context, sp store.Space) (st store.Stats, err error) {
+	err = t.read(sp, func(x *space) error { st = x.stats(); return nil })
+	return st, err
+}
+
+// Spaces implements store.Reader.
+func (t *tx) Spaces(ctx context.Context) ([]store.Space, error) {
+	if t.done.Load() {
+		return nil, fmt.Errorf("memstore: transaction used after Update returned: %w", store.ErrClosed)
+	}
+	keys := slices.Collect(maps.Keys(t.base))
+	keys = slices.AppendSeq(keys, maps.Keys(t.dirty))
+	return spaceList(keys, t.view), nil
 }
 
 // PutTurn implements store.Writer.

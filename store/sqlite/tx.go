@@ -151,12 +151,78 @@ func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64
 	}
 }
 
-// GetTurn implements store.Tx: it reads through the transaction.
+// Read methods: check, then read through the transaction.
+
+// GetTurn implements store.Reader.
 func (t *tx) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
 	if err := t.check(sp); err != nil {
 		return store.Turn{}, err
 	}
 	return t.reader.GetTurn(ctx, sp, id)
+}
+
+// ListTurns implements store.Reader.
+func (t *tx) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) ([]store.Turn, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListTurns(ctx, sp, q)
+}
+
+// ListAnnotations implements store.Reader.
+func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListAnnotations(ctx, sp, ids)
+}
+
+// ListEvents implements store.Reader.
+func (t *tx) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListEvents(ctx, sp)
+}
+
+// ListLinks implements store.Reader.
+func (t *tx) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]store.Link, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListLinks(ctx, sp, ids)
+}
+
+// ListVectors implements store.Reader.
+func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.ListVectors(ctx, sp, kind, embedder)
+}
+
+// History implements store.Reader.
+func (t *tx) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {
+	if err := t.check(sp); err != nil {
+		return nil, err
+	}
+	return t.reader.History(ctx, sp, kind, id)
+}
+
+// Spaces implements store.Reader.
+func (t *tx) Spaces(ctx context.Context) ([]store.Space, error) {
+	if err := t.alive(); err != nil {
+		return nil, err
+	}
+	return t.reader.Spaces(ctx)
+}
+
+// Stats implements store.Reader.
+func (t *tx) Stats(ctx context.Context, sp store.Space) (store.Stats, error) {
+	if err := t.check(sp); err != nil {
+		return store.Stats{}, err
+	}
+	return t.reader.Stats(ctx, sp)
 }
 
 // PutTurn implements store.Writer.

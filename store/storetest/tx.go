@@ -116,6 +116,7 @@ func testTxPanicRollsBack(t *testing.T, e *env) {
 func testTxReadOwnWrites(t *testing.T, e *env) {
 	e.populate(spaceA, "A")
 	e.populate(spaceB, "B")
+	var inside snapshot
 	e.update(func(tx store.Tx) error {
 		if err := e.writeEverything(tx); err != nil {
 			return err
@@ -125,13 +126,32 @@ func testTxReadOwnWrites(t *testing.T, e *env) {
 		}
 		_, err := tx.GetTurn(e.ctx, spaceA, "D1:2")
 		e.wantErr("tx.GetTurn of a turn deleted in the tx", err, store.ErrNotFound)
-		_, err = tx.GetTurn(e.ctx, spaceB, "D1:1")
-		e.wantErr("tx.GetTurn in a space deleted in the tx", err, store.ErrNotFound)
+		evs, err := tx.ListEvents(e.ctx, spaceA)
+		if err != nil || len(evs) != 1 || evs[0].ID != "E9" {
+			t.Errorf("tx.ListEvents = %+v, %v: want only E9, put in the tx (E1 was deleted in it)", evs, err)
+		}
+		inside = e.snap(tx, spaceA)
+		if b := e.snap(tx, spaceB); len(b.Turns)+len(b.Events)+len(b.History) != 0 {
+			t.Errorf("space deleted in the tx still visible in it: %+v", b)
+		}
 		return nil
 	})
-	// After the commit, the store shows what the tx wrote.
-	if d := diff([]string{"D1:1", "D1:3", "new"}, ids(e.listTurns(e.s, spaceA, store.TurnQuery{}))); d != "" {
-		t.Errorf("turns after the commit (-want +got):\n%s", d)
+	if d := diff([]string{"D1:1", "D1:3", "new"}, ids(inside.Turns)); d != "" {
+		t.Errorf("turns seen inside the tx (-want +got):\n%s", d)
+	}
+	if want := (store.Stats{Turns: 3, Events: 1, Links: 1, LastSeq: 50}); inside.Stats != want {
+		t.Errorf("tx.Stats = %+v, want %+v", inside.Stats, want)
+	}
+	if d := diff([]store.Space{spaceA}, inside.Spaces); d != "" {
+		t.Errorf("tx.Spaces (-want +got):\n%s", d)
+	}
+	if len(inside.Annotations) != 3 || len(inside.History) != 2 || len(inside.Vectors["turn/e1"]) != 1 ||
+		len(inside.Vectors["turn/e2"]) != 1 || len(inside.Vectors["event/e1"]) != 0 {
+		t.Errorf("tx reads miss its own writes: %+v", inside)
+	}
+	// After the commit, the store shows what the tx showed.
+	if d := diff(inside, e.snap(e.s, spaceA)); d != "" {
+		t.Errorf("committed state differs from what the tx saw (-tx +store):\n%s", d)
 	}
 }
 
@@ -170,6 +190,8 @@ func testTxUseAfterUpdate(t *testing.T, e *env) {
 		e.wantErr("DeleteSpace on a finished tx", saved.DeleteSpace(e.ctx, spaceA), store.ErrClosed)
 		_, err = saved.GetTurn(e.ctx, spaceA, "late")
 		e.wantErr("GetTurn on a finished tx", err, store.ErrClosed)
+		_, err = saved.Stats(e.ctx, spaceA)
+		e.wantErr("Stats on a finished tx", err, store.ErrClosed)
 	}
 	_, err := e.s.GetTurn(e.ctx, spaceA, "late")
 	e.wantErr("GetTurn of a turn put on a finished tx", err, store.ErrNotFound)
