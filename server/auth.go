@@ -80,9 +80,14 @@ func ParseKeys(data []byte) (*Keys, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("%w: trailing data after the JSON object", ErrBadKeys)
 	}
+	return NewKeys(f.Keys)
+}
+
+// NewKeys validates keys as ParseKeys does and returns them as a set.
+func NewKeys(keys []Key) (*Keys, error) {
 	ks := &Keys{}
 	names := map[string]bool{}
-	for i, k := range f.Keys {
+	for i, k := range keys {
 		where := fmt.Sprintf("key %d", i+1)
 		if k.Name == "" {
 			return nil, fmt.Errorf("%w: %s: empty name", ErrBadKeys, where)
@@ -126,6 +131,19 @@ func LoadKeys(path string) (*Keys, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return ks, nil
+}
+
+// Keys returns a copy of the keys, in the order given.
+func (ks *Keys) Keys() []Key {
+	if ks == nil {
+		return nil
+	}
+	out := make([]Key, len(ks.keys))
+	for i, k := range ks.keys {
+		k.Users = append([]string(nil), k.Users...)
+		out[i] = k
+	}
+	return out
 }
 
 // Len returns the number of keys.

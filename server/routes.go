@@ -177,10 +177,10 @@ func (s *Server) authenticate(r *http.Request) (*principal, error) {
 	if !ok {
 		return nil, errorf(http.StatusUnauthorized, api.CodeUnauthorized, "malformed Authorization header: want \"Bearer <key>\"")
 	}
-	if s.opts.Keys.Len() == 0 {
+	k, ok := s.lookupKey(r.Context(), secret)
+	if !ok && s.keys.current().Len() == 0 {
 		return nil, errorf(http.StatusUnauthorized, api.CodeUnauthorized, "the server has no API keys configured")
 	}
-	k, ok := s.opts.Keys.Lookup(secret)
 	if !ok {
 		return nil, errorf(http.StatusUnauthorized, api.CodeUnauthorized, "unknown API key")
 	}
@@ -857,7 +857,7 @@ func (s *Server) mcpHandler() http.Handler {
 		return h
 	}
 	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
-		k, ok := s.opts.Keys.Lookup(token)
+		k, ok := s.lookupKey(ctx, token)
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}

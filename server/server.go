@@ -39,6 +39,13 @@ type Options struct {
 	// Keys are the accepted API keys. With no keys and NoAuth false,
 	// every route except health and the OpenAPI document answers 401.
 	Keys *Keys
+	// KeySource, when set, supplies the keys instead (Keys then only seeds
+	// them): they are re-read every KeyRefresh, and at once (at most once
+	// a second) when a request brings an unknown key.
+	KeySource KeySource
+	// KeyRefresh is how often keys are re-read from KeySource (default
+	// DefaultKeyRefresh).
+	KeyRefresh time.Duration
 	// NoAuth serves every request without a key, with access to every
 	// user. The CLI allows it only on a loopback address.
 	NoAuth bool
@@ -90,6 +97,9 @@ func (o *Options) setDefaults() {
 	if o.KeepJobs <= 0 {
 		o.KeepJobs = 1000
 	}
+	if o.KeyRefresh <= 0 {
+		o.KeyRefresh = DefaultKeyRefresh
+	}
 	if o.Version == "" {
 		o.Version = buildVersion()
 	}
@@ -113,6 +123,7 @@ type Server struct {
 	handler http.Handler
 	mcp     *mcp.Server
 	jobs    *jobs
+	keys    *keyring
 	openapi []byte
 
 	// base is cancelled when Shutdown gives up waiting: it aborts writes
@@ -132,6 +143,10 @@ func New(mem *higmem.Memory, opts Options) *Server {
 	opts.setDefaults()
 	s := &Server{mem: mem, opts: opts, log: opts.Logger}
 	s.base, s.cancel = context.WithCancel(context.Background())
+	s.keys = newKeyring(opts.Keys, opts.KeySource)
+	if opts.KeySource != nil {
+		go s.refreshKeys(opts.KeyRefresh)
+	}
 	s.jobs = newJobs(s)
 	s.mcp = s.newMCP()
 	s.openapi = mustOpenAPI(opts.Version)

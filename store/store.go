@@ -25,8 +25,8 @@
 //
 // Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
 // module calls, nothing more. A capability that only some backends can
-// offer is an optional interface (VectorsIntoReader), found by a type
-// assertion. Extending the contract means adding the method to Reader,
+// offer is an optional interface (VectorsIntoReader, EmbedderLister), found
+// by a type assertion. Extending the contract means adding the method to Reader,
 // Writer or Tx (or a new optional interface), implementing it in every
 // backend, and adding its checks to store/storetest.
 //
@@ -374,4 +374,16 @@ type VectorsIntoReader interface {
 	// dimension, are skipped. It returns how many rows it wrote. A dim
 	// that is not positive fails with ErrInvalid.
 	VectorsInto(ctx context.Context, space Space, kind VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error)
+}
+
+// EmbedderLister is an optional capability of a Store and of its Tx: naming
+// the embedders whose vectors of one kind a space holds, which with
+// ListVectors enumerates every stored vector. higmem migrate
+// (internal/storecopy) needs it, through the transaction, to copy a store.
+// A store that implements it implements it on its Tx too; storetest checks
+// both on every store that does.
+type EmbedderLister interface {
+	// Embedders lists the embedders that made vectors of kind in space,
+	// each once, sorted.
+	Embedders(ctx context.Context, space Space, kind VectorKind) ([]string, error)
 }

@@ -53,7 +53,7 @@ LLM endpoint is configured (see README).`,
 				return err
 			}
 			sp := a.space()
-			fmt.Fprintf(a.stdout, "higmem demo: %s\nmode %s, embedder %s, database %s\n\n", f.Title, m.Mode(), a.embedderName(m), a.db)
+			fmt.Fprintf(a.stdout, "higmem demo: %s\nmode %s, embedder %s, database %s\n\n", f.Title, m.Mode(), a.embedderName(m), displayDB(a.db))
 			sum, err := a.ingestTurns(ctx, m, sp, "example", f.Turns)
 			if err != nil {
 				return err

@@ -112,7 +112,8 @@ full LLM-guided pipeline and written answers. Environment variables:
 		},
 	}
 	f := root.PersistentFlags()
-	f.StringVar(&a.db, "db", a.env.DB, "SQLite database file (env HIGMEM_DB)")
+	f.StringVar(&a.db, "db", a.env.DB, "SQLite database file, or a postgres:// URL (env HIGMEM_DB)")
+	f.Lookup("db").DefValue = displayDB(a.env.DB) // help never shows a password from HIGMEM_DB
 	f.StringVar(&a.user, "user", a.env.User, "user id of the memory space (env HIGMEM_USER)")
 	f.StringVar(&a.agent, "agent", a.env.Agent, "agent id of the memory space (env HIGMEM_AGENT)")
 	f.StringVar(&a.mode, "mode", a.env.Mode, "pipeline: auto, default, paper or offline (env HIGMEM_MODE)")

@@ -30,6 +30,8 @@ func init() {
 type serveConfig struct {
 	addr            string
 	keysFile        string
+	keysDB          bool
+	keysRefresh     time.Duration
 	noAuth          bool
 	maxBodyMiB      int64
 	maxUploadMiB    int64
@@ -48,8 +50,10 @@ func (a *app) serveCommand() *cobra.Command {
 space (user_id, agent_id); MCP tools default to --user/--agent.
 
 API keys are required: create one with "higmem serve keygen --keys-file keys.json",
-then start with --keys-file keys.json. Only on a loopback address may --no-auth
-serve without keys. On SIGINT/SIGTERM the server stops accepting writes, finishes
+then start with --keys-file keys.json. With --db postgres://..., keys can live in
+the database instead, shared by every server on it: "higmem serve keygen --keys-db",
+then "higmem serve --keys-db" (list with "serve keys", revoke with "serve revoke").
+Only on a loopback address may --no-auth serve without keys. On SIGINT/SIGTERM the server stops accepting writes, finishes
 the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
 		Example: `  higmem serve keygen --keys-file keys.json --name laptop --users alice
   higmem serve --addr 127.0.0.1:8420 --keys-file keys.json
@@ -62,13 +66,15 @@ the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
 	f := cmd.Flags()
 	f.StringVar(&cfg.addr, "addr", "127.0.0.1:8420", "address to listen on")
 	f.StringVar(&cfg.keysFile, "keys-file", "", `API keys file: {"keys":[{"name","sha256","users":["alice"] or ["*"]}]}`)
+	f.BoolVar(&cfg.keysDB, "keys-db", false, "accept the API keys kept in the PostgreSQL database (--db)")
+	f.DurationVar(&cfg.keysRefresh, "keys-refresh", server.DefaultKeyRefresh, "with --keys-db: how often keys are re-read (a revoked key works until then)")
 	f.BoolVar(&cfg.noAuth, "no-auth", false, "serve without API keys (only on a loopback address)")
 	f.Int64Var(&cfg.maxBodyMiB, "max-body-mib", 1, "largest JSON request body, MiB")
 	f.Int64Var(&cfg.maxUploadMiB, "max-upload-mib", 64, "largest add or import body, MiB")
 	f.IntVar(&cfg.jobs, "jobs", 2, "async jobs (large adds and imports) run at once")
 	f.DurationVar(&cfg.requestTimeout, "request-timeout", 2*time.Minute, "time limit of reads (search, ask, list...)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", time.Minute, "how long shutdown waits for in-flight writes and jobs")
-	cmd.AddCommand(a.keygenCommand())
+	cmd.AddCommand(a.keygenCommand(), a.keysListCommand(), a.revokeCommand())
 	return cmd
 }
 
@@ -111,7 +117,14 @@ func serverAuth(cfg serveConfig) (*server.Keys, error) {
 
 // serve runs the HTTP server until ctx ends, then shuts down gracefully.
 func (a *app) serve(ctx context.Context, cfg serveConfig) error {
-	keys, err := serverAuth(cfg)
+	var keys *server.Keys
+	var keySource server.KeySource
+	var err error
+	if cfg.keysDB {
+		keys, keySource, err = a.dbKeys(ctx, cfg)
+	} else {
+		keys, err = serverAuth(cfg)
+	}
 	if err != nil {
 		return err
 	}
@@ -121,6 +134,8 @@ func (a *app) serve(ctx context.Context, cfg serveConfig) error {
 	}
 	s := server.New(mem, server.Options{
 		Keys:           keys,
+		KeySource:      keySource,
+		KeyRefresh:     cfg.keysRefresh,
 		NoAuth:         cfg.noAuth,
 		DefaultSpace:   a.space(),
 		MaxBodyBytes:   cfg.maxBodyMiB << 20,
@@ -165,6 +180,7 @@ func (a *app) serve(ctx context.Context, cfg serveConfig) error {
 
 func (a *app) keygenCommand() *cobra.Command {
 	var name, keysFile string
+	var keysDB bool
 	var users []string
 	cmd := &cobra.Command{
 		Use:   "keygen",
@@ -173,24 +189,34 @@ func (a *app) keygenCommand() *cobra.Command {
   higmem serve keygen --keys-file keys.json --name ci --users '*'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.keygen(name, users, keysFile)
+			return a.keygen(cmd.Context(), name, users, keysFile, keysDB)
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "name of the key, shown in logs (default key-<time>)")
 	cmd.Flags().StringSliceVar(&users, "users", []string{server.AllUsers}, "user ids the key may use (* for all)")
 	cmd.Flags().StringVar(&keysFile, "keys-file", "", "also add the entry to this keys file (created if missing)")
+	cmd.Flags().BoolVar(&keysDB, "keys-db", false, "also add the entry to the PostgreSQL database named by --db (see serve --keys-db)")
 	return cmd
 }
 
 // keygen makes a key, prints it with its entry and optionally appends the
-// entry to a keys file.
-func (a *app) keygen(name string, users []string, keysFile string) error {
+// entry to a keys file or the database's key table.
+func (a *app) keygen(ctx context.Context, name string, users []string, keysFile string, keysDB bool) error {
 	if name == "" {
 		name = "key-" + time.Now().UTC().Format("20060102-150405")
 	}
 	secret, k, err := server.NewKey(name, users)
 	if err != nil {
 		return err
+	}
+	if keysDB {
+		tab, err := a.keyTable(ctx)
+		if err != nil {
+			return err
+		}
+		if err := tab.Add(ctx, k); err != nil {
+			return err
+		}
 	}
 	if keysFile != "" {
 		if err := appendKey(keysFile, k); err != nil {
@@ -203,9 +229,12 @@ func (a *app) keygen(name string, users []string, keysFile string) error {
 	line, _ := json.Marshal(k)
 	fmt.Fprintln(a.stdout, secret)
 	fmt.Fprintln(a.stdout, string(line))
-	if keysFile != "" {
+	switch {
+	case keysDB:
+		fmt.Fprintf(a.stderr, "higmem: added key %q to the database; the key above is shown only once\n", name)
+	case keysFile != "":
 		fmt.Fprintf(a.stderr, "higmem: added key %q to %s; the key above is shown only once\n", name, keysFile)
-	} else {
+	default:
 		fmt.Fprintln(a.stderr, `higmem: line 1 is the key (shown only once; send it as "Authorization: Bearer <key>"); add line 2 to the "keys" array of your keys file`)
 	}
 	return nil

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/higmem/higmem"
@@ -15,12 +13,12 @@ import (
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/cache"
 	"github.com/higmem/higmem/llm/openai"
-	"github.com/higmem/higmem/store/sqlite"
+	"github.com/higmem/higmem/store"
 )
 
 // backends are the pieces a Memory is built from, opened once per command.
 type backends struct {
-	Store    *sqlite.Store
+	Store    store.Store
 	Embedder embed.Embedder // nil: BM25 only
 	// Memory, Answer and Judge are the role models (nil when no endpoint
 	// is configured), each wrapped by Meter and, unless disabled, a
@@ -36,23 +34,18 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 	for _, p := range a.env.Problems {
 		a.warnOnce("env:"+p, "%s", p)
 	}
-	if dir := filepath.Dir(a.db); dir != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return nil, fmt.Errorf("create database directory: %w", err)
-		}
-	}
-	st, err := sqlite.Open(ctx, a.db, sqlite.Options{})
+	db, err := openDatabase(ctx, a.db)
 	if err != nil {
 		return nil, err
 	}
-	a.closers = append(a.closers, st.Close)
-	b := &backends{Store: st, Meter: llm.NewMeter(nil)}
+	a.closers = append(a.closers, db.Store.Close)
+	b := &backends{Store: db.Store, Meter: llm.NewMeter(nil)}
 	if b.Embedder, err = a.openEmbedder(); err != nil {
 		return nil, err
 	}
 	var backend cache.Backend
 	if !a.noCache {
-		if backend, err = cache.OpenSQLite(ctx, st.DB()); err != nil {
+		if backend, err = db.openCache(ctx); err != nil {
 			return nil, err
 		}
 	}

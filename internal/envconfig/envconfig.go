@@ -60,7 +60,8 @@ func (e Endpoint) String() string {
 type Config struct {
 	// Memory, Answer and Judge are the LLM endpoints of the three roles.
 	Memory, Answer, Judge Endpoint
-	// DB is the SQLite database path.
+	// DB is the database: a SQLite file path, or a PostgreSQL URL
+	// (postgres://...).
 	DB string
 	// ModelsDir holds embedding model weights.
 	ModelsDir string
@@ -119,7 +120,7 @@ func Vars() []Var {
 		{"HIGMEM_JUDGE_API_KEY", "$HIGMEM_ANSWER_API_KEY", "API key for the judge endpoint"},
 		{"OPENAI_BASE_URL", "", "fallback for HIGMEM_LLM_BASE_URL"},
 		{"OPENAI_API_KEY", "", "fallback for HIGMEM_LLM_API_KEY"},
-		{"HIGMEM_DB", "<user data dir>/higmem/higmem.db", "SQLite database path"},
+		{"HIGMEM_DB", "<user data dir>/higmem/higmem.db", "database: a SQLite file path, or a postgres:// URL"},
 		{"HIGMEM_MODELS_DIR", "<user cache dir>/higmem/models", "directory of embedding model weights"},
 		{"HIGMEM_USER", DefaultUser, "user whose memories are read and written"},
 		{"HIGMEM_AGENT", "", "agent whose memories are read and written (a space is user + agent; empty is a space of its own)"},

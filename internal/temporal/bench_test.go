@@ -35,3 +35,14 @@ func BenchmarkAnalyzeQuestion(b *testing.B) {
 		AnalyzeQuestion("How many pets did Andrew have, as of September 2023?")
 	}
 }
+
+// BenchmarkResolveUndirected resolves a turn full of dates without a year,
+// each of which reads its clause's tense.
+func BenchmarkResolveUndirected(b *testing.B) {
+	const turn = "It's on May 19, so I have eleven weeks. I went to Porto in June and we're getting married in August. " +
+		"See you on Friday! What did you do over the weekend? We met on the 15th, back in the summer."
+	b.ReportAllocs()
+	for b.Loop() {
+		Resolve(turn, locomoRef)
+	}
+}

@@ -19,11 +19,16 @@
 //     December–February. The winter of year Y starts in December of Y.
 //   - Slash dates are US order, month/day/year ("08/05/2023" is 5 August 2023).
 //     Two-digit years are rejected.
-//   - Expressions without a direction ("on Friday", "in May", "8 May") are
-//     taken as the most recent such time not after the reference, unless the
-//     sentence carries a future cue ("will", "going to", "planning", "gonna",
-//     "'ll", "can't wait", "let's", "works", "sounds" ...), in which case the
-//     next such time is used.
+//   - Expressions without a direction ("on Friday", "in May", "8 May", "the
+//     weekend", "in the summer", "on the 15th") take their direction from the
+//     tense of the clause that contains them. Present, progressive and future
+//     phrasing looks forward ("it's on May 19", "I start on June 3", "we're
+//     getting married in June", "will", "going to", "planning", "can't
+//     wait", "in two weeks"); past phrasing looks back ("was", "went",
+//     "started", "last", "ago", "back in", "since"); with no cue the nearer
+//     occurrence wins, the earlier one on a tie. The reference's own day or
+//     month counts in both directions ("in May" said in May is this May); a
+//     bare weekday never means the reference day itself.
 //
 // The one date format shown to answer models is FormatDay's "8 May 2023".
 package temporal

@@ -27,6 +27,9 @@ type token struct {
 	kind tokKind
 	ord  bool // number with an ordinal suffix ("8th")
 	cap  bool // word whose first letter is upper-case
+	// clitic marks a word that lost a trailing "'s": a possessive
+	// ("Melanie's") or a contracted "is"/"has" ("it's", "she's").
+	clitic bool
 }
 
 func isApos(r rune) bool { return r == '\'' || r == '’' }
@@ -95,15 +98,16 @@ func isLetterAt(s string, i int) bool {
 func wordToken(s string, i, j int, upper bool) token {
 	w := s[i:j]
 	end := j
+	clitic := false
 	// Strip a possessive or contracted "'s" ("tomorrow's", "it's").
 	if n := len(w); n > 2 && (w[n-1] == 's' || w[n-1] == 'S') {
 		if w[n-2] == '\'' {
-			w, end = w[:n-2], j-2
+			w, end, clitic = w[:n-2], j-2, true
 		} else if n > 4 && strings.HasSuffix(w[:n-1], "’") {
-			w, end = w[:n-1-len("’")], j-1-len("’")
+			w, end, clitic = w[:n-1-len("’")], j-1-len("’"), true
 		}
 	}
-	return token{start: i, end: end, key: lowerKey(w), kind: tWord, cap: upper}
+	return token{start: i, end: end, key: lowerKey(w), kind: tWord, cap: upper, clitic: clitic}
 }
 
 // lowerKey lower-cases w and maps the typographic apostrophe to ASCII,

@@ -39,8 +39,9 @@ type locomoTurn struct {
 	Text  string `json:"text"`
 }
 
-// TestLoCoMoMeasure reports (it does not assert quality) how the package
-// does on the LoCoMo dev conversations. Run:
+// TestLoCoMoMeasure reports how the package does on the LoCoMo dev
+// conversations and fails if the gold dates it pins down fall below the
+// floors recorded at the end. Run:
 //
 //	go test -run TestLoCoMoMeasure -v ./internal/temporal/
 func TestLoCoMoMeasure(t *testing.T) {
@@ -240,6 +241,17 @@ func TestLoCoMoMeasure(t *testing.T) {
 	t.Logf("  either: %s", pct(goldEither, goldN))
 	if datesOK != dates {
 		t.Errorf("parsed %d of %d session date strings", datesOK, dates)
+	}
+	// Regression floors on the dev file (locomo_dev.json, 80 date-valued
+	// gold answers): what the resolver reached when dates without a year
+	// began to follow the clause's tense. Raise them when it improves.
+	if filepath.Base(locomoPath()) == "locomo_dev.json" && goldN == 80 {
+		if goldRes < 57 {
+			t.Errorf("gold dates pinned by a resolved expression: %d of %d; was 57", goldRes, goldN)
+		}
+		if goldEither < 73 {
+			t.Errorf("gold dates pinned by the session date or a resolved expression: %d of %d; was 73", goldEither, goldN)
+		}
 	}
 }
 

@@ -28,24 +28,34 @@ import (
 //     before last" and "the weekend before last";
 //   - windows and durations (KindDuration, ending with ref's day included):
 //     "for three years", "for the past 2 weeks", "the last few months",
-//     "in the past year", "since 2016", "since last May"; with a future cue
-//     "for a week" starts at ref instead, and "the next few days" /
-//     "in two weeks" / "3 days from now" are KindFuture;
+//     "in the past year", "since 2016", "since last May"; in a clause that
+//     looks forward "for a week" starts at ref instead, "in two weeks" is
+//     KindFuture (and nothing otherwise: "I finished it in two weeks"), and
+//     "the next few days" / "3 days from now" are KindFuture;
 //   - absolute dates: "in 2022", "during 2021", "May 2023", "8 May 2023",
 //     "May 8th, 2023", "the 8th of May", "2023-05-08", "5/8/2023" (US);
 //     without a year ("8 May", "May 8th", "in May", "in the summer") the
-//     most recent occurrence not after ref is used, or the next one on a
-//     future cue;
+//     occurrence the clause's tense points to (see below);
 //   - seasons: "summer of 2022", "summer 2022", "last summer", "this winter";
-//   - weekdays: "on Monday", "Monday", "on Friday night": the most recent
-//     such day strictly before ref's day, or the first strictly after it on
-//     a future cue; "every Monday" and plurals are ignored;
+//   - weekdays: "on Monday", "Monday", "on Friday night": the such day
+//     strictly before ref's day or the first strictly after it, by the
+//     clause's tense; "every Monday" and plurals are ignored;
 //   - weekends: "over the weekend", "on the weekend", "the weekend";
 //   - parts: "early/mid/late X", "the beginning/start/middle/end of X" for a
 //     month, season or year X (the first, middle or last third; Fuzzy);
 //   - vague (Fuzzy): "recently", "lately" (the 30 days up to ref's day),
 //     "the other day" (the 7 days before ref's day), and "around/about/
 //     approximately/roughly/nearly/almost" before any expression above.
+//
+// Expressions that name a time without a direction (a date or month without
+// a year, a bare weekday, "the weekend", "in the summer", "on the 15th") look
+// forward in a clause with present, progressive or future phrasing ("it's on
+// May 19", "I start on June 3", "we're getting married in June", "I'll",
+// "going to", "planning", "can't wait", "until"), back in one with past
+// phrasing ("was", "went", "started", "last", "ago", "back in", "since"), and
+// otherwise take the occurrence nearer to ref (the earlier on a tie). Only
+// the clause containing the expression counts, and within it the cue nearest
+// to the expression.
 //
 // A zero ref is allowed; only KindAbsolute results are meaningful then.
 // Resolve is deterministic and safe for concurrent use.
@@ -353,23 +363,9 @@ func (r *resolver) relSeason(se season, dir direction, n int) hit {
 			}
 		}
 	default: // the occurrence nearest to the reference day
-		var best hit
-		bestDist := time.Duration(1<<63 - 1)
-		for y := y0 - 1; y <= y0+1; y++ {
-			s, e := seasonSpan(se, y, r.loc)
-			var dist time.Duration
-			switch {
-			case r.day.Before(s):
-				dist = s.Sub(r.day)
-			case !r.day.Before(e):
-				dist = r.day.Sub(e) + time.Nanosecond
-			}
-			if dist < bestDist {
-				bestDist = dist
-				best = span(s, e, GranSeason, r.kindOf(s, e), n)
-			}
-		}
-		return best
+		cands := r.seasons(se)
+		c, _ := r.choose(cands[:], tenseNone)
+		return span(c.Start, c.End, GranSeason, r.kindOf(c.Start, c.End), n)
 	}
 	return hit{}
 }
@@ -583,7 +579,8 @@ func (r *resolver) hedge(i int) int {
 	return 0
 }
 
-// inFuture handles "in <count> <unit>" (only with a future cue) and
+// inFuture handles "in <count> <unit>" (only in a clause that looks
+// forward) and
 // "<count> <unit> from now".
 func (r *resolver) inFuture(i int) hit {
 	if r.key(i) == "in" {
@@ -795,21 +792,27 @@ func (r *resolver) dayHit(y int, m time.Month, d int, n, at int) hit {
 		s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
 		return span(s, addDays(s, 1), GranDay, KindAbsolute, n)
 	}
-	y = r.day.Year()
-	cand := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
-	if r.future(at, n) {
-		if cand.Before(r.day) {
-			y++
+	// Candidates four years either side, so that 29 February finds a leap
+	// year in both directions.
+	var buf [9]Interval
+	cands := buf[:0]
+	for y := r.day.Year() - 4; y <= r.day.Year()+4; y++ {
+		if validDate(y, m, d) {
+			s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
+			cands = append(cands, Interval{s, addDays(s, 1)})
 		}
-	} else if cand.After(r.day) {
-		y--
 	}
-	if !validDate(y, m, d) {
+	return r.pick(cands, at, n, GranDay)
+}
+
+// pick chooses among cands the occurrence the clause around toks[at:at+n]
+// refers to (see tenseOf and choose) and returns it as a hit of n tokens.
+func (r *resolver) pick(cands []Interval, at, n int, g Granularity) hit {
+	c, ok := r.choose(cands, r.tenseOf(at, n))
+	if !ok {
 		return hit{}
 	}
-	s := time.Date(y, m, d, 0, 0, 0, 0, r.loc)
-	e := addDays(s, 1)
-	return span(s, e, GranDay, r.kindOf(s, e), n)
+	return span(c.Start, c.End, g, r.kindOf(c.Start, c.End), n)
 }
 
 // dateDM: "[the] 8[th] [of] May[,] [2023]".
@@ -927,8 +930,8 @@ var ordinalFollowers = map[string]bool{
 	"last": true, "this": true, "next": true,
 }
 
-// ordinalDay: "on the 15th" without a month: the most recent 15th not after
-// the reference (or the next one on a future cue).
+// ordinalDay: "on the 15th" without a month: the 15th before or after the
+// reference, by the clause's tense (see tenseOf).
 func (r *resolver) ordinalDay(i int) hit {
 	if r.key(i) != "on" || r.key(i+1) != "the" || i+2 >= len(r.toks) {
 		return hit{}
@@ -941,21 +944,16 @@ func (r *resolver) ordinalDay(i int) hit {
 		return hit{}
 	}
 	d := int(t.num)
-	y, m := r.day.Year(), r.day.Month()
-	if r.future(i, 3) {
-		if d < r.day.Day() {
-			m++
+	var buf [5]Interval
+	cands := buf[:0]
+	for k := -2; k <= 2; k++ {
+		first := monthStart(r.day.Year(), r.day.Month()+time.Month(k), r.loc) // normalises month overflow
+		if validDate(first.Year(), first.Month(), d) {
+			s := time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, r.loc)
+			cands = append(cands, Interval{s, addDays(s, 1)})
 		}
-	} else if d > r.day.Day() {
-		m--
 	}
-	first := monthStart(y, m, r.loc) // normalises month overflow
-	if !validDate(first.Year(), first.Month(), d) {
-		return hit{}
-	}
-	s := time.Date(first.Year(), first.Month(), d, 0, 0, 0, 0, r.loc)
-	e := addDays(s, 1)
-	return span(s, e, GranDay, r.kindOf(s, e), 3)
+	return r.pick(cands, i, 3, GranDay)
 }
 
 // bareYear: a lone four-digit year (1900–2100), only after a preposition.
@@ -970,24 +968,19 @@ func (r *resolver) bareYear(i int) hit {
 	return span(yearStart(y, r.loc), yearStart(y+1, r.loc), GranYear, KindAbsolute, 1)
 }
 
-// bareMonth: a lone month name, resolved to the most recent such month not
-// after the reference (or the next one on a future cue).
+// bareMonth: a lone month name: this year's, last year's or next year's, by
+// the clause's tense (see tenseOf).
 func (r *resolver) bareMonth(i int) hit {
 	m, mn, ok := r.monthAt(i, true)
 	if !ok {
 		return hit{}
 	}
-	y := r.day.Year()
-	if r.future(i, mn) {
-		if m < r.day.Month() {
-			y++
-		}
-	} else if m > r.day.Month() {
-		y--
+	var cands [3]Interval
+	for k := range cands {
+		s := monthStart(r.day.Year()-1+k, m, r.loc)
+		cands[k] = Interval{s, s.AddDate(0, 1, 0)}
 	}
-	s := monthStart(y, m, r.loc)
-	e := s.AddDate(0, 1, 0)
-	return span(s, e, GranMonth, r.kindOf(s, e), mn)
+	return r.pick(cands[:], i, mn, GranMonth)
 }
 
 // bareSeason: "[the] summer", resolved like bareMonth.
@@ -1000,23 +993,18 @@ func (r *resolver) bareSeason(i int) hit {
 	if se == sNone {
 		return hit{}
 	}
-	n := j + 1 - i
-	fut := r.future(i, n)
-	y0 := r.day.Year()
-	if fut {
-		for y := y0 - 1; y <= y0+1; y++ {
-			if s, e := seasonSpan(se, y, r.loc); e.After(r.day) {
-				return span(s, e, GranSeason, r.kindOf(s, e), n)
-			}
-		}
-		return hit{}
+	cands := r.seasons(se)
+	return r.pick(cands[:], i, j+1-i, GranSeason)
+}
+
+// seasons returns the occurrences of se around the reference day, in order.
+func (r *resolver) seasons(se season) [4]Interval {
+	var cands [4]Interval
+	for k := range cands {
+		s, e := seasonSpan(se, r.day.Year()-2+k, r.loc)
+		cands[k] = Interval{s, e}
 	}
-	for y := y0 + 1; y >= y0-2; y-- {
-		if s, e := seasonSpan(se, y, r.loc); !s.After(r.day) {
-			return span(s, e, GranSeason, r.kindOf(s, e), n)
-		}
-	}
-	return hit{}
+	return cands
 }
 
 // seasonAbs: "[the] summer [of] 2022".
@@ -1086,14 +1074,10 @@ func (r *resolver) weekday(i int, bare bool) hit {
 	if partOfDay[r.key(j+1)] {
 		n++
 	}
-	var s time.Time
-	if r.future(i, n) {
-		s = nextWeekday(r.day, w, false)
-	} else {
-		s = prevWeekday(r.day, w)
-	}
-	e := addDays(s, 1)
-	return span(s, e, GranDay, r.kindOf(s, e), n)
+	// A bare weekday is never the reference day itself (that would be
+	// "today"): the one before it or the one after.
+	prev, next := prevWeekday(r.day, w), nextWeekday(r.day, w, false)
+	return r.pick([]Interval{{prev, addDays(prev, 1)}, {next, addDays(next, 1)}}, i, n, GranDay)
 }
 
 // modifierBefore reports whether a word before a bare weekday makes it a
@@ -1120,18 +1104,14 @@ func (r *resolver) weekend(i int) hit {
 	if r.key(j) != "the" || r.key(j+1) != "weekend" {
 		return hit{}
 	}
-	n := j + 2 - i
-	var s time.Time
-	switch {
-	case r.future(i, n):
-		s = thisWeekend(r.day)
-	case inWeekend(r.day):
-		s = saturdayOnOrBefore(r.day)
-	default:
-		s = lastWeekend(r.day)
+	// The weekend containing the reference day, or the last and the next.
+	s := saturdayOnOrBefore(r.day)
+	var cands [3]Interval
+	for k := range cands {
+		sat := addDays(s, 7*(k-1))
+		cands[k] = Interval{sat, addDays(sat, 2)}
 	}
-	e := addDays(s, 2)
-	return span(s, e, GranWeek, r.kindOf(s, e), n)
+	return r.pick(cands[:], i, j+2-i, GranWeek)
 }
 
 // ---- vague -----------------------------------------------------------------------
@@ -1152,41 +1132,9 @@ func (r *resolver) vague(i int) hit {
 
 // ---- tense -------------------------------------------------------------------------
 
-var futureWords = map[string]bool{
-	"will": true, "shall": true, "gonna": true, "plan": true, "plans": true, "planning": true,
-	"hope": true, "hoping": true, "hopefully": true, "wanna": true, "intend": true, "intends": true,
-	"upcoming": true, "soon": true, "tomorrow": true, "scheduled": true, "expecting": true,
-	"won't": true, "forward": true, "next": true, "let's": true, "works": true, "sound": true,
-	"sounds": true, "available": true,
-}
-
-var beWords = map[string]bool{
-	"am": true, "is": true, "are": true, "be": true, "i'm": true, "we're": true, "you're": true,
-	"they're": true, "he": true, "she": true, "it": true, "we": true, "i": true, "they": true, "you": true,
-}
-
-// future reports whether the sentence around toks[i:i+n] carries a future
-// cue: looking back up to 12 tokens and ahead up to 8, stopping at sentence
-// punctuation.
-func (r *resolver) future(i, n int) bool {
-	for k, steps := i-1, 0; k >= 0 && steps < 12; k, steps = k-1, steps+1 {
-		if r.boundary(k) {
-			break
-		}
-		if r.futureCue(k) {
-			return true
-		}
-	}
-	for k, steps := i+n, 0; k < len(r.toks) && steps < 8; k, steps = k+1, steps+1 {
-		if r.boundary(k) {
-			break
-		}
-		if r.futureCue(k) {
-			return true
-		}
-	}
-	return false
-}
+// future reports whether the clause around toks[i:i+n] looks forward (see
+// tenseOf).
+func (r *resolver) future(i, n int) bool { return r.tenseOf(i, n) == tenseFuture }
 
 // pastTense reports whether the clause before toks[i] uses "was" or "were",
 // which makes a following "for N years" a closed stretch in the past.
@@ -1205,22 +1153,4 @@ func (r *resolver) pastTense(i int) bool {
 func (r *resolver) boundary(k int) bool {
 	t := r.toks[k]
 	return t.kind == tPunct && (t.key == "." || t.key == "!" || t.key == "?" || t.key == ";")
-}
-
-func (r *resolver) futureCue(k int) bool {
-	t := r.toks[k]
-	if t.kind != tWord {
-		return false
-	}
-	if futureWords[t.key] || strings.HasSuffix(t.key, "'ll") {
-		return true
-	}
-	switch t.key {
-	case "going": // "I'm going to …", "we're going camping …"
-		return beWords[r.key(k-1)]
-	case "wait": // "can't wait for the weekend"
-		p := r.key(k - 1)
-		return p == "can't" || p == "cannot" || p == "cant"
-	}
-	return false
 }

@@ -9,7 +9,8 @@
 // from the cache have Cached set and zero Latency.
 //
 // Backends are pluggable: Memory for tests and single runs, SQLite (a table
-// in a database the caller opened) for reruns across processes.
+// in a database the caller opened) for reruns across processes, Postgres
+// (a table in a PostgreSQL database) for every process sharing one.
 package cache
 
 import (

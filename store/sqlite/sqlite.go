@@ -78,6 +78,7 @@ type Store struct {
 var (
 	_ store.Store             = (*Store)(nil)
 	_ store.VectorsIntoReader = (*Store)(nil)
+	_ store.EmbedderLister    = (*Store)(nil)
 )
 
 // Open opens or creates the database at path (a file path, or ":memory:")

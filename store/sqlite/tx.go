@@ -66,7 +66,10 @@ type tx struct {
 	spaces map[store.Space]int64 // space row ids seen in this transaction
 }
 
-var _ store.Tx = (*tx)(nil)
+var (
+	_ store.Tx             = (*tx)(nil)
+	_ store.EmbedderLister = (*tx)(nil)
+)
 
 func newTx(s *Store, sqlTx *sql.Tx) *tx {
 	t := &tx{s: s, sqlTx: sqlTx, stmts: map[string]*sql.Stmt{}, spaces: map[store.Space]int64{}}

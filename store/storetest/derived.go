@@ -272,6 +272,54 @@ var vectorTests = []test{
 	{name: "EmbedderReplaced", fn: testVectorEmbedder},
 	{name: "BatchAtomic", fn: testVectorBatchAtomic},
 	{name: "VectorsInto", fn: testVectorsInto},
+	{name: "Embedders", fn: testEmbedders},
+}
+
+// testEmbedders checks the optional store.EmbedderLister, when the store
+// has it: on the store and on its transactions (which see their own
+// writes), each embedder once, sorted, per kind and per space.
+func testEmbedders(t *testing.T, e *env) {
+	el, ok := e.s.(store.EmbedderLister)
+	if !ok {
+		t.Skip("store does not implement store.EmbedderLister (optional)")
+	}
+	vs := []store.Vector{
+		mkVector(store.VectorTurn, "a", "zeta", 1), mkVector(store.VectorTurn, "b", "zeta", 2),
+		mkVector(store.VectorTurn, "c", "alpha", 3), mkVector(store.VectorEvent, "a", "mid", 4),
+	}
+	e.update(func(tx store.Tx) error {
+		if err := tx.PutVectors(e.ctx, spaceA, vs); err != nil {
+			return err
+		}
+		return tx.PutVectors(e.ctx, spaceB, []store.Vector{mkVector(store.VectorTurn, "a", "other", 5)})
+	})
+	check := func(what string, r store.EmbedderLister, sp store.Space, kind store.VectorKind, want []string) {
+		t.Helper()
+		got, err := r.Embedders(e.ctx, sp, kind)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if d := diff(want, got); d != "" && len(want)+len(got) > 0 {
+			t.Errorf("%s (-want +got):\n%s", what, d)
+		}
+	}
+	check("Embedders(A, turn)", el, spaceA, store.VectorTurn, []string{"alpha", "zeta"})
+	check("Embedders(A, event)", el, spaceA, store.VectorEvent, []string{"mid"})
+	check("Embedders(B, turn)", el, spaceB, store.VectorTurn, []string{"other"})
+	check("Embedders(B, event)", el, spaceB, store.VectorEvent, nil)
+	e.update(func(tx store.Tx) error {
+		tl, ok := tx.(store.EmbedderLister)
+		if !ok {
+			t.Fatal("the store implements store.EmbedderLister but its Tx does not")
+		}
+		if err := tx.PutVectors(e.ctx, spaceA, []store.Vector{mkVector(store.VectorTurn, "d", "beta", 6)}); err != nil {
+			return err
+		}
+		check("tx.Embedders(A, turn) after a put in the tx", tl, spaceA, store.VectorTurn, []string{"alpha", "beta", "zeta"})
+		return nil
+	})
+	_, err := el.Embedders(e.ctx, store.Space{}, store.VectorTurn)
+	e.wantErr("Embedders without a user", err, store.ErrInvalid)
 }
 
 // testVectorsInto checks the optional store.VectorsIntoReader, when the

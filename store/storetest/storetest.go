@@ -39,8 +39,9 @@
 //     does a second Close.
 //   - DeleteSpace of an empty space is not an error.
 //
-// Optional capabilities (store.VectorsIntoReader) are checked on the stores
-// that implement them; on the others their tests are skipped.
+// Optional capabilities (store.VectorsIntoReader, store.EmbedderLister) are
+// checked on the stores that implement them; on the others their tests are
+// skipped.
 package storetest
 
 import (

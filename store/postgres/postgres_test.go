@@ -1,0 +1,205 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/higmem/higmem/internal/pgtest"
+	"github.com/higmem/higmem/store"
+	"github.com/higmem/higmem/store/postgres"
+	"github.com/higmem/higmem/store/storetest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// open opens a store in a new schema of the test server.
+func open(t testing.TB) *postgres.Store {
+	t.Helper()
+	dsn, schema := pgtest.Schema(t)
+	s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+}
+
+// mutant is the PostgreSQL store with one deliberate bug, to check that
+// the suite notices bugs of this backend (as storetest's own self-test
+// does for memstore).
+type mutant struct {
+	*postgres.Store
+	bug string
+}
+
+// microseconds truncates tm as a timestamptz column would.
+func microseconds(tm time.Time) time.Time { return tm.Truncate(time.Microsecond) }
+
+func (m mutant) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
+	tr, err := m.Store.GetTurn(ctx, sp, id)
+	if m.bug == "microseconds" {
+		tr.OccurredAt, tr.RecordedAt = microseconds(tr.OccurredAt), microseconds(tr.RecordedAt)
+	}
+	return tr, err
+}
+
+func (m mutant) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) ([]store.Turn, error) {
+	ts, err := m.Store.ListTurns(ctx, sp, q)
+	if m.bug == "tie-order" && len(ts) > 1 {
+		// Ties on Seq broken by descending id.
+		slices.SortStableFunc(ts, func(a, b store.Turn) int {
+			if a.Seq != b.Seq {
+				return int(a.Seq - b.Seq)
+			}
+			return strings.Compare(b.ID, a.ID)
+		})
+	}
+	return ts, err
+}
+
+func (m mutant) Update(ctx context.Context, fn func(store.Tx) error) error {
+	if m.bug != "no-rollback" {
+		return m.Store.Update(ctx, fn)
+	}
+	var fnErr error
+	err := m.Store.Update(ctx, func(tx store.Tx) error { fnErr = fn(tx); return nil })
+	if fnErr != nil {
+		return fnErr
+	}
+	return err
+}
+
+// TestMutant runs one group of the suite against the mutant named by
+// PGTEST_MUTANT; TestSuiteCatchesBugs starts it in a child process.
+func TestMutant(t *testing.T) {
+	bug, ok := os.LookupEnv("PGTEST_MUTANT")
+	if !ok {
+		t.Skip("run by TestSuiteCatchesBugs")
+	}
+	storetest.Run(t, func(t *testing.T) store.Store { return mutant{Store: open(t), bug: bug} })
+}
+
+func TestSuiteCatchesBugs(t *testing.T) {
+	if _, ok := os.LookupEnv("PGTEST_MUTANT"); ok {
+		t.Skip("inside a mutant run")
+	}
+	pgtest.DSN(t)
+	cases := []struct{ bug, group, wantFail string }{
+		{"", "Turns", ""}, // control: the unmodified store passes
+		{"microseconds", "Turns", "Turns/PutGet"},
+		{"tie-order", "Turns", "Turns/OrderBySeq"},
+		{"no-rollback", "Tx", "Tx/ErrorRollsBack"},
+	}
+	for _, tc := range cases {
+		t.Run("bug="+tc.bug, func(t *testing.T) {
+			cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestMutant$/^"+tc.group+"$", "-test.v")
+			cmd.Env = append(os.Environ(), "PGTEST_MUTANT="+tc.bug)
+			out, err := cmd.CombinedOutput()
+			if tc.bug == "" {
+				if err != nil || !strings.Contains(string(out), "--- PASS: TestMutant/"+tc.group) {
+					t.Fatalf("suite fails on the unmodified store: %v\n%s", err, out)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("suite passed a store with bug %q", tc.bug)
+			}
+			if want := "--- FAIL: TestMutant/" + tc.wantFail; !strings.Contains(string(out), want) {
+				t.Errorf("output lacks %q:\n%s", want, out)
+			}
+		})
+	}
+}
+
+// BenchmarkStore runs storetest.Bench on the test server (see
+// BENCHMARKS.md for the figures and the command).
+func BenchmarkStore(b *testing.B) {
+	storetest.Bench(b, func(b *testing.B) store.Store { return open(b) })
+}
+
+// The space version grows with every committed change of the space, and
+// only then; a deleted and re-created space never reuses one.
+func TestSpaceVersion(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	sp, other := store.Space{UserID: "alice"}, store.Space{UserID: "bob"}
+	version := func(sp store.Space) int64 {
+		t.Helper()
+		v, err := s.SpaceVersion(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := version(sp); v != 0 {
+		t.Fatalf("version of an unknown space = %d, want 0", v)
+	}
+	turn := store.Turn{Space: sp, ID: "t1", Seq: 1, Speaker: "a", Text: "hi"}
+	put := func(fn func(tx store.Tx) error) {
+		t.Helper()
+		if err := s.Update(ctx, fn); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, turn); return err })
+	v1 := version(sp)
+	if v1 <= 0 {
+		t.Fatalf("version after a write = %d", v1)
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, turn); return err }) // no-op re-put
+	put(func(tx store.Tx) error { _, err := tx.ListTurns(ctx, sp, store.TurnQuery{}); return err })
+	if err := s.Update(ctx, func(tx store.Tx) error {
+		if err := tx.PutEvent(ctx, store.Event{Space: sp, ID: "e1"}); err != nil {
+			return err
+		}
+		return errors.New("roll back")
+	}); err == nil {
+		t.Fatal("Update did not fail")
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, store.Turn{Space: other, ID: "t1"}); return err })
+	if v := version(sp); v != v1 {
+		t.Errorf("version moved from %d to %d without a committed change of the space", v1, v)
+	}
+	steps := []func(tx store.Tx) error{
+		func(tx store.Tx) error { return tx.PutEvent(ctx, store.Event{Space: sp, ID: "e1"}) },
+		func(tx store.Tx) error { return tx.PutAnnotation(ctx, sp, store.Annotation{TurnID: "t1"}) },
+		func(tx store.Tx) error {
+			return tx.PutLink(ctx, sp, store.Link{Source: "t1", Target: "t1", Relation: "r"})
+		},
+		func(tx store.Tx) error {
+			return tx.PutVectors(ctx, sp, []store.Vector{{Kind: store.VectorTurn, ID: "t1", Embedder: "e", Values: []float32{1}}})
+		},
+		func(tx store.Tx) error {
+			return tx.AppendHistory(ctx, sp, store.Change{Kind: "turn", ID: "t1", Action: "create"})
+		},
+		func(tx store.Tx) error { return tx.DeleteEvent(ctx, sp, "e1") },
+		func(tx store.Tx) error { return tx.DeleteTurn(ctx, sp, "t1") },
+	}
+	last := v1
+	for i, step := range steps {
+		put(step)
+		if v := version(sp); v <= last {
+			t.Errorf("step %d: version %d, want more than %d", i, v, last)
+		} else {
+			last = v
+		}
+	}
+	put(func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) })
+	if v := version(sp); v != 0 {
+		t.Errorf("version of a deleted space = %d, want 0", v)
+	}
+	put(func(tx store.Tx) error { _, err := tx.PutTurn(ctx, turn); return err })
+	if v := version(sp); v <= last {
+		t.Errorf("re-created space has version %d, not above the old %d", v, last)
+	}
+}
