@@ -87,7 +87,7 @@ var noDense = math.Inf(-1)
 // lex and with d, so that bounds of them give bounds of it.
 func (tu offlineTuning) relevanceOf(lex, d float64, s relevanceScale) float64 {
 	r := 0.0
-	if s.maxLex > 0 {
+	if lex != 0 && s.maxLex > 0 {
 		r = lex / s.maxLex
 	}
 	if d > s.mean {

@@ -50,13 +50,18 @@ func Hybrid(n int, lex []float64, touched []int, dense []float32, k int, keep fu
 // BM25 score x over the best, maxLex, plus DenseWeight times its cosine d
 // (negative cosines count as 0). It grows with d, so that bounds of the
 // cosine give bounds of the score.
-func fused(x, maxLex, d float64) float64 {
-	s := 0.0
-	if maxLex > 0 {
-		s = x / maxLex
+func fused(x, maxLex, d float64) float64 { return withDense(lexPart(x, maxLex), d) }
+
+// lexPart is the BM25 part of fused: x over maxLex (0 without a match).
+func lexPart(x, maxLex float64) float64 {
+	if x != 0 && maxLex > 0 {
+		return x / maxLex
 	}
-	return s + DenseWeight*max(d, 0)
+	return 0
 }
+
+// withDense adds the dense part of fused to the BM25 part l.
+func withDense(l, d float64) float64 { return l + DenseWeight*max(d, 0) }
 
 // maxKept returns the best BM25 score among the touched rows keep accepts.
 func maxKept(lex []float64, touched []int, keep func(int) bool) float64 {
@@ -113,8 +118,9 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 				hi[i] = -1
 				continue
 			}
-			hi[i] = fused(lex[i], maxLex, est[i]+bound[i])
-			l := fused(lex[i], maxLex, est[i]-bound[i])
+			l := lexPart(lex[i], maxLex)
+			hi[i] = withDense(l, est[i]+bound[i])
+			l = withDense(l, est[i]-bound[i])
 			if l > 0 && (len(lows.h) < k || l > lows.h[0].Score) {
 				lows.Offer(i, l)
 			}
