@@ -24,13 +24,13 @@ func (m *Memory) Ask(ctx context.Context, sp Space, question string, ro Retrieve
 		return nil, err
 	}
 	ans := &Answer{Result: *res}
-	if m.opts.Answer == nil {
+	if m.opts.AnswerModel == nil {
 		ans.Note = "no LLM configured: showing evidence only; set an LLM endpoint (see README) for written answers"
 		return ans, nil
 	}
 	round := ans.Trace.Rounds + 1
 	var r prompt.AnswerReply
-	err = m.ask(ctx, rec, llm.RoleAnswer, round, prompt.Answer, prompt.AnswerData{
+	err = m.callModel(ctx, rec, llm.RoleAnswer, round, prompt.Answer, prompt.AnswerData{
 		Question: res.Question,
 		Turns:    evidenceTurns(res.Evidence),
 		Temporal: res.Trace.Query.Temporal,

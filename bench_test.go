@@ -60,7 +60,7 @@ func BenchmarkAdd(b *testing.B) {
 			for b.Loop() {
 				o := higmem.Options{Mode: mode, Embedder: hashing.New(0)}
 				if mode != higmem.ModeOffline {
-					o.Memory = llmtest.NewScripted()
+					o.MemoryModel = llmtest.NewScripted()
 				}
 				m, err := higmem.Open(context.Background(), o)
 				if err != nil {
@@ -96,7 +96,7 @@ func BenchmarkRetrieve(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/%d", mode, n), func(b *testing.B) {
 				o := higmem.Options{Store: st, Mode: mode, Embedder: hashing.New(0)}
 				if mode != higmem.ModeOffline {
-					o.Memory = llmtest.NewScripted()
+					o.MemoryModel = llmtest.NewScripted()
 				}
 				rm, err := higmem.Open(ctx, o)
 				if err != nil {

@@ -45,7 +45,8 @@
 // member turns in order and their time span. Every change to an event or an
 // annotation is appended to a history (see History).
 //
-// A Link relates two turns (A-Mem style); links are optional (Options.Links).
+// A Link relates two turns (A-Mem style); paper mode makes and follows
+// them when Options.PaperLinks is set.
 //
 // # Modes
 //

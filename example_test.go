@@ -43,7 +43,7 @@ func Example() {
 // llm/openai client.
 func ExampleMemory_Ask() {
 	ctx := context.Background()
-	m, err := higmem.Open(ctx, higmem.Options{Memory: llmtest.NewScripted()})
+	m, err := higmem.Open(ctx, higmem.Options{MemoryModel: llmtest.NewScripted()})
 	if err != nil {
 		panic(err)
 	}

@@ -52,29 +52,24 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("higmem: export: %w", err)
 	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	now := m.opts.Now().UTC()
-	if err := enc.Encode(exportLine{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}); err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
-	}
+	now := m.now().UTC()
+	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
 	for i := range turns {
-		if err := enc.Encode(exportLine{Kind: "turn", Turn: &turns[i]}); err != nil {
-			return fmt.Errorf("higmem: export: %w", err)
-		}
+		lines = append(lines, exportLine{Kind: "turn", Turn: &turns[i]})
 	}
 	for i := range anns {
-		if err := enc.Encode(exportLine{Kind: "annotation", Annotation: &anns[i]}); err != nil {
-			return fmt.Errorf("higmem: export: %w", err)
-		}
+		lines = append(lines, exportLine{Kind: "annotation", Annotation: &anns[i]})
 	}
 	for i := range events {
-		if err := enc.Encode(exportLine{Kind: "event", Event: &events[i]}); err != nil {
-			return fmt.Errorf("higmem: export: %w", err)
-		}
+		lines = append(lines, exportLine{Kind: "event", Event: &events[i]})
 	}
 	for i := range links {
-		if err := enc.Encode(exportLine{Kind: "link", Link: &links[i]}); err != nil {
+		lines = append(lines, exportLine{Kind: "link", Link: &links[i]})
+	}
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, l := range lines {
+		if err := enc.Encode(l); err != nil {
 			return fmt.Errorf("higmem: export: %w", err)
 		}
 	}
@@ -101,14 +96,10 @@ type ImportResult struct {
 // ones with the same id. Vectors are recomputed with this memory's embedder
 // the next time the space is used.
 func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResult, error) {
-	if err := m.check(sp); err != nil {
-		return nil, err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
-	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 
 	var lines []exportLine
@@ -148,7 +139,7 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	}
 	st.mu.RUnlock()
 	res := &ImportResult{}
-	now := m.opts.Now().UTC()
+	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
 		for _, l := range lines {
 			switch l.Kind {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
@@ -18,6 +19,10 @@ type Memory struct {
 	store     store.Store
 	ownsStore bool
 	closed    atomic.Bool
+	// now is the clock that stamps records (time.Now; tests fix it).
+	now func() time.Time
+	// limits are given to every space state this memory loads.
+	limits limits
 
 	// mu guards spaces.
 	mu     sync.Mutex
@@ -31,10 +36,10 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	opts.setDefaults()
-	if opts.Mode != ModeOffline && opts.Memory == nil {
-		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.Memory); use offline mode without one", ErrNoLLM, opts.Mode)
+	if opts.Mode != ModeOffline && opts.MemoryModel == nil {
+		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.MemoryModel); use offline mode without one", ErrNoLLM, opts.Mode)
 	}
-	m := &Memory{opts: opts, store: opts.Store, spaces: make(map[store.Space]*spaceState)}
+	m := &Memory{opts: opts, store: opts.Store, now: time.Now, limits: defaultLimits(), spaces: make(map[store.Space]*spaceState)}
 	if m.store == nil {
 		m.store = memstore.New()
 		m.ownsStore = true
@@ -70,6 +75,25 @@ func (m *Memory) check(sp Space) error {
 		return fmt.Errorf("%w: %w", ErrInvalidInput, err)
 	}
 	return nil
+}
+
+// checkedState checks sp and returns its loaded state.
+func (m *Memory) checkedState(ctx context.Context, sp Space) (*spaceState, error) {
+	if err := m.check(sp); err != nil {
+		return nil, err
+	}
+	return m.state(ctx, sp)
+}
+
+// lockSpace checks sp and returns its loaded state with the space's writer
+// lock held; the caller unlocks st.writeMu.
+func (m *Memory) lockSpace(ctx context.Context, sp Space) (*spaceState, error) {
+	st, err := m.checkedState(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	st.writeMu.Lock()
+	return st, nil
 }
 
 // Get returns one turn.
@@ -111,10 +135,7 @@ func (m *Memory) Annotations(ctx context.Context, sp Space, ids []string) ([]Ann
 // Events returns every event of a space with its member turns, in creation
 // order.
 func (m *Memory) Events(ctx context.Context, sp Space) ([]EventView, error) {
-	if err := m.check(sp); err != nil {
-		return nil, err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.checkedState(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
@@ -122,22 +143,14 @@ func (m *Memory) Events(ctx context.Context, sp Space) ([]EventView, error) {
 	defer st.mu.RUnlock()
 	out := make([]EventView, len(st.events))
 	for i, e := range st.events {
-		out[i].Event = e
-		for _, id := range e.TurnIDs {
-			if t, ok := st.turn(id); ok {
-				out[i].Turns = append(out[i].Turns, t)
-			}
-		}
+		out[i] = st.view(e)
 	}
 	return out, nil
 }
 
 // Event returns one event with its member turns.
 func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, error) {
-	if err := m.check(sp); err != nil {
-		return EventView{}, err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.checkedState(ctx, sp)
 	if err != nil {
 		return EventView{}, err
 	}
@@ -147,13 +160,7 @@ func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, err
 	if !ok {
 		return EventView{}, fmt.Errorf("higmem: event %q: %w", id, ErrNotFound)
 	}
-	v := EventView{Event: e}
-	for _, tid := range e.TurnIDs {
-		if t, ok := st.turn(tid); ok {
-			v.Turns = append(v.Turns, t)
-		}
-	}
-	return v, nil
+	return st.view(e), nil
 }
 
 // History returns the changes recorded for derived records. Empty kind or
@@ -185,14 +192,10 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 // out of its events (an event left empty is deleted). Every event change is
 // recorded in the history.
 func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
-	if err := m.check(sp); err != nil {
-		return err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
-	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 	st.mu.RLock()
 	_, ok := st.turn(id)
@@ -206,7 +209,7 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	if !ok {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
 	}
-	now := m.opts.Now().UTC()
+	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
 			return err
@@ -246,53 +249,14 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 
 // DeleteSpace removes everything stored for a space, history included.
 func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
-	if err := m.check(sp); err != nil {
-		return err
-	}
-	st, err := m.state(ctx, sp)
+	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
-	st.writeMu.Lock()
 	defer st.writeMu.Unlock()
 	if err := m.store.Update(ctx, func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) }); err != nil {
 		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
 	}
 	m.invalidate(sp)
 	return nil
-}
-
-// parallel runs fn(ctx, i) for i in [0, n) with at most limit running at
-// once. The first error cancels the others and is returned.
-func parallel(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sem := make(chan struct{}, max(limit, 1))
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-loop:
-	for i := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() { first = err; cancel(err) })
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err() // the parent's cancellation, if any
 }

@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -29,6 +30,62 @@ func features(lex ...float64) *turnFeatures {
 		f.sameSession[i] = i > 0
 		f.event[i] = -1
 	}
+	return f
+}
+
+// relevance returns each turn's own relevance: normalised BM25 plus the
+// weighted cosine (negative cosines count as 0). Invisible turns get 0.
+func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
+	return tu.relevanceInto(f, make([]float64, len(f.lex)))
+}
+
+// score returns each turn's context score: its relevance plus shares of its
+// neighbours' relevance within the session (larger from a question just
+// before it or just after it) and of the best relevance in its
+// event, times the speaker and time cues. Invisible turns score 0.
+func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
+	n := len(rel)
+	var best []float64
+	if tu.EventShare != 0 && f.event != nil {
+		ne := 0
+		for _, e := range f.event {
+			ne = max(ne, e+1)
+		}
+		best = make([]float64, ne)
+	}
+	return tu.scoreInto(f, rel, make([]float64, n), best)
+}
+
+// rankPositive returns the indexes of the turns with a positive score, best
+// first (ties by index). Retrieval needs only the top of this order
+// (rank.Top); the full order serves the tuning sweeps and the tests.
+func rankPositive(scores []float64) []int {
+	var idx []int
+	for i, s := range scores {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return idx
+}
+
+// offlineFeatures computes the features of every turn for a question, in
+// slices of its own. Caller holds st.mu.
+func (q *query) offlineFeatures() *turnFeatures {
+	f := q.featuresIn(&scratch{}, true)
+	f.lex = slices.Clone(f.lex)
+	f.visible = slices.Clone(f.visible)
+	f.sameSession = slices.Clone(f.sameSession)
+	f.question = slices.Clone(f.question)
+	f.event = slices.Clone(f.event)
+	f.dated = slices.Clone(f.dated)
+	f.counted = slices.Clone(f.counted)
 	return f
 }
 
@@ -150,7 +207,7 @@ func TestOfflineScore(t *testing.T) {
 
 func TestOfflineRankAndCut(t *testing.T) {
 	scores := []float64{3, 0, 10, 8, 9, 2, 1, 8}
-	ranked := rank(scores)
+	ranked := rankPositive(scores)
 	if want := []int{2, 4, 3, 7, 0, 5, 6}; !slices.Equal(ranked, want) {
 		t.Fatalf("rank = %v, want %v (zero scores out, ties by index)", ranked, want)
 	}
@@ -256,8 +313,10 @@ func TestQuestionCues(t *testing.T) {
 // be tested deterministically.
 type topicEmbedder struct{ topics []string }
 
-func (e topicEmbedder) Dim() int   { return len(e.topics) + 1 }
+func (e topicEmbedder) Dim() int { return len(e.topics) + 1 }
+
 func (e topicEmbedder) ID() string { return "topics" }
+
 func (e topicEmbedder) Embed(_ context.Context, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	for i, s := range texts {
@@ -305,7 +364,7 @@ func TestOfflineSegmentation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			o := Options{Mode: ModeOffline, Now: func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }}
+			o := Options{Mode: ModeOffline}
 			if tc.emb != nil {
 				o.Embedder = *tc.emb
 			}
@@ -313,6 +372,7 @@ func TestOfflineSegmentation(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			m.now = func() time.Time { return time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) }
 			defer m.Close()
 			sp := Space{UserID: "seg"}
 			for i, sess := range segConversation {
@@ -438,7 +498,7 @@ func TestOfflineRetrieveAnswerAfterQuestion(t *testing.T) {
 	if len(res.Evidence) > offMaxK {
 		t.Errorf("%d evidence turns, more than offMaxK", len(res.Evidence))
 	}
-	for _, name := range []string{"search", "events", "predicted", "final"} {
+	for _, name := range []string{"search", "final"} {
 		if !slices.ContainsFunc(res.Trace.Stages, func(s Stage) bool { return s.Name == name }) {
 			t.Errorf("trace lacks stage %q", name)
 		}
@@ -506,28 +566,5 @@ func TestOfflineFeatures(t *testing.T) {
 	f = feats("How many tickets did Ben buy?")
 	if f.dated != nil || !slices.Equal(f.counted, []bool{false, false, true}) || !slices.Equal(f.speaker, []bool{false, true, true}) {
 		t.Errorf("dated %v, counted %v, speaker %v", f.dated, f.counted, f.speaker)
-	}
-}
-
-func TestHybridNormalisedSum(t *testing.T) {
-	lex := map[int]float64{0: 4, 2: 2}
-	dense := []float32{0.1, 0.9, 0.5, -0.3}
-	got := hybrid(4, lex, dense, 10, nil)
-	// 0: 1+0.1, 1: 0+0.9, 2: 0.5+0.5, 3: nothing positive.
-	want := []int{0, 2, 1}
-	if len(got) != len(want) {
-		t.Fatalf("hybrid = %v", got)
-	}
-	for i, h := range got {
-		if h.idx != want[i] {
-			t.Errorf("hybrid order %v, want %v", got, want)
-			break
-		}
-	}
-	if got := hybrid(4, lex, dense, 1, func(i int) bool { return i != 0 }); len(got) != 1 || got[0].idx != 2 || math.Abs(got[0].score-1.5) > 1e-6 {
-		t.Errorf("hybrid with filter = %v, want row 2 at 1+0.5 (BM25 rescaled without row 0)", got)
-	}
-	if got := hybrid(4, map[int]float64{}, nil, 3, nil); len(got) != 0 {
-		t.Errorf("hybrid with nothing = %v", got)
 	}
 }

@@ -48,17 +48,18 @@ func ParseMode(s string) (Mode, error) {
 // Options configures a Memory. The zero value works: an in-memory store,
 // BM25-only retrieval and offline mode.
 type Options struct {
-	// Store persists memory. Nil means an in-memory store that is lost on
+	// Store persists memory. Nil means an in-memory store (store/memstore,
+	// the one implementation the root package imports) that is lost on
 	// Close. The CLI wires store/sqlite.
 	Store store.Store
 	// Embedder embeds turns and events for dense retrieval. Nil means
 	// lexical (BM25) retrieval only.
 	Embedder embed.Embedder
-	// Memory is the model for memory work: annotation, event building and
-	// retrieval guidance. Nil selects offline mode under ModeAuto.
-	Memory llm.Model
-	// Answer is the model that writes answers. Nil means Memory.
-	Answer llm.Model
+	// MemoryModel is the model for memory work: annotation, event building
+	// and retrieval guidance. Nil selects offline mode under ModeAuto.
+	MemoryModel llm.Model
+	// AnswerModel is the model that writes answers. Nil means MemoryModel.
+	AnswerModel llm.Model
 	// Mode selects the pipeline; see Mode.
 	Mode Mode
 	// Logger receives diagnostics. Nil discards them.
@@ -91,22 +92,11 @@ type Options struct {
 	// default mode shows its PredictChunk members most similar to the
 	// question.
 	PredictChunk int
-	// Links turns on A-Mem style links between turns: annotation sees the
-	// recent window and proposes links, and retrieval adds linked turns.
-	Links bool
-	// NoEvents is an ablation: no event layer. Construction only annotates
-	// turns (paper mode: one call per turn) and retrieval uses turn search
-	// alone.
-	NoEvents bool
-	// NoFilter is an ablation: retrieval skips the relevance filter, so
-	// every searched and predicted turn becomes evidence (up to the token
-	// budget).
-	NoFilter bool
-	// NoTemporal is an ablation: no temporal route. Questions are never
-	// treated as temporal (no timeline candidates, no date-aware scoring,
-	// no temporal answer instruction) and evidence carries no resolved
-	// dates.
-	NoTemporal bool
+	// PaperLinks turns on A-Mem style links between turns in paper mode:
+	// each turn's annotation call sees the recent window and proposes
+	// links, and retrieval adds the linked turns before the relevance
+	// filter. The other modes neither make nor follow links.
+	PaperLinks bool
 	// EvidenceTokens is the token budget of the evidence passed to the
 	// answer model (about 4 characters per token). The default is 2000,
 	// except in paper mode, which like the reference passes everything the
@@ -114,8 +104,58 @@ type Options struct {
 	EvidenceTokens int
 	// Location is used for times given without a zone (default UTC).
 	Location *time.Location
-	// Now returns the current time (default time.Now); set it in tests.
-	Now func() time.Time
+
+	// Ablations switch parts of the pipeline off, for measurements.
+	Ablations Ablations
+}
+
+// Ablations switch parts of the pipeline off to measure what each
+// contributes (the evaluation's no-event, no-filter and no-temporal
+// systems). The zero value switches nothing off, which is what every real
+// deployment wants.
+type Ablations struct {
+	// NoEvents drops the event layer. Construction only annotates turns
+	// (paper mode: one call per turn) and retrieval uses turn search
+	// alone.
+	NoEvents bool
+	// NoFilter skips the relevance filter, so every searched and predicted
+	// turn becomes evidence (up to the token budget).
+	NoFilter bool
+	// NoTemporal drops the temporal route. Questions are never treated as
+	// temporal (no timeline candidates, no date-aware scoring, no temporal
+	// answer instruction) and evidence carries no resolved dates.
+	NoTemporal bool
+}
+
+// limits are the space sizes at which the engine takes its speed paths.
+// They are not options: the paths give the same results as the plain ones
+// (tests prove it by lowering these, see Memory.limits), only faster on a
+// large space.
+type limits struct {
+	// quantizeRows is the size from which a vector matrix keeps an int8
+	// copy, so that searches scan estimates (a quarter of the memory
+	// traffic) and compute exact cosines only for the rows that could rank
+	// (see rank.Searcher). Below it a full exact scan is as fast.
+	quantizeRows int
+	// eagerAnnotations is the size below which a space reads its
+	// annotations when it loads (see ensureAnnotations).
+	eagerAnnotations int
+	// offlineFastRows is the size from which an unfiltered offline
+	// question is scored from estimated cosines (offlineFast) instead of a
+	// full scan. Its centred cosine then uses the mean from the matrix's
+	// sum of rows (vec.Matrix.MeanDot), which equals the mean of the exact
+	// cosines up to rounding (about 1e-12): the scan it saves is what
+	// bounds retrieval time on a large space, as every exact cosine must be
+	// read to sum them.
+	offlineFastRows int
+	// noOfflineFast turns offlineFast off (tests compare it with the full
+	// computation).
+	noOfflineFast bool
+}
+
+// defaultLimits returns the limits every Memory runs with.
+func defaultLimits() limits {
+	return limits{quantizeRows: 4096, eagerAnnotations: 20000, offlineFastRows: 32768}
 }
 
 // unlimitedTokens stands for "no evidence budget".
@@ -149,14 +189,11 @@ func (o *Options) setDefaults() {
 	if o.Location == nil {
 		o.Location = time.UTC
 	}
-	if o.Now == nil {
-		o.Now = time.Now
-	}
-	if o.Answer == nil {
-		o.Answer = o.Memory
+	if o.AnswerModel == nil {
+		o.AnswerModel = o.MemoryModel
 	}
 	if o.Mode == ModeAuto {
-		if o.Memory != nil {
+		if o.MemoryModel != nil {
 			o.Mode = ModeDefault
 		} else {
 			o.Mode = ModeOffline

@@ -106,8 +106,11 @@ type Evidence struct {
 	// Score ranks the evidence (higher is more relevant); its scale depends
 	// on the mode.
 	Score float64 `json:"score"`
-	// Sources says which stages proposed the turn: "search", "event",
-	// "timeline", "link".
+	// Sources says which stages proposed the turn: "search" (the turn
+	// search), "event" (chosen inside a candidate event), "timeline" (in
+	// the time range the question names) or, in offline mode,
+	// "neighbour" (selected by its context score: its session neighbours'
+	// and its event's relevance).
 	Sources []string `json:"sources,omitempty"`
 	// Events lists the events the turn belongs to.
 	Events []string `json:"events,omitempty"`
@@ -136,7 +139,8 @@ type QueryInfo struct {
 type Stage struct {
 	// Name is one of "search" (lexical/dense top-k turns), "events"
 	// (candidate event ids), "predicted" (turns chosen inside events),
-	// "timeline", "union", "links", "filtered", "final".
+	// "timeline", "union", "filtered", "final". Offline mode, which
+	// scores every turn at once, records "search" and "final".
 	Name string   `json:"name"`
 	IDs  []string `json:"ids"`
 }

@@ -219,7 +219,7 @@ func connectHTTP(t *testing.T, url, key string) (*mcp.ClientSession, error) {
 // TestMCPHTTP runs the MCP server over streamable HTTP at /mcp, behind API
 // keys, with an LLM-backed memory so ask_memory writes an answer.
 func TestMCPHTTP(t *testing.T) {
-	mem := newMem(t, higmem.Options{Memory: llmtest.NewScripted()})
+	mem := newMem(t, higmem.Options{MemoryModel: llmtest.NewScripted()})
 	def := higmem.Space{UserID: "alice"}
 	_, ts, _ := start(t, mem, Options{DefaultSpace: def})
 

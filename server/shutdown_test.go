@@ -42,7 +42,7 @@ func serveReal(t *testing.T, s *Server) (*http.Server, string) {
 func TestGracefulShutdownFinishesWrites(t *testing.T) {
 	ctx := context.Background()
 	model := &llmtest.Scripted{Delay: 100 * time.Millisecond}
-	mem := newMem(t, higmem.Options{Memory: model})
+	mem := newMem(t, higmem.Options{MemoryModel: model})
 	s := New(mem, Options{Keys: testKeys, MaxJobs: 1})
 	hs, url := serveReal(t, s)
 	c := api.NewClient(url, adminKey, nil)
@@ -125,7 +125,7 @@ func TestGracefulShutdownFinishesWrites(t *testing.T) {
 func TestShutdownDeadlineCancelsWrites(t *testing.T) {
 	ctx := context.Background()
 	model := &llmtest.Scripted{Delay: time.Hour}
-	mem := newMem(t, higmem.Options{Memory: model})
+	mem := newMem(t, higmem.Options{MemoryModel: model})
 	s := New(mem, Options{Keys: testKeys})
 	rec := httptest.NewRecorder()
 	req := httptest.NewRequest("POST", "/v1/turns?async=true", strings.NewReader(`{"user_id":"dora","turns":[{"id":"d1","speaker":"d","text":"one"},{"id":"d2","speaker":"d","text":"two"}]}`))
@@ -158,7 +158,7 @@ func TestShutdownDeadlineCancelsWrites(t *testing.T) {
 // is not written.
 func TestJobQueueBound(t *testing.T) {
 	model := &llmtest.Scripted{Delay: time.Hour}
-	mem := newMem(t, higmem.Options{Memory: model})
+	mem := newMem(t, higmem.Options{MemoryModel: model})
 	s, ts, _ := start(t, mem, Options{MaxJobs: 1, MaxQueuedJobs: 1})
 	c := api.NewClient(ts.URL, adminKey, nil)
 	ctx := context.Background()

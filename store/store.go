@@ -21,6 +21,15 @@
 // memory is never left half-built. Reads outside a transaction see only
 // committed data.
 //
+// # The contract
+//
+// Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
+// module calls, nothing more. A capability that only some backends can
+// offer is an optional interface (VectorsIntoReader, EmbedderLister), found
+// by a type assertion. Extending the contract means adding the method to Reader,
+// Writer or Tx (or a new optional interface), implementing it in every
+// backend, and adding its checks to store/storetest.
+//
 // # Immutability
 //
 // Turns are what was said and are never rewritten: PutTurn with an existing
@@ -272,7 +281,8 @@ func (v Vector) Validate() error {
 	return nil
 }
 
-// Reader is the read side of a store. All methods take the space to read.
+// Reader is the read side of a store, outside a transaction (Store) or
+// inside one (Tx). All methods but Spaces take the space to read.
 type Reader interface {
 	// GetTurn returns one turn or ErrNotFound.
 	GetTurn(ctx context.Context, space Space, id string) (Turn, error)
@@ -282,8 +292,6 @@ type Reader interface {
 	// annotations of the space when ids is nil). Turns without one are
 	// skipped. Order is by the turns' Seq.
 	ListAnnotations(ctx context.Context, space Space, ids []string) ([]Annotation, error)
-	// GetEvent returns one event or ErrNotFound.
-	GetEvent(ctx context.Context, space Space, id string) (Event, error)
 	// ListEvents returns all events of the space ordered by CreatedAt, then ID.
 	ListEvents(ctx context.Context, space Space) ([]Event, error)
 	// ListLinks returns the links whose source or target is one of ids
@@ -333,7 +341,9 @@ type Writer interface {
 }
 
 // Tx is a read-write transaction. It must only be used inside the function
-// passed to Update, from one goroutine.
+// passed to Update, from one goroutine. Its reads see its own writes, and
+// no other writer's until it ends: the engine's import checks conflicts
+// through it, and higmem migrate reads a whole store through it.
 type Tx interface {
 	Reader
 	Writer
@@ -349,4 +359,31 @@ type Store interface {
 	Update(ctx context.Context, fn func(tx Tx) error) error
 	// Close releases the store. Further calls fail with ErrClosed.
 	Close() error
+}
+
+// VectorsIntoReader is an optional capability of a Store: decoding stored
+// vectors straight into a caller's row-major matrix, which saves a copy of
+// every vector when a space loads. The engine uses it, when the store has
+// it, for event vectors (found by a type assertion, as database/sql finds
+// the optional interfaces of a driver); without it the engine reads
+// ListVectors. storetest checks it on every store that implements it.
+type VectorsIntoReader interface {
+	// VectorsInto decodes the vectors of one kind made by embedder into
+	// dst, rows of dim float32s: the vector with id goes to row row(id).
+	// Vectors whose row is negative or beyond dst, or of another
+	// dimension, are skipped. It returns how many rows it wrote. A dim
+	// that is not positive fails with ErrInvalid.
+	VectorsInto(ctx context.Context, space Space, kind VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error)
+}
+
+// EmbedderLister is an optional capability of a Store and of its Tx: naming
+// the embedders whose vectors of one kind a space holds, which with
+// ListVectors enumerates every stored vector. higmem migrate
+// (internal/storecopy) needs it, through the transaction, to copy a store.
+// A store that implements it implements it on its Tx too; storetest checks
+// both on every store that does.
+type EmbedderLister interface {
+	// Embedders lists the embedders that made vectors of kind in space,
+	// each once, sorted.
+	Embedders(ctx context.Context, space Space, kind VectorKind) ([]string, error)
 }

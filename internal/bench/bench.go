@@ -256,7 +256,7 @@ func ingest(ctx context.Context, cfg Config, path string, conv synth.Conversatio
 	model := &timedModel{inner: llmtest.NewScripted()}
 	opts := higmem.Options{Store: st, Embedder: emb, Mode: mode, Concurrency: 1}
 	if mode != higmem.ModeOffline {
-		opts.Memory = model
+		opts.MemoryModel = model
 	}
 	m, err := higmem.Open(ctx, opts)
 	if err != nil {
@@ -307,7 +307,7 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	open := func(st *sqlite.Store, model llm.Model, concurrency int) (*higmem.Memory, error) {
 		opts := higmem.Options{Store: st, Embedder: hashing.New(0), Mode: mode, Concurrency: concurrency}
 		if mode != higmem.ModeOffline {
-			opts.Memory = model
+			opts.MemoryModel = model
 		}
 		return higmem.Open(ctx, opts)
 	}

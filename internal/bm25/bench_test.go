@@ -121,3 +121,29 @@ func BenchmarkAdd(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkScoreRefs measures the scoring the engine uses: scores written
+// into a caller's slice by ref, then cleared.
+func BenchmarkScoreRefs(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			docs, qs := synthCorpus(n)
+			ix := New(Options{})
+			batch := make([]Doc, len(docs))
+			for i, d := range docs {
+				batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+			}
+			ix.AddBatch(batch)
+			dst := make([]float64, n)
+			var touched []int
+			i := 0
+			for b.Loop() {
+				touched = ix.ScoreRefs(qs[i%len(qs)], dst, touched[:0])
+				for _, r := range touched {
+					dst[r] = 0
+				}
+				i++
+			}
+		})
+	}
+}

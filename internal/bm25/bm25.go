@@ -104,7 +104,7 @@ type term struct {
 // slot, kept all-zero between searches, and the list of slots touched.
 type searchBuf struct {
 	acc     []float64
-	touched []int32
+	touched []int
 }
 
 // New returns an empty index.
@@ -357,7 +357,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	qterms := queryTerms(ix.analyze(query))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	buf := ix.accumulateLocked(qterms)
+	buf := ix.search(qterms)
 	if buf == nil {
 		return nil
 	}
@@ -404,7 +404,7 @@ func (ix *Index) Scores(query string) map[string]float64 {
 	qterms := queryTerms(ix.analyze(query))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	buf := ix.accumulateLocked(qterms)
+	buf := ix.search(qterms)
 	if buf == nil {
 		return map[string]float64{}
 	}
@@ -426,46 +426,7 @@ func (ix *Index) ScoreRefs(query string, dst []float64, touched []int) []int {
 	qterms := queryTerms(ix.analyze(query))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if ix.live == 0 {
-		return touched
-	}
-	// Scores go straight into dst, term by term in the same order as
-	// accumulateLocked, so the sums are the same.
-	n := float64(ix.live)
-	avgdl := float64(ix.totalLen) / n
-	k1, b := ix.k1, ix.b
-	lens, docs := ix.lens, ix.docs
-	c0, c1 := k1*(1-b), 0.0
-	if avgdl > 0 {
-		c1 = k1 * b / avgdl
-	}
-	for _, qt := range qterms {
-		tid, ok := ix.termIDs[qt.text]
-		if !ok {
-			continue
-		}
-		tr := &ix.terms[tid]
-		if tr.df == 0 {
-			continue
-		}
-		df := float64(tr.df)
-		w := float64(qt.count) * math.Log(1+(n-df+0.5)/(df+0.5))
-		w *= k1 + 1
-		for _, p := range tr.postings {
-			dl := lens[p.doc]
-			r := docs[p.doc].ref
-			if dl < 0 || r < 0 || int(r) >= len(dst) {
-				continue
-			}
-			tf := float64(p.tf)
-			s := w * tf / (tf + c0 + c1*float64(dl))
-			if dst[r] == 0 {
-				touched = append(touched, int(r))
-			}
-			dst[r] += s
-		}
-	}
-	return touched
+	return ix.accumulateLocked(qterms, dst, touched, true)
 }
 
 type queryTerm struct {
@@ -493,10 +454,10 @@ func queryTerms(terms []string) []queryTerm {
 	return out
 }
 
-// accumulateLocked scores every document that matches qterms into a pooled
-// buffer; it returns nil when nothing matches. The caller holds the read lock
-// and must pass a non-nil result to release.
-func (ix *Index) accumulateLocked(qterms []queryTerm) *searchBuf {
+// search scores every document that matches qterms into a pooled buffer
+// indexed by slot; it returns nil when nothing matches. The caller holds
+// the read lock and must pass a non-nil result to release.
+func (ix *Index) search(qterms []queryTerm) *searchBuf {
 	if ix.live == 0 || len(qterms) == 0 {
 		return nil
 	}
@@ -509,13 +470,28 @@ func (ix *Index) accumulateLocked(qterms []queryTerm) *searchBuf {
 	if cap(buf.acc) < len(ix.docs) {
 		buf.acc = make([]float64, len(ix.docs)+len(ix.docs)/4)
 	}
-	acc := buf.acc[:len(ix.docs)]
-	buf.touched = buf.touched[:0]
+	buf.touched = ix.accumulateLocked(qterms, buf.acc[:len(ix.docs)], buf.touched[:0], false)
+	if len(buf.touched) == 0 {
+		ix.bufs.Put(buf)
+		return nil
+	}
+	return buf
+}
 
+// accumulateLocked adds the BM25 score of every document that matches
+// qterms to dst, term by term in the order of qterms (so that sums are
+// always taken in the same order), and appends to touched every entry of
+// dst it makes non-zero. A document's entry is its slot, or with byRef its
+// ref (documents without a ref, or with one beyond dst, are skipped). The
+// entries it writes must be zero on entry. The caller holds the read lock.
+func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []int, byRef bool) []int {
+	if ix.live == 0 {
+		return touched
+	}
 	n := float64(ix.live)
 	avgdl := float64(ix.totalLen) / n
 	k1, b := ix.k1, ix.b
-	lens := ix.lens
+	lens, docs := ix.lens, ix.docs
 	// Per-document length factor k1*(1-b+b*|d|/avgdl) = c0 + c1*|d|.
 	c0, c1 := k1*(1-b), 0.0
 	if avgdl > 0 {
@@ -538,19 +514,21 @@ func (ix *Index) accumulateLocked(qterms []queryTerm) *searchBuf {
 			if dl < 0 {
 				continue
 			}
+			e := int(p.doc)
+			if byRef {
+				if e = int(docs[p.doc].ref); e < 0 || e >= len(dst) {
+					continue
+				}
+			}
 			tf := float64(p.tf)
 			s := w * tf / (tf + c0 + c1*float64(dl))
-			if acc[p.doc] == 0 {
-				buf.touched = append(buf.touched, p.doc)
+			if dst[e] == 0 {
+				touched = append(touched, e)
 			}
-			acc[p.doc] += s
+			dst[e] += s
 		}
 	}
-	if len(buf.touched) == 0 {
-		ix.bufs.Put(buf)
-		return nil
-	}
-	return buf
+	return touched
 }
 
 // release zeroes the touched accumulator slots and returns buf to the pool.

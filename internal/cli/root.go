@@ -174,7 +174,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.StringVar(&a.embedder, "embedder", "auto", "embedder: auto (MiniLM when fetched, else BM25 only), minilm, hashing, none")
 	f.BoolVar(&a.jsonOut, "json", false, "print JSON (the REST response of the same operation)")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress bars")
-	f.BoolVar(&a.links, "links", false, "A-Mem style links between turns")
+	f.BoolVar(&a.links, "links", false, "A-Mem style links between turns (paper mode only)")
 	f.BoolVar(&a.noCache, "no-llm-cache", false, "do not cache LLM responses in the database")
 	f.StringVar(&a.server, "server", a.env.Server, "use a higmem server at this URL instead of the local database (env HIGMEM_SERVER)")
 	f.StringVar(&a.apiKey, "api-key", a.env.APIKey, "API key for --server (env HIGMEM_API_KEY)")

@@ -252,13 +252,13 @@ func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 		return nil, fmt.Errorf("mode %s needs an LLM endpoint: set HIGMEM_LLM_BASE_URL and HIGMEM_MEMORY_MODEL (or OPENAI_API_KEY), or use --mode offline", mode)
 	}
 	m, err := higmem.Open(ctx, higmem.Options{
-		Store:    b.Store,
-		Embedder: b.Embedder,
-		Memory:   b.Memory,
-		Answer:   b.Answer,
-		Mode:     mode,
-		Logger:   a.log,
-		Links:    a.links,
+		Store:       b.Store,
+		Embedder:    b.Embedder,
+		MemoryModel: b.Memory,
+		AnswerModel: b.Answer,
+		Mode:        mode,
+		Logger:      a.log,
+		PaperLinks:  a.links,
 	})
 	if err != nil {
 		return nil, err

@@ -27,13 +27,6 @@ var ErrNotEmpty = errors.New("storecopy: the destination store is not empty")
 // counts or checksum; nothing was written.
 var ErrMismatch = errors.New("storecopy: the copy differs from the source")
 
-// embedderLister is implemented by stores (and their transactions) that
-// can name the embedders of their stored vectors: store/sqlite and
-// store/postgres. The Reader interface alone cannot enumerate vectors.
-type embedderLister interface {
-	Embedders(ctx context.Context, sp store.Space, kind store.VectorKind) ([]string, error)
-}
-
 // Summary describes the content of a store: record counts and the SHA-256
 // of a canonical encoding of every record.
 type Summary struct {
@@ -83,9 +76,9 @@ func readSpace(ctx context.Context, r store.Reader, sp store.Space) (*space, err
 	if x.links, err = r.ListLinks(ctx, sp, nil); err != nil {
 		return nil, err
 	}
-	el, ok := r.(embedderLister)
+	el, ok := r.(store.EmbedderLister)
 	if !ok {
-		return nil, fmt.Errorf("storecopy: a %T cannot list the embedders of its vectors", r)
+		return nil, fmt.Errorf("storecopy: a %T cannot list the embedders of its vectors (store.EmbedderLister)", r)
 	}
 	for _, k := range vectorKinds {
 		ems, err := el.Embedders(ctx, sp, k)

@@ -221,3 +221,42 @@ func BenchmarkWordTokenize(b *testing.B) {
 		WordTokenize(benchSentence)
 	}
 }
+
+// FuzzTokensFastPath checks the ASCII fast path of Tokens and TokensSeq, and
+// the stem memo of Terms, against the general path they stand in for.
+func FuzzTokensFastPath(f *testing.F) {
+	for _, s := range []string{"Caroline's LGBTQ support group was so powerful!", "running runs ran", "Ça va? Très bien", "don't I'm O'Brien", "",
+		"a''b 'tis ab' x'y'z it's'", "We'LL go, they'VE O'NEIL's 3.5 well-known", "rock'n'roll ''' 'a' b's", "IT'S 'S's"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want := appendTokens(nil, s)
+		if got := Tokens(s); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("Tokens(%q) = %q, general path %q", s, got, want)
+		}
+		var seq []string
+		for tok := range TokensSeq(s) {
+			seq = append(seq, tok)
+		}
+		if !slices.Equal(seq, want) {
+			t.Fatalf("TokensSeq(%q) = %q, general path %q", s, seq, want)
+		}
+		for tok := range TokensSeq(s) {
+			if len(want) == 0 || tok != want[0] {
+				t.Fatalf("TokensSeq(%q) stopped early gave %q, want %q", s, tok, want)
+			}
+			break
+		}
+		var terms []string
+		for _, tok := range want {
+			if !IsStop(tok) {
+				terms = append(terms, Stem(tok))
+			}
+		}
+		for range 2 { // cold and memoised
+			if got := Terms(s); !slices.Equal(got, terms) && len(got)+len(terms) > 0 {
+				t.Fatalf("Terms(%q) = %q, unmemoised %q", s, got, terms)
+			}
+		}
+	})
+}

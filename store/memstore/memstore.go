@@ -71,12 +71,6 @@ func (s *Store) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 	return as, err
 }
 
-// GetEvent implements store.Reader.
-func (s *Store) GetEvent(ctx context.Context, sp store.Space, id string) (e store.Event, err error) {
-	err = s.read(sp, func(x *space) error { e, err = x.getEvent(id); return err })
-	return e, err
-}
-
 // ListEvents implements store.Reader.
 func (s *Store) ListEvents(ctx context.Context, sp store.Space) (es []store.Event, err error) {
 	err = s.read(sp, func(x *space) error { es = x.listEvents(); return nil })

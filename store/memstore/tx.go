@@ -77,12 +77,6 @@ func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) 
 	return as, err
 }
 
-// GetEvent implements store.Reader.
-func (t *tx) GetEvent(ctx context.Context, sp store.Space, id string) (e store.Event, err error) {
-	err = t.read(sp, func(x *space) error { e, err = x.getEvent(id); return err })
-	return e, err
-}
-
 // ListEvents implements store.Reader.
 func (t *tx) ListEvents(ctx context.Context, sp store.Space) (es []store.Event, err error) {
 	err = t.read(sp, func(x *space) error { es = x.listEvents(); return nil })

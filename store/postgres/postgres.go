@@ -88,7 +88,11 @@ type Store struct {
 	closed bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store             = (*Store)(nil)
+	_ store.VectorsIntoReader = (*Store)(nil)
+	_ store.EmbedderLister    = (*Store)(nil)
+)
 
 // Open connects to the database named by dsn (a URL such as
 // postgres://user:pass@host:5432/db?sslmode=disable, or a key=value
@@ -237,11 +241,6 @@ func (s *Store) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery
 // ListAnnotations implements store.Reader.
 func (s *Store) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
 	return read(s, &sp, func(r reader) ([]store.Annotation, error) { return r.ListAnnotations(ctx, sp, ids) })
-}
-
-// GetEvent implements store.Reader.
-func (s *Store) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
-	return read(s, &sp, func(r reader) (store.Event, error) { return r.GetEvent(ctx, sp, id) })
 }
 
 // ListEvents implements store.Reader.

@@ -26,8 +26,7 @@ const (
 
 // Read queries. Each takes the space's user and agent ids first.
 const (
-	qGetTurn  = `SELECT ` + turnCols + ` FROM turns WHERE space_id = ` + spaceSub + ` AND id = $3`
-	qGetEvent = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub + ` AND id = $3`
+	qGetTurn = `SELECT ` + turnCols + ` FROM turns WHERE space_id = ` + spaceSub + ` AND id = $3`
 	// Zero (NULL) creation times sort like the zero time.
 	qListEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub +
 		` ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
@@ -214,18 +213,6 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 	return as, nil
 }
 
-func (r reader) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
-	rows, err := r.q.Query(ctx, qGetEvent, clean(sp.UserID), clean(sp.AgentID), clean(id))
-	es, err := collect(rows, err, 1, func(rows pgx.Rows) (store.Event, error) { return scanEvent(rows, sp) })
-	if err != nil {
-		return store.Event{}, fmt.Errorf("postgres: get event %q: %w", id, err)
-	}
-	if len(es) == 0 {
-		return store.Event{}, fmt.Errorf("postgres: event %q: %w", id, store.ErrNotFound)
-	}
-	return es[0], nil
-}
-
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
 	a := spaceArgs(sp)
 	hint := r.count(ctx, qCountEvents, a...)
@@ -316,7 +303,7 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 // VectorsInto implements Store.VectorsInto.
 func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
 	if dim <= 0 {
-		return 0, fmt.Errorf("postgres: vectors into a matrix: dimension %d", dim)
+		return 0, fmt.Errorf("postgres: vectors into a matrix: dimension %d: %w", dim, store.ErrInvalid)
 	}
 	rows, err := r.q.Query(ctx, qListVectors, clean(sp.UserID), clean(sp.AgentID), clean(string(kind)), clean(embedder))
 	if err != nil {

@@ -62,7 +62,10 @@ type tx struct {
 	dirty  map[int64]bool        // space rows written in this transaction
 }
 
-var _ store.Tx = (*tx)(nil)
+var (
+	_ store.Tx             = (*tx)(nil)
+	_ store.EmbedderLister = (*tx)(nil)
+)
 
 func newTx(pgTx pgx.Tx) *tx {
 	return &tx{reader: reader{q: pgTx}, pgTx: pgTx, spaces: map[store.Space]int64{}, dirty: map[int64]bool{}}
@@ -146,14 +149,6 @@ func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) 
 		return nil, err
 	}
 	return t.reader.ListAnnotations(ctx, sp, ids)
-}
-
-// GetEvent implements store.Reader.
-func (t *tx) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
-	if err := t.check(sp); err != nil {
-		return store.Event{}, err
-	}
-	return t.reader.GetEvent(ctx, sp, id)
 }
 
 // ListEvents implements store.Reader.

@@ -24,8 +24,7 @@ const (
 
 // Read queries. Each takes the space's user and agent ids first.
 var (
-	qGetTurn  = `SELECT ` + turnCols + ` FROM turns WHERE space_id = ` + spaceSub + ` AND id = ?`
-	qGetEvent = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub + ` AND id = ?`
+	qGetTurn = `SELECT ` + turnCols + ` FROM turns WHERE space_id = ` + spaceSub + ` AND id = ?`
 	// Zero (NULL) creation times sort like the zero time.
 	qListEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = ` + spaceSub +
 		` ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
@@ -117,7 +116,7 @@ func bools(n int) [][]bool {
 
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
-	qs := []string{qGetTurn, qGetEvent, qListEvents, qListVectors, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
+	qs := []string{qGetTurn, qListEvents, qListVectors, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
 	}
@@ -301,18 +300,6 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 	return as, nil
 }
 
-func (r reader) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
-	rows, err := r.query(ctx, qGetEvent, sp.UserID, sp.AgentID, id)
-	es, err := collect(rows, err, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) })
-	if err != nil {
-		return store.Event{}, fmt.Errorf("sqlite: get event %q: %w", id, err)
-	}
-	if len(es) == 0 {
-		return store.Event{}, fmt.Errorf("sqlite: event %q: %w", id, store.ErrNotFound)
-	}
-	return es[0], nil
-}
-
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
 	hint := r.count(ctx, qCountEvents, sp.UserID, sp.AgentID)
 	rows, err := r.query(ctx, qListEvents, sp.UserID, sp.AgentID)
@@ -383,10 +370,10 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 	return vs, nil
 }
 
-// VectorsInto implements Store.VectorsInto.
+// VectorsInto implements store.VectorsIntoReader.
 func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
 	if dim <= 0 {
-		return 0, fmt.Errorf("sqlite: vectors into a matrix: dimension %d", dim)
+		return 0, fmt.Errorf("sqlite: vectors into a matrix: dimension %d: %w", dim, store.ErrInvalid)
 	}
 	rows, err := r.query(ctx, qListVectors, sp.UserID, sp.AgentID, string(kind), embedder)
 	if err != nil {

@@ -75,7 +75,11 @@ type Store struct {
 	closed bool
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store             = (*Store)(nil)
+	_ store.VectorsIntoReader = (*Store)(nil)
+	_ store.EmbedderLister    = (*Store)(nil)
+)
 
 // Open opens or creates the database at path (a file path, or ":memory:")
 // and brings its schema up to date. The directory must exist.
@@ -241,11 +245,6 @@ func (s *Store) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 	return read(s, &sp, func(r reader) ([]store.Annotation, error) { return r.ListAnnotations(ctx, sp, ids) })
 }
 
-// GetEvent implements store.Reader.
-func (s *Store) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
-	return read(s, &sp, func(r reader) (store.Event, error) { return r.GetEvent(ctx, sp, id) })
-}
-
 // ListEvents implements store.Reader.
 func (s *Store) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
 	return read(s, &sp, func(r reader) ([]store.Event, error) { return r.ListEvents(ctx, sp) })
@@ -261,11 +260,10 @@ func (s *Store) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 	return read(s, &sp, func(r reader) ([]store.Vector, error) { return r.ListVectors(ctx, sp, kind, embedder) })
 }
 
-// VectorsInto decodes the vectors of one kind made by one embedder straight
-// into rows of dst, a row-major matrix of rows of dim float32s: the vector
-// with id goes to row row(id). Vectors whose row is negative, or of another
-// dimension, are skipped. It returns how many rows it wrote. Loading a
-// space this way skips a copy of every vector (see ListVectors).
+// VectorsInto implements store.VectorsIntoReader: it decodes the vectors of
+// one kind made by one embedder straight into rows of dst, a row-major
+// matrix of rows of dim float32s (the vector with id goes to row row(id)),
+// skipping a copy of every vector (see ListVectors).
 func (s *Store) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
 	return read(s, &sp, func(r reader) (int, error) { return r.VectorsInto(ctx, sp, kind, embedder, dim, dst, row) })
 }

@@ -66,7 +66,10 @@ type tx struct {
 	spaces map[store.Space]int64 // space row ids seen in this transaction
 }
 
-var _ store.Tx = (*tx)(nil)
+var (
+	_ store.Tx             = (*tx)(nil)
+	_ store.EmbedderLister = (*tx)(nil)
+)
 
 func newTx(s *Store, sqlTx *sql.Tx) *tx {
 	t := &tx{s: s, sqlTx: sqlTx, stmts: map[string]*sql.Stmt{}, spaces: map[store.Space]int64{}}
@@ -175,14 +178,6 @@ func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) 
 		return nil, err
 	}
 	return t.reader.ListAnnotations(ctx, sp, ids)
-}
-
-// GetEvent implements store.Reader.
-func (t *tx) GetEvent(ctx context.Context, sp store.Space, id string) (store.Event, error) {
-	if err := t.check(sp); err != nil {
-		return store.Event{}, err
-	}
-	return t.reader.GetEvent(ctx, sp, id)
 }
 
 // ListEvents implements store.Reader.

@@ -3,6 +3,7 @@ package storetest
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -115,31 +116,31 @@ func testEventPutGet(t *testing.T, e *env) {
 	in.Start, in.CreatedAt = want.Start.In(zone), time.Now()
 	want.CreatedAt = in.CreatedAt
 	e.update(func(tx store.Tx) error { return tx.PutEvent(e.ctx, in) })
-	got, err := e.s.GetEvent(e.ctx, spaceA, "E1")
+	got, err := e.event(spaceA, "E1")
 	if err != nil {
-		t.Fatalf("GetEvent: %v", err)
+		t.Fatalf("event: %v", err)
 	}
 	if d := diff(want, got); d != "" {
-		t.Errorf("GetEvent (-want +got):\n%s", d)
+		t.Errorf("event (-want +got):\n%s", d)
 	}
 	e.checkTimes(got)
 
 	repl := store.Event{Space: spaceA, ID: "E1", Title: "new", TurnIDs: []string{"x"}, Version: 4}
 	e.update(func(tx store.Tx) error { return tx.PutEvent(e.ctx, repl) })
-	got, err = e.s.GetEvent(e.ctx, spaceA, "E1")
+	got, err = e.event(spaceA, "E1")
 	if err != nil {
-		t.Fatalf("GetEvent: %v", err)
+		t.Fatalf("event: %v", err)
 	}
 	if d := diff(repl, got); d != "" {
-		t.Errorf("GetEvent after replace (-want +got):\n%s", d)
+		t.Errorf("event after replace (-want +got):\n%s", d)
 	}
 	evs, err := e.s.ListEvents(e.ctx, spaceA)
 	if err != nil || len(evs) != 1 {
 		t.Errorf("ListEvents after replace = %d events, %v; want 1", len(evs), err)
 	}
 	for _, id := range []string{"E2", ""} {
-		_, err = e.s.GetEvent(e.ctx, spaceA, id)
-		e.wantErr("GetEvent("+id+")", err, store.ErrNotFound)
+		_, err = e.event(spaceA, id)
+		e.wantErr("event("+id+")", err, store.ErrNotFound)
 	}
 }
 
@@ -187,8 +188,8 @@ func testEventDelete(t *testing.T, e *env) {
 		})
 	})
 	e.update(func(tx store.Tx) error { return tx.DeleteEvent(e.ctx, spaceA, "E1") })
-	_, err := e.s.GetEvent(e.ctx, spaceA, "E1")
-	e.wantErr("GetEvent after delete", err, store.ErrNotFound)
+	_, err := e.event(spaceA, "E1")
+	e.wantErr("event after delete", err, store.ErrNotFound)
 	evs, err := e.s.ListEvents(e.ctx, spaceA)
 	if err != nil || len(evs) != 1 || evs[0].ID != "E2" {
 		t.Errorf("ListEvents after delete = %+v, %v; want E2 only", evs, err)
@@ -270,6 +271,102 @@ var vectorTests = []test{
 	{name: "PutList", fn: testVectorPutList},
 	{name: "EmbedderReplaced", fn: testVectorEmbedder},
 	{name: "BatchAtomic", fn: testVectorBatchAtomic},
+	{name: "VectorsInto", fn: testVectorsInto},
+	{name: "Embedders", fn: testEmbedders},
+}
+
+// testEmbedders checks the optional store.EmbedderLister, when the store
+// has it: on the store and on its transactions (which see their own
+// writes), each embedder once, sorted, per kind and per space.
+func testEmbedders(t *testing.T, e *env) {
+	el, ok := e.s.(store.EmbedderLister)
+	if !ok {
+		t.Skip("store does not implement store.EmbedderLister (optional)")
+	}
+	vs := []store.Vector{
+		mkVector(store.VectorTurn, "a", "zeta", 1), mkVector(store.VectorTurn, "b", "zeta", 2),
+		mkVector(store.VectorTurn, "c", "alpha", 3), mkVector(store.VectorEvent, "a", "mid", 4),
+	}
+	e.update(func(tx store.Tx) error {
+		if err := tx.PutVectors(e.ctx, spaceA, vs); err != nil {
+			return err
+		}
+		return tx.PutVectors(e.ctx, spaceB, []store.Vector{mkVector(store.VectorTurn, "a", "other", 5)})
+	})
+	check := func(what string, r store.EmbedderLister, sp store.Space, kind store.VectorKind, want []string) {
+		t.Helper()
+		got, err := r.Embedders(e.ctx, sp, kind)
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if d := diff(want, got); d != "" && len(want)+len(got) > 0 {
+			t.Errorf("%s (-want +got):\n%s", what, d)
+		}
+	}
+	check("Embedders(A, turn)", el, spaceA, store.VectorTurn, []string{"alpha", "zeta"})
+	check("Embedders(A, event)", el, spaceA, store.VectorEvent, []string{"mid"})
+	check("Embedders(B, turn)", el, spaceB, store.VectorTurn, []string{"other"})
+	check("Embedders(B, event)", el, spaceB, store.VectorEvent, nil)
+	e.update(func(tx store.Tx) error {
+		tl, ok := tx.(store.EmbedderLister)
+		if !ok {
+			t.Fatal("the store implements store.EmbedderLister but its Tx does not")
+		}
+		if err := tx.PutVectors(e.ctx, spaceA, []store.Vector{mkVector(store.VectorTurn, "d", "beta", 6)}); err != nil {
+			return err
+		}
+		check("tx.Embedders(A, turn) after a put in the tx", tl, spaceA, store.VectorTurn, []string{"alpha", "beta", "zeta"})
+		return nil
+	})
+	_, err := el.Embedders(e.ctx, store.Space{}, store.VectorTurn)
+	e.wantErr("Embedders without a user", err, store.ErrInvalid)
+}
+
+// testVectorsInto checks the optional store.VectorsIntoReader, when the
+// store has it: vectors decoded straight into a matrix are those
+// ListVectors returns, at the rows asked, skipping unknown ids, other
+// dimensions, other embedders, kinds and spaces.
+func testVectorsInto(t *testing.T, e *env) {
+	vi, ok := e.s.(store.VectorsIntoReader)
+	if !ok {
+		t.Skip("store does not implement store.VectorsIntoReader (optional)")
+	}
+	vs := []store.Vector{
+		{Kind: store.VectorTurn, ID: "a", Embedder: "e", Values: []float32{1, 2}},
+		{Kind: store.VectorTurn, ID: "b", Embedder: "e", Values: []float32{3, 4}},
+		{Kind: store.VectorTurn, ID: "c", Embedder: "e", Values: []float32{5, 6, 7}}, // another dimension
+		{Kind: store.VectorTurn, ID: "d", Embedder: "other", Values: []float32{8, 9}},
+		{Kind: store.VectorEvent, ID: "a", Embedder: "e", Values: []float32{10, 11}},
+		{Kind: store.VectorTurn, ID: "z", Embedder: "e", Values: []float32{12, 13}}, // no row
+	}
+	e.update(func(tx store.Tx) error {
+		if err := tx.PutVectors(e.ctx, spaceA, vs); err != nil {
+			return err
+		}
+		return tx.PutVectors(e.ctx, spaceB, []store.Vector{{Kind: store.VectorTurn, ID: "a", Embedder: "e", Values: []float32{-1, -2}}})
+	})
+	rows := map[string]int{"b": 0, "a": 1, "c": 2, "d": 2}
+	dst := make([]float32, 3*2)
+	n, err := vi.VectorsInto(e.ctx, spaceA, store.VectorTurn, "e", 2, dst, func(id string) int {
+		if i, ok := rows[id]; ok {
+			return i
+		}
+		return -1
+	})
+	if err != nil {
+		t.Fatalf("VectorsInto: %v", err)
+	}
+	if n != 2 || !slices.Equal(dst, []float32{3, 4, 1, 2, 0, 0}) {
+		t.Errorf("VectorsInto wrote %d rows: %v; want 2: [3 4 1 2 0 0]", n, dst)
+	}
+	n, err = vi.VectorsInto(e.ctx, spaceA, store.VectorEvent, "e", 2, dst[:2], func(string) int { return 0 })
+	if err != nil || n != 1 || !slices.Equal(dst[:2], []float32{10, 11}) {
+		t.Errorf("VectorsInto of event vectors = %d, %v: %v; want 1: [10 11]", n, err, dst[:2])
+	}
+	_, err = vi.VectorsInto(e.ctx, store.Space{}, store.VectorTurn, "e", 2, dst, func(string) int { return 0 })
+	e.wantErr("VectorsInto without a user", err, store.ErrInvalid)
+	_, err = vi.VectorsInto(e.ctx, spaceA, store.VectorTurn, "e", 0, dst, func(string) int { return 0 })
+	e.wantErr("VectorsInto of dimension 0", err, store.ErrInvalid)
 }
 
 func testVectorPutList(t *testing.T, e *env) {

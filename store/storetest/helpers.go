@@ -320,3 +320,18 @@ func (e *env) wantErr(what string, err, target error) {
 		e.Errorf("%s: error = %v, want %v", what, err, target)
 	}
 }
+
+// event returns the event with the given id from ListEvents, or
+// store.ErrNotFound.
+func (e *env) event(sp store.Space, id string) (store.Event, error) {
+	evs, err := e.s.ListEvents(e.ctx, sp)
+	if err != nil {
+		return store.Event{}, err
+	}
+	for _, ev := range evs {
+		if ev.ID == id {
+			return ev, nil
+		}
+	}
+	return store.Event{}, fmt.Errorf("event %q: %w", id, store.ErrNotFound)
+}

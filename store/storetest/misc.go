@@ -18,7 +18,6 @@ func (e *env) readCalls(r store.Reader, sp store.Space) map[string]error {
 	_, errs["GetTurn"] = r.GetTurn(e.ctx, sp, "D1:1")
 	_, errs["ListTurns"] = r.ListTurns(e.ctx, sp, store.TurnQuery{})
 	_, errs["ListAnnotations"] = r.ListAnnotations(e.ctx, sp, nil)
-	_, errs["GetEvent"] = r.GetEvent(e.ctx, sp, "E1")
 	_, errs["ListEvents"] = r.ListEvents(e.ctx, sp)
 	_, errs["ListLinks"] = r.ListLinks(e.ctx, sp, nil)
 	_, errs["ListVectors"] = r.ListVectors(e.ctx, sp, store.VectorTurn, "e1")
@@ -179,9 +178,9 @@ func testTimesExtremes(t *testing.T, e *env) {
 			t.Errorf("turn times %v, %v; want %v", tr.OccurredAt, tr.RecordedAt, tm)
 		}
 		e.checkTimes(tr)
-		ev, err := e.s.GetEvent(e.ctx, spaceA, fmt.Sprint(i))
+		ev, err := e.event(spaceA, fmt.Sprint(i))
 		if err != nil {
-			t.Fatalf("GetEvent: %v", err)
+			t.Fatalf("event: %v", err)
 		}
 		if !ev.CreatedAt.Equal(tm) || !ev.Start.Equal(tm) || !ev.End.Equal(tm) {
 			t.Errorf("event times %v, %v, %v; want %v", ev.CreatedAt, ev.Start, ev.End, tm)

@@ -127,9 +127,9 @@ func (e *env) checkPopulated(sp store.Space, tag string) {
 	if err != nil || tr.Text != tag+" says D1:1" {
 		e.Errorf("%s: GetTurn = %q, %v", sp, tr.Text, err)
 	}
-	ev, err := e.s.GetEvent(e.ctx, sp, "E1")
+	ev, err := e.event(sp, "E1")
 	if err != nil || ev.Title != tag+" event" {
-		e.Errorf("%s: GetEvent = %q, %v", sp, ev.Title, err)
+		e.Errorf("%s: event = %q, %v", sp, ev.Title, err)
 	}
 	anns, err := e.s.ListAnnotations(e.ctx, sp, []string{"D1:1"})
 	if err != nil || len(anns) != 1 || anns[0].Producer != tag {

@@ -38,6 +38,10 @@
 //   - A Tx used after its Update returned fails with store.ErrClosed, and so
 //     does a second Close.
 //   - DeleteSpace of an empty space is not an error.
+//
+// Optional capabilities (store.VectorsIntoReader, store.EmbedderLister) are
+// checked on the stores that implement them; on the others their tests are
+// skipped.
 package storetest
 
 import (

@@ -46,6 +46,27 @@ func (m mutant) Update(ctx context.Context, fn func(store.Tx) error) error {
 	return err
 }
 
+// VectorsInto gives the mutant the optional store.VectorsIntoReader, built
+// on ListVectors, so that the suite's check of it runs here too.
+func (m mutant) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
+	if dim <= 0 {
+		return 0, store.ErrInvalid
+	}
+	vs, err := m.ListVectors(ctx, sp, kind, embedder)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, v := range vs {
+		i := row(v.ID)
+		if i < 0 || (i+1)*dim > len(dst) || len(v.Values) != dim && m.bug != "vectors-into-dim" {
+			continue
+		}
+		n += copy(dst[i*dim:(i+1)*dim], v.Values) / dim
+	}
+	return n, nil
+}
+
 func (m mutant) Close() error {
 	if m.bug == "close-noop" {
 		return nil
@@ -77,6 +98,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		{"event-order", "Events/Order"},
 		{"no-rollback", "Tx/ErrorRollsBack"},
 		{"close-noop", "Close/ErrClosed"},
+		{"vectors-into-dim", "Vectors/VectorsInto"},
 	}
 	for _, tc := range cases {
 		t.Run("bug="+tc.bug, func(t *testing.T) {

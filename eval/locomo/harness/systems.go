@@ -53,16 +53,18 @@ func (e *engineSystem) NeedsMemoryModel() bool { return e.mode != higmem.ModeOff
 
 func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, done func(SessionBuild)) (Instance, error) {
 	opts := higmem.Options{
-		Embedder: env.Embedder,
-		Mode:     e.mode,
-		Links:    e.links,
-		NoEvents: e.noEvents,
-		NoFilter: e.noFilter,
-		// NoTemporal drops the temporal route (issue 7's measurement).
-		NoTemporal: e.noTemporal,
+		Embedder:   env.Embedder,
+		Mode:       e.mode,
+		PaperLinks: e.links,
+		Ablations: higmem.Ablations{
+			NoEvents: e.noEvents,
+			NoFilter: e.noFilter,
+			// NoTemporal drops the temporal route (issue 7's measurement).
+			NoTemporal: e.noTemporal,
+		},
 	}
 	if e.mode != higmem.ModeOffline {
-		opts.Memory, opts.Answer = env.Memory, env.Answer
+		opts.MemoryModel, opts.AnswerModel = env.Memory, env.Answer
 	}
 	if e.topK {
 		opts.KTurn = env.K

@@ -2,7 +2,6 @@ package higmem
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
@@ -10,7 +9,6 @@ import (
 
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/llm"
-	"github.com/higmem/higmem/store"
 )
 
 // recorder collects the LLM calls of one operation. Safe for concurrent use.
@@ -37,16 +35,16 @@ func (r *recorder) note(format string, args ...any) {
 // down, the context ended) abort the operation.
 func invalid(err error) bool { return errors.Is(err, llm.ErrInvalidOutput) }
 
-// ask renders a prompt, sends it to the model of the given role, decodes the
+// callModel renders a prompt, sends it to the model of the given role, decodes the
 // JSON reply into out and records the call.
-func (m *Memory) ask(ctx context.Context, rec *recorder, role llm.Role, round int, name string, data, out any) error {
+func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, round int, name string, data, out any) error {
 	p, err := prompt.Render(name, data)
 	if err != nil {
 		return err
 	}
-	model := m.opts.Memory
+	model := m.opts.MemoryModel
 	if role == llm.RoleAnswer {
-		model = m.opts.Answer
+		model = m.opts.AnswerModel
 	}
 	req := llm.Request{
 		Messages: []llm.Message{
@@ -73,22 +71,37 @@ func (m *Memory) ask(ctx context.Context, rec *recorder, role llm.Role, round in
 	return nil
 }
 
-// appendChange records a change of a derived record in the history.
-func appendChange(ctx context.Context, tx store.Tx, sp store.Space, kind, id, action, actor string, before, after any, at time.Time) error {
-	c := store.Change{Kind: kind, ID: id, Action: action, Actor: actor, At: at}
-	if before != nil {
-		b, err := json.Marshal(before)
-		if err != nil {
-			return err
-		}
-		c.Before = b
+// parallel runs fn(ctx, i) for i in [0, n) with at most limit running at
+// once. The first error cancels the others and is returned.
+func parallel(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
 	}
-	if after != nil {
-		b, err := json.Marshal(after)
-		if err != nil {
-			return err
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(limit, 1))
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+loop:
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
 		}
-		c.After = b
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
 	}
-	return tx.AppendHistory(ctx, sp, c)
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err() // the parent's cancellation, if any
 }

@@ -2,189 +2,15 @@ package higmem
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/store"
 )
-
-// maxIDLen bounds caller-given turn ids.
-const maxIDLen = 256
-
-// Add stores turns in a space and builds memory from them: annotations,
-// event membership, event summaries and vectors, as the mode prescribes.
-//
-// Input is validated as a whole before anything is stored: an empty text, an
-// over-long id, or an id already used by a different turn rejects the call
-// with ErrInvalidInput or ErrConflict. Re-adding identical turns is a no-op
-// (their ids are reported in Skipped), so an interrupted ingest can simply be
-// repeated. Each batch of turns (one turn in paper mode) commits in one
-// transaction: when an LLM endpoint fails mid-way, earlier batches stay
-// stored and the error names the first turn that was not.
-func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResult, error) {
-	if err := m.check(sp); err != nil {
-		return nil, err
-	}
-	st, err := m.state(ctx, sp)
-	if err != nil {
-		return nil, err
-	}
-	st.writeMu.Lock()
-	defer st.writeMu.Unlock()
-
-	res := &AddResult{}
-	prepared, err := m.prepare(st, turns, res)
-	if err != nil {
-		return nil, err
-	}
-	rec := &recorder{}
-	defer func() {
-		res.Calls = rec.calls
-		res.Warnings = append(res.Warnings, rec.notes...)
-		slices.Sort(res.Events)
-		res.Events = slices.Compact(res.Events)
-	}()
-	var chunks [][]store.Turn
-	switch m.opts.Mode {
-	case ModePaper:
-		for _, t := range prepared {
-			chunks = append(chunks, []store.Turn{t})
-		}
-	default:
-		chunks = splitBatches(prepared, m.opts.BatchSize)
-	}
-	for _, chunk := range chunks {
-		var err error
-		switch {
-		case m.opts.Mode == ModePaper:
-			err = m.buildPaper(ctx, st, chunk[0], rec, res)
-		case m.opts.Mode == ModeDefault:
-			err = m.buildDefault(ctx, st, chunk, rec, res)
-		case m.opts.NoEvents:
-			err = m.buildTurnsOnly(ctx, st, chunk, res)
-		default:
-			err = m.buildOffline(ctx, st, chunk, res)
-		}
-		if err != nil {
-			return res, fmt.Errorf("higmem: add: turns from %q on not stored: %w", chunk[0].ID, err)
-		}
-	}
-	return res, nil
-}
-
-// splitBatches cuts turns into runs of at most n turns that do not cross a
-// session boundary.
-func splitBatches(turns []store.Turn, n int) [][]store.Turn {
-	var out [][]store.Turn
-	start := 0
-	for i := 1; i <= len(turns); i++ {
-		if i == len(turns) || i-start >= n || turns[i].SessionID != turns[start].SessionID {
-			out = append(out, turns[start:i])
-			start = i
-		}
-	}
-	return out
-}
-
-// prepare validates inputs and turns them into store records with Seq,
-// ids, parsed times and RecordedAt. Identical re-adds are reported in
-// res.Skipped and dropped. Caller holds st.writeMu.
-func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]store.Turn, error) {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	next := int64(1)
-	if n := len(st.turns); n > 0 {
-		next = st.turns[n-1].Seq + 1
-	}
-	now := m.opts.Now().UTC()
-	seen := make(map[string]store.Turn, len(in))
-	var out []store.Turn
-	for i, ti := range in {
-		t := store.Turn{
-			Space:       st.space,
-			ID:          strings.TrimSpace(ti.ID),
-			SessionID:   ti.SessionID,
-			Speaker:     strings.TrimSpace(ti.Speaker),
-			Text:        strings.TrimSpace(ti.Text),
-			Attachments: ti.Attachments,
-			Metadata:    ti.Metadata,
-			OccurredRaw: ti.Time,
-			RecordedAt:  now,
-		}
-		where := fmt.Sprintf("turn %d", i+1)
-		if t.ID != "" {
-			where += fmt.Sprintf(" (%q)", t.ID)
-		}
-		if content(t) == "" {
-			return nil, fmt.Errorf("%w: %s: empty text", ErrInvalidInput, where)
-		}
-		if len(t.ID) > maxIDLen || strings.ContainsAny(t.ID, "\n\r\t") {
-			return nil, fmt.Errorf("%w: %s: id must be at most %d characters without line breaks or tabs", ErrInvalidInput, where, maxIDLen)
-		}
-		switch {
-		case !ti.OccurredAt.IsZero():
-			t.OccurredAt = ti.OccurredAt.UTC()
-			if t.OccurredRaw == "" {
-				t.OccurredRaw = ti.OccurredAt.Format(time.RFC3339)
-			}
-		case ti.Time != "":
-			at, _, err := temporal.ParseTime(ti.Time, m.opts.Location)
-			if err != nil {
-				res.Warnings = append(res.Warnings, fmt.Sprintf("%s: time %q not understood; kept as written, turn has no date", where, ti.Time))
-			} else {
-				t.OccurredAt = at.UTC()
-			}
-		}
-		if t.ID != "" {
-			if old, ok := st.turn(t.ID); ok {
-				if !sameTurn(old, t) {
-					return nil, fmt.Errorf("%w: %s: id already holds a different turn", ErrConflict, where)
-				}
-				res.Skipped = append(res.Skipped, t.ID)
-				continue
-			}
-			if old, ok := seen[t.ID]; ok {
-				if !sameTurn(old, t) {
-					return nil, fmt.Errorf("%w: %s: id given twice with different content", ErrConflict, where)
-				}
-				res.Skipped = append(res.Skipped, t.ID)
-				continue
-			}
-		}
-		t.Seq = next
-		next++
-		if t.ID == "" {
-			t.ID = "t" + strconv.FormatInt(t.Seq, 10)
-			for _, taken := st.pos[t.ID]; taken; _, taken = st.pos[t.ID] {
-				t.ID += "'"
-			}
-		}
-		seen[t.ID] = t
-		out = append(out, t)
-	}
-	return out, nil
-}
-
-// buildTurnsOnly stores turns with rule-based annotations and no events
-// (offline mode with the NoEvents ablation).
-func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, turns []store.Turn, res *AddResult) error {
-	b := newBatch(st, turns, m.opts.Now().UTC())
-	for _, t := range turns {
-		b.ann[t.ID] = annotateRules(t)
-	}
-	return m.commit(ctx, b, res)
-}
-
-// sameTurn reports whether two turns say the same thing (the fields a
-// caller gives). Seq and RecordedAt are not compared.
-func sameTurn(a, b store.Turn) bool {
-	return a.ID == b.ID && a.Speaker == b.Speaker && a.Text == b.Text && a.SessionID == b.SessionID &&
-		a.OccurredRaw == b.OccurredRaw && slices.Equal(a.Attachments, b.Attachments)
-}
 
 // batch accumulates the writes of one construction step so that they can be
 // committed in one transaction and then applied to the in-memory state.
@@ -402,4 +228,24 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 		res.Added = append(res.Added, t.ID)
 	}
 	return nil
+}
+
+// appendChange records a change of a derived record in the history.
+func appendChange(ctx context.Context, tx store.Tx, sp store.Space, kind, id, action, actor string, before, after any, at time.Time) error {
+	c := store.Change{Kind: kind, ID: id, Action: action, Actor: actor, At: at}
+	if before != nil {
+		b, err := json.Marshal(before)
+		if err != nil {
+			return err
+		}
+		c.Before = b
+	}
+	if after != nil {
+		b, err := json.Marshal(after)
+		if err != nil {
+			return err
+		}
+		c.After = b
+	}
+	return tx.AppendHistory(ctx, sp, c)
 }

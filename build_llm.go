@@ -1,0 +1,114 @@
+package higmem
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/store"
+)
+
+// Producer strings of LLM-built records.
+const (
+	paperProducer   = "llm:paper:" + prompt.Version
+	defaultProducer = "llm:default:" + prompt.Version
+)
+
+// Caps on what models may write into an event.
+const (
+	maxEventKeywords = 10
+	maxEventTags     = 6
+	maxEventFacts    = 40 // facts shown back to the model; older ones stay stored
+	maxTitleLen      = 90
+)
+
+// annotationFromNote turns a turn_note reply into an annotation; entities
+// and time expressions always come from the rules too.
+func annotationFromNote(t store.Turn, kw, tags []string, context string, entities []string, producer string) store.Annotation {
+	a := annotateRules(t)
+	a.Producer = producer
+	if k := cleanList(kw, 12); len(k) > 0 {
+		a.Keywords = k
+	}
+	a.Tags = cleanList(tags, 8)
+	if c := strings.TrimSpace(context); c != "" {
+		a.Context = c
+	}
+	for _, e := range cleanList(entities, 20) {
+		if !slices.Contains(a.Entities, e) {
+			a.Entities = append(a.Entities, e)
+		}
+	}
+	return a
+}
+
+// cleanList trims, drops empties and duplicates (case-insensitively) and
+// caps a list a model wrote.
+func cleanList(in []string, n int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range in {
+		s = strings.TrimSpace(s)
+		k := strings.ToLower(s)
+		if s == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, s)
+		if len(out) == n {
+			break
+		}
+	}
+	return out
+}
+
+// titleFrom derives a short title from a summary: its first sentence.
+func titleFrom(summary string) string {
+	return truncate(firstSentence(strings.TrimSpace(summary)), maxTitleLen)
+}
+
+// applyUpdate merges an event_update reply into e. Facts must cite one of
+// the new turns; others lose their turn id.
+func applyUpdate(e *store.Event, r prompt.EventUpdateReply, newTurns []store.Turn) {
+	if s := strings.TrimSpace(r.Summary); s != "" {
+		e.Summary = s
+		if e.Title == "" || strings.HasPrefix(e.Title, "New event") {
+			e.Title = titleFrom(s)
+		}
+	}
+	if k := cleanList(r.Keywords, maxEventKeywords); len(k) > 0 {
+		e.Keywords = k
+	}
+	if t := cleanList(r.Tags, maxEventTags); len(t) > 0 {
+		e.Tags = t
+	}
+	for _, f := range r.NewFacts {
+		text := strings.TrimSpace(f.Fact)
+		if text == "" {
+			continue
+		}
+		id := f.TurnID
+		if !slices.ContainsFunc(newTurns, func(t store.Turn) bool { return t.ID == id }) {
+			id = ""
+		}
+		e.Facts = append(e.Facts, store.Fact{Time: strings.TrimSpace(f.Time), Text: text, TurnID: id})
+	}
+}
+
+// updateEvent asks the model to rewrite event e after the turns added
+// joined it (data shows them) and applies the reply; an unusable reply
+// keeps the summary, and is noted.
+func (m *Memory) updateEvent(ctx context.Context, rec *recorder, e *store.Event, data prompt.EventUpdateData, added []store.Turn) error {
+	var r prompt.EventUpdateReply
+	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
+	if invalid(err) {
+		rec.note("event %s: update reply unusable, summary kept: %v", e.ID, err)
+		return nil
+	}
+	if err == nil {
+		applyUpdate(e, r, added)
+	}
+	return err
+}

@@ -1,0 +1,160 @@
+package higmem
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/store"
+)
+
+// buildPaper runs the reference construction for one turn: annotation,
+// candidate events by similarity, affiliation, and one update per joined
+// event (summary rewrite below SmallEvent members, keyword refresh above).
+func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, rec *recorder, res *AddResult) error {
+	b := newBatch(st, []store.Turn{t}, m.now().UTC())
+	vs, err := m.embed(ctx, []string{turnEmbedText(t), content(t)})
+	if err != nil {
+		return err
+	}
+	var qv []float32
+	if vs != nil {
+		b.turnVecs = vs[:1]
+		qv = vs[1]
+	}
+
+	st.mu.RLock()
+	window := st.window(m.opts.Window, nil, 0)
+	var cands []prompt.Event
+	candIDs := map[string]bool{}
+	for _, h := range st.searchEvents(content(t), qv, m.opts.KEvent, nil) {
+		e := st.events[h.Index]
+		cands = append(cands, prompt.Event{ID: e.ID, Title: e.Title})
+		candIDs[e.ID] = true
+	}
+	var last *prompt.Event
+	if e, ok := st.event(st.lastEvent); ok {
+		last = &prompt.Event{ID: e.ID, Title: e.Title}
+	}
+	st.mu.RUnlock()
+
+	// 1. Annotation.
+	var note prompt.TurnNoteReply
+	nd := prompt.TurnNoteData{Turn: promptTurn(t), Links: m.opts.PaperLinks}
+	if m.opts.PaperLinks {
+		nd.Window = promptTurns(window)
+	}
+	switch err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.TurnNote, nd, &note); {
+	case err == nil:
+		b.ann[t.ID] = annotationFromNote(t, note.Keywords, note.Tags, note.Context, note.Entities, paperProducer)
+		if m.opts.PaperLinks {
+			b.links = linksFrom(t, window, note, b.now)
+		}
+	case invalid(err):
+		rec.note("turn %s: annotation reply unusable, rule-based annotation used: %v", t.ID, err)
+		b.ann[t.ID] = annotateRules(t)
+	default:
+		return err
+	}
+
+	if m.opts.Ablations.NoEvents {
+		return m.commit(ctx, b, res)
+	}
+
+	// 2. Affiliation.
+	var aff prompt.AffiliateReply
+	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: last, Candidates: cands, Turn: promptTurn(t)}, &aff)
+	if err != nil && !invalid(err) {
+		return err
+	}
+	if err != nil {
+		rec.note("turn %s: affiliation reply unusable, new event created: %v", t.ID, err)
+	}
+	st.mu.RLock()
+	var joined []*store.Event
+	newFirst := false
+	for _, id := range aff.Affiliations {
+		id = strings.TrimSpace(id)
+		if strings.EqualFold(id, "NEW") || strings.EqualFold(id, "NEW_EVENT") {
+			newFirst = true
+			continue
+		}
+		// The reference accepts any existing id; we keep that in paper
+		// mode but drop ids that do not exist.
+		if e := b.event(id); e != nil && !slices.Contains(joined, e) {
+			joined = append(joined, e)
+		}
+	}
+	st.mu.RUnlock()
+	if newFirst || len(joined) == 0 {
+		e := b.newEvent("New event by "+t.Speaker, paperProducer)
+		joined = append([]*store.Event{e}, joined...)
+	}
+
+	// 3. One update per joined event, in parallel.
+	w := append(window, t)
+	if len(w) > m.opts.Window {
+		w = w[len(w)-m.opts.Window:]
+	}
+	if err := m.updatePaperEvents(ctx, rec, joined, w, t); err != nil {
+		return err
+	}
+	for _, e := range joined {
+		b.join(e, t) // the reference adds the turn even when not relevant
+		if e.Summary == "" {
+			e.Summary = b.ann[t.ID].Context
+		}
+		e.Producer = paperProducer
+	}
+	return m.commit(ctx, b, res)
+}
+
+// updatePaperEvents runs one update call per joined event, in parallel:
+// an event below SmallEvent members gets its summary rewritten, a larger
+// one only its keywords and tags refreshed when the model finds the turn
+// relevant.
+func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn) error {
+	return parallel(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
+		e := joined[i]
+		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
+		if len(e.TurnIDs) < m.opts.SmallEvent {
+			return m.updateEvent(ctx, rec, e, data, []store.Turn{t})
+		}
+		data.Window = nil
+		var r prompt.EventCheckReply
+		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventCheck, data, &r)
+		if invalid(err) {
+			rec.note("event %s: check reply unusable, keywords kept: %v", e.ID, err)
+			return nil
+		}
+		if err == nil && r.IsRelevant {
+			if k := cleanList(r.Keywords, maxEventKeywords); len(k) > 0 {
+				e.Keywords = k
+			}
+			if tg := cleanList(r.Tags, maxEventTags); len(tg) > 0 {
+				e.Tags = tg
+			}
+		}
+		return err
+	})
+}
+
+// linksFrom keeps the links a model proposed to turns of the window.
+func linksFrom(t store.Turn, window []store.Turn, r prompt.TurnNoteReply, now time.Time) []store.Link {
+	var out []store.Link
+	for _, l := range r.Links {
+		target := strings.TrimSpace(l.Target)
+		if target == t.ID || !slices.ContainsFunc(window, func(w store.Turn) bool { return w.ID == target }) {
+			continue
+		}
+		rel := strings.TrimSpace(l.Relation)
+		if rel == "" {
+			rel = "relates_to"
+		}
+		out = append(out, store.Link{Source: t.ID, Target: target, Relation: rel, Confidence: 1, CreatedAt: now})
+	}
+	return out
+}

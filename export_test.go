@@ -1,0 +1,7 @@
+package higmem
+
+import "time"
+
+// SetClock makes m stamp what it stores with now instead of time.Now, for
+// the tests of package higmem_test.
+func SetClock(m *Memory, now func() time.Time) { m.now = now }

@@ -1,0 +1,151 @@
+package rank
+
+import (
+	"cmp"
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/vec"
+)
+
+// sortedPositive returns the indexes of the positive scores, best first,
+// ties by index: the full order Top takes the first k of.
+func sortedPositive(scores []float64) []int {
+	var idx []int
+	for i, s := range scores {
+		if s > 0 {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return idx
+}
+
+func TestTopMatchesSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 300 {
+		n := r.IntN(400)
+		scores := make([]float64, n)
+		for i := range scores {
+			scores[i] = float64(r.IntN(20)-4) / 4 // ties and non-positive scores
+		}
+		k := r.IntN(40)
+		want := sortedPositive(scores)
+		want = want[:min(k, len(want))]
+		if got := Top(scores, nil, k); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("trial %d: Top %v, want %v", trial, got, want)
+		}
+		// Restricted to the positive indexes, it agrees.
+		var only []int
+		for i, s := range scores {
+			if s > 0 {
+				only = append(only, i)
+			}
+		}
+		if got := Top(scores, only, k); !slices.Equal(got, want) && len(got)+len(want) > 0 {
+			t.Fatalf("trial %d: Top over only %v, want %v", trial, got, want)
+		}
+	}
+}
+
+func TestHybridNormalisedSum(t *testing.T) {
+	lex := []float64{4, 0, 2, 0}
+	touched := []int{0, 2}
+	dense := []float32{0.1, 0.9, 0.5, -0.3}
+	got := Hybrid(4, lex, touched, dense, 10, nil)
+	// 0: 1+0.1, 1: 0+0.9, 2: 0.5+0.5, 3: nothing positive.
+	if !slices.Equal(Indexes(got), []int{0, 2, 1}) {
+		t.Fatalf("Hybrid = %v, want rows 0, 2, 1", got)
+	}
+	if got := Hybrid(4, lex, touched, dense, 1, func(i int) bool { return i != 0 }); len(got) != 1 || got[0].Index != 2 || math.Abs(got[0].Score-1.5) > 1e-6 {
+		t.Errorf("Hybrid with filter = %v, want row 2 at 1+0.5 (BM25 rescaled without row 0)", got)
+	}
+	if got := Hybrid(4, make([]float64, 4), nil, nil, 3, nil); len(got) != 0 {
+		t.Errorf("Hybrid with nothing = %v", got)
+	}
+}
+
+// TestSearchMatchesFullScan checks that the pruned scan over estimates
+// returns exactly the full scan's hits.
+func TestSearchMatchesFullScan(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	emb := hashing.New(0)
+	words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
+	text := func() string {
+		var w []string
+		for range 3 + r.IntN(8) {
+			w = append(w, words[r.IntN(len(words))])
+		}
+		return strings.Join(w, " ")
+	}
+	var s Searcher
+	for trial := range 20 {
+		n := 50 + r.IntN(600)
+		texts := make([]string, n)
+		for i := range texts {
+			texts[i] = text()
+		}
+		vs, err := emb.Embed(context.Background(), texts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := vec.Matrix{Dim: emb.Dim()}
+		m.QuantizeFrom(1)
+		for _, v := range vs {
+			m.Append(vec.Normalize(v))
+		}
+		lex := make([]float64, n)
+		var touched []int
+		for i := range n {
+			if r.IntN(4) == 0 {
+				lex[i] = float64(1 + r.IntN(5))
+				touched = append(touched, i)
+			}
+		}
+		q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
+		if trial%3 == 0 {
+			qv, _ := emb.Embed(context.Background(), []string{text()})
+			q = vec.Normalize(qv[0])
+		}
+		var keep func(int) bool
+		if trial%4 == 1 {
+			keep = func(i int) bool { return i%3 != 0 }
+		}
+		for _, k := range []int{1, 5, 10, 40} {
+			want := Hybrid(n, lex, touched, m.Scores(q), k, keep)
+			got := s.Search(&m, lex, touched, q, k, keep)
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d k %d: %v, want %v", trial, k, got, want)
+			}
+		}
+	}
+}
+
+func TestParallelRangeCovers(t *testing.T) {
+	for _, n := range []int{0, 1, 5, 100, 1000, 4097} {
+		seen := make([]int, n)
+		parts := ParallelRange(n, 100, func(_, lo, hi int) {
+			for i := lo; i < hi; i++ {
+				seen[i]++
+			}
+		})
+		if parts < 1 || parts > 4 {
+			t.Fatalf("n %d: %d parts", n, parts)
+		}
+		for i, c := range seen {
+			if c != 1 {
+				t.Fatalf("n %d: row %d covered %d times", n, i, c)
+			}
+		}
+	}
+}

@@ -1,0 +1,437 @@
+package higmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/vec"
+	"github.com/higmem/higmem/store"
+)
+
+// load reads a space from the store. Vectors made by another embedder (or
+// missing) are recomputed and stored, never mixed. Caller holds st.mu.
+//
+// The store's reads are independent, so they run at once (a file store
+// serves them on separate connections), and the BM25 indexes are built as
+// soon as their texts arrive, while the other reads are still running.
+func (m *Memory) load(ctx context.Context, st *spaceState) error {
+	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder,
+		turnLex: bm25.New(bm25.Options{}), eventLex: bm25.New(bm25.Options{}),
+		turnsReady: make(chan struct{}), posReady: make(chan struct{})}
+	l.wg.Go(l.readTurns)
+	if l.emb != nil {
+		// After the turns: reading them first lets their BM25 index (the
+		// longest step) start early, while the other core reads these.
+		l.wg.Go(l.readTurnVectors)
+	}
+	l.wg.Go(l.readEvents)
+	l.wg.Go(l.readAnnotations)
+	l.wg.Wait()
+	if err := errors.Join(l.errs[:]...); err != nil {
+		return fmt.Errorf("higmem: load %s: %w", st.space, err)
+	}
+	return l.install()
+}
+
+// loading is one load of a space: the concurrent reads, what each
+// produced, and its error (errs[i] is written by read i alone).
+type loading struct {
+	m   *Memory
+	st  *spaceState
+	ctx context.Context
+	emb embed.Embedder
+	wg  sync.WaitGroup
+	// errs holds the error of readTurns, readAnnotations, readTurnVectors
+	// and readEvents, in that order.
+	errs [4]error
+	// turnsReady is closed once turns is set (or failed), posReady once pos
+	// and info are built from them.
+	turnsReady, posReady chan struct{}
+
+	turns             []store.Turn
+	pos               map[string]int
+	info              turnInfo
+	turnLex, eventLex *bm25.Index
+	anns              []store.Annotation
+	eager             bool // anns holds every annotation
+	tvecs, evecs      []store.Vector
+	tmat, emat        vec.Matrix
+	tok, eok          bool // tmat (emat) holds every vector
+	events            []store.Event
+	links             []store.Link
+	evPos             map[string]int
+	evTurns           [][]int32
+	eventsOf          map[string][]string
+	linkMap           map[string][]store.Link
+	eventSeq          int
+	lastEvent         string
+}
+
+// readTurns reads the turns, then indexes their text while another
+// goroutine builds their positions and facts.
+func (l *loading) readTurns() {
+	l.turns, l.errs[0] = l.m.store.ListTurns(l.ctx, l.st.space, store.TurnQuery{})
+	close(l.turnsReady)
+	if l.errs[0] != nil {
+		close(l.posReady)
+		return
+	}
+	turns := l.turns
+	l.wg.Go(func() {
+		defer close(l.posReady)
+		l.pos = make(map[string]int, len(turns))
+		l.info = newTurnInfo(len(turns))
+		for i, t := range turns {
+			var prev *store.Turn
+			if i > 0 {
+				prev = &turns[i-1]
+			}
+			l.info.add(t, prev)
+			l.pos[t.ID] = i
+		}
+	})
+	docs := make([]bm25.Doc, len(turns))
+	for i, t := range turns {
+		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+	}
+	l.turnLex.AddBatch(docs)
+}
+
+// readAnnotations reads every annotation of a small space now (cheaper than
+// reading those of the evidence on every question); a large one reads them
+// on first need (see ensureAnnotations).
+func (l *loading) readAnnotations() {
+	<-l.turnsReady
+	if l.errs[0] == nil && len(l.turns) < l.st.limits.eagerAnnotations {
+		l.eager = true
+		l.anns, l.errs[1] = l.m.store.ListAnnotations(l.ctx, l.st.space, nil)
+	}
+}
+
+// readTurnVectors reads the turn vectors of the memory's embedder into a
+// matrix whose rows follow the turns.
+func (l *loading) readTurnVectors() {
+	if l.tvecs, l.errs[2] = l.m.store.ListVectors(l.ctx, l.st.space, store.VectorTurn, l.emb.ID()); l.errs[2] != nil {
+		return
+	}
+	<-l.turnsReady
+	if l.errs[0] != nil {
+		return
+	}
+	l.tmat, l.tok = storedMatrix(l.tvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+}
+
+// readEvents reads the events (indexing their text), the links and the
+// event vectors, then builds event membership once the turn positions are
+// known.
+func (l *loading) readEvents() {
+	sp, ctx := l.st.space, l.ctx
+	if l.events, l.errs[3] = l.m.store.ListEvents(ctx, sp); l.errs[3] != nil {
+		return
+	}
+	events := l.events
+	docs := make([]bm25.Doc, len(events))
+	for i, e := range events {
+		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
+	}
+	l.eventLex.AddBatch(docs)
+	if l.links, l.errs[3] = l.m.store.ListLinks(ctx, sp, nil); l.errs[3] != nil {
+		return
+	}
+	if vi, ok := l.m.store.(store.VectorsIntoReader); ok && l.emb != nil {
+		epos := make(map[string]int, len(events))
+		for i, e := range events {
+			epos[e.ID] = i
+		}
+		if l.emat, l.eok, l.errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, l.emb, len(events), epos, l.st.limits.quantizeRows); l.errs[3] != nil {
+			return
+		}
+	}
+	if l.emb != nil && !l.eok {
+		if l.evecs, l.errs[3] = l.m.store.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
+			return
+		}
+		l.emat, l.eok = storedMatrix(l.evecs, len(events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return events[i].ID })
+	}
+	<-l.posReady
+	if l.errs[0] != nil {
+		return
+	}
+	l.errs[3] = l.membership()
+}
+
+// membership builds the event positions, members and links, as putEvent
+// and addLink would build them event by event.
+func (l *loading) membership() error {
+	events := l.events
+	l.evPos = make(map[string]int, len(events))
+	l.evTurns = make([][]int32, len(events))
+	l.eventsOf = make(map[string][]string, len(l.turns))
+	var latest *store.Event
+	for i, e := range events {
+		if j, dup := l.evPos[e.ID]; dup {
+			return fmt.Errorf("event %q listed twice (%d, %d)", e.ID, j, i)
+		}
+		l.evPos[e.ID] = i
+		members := make([]int32, 0, len(e.TurnIDs))
+		for _, id := range e.TurnIDs {
+			l.eventsOf[id] = append(l.eventsOf[id], e.ID)
+			if p, ok := l.pos[id]; ok {
+				members = append(members, int32(p))
+				if l.info.event[p] < 0 {
+					l.info.event[p] = i
+				}
+			}
+		}
+		l.evTurns[i] = members
+		l.eventSeq = max(l.eventSeq, eventNumber(e.ID))
+		if latest == nil || e.UpdatedAt.After(latest.UpdatedAt) {
+			latest = &events[i]
+		}
+	}
+	if latest != nil {
+		l.lastEvent = latest.ID
+	}
+	l.linkMap = make(map[string][]store.Link)
+	for _, lk := range l.links {
+		addLink(l.linkMap, lk)
+	}
+	return nil
+}
+
+// install puts what was read into the state, embedding again the vectors
+// that are missing or were made by another embedder.
+func (l *loading) install() error {
+	st := l.st
+	st.turns, st.pos, st.info = l.turns, l.pos, l.info
+	st.events, st.evPos, st.evTurns, st.eventsOf = l.events, l.evPos, l.evTurns, l.eventsOf
+	st.links = l.linkMap
+	st.turnLex, st.eventLex = l.turnLex, l.eventLex
+	st.eventSeq, st.lastEvent = l.eventSeq, l.lastEvent
+	for _, a := range l.anns {
+		if i, ok := st.pos[a.TurnID]; ok {
+			st.info.setTimeRefs(i, a.TimeRefs)
+		}
+	}
+	st.annLoaded.Store(l.eager)
+	st.turnVec, st.eventVec = vec.Matrix{}, vec.Matrix{}
+	if l.emb != nil {
+		tmat, emat := l.tmat, l.emat
+		if !l.tok {
+			tv, err := l.m.matchVectors(l.ctx, st.space, store.VectorTurn, l.tvecs, l.turns, nil)
+			if err != nil {
+				return err
+			}
+			tmat = rowsMatrix(tv, l.emb.Dim())
+		}
+		if !l.eok {
+			ev, err := l.m.matchVectors(l.ctx, st.space, store.VectorEvent, l.evecs, nil, l.events)
+			if err != nil {
+				return err
+			}
+			emat = rowsMatrix(ev, l.emb.Dim())
+		}
+		st.turnVec, st.eventVec = tmat, emat
+	}
+	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
+	return nil
+}
+
+// intoMatrix reads the n stored vectors of one kind into a matrix whose rows
+// follow pos (id -> row), quantized from quantizeRows rows; ok is false when
+// one is missing or of another dimension.
+func intoMatrix(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
+	dim := emb.Dim()
+	data := make([]float32, n*dim)
+	seen := make([]bool, n)
+	got, err := vi.VectorsInto(ctx, sp, kind, emb.ID(), dim, data, func(id string) int {
+		if i, ok := pos[id]; ok && !seen[i] {
+			seen[i] = true
+			return i
+		}
+		return -1
+	})
+	if err != nil || got != n {
+		return vec.Matrix{}, false, err
+	}
+	m = vec.Matrix{Dim: dim, Data: data}
+	m.QuantizeFrom(quantizeRows)
+	return m, true, nil
+}
+
+// storedMatrix returns the matrix whose row i is the stored vector with id
+// id(i), quantized from quantizeRows rows; ok is false when one of the n is
+// missing or of another dimension.
+func storedMatrix(stored []store.Vector, n, dim, quantizeRows int, id func(i int) string) (m vec.Matrix, ok bool) {
+	byID := make(map[string][]float32, len(stored))
+	for _, v := range stored {
+		if len(v.Values) == dim {
+			byID[v.ID] = v.Values
+		}
+	}
+	m = vec.Matrix{Dim: dim, Data: make([]float32, 0, n*dim)}
+	for i := range n {
+		v, found := byID[id(i)]
+		if !found {
+			return vec.Matrix{}, false
+		}
+		m.Append(v)
+	}
+	m.QuantizeFrom(quantizeRows)
+	return m, true
+}
+
+// rowsMatrix returns the matrix of the given rows.
+func rowsMatrix(rows [][]float32, dim int) vec.Matrix {
+	m := vec.Matrix{Dim: dim, Data: make([]float32, 0, len(rows)*dim)}
+	for _, r := range rows {
+		m.Append(r)
+	}
+	return m
+}
+
+// ensureAnnotations reads the time expressions of every stored annotation
+// into info, once per load. Retrieval reads annotations only for them, and
+// only for questions about time, so a space opens without reading its
+// annotations when it is large (the times shown with evidence are read for
+// those turns alone, see evidenceTimes). Caller holds st.mu, for reading or writing;
+// every reader of info.timeRefs or info.dated calls this first.
+func (st *spaceState) ensureAnnotations(ctx context.Context) error {
+	if st.annLoaded.Load() {
+		return nil
+	}
+	st.annMu.Lock()
+	defer st.annMu.Unlock()
+	if st.annLoaded.Load() {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	anns, err := st.reader.ListAnnotations(ctx, st.space, nil)
+	if err != nil {
+		return fmt.Errorf("higmem: load annotations of %s: %w", st.space, err)
+	}
+	for _, a := range anns {
+		if i, ok := st.pos[a.TurnID]; ok {
+			st.info.setTimeRefs(i, a.TimeRefs)
+		}
+	}
+	st.annLoaded.Store(true)
+	return nil
+}
+
+// evidenceTimes returns the time expressions of the annotations of the
+// given turns (indexes into turns): from info once annotations are loaded,
+// else read from the store for these turns only. Caller holds st.mu.
+func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.TimeRef, error) {
+	out := make([][]store.TimeRef, len(idx))
+	if st.annLoaded.Load() {
+		for j, i := range idx {
+			out[j] = st.info.timeRefs[i]
+		}
+		return out, nil
+	}
+	if len(idx) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(idx))
+	for j, i := range idx {
+		ids[j] = st.turns[i].ID
+	}
+	anns, err := st.reader.ListAnnotations(ctx, st.space, ids)
+	if err != nil {
+		return nil, fmt.Errorf("higmem: read annotations: %w", err)
+	}
+	refs := make(map[string][]store.TimeRef, len(anns))
+	for _, a := range anns {
+		refs[a.TurnID] = a.TimeRefs
+	}
+	for j, id := range ids {
+		out[j] = refs[id]
+	}
+	return out, nil
+}
+
+// matchVectors returns one vector per turn (or event), in order, from the
+// stored ones, embedding and storing those that are missing or were made by
+// another embedder.
+func (m *Memory) matchVectors(ctx context.Context, sp store.Space, kind store.VectorKind, stored []store.Vector, turns []store.Turn, events []store.Event) ([][]float32, error) {
+	emb := m.opts.Embedder
+	byID := make(map[string][]float32, len(stored))
+	for _, v := range stored {
+		if len(v.Values) == emb.Dim() {
+			byID[v.ID] = v.Values
+		}
+	}
+	n := len(turns) + len(events)
+	out := make([][]float32, n)
+	var missing []int
+	var texts []string
+	for i := range n {
+		var id string
+		if kind == store.VectorTurn {
+			id = turns[i].ID
+		} else {
+			id = events[i].ID
+		}
+		if v, ok := byID[id]; ok {
+			out[i] = v
+			continue
+		}
+		missing = append(missing, i)
+		if kind == store.VectorTurn {
+			texts = append(texts, turnEmbedText(turns[i]))
+		} else {
+			texts = append(texts, eventText(events[i]))
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	m.opts.Logger.Info("re-embedding vectors made by another embedder or missing",
+		"space", sp.String(), "kind", kind, "count", len(missing), "embedder", emb.ID())
+	vs, err := m.embed(ctx, texts)
+	if err != nil {
+		return nil, err
+	}
+	recs := make([]store.Vector, len(missing))
+	for j, i := range missing {
+		out[i] = vs[j]
+		id := ""
+		if kind == store.VectorTurn {
+			id = turns[i].ID
+		} else {
+			id = events[i].ID
+		}
+		recs[j] = store.Vector{Kind: kind, ID: id, Embedder: emb.ID(), Values: vs[j]}
+	}
+	err = m.store.Update(ctx, func(tx store.Tx) error { return tx.PutVectors(ctx, sp, recs) })
+	if err != nil {
+		return nil, fmt.Errorf("higmem: store re-embedded vectors: %w", err)
+	}
+	return out, nil
+}
+
+// embed embeds texts with the configured embedder, normalising the result.
+func (m *Memory) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if m.opts.Embedder == nil || len(texts) == 0 {
+		return nil, nil
+	}
+	vs, err := m.opts.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("higmem: embed with %s: %w", m.opts.Embedder.ID(), err)
+	}
+	if len(vs) != len(texts) {
+		return nil, fmt.Errorf("higmem: embedder %s returned %d vectors for %d texts", m.opts.Embedder.ID(), len(vs), len(texts))
+	}
+	for _, v := range vs {
+		vec.Normalize(v)
+	}
+	return vs, nil
+}

@@ -1,0 +1,306 @@
+package higmem
+
+import (
+	"cmp"
+	"math"
+	"slices"
+
+	"github.com/higmem/higmem/internal/rank"
+	"github.com/higmem/higmem/internal/vec"
+)
+
+// The pruned offline scorer. On a large space, an unfiltered offline
+// question is scored from int8 estimates of its cosines (vec.Matrix.Estimate,
+// with error bounds) instead of a scan of every exact cosine. The formulas
+// are those of offline_score.go, relevanceOf and scoreRange, applied to
+// bounds first and then to exact values for the turns that can matter;
+// the selection is the reference's, bit for bit (TestOfflineFastMatchesFull
+// compares the two on every question).
+
+// fastScan is the state of one pruned offline question. Caller holds st.mu.
+type fastScan struct {
+	q  *query
+	tu offlineTuning
+	sc *scratch
+	f  *turnFeatures
+	n  int
+	// est and bound are the estimated cosines and their error bounds.
+	est, bound []float64
+	scale      relevanceScale
+	// relHi, scoreHi and bestHi are upper bounds of relevance, scores and
+	// the best relevance per event (bestHi is nil when EventShare is 0).
+	relHi, scoreHi, bestHi []float64
+	// rel, best and scores hold exact values where they have been
+	// computed (rel around each scored turn, best at its event); elsewhere
+	// they are stale.
+	rel, best, scores []float64
+	// bests caches the exact best relevance per event.
+	bests map[int]float64
+	// reached lists the turns whose exact score is in scores.
+	reached map[int]bool
+	// scoreIdx and relIdx list the turns whose exact score (relevance)
+	// selectOffline may read.
+	scoreIdx, relIdx []int
+	top              float64
+	// bestK holds the MaxK best exact scores.
+	bestK *rank.TopK
+}
+
+// offlineFast computes what selectOffline reads for an unfiltered question
+// on a large space: exact relevance for every turn that could be among the
+// KTurn most relevant (listed in relIdx) and exact scores for every turn
+// that could be among the MaxK best (listed in scoreIdx). ok is false when
+// that cannot be guaranteed cheaply (fewer than MaxK turns reach KeepRatio
+// of the best score, or a tuning that is not monotone); the caller then
+// computes every score exactly.
+func (q *query) offlineFast(tu offlineTuning, sc *scratch) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
+	if !tu.monotone() || q.ro.KTurn <= 0 {
+		return nil, nil, nil, nil, false
+	}
+	fs := newFastScan(q, tu, sc)
+	defer fs.release()
+	if !fs.setScale() {
+		return nil, nil, nil, nil, false
+	}
+	r0 := fs.setBounds()
+	if !fs.topScores(r0) || !fs.topRelevance() {
+		return nil, nil, nil, nil, false
+	}
+	return fs.rel, fs.scores, fs.relIdx, fs.scoreIdx, true
+}
+
+// monotone reports whether scores grow with every relevance and relevance
+// with every cosine, which the bounds of offlineFast rely on.
+func (tu offlineTuning) monotone() bool {
+	return tu.DenseWeight >= 0 && tu.Prev >= 0 && tu.PrevQuestion >= 0 && tu.Next >= 0 && tu.NextQuestion >= 0 &&
+		tu.Far >= 0 && tu.EventShare >= 0 && tu.SpeakerBump > 0 && tu.TimeBump > 0 && tu.CountBump > 0 && tu.KeepRatio > 0
+}
+
+// newFastScan estimates the question's cosines and computes its features
+// (at once: they are independent).
+func newFastScan(q *query, tu offlineTuning, sc *scratch) *fastScan {
+	st := q.st
+	n := len(st.turns)
+	fs := &fastScan{q: q, tu: tu, sc: sc, n: n, bests: map[int]float64{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
+	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
+	fs.est, fs.bound = sc.est, sc.bound
+	var maxLo float64
+	estimated := make(chan struct{})
+	go func() {
+		defer close(estimated)
+		maxLo = st.turnVec.Estimate(q.qv, fs.est, fs.bound)
+	}()
+	fs.f = q.featuresIn(sc, false)
+	<-estimated
+	// Exact cosines on demand; known stays all false between questions.
+	sc.exact = grow(sc.exact, n)
+	if len(sc.known) < n {
+		sc.known = make([]bool, n+n/4)
+	}
+	sc.fastRel, sc.fastScores = grow(sc.fastRel, n), grow(sc.fastScores, n)
+	fs.rel, fs.scores = sc.fastRel, sc.fastScores
+	if tu.EventShare != 0 {
+		sc.bestHi, sc.fastBest = grow(sc.bestHi, len(st.events)), grow(sc.fastBest, len(st.events))
+		fs.bestHi, fs.best = sc.bestHi, sc.fastBest
+	}
+	// The best cosine: only rows whose upper bound reaches the best lower
+	// bound can hold it.
+	fs.scale.maxD = math.Inf(-1)
+	for i := range n {
+		if fs.est[i]+fs.bound[i] >= maxLo {
+			fs.scale.maxD = max(fs.scale.maxD, fs.cos(i))
+		}
+	}
+	return fs
+}
+
+// release clears the exact cosines known, for the next question.
+func (fs *fastScan) release() {
+	sc := fs.sc
+	for _, i := range sc.cand {
+		sc.known[i] = false
+	}
+	sc.cand = sc.cand[:0]
+}
+
+// cos returns the exact cosine of turn i.
+func (fs *fastScan) cos(i int) float64 {
+	sc := fs.sc
+	if !sc.known[i] {
+		sc.exact[i] = float64(vec.Dot(fs.q.qv, fs.q.st.turnVec.Row(i)))
+		sc.known[i] = true
+		sc.cand = append(sc.cand, i)
+	}
+	return sc.exact[i]
+}
+
+// relX returns the exact relevance of turn i.
+func (fs *fastScan) relX(i int) float64 {
+	return fs.tu.relevanceOf(fs.f.lex[i], fs.cos(i), fs.scale)
+}
+
+// setScale sets the relevance scale: the mean from the matrix's sum of rows
+// (see limits.offlineFastRows), the best cosine and the best BM25 score. It
+// reports false when the dense part would vanish.
+func (fs *fastScan) setScale() bool {
+	fs.scale.mean = fs.f.mean
+	if !(fs.scale.maxD > fs.scale.mean) {
+		return false
+	}
+	_, touched := fs.q.turnLexScores()
+	for _, i := range touched {
+		fs.scale.maxLex = max(fs.scale.maxLex, fs.f.lex[i])
+	}
+	return true
+}
+
+// setBounds computes the upper bounds of every turn's relevance, event best
+// and score, on every core, and returns the turn with the best score bound.
+func (fs *fastScan) setBounds() (r0 int) {
+	n, f, tu := fs.n, fs.f, fs.tu
+	fs.sc.relHi = grow(fs.sc.relHi, n)
+	fs.relHi = fs.sc.relHi
+	rank.ParallelRange(n, 16384, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			fs.relHi[i] = tu.relevanceOf(f.lex[i], fs.est[i]+fs.bound[i], fs.scale)
+		}
+	})
+	eventBest(f, fs.relHi, fs.bestHi)
+	fs.sc.scoreHi = grow(fs.sc.scoreHi, n)
+	fs.scoreHi = fs.sc.scoreHi
+	var args [4]int
+	parts := rank.ParallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, lo, hi) })
+	r0 = args[0]
+	for _, a := range args[1:parts] {
+		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
+			r0 = a
+		}
+	}
+	return r0
+}
+
+// bestOf returns the exact best relevance among the turns whose first event
+// is e.
+func (fs *fastScan) bestOf(e int) float64 {
+	if b, ok := fs.bests[e]; ok {
+		return b
+	}
+	b := 0.0
+	for _, j := range fs.q.st.evTurns[e] {
+		if int(j) < fs.n && fs.f.event[j] == e {
+			b = max(b, fs.relX(int(j)))
+		}
+	}
+	fs.bests[e] = b
+	return b
+}
+
+// reach computes the exact score of turn i with scoreRange, from the exact
+// relevance of the turn and its neighbours and the exact best of its event.
+func (fs *fastScan) reach(i int) {
+	for j := max(i-2, 0); j <= min(i+2, fs.n-1); j++ {
+		fs.rel[j] = fs.relX(j)
+	}
+	if e := fs.f.event[i]; e >= 0 && fs.best != nil {
+		fs.best[e] = fs.bestOf(e)
+	}
+	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, i, i+1)
+	fs.reached[i] = true
+	fs.scoreIdx = append(fs.scoreIdx, i)
+	fs.top = max(fs.top, fs.scores[i])
+	fs.bestK.Offer(i, fs.scores[i])
+}
+
+// topScores computes exact scores, turn by turn in decreasing order of
+// their upper bounds (from r0, the best bound), until the MaxK best are
+// known: every turn not reached then scores below the MaxK-th best. It
+// reports false when fewer than MaxK turns reach KeepRatio of the best.
+func (fs *fastScan) topScores(r0 int) bool {
+	// The best score: the turn with the best bound, then every turn whose
+	// bound reaches its score.
+	fs.reach(r0)
+	for i, s := range fs.scoreHi {
+		if s >= fs.scores[r0] && i != r0 {
+			fs.reach(i)
+		}
+	}
+	if !(fs.top > 0) {
+		return false
+	}
+	keep := fs.tu.KeepRatio * fs.top
+	// The other turns that can reach keep, best bound first (a heap).
+	h := fs.sc.cands[:0]
+	for i, s := range fs.scoreHi {
+		if s >= keep && !fs.reached[i] {
+			h = append(h, i)
+		}
+	}
+	fs.sc.cands = h
+	higher := func(a, b int) bool { return fs.scoreHi[a] > fs.scoreHi[b] }
+	down := func(j int) {
+		for {
+			l, r, w := 2*j+1, 2*j+2, j
+			if l < len(h) && higher(h[l], h[w]) {
+				w = l
+			}
+			if r < len(h) && higher(h[r], h[w]) {
+				w = r
+			}
+			if w == j {
+				return
+			}
+			h[j], h[w] = h[w], h[j]
+			j = w
+		}
+	}
+	for j := len(h)/2 - 1; j >= 0; j-- {
+		down(j)
+	}
+	for steps := 0; ; steps++ {
+		if len(h) == 0 {
+			// Every turn not reached scores below keep.
+			return fs.bestK.Full() && fs.bestK.Last() >= keep
+		}
+		if steps%8 == 0 && fs.bestK.Full() && fs.bestK.Last() > fs.scoreHi[h[0]] {
+			return true
+		}
+		i := h[0]
+		h[0] = h[len(h)-1]
+		h = h[:len(h)-1]
+		down(0)
+		fs.reach(i)
+	}
+}
+
+// topRelevance computes the exact relevance of the KTurn most relevant
+// turns, in decreasing order of the relevance bounds from a floor set by
+// the exact relevance of the turns reached.
+func (fs *fastScan) topRelevance() bool {
+	k := fs.q.ro.KTurn
+	relTop := rank.NewTopK(k)
+	for i := range fs.reached {
+		relTop.Offer(i, fs.relX(i))
+	}
+	if !relTop.Full() {
+		return false
+	}
+	floor := relTop.Last()
+	rc := fs.sc.cands[:0]
+	for i, r := range fs.relHi {
+		if r >= floor {
+			rc = append(rc, i)
+		}
+	}
+	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
+	fs.sc.cands = rc
+	relTop = rank.NewTopK(k)
+	for j, i := range rc {
+		fs.rel[i] = fs.relX(i)
+		fs.relIdx = append(fs.relIdx, i)
+		relTop.Offer(i, fs.rel[i])
+		if j+1 < len(rc) && relTop.Full() && relTop.Last() > fs.relHi[rc[j+1]] {
+			break
+		}
+	}
+	return true
+}

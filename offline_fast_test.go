@@ -1,0 +1,256 @@
+package higmem
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/embed/hashing"
+)
+
+// The engine's scans were rewritten for speed (issue 9); these tests pin
+// them to straightforward reference implementations, bit for bit.
+
+// refRelevance is the relevance computation before issue 9.
+func refRelevance(tu offlineTuning, f *turnFeatures) []float64 {
+	n := len(f.lex)
+	maxLex := 0.0
+	for i, v := range f.lex {
+		if f.visible[i] {
+			maxLex = max(maxLex, v)
+		}
+	}
+	rel := make([]float64, n)
+	for i := range n {
+		if f.visible[i] && maxLex > 0 {
+			rel[i] = f.lex[i] / maxLex
+		}
+	}
+	if f.dense == nil {
+		return rel
+	}
+	mean, maxD, cnt := 0.0, math.Inf(-1), 0
+	for i, d := range f.dense {
+		if f.visible[i] {
+			mean += d
+			maxD = max(maxD, d)
+			cnt++
+		}
+	}
+	if cnt == 0 {
+		return rel
+	}
+	mean /= float64(cnt)
+	for i, d := range f.dense {
+		if f.visible[i] && maxD > mean {
+			rel[i] += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
+		}
+	}
+	return rel
+}
+
+// refScore is the context score computation before issue 9.
+func refScore(tu offlineTuning, f *turnFeatures, rel []float64) []float64 {
+	n := len(rel)
+	within := func(i, d int) bool {
+		j := i + d
+		if j < 0 || j >= n {
+			return false
+		}
+		for k := min(i, j) + 1; k <= max(i, j); k++ {
+			if !f.sameSession[k] {
+				return false
+			}
+		}
+		return true
+	}
+	at := func(i, d int) float64 {
+		if !within(i, d) {
+			return 0
+		}
+		return rel[i+d]
+	}
+	var best map[int]float64
+	if tu.EventShare != 0 && f.event != nil {
+		best = map[int]float64{}
+		for i, e := range f.event {
+			if e >= 0 {
+				best[e] = max(best[e], rel[i])
+			}
+		}
+	}
+	out := make([]float64, n)
+	for i := range n {
+		if !f.visible[i] {
+			continue
+		}
+		prev, next := tu.Prev, tu.Next
+		if i > 0 && f.question[i-1] {
+			prev = tu.PrevQuestion
+		}
+		if i+1 < n && f.question[i+1] {
+			next = tu.NextQuestion
+		}
+		s := rel[i] + prev*at(i, -1) + next*at(i, 1) + tu.Far*(at(i, -2)+at(i, 2))
+		if best != nil && f.event[i] >= 0 {
+			s += tu.EventShare * best[f.event[i]]
+		}
+		if f.speaker != nil && f.speaker[i] {
+			s *= tu.SpeakerBump
+		}
+		if f.dated != nil && f.dated[i] {
+			s *= tu.TimeBump
+		}
+		if f.counted != nil && f.counted[i] {
+			s *= tu.CountBump
+		}
+		out[i] = s
+	}
+	return out
+}
+
+// randomFeatures returns features of n turns with ties, zeros, invisible
+// turns, questions, sessions, events and cues.
+func randomFeatures(r *rand.Rand, n, events int) *turnFeatures {
+	f := &turnFeatures{
+		lex: make([]float64, n), dense: make([]float64, n), visible: make([]bool, n),
+		sameSession: make([]bool, n), question: make([]bool, n), event: make([]int, n),
+		speaker: make([]bool, n), dated: make([]bool, n), counted: make([]bool, n),
+	}
+	for i := range n {
+		if r.IntN(3) == 0 {
+			f.lex[i] = float64(r.IntN(4)) / 2 // ties
+		}
+		f.dense[i] = r.Float64()*1.4 - 0.4
+		f.visible[i] = r.IntN(10) != 0
+		f.sameSession[i] = i > 0 && r.IntN(6) != 0
+		f.question[i] = r.IntN(4) == 0
+		f.event[i] = r.IntN(events+1) - 1
+		f.speaker[i] = r.IntN(2) == 0
+		f.dated[i] = r.IntN(5) == 0
+		f.counted[i] = r.IntN(7) == 0
+	}
+	return f
+}
+
+func TestRelevanceAndScoreMatchReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	tu := defaultOfflineTuning()
+	for trial := range 200 {
+		f := randomFeatures(r, 1+r.IntN(300), 1+r.IntN(20))
+		switch trial % 4 {
+		case 1:
+			f.dense = nil
+		case 2:
+			f.speaker, f.dated, f.counted = nil, nil, nil
+		case 3:
+			f.event = nil
+		}
+		want := refRelevance(tu, f)
+		got := tu.relevance(f)
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d: relevance differs", trial)
+		}
+		if !slices.Equal(tu.score(f, got), refScore(tu, f, want)) {
+			t.Fatalf("trial %d: score differs", trial)
+		}
+	}
+}
+
+// TestOfflineFastMatchesFull runs offline retrieval on a space large enough
+// (with the thresholds lowered) for the pruned path, and checks every
+// result against the full computation with the same centre: same evidence,
+// scores, sources and trace, bit for bit.
+func TestOfflineFastMatchesFull(t *testing.T) {
+	ctx := context.Background()
+	m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.limits.quantizeRows, m.limits.offlineFastRows = 64, 256
+	sp := Space{UserID: "fast"}
+	r := rand.New(rand.NewPCG(9, 10))
+	places := strings.Fields("lake Lisbon market gym library Kyoto beach museum studio park Berlin mountains bakery shelter")
+	things := strings.Fields("painting bread bowl guitar album garden bookshelf scarf chess telescope bike kite camera puzzle")
+	var in []TurnInput
+	day := 1
+	for s := range 120 {
+		for j := range 5 + r.IntN(20) {
+			text := fmt.Sprintf("I took my %s to the %s and bought a %s.", things[r.IntN(len(things))], places[r.IntN(len(places))], things[r.IntN(len(things))])
+			switch r.IntN(5) {
+			case 0:
+				text = "Wow, how was the " + places[r.IntN(len(places))] + "?"
+			case 1:
+				text = fmt.Sprintf("We saw %d birds near the %s yesterday.", 2+r.IntN(9), places[r.IntN(len(places))])
+			}
+			in = append(in, TurnInput{
+				ID: fmt.Sprintf("D%d:%d", s+1, j+1), SessionID: strconv.Itoa(s + 1), Speaker: []string{"Ava", "Ben"}[j%2],
+				Text: text, Time: fmt.Sprintf("2023-%02d-%02dT10:%02d:00Z", 1+day/28%12, 1+day%28, j%60),
+			})
+		}
+		day += 3
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !st.turnVec.Quantized() || len(st.turns) < st.limits.offlineFastRows {
+		t.Fatalf("%d turns, quantized %v: the fast path would not run", len(st.turns), st.turnVec.Quantized())
+	}
+	questions := []string{"What did Ava say about the guitar?", "When did Ben go to Kyoto?", "How many birds did they see near the lake?",
+		"Who bought a telescope?", "What happened at the museum?", "Did Ava bake bread?", "Which puzzle did Ben buy at the market?"}
+	for _, p := range places {
+		questions = append(questions, "What did Ben do at the "+p+"?")
+	}
+	fast := 0
+	for _, qs := range questions {
+		st.limits.noOfflineFast = false
+		got, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.limits.noOfflineFast = true
+		want, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got.Evidence, want.Evidence, func(a, b Evidence) bool {
+			return a.Turn.ID == b.Turn.ID && a.Score == b.Score && slices.Equal(a.Sources, b.Sources) && slices.Equal(a.Events, b.Events)
+		}) {
+			t.Fatalf("%q: evidence differs\nfast %v\nfull %v", qs, got.IDs(), want.IDs())
+		}
+		if !slices.EqualFunc(got.Trace.Stages, want.Trace.Stages, func(a, b Stage) bool { return a.Name == b.Name && slices.Equal(a.IDs, b.IDs) }) {
+			t.Fatalf("%q: stages differ\nfast %v\nfull %v", qs, got.Trace.Stages, want.Trace.Stages)
+		}
+		if fastUsed(m, sp, qs) {
+			fast++
+		}
+	}
+	if fast < len(questions)/2 {
+		t.Fatalf("the fast path decided only %d of %d questions", fast, len(questions))
+	}
+}
+
+// fastUsed reports whether offlineFast decides a question (rather than
+// falling back to the full computation).
+func fastUsed(m *Memory, sp Space, question string) bool {
+	st, _ := m.state(context.Background(), sp)
+	qv, _ := m.embed(context.Background(), []string{question})
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0],
+		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}}
+	q.sc = st.getScratch()
+	defer st.putScratch(q.sc)
+	_, _, _, _, ok := q.offlineFast(defaultOfflineTuning(), q.sc)
+	return ok
+}

@@ -1,0 +1,390 @@
+package higmem
+
+import (
+	"math"
+	"strings"
+
+	"github.com/higmem/higmem/internal/rank"
+	"github.com/higmem/higmem/internal/temporal"
+	"github.com/higmem/higmem/internal/textnorm"
+)
+
+// The offline scorer, in its reference form: every turn gets a relevance
+// (relevanceOf) and a context score (scoreRange), and the best turns are
+// kept down to where scores fall off (cut). offline_fast.go computes the
+// same selection on large spaces while reading few exact cosines; this file
+// is what it is proven equal to.
+
+// retrieveOffline selects turns without an LLM. Every turn gets a relevance
+// (BM25 fused with dense similarity by a normalised sum) and a context score
+// (relevance plus its neighbours' and its event's, times speaker, time and
+// number cues); the best turns are kept down to where scores fall off. The
+// trace records the KTurn most relevant turns ("search") and the selection
+// ("final"); a selected turn's source is "search" when it is among the
+// former and "neighbour" when its context score brought it in.
+func (m *Memory) retrieveOffline(q *query) {
+	q.selectOffline(defaultOfflineTuning())
+}
+
+// selectOffline runs offline retrieval with the given tuning.
+func (q *query) selectOffline(tu offlineTuning) {
+	st, sc := q.st, q.sc
+	var rel, scores []float64
+	// Rows whose rel (scores) are set; nil for all.
+	var relIdx, scoreIdx []int
+	ok := false
+	if q.sumMean() && !st.limits.noOfflineFast {
+		rel, scores, relIdx, scoreIdx, ok = q.offlineFast(tu, sc)
+	}
+	if !ok {
+		f := q.featuresIn(sc, true)
+		n := len(f.lex)
+		sc.rel = grow(sc.rel, n)
+		rel = tu.relevanceInto(f, sc.rel)
+		sc.scores = grow(sc.scores, n)
+		var best []float64
+		if tu.EventShare != 0 {
+			sc.best = grow(sc.best, len(st.events))
+			best = sc.best
+		}
+		scores = tu.scoreInto(f, rel, sc.scores, best)
+		relIdx, scoreIdx = nil, nil
+	}
+
+	byRel := rank.Top(rel, relIdx, q.ro.KTurn)
+	search := make([]string, 0, len(byRel))
+	inSearch := make(map[int]bool, len(byRel))
+	for _, i := range byRel {
+		search = append(search, st.turns[i].ID)
+		inSearch[i] = true
+	}
+	q.stage("search", search)
+	ranked := rank.Top(scores, scoreIdx, tu.MaxK)
+	for _, i := range ranked[:tu.cut(ranked, scores)] {
+		src := "neighbour"
+		if inSearch[i] {
+			src = "search"
+		}
+		q.addCand(st.turns[i].ID, src, scores[i])
+	}
+}
+
+// relevanceScale is what one question's relevance is normalised by: the
+// best BM25 score and the mean and best cosine over the visible turns. A
+// question without a dense part (no vectors, or no cosine above the mean)
+// has mean +Inf.
+type relevanceScale struct {
+	maxLex, mean, maxD float64
+}
+
+// noDense is the cosine given to relevanceOf for a turn without one.
+var noDense = math.Inf(-1)
+
+// relevanceOf is the offline relevance formula, the one place it is
+// written: a visible turn's BM25 score lex divided by the best, plus
+// DenseWeight times its cosine d centred on the mean and scaled so that the
+// best turn gets 1 (cosines at or below the mean add nothing). It grows with
+// lex and with d, so that bounds of them give bounds of it.
+func (tu offlineTuning) relevanceOf(lex, d float64, s relevanceScale) float64 {
+	r := 0.0
+	if lex != 0 && s.maxLex > 0 {
+		r = lex / s.maxLex
+	}
+	if d > s.mean {
+		r += tu.DenseWeight * (d - s.mean) / (s.maxD - s.mean)
+	}
+	return r
+}
+
+// scaleOf returns the relevance scale of f. Cosines of unrelated texts are
+// far from 0 and their spread varies by question, so the dense part is
+// centred on the mean over visible turns (or f.mean when f.meanSet) and
+// scaled by the distance from it to the best.
+func scaleOf(f *turnFeatures) relevanceScale {
+	s := relevanceScale{mean: math.Inf(1)}
+	for i, v := range f.lex {
+		if f.visible[i] {
+			s.maxLex = max(s.maxLex, v)
+		}
+	}
+	if f.dense == nil {
+		return s
+	}
+	mean, maxD, cnt := 0.0, math.Inf(-1), 0
+	for i, d := range f.dense {
+		if f.visible[i] {
+			mean += d
+			maxD = max(maxD, d)
+			cnt++
+		}
+	}
+	if cnt == 0 {
+		return s
+	}
+	mean /= float64(cnt)
+	if f.meanSet {
+		mean = f.mean
+	}
+	if maxD > mean {
+		s.mean, s.maxD = mean, maxD
+	}
+	return s
+}
+
+// relevanceInto writes each turn's own relevance (relevanceOf) into rel, of
+// length len(f.lex), and returns it. Invisible turns get 0.
+func (tu offlineTuning) relevanceInto(f *turnFeatures, rel []float64) []float64 {
+	s := scaleOf(f)
+	for i := range rel {
+		rel[i] = 0
+		if !f.visible[i] {
+			continue
+		}
+		d := noDense
+		if f.dense != nil {
+			d = f.dense[i]
+		}
+		rel[i] = tu.relevanceOf(f.lex[i], d, s)
+	}
+	return rel
+}
+
+// scoreInto writes each turn's context score (see scoreRange) into out, of
+// length len(rel), and returns it; best is scratch space for the best
+// relevance per event, with room for every event index in f.event (nil when
+// EventShare is 0 or f.event is nil).
+func (tu offlineTuning) scoreInto(f *turnFeatures, rel, out, best []float64) []float64 {
+	eventBest(f, rel, best)
+	tu.scoreRange(f, rel, out, best, 0, len(rel))
+	return out
+}
+
+// eventBest sets best[e] to the best relevance among the turns whose first
+// event is e (0 when none); nil best is left alone.
+func eventBest(f *turnFeatures, rel, best []float64) {
+	if best == nil {
+		return
+	}
+	clear(best)
+	for i, e := range f.event {
+		if e >= 0 {
+			best[e] = max(best[e], rel[i])
+		}
+	}
+}
+
+// scoreRange is the offline context score formula, the one place it is
+// written. It sets out[i] for the turns lo to hi-1: a visible turn's
+// relevance plus shares of its neighbours' relevance within the session
+// (larger from a question just before it or just after it) and of the best
+// relevance in its event (best[e], when best is not nil), times the speaker,
+// time and number cues; invisible turns score 0. It reads rel only at the
+// turns and the session neighbours (two either side) of lo to hi-1, and
+// best only at their events. It returns the index of the best score written
+// (lo when none is positive). The score grows with every relevance it adds
+// up, so bounds of them give bounds of it.
+func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, lo, hi int) (arg int) {
+	n := len(rel)
+	ss := f.sameSession[:n]
+	vis := f.visible[:n]
+	q := f.question[:n]
+	arg = lo
+	for i := lo; i < hi; i++ {
+		out[i] = 0
+		if !vis[i] {
+			continue
+		}
+		// Neighbours count only within the turn's session.
+		var p1, p2, n1, n2 float64
+		if i >= 1 && ss[i] {
+			p1 = rel[i-1]
+			if i >= 2 && ss[i-1] {
+				p2 = rel[i-2]
+			}
+		}
+		if i+1 < n && ss[i+1] {
+			n1 = rel[i+1]
+			if i+2 < n && ss[i+2] {
+				n2 = rel[i+2]
+			}
+		}
+		r := rel[i]
+		var b float64
+		hasBest := best != nil && f.event[i] >= 0
+		if hasBest {
+			b = best[f.event[i]]
+		}
+		if r == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && b == 0 {
+			continue // every term is 0, and so is the score
+		}
+		prev, next := tu.Prev, tu.Next
+		if i > 0 && q[i-1] {
+			prev = tu.PrevQuestion
+		}
+		if i+1 < n && q[i+1] {
+			next = tu.NextQuestion
+		}
+		s := r + prev*p1 + next*n1 + tu.Far*(p2+n2)
+		if hasBest {
+			s += tu.EventShare * b
+		}
+		if f.speaker != nil && f.speaker[i] {
+			s *= tu.SpeakerBump
+		}
+		if f.dated != nil && f.dated[i] {
+			s *= tu.TimeBump
+		}
+		if f.counted != nil && f.counted[i] {
+			s *= tu.CountBump
+		}
+		out[i] = s
+		if s > out[arg] {
+			arg = i
+		}
+	}
+	return arg
+}
+
+// cut returns how many of the ranked turns to keep: at least MinK (when
+// there are that many), at most MaxK, and beyond MinK only those scoring at
+// least KeepRatio of the best.
+func (tu offlineTuning) cut(ranked []int, scores []float64) int {
+	n := 0
+	for n < len(ranked) && n < tu.MaxK {
+		if n >= tu.MinK && scores[ranked[n]] < tu.KeepRatio*scores[ranked[0]] {
+			break
+		}
+		n++
+	}
+	return n
+}
+
+// turnFeatures describes every turn of a space for one question, indexed
+// like spaceState.turns.
+type turnFeatures struct {
+	// lex is the BM25 score (0 when the turn shares no term with the
+	// question); dense is the cosine similarity, nil without vectors.
+	lex, dense []float64
+	// visible is false for turns the retrieval must not see (as-of).
+	visible []bool
+	// sameSession[i] is true when turn i belongs to the session of turn
+	// i-1 (sameSession[0] is false).
+	sameSession []bool
+	// question marks turns that ask something (their text has a "?").
+	question []bool
+	// event is the index of the turn's first event, -1 when none.
+	event []int
+	// speaker marks turns said by someone the question names; dated marks
+	// turns that mention a time when the question asks for a time; counted
+	// marks turns with a number when the question asks how many. Each is
+	// nil when the question has no such cue.
+	speaker, dated, counted []bool
+	// mean, when meanSet, is the mean cosine over the visible turns, given
+	// rather than computed from dense (see offlineSumMean).
+	mean    float64
+	meanSet bool
+}
+
+// featuresIn computes the features of every turn for a question. The
+// per-question slices live in sc (lex in sc.lex); the others are the
+// space's own turnInfo slices, valid while the caller holds st.mu and never
+// to be written.
+func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
+	st := q.st
+	n := len(st.turns)
+	f := &turnFeatures{
+		sameSession: st.info.sameSession[:n],
+		question:    st.info.question[:n],
+		event:       st.info.event[:n],
+		visible:     st.info.visible[:n],
+	}
+	if q.sc == sc {
+		f.lex, _ = q.turnLexScores()
+	} else {
+		f.lex, _ = sc.lexScores(st.turnLex, n, q.search)
+	}
+	if q.sumMean() {
+		f.mean, f.meanSet = st.turnVec.MeanDot(q.qv), true
+	}
+	if dense && q.qv != nil && st.turnVec.Rows() == n {
+		sc.dense = grow(sc.dense, n)
+		st.turnVec.ScoresInto(sc.dense, q.qv)
+		sc.dense64 = grow(sc.dense64, n)
+		f.dense = sc.dense64
+		for i, s := range sc.dense {
+			f.dense[i] = float64(s)
+		}
+	}
+	if q.keepTurn != nil {
+		sc.visible = grow(sc.visible, n)
+		f.visible = sc.visible
+		for i := range n {
+			f.visible[i] = q.keepTurn(i)
+		}
+	}
+	if speakers := questionSpeakers(st, q.info.Entities); len(speakers) > 0 {
+		named := make([]bool, len(st.info.speakers))
+		for id, sp := range st.info.speakers {
+			named[id] = speakers[sp]
+		}
+		sc.speaker = grow(sc.speaker, n)
+		f.speaker = sc.speaker
+		for i, id := range st.info.speaker[:n] {
+			f.speaker[i] = named[id]
+		}
+	}
+	intent := temporal.AnalyzeQuestion(q.question)
+	if intent.AsksTime() {
+		if err := st.ensureAnnotations(q.ctx); err != nil {
+			q.err = err
+		}
+		f.dated = st.info.dated[:n]
+	}
+	if asksCount(q.question) || intent.Kind == temporal.IntentFrequency {
+		f.counted = st.info.number[:n]
+	}
+	return f
+}
+
+// sumMean reports whether the question's centred cosine uses the mean from
+// the matrix's sum of rows (see limits.offlineFastRows). Caller holds st.mu.
+func (q *query) sumMean() bool {
+	st := q.st
+	n := len(st.turns)
+	return q.keepTurn == nil && q.qv != nil && n >= st.limits.offlineFastRows && st.turnVec.Rows() == n && st.turnVec.Quantized()
+}
+
+// asksCount reports whether a question asks for a number ("how many",
+// "how much").
+func asksCount(question string) bool {
+	toks := textnorm.Tokens(question)
+	for i := 0; i+1 < len(toks); i++ {
+		if toks[i] == "how" && (toks[i+1] == "many" || toks[i+1] == "much") {
+			return true
+		}
+	}
+	return false
+}
+
+// questionSpeakers returns the lower-cased speakers of the space that the
+// question names, by full name or by first name.
+func questionSpeakers(st *spaceState, entities []string) map[string]bool {
+	if len(entities) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, e := range entities {
+		names[strings.ToLower(e)] = true
+	}
+	out := map[string]bool{}
+	for _, sp := range st.info.speakers {
+		if sp == "" {
+			continue
+		}
+		first, _, _ := strings.Cut(sp, " ")
+		if names[sp] || names[first] {
+			out[sp] = true
+		}
+	}
+	return out
+}

@@ -1,0 +1,83 @@
+package higmem
+
+// Offline tuning. Every threshold of the no-LLM pipeline lives here, so that
+// a retune is one diff. They were chosen on the LoCoMo dev conversations
+// only, with rules that do not depend on that data (turn order, sessions,
+// question marks, speaker names, time expressions, numbers); BENCHMARKS.md
+// ("Offline retrieval on LoCoMo dev") gives the measurements.
+const (
+	// offlineProducer marks records made without an LLM.
+	offlineProducer = "offline:o1"
+
+	// Segmentation (incremental, one turn at a time): a turn continues the
+	// open event of its session while that event is young, when the turn
+	// is short (a reply such as "Wow, cool!"), or when it is similar to the
+	// event's last few turns; otherwise, unless it opens a session, it
+	// rejoins a clearly matching older event, else it opens a new one. The
+	// similarity thresholds sit near the 15th percentile of the similarity
+	// between consecutive turns of a LoCoMo dev session (a topic shift
+	// about every seven turns); the rejoin thresholds are far stricter, so
+	// that only a topic taken up again joins an older event. Retrieval
+	// hardly depends on them (BENCHMARKS.md); they were set for events of a
+	// useful size.
+	segShortTerms   = 4    // turns with fewer content terms always continue
+	segMinEventSize = 3    // an open event takes turns until it has this many
+	segMaxEventSize = 16   // an event this long takes no more turns
+	segWindow       = 4    // how many of the event's last turns a new turn is compared with
+	segJoinDense    = 0.65 // cosine(turn, mean of the window) to continue
+	segJoinLexical  = 0.14 // share of the turn's terms found in the window
+	segRejoinDense  = 0.80 // cosine(turn, event centroid) to rejoin an older event
+	segRejoinLex    = 0.60 // share of the turn's terms found in an older event
+
+	// Retrieval. The scorer is linear: a turn's own relevance is its BM25
+	// score divided by the question's best BM25 score, plus offDenseWeight
+	// times its cosine similarity centred on the mean over the space and
+	// scaled so that the best turn gets 1; its context score adds shares of
+	// its neighbours' relevance within the session (the answer to a
+	// question is usually said right after the turn that matches the
+	// question, and a topic spans a few turns) and of its event's best
+	// relevance; then cues multiply it. The values come from grid searches
+	// on the LoCoMo dev conversations (TestOfflineLoCoMoSweep), picked on a
+	// broad plateau that is good with and without an embedder and holds on
+	// alternate halves of the conversations.
+	offDenseWeight  = 0.3  // weight of the centred cosine next to max-normalised BM25
+	offPrev         = 0.25 // share of the previous turn's relevance a turn receives
+	offPrevQuestion = 0.7  // the same when the previous turn asks a question (this turn answers it)
+	offNext         = 0.35 // share of the next turn's relevance (a reply echoes what it answers)
+	offNextQuestion = 0.5  // the same when the next turn asks a question (a follow-up about this turn)
+	offFar          = 0.3  // share of the relevance of each turn two away
+	offEventShare   = 0.2  // share of the best relevance in the turn's event
+	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
+	offTimeBump     = 1.25 // factor for turns that mention a time, on questions asking for a time
+	offCountBump    = 1.2  // factor for turns with a number, on "how many" questions
+	offKeepRatio    = 0.55 // after offMinK turns, keep those scoring at least this share of the best
+	offMinK         = 6
+	offMaxK         = 10
+
+	// Keywords and summaries.
+	keywordsPerTurn   = 8
+	keywordsPerEvent  = 10
+	summaryTurns      = 2
+	summaryTurnMaxLen = 200
+)
+
+// offlineTuning holds the retrieval weights of offline mode. The engine
+// always uses defaultOfflineTuning; the type exists so that the scorer can
+// be unit-tested and swept in measurements without changing the constants.
+type offlineTuning struct {
+	DenseWeight                                  float64
+	Prev, PrevQuestion, Next, NextQuestion, Far  float64
+	EventShare, SpeakerBump, TimeBump, CountBump float64
+	KeepRatio                                    float64
+	MinK, MaxK                                   int
+}
+
+// defaultOfflineTuning returns the tuning made of the constants above.
+func defaultOfflineTuning() offlineTuning {
+	return offlineTuning{
+		DenseWeight: offDenseWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
+		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
+		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, KeepRatio: offKeepRatio,
+		MinK: offMinK, MaxK: offMaxK,
+	}
+}

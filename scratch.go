@@ -1,0 +1,93 @@
+package higmem
+
+import (
+	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/rank"
+)
+
+// scratch is per-question working memory sized to the space, reused through
+// spaceState.scratch so that a question allocates nothing in proportion to
+// the space. lex is kept all zero between uses (only touched entries are
+// written, and cleared again).
+type scratch struct {
+	lex     []float64
+	touched []int
+	// turnLex is set when lex holds the turn BM25 scores of the query.
+	turnLex bool
+	// search runs the hybrid searches (turn and event search).
+	search rank.Searcher
+	// Offline scoring (see selectOffline).
+	dense                      []float32
+	dense64, rel, scores, best []float64
+	visible, speaker           []bool
+	// The pruned offline scan (see offlineFast): estimates of the cosines
+	// with their error bounds, upper bounds of relevance, scores and event
+	// bests, and exact cosines computed so far (known, kept all false
+	// between questions, and cand, the rows set).
+	est, bound, relHi, scoreHi, bestHi, exact []float64
+	known                                     []bool
+	cand, cands                               []int
+	// fastRel, fastScores and fastBest hold exact values offlineFast
+	// computed (elsewhere stale).
+	fastRel, fastScores, fastBest []float64
+}
+
+// getScratch returns a scratch; give it back with putScratch.
+func (st *spaceState) getScratch() *scratch {
+	if st.scratch == nil {
+		return &scratch{}
+	}
+	if sc, ok := st.scratch.Get().(*scratch); ok {
+		return sc
+	}
+	return &scratch{}
+}
+
+// putScratch clears the lexical scores of sc and returns it to the pool.
+func (st *spaceState) putScratch(sc *scratch) {
+	sc.clearLex()
+	if st.scratch != nil {
+		st.scratch.Put(sc)
+	}
+}
+
+func (sc *scratch) clearLex() {
+	for _, i := range sc.touched {
+		sc.lex[i] = 0
+	}
+	sc.touched = sc.touched[:0]
+	sc.turnLex = false
+}
+
+// grow returns s with length n, reallocating when its capacity is short;
+// the contents are unspecified.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}
+
+// lexScores scores the n documents of ix (refs 0..n-1) for query into
+// sc.lex and returns the scores and the refs that matched. The previous
+// scores in sc are cleared first.
+func (sc *scratch) lexScores(ix *bm25.Index, n int, query string) ([]float64, []int) {
+	sc.clearLex()
+	if cap(sc.lex) < n {
+		sc.lex = make([]float64, n, n+n/4)
+	}
+	sc.lex = sc.lex[:n]
+	sc.touched = ix.ScoreRefs(query, sc.lex, sc.touched[:0])
+	return sc.lex, sc.touched
+}
+
+// turnLexScores returns the BM25 scores of every turn for the query's
+// search text, computing them once per query. Caller holds st.mu.
+func (q *query) turnLexScores() ([]float64, []int) {
+	sc := q.sc
+	if !sc.turnLex || len(sc.lex) != len(q.st.turns) {
+		sc.lexScores(q.st.turnLex, len(q.st.turns), q.search)
+		sc.turnLex = true
+	}
+	return sc.lex, sc.touched
+}

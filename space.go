@@ -1,0 +1,334 @@
+package higmem
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/vec"
+	"github.com/higmem/higmem/store"
+)
+
+// spaceState is the in-memory working set of one space: every turn, its
+// annotation, every event, the links, a dense matrix per layer (rows aligned
+// with turns and events) and a BM25 index per layer. It is loaded lazily
+// from the store on first use and kept in step with every commit.
+type spaceState struct {
+	space  store.Space
+	limits limits
+
+	// writeMu serialises writers (Add, Delete, Import) of this space, so
+	// that construction sees a consistent memory and assigns Seq in order.
+	writeMu sync.Mutex
+
+	// mu guards every field below.
+	mu     sync.RWMutex
+	loaded bool
+	turns  []store.Turn // ordered by Seq
+	pos    map[string]int
+	// info holds per-turn facts, indexed like turns.
+	info   turnInfo
+	events []store.Event // ordered by creation
+	evPos  map[string]int
+	// evTurns[i] holds the positions in turns of events[i]'s members.
+	evTurns  [][]int32
+	eventsOf map[string][]string     // turn id -> event ids
+	links    map[string][]store.Link // turn id (source or target) -> links
+	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder
+	eventVec vec.Matrix              // row i embeds events[i]
+	turnLex  *bm25.Index
+	eventLex *bm25.Index
+	// eventSeq is the highest n of the event ids "e<n>".
+	eventSeq int
+	// lastEvent is the most recently updated event (paper-mode affiliation
+	// context and default-mode continuity).
+	lastEvent string
+
+	// Annotations are read on first need (see ensureAnnotations): annMu
+	// serialises that read, annLoaded is set once info.timeRefs holds
+	// every stored annotation. reader is the store they come from.
+	annMu     sync.Mutex
+	annLoaded atomic.Bool
+	reader    store.Reader
+
+	// scratch holds *scratch buffers for queries (see getScratch). It is
+	// a pointer so that the runtime's list of pools does not keep the
+	// whole state alive after the space is dropped.
+	scratch *sync.Pool
+}
+
+// turnInfo holds what retrieval reads of every turn on every question,
+// computed once when the turn is added (or its annotation or events change)
+// rather than per question: each slice is indexed like spaceState.turns.
+// Retrieval may hand these slices out read-only while it holds st.mu.
+type turnInfo struct {
+	// timeRefs are the resolved time expressions of the turn's annotation
+	// (the only part of annotations retrieval reads), complete once
+	// spaceState.annLoaded is set.
+	timeRefs [][]store.TimeRef
+	// dated is len(timeRefs[i]) > 0.
+	dated []bool
+	// sameSession is true when turn i is in the session of turn i-1.
+	sameSession []bool
+	// question is true when the turn's text asks something (has a "?").
+	question []bool
+	// number is true when the turn mentions a number (hasNumber).
+	number []bool
+	// event is the index in events of the turn's first event, -1 if none.
+	event []int
+	// speaker indexes speakers.
+	speaker []int32
+	// visible is all true: the visibility of an unfiltered question.
+	visible []bool
+	// speakers are the distinct lower-cased speakers, speakerID their
+	// indexes.
+	speakers  []string
+	speakerID map[string]int32
+}
+
+// newTurnInfo returns an empty turnInfo with room for n turns.
+func newTurnInfo(n int) turnInfo {
+	return turnInfo{
+		timeRefs:    make([][]store.TimeRef, 0, n),
+		dated:       make([]bool, 0, n),
+		sameSession: make([]bool, 0, n),
+		question:    make([]bool, 0, n),
+		number:      make([]bool, 0, n),
+		event:       make([]int, 0, n),
+		speaker:     make([]int32, 0, n),
+		visible:     make([]bool, 0, n),
+		speakerID:   map[string]int32{},
+	}
+}
+
+// add appends the facts of turn t.
+func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
+	sp := strings.ToLower(t.Speaker)
+	id, ok := ti.speakerID[sp]
+	if !ok {
+		id = int32(len(ti.speakers))
+		ti.speakers = append(ti.speakers, sp)
+		ti.speakerID[sp] = id
+	}
+	ti.timeRefs = append(ti.timeRefs, nil)
+	ti.dated = append(ti.dated, false)
+	ti.sameSession = append(ti.sameSession, prev != nil && prev.SessionID == t.SessionID)
+	ti.question = append(ti.question, strings.Contains(t.Text, "?"))
+	ti.number = append(ti.number, hasNumber(content(t)))
+	ti.event = append(ti.event, -1)
+	ti.speaker = append(ti.speaker, id)
+	ti.visible = append(ti.visible, true)
+}
+
+// setTimeRefs records the time expressions of turn i's annotation.
+func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
+	ti.timeRefs[i] = refs
+	ti.dated[i] = len(refs) > 0
+}
+
+// state returns the loaded state of a space, loading it on first use.
+func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error) {
+	m.mu.Lock()
+	st, ok := m.spaces[sp]
+	if !ok {
+		st = &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
+		m.spaces[sp] = st
+	}
+	m.mu.Unlock()
+
+	st.mu.RLock()
+	loaded := st.loaded
+	st.mu.RUnlock()
+	if loaded {
+		return st, nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.loaded {
+		return st, nil
+	}
+	if err := m.load(ctx, st); err != nil {
+		return nil, err
+	}
+	st.loaded = true
+	return st, nil
+}
+
+// invalidate drops the cached state of a space; the next use reloads it.
+func (m *Memory) invalidate(sp store.Space) {
+	m.mu.Lock()
+	st := m.spaces[sp]
+	m.mu.Unlock()
+	if st == nil {
+		return
+	}
+	st.mu.Lock()
+	st.loaded = false
+	st.mu.Unlock()
+}
+
+// addTurns appends stored turns (with their vectors, if any) and indexes
+// them. Caller holds st.mu for writing.
+func (st *spaceState) addTurns(turns []store.Turn, vs [][]float32) {
+	docs := make([]bm25.Doc, len(turns))
+	for i, t := range turns {
+		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: turnLexText(t)}
+	}
+	st.turnLex.AddBatch(docs)
+	st.appendTurns(turns, vs)
+}
+
+// appendTurns appends turns and their vectors without indexing their text.
+// Caller holds st.mu for writing.
+func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
+	for i, t := range turns {
+		var prev *store.Turn
+		if n := len(st.turns); n > 0 {
+			prev = &st.turns[n-1]
+		}
+		st.info.add(t, prev)
+		st.pos[t.ID] = len(st.turns)
+		st.turns = append(st.turns, t)
+		if vs != nil {
+			if st.turnVec.Dim == 0 {
+				st.turnVec.Dim = len(vs[i])
+			}
+			st.turnVec.Append(vs[i])
+		}
+	}
+}
+
+// putEvent inserts or replaces an event (and its vector). Caller holds
+// st.mu for writing.
+func (st *spaceState) putEvent(e store.Event, v []float32) {
+	i, ok := st.evPos[e.ID]
+	var old []string
+	if ok {
+		old = st.events[i].TurnIDs
+		for _, id := range old {
+			st.eventsOf[id] = slices.DeleteFunc(st.eventsOf[id], func(x string) bool { return x == e.ID })
+		}
+		st.events[i] = e
+		if v != nil {
+			st.eventVec.Set(i, v)
+		}
+	} else {
+		i = len(st.events)
+		st.evPos[e.ID] = i
+		st.events = append(st.events, e)
+		st.evTurns = append(st.evTurns, nil)
+		if v != nil {
+			if st.eventVec.Dim == 0 {
+				st.eventVec.Dim = len(v)
+			}
+			st.eventVec.Append(v)
+		}
+	}
+	members := st.evTurns[i][:0]
+	for _, id := range e.TurnIDs {
+		st.eventsOf[id] = append(st.eventsOf[id], e.ID)
+		if p, ok := st.pos[id]; ok {
+			members = append(members, int32(p))
+		}
+	}
+	st.evTurns[i] = members
+	for _, id := range old {
+		st.refreshEvent(id)
+	}
+	for _, id := range e.TurnIDs {
+		st.refreshEvent(id)
+	}
+	st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+	st.eventLex.AddRef(e.ID, i, eventText(e))
+}
+
+// refreshEvent recomputes the first event of a turn. Caller holds st.mu
+// for writing.
+func (st *spaceState) refreshEvent(turnID string) {
+	i, ok := st.pos[turnID]
+	if !ok {
+		return
+	}
+	st.info.event[i] = -1
+	if evs := st.eventsOf[turnID]; len(evs) > 0 {
+		if e, ok := st.evPos[evs[0]]; ok {
+			st.info.event[i] = e
+		}
+	}
+}
+
+// addLink indexes a link under both of its ends. Caller holds st.mu.
+func (st *spaceState) addLink(l store.Link) { addLink(st.links, l) }
+
+// addLink indexes a link under both of its ends in links.
+func addLink(links map[string][]store.Link, l store.Link) {
+	has := func(ls []store.Link) bool {
+		return slices.ContainsFunc(ls, func(x store.Link) bool {
+			return x.Source == l.Source && x.Target == l.Target && x.Relation == l.Relation
+		})
+	}
+	if !has(links[l.Source]) {
+		links[l.Source] = append(links[l.Source], l)
+	}
+	if l.Target != l.Source && !has(links[l.Target]) {
+		links[l.Target] = append(links[l.Target], l)
+	}
+}
+
+// turn returns the turn with the given id. Caller holds st.mu.
+func (st *spaceState) turn(id string) (store.Turn, bool) {
+	i, ok := st.pos[id]
+	if !ok {
+		return store.Turn{}, false
+	}
+	return st.turns[i], true
+}
+
+// event returns the event with the given id. Caller holds st.mu.
+func (st *spaceState) event(id string) (store.Event, bool) {
+	i, ok := st.evPos[id]
+	if !ok {
+		return store.Event{}, false
+	}
+	return st.events[i], true
+}
+
+// window returns the last n turns of the space before the batch plus the
+// batch turns before index i. Caller holds st.mu.
+func (st *spaceState) window(n int, batch []store.Turn, i int) []store.Turn {
+	var w []store.Turn
+	w = append(w, batch[:i]...)
+	for j := len(st.turns) - 1; j >= 0 && len(w) < n; j-- {
+		w = append([]store.Turn{st.turns[j]}, w...)
+	}
+	if len(w) > n {
+		w = w[len(w)-n:]
+	}
+	return w
+}
+
+// prevTurn returns the turn before batch index i: the previous batch turn,
+// or the last stored turn. Caller holds st.mu.
+func prevTurn(st *spaceState, batch []store.Turn, i int) store.Turn {
+	if i > 0 {
+		return batch[i-1]
+	}
+	if n := len(st.turns); n > 0 {
+		return st.turns[n-1]
+	}
+	return store.Turn{}
+}
+
+// view returns event e with its member turns. Caller holds st.mu.
+func (st *spaceState) view(e store.Event) EventView {
+	v := EventView{Event: e}
+	for _, id := range e.TurnIDs {
+		if t, ok := st.turn(id); ok {
+			v.Turns = append(v.Turns, t)
+		}
+	}
+	return v
+}
