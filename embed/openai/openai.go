@@ -101,8 +101,8 @@ type Options struct {
 	MaxRetryAfter time.Duration
 	// MaxConcurrency caps requests in flight to this server from every
 	// client in the process (llm/openai's included); 0 means
-	// DefaultMaxConcurrency. Clients asking for different caps share the
-	// smallest.
+	// DefaultMaxConcurrency. Clients of one server asking for the same cap
+	// share its slots.
 	MaxConcurrency int
 }
 

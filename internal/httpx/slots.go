@@ -10,8 +10,8 @@ import (
 // Slots is a counting semaphore shared by every client of one server: a
 // server has so many slots (llama.cpp and llama-cpp-python have one unless
 // told otherwise), whichever client, role or model sends the request.
-// Its capacity is the smallest that any client asked for. Safe for
-// concurrent use.
+// Clients share slots when they name the same server and ask for the same
+// capacity (every client the CLI builds does). Safe for concurrent use.
 type Slots struct {
 	mu      sync.Mutex
 	cap     int
@@ -19,24 +19,25 @@ type Slots struct {
 	waiters []chan struct{}
 }
 
-// slotsByServer maps a server key (see ServerKey) to its Slots. It is
-// process state on purpose: two clients of one server must share its
-// slots, or a one-slot server sees a request per client.
+// slotsByServer maps a server key (see ServerKey) and a capacity to their
+// Slots. It is process state on purpose: two clients of one server must
+// share its slots, or a one-slot server sees a request per client. The
+// capacity is part of the key, so that what one client asked for never
+// binds another for the life of the process (a server restarted with more
+// slots, or a later server on a reused port).
 var slotsByServer sync.Map
 
-// ServerSlots returns the Slots of the server that baseURL names, created
-// with capacity n, or shrunk to n when an earlier client asked for more.
-// n < 1 counts as 1.
+// ServerSlots returns the n slots of the server that baseURL names, shared
+// with every other client that asked for n slots of it. n < 1 counts as 1.
 func ServerSlots(baseURL string, n int) *Slots {
 	n = max(n, 1)
-	v, _ := slotsByServer.LoadOrStore(ServerKey(baseURL), &Slots{cap: n})
-	s := v.(*Slots)
-	s.mu.Lock()
-	if n < s.cap {
-		s.cap = n
-	}
-	s.mu.Unlock()
-	return s
+	v, _ := slotsByServer.LoadOrStore(slotsKey{ServerKey(baseURL), n}, &Slots{cap: n})
+	return v.(*Slots)
+}
+
+type slotsKey struct {
+	server string
+	cap    int
 }
 
 // ServerKey is what identifies a server for sharing slots: the scheme, host

@@ -115,9 +115,10 @@ type Options struct {
 	MaxRetries int
 	// MaxConcurrency caps requests in flight to this server (scheme, host
 	// and port) from every client in the process; 0 means
-	// DefaultMaxConcurrency. Clients of one server asking for different
-	// caps share the smallest. Set it to the server's slots: 1 for
-	// llama-cpp-python and a default llama.cpp server.
+	// DefaultMaxConcurrency. Clients of one server asking for the same cap
+	// share its slots (give every role the same value, as the CLI does).
+	// Set it to the server's slots: 1 for llama-cpp-python and a default
+	// llama.cpp server.
 	MaxConcurrency int
 	// RequestsPerMinute spaces requests evenly when positive.
 	RequestsPerMinute int
