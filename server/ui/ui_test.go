@@ -1,0 +1,57 @@
+package ui_test
+
+import (
+	"context"
+	"html"
+	"strings"
+	"testing"
+)
+
+func TestPagesRender(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	c := e.client(t)
+	c.login(e.keys["admin"])
+	evs, err := e.mem.Events(context.Background(), demo)
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("demo events: %d, %v", len(evs), err)
+	}
+	ev := evs[0]
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/ui/", []string{"<td><a href=\"/ui/space?agent=demo&amp;user=priya\">priya</a>", "<td class=\"num\">34</td>"}},
+		{demoPath("space"), []string{"<svg", "34</strong> turns", "4</strong> sessions", html.EscapeString(ev.Event.Title), "S1"}},
+		{demoPath("event", "id", ev.Event.ID), []string{"<h1>" + html.EscapeString(ev.Event.Title), "Member turns", "id=\"turn-" + ev.Turns[0].ID, "History", "created with"}},
+		{demoPath("turns", "speaker", "Tom", "session", "2"), []string{"turn S2:2", "turn S2:8"}},
+		{demoPath("turns", "q", "greyhound Biscuit"), []string{"turn S2:1", "most relevant first"}},
+		{demoPath("turns", "from", "2024-05-25", "to", "2024-05-25"), []string{"8 turn(s)", "turn S3:1"}},
+		{demoPath("ask", "q", "What is the name of Priya's dog?"), []string{"Evidence (", "turn S2:1", "search", "events", "predicted", "filtered", "final", "not run in this mode", "✓ kept"}},
+		{demoPath("turn", "id", "S2:1"), []string{"Delete turn S2:1", "Biscuit"}},
+	} {
+		resp, body := c.get(tc.path)
+		if resp.StatusCode != 200 {
+			t.Errorf("GET %s: %s\n%s", tc.path, resp.Status, body)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("GET %s: no %q in the page", tc.path, w)
+			}
+		}
+	}
+	// Filters exclude: Tom's turns only, and no session-1 turn on 25 May.
+	_, body := c.get(demoPath("turns", "speaker", "Tom", "session", "2"))
+	if strings.Contains(body, "turn S2:1<") || strings.Contains(body, "turn S1:") {
+		t.Errorf("speaker/session filter let other turns through")
+	}
+	_, body = c.get(demoPath("turns", "from", "2024-05-25", "to", "2024-05-25"))
+	if strings.Contains(body, "turn S2:") || strings.Contains(body, "turn S4:") {
+		t.Errorf("time filter let other days through")
+	}
+	// Static assets are embedded.
+	resp, css := c.get("/ui/static/style.css")
+	if resp.StatusCode != 200 || !strings.Contains(css, ":focus-visible") {
+		t.Errorf("style.css: %s", resp.Status)
+	}
+}
