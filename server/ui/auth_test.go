@@ -73,7 +73,6 @@ func TestLogin(t *testing.T) {
 		t.Errorf("another user's space: %s, want 403\n%s", resp.Status, body)
 	}
 
-
 	// Logging out ends the session on the server: the old cookie no
 	// longer works.
 	tok = csrfRE.FindStringSubmatch(body)[1]
