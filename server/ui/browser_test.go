@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -341,5 +342,119 @@ func TestBrowser(t *testing.T) {
 			}
 		}
 		b.shot("injection")
+	})
+
+	t.Run("keyboard", func(t *testing.T) {
+		b.t = t
+		b.open(demoPath("space"))
+		b.do("tab", chromedp.KeyEvent(kb.Tab))
+		if got := eval[string](b, "document.activeElement.innerText"); got != "Skip to content" {
+			t.Errorf("first Tab focuses %q, want the skip link", got)
+		}
+		if eval[string](b, "getComputedStyle(document.activeElement).outlineStyle") == "none" {
+			t.Errorf("the focused link has no outline")
+		}
+		b.do("enter", chromedp.KeyEvent(kb.Enter))
+		// From the content, Tab reaches an event of the timeline; Enter
+		// opens it.
+		reached := false
+		for i := 0; i < 40 && !reached; i++ {
+			b.do("tab", chromedp.KeyEvent(kb.Tab))
+			reached = eval[bool](b, `(document.activeElement.getAttribute('href') || document.activeElement.getAttribute('xlink:href') || '').includes('/ui/event?')`)
+		}
+		if !reached {
+			t.Fatalf("40 Tabs from the skip target reach no event link")
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		defer cancel()
+		if _, err := chromedp.RunResponse(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatalf("enter on an event link: %v", err)
+		}
+		if n := b.count("ol.turns li.turn"); n == 0 {
+			t.Errorf("Enter on the focused event did not open an event page (%q)", b.text("h1"))
+		}
+		// The delete button is reached and pressed with the keyboard too.
+		b.open(demoPath("turn", "id", "S4:7"))
+		found := false
+		for i := 0; i < 40 && !found; i++ {
+			b.do("tab", chromedp.KeyEvent(kb.Tab))
+			found = eval[string](b, "document.activeElement.id") == "delete"
+		}
+		if !found {
+			t.Fatalf("Tab never reaches the delete button")
+		}
+		if eval[string](b, "getComputedStyle(document.activeElement).outlineStyle") == "none" {
+			t.Errorf("the focused button has no outline")
+		}
+		if _, err := chromedp.RunResponse(ctx, chromedp.KeyEvent(kb.Enter)); err != nil {
+			t.Fatalf("enter on delete: %v", err)
+		}
+		if got := b.text(".notice"); !strings.Contains(got, "S4:7 was deleted") {
+			t.Errorf("delete by keyboard: notice %q", got)
+		}
+	})
+
+	t.Run("without colour", func(t *testing.T) {
+		b.t = t
+		// Outcomes and stages are written out, not only coloured.
+		b.open(demoPath("ask", "q", "Who looks after Biscuit when Priya travels to Lisbon?"))
+		outcomes := eval[[]string](b, `[...document.querySelectorAll('table.trace tbody tr td:last-child')].map(e => e.innerText)`)
+		if len(outcomes) == 0 {
+			t.Fatalf("no trace rows")
+		}
+		for _, o := range outcomes {
+			if !strings.Contains(o, "kept") && !strings.Contains(o, "dropped") {
+				t.Errorf("trace outcome %q says neither kept nor dropped", o)
+			}
+		}
+		ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+		defer cancel()
+		grey := func(kind emulation.SetEmulatedVisionDeficiencyType) chromedp.Action[chromedp.Void] {
+			return chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+				_, err := cdp.Call(ctx, t, emulation.SetEmulatedVisionDeficiency, emulation.SetEmulatedVisionDeficiencyParams{Type: kind})
+				return err
+			})
+		}
+		if err := chromedp.Do(ctx, grey(emulation.SetEmulatedVisionDeficiencyTypeAchromatopsia)); err != nil {
+			t.Fatal(err)
+		}
+		eval[bool](b, `document.getElementById('tr-h').scrollIntoView({block: 'start'}), true`)
+		b.shot("ask-trace-no-colour")
+		if err := chromedp.Do(ctx, grey(emulation.SetEmulatedVisionDeficiencyTypeNone)); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("375px wide", func(t *testing.T) {
+		b.t = t
+		b.do("narrow", chromedp.EmulateViewport(375, 740))
+		defer b.do("wide again", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.ClearDeviceMetricsOverride, cdp.Empty{})
+			return err
+		}))
+		for _, p := range []struct{ name, path string }{
+			{"spaces", "/ui/"},
+			{"timeline", demoPath("space")},
+			{"event", demoPath("event", "id", evs[0].Event.ID)},
+			{"turns", demoPath("turns", "speaker", "Priya")},
+			{"ask", demoPath("ask", "q", "Which company did Tom join, and when did he start?")},
+			{"turn", demoPath("turn", "id", "S1:2")},
+			{"error", demoPath("event", "id", "no-such-event")},
+		} {
+			b.open(p.path)
+			if b.text("h1") == "Log in" {
+				t.Fatalf("not logged in (this subtest needs the ones before it)")
+			}
+			if w := eval[int](b, "window.innerWidth"); w != 375 {
+				t.Fatalf("viewport %d px wide, want 375", w)
+			}
+			if sw := eval[int](b, "document.documentElement.scrollWidth"); sw > 375 {
+				wide := eval[string](b, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 376 && !e.closest('.scroll')).slice(0, 5).map(e => e.tagName + '.' + e.className).join(' ')`)
+				t.Errorf("%s at 375 px: the page is %d px wide (overflowing: %s)", p.name, sw, wide)
+			}
+			if p.name == "timeline" || p.name == "ask" {
+				b.shot(p.name + "-375")
+			}
+		}
 	})
 }
