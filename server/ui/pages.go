@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -113,9 +114,27 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request, q *request) {
 		if err != nil {
 			return err
 		}
+		// The sessions come from the turns. When the events hold every
+		// turn (usual: offline mode and the LLM modes put each turn in an
+		// event), their member turns, already in memory, are all of them;
+		// otherwise the turns are read from the store.
 		var turns []api.Turn
-		if err := h.allTurns(ctx, sc, 0, func(t api.Turn) bool { turns = append(turns, t); return true }); err != nil {
-			return err
+		seen := make(map[string]bool, st.Turns)
+		for _, e := range evs.Events {
+			for _, t := range e.Turns {
+				if !seen[t.ID] {
+					seen[t.ID] = true
+					turns = append(turns, t)
+				}
+			}
+		}
+		if len(turns) == st.Turns {
+			slices.SortFunc(turns, func(a, b api.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
+		} else {
+			turns = turns[:0]
+			if err := h.allTurns(ctx, sc, 0, func(t api.Turn) bool { turns = append(turns, t); return true }); err != nil {
+				return err
+			}
 		}
 		v = buildTimeline(sc, *st, evs.Events, turns)
 		return nil

@@ -2,7 +2,10 @@ package ui
 
 import (
 	"cmp"
+	"html/template"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/higmem/higmem/api"
@@ -34,6 +37,17 @@ type timelineView struct {
 
 // eventBar is an event as a row of the list and a bar of the picture.
 type eventBar struct {
+	// URL, the texts and the coordinates as strings are computed once
+	// here: calls from a template go through reflection, which costs more
+	// than the rest of the page on a space of thousands of events.
+	URL, From, To, SessionList string
+	XS, YS, WS, TextXS         string
+	// Rect holds the bar's x, y and width attributes, built from numbers
+	// only (one template action instead of three).
+	Rect template.HTMLAttr
+	// Tip is the bar's tooltip: title, turns and span.
+	Tip string
+
 	ID, Title  string
 	Start, End time.Time
 	Turns      int
@@ -48,6 +62,9 @@ type eventBar struct {
 
 // sessionBar is a session as a row and a bar.
 type sessionBar struct {
+	URL, From, To  string
+	XS, WS, TextXS string
+
 	ID         string
 	Start, End time.Time
 	Turns      int
@@ -58,21 +75,23 @@ type sessionBar struct {
 }
 
 type tick struct {
+	XS    string
 	X     float64
 	Label string
 }
 
 type picture struct {
-	Height   float64
-	AxisY    float64
-	SessionY float64
-	RowH     float64
-	AxisEnd  float64
-	Ticks    []tick
-	Lanes    int
-	Events   []eventBar
-	Sessions []sessionBar
-	From, To time.Time
+	HeightS, AxisYS, SessionYS, RowHS, AxisEndS string
+	Height                                      float64
+	AxisY                                       float64
+	SessionY                                    float64
+	RowH                                        float64
+	AxisEnd                                     float64
+	Ticks                                       []tick
+	Lanes                                       int
+	Events                                      []eventBar
+	Sessions                                    []sessionBar
+	From, To                                    time.Time
 }
 
 // buildTimeline lays out a space's events and sessions on a time axis.
@@ -135,8 +154,40 @@ func buildTimeline(sc api.Scope, st api.Stats, evs []api.EventView, turns []api.
 		return cmp.Compare(a.firstSeq, b.firstSeq)
 	})
 	v.Pic = layout(v.Events, v.Sessions)
+	for i := range v.Events {
+		e := &v.Events[i]
+		e.URL = spaceURL("event", sc, "id", e.ID)
+		e.From, e.To, e.SessionList = day(e.Start), day(e.End), strings.Join(e.Sessions, ", ")
+	}
+	for i := range v.Sessions {
+		s := &v.Sessions[i]
+		s.URL = spaceURL("turns", sc, "session", s.ID)
+		s.From, s.To = when(s.Start), when(s.End)
+	}
+	p := &v.Pic
+	p.HeightS, p.AxisYS, p.SessionYS, p.RowHS, p.AxisEndS = num(p.Height), num(p.AxisY), num(p.SessionY), num(p.RowH), num(p.AxisEnd)
+	for i := range p.Events {
+		e := &p.Events[i]
+		e.URL = spaceURL("event", sc, "id", e.ID)
+		e.From, e.To = day(e.Start), day(e.End)
+		e.XS, e.YS, e.WS, e.TextXS = num(e.X), num(e.Y), num(e.W), num(e.TextX)
+		e.Rect = template.HTMLAttr(`x="` + e.XS + `" y="` + e.YS + `" width="` + e.WS + `"`)
+		e.Tip = e.Title + " (" + strconv.Itoa(e.Turns) + " turns, " + e.From + " to " + e.To + ")"
+	}
+	for i := range p.Sessions {
+		s := &p.Sessions[i]
+		s.URL = spaceURL("turns", sc, "session", s.ID)
+		s.From, s.To = when(s.Start), when(s.End)
+		s.XS, s.WS, s.TextXS = num(s.X), num(s.W), num(s.TextX)
+	}
+	for i := range p.Ticks {
+		p.Ticks[i].XS = num(p.Ticks[i].X)
+	}
 	return v
 }
+
+// num formats an SVG coordinate.
+func num(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
 
 // layout places dated events on lanes and sessions on their row.
 func layout(evs []eventBar, sess []sessionBar) picture {
