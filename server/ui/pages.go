@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -128,9 +127,7 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request, q *request) {
 				}
 			}
 		}
-		if len(turns) == st.Turns {
-			slices.SortFunc(turns, func(a, b api.Turn) int { return cmp.Compare(a.Seq, b.Seq) })
-		} else {
+		if len(turns) != st.Turns {
 			turns = turns[:0]
 			if err := h.allTurns(ctx, sc, 0, func(t api.Turn) bool { turns = append(turns, t); return true }); err != nil {
 				return err
@@ -144,6 +141,8 @@ func (h *Handler) timeline(w http.ResponseWriter, r *http.Request, q *request) {
 		return
 	}
 	v.Deleted = r.FormValue("deleted")
+	page, _ := strconv.Atoi(r.FormValue("page"))
+	v.paginate(page)
 	h.render(w, r, http.StatusOK, "timeline", newPage(q, "Timeline", "timeline", &sc, v))
 }
 

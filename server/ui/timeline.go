@@ -18,7 +18,7 @@ const (
 	tlMargin   = 12.0
 	tlAxisY    = 24.0 // the axis line; tick labels above it
 	tlSessionY = 34.0 // the sessions row
-	tlRowH     = 14.0
+	tlRowH     = 14.0 // templates/timeline.html draws event bars 14 high
 	tlRowGap   = 4.0
 	tlEventsY  = tlSessionY + tlRowH + 14 // the first events lane
 	tlMaxLanes = 24
@@ -33,6 +33,29 @@ type timelineView struct {
 	Undated  int
 	Pic      picture
 	Deleted  string
+	// Rows is the page of Events the table lists (eventRowsPerPage at a
+	// time; the picture draws them all), First its 1-based position.
+	Rows             []eventBar
+	First, Last      int
+	PrevURL, NextURL string
+}
+
+// eventRowsPerPage bounds the events table of one timeline page.
+const eventRowsPerPage = 500
+
+// paginate selects the table's page (1-based; out of range is clamped).
+func (v *timelineView) paginate(page int) {
+	pages := max(1, (len(v.Events)+eventRowsPerPage-1)/eventRowsPerPage)
+	page = min(max(page, 1), pages)
+	lo := (page - 1) * eventRowsPerPage
+	hi := min(lo+eventRowsPerPage, len(v.Events))
+	v.Rows, v.First, v.Last = v.Events[lo:hi], lo+1, hi
+	if page > 1 {
+		v.PrevURL = spaceURL("space", v.Scope, "page", strconv.Itoa(page-1)) + "#events"
+	}
+	if page < pages {
+		v.NextURL = spaceURL("space", v.Scope, "page", strconv.Itoa(page+1)) + "#events"
+	}
 }
 
 // eventBar is an event as a row of the list and a bar of the picture.
@@ -109,6 +132,7 @@ func buildTimeline(sc api.Scope, st api.Stats, evs []api.EventView, turns []api.
 			order = append(order, t.SessionID)
 		}
 		s.Turns++
+		s.firstSeq = min(s.firstSeq, t.Seq)
 		if !t.OccurredAt.IsZero() {
 			if s.Start.IsZero() || t.OccurredAt.Before(s.Start) {
 				s.Start = t.OccurredAt
@@ -122,6 +146,9 @@ func buildTimeline(sc api.Scope, st api.Stats, evs []api.EventView, turns []api.
 	for _, id := range order {
 		v.Sessions = append(v.Sessions, *sess[id])
 	}
+	// turns may come in any order (from the events): sessions are in the
+	// order they began.
+	slices.SortStableFunc(v.Sessions, func(a, b sessionBar) int { return cmp.Compare(a.firstSeq, b.firstSeq) })
 	for _, e := range evs {
 		b := eventBar{ID: e.Event.ID, Title: e.Event.Title, Start: e.Event.Start, End: e.Event.End, Turns: len(e.Event.TurnIDs), Dated: !e.Event.Start.IsZero()}
 		if b.End.Before(b.Start) {
@@ -153,7 +180,6 @@ func buildTimeline(sc api.Scope, st api.Stats, evs []api.EventView, turns []api.
 		}
 		return cmp.Compare(a.firstSeq, b.firstSeq)
 	})
-	v.Pic = layout(v.Events, v.Sessions)
 	for i := range v.Events {
 		e := &v.Events[i]
 		e.URL = spaceURL("event", sc, "id", e.ID)
@@ -164,20 +190,17 @@ func buildTimeline(sc api.Scope, st api.Stats, evs []api.EventView, turns []api.
 		s.URL = spaceURL("turns", sc, "session", s.ID)
 		s.From, s.To = when(s.Start), when(s.End)
 	}
+	v.Pic = layout(v.Events, v.Sessions) // copies the bars with their URLs
 	p := &v.Pic
 	p.HeightS, p.AxisYS, p.SessionYS, p.RowHS, p.AxisEndS = num(p.Height), num(p.AxisY), num(p.SessionY), num(p.RowH), num(p.AxisEnd)
 	for i := range p.Events {
 		e := &p.Events[i]
-		e.URL = spaceURL("event", sc, "id", e.ID)
-		e.From, e.To = day(e.Start), day(e.End)
 		e.XS, e.YS, e.WS, e.TextXS = num(e.X), num(e.Y), num(e.W), num(e.TextX)
 		e.Rect = template.HTMLAttr(`x="` + e.XS + `" y="` + e.YS + `" width="` + e.WS + `"`)
 		e.Tip = e.Title + " (" + strconv.Itoa(e.Turns) + " turns, " + e.From + " to " + e.To + ")"
 	}
 	for i := range p.Sessions {
 		s := &p.Sessions[i]
-		s.URL = spaceURL("turns", sc, "session", s.ID)
-		s.From, s.To = when(s.Start), when(s.End)
 		s.XS, s.WS, s.TextXS = num(s.X), num(s.W), num(s.TextX)
 	}
 	for i := range p.Ticks {
