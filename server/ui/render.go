@@ -93,9 +93,7 @@ func day(t time.Time) string {
 // render writes a page, buffered so that a template error becomes a 500
 // and not half a page.
 func (h *Handler) render(w http.ResponseWriter, r *http.Request, status int, name string, p page) {
-	if p.AuthRequired == false {
-		p.AuthRequired = h.srv.AuthRequired()
-	}
+	p.AuthRequired = h.srv.AuthRequired()
 	var buf bytes.Buffer
 	if err := h.pages[name].ExecuteTemplate(&buf, "base.html", p); err != nil {
 		h.log.Error("ui: rendering", "page", name, "err", err)
