@@ -5,11 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/server"
+	"github.com/higmem/higmem/server/ui"
 )
 
 func TestLogin(t *testing.T) {
@@ -250,5 +255,60 @@ func TestStoredTextIsEscaped(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("event page: no %q", want)
 		}
+	}
+}
+
+// keySource is a KeySource whose keys a test changes.
+type keySource struct {
+	mu   sync.Mutex
+	keys *server.Keys
+}
+
+func (s *keySource) LoadKeys(context.Context) (*server.Keys, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.keys, nil
+}
+
+func (s *keySource) set(ks *server.Keys) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keys = ks
+}
+
+// A key revoked at its source ends the logins made with it as soon as the
+// server reloads its keys, as it ends REST access.
+func TestRevokedKeyEndsLogin(t *testing.T) {
+	base := newEnv(t, envOptions{})
+	secret, k, err := server.NewKey("laptop", []string{"priya"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ks, _ := server.NewKeys([]server.Key{k})
+	src := &keySource{keys: ks}
+	srv := server.New(base.mem, server.Options{KeySource: src, KeyRefresh: time.Hour})
+	ui.Mount(srv, ui.Options{})
+	ts := httptest.NewServer(srv)
+	defer ts.Close()
+	defer srv.Shutdown(context.Background())
+	e := &env{mem: base.mem, srv: srv, ts: ts}
+	c := e.client(t)
+	c.login(secret)
+	if resp, _ := c.get(demoPath("space")); resp.StatusCode != 200 {
+		t.Fatalf("timeline with the key: %s", resp.Status)
+	}
+	empty, _ := server.NewKeys(nil)
+	src.set(empty)
+	if err := srv.ReloadKeys(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if resp, _ := c.get(demoPath("space")); resp.StatusCode != http.StatusSeeOther || !strings.HasPrefix(resp.Header.Get("Location"), "/ui/login") {
+		t.Errorf("timeline after the key was revoked: %s to %q, want a redirect to login", resp.Status, resp.Header.Get("Location"))
+	}
+	// The login is gone for good: the key coming back does not revive it.
+	src.set(ks)
+	_ = srv.ReloadKeys(context.Background())
+	if resp, _ := c.get(demoPath("space")); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("old login after the key came back: %s, want a redirect to login", resp.Status)
 	}
 }
