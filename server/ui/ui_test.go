@@ -3,6 +3,7 @@ package ui_test
 import (
 	"context"
 	"html"
+	"net/http"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,24 @@ func TestPagesRender(t *testing.T) {
 	_, body = c.get(demoPath("turns", "from", "2024-05-25", "to", "2024-05-25"))
 	if strings.Contains(body, "turn S2:") || strings.Contains(body, "turn S4:") {
 		t.Errorf("time filter let other days through")
+	}
+	// Pages allow no script, no framing and no foreign form targets.
+	resp, _ := c.get(demoPath("space"))
+	csp := resp.Header.Get("Content-Security-Policy")
+	for _, want := range []string{"default-src 'none'", "form-action 'self'", "frame-ancestors 'none'"} {
+		if !strings.Contains(csp, want) {
+			t.Errorf("Content-Security-Policy %q lacks %s", csp, want)
+		}
+	}
+	if resp.Header.Get("Cache-Control") != "no-store" {
+		t.Errorf("pages may be cached: Cache-Control %q", resp.Header.Get("Cache-Control"))
+	}
+	// /ui goes to /ui/; an unknown page is a 404 page.
+	if resp, _ := c.get("/ui"); resp.StatusCode/100 != 3 || resp.Header.Get("Location") != "/ui/" {
+		t.Errorf("/ui: %s to %q", resp.Status, resp.Header.Get("Location"))
+	}
+	if resp, body := c.get("/ui/nope"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "no page /ui/nope") {
+		t.Errorf("/ui/nope: %s", resp.Status)
 	}
 	// Static assets are embedded.
 	resp, css := c.get("/ui/static/style.css")
