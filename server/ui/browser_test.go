@@ -28,7 +28,8 @@ import (
 const chromiumEnv = "HIGMEM_TEST_CHROMIUM"
 
 // ShotsEnv names a directory for the screenshots the browser tests take
-// (default: a new temp dir, kept and logged). docs/ui holds a copy.
+// (default: higmem-ui-screenshots in the temp dir, kept for looking at and
+// overwritten by the next run; each path is logged). docs/ui holds a copy.
 const shotsEnv = "HIGMEM_UI_SCREENSHOTS"
 
 func chromium(t *testing.T) string {
@@ -74,7 +75,8 @@ func newBrowser(t *testing.T, base string) *browser {
 	shotsOnce.Do(func() {
 		shotsDir = os.Getenv(shotsEnv)
 		if shotsDir == "" {
-			shotsDir, _ = os.MkdirTemp("", "higmem-ui-shots-")
+			// One directory, overwritten by each run (not one more per run).
+			shotsDir = filepath.Join(os.TempDir(), "higmem-ui-screenshots")
 		}
 		_ = os.MkdirAll(shotsDir, 0o755)
 	})
