@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/higmem/higmem"
 )
 
 func TestPagesRender(t *testing.T) {
@@ -72,5 +74,34 @@ func TestPagesRender(t *testing.T) {
 	resp, css := c.get("/ui/static/style.css")
 	if resp.StatusCode != 200 || !strings.Contains(css, ":focus-visible") {
 		t.Errorf("style.css: %s", resp.Status)
+	}
+}
+
+// A space whose events do not hold every turn (here: none) still shows
+// all its sessions: the timeline then reads the turns from the store.
+func TestTimelineWithoutEvents(t *testing.T) {
+	e := newEnv(t, envOptions{})
+	ctx := context.Background()
+	var exp strings.Builder
+	if err := e.mem.Export(ctx, demo, &exp); err != nil {
+		t.Fatal(err)
+	}
+	var keep []string
+	for _, l := range strings.Split(strings.TrimSpace(exp.String()), "\n") {
+		if !strings.Contains(l, `"kind":"event"`) {
+			keep = append(keep, l)
+		}
+	}
+	bare := higmem.Space{UserID: "priya", AgentID: "bare"}
+	if _, err := e.mem.Import(ctx, bare, strings.NewReader(strings.Join(keep, "\n")+"\n")); err != nil {
+		t.Fatal(err)
+	}
+	c := e.client(t)
+	c.login(e.keys["priya"])
+	_, body := c.get("/ui/space?user=priya&agent=bare")
+	for _, want := range []string{"34</strong> turns", "0</strong> events", "4</strong> sessions", "No events in this space yet."} {
+		if !strings.Contains(body, want) {
+			t.Errorf("timeline without events: no %q", want)
+		}
 	}
 }
