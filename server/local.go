@@ -415,3 +415,17 @@ func (l *Local) Import(ctx context.Context, s api.Scope, r io.Reader) (*api.Impo
 	}
 	return apiImportResponse(res), err
 }
+
+// Spaces lists the spaces that hold memory, every user's: callers filter
+// them by what their key may use.
+func (l *Local) Spaces(ctx context.Context) ([]api.Scope, error) {
+	sps, err := l.mem.Spaces(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]api.Scope, len(sps))
+	for i, sp := range sps {
+		out[i] = apiScope(sp)
+	}
+	return out, nil
+}

@@ -102,6 +102,7 @@ const mcpPath = "/mcp"
 // with another method, a JSON 404 for everything else, and /mcp.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
+	s.mux = mux
 	allowed := map[string][]string{}
 	var paths []string
 	for _, rt := range s.restRoutes() {

@@ -122,6 +122,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
+	mux     *http.ServeMux
 	mcp     *mcp.Server
 	jobs    *jobs
 	keys    *keyring

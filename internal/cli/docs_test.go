@@ -319,6 +319,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 	// A few results the docs promise.
 	for _, want := range map[string][]string{
 		"README.md":      {"Evidence recall over", `"evidence"`, "serving on http://127.0.0.1:", "I adopted a greyhound called Biscuit", "report: eval-runs/locomo-", "retrieval p50"},
+		"docs/UI.md":     {"<strong>34</strong> turns"},
 		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
 	}[doc] {
 		if !strings.Contains(out.String(), want) {

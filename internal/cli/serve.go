@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/server"
+	"github.com/higmem/higmem/server/ui"
 )
 
 // serveOptions are the flags of `higmem serve`.
@@ -32,8 +33,9 @@ func newServeCommand(a *app) *cobra.Command {
 	var cfg serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve memory over HTTP: REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json",
-		Long: `serve answers REST calls (see /openapi.json and docs/SERVER.md) and MCP clients
+		Short: "Serve memory over HTTP: web pages at /ui/, REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json",
+		Long: `serve shows memory in a browser at /ui/ (the same API keys; see docs/UI.md),
+answers REST calls (see /openapi.json and docs/SERVER.md) and MCP clients
 (streamable HTTP at /mcp) from the database named by --db. Every call names its
 space (user_id, agent_id); MCP tools default to --user/--agent.
 
@@ -134,6 +136,7 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 		RequestTimeout: cfg.requestTimeout,
 		Logger:         a.log,
 	})
+	ui.Mount(s, ui.Options{MaxUploadBytes: cfg.maxUploadMiB << 20, Logger: a.log})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -143,7 +146,7 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 	if cfg.noAuth {
 		auth = "no auth (loopback only)"
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
+	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (web pages /ui/, REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
 		ln.Addr(), auth, mem.Mode(), a.embedderName(mem))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(s.Listener(ln)) }()
