@@ -88,13 +88,23 @@ func (m *Memory) Profile(ctx context.Context, sp Space, entity string, po Profil
 	return Profile{}, fmt.Errorf("higmem: profile %q: %w", entity, ErrNotFound)
 }
 
-// findProfile returns the profile of entity in ps.
+// findProfile returns the profile of entity in ps: the one with that name,
+// or else the only one whose first name it is ("Joey" for "Joey
+// Tribbiani").
 func findProfile(ps []Profile, entity string) (Profile, bool) {
 	k := profile.Key(entity)
+	var first []Profile
 	for _, p := range ps {
-		if profile.Key(p.Entity) == k {
+		pk := profile.Key(p.Entity)
+		if pk == k {
 			return p, true
 		}
+		if f, _, ok := strings.Cut(pk, " "); ok && f == k {
+			first = append(first, p)
+		}
+	}
+	if len(first) == 1 {
+		return first[0], true
 	}
 	return Profile{}, false
 }

@@ -34,11 +34,14 @@ const (
 	relWord = `(?i:(sister|brother|mom|mother|mum|dad|father|son|daughter|cousin|friend|aunt|uncle|grandma|grandmother|grandpa|grandfather|niece|nephew|boss|co-?worker|colleague|roommate|flatmate|neighbou?r|boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?))`
 	i       = `\b(?i:i)`
 	iwe     = `\b(?i:i|we)`
-	have    = `(?i:'ve|\s+have|\s+had)?`
-	am      = `(?i:'m|\s+am|'re|\s+are)`
-	amOpt   = am + `?`
-	anyOf   = `(?i:my|our)`
-	adjPet  = `(?:(?i:new|little|sweet|old|beloved|adopted|rescue|cute|adorable|baby|lovely)\s+)*`
+	// me is a first-person subject, or none at the start of a sentence
+	// ("Lost my job as a banker yesterday").
+	me     = `(?:^|\b(?i:i|we)\s+)`
+	have   = `(?i:'ve|\s+have|\s+had)?`
+	am     = `(?i:'m|\s+am|'re|\s+are)`
+	amOpt  = am + `?`
+	anyOf  = `(?i:my|our)`
+	adjPet = `(?:(?i:new|little|sweet|old|beloved|adopted|rescue|cute|adorable|baby|lovely)\s+)*`
 )
 
 // rule is one pattern and what its match states. groups are the match's
@@ -66,7 +69,7 @@ func r(pattern string, do func(c *sentenceCtx, g []string)) rule {
 // sentence (statements before the closings they may come with).
 var firstPerson = []rule{
 	// Home.
-	r(iwe+have+adv+`\s+(?i:moved|relocated)(?:\s+(?i:back))?\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r(`(?:^|`+iwe+have+adv+`\s+)`+`(?i:moved|relocated)(?:\s+(?i:back))?\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.setPlace(c.speaker, Home, g[1])
 	}),
 	r(iwe+amOpt+adv+`\s+(?i:live|living|based|settled)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
@@ -116,7 +119,14 @@ var firstPerson = []rule{
 	r(i+have+adv+`\s+(?i:joined)\s+`+org+`\s+(?i:as)\s+`+an+title, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[2], g[1], true)
 	}),
-	r(i+have+adv+`\s+(?i:quit|left|lost)\s+(?i:my)\s+(?:(?i:old)\s+)?(?i:job|position|role)\b`, func(c *sentenceCtx, g []string) {
+	r(me+`(?:(?i:also|just)\s+)*(?i:quit|left|lost)\s+(?i:my)\s+(?:(?i:old)\s+)?(?i:job|position|role)\b(?:\s+(?i:as)\s+`+an+titleOrg+`|\s+(?i:at|with)\s+`+org+`)?`, func(c *sentenceCtx, g []string) {
+		// The job it names, if any, held until now.
+		if tt, ok := cleanTitle(g[1] + g[3]); ok {
+			c.speaker.past(Job, "", tt, c.t)
+		}
+		if o, ok := cleanName(g[2] + g[4]); ok {
+			c.speaker.past(Employer, "", o, c.t)
+		}
 		c.speaker.close(Job, "", c.t, nil)
 		c.speaker.close(Employer, "", c.t, nil)
 	}),
@@ -144,10 +154,10 @@ var firstPerson = []rule{
 	}),
 
 	// Pets.
-	r(`\b`+anyOf+`\s+`+adjPet+kind+`,?\s+`+name, func(c *sentenceCtx, g []string) {
+	r(`\b`+anyOf+`\s+`+adjPet+kind+`\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPet(c.speaker, g[1], g[2])
 	}),
-	r(iwe+have+adv+`\s+(?i:got|adopted|rescued|bought|have|brought home)\s+(?i:a|an|another)\s+`+adjPet+kind+`,?\s+(?i:named|called)\s+`+name, func(c *sentenceCtx, g []string) {
+	r(`(?:^|`+iwe+have+adv+`\s+)(?:(?i:just)\s+)?(?i:got|adopted|rescued|bought|have|brought home)\s+(?i:a|an|another)\s+`+adjPet+kind+`,?\s+(?i:named|called)\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPet(c.speaker, g[1], g[2])
 	}),
 	r(iwe+have+adv+`\s+(?i:renamed)\s+(?:`+anyOf+`\s+`+adjPet+kind+`\s+)?(?:`+name+`\s+)?(?:(?i:to)\s+)?`+name, func(c *sentenceCtx, g []string) {
@@ -164,7 +174,7 @@ var firstPerson = []rule{
 	}),
 
 	// Partner and relationship status.
-	r(`\b(?i:my)\s+(?:(?i:new|lovely|amazing|wonderful|dear|sweet)\s+)*`+partnerWord+`,?\s+`+name, func(c *sentenceCtx, g []string) {
+	r(`\b(?i:my)\s+(?:(?i:new|lovely|amazing|wonderful|dear|sweet)\s+)*`+partnerWord+`\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPartner(g[2], statusOf(g[1]))
 	}),
 	r(i+`(?i:'m|\s+am|'ve been|\s+have been)`+adv+`\s+(?i:dating|going out with)\s+`+name, func(c *sentenceCtx, g []string) {
@@ -230,7 +240,7 @@ var firstPerson = []rule{
 // named are the rules about a person the speaker names by relation ("my
 // sister Ana"); g[1] is the relation and g[2] the name. The rest of the
 // sentence is then read for what it says of them (thirdPerson).
-var named = r(`\b(?i:my)\s+(?:(?i:older|younger|big|little|best|old|new|twin|step|dear|lovely)\s+)*`+relWord+`,?\s+`+name, nil)
+var named = r(`\b(?i:my)\s+(?:(?i:older|younger|big|little|best|old|new|twin|step|dear|lovely)\s+)*`+relWord+`\s+`+name, nil)
 
 // tail is how a thirdPerson rule starts: right after the name, or after a
 // first clause joined by "and" ("my sister Ana lives in Madrid and works
@@ -272,7 +282,8 @@ func init() {
 // go ("Lisbon Last" cannot happen, but "Paris And" can), and a value that
 // is a stop word is rejected.
 func cleanName(s string) (string, bool) {
-	ws := strings.Fields(strings.TrimRight(strings.TrimSpace(s), ".'-"))
+	s = strings.TrimSuffix(strings.TrimSpace(s), "'s")
+	ws := strings.Fields(strings.TrimRight(s, ".'-"))
 	for len(ws) > 0 && (stopNames[ws[len(ws)-1]] || isSmall(ws[len(ws)-1])) {
 		ws = ws[:len(ws)-1]
 	}
@@ -297,7 +308,7 @@ var titleStop = map[string]bool{}
 func init() {
 	for _, w := range strings.Fields(`at for in and with because since but so now there here which who that on from to this
 		last next these those part full right again too as of my our the a an while when where until after before or
-		like lately`) {
+		like lately yesterday today tomorrow tonight recently ago soon anymore again already`) {
 		titleStop[w] = true
 	}
 }
