@@ -128,7 +128,7 @@ func badCases() []badCase {
 		{name: "missing turn", method: "GET", path: "/v1/turns/nope?user_id=alice", status: 404, code: api.CodeNotFound, msg: `turn "nope" not found in space user "alice"`},
 		{name: "missing event", method: "GET", path: "/v1/events/e999?user_id=alice&agent_id=bot", status: 404, code: api.CodeNotFound, msg: `event "e999" not found in space user "alice", agent "bot"`},
 		{name: "missing profile", method: "GET", path: "/v1/profiles/Nobody?user_id=alice", status: 404, code: api.CodeNotFound, msg: `profile "Nobody" not found in space user "alice"`},
-		{name: "bad as_of", method: "GET", path: "/v1/profiles?user_id=alice&as_of=yesterday", status: 400, code: api.CodeInvalidRequest, msg: `"as_of"`},
+		{name: "bad as_of", method: "GET", path: "/v1/profiles?user_id=alice&as_of=yesterday", status: 400, code: api.CodeInvalidRequest, msg: `as_of: want an RFC 3339 time`},
 		{name: "other user's profiles", method: "GET", path: "/v1/profiles?user_id=bob", key: aliceKey, status: 403, code: api.CodeForbidden, msg: "bob"},
 		{name: "missing job", method: "GET", path: "/v1/jobs/job_x?user_id=alice", status: 404, code: api.CodeNotFound, msg: "job_x"},
 		{name: "delete missing turn", method: "DELETE", path: "/v1/turns/nope?user_id=alice", status: 404, code: api.CodeNotFound, msg: "nope"},

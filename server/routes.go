@@ -518,18 +518,25 @@ func listTurnsRequest(r *http.Request, sc api.Scope) (api.ListTurnsRequest, erro
 // 3339 time or a date (YYYY-MM-DD, midnight UTC).
 func profilesRequest(r *http.Request, sc api.Scope) (api.ProfilesRequest, error) {
 	req := api.ProfilesRequest{Scope: sc}
-	v := param(r, "as_of")
-	if v == "" {
-		return req, nil
+	if v := param(r, "as_of"); v != "" {
+		t, err := parseAsOf(v)
+		if err != nil {
+			return req, err
+		}
+		req.AsOf = t
 	}
+	return req, nil
+}
+
+// parseAsOf parses an as_of argument.
+func parseAsOf(v string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, v)
 	if err != nil {
 		if t, err = time.Parse(time.DateOnly, v); err != nil {
-			return req, badRequest("query parameter \"as_of\": want an RFC 3339 time or a date YYYY-MM-DD, got %q", v)
+			return t, badRequest("as_of: want an RFC 3339 time or a date YYYY-MM-DD, got %q", v)
 		}
 	}
-	req.AsOf = t
-	return req, nil
+	return t, nil
 }
 
 // countingWriter remembers whether anything was written.
