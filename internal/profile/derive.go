@@ -12,7 +12,7 @@ func (d *deriver) turn(t Turn) {
 	}
 	sp := d.entity(t.Speaker, true)
 	for _, s := range sentences(t.Text) {
-		c := &sentenceCtx{d: d, speaker: sp, t: t, text: s}
+		c := &sentenceCtx{d: d, speaker: sp, t: t, text: s, lower: strings.ToLower(s)}
 		for _, ru := range firstPerson {
 			c.apply(ru, s)
 		}
@@ -23,6 +23,9 @@ func (d *deriver) turn(t Turn) {
 // apply runs one rule on text (a sentence or the part of it after a name)
 // for c.speaker, for every match that is not hedged.
 func (c *sentenceCtx) apply(ru rule, text string) {
+	if !c.needs(ru) {
+		return
+	}
 	for _, loc := range ru.re.FindAllStringSubmatchIndex(text, -1) {
 		if hedged(text[:loc[0]]) {
 			continue
@@ -37,9 +40,23 @@ func (c *sentenceCtx) apply(ru rule, text string) {
 	}
 }
 
+// needs reports whether the sentence contains one of the rule's needed
+// strings.
+func (c *sentenceCtx) needs(ru rule) bool {
+	for _, n := range ru.need {
+		if strings.Contains(c.lower, n) {
+			return true
+		}
+	}
+	return false
+}
+
 // namedPeople reads "my sister Ana ..." mentions: the person gets the
 // relation, and what the rest of the sentence says of them.
 func (c *sentenceCtx) namedPeople(s string) {
+	if !c.needs(named) {
+		return
+	}
 	for _, loc := range named.re.FindAllStringSubmatchIndex(s, -1) {
 		if hedged(s[:loc[0]]) {
 			continue
@@ -51,7 +68,7 @@ func (c *sentenceCtx) namedPeople(s string) {
 		}
 		p := c.d.entity(n, false)
 		p.set(Relation, "", rel+" of "+c.speaker.name, c.t, true)
-		sub := &sentenceCtx{d: c.d, speaker: p, t: c.t, text: s}
+		sub := &sentenceCtx{d: c.d, speaker: p, t: c.t, text: s, lower: c.lower}
 		for _, ru := range thirdPerson {
 			sub.apply(ru, s[loc[1]:])
 		}

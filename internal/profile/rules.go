@@ -47,8 +47,9 @@ const (
 // rule is one pattern and what its match states. groups are the match's
 // submatches (groups[0] is the whole match).
 type rule struct {
-	re *regexp.Regexp
-	do func(c *sentenceCtx, g []string)
+	need []string
+	re   *regexp.Regexp
+	do   func(c *sentenceCtx, g []string)
 }
 
 // sentenceCtx is one sentence being read.
@@ -57,69 +58,75 @@ type sentenceCtx struct {
 	speaker *entity
 	t       Turn
 	text    string
+	// lower is text in lower case, for the rules' needs.
+	lower string
 	// fresh holds the plans this sentence stated.
 	fresh map[string]bool
 }
 
-func r(pattern string, do func(c *sentenceCtx, g []string)) rule {
-	return rule{re: regexp.MustCompile(pattern), do: do}
+// r makes a rule. need lists ("|"-separated) lower-case strings of which
+// a sentence must contain one for the pattern to be tried: most sentences
+// are about none of this, and a substring test costs far less than a
+// regular expression.
+func r(need, pattern string, do func(c *sentenceCtx, g []string)) rule {
+	return rule{need: strings.Split(need, "|"), re: regexp.MustCompile(pattern), do: do}
 }
 
 // firstPerson are the rules about the speaker, in the order they apply to a
 // sentence (statements before the closings they may come with).
 var firstPerson = []rule{
 	// Home.
-	r(`(?:^|`+iwe+have+adv+`\s+)`+`(?i:moved|relocated)(?:\s+(?i:back))?\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("moved|relocated", `(?:^|`+iwe+have+adv+`\s+)`+`(?i:moved|relocated)(?:\s+(?i:back))?\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.setPlace(c.speaker, Home, g[1])
 	}),
-	r(iwe+amOpt+adv+`\s+(?i:live|living|based|settled)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("live|living|based|settled", iwe+amOpt+adv+`\s+(?i:live|living|based|settled)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.setPlace(c.speaker, Home, g[1])
 	}),
-	r(iwe+`\s+(?i:don't|do not|no longer)\s+(?i:live)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("live", iwe+`\s+(?i:don't|do not|no longer)\s+(?i:live)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
 		if p, ok := cleanPlace(g[1]); ok {
 			c.speaker.close(Home, "", c.t, func(v string) bool { return same(v, p) })
 		}
 	}),
-	r(iwe+have+adv+`\s+(?i:moved)\s+(?i:out of|away from)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("moved", iwe+have+adv+`\s+(?i:moved)\s+(?i:out of|away from)\s+`+place, func(c *sentenceCtx, g []string) {
 		if p, ok := cleanPlace(g[1]); ok {
 			c.speaker.close(Home, "", c.t, func(v string) bool { return same(v, p) })
 		}
 	}),
-	r(iwe+`\s+(?i:used to live|once lived|previously lived)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("lived|live", iwe+`\s+(?i:used to live|once lived|previously lived)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
 		if p, ok := cleanPlace(g[1]); ok {
 			c.speaker.past(Home, "", p, c.t)
 		}
 	}),
-	r(i+`(?i:'m|\s+am)\s+(?:(?i:originally)\s+)?(?i:from)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("from", i+`(?i:'m|\s+am)\s+(?:(?i:originally)\s+)?(?i:from)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.setPlace(c.speaker, Hometown, g[1])
 	}),
-	r(i+`\s+(?i:grew up)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("grew up", i+`\s+(?i:grew up)\s+(?i:in)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.setPlace(c.speaker, Hometown, g[1])
 	}),
 
 	// Job and employer.
-	r(i+amOpt+adv+`\s+(?i:work|working)\s+(?i:as)\s+`+an+titleOrg, func(c *sentenceCtx, g []string) {
+	r("work", i+amOpt+adv+`\s+(?i:work|working)\s+(?i:as)\s+`+an+titleOrg, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[1]+g[3], g[2], false)
 	}),
-	r(i+have+adv+`\s+(?i:got|landed|accepted|took|started|began|found)\s+(?i:a|an|my|the)\s+(?:(?i:new)\s+)?(?i:job|position|role|gig)\s+(?i:as)\s+`+an+titleOrg, func(c *sentenceCtx, g []string) {
+	r("job|position|role|gig", i+have+adv+`\s+(?i:got|landed|accepted|took|started|began|found)\s+(?i:a|an|my|the)\s+(?:(?i:new)\s+)?(?i:job|position|role|gig)\s+(?i:as)\s+`+an+titleOrg, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[1]+g[3], g[2], true)
 	}),
-	r(i+have+adv+`\s+(?i:got|been)\s+(?i:promoted)\s+(?i:to)\s+`+an+title, func(c *sentenceCtx, g []string) {
+	r("promoted", i+have+adv+`\s+(?i:got|been)\s+(?i:promoted)\s+(?i:to)\s+`+an+title, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[1], "", false)
 	}),
-	r(i+amOpt+adv+`\s+(?i:work|working)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
+	r("work", i+amOpt+adv+`\s+(?i:work|working)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, "", g[1], false)
 	}),
-	r(i+have+adv+`\s+(?i:got|landed|accepted|took|started|began|found)\s+(?i:a|an|my|the)\s+(?:(?i:new)\s+)?(?i:job|position|role|internship)\s+(?i:at|with)\s+`+org, func(c *sentenceCtx, g []string) {
+	r("job|position|role|internship", i+have+adv+`\s+(?i:got|landed|accepted|took|started|began|found)\s+(?i:a|an|my|the)\s+(?:(?i:new)\s+)?(?i:job|position|role|internship)\s+(?i:at|with)\s+`+org, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, "", g[1], true)
 	}),
-	r(i+have+adv+`\s+(?i:started|began)\s+(?i:working)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
+	r("working", i+have+adv+`\s+(?i:started|began)\s+(?i:working)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, "", g[1], true)
 	}),
-	r(i+have+adv+`\s+(?i:joined)\s+`+org+`\s+(?i:as)\s+`+an+title, func(c *sentenceCtx, g []string) {
+	r("joined", i+have+adv+`\s+(?i:joined)\s+`+org+`\s+(?i:as)\s+`+an+title, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[2], g[1], true)
 	}),
-	r(me+`(?:(?i:also|just)\s+)*(?i:quit|left|lost)\s+(?i:my)\s+(?:(?i:old)\s+)?(?i:job|position|role)\b(?:\s+(?i:as)\s+`+an+titleOrg+`|\s+(?i:at|with)\s+`+org+`)?`, func(c *sentenceCtx, g []string) {
+	r("quit|left|lost", me+`(?:(?i:also|just)\s+)*(?i:quit|left|lost)\s+(?i:my)\s+(?:(?i:old)\s+)?(?i:job|position|role)\b(?:\s+(?i:as)\s+`+an+titleOrg+`|\s+(?i:at|with)\s+`+org+`)?`, func(c *sentenceCtx, g []string) {
 		// The job it names, if any, held until now.
 		if tt, ok := cleanTitle(g[1] + g[3]); ok {
 			c.speaker.past(Job, "", tt, c.t)
@@ -130,109 +137,109 @@ var firstPerson = []rule{
 		c.speaker.close(Job, "", c.t, nil)
 		c.speaker.close(Employer, "", c.t, nil)
 	}),
-	r(i+have+adv+`\s+(?i:quit|left)\s+`+org, func(c *sentenceCtx, g []string) {
+	r("quit|left", i+have+adv+`\s+(?i:quit|left)\s+`+org, func(c *sentenceCtx, g []string) {
 		if o, ok := cleanName(g[1]); ok && c.speaker.close(Employer, "", c.t, func(v string) bool { return same(v, o) }) > 0 {
 			c.speaker.close(Job, "", c.t, nil)
 		}
 	}),
-	r(i+`(?i:\s+was|\s+got|\s+have been|'ve been|\s+just got|\s+was just)\s+(?i:fired|laid off|let go)\b`, func(c *sentenceCtx, g []string) {
+	r("fired|laid off|let go", i+`(?i:\s+was|\s+got|\s+have been|'ve been|\s+just got|\s+was just)\s+(?i:fired|laid off|let go)\b`, func(c *sentenceCtx, g []string) {
 		c.speaker.close(Job, "", c.t, nil)
 		c.speaker.close(Employer, "", c.t, nil)
 	}),
-	r(i+`(?i:\s+no longer|\s+don't|\s+do not)\s+(?i:work)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
+	r("work", i+`(?i:\s+no longer|\s+don't|\s+do not)\s+(?i:work)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
 		if o, ok := cleanName(g[1]); ok && c.speaker.close(Employer, "", c.t, func(v string) bool { return same(v, o) }) > 0 {
 			c.speaker.close(Job, "", c.t, nil)
 		}
 	}),
-	r(i+`(?i:'m|\s+am)`+adv+`\s+(?i:unemployed|between jobs|out of work|jobless)\b`, func(c *sentenceCtx, g []string) {
+	r("unemployed|between jobs|out of work|jobless", i+`(?i:'m|\s+am)`+adv+`\s+(?i:unemployed|between jobs|out of work|jobless)\b`, func(c *sentenceCtx, g []string) {
 		c.speaker.close(Job, "", c.t, nil)
 		c.speaker.close(Employer, "", c.t, nil)
 	}),
-	r(i+have+adv+`\s+(?i:retired)\b`, func(c *sentenceCtx, g []string) {
+	r("retired", i+have+adv+`\s+(?i:retired)\b`, func(c *sentenceCtx, g []string) {
 		c.speaker.close(Employer, "", c.t, nil)
 		c.speaker.set(Job, "", "retired", c.t, true)
 	}),
 
 	// Pets.
-	r(`\b`+anyOf+`\s+`+adjPet+kind+`\s+`+name, func(c *sentenceCtx, g []string) {
+	r("dog|pup|cat|kitt|hamster|rabbit|bunn|parrot|bird|budgie|fish|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|chinchilla|hedgehog|guinea", `\b`+anyOf+`\s+`+adjPet+kind+`\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPet(c.speaker, g[1], g[2])
 	}),
-	r(`(?:^|`+iwe+have+adv+`\s+)(?:(?i:just)\s+)?(?i:got|adopted|rescued|bought|have|brought home)\s+(?i:a|an|another)\s+`+adjPet+kind+`,?\s+(?i:named|called)\s+`+name, func(c *sentenceCtx, g []string) {
+	r("named|called", `(?:^|`+iwe+have+adv+`\s+)(?:(?i:just)\s+)?(?i:got|adopted|rescued|bought|have|brought home)\s+(?i:a|an|another)\s+`+adjPet+kind+`,?\s+(?i:named|called)\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPet(c.speaker, g[1], g[2])
 	}),
-	r(iwe+have+adv+`\s+(?i:renamed)\s+(?:`+anyOf+`\s+`+adjPet+kind+`\s+)?(?:`+name+`\s+)?(?:(?i:to)\s+)?`+name, func(c *sentenceCtx, g []string) {
+	r("renamed", iwe+have+adv+`\s+(?i:renamed)\s+(?:`+anyOf+`\s+`+adjPet+kind+`\s+)?(?:`+name+`\s+)?(?:(?i:to)\s+)?`+name, func(c *sentenceCtx, g []string) {
 		c.renamePet(c.speaker, g[1], g[2], g[3])
 	}),
-	r(`\b`+anyOf+`\s+`+kind+`(?:'s)?\s+(?:(?i:new)\s+)?(?i:name)\s+(?i:is)\s+(?:(?i:now)\s+)?`+name, func(c *sentenceCtx, g []string) {
+	r("name", `\b`+anyOf+`\s+`+kind+`(?:'s)?\s+(?:(?i:new)\s+)?(?i:name)\s+(?i:is)\s+(?:(?i:now)\s+)?`+name, func(c *sentenceCtx, g []string) {
 		c.renamePet(c.speaker, g[1], "", g[2])
 	}),
-	r(`\b`+anyOf+`\s+`+adjPet+kind+`(?:,?\s+`+name+`,?)?\s+(?i:passed away|died|passed|was put down|ran away)\b`, func(c *sentenceCtx, g []string) {
+	r("passed|died|put down|ran away", `\b`+anyOf+`\s+`+adjPet+kind+`(?:,?\s+`+name+`,?)?\s+(?i:passed away|died|passed|was put down|ran away)\b`, func(c *sentenceCtx, g []string) {
 		c.endPet(c.speaker, g[1], g[2])
 	}),
-	r(iwe+have+adv+`\s+(?i:lost|rehomed|gave away|had to give away|had to rehome)\s+`+anyOf+`\s+`+adjPet+kind+`(?:,?\s+`+name+`)?`, func(c *sentenceCtx, g []string) {
+	r("lost|rehome|gave away|give away", iwe+have+adv+`\s+(?i:lost|rehomed|gave away|had to give away|had to rehome)\s+`+anyOf+`\s+`+adjPet+kind+`(?:,?\s+`+name+`)?`, func(c *sentenceCtx, g []string) {
 		c.endPet(c.speaker, g[1], g[2])
 	}),
 
 	// Partner and relationship status.
-	r(`\b(?i:my)\s+(?:(?i:new|lovely|amazing|wonderful|dear|sweet)\s+)*`+partnerWord+`\s+`+name, func(c *sentenceCtx, g []string) {
+	r("boyfriend|girlfriend|partner|husband|wife|fianc", `\b(?i:my)\s+(?:(?i:new|lovely|amazing|wonderful|dear|sweet)\s+)*`+partnerWord+`\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPartner(g[2], statusOf(g[1]))
 	}),
-	r(i+`(?i:'m|\s+am|'ve been|\s+have been)`+adv+`\s+(?i:dating|going out with)\s+`+name, func(c *sentenceCtx, g []string) {
+	r("dating|going out", i+`(?i:'m|\s+am|'ve been|\s+have been)`+adv+`\s+(?i:dating|going out with)\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPartner(g[1], "dating")
 	}),
-	r(iwe+adv+`\s+(?i:started|began)\s+(?i:dating|going out with)\s+`+name, func(c *sentenceCtx, g []string) {
+	r("dating|going out", iwe+adv+`\s+(?i:started|began)\s+(?i:dating|going out with)\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPartner(g[1], "dating")
 	}),
-	r(i+have+adv+`\s+(?:(?i:got)\s+)?(?i:married)\s+(?:(?i:to)\s+)?`+name, func(c *sentenceCtx, g []string) {
+	r("married", i+have+adv+`\s+(?:(?i:got)\s+)?(?i:married)\s+(?:(?i:to)\s+)?`+name, func(c *sentenceCtx, g []string) {
 		c.setPartner(g[1], "married")
 	}),
-	r(i+`(?i:'m|\s+am)`+adv+`\s+(?i:engaged|married)\s+(?i:to)\s+`+name, func(c *sentenceCtx, g []string) {
+	r("engaged|married", i+`(?i:'m|\s+am)`+adv+`\s+(?i:engaged|married)\s+(?i:to)\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPartner(g[2], strings.ToLower(g[1]))
 	}),
-	r(iwe+have+adv+`\s+(?i:got married|tied the knot)\b`, func(c *sentenceCtx, g []string) {
+	r("married|tied the knot", iwe+have+adv+`\s+(?i:got married|tied the knot)\b`, func(c *sentenceCtx, g []string) {
 		c.speaker.set(Relationship, "", "married", c.t, true)
 	}),
-	r(iwe+have+adv+`\s+(?i:got engaged)\b`, func(c *sentenceCtx, g []string) {
+	r("engaged", iwe+have+adv+`\s+(?i:got engaged)\b`, func(c *sentenceCtx, g []string) {
 		c.speaker.set(Relationship, "", "engaged", c.t, true)
 	}),
-	r(i+have+adv+`\s+(?i:broke up|broken up|split up|split|separated)\s+(?i:with)\s+(?:(?i:my)\s+`+partnerWord+`,?\s*)?(?:`+name+`)?`, func(c *sentenceCtx, g []string) {
+	r("broke|split|separated", i+have+adv+`\s+(?i:broke up|broken up|split up|split|separated)\s+(?i:with)\s+(?:(?i:my)\s+`+partnerWord+`,?\s*)?(?:`+name+`)?`, func(c *sentenceCtx, g []string) {
 		c.endPartner(g[2], "single")
 	}),
-	r(`\b(?i:we)`+have+adv+`\s+(?i:broke up|broken up|split up|separated|called it quits)\b`, func(c *sentenceCtx, g []string) {
+	r("broke|split|separated|quits", `\b(?i:we)`+have+adv+`\s+(?i:broke up|broken up|split up|separated|called it quits)\b`, func(c *sentenceCtx, g []string) {
 		c.endPartner("", "single")
 	}),
-	r(iwe+have+adv+`\s+(?i:got divorced|divorced)\b`, func(c *sentenceCtx, g []string) {
+	r("divorced", iwe+have+adv+`\s+(?i:got divorced|divorced)\b`, func(c *sentenceCtx, g []string) {
 		c.endPartner("", "divorced")
 	}),
-	r(i+`(?i:'m|\s+am)`+adv+`\s+((?i:single|divorced))(?:[\s.,!;]|$)`, func(c *sentenceCtx, g []string) {
+	r("single|divorced", i+`(?i:'m|\s+am)`+adv+`\s+((?i:single|divorced))(?:[\s.,!;]|$)`, func(c *sentenceCtx, g []string) {
 		c.endPartner("", strings.ToLower(g[1]))
 	}),
 
 	// Favourites.
-	r(`\b(?i:my)\s+(?:(?i:new|all-time|absolute|current|very)\s+)*(?i:favou?rite)\s+([a-z]+(?:\s+[a-z]+)?)\s+(?i:is|is now|has to be|has become)\s+([^,.;!?]+)`, func(c *sentenceCtx, g []string) {
+	r("favorite|favourite", `\b(?i:my)\s+(?:(?i:new|all-time|absolute|current|very)\s+)*(?i:favou?rite)\s+([a-z]+(?:\s+[a-z]+)?)\s+(?i:is|is now|has to be|has become)\s+([^,.;!?]+)`, func(c *sentenceCtx, g []string) {
 		c.setFavorite(g[1], g[2])
 	}),
-	r(`([A-Z][\p{L}\d'-]*(?:\s+[A-Z][\p{L}\d'-]*){0,4})\s+(?i:is|are)\s+(?:(?i:now)\s+)?(?i:my)\s+(?:(?i:new|all-time|absolute)\s+)?(?i:favou?rite)\s+([a-z]+)`, func(c *sentenceCtx, g []string) {
+	r("favorite|favourite", `([A-Z][\p{L}\d'-]*(?:\s+[A-Z][\p{L}\d'-]*){0,4})\s+(?i:is|are)\s+(?:(?i:now)\s+)?(?i:my)\s+(?:(?i:new|all-time|absolute)\s+)?(?i:favou?rite)\s+([a-z]+)`, func(c *sentenceCtx, g []string) {
 		c.setFavorite(g[2], g[1])
 	}),
 
 	// Plans: trips and moves.
-	r(iwe+am+adv+`\s+(?i:moving|relocating)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("moving|relocating", iwe+am+adv+`\s+(?i:moving|relocating)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.plan("move to", g[1])
 	}),
-	r(iwe+amOpt+adv+`\s+(?i:planning|going|about|plan|intend|intending)\s+(?i:to)\s+(?i:move|relocate)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("move|relocate", iwe+amOpt+adv+`\s+(?i:planning|going|about|plan|intend|intending)\s+(?i:to)\s+(?i:move|relocate)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.plan("move to", g[1])
 	}),
-	r(iwe+am+adv+`\s+(?:(?i:planning|heading|flying|traveling|travelling)(?:\s+(?i:on))?|(?i:going\s+on))\s+(?:(?i:a|an|our|my)\s+(?:[a-z]+\s+)?(?i:trip|vacation|holiday|getaway)\s+)?(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("trip|vacation|holiday|getaway|planning|heading|flying|travel|going on", iwe+am+adv+`\s+(?:(?i:planning|heading|flying|traveling|travelling)(?:\s+(?i:on))?|(?i:going\s+on))\s+(?:(?i:a|an|our|my)\s+(?:[a-z]+\s+)?(?i:trip|vacation|holiday|getaway)\s+)?(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.plan("trip to", g[1])
 	}),
-	r(iwe+amOpt+adv+`\s+(?i:planning|plan|intend|intending)\s+(?i:to)\s+(?i:visit|go to|travel to|fly to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("planning|plan|intend", iwe+amOpt+adv+`\s+(?i:planning|plan|intend|intending)\s+(?i:to)\s+(?i:visit|go to|travel to|fly to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.plan("trip to", g[1])
 	}),
-	r(iwe+have+adv+`\s+(?i:booked|planned)\s+(?i:a|an|our|my)\s+(?:[a-z]+\s+)?(?i:trip|vacation|holiday|flight|getaway)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("booked|planned", iwe+have+adv+`\s+(?i:booked|planned)\s+(?i:a|an|our|my)\s+(?:[a-z]+\s+)?(?i:trip|vacation|holiday|flight|getaway)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
 		c.plan("trip to", g[1])
 	}),
-	r(`(?i:\b(?:i|we)\b.*\b(?:cancel(?:l)?ed|called off|scrapped|postponed|put off|gave up on)\b|\b(?:i|we)(?:'m|'re| am| are)\s+(?:not|no longer)\s+(?:going|moving|traveling|travelling|planning)\b)`, func(c *sentenceCtx, g []string) {
+	r("cancel|called off|scrapped|postponed|put off|gave up|not|no longer", `(?i:\b(?:i|we)\b.*\b(?:cancel(?:l)?ed|called off|scrapped|postponed|put off|gave up on)\b|\b(?:i|we)(?:'m|'re| am| are)\s+(?:not|no longer)\s+(?:going|moving|traveling|travelling|planning)\b)`, func(c *sentenceCtx, g []string) {
 		c.cancelPlans()
 	}),
 }
@@ -240,7 +247,7 @@ var firstPerson = []rule{
 // named are the rules about a person the speaker names by relation ("my
 // sister Ana"); g[1] is the relation and g[2] the name. The rest of the
 // sentence is then read for what it says of them (thirdPerson).
-var named = r(`\b(?i:my)\s+(?:(?i:older|younger|big|little|best|old|new|twin|step|dear|lovely)\s+)*`+relWord+`\s+`+name, nil)
+var named = r("my ", `\b(?i:my)\s+(?:(?i:older|younger|big|little|best|old|new|twin|step|dear|lovely)\s+)*`+relWord+`\s+`+name, nil)
 
 // tail is how a thirdPerson rule starts: right after the name, or after a
 // first clause joined by "and" ("my sister Ana lives in Madrid and works
@@ -249,17 +256,17 @@ const tail = `^(?:,?\s+(?:(?i:who)\s+)?|(?:\s+[^,;]*?)?\s+(?i:and)\s+)` + adv + 
 
 // thirdPerson are the rules read right after a named person.
 var thirdPerson = []rule{
-	r(tail+`(?:(?i:has|had)\s+)?(?i:lives|moved|relocated|is living)\s+(?i:in|to)\s+`+place, func(c *sentenceCtx, g []string) {
+	r("live|moved|relocated", tail+`(?:(?i:has|had)\s+)?(?i:lives|moved|relocated|is living)\s+(?i:in|to)\s+`+place, func(c *sentenceCtx, g []string) {
 		// c.speaker is the named person here.
 		c.setPlace(c.speaker, Home, g[1])
 	}),
-	r(tail+`(?i:works|is working)\s+(?i:as)\s+`+an+titleOrg, func(c *sentenceCtx, g []string) {
+	r("work", tail+`(?i:works|is working)\s+(?i:as)\s+`+an+titleOrg, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[1]+g[3], g[2], false)
 	}),
-	r(tail+`(?i:works|is working)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
+	r("work", tail+`(?i:works|is working)\s+(?i:at|for)\s+`+org, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, "", g[1], false)
 	}),
-	r(tail+`(?:(?i:has)\s+)?(?i:got|landed|started)\s+(?i:a)\s+(?:(?i:new)\s+)?(?i:job)(?:\s+(?i:as)\s+`+an+titleOrg+`|\s+(?i:at|with)\s+`+org+`)`, func(c *sentenceCtx, g []string) {
+	r("got|landed|started", tail+`(?:(?i:has)\s+)?(?i:got|landed|started)\s+(?i:a)\s+(?:(?i:new)\s+)?(?i:job)(?:\s+(?i:as)\s+`+an+titleOrg+`|\s+(?i:at|with)\s+`+org+`)`, func(c *sentenceCtx, g []string) {
 		c.setJob(c.speaker, g[1]+g[3], g[2]+g[4], true)
 	}),
 }
