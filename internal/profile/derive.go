@@ -11,12 +11,34 @@ func (d *deriver) turn(t Turn) {
 		return
 	}
 	sp := d.entity(t.Speaker, true)
-	for _, s := range sentences(t.Text) {
+	ss := sentences(t.Text)
+	for k, s := range ss {
 		c := &sentenceCtx{d: d, speaker: sp, t: t, text: s, lower: strings.ToLower(s)}
 		for _, ru := range firstPerson {
 			c.apply(ru, s)
 		}
 		c.namedPeople(s)
+		if k+1 < len(ss) {
+			c.adoptedThenNamed(s, ss[k+1])
+		}
+	}
+}
+
+// adoptRe is a new pet without its name: "I adopted a dog two days ago".
+var adoptRe = regexp.MustCompile(`\b(?i:i|we)(?i:'ve|\s+have)?(?:\s+(?i:just|finally|recently))?\s+(?i:adopted|got|rescued|brought home)\s+(?i:a|an)\s+(?:(?i:new|little|sweet|rescue)\s+)*` + kind + `\b`)
+
+// namedRe gives the name in the next sentence: "A three-year-old
+// greyhound called Biscuit", "His name is Biscuit".
+var namedRe = regexp.MustCompile(`^(?:(?i:an?|the)\s+)?(?:[\w-]+\s+){0,3}?(?:` + kind + `\s+(?i:named|called)|(?i:his|her|its|the)\s+(?i:name)\s+(?i:is))\s+` + name + `\b`)
+
+// adoptedThenNamed reads a new pet told in two sentences of one turn.
+func (c *sentenceCtx) adoptedThenNamed(s, next string) {
+	m := adoptRe.FindStringSubmatchIndex(s)
+	if m == nil || hedged(s[:m[0]]) {
+		return
+	}
+	if g := namedRe.FindStringSubmatch(next); g != nil {
+		c.setPet(c.speaker, s[m[2]:m[3]], g[2])
 	}
 }
 

@@ -27,7 +27,9 @@ const (
 	titleOrg = `(?:([a-z][a-z-]*(?:\s+[a-z][a-z-]*){0,3}?)\s+(?i:at|for|with)\s+` + org + `|` + title + `)`
 	an       = `(?:(?i:an?)\s+)?`
 	// kind is a kind of pet.
-	kind = `(?i:(guinea pig|dog|puppy|pup|cat|kitten|kitty|hamster|rabbit|bunny|parrot|bird|budgie|goldfish|fish|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|chinchilla|hedgehog))`
+	kind = `(?i:(guinea pig|dog|puppy|pup|cat|kitten|kitty|hamster|rabbit|bunny|parrot|bird|budgie|goldfish|fish|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|chinchilla|hedgehog|` + breeds + `))`
+	// breeds are dog breeds, which stand for "dog".
+	breeds = `greyhound|labrador|retriever|poodle|beagle|terrier|corgi|husky|pug|dachshund|shepherd|spaniel|bulldog|chihuahua|collie|dalmatian|rottweiler|schnauzer|doberman`
 	// partnerWord names a partner.
 	partnerWord = `(?i:(boyfriend|girlfriend|partner|husband|wife|fianc[eé]e?))`
 	// relWord names a relative or acquaintance.
@@ -43,6 +45,9 @@ const (
 	anyOf  = `(?i:my|our)`
 	adjPet = `(?:(?i:new|little|sweet|old|beloved|adopted|rescue|cute|adorable|baby|lovely)\s+)*`
 )
+
+// petNeeds are the needs of the pet mention rule: the kinds and breeds.
+var petNeeds = "dog|pup|cat|kitt|hamster|rabbit|bunn|parrot|bird|budgie|fish|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|chinchilla|hedgehog|guinea|" + breeds
 
 // rule is one pattern and what its match states. groups are the match's
 // submatches (groups[0] is the whole match).
@@ -155,13 +160,16 @@ var firstPerson = []rule{
 		c.speaker.close(Job, "", c.t, nil)
 		c.speaker.close(Employer, "", c.t, nil)
 	}),
+	r("job", i+have+adv+`\s+(?i:got|landed|accepted|took|started)\s+(?i:the)\s+`+org+`\s+(?i:job|position|role|internship)\b`, func(c *sentenceCtx, g []string) {
+		c.setJob(c.speaker, "", g[1], true)
+	}),
 	r("retired", i+have+adv+`\s+(?i:retired)\b`, func(c *sentenceCtx, g []string) {
 		c.speaker.close(Employer, "", c.t, nil)
 		c.speaker.set(Job, "", "retired", c.t, true)
 	}),
 
 	// Pets.
-	r("dog|pup|cat|kitt|hamster|rabbit|bunn|parrot|bird|budgie|fish|turtle|tortoise|horse|pony|snake|lizard|gecko|ferret|chinchilla|hedgehog|guinea", `\b`+anyOf+`\s+`+adjPet+kind+`\s+`+name, func(c *sentenceCtx, g []string) {
+	r(petNeeds, `\b`+anyOf+`\s+`+adjPet+kind+`\s+`+name, func(c *sentenceCtx, g []string) {
 		c.setPet(c.speaker, g[1], g[2])
 	}),
 	r("named|called", `(?:^|`+iwe+have+adv+`\s+)(?:(?i:just)\s+)?(?i:got|adopted|rescued|bought|have|brought home)\s+(?i:a|an|another)\s+`+adjPet+kind+`,?\s+(?i:named|called)\s+`+name, func(c *sentenceCtx, g []string) {
@@ -234,6 +242,9 @@ var firstPerson = []rule{
 		c.plan("trip to", g[1])
 	}),
 	r("planning|plan|intend", iwe+amOpt+adv+`\s+(?i:planning|plan|intend|intending)\s+(?i:to)\s+(?i:visit|go to|travel to|fly to)\s+`+place, func(c *sentenceCtx, g []string) {
+		c.plan("trip to", g[1])
+	}),
+	r("trip|vacation|holiday|getaway", iwe+have+adv+`\s+(?i:booked|planned)\s+(?i:a|an|our|my)\s+`+place+`\s+(?i:trip|vacation|holiday|getaway)\b`, func(c *sentenceCtx, g []string) {
 		c.plan("trip to", g[1])
 	}),
 	r("booked|planned", iwe+have+adv+`\s+(?i:booked|planned)\s+(?i:a|an|our|my)\s+(?:[a-z]+\s+)?(?i:trip|vacation|holiday|flight|getaway)\s+(?i:to)\s+`+place, func(c *sentenceCtx, g []string) {
@@ -335,6 +346,8 @@ func cleanTitle(s string) (string, bool) {
 	return strings.Join(out, " "), true
 }
 
+var breedRe = regexp.MustCompile(`^(?:` + breeds + `)$`)
+
 // statusOf maps a partner word to the relationship status it implies.
 func statusOf(word string) string {
 	switch strings.ToLower(word) {
@@ -357,6 +370,9 @@ func petKind(k string) string {
 		return "cat"
 	case "bunny":
 		return "rabbit"
+	}
+	if breedRe.MatchString(k) {
+		return "dog"
 	}
 	return k
 }
