@@ -283,3 +283,57 @@ func TestRetrieveProfileEvidence(t *testing.T) {
 		m.Close()
 	}
 }
+
+// TestProfilesLoCoMo measures profiles on the LoCoMo-format dev files:
+// the values rules derive, how many were superseded (closed by a later
+// turn), and the questions whose gold evidence includes a superseded fact
+// (a turn stating a value that was later closed, or the turn closing it).
+// It measures and gates nothing. It is skipped unless HIGMEM_LOCOMO=1:
+//
+//	HIGMEM_LOCOMO=1 HIGMEM_LOCOMO_DATA=../shared/data/locomo_dev.json go test -run TestProfilesLoCoMo -v .
+func TestProfilesLoCoMo(t *testing.T) {
+	samples := loadLoCoMoDev(t, "HIGMEM_LOCOMO", "set HIGMEM_LOCOMO=1 to measure profiles on the LoCoMo dev file")
+	ctx := context.Background()
+	values, closed, questions, hit := 0, 0, 0, 0
+	for i := range samples {
+		s := &samples[i]
+		m, err := Open(ctx, Options{Mode: ModeOffline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := ingestLoCoMo(ctx, m, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := m.Profiles(ctx, sp, ProfileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		superseded := map[string]bool{}
+		for _, p := range ps {
+			for _, a := range p.Attributes {
+				for _, v := range a.Values {
+					values++
+					if v.Current() {
+						continue
+					}
+					closed++
+					t.Logf("%s: %s %s %q closed by %s (evidence %v)", s.ID, p.Entity, a.Label(), v.Value, v.ClosedBy, v.Evidence)
+					superseded[v.ClosedBy] = true
+					for _, id := range v.Evidence {
+						superseded[id] = true
+					}
+				}
+			}
+		}
+		for _, q := range s.QA {
+			questions++
+			if slices.ContainsFunc(q.Evidence, func(id string) bool { return superseded[id] }) {
+				hit++
+				t.Logf("%s: %q (evidence %v)", s.ID, q.Question, q.Evidence)
+			}
+		}
+		m.Close()
+	}
+	t.Logf("%d samples: %d profile values, %d superseded; %d of %d questions have a superseded fact in their evidence", len(samples), values, closed, hit, questions)
+}
