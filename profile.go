@@ -2,9 +2,7 @@ package higmem
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -46,8 +44,40 @@ type ProfileOptions struct {
 // profileCache holds the derived profiles of a space and the key of the
 // turns they were derived from.
 type profileCache struct {
-	key      uint64
+	key turnsKey
+	// turns is the slice the profiles were derived from: holding it keeps
+	// its array alive, so that no later slice of turns can have its
+	// address (key.data).
+	turns    []store.Turn
 	profiles []Profile
+}
+
+// turnsKey identifies a state of a space's turns. Turns are immutable and
+// only ever appended to the state's slice (a delete reloads the state into
+// a new slice), so the slice's array and length change with every write;
+// the sums of sequence numbers and stored-at times and the last turn guard
+// against a slice rebuilt in place all the same. It costs a pass over
+// integers, far less than a derivation (which reads every text).
+type turnsKey struct {
+	data           *store.Turn
+	n              int
+	seqSum, recSum int64
+	lastID         string
+}
+
+func keyOf(ts []store.Turn) turnsKey {
+	k := turnsKey{n: len(ts)}
+	if len(ts) > 0 {
+		k.data = &ts[0]
+	}
+	for i := range ts {
+		k.seqSum += ts[i].Seq
+		k.recSum += ts[i].RecordedAt.UnixNano()
+	}
+	if len(ts) > 0 {
+		k.lastID = ts[len(ts)-1].ID
+	}
+	return k
 }
 
 // Profiles returns the profile of every person the space's turns tell
@@ -135,7 +165,7 @@ func asOf(p Profile, t time.Time) Profile {
 // turns changed since the last call. Callers must not modify the result.
 // Caller holds st.mu (for reading is enough).
 func (st *spaceState) profiles() []Profile {
-	key := turnsKey(st.turns)
+	key := keyOf(st.turns)
 	if c := st.profileCache.Load(); c != nil && c.key == key {
 		return c.profiles
 	}
@@ -143,29 +173,9 @@ func (st *spaceState) profiles() []Profile {
 	for i, t := range st.turns {
 		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
 	}
-	c := &profileCache{key: key, profiles: profile.Derive(ts)}
+	c := &profileCache{key: key, turns: st.turns, profiles: profile.Derive(ts)}
 	st.profileCache.Store(c)
 	return c.profiles
-}
-
-// turnsKey hashes what profiles are derived from: every turn's id, seq,
-// stored-at time, speaker and text. It changes on every add and delete
-// (turns are immutable), and costs far less than a derivation.
-func turnsKey(ts []store.Turn) uint64 {
-	h := fnv.New64a()
-	var b [16]byte
-	for _, t := range ts {
-		binary.LittleEndian.PutUint64(b[:8], uint64(t.Seq))
-		binary.LittleEndian.PutUint64(b[8:], uint64(t.RecordedAt.UnixNano()))
-		h.Write(b[:])
-		h.Write([]byte(t.ID))
-		h.Write([]byte{0})
-		h.Write([]byte(t.Speaker))
-		h.Write([]byte{0})
-		h.Write([]byte(t.Text))
-		h.Write([]byte{0})
-	}
-	return h.Sum64()
 }
 
 // profileWords map question words to the profile attributes they ask
