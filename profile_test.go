@@ -232,6 +232,21 @@ func TestProfilesCache(t *testing.T) {
 	if st.profileCache.Load() == c1 {
 		t.Error("the cache survived an add")
 	}
+	// The last turn deleted and another stored under its id (same count,
+	// same sequence number): the profile follows.
+	if err := m.Delete(ctx, sp, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(ctx, sp, []TurnInput{{ID: "t2", Speaker: "Bo", Text: "I started working at Globex."}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err = m.Profile(ctx, sp, "Bo", ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, past := values([]Profile{p}, "Bo", "employer"); !slices.Equal(cur, []string{"Globex"}) || !slices.Equal(past, []string{"Acme"}) {
+		t.Errorf("after replacing t2: employer current %q past %q", cur, past)
+	}
 }
 
 // TestProfileErrors covers the argument errors.
