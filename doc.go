@@ -48,6 +48,13 @@
 // A Link relates two turns (A-Mem style); paper mode makes and follows
 // them when Options.PaperLinks is set.
 //
+// A Profile is what the turns say about one person (see Memory.Profiles):
+// home, job, employer, pets, partner, favourites, plans, each value with
+// its evidence turns and the time it held on both clocks. A newer
+// contradicting statement closes the older value without deleting it.
+// Profiles are derived by rules from the live turns, so deleting a turn
+// removes what it said.
+//
 // # Modes
 //
 // ModePaper reproduces the reference HiGMem pipeline: per turn an annotation

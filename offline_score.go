@@ -22,8 +22,15 @@ import (
 // trace records the KTurn most relevant turns ("search") and the selection
 // ("final"); a selected turn's source is "search" when it is among the
 // former and "neighbour" when its context score brought it in.
+//
+// A question that names a person and asks about an attribute of their
+// profile also gets the turns that state the attribute's value (see
+// addProfileEvidence), unless Ablations.NoProfiles.
 func (m *Memory) retrieveOffline(q *query) {
 	q.selectOffline(defaultOfflineTuning())
+	if !q.noProfiles {
+		q.addProfileEvidence()
+	}
 }
 
 // selectOffline runs offline retrieval with the given tuning.

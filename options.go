@@ -125,6 +125,10 @@ type Ablations struct {
 	// temporal (no timeline candidates, no date-aware scoring, no temporal
 	// answer instruction) and evidence carries no resolved dates.
 	NoTemporal bool
+	// NoProfiles stops offline retrieval from adding the evidence of
+	// profile attributes (the turns stating where a person lives, their
+	// job...) to questions that ask about them.
+	NoProfiles bool
 }
 
 // limits are the space sizes at which the engine takes its speed paths.

@@ -39,6 +39,8 @@ type query struct {
 	noEvents bool
 	// noTemporal drops resolved dates from evidence (NoTemporal).
 	noTemporal bool
+	// noProfiles skips profile evidence (NoProfiles).
+	noProfiles bool
 	// score caches memberScores.
 	score func(i int) float64
 	// sc is the query's working memory, returned to the space's pool when
@@ -74,7 +76,7 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if err != nil {
 		return nil, err
 	}
-	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.Ablations.NoEvents, noTemporal: m.opts.Ablations.NoTemporal}
+	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.Ablations.NoEvents, noTemporal: m.opts.Ablations.NoTemporal, noProfiles: m.opts.Ablations.NoProfiles}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
 	q.ctx = ctx

@@ -54,6 +54,10 @@ type spaceState struct {
 	annLoaded atomic.Bool
 	reader    store.Reader
 
+	// profileCache holds the profiles derived from turns (see
+	// spaceState.profiles); it is checked against the turns on every use.
+	profileCache atomic.Pointer[profileCache]
+
 	// scratch holds *scratch buffers for queries (see getScratch). It is
 	// a pointer so that the runtime's list of pools does not keep the
 	// whole state alive after the space is dropped.

@@ -110,7 +110,8 @@ type Evidence struct {
 	// search), "event" (chosen inside a candidate event), "timeline" (in
 	// the time range the question names) or, in offline mode,
 	// "neighbour" (selected by its context score: its session neighbours'
-	// and its event's relevance).
+	// and its event's relevance) and "profile" (it states the profile
+	// attribute the question asks about, see Memory.Profiles).
 	Sources []string `json:"sources,omitempty"`
 	// Events lists the events the turn belongs to.
 	Events []string `json:"events,omitempty"`
@@ -140,7 +141,8 @@ type Stage struct {
 	// Name is one of "search" (lexical/dense top-k turns), "events"
 	// (candidate event ids), "predicted" (turns chosen inside events),
 	// "timeline", "union", "filtered", "final". Offline mode, which
-	// scores every turn at once, records "search" and "final".
+	// scores every turn at once, records "search" and "final", and
+	// "profile" when profile attributes added evidence.
 	Name string   `json:"name"`
 	IDs  []string `json:"ids"`
 }

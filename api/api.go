@@ -220,6 +220,20 @@ type HistoryList struct {
 	Changes []Change `json:"changes"`
 }
 
+// ProfilesRequest selects profiles: every profile of the space, or with
+// Entity the one of that person. A non-zero AsOf keeps only the values that
+// held at that time in the conversation.
+type ProfilesRequest struct {
+	Scope
+	Entity string
+	AsOf   time.Time
+}
+
+// ProfileList is every profile of a space, speakers first.
+type ProfileList struct {
+	Profiles []Profile `json:"profiles"`
+}
+
 // DeleteResult reports a deletion.
 type DeleteResult struct {
 	// Deleted is "turn" or "space".

@@ -255,6 +255,26 @@ func (c *Client) History(ctx context.Context, req HistoryRequest) (*HistoryList,
 	return &l, c.do(ctx, http.MethodGet, "/v1/history", q, nil, "", &l)
 }
 
+// Profiles returns every profile of the space (req.Entity is ignored).
+func (c *Client) Profiles(ctx context.Context, req ProfilesRequest) (*ProfileList, error) {
+	var l ProfileList
+	return &l, c.do(ctx, http.MethodGet, "/v1/profiles", profilesQuery(req), nil, "", &l)
+}
+
+// Profile returns the profile of req.Entity.
+func (c *Client) Profile(ctx context.Context, req ProfilesRequest) (*Profile, error) {
+	var p Profile
+	return &p, c.do(ctx, http.MethodGet, "/v1/profiles/"+url.PathEscape(req.Entity), profilesQuery(req), nil, "", &p)
+}
+
+func profilesQuery(req ProfilesRequest) url.Values {
+	q := scopeQuery(req.Scope)
+	if !req.AsOf.IsZero() {
+		q.Set("as_of", req.AsOf.Format(time.RFC3339Nano))
+	}
+	return q
+}
+
 // Stats summarises the space.
 func (c *Client) Stats(ctx context.Context, s Scope) (*Stats, error) {
 	var st Stats

@@ -218,6 +218,47 @@ type EventView struct {
 	Turns []Turn `json:"turns"`
 }
 
+// Profile is what the turns of a space say about one person: a speaker, or
+// someone a speaker names by relation ("my sister Ana"). Profiles are
+// derived from the live turns: deleting a turn removes what it said.
+type Profile struct {
+	Entity string `json:"entity"`
+	// Speaker is true when the person speaks in the conversation.
+	Speaker bool `json:"speaker"`
+	// Attributes are sorted by name and key.
+	Attributes []ProfileAttribute `json:"attributes"`
+}
+
+// ProfileAttribute is one attribute of a profile with the values it has
+// held, oldest first.
+type ProfileAttribute struct {
+	// Name is home, hometown, job, employer, pet, partner, relationship,
+	// favorite, plan or relation.
+	Name string `json:"name"`
+	// Key qualifies a favorite ("book").
+	Key    string         `json:"key,omitempty"`
+	Values []ProfileValue `json:"values"`
+}
+
+// ProfileValue is one value of an attribute and when it held. A value that
+// stopped holding is closed (ClosedBy names the turn that ended it), never
+// deleted.
+type ProfileValue struct {
+	Value string `json:"value"`
+	// Current is true while the value holds.
+	Current bool `json:"current"`
+	// Evidence lists the turns that state the value.
+	Evidence []string `json:"evidence"`
+	ClosedBy string   `json:"closed_by,omitempty"`
+	// ValidFrom and ValidTo bound the value in conversation time (when
+	// its turns were said); RecordedFrom and RecordedTo in stored-at time.
+	// Absent bounds are unknown or open.
+	ValidFrom    time.Time `json:"valid_from,omitzero"`
+	ValidTo      time.Time `json:"valid_to,omitzero"`
+	RecordedFrom time.Time `json:"recorded_from,omitzero"`
+	RecordedTo   time.Time `json:"recorded_to,omitzero"`
+}
+
 // Change is one history entry of a derived record.
 type Change struct {
 	// Seq increases within the space.

@@ -185,6 +185,17 @@ func TestClientEveryRoute(t *testing.T) {
 		t.Fatalf("stats %+v %v", st, err)
 	}
 
+	// Profiles: Carol's plan, from turn s1:1.
+	pl, err := c.Profiles(ctx, api.ProfilesRequest{Scope: carol})
+	if err != nil || len(pl.Profiles) == 0 || pl.Profiles[0].Entity != "Carol" {
+		t.Fatalf("profiles %+v %v", pl, err)
+	}
+	pc, err := c.Profile(ctx, api.ProfilesRequest{Scope: carol, Entity: "Carol", AsOf: time.Date(2023, 5, 9, 0, 0, 0, 0, time.UTC)})
+	if err != nil || len(pc.Attributes) != 1 || pc.Attributes[0].Name != "plan" || pc.Attributes[0].Values[0].Value != "trip to Lisbon" ||
+		!slices.Equal(pc.Attributes[0].Values[0].Evidence, []string{"s1:1"}) {
+		t.Fatalf("profile of Carol on 9 May: %+v %v", pc, err)
+	}
+
 	// Delete a turn: it is gone, and the deletion is in the history.
 	d, err := c.DeleteTurn(ctx, carol, "s1:2")
 	if err != nil || d.Deleted != "turn" || d.ID != "s1:2" {

@@ -41,7 +41,7 @@ func reads(t *testing.T, ts string, key string, sc api.Scope, turnIDs, eventIDs,
 	qs := "?" + q.Encode()
 	type req struct{ method, path, body string }
 	var rs []req
-	for _, p := range []string{"/v1/turns", "/v1/events", "/v1/history", "/v1/stats", "/v1/export"} {
+	for _, p := range []string{"/v1/turns", "/v1/events", "/v1/profiles", "/v1/history", "/v1/stats", "/v1/export"} {
 		rs = append(rs, req{"GET", p + qs, ""})
 	}
 	for _, id := range turnIDs {

@@ -345,6 +345,43 @@ func (l *Local) Event(ctx context.Context, s api.Scope, id string) (*api.EventVi
 	return &out, nil
 }
 
+// Profiles returns every profile of the space (req.Entity is ignored).
+func (l *Local) Profiles(ctx context.Context, req api.ProfilesRequest) (*api.ProfileList, error) {
+	sp, err := validSpace(req.UserID, req.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	ps, err := l.mem.Profiles(ctx, sp, higmem.ProfileOptions{AsOf: req.AsOf})
+	if err != nil {
+		return nil, err
+	}
+	out := &api.ProfileList{Profiles: make([]api.Profile, len(ps))}
+	for i, p := range ps {
+		out.Profiles[i] = apiProfile(p)
+	}
+	return out, nil
+}
+
+// Profile returns the profile of req.Entity.
+func (l *Local) Profile(ctx context.Context, req api.ProfilesRequest) (*api.Profile, error) {
+	sp, err := validSpace(req.UserID, req.AgentID)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkID("entity", req.Entity); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(req.Entity) == "" {
+		return nil, badRequest("entity is empty")
+	}
+	p, err := l.mem.Profile(ctx, sp, req.Entity, higmem.ProfileOptions{AsOf: req.AsOf})
+	if err != nil {
+		return nil, lookupError(err, "profile", req.Entity, sp)
+	}
+	out := apiProfile(p)
+	return &out, nil
+}
+
 // History returns the changes recorded for derived records.
 func (l *Local) History(ctx context.Context, req api.HistoryRequest) (*api.HistoryList, error) {
 	sp, err := validSpace(req.UserID, req.AgentID)

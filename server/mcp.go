@@ -28,6 +28,8 @@ const (
 	ToolAsk    = "ask_memory"
 	ToolEvents = "list_events"
 	ToolDelete = "delete_memory"
+	// ToolProfiles returns what memory knows about people.
+	ToolProfiles = "get_profiles"
 )
 
 // scopeArgs are the space arguments every tool takes.
@@ -121,6 +123,15 @@ type eventsOut struct {
 	Events []mcpEvent `json:"events"`
 }
 
+type profilesArgs struct {
+	Entity string `json:"entity,omitempty" jsonschema:"the person's name (default: every person)"`
+	AsOf   string `json:"as_of,omitempty" jsonschema:"only the values that held at this time of the conversation (RFC 3339 or YYYY-MM-DD)"`
+	scopeArgs
+}
+
+// profilesOut is api.ProfileList: one profile when an entity was named.
+type profilesOut = api.ProfileList
+
 type deleteArgs struct {
 	TurnID string `json:"turn_id" jsonschema:"id of the turn to delete"`
 	scopeArgs
@@ -129,7 +140,7 @@ type deleteArgs struct {
 // deleteOut is api.DeleteResult: {"deleted":"turn","id":...}.
 type deleteOut = api.DeleteResult
 
-// newMCP builds the MCP server: five tools and the event resources.
+// newMCP builds the MCP server: six tools and the event resources.
 func (s *Server) newMCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "higmem", Title: "higmem long-term memory", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: "higmem is long-term memory. Store what the user says with add_memory; before answering " +
@@ -144,6 +155,8 @@ func (s *Server) newMCP() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolAsk))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolEvents, Description: "List the events (grouped happenings or topics) in memory.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolEvents))
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolProfiles, Description: "What memory knows about each person (where they live, job, pets, partner, favourites, plans), with evidence turn ids; values that changed are kept as closed, not current.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolProfiles))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id (it is also taken out of its events).",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
@@ -306,6 +319,29 @@ func (s *Server) toolAsk(ctx context.Context, sc api.Scope, in askArgs) (askOut,
 		return askOut{}, err
 	}
 	return askOut{Answer: ans.Answer, Note: ans.Note, Evidence: compactEvidence(ans.Evidence)}, nil
+}
+
+func (s *Server) toolProfiles(ctx context.Context, sc api.Scope, in profilesArgs) (profilesOut, error) {
+	req := api.ProfilesRequest{Scope: sc, Entity: in.Entity}
+	if in.AsOf != "" {
+		t, err := parseAsOf(in.AsOf)
+		if err != nil {
+			return profilesOut{}, err
+		}
+		req.AsOf = t
+	}
+	if in.Entity == "" {
+		l, err := s.local.Profiles(ctx, req)
+		if err != nil {
+			return profilesOut{}, err
+		}
+		return *l, nil
+	}
+	p, err := s.local.Profile(ctx, req)
+	if err != nil {
+		return profilesOut{}, err
+	}
+	return profilesOut{Profiles: []api.Profile{*p}}, nil
 }
 
 func fmtTime(t time.Time) string {

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/llm/llmtest"
 )
 
@@ -61,7 +62,7 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 		}
 	}
 	slices.Sort(names)
-	if want := []string{ToolAdd, ToolAsk, ToolDelete, ToolEvents, ToolSearch}; !slices.Equal(names, want) {
+	if want := []string{ToolAdd, ToolAsk, ToolDelete, ToolProfiles, ToolEvents, ToolSearch}; !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
 
@@ -104,6 +105,25 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 	var evs eventsOut
 	if e := callTool(t, cs, ToolEvents, map[string]any{"with_turns": true}, &evs); e != "" || len(evs.Events) == 0 || len(evs.Events[0].Turns) == 0 {
 		t.Fatalf("list_events: %s %+v", e, evs)
+	}
+	// Profiles: Carol's plan, by name and in the list; none before June.
+	var pr profilesOut
+	if e := callTool(t, cs, ToolProfiles, map[string]any{"entity": "carol"}, &pr); e != "" || len(pr.Profiles) != 1 || pr.Profiles[0].Entity != "Carol" {
+		t.Fatalf("get_profiles carol: %s %+v", e, pr)
+	}
+	plan := func(p api.Profile) string {
+		for _, a := range p.Attributes {
+			if a.Name == "plan" && len(a.Values) == 1 && a.Values[0].Current && slices.Equal(a.Values[0].Evidence, []string{"m3"}) {
+				return a.Values[0].Value
+			}
+		}
+		return ""
+	}
+	if got := plan(pr.Profiles[0]); got != "trip to Lisbon" {
+		t.Fatalf("get_profiles carol: plan %q in %+v", got, pr.Profiles[0])
+	}
+	if e := callTool(t, cs, ToolProfiles, map[string]any{"as_of": "2023-05-01"}, &pr); e != "" || len(pr.Profiles) != 2 || plan(pr.Profiles[0]) != "" {
+		t.Fatalf("get_profiles as of May: %s %+v", e, pr)
 	}
 
 	// Resources: the default space's index, and one event by URI.
@@ -232,11 +252,12 @@ func TestMCPHTTP(t *testing.T) {
 
 	// alice's key cannot reach bob's space through any tool or resource.
 	for name, args := range map[string]map[string]any{
-		ToolAdd:    {"text": "x", "user_id": "bob"},
-		ToolSearch: {"question": "x", "user_id": "bob"},
-		ToolAsk:    {"question": "x", "user_id": "bob"},
-		ToolEvents: {"user_id": "bob"},
-		ToolDelete: {"turn_id": "m2", "user_id": "bob"},
+		ToolAdd:      {"text": "x", "user_id": "bob"},
+		ToolSearch:   {"question": "x", "user_id": "bob"},
+		ToolAsk:      {"question": "x", "user_id": "bob"},
+		ToolEvents:   {"user_id": "bob"},
+		ToolProfiles: {"user_id": "bob"},
+		ToolDelete:   {"turn_id": "m2", "user_id": "bob"},
 	} {
 		if e := callTool(t, cs, name, args, &map[string]any{}); !strings.Contains(e, "forbidden") {
 			t.Errorf("%s as bob with alice's key: %q", name, e)
@@ -317,6 +338,8 @@ func mcpBadInput(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def hi
 		{ToolSearch, map[string]any{"question": strings.Repeat("q", 9000)}, "question is longer than 8192 bytes"},
 		{ToolAsk, map[string]any{"question": " "}, "question is required"},
 		{ToolEvents, map[string]any{"agent_id": long}, "agent_id is longer than 256 bytes"},
+		{ToolProfiles, map[string]any{"entity": "Nobody"}, `not_found: profile "Nobody" not found in space`},
+		{ToolProfiles, map[string]any{"as_of": "soon"}, "invalid_request: as_of: want an RFC 3339 time"},
 		{ToolDelete, map[string]any{"turn_id": ""}, "turn_id is required"},
 		{ToolDelete, map[string]any{"turn_id": "nope"}, `not_found: turn "nope" not found in space`},
 	} {
@@ -355,7 +378,7 @@ func mcpBadInput(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def hi
 	if err != nil || after != before {
 		t.Fatalf("bad tool calls changed the space: %+v → %+v (%v)", before, after, err)
 	}
-	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 5 {
+	if tools, err := cs.ListTools(ctx, nil); err != nil || len(tools.Tools) != 6 {
 		t.Fatalf("session after bad calls: %v", err)
 	}
 }

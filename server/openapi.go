@@ -47,6 +47,7 @@ var (
 	pUser    = paramDoc{name: "user_id", typ: "string", desc: "user id of the memory space", required: true}
 	pAgent   = paramDoc{name: "agent_id", typ: "string", desc: "agent id of the memory space (empty: none)"}
 	pAsync   = paramDoc{name: "async", typ: "boolean", desc: "queue the work as a job and answer 202 with the job at once"}
+	pAsOf    = paramDoc{name: "as_of", typ: "string", desc: "only the values that held at this time of the conversation (RFC 3339, or YYYY-MM-DD)"}
 	pScope   = []paramDoc{pUser, pAgent}
 	scopeAnd = func(more ...paramDoc) []paramDoc { return append([]paramDoc{pUser, pAgent}, more...) }
 )
@@ -73,6 +74,10 @@ var operations = []opDoc{
 	{method: "POST", path: "/v1/ask", summary: "Answer a question from memory (evidence only without an LLM)", tag: "retrieval", body: api.AskRequest{}, resp: api.AskResponse{}},
 	{method: "GET", path: "/v1/events", summary: "Every event with its member turns", tag: "events", query: pScope, resp: api.EventList{}},
 	{method: "GET", path: "/v1/events/{id}", summary: "One event with its member turns", tag: "events", query: pScope, resp: api.EventView{}},
+	{method: "GET", path: "/v1/profiles", summary: "What memory knows about each person (derived from the live turns), with the history of every value", tag: "profiles",
+		query: scopeAnd(pAsOf), resp: api.ProfileList{}},
+	{method: "GET", path: "/v1/profiles/{entity}", summary: "The profile of one person, by name (case-insensitive; a unique first name works)", tag: "profiles",
+		query: scopeAnd(pAsOf), resp: api.Profile{}},
 	{method: "GET", path: "/v1/history", summary: "Changes of derived records (events, annotations, links, turn deletions)", tag: "events",
 		query: scopeAnd(
 			paramDoc{name: "kind", typ: "string", desc: "event, annotation, link or turn (empty: all)"},

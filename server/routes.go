@@ -80,6 +80,23 @@ func (s *Server) restRoutes() []route {
 			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
 				return s.local.Event(ctx, sc, r.PathValue("id"))
 			}},
+		{method: "GET", path: "/v1/profiles", query: withScope("as_of"),
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				req, err := profilesRequest(r, sc)
+				if err != nil {
+					return nil, err
+				}
+				return s.local.Profiles(ctx, req)
+			}},
+		{method: "GET", path: "/v1/profiles/{entity}", query: withScope("as_of"),
+			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
+				req, err := profilesRequest(r, sc)
+				if err != nil {
+					return nil, err
+				}
+				req.Entity = r.PathValue("entity")
+				return s.local.Profile(ctx, req)
+			}},
 		{method: "GET", path: "/v1/history", query: withScope("kind", "id"),
 			read: func(ctx context.Context, r *http.Request, sc api.Scope) (any, error) {
 				return s.local.History(ctx, api.HistoryRequest{Scope: sc, Kind: param(r, "kind"), ID: param(r, "id")})
@@ -496,6 +513,31 @@ func listTurnsRequest(r *http.Request, sc api.Scope) (api.ListTurnsRequest, erro
 		return req, badRequest("query parameter \"filters\": %v", err)
 	}
 	return req, nil
+}
+
+// profilesRequest reads the query of the profile routes: as_of is an RFC
+// 3339 time or a date (YYYY-MM-DD, midnight UTC).
+func profilesRequest(r *http.Request, sc api.Scope) (api.ProfilesRequest, error) {
+	req := api.ProfilesRequest{Scope: sc}
+	if v := param(r, "as_of"); v != "" {
+		t, err := parseAsOf(v)
+		if err != nil {
+			return req, err
+		}
+		req.AsOf = t
+	}
+	return req, nil
+}
+
+// parseAsOf parses an as_of argument.
+func parseAsOf(v string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		if t, err = time.Parse(time.DateOnly, v); err != nil {
+			return t, badRequest("as_of: want an RFC 3339 time or a date YYYY-MM-DD, got %q", v)
+		}
+	}
+	return t, nil
 }
 
 // countingWriter remembers whether anything was written.

@@ -133,7 +133,7 @@ func TestStdioBadInputKeepsServing(t *testing.T) {
 	var tl struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
-	if err := json.Unmarshal(ok("2").Result, &tl); err != nil || len(tl.Tools) != 5 {
+	if err := json.Unmarshal(ok("2").Result, &tl); err != nil || len(tl.Tools) != 6 {
 		t.Errorf("tools/list: %s", ok("2").Result)
 	}
 	if r := ok(`"add"`); !strings.Contains(string(r.Result), `"m1"`) {

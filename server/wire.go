@@ -4,6 +4,7 @@ import (
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/store"
+	"slices"
 )
 
 // This file translates between the wire structs of package api and the
@@ -155,6 +156,23 @@ func apiEventViews(vs []higmem.EventView) []api.EventView {
 	out := make([]api.EventView, len(vs))
 	for i, v := range vs {
 		out[i] = apiEventView(v)
+	}
+	return out
+}
+
+// apiProfile translates a profile; its slices are never nil.
+func apiProfile(p higmem.Profile) api.Profile {
+	out := api.Profile{Entity: p.Entity, Speaker: p.Speaker, Attributes: make([]api.ProfileAttribute, len(p.Attributes))}
+	for i, a := range p.Attributes {
+		vs := make([]api.ProfileValue, len(a.Values))
+		for j, v := range a.Values {
+			vs[j] = api.ProfileValue{Value: v.Value, Current: v.Current(), Evidence: slices.Clone(v.Evidence), ClosedBy: v.ClosedBy,
+				ValidFrom: v.ValidFrom, ValidTo: v.ValidTo, RecordedFrom: v.RecordedFrom, RecordedTo: v.RecordedTo}
+			if vs[j].Evidence == nil {
+				vs[j].Evidence = []string{}
+			}
+		}
+		out.Attributes[i] = api.ProfileAttribute{Name: a.Name, Key: a.Key, Values: vs}
 	}
 	return out
 }

@@ -512,7 +512,7 @@ func runMCPURLExample(t *testing.T, b docBlock, name, url string, headers map[st
 	}
 	defer cs.Close()
 	tools, err := cs.ListTools(t.Context(), nil)
-	if err != nil || len(tools.Tools) != 5 {
+	if err != nil || len(tools.Tools) != 6 {
 		t.Fatalf("%s:%d: %s: tools %v %v", b.file, b.line, name, tools, err)
 	}
 }

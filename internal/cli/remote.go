@@ -26,6 +26,8 @@ type memoryAPI interface {
 	DeleteTurn(ctx context.Context, s api.Scope, id string) (*api.DeleteResult, error)
 	DeleteSpace(ctx context.Context, s api.Scope) (*api.DeleteResult, error)
 	History(ctx context.Context, req api.HistoryRequest) (*api.HistoryList, error)
+	Profiles(ctx context.Context, req api.ProfilesRequest) (*api.ProfileList, error)
+	Profile(ctx context.Context, req api.ProfilesRequest) (*api.Profile, error)
 	Stats(ctx context.Context, s api.Scope) (*api.Stats, error)
 }
 

@@ -196,6 +196,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 		newAskCommand(a),
 		newSearchCommand(a),
 		newEventsCommand(a),
+		newProfilesCommand(a),
 		newDemoCommand(a),
 		newModelsCommand(a),
 		newExportCommand(a),

@@ -268,7 +268,7 @@ func TestMCPCommandStdio(t *testing.T) {
 		t.Fatalf("connect: %v\n%s", err, stderr.String())
 	}
 	tools, err := cs.ListTools(ctx, nil)
-	if err != nil || len(tools.Tools) != 5 {
+	if err != nil || len(tools.Tools) != 6 {
 		t.Fatalf("tools: %v", err)
 	}
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add_memory", Arguments: map[string]any{"id": "c1", "text": "My sister Erin lives in Oslo.", "speaker": "Carol"}})
@@ -278,6 +278,11 @@ func TestMCPCommandStdio(t *testing.T) {
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "search_memory", Arguments: map[string]any{"question": "Where does Erin live?"}})
 	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "Oslo") {
 		t.Fatalf("search_memory: %+v %v", res, err)
+	}
+	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "get_profiles", Arguments: map[string]any{"entity": "erin"}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"sister of Carol"`) ||
+		!strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"Oslo"`) {
+		t.Fatalf("get_profiles: %+v %v", res, err)
 	}
 	// The host closes the pipe: the command ends by itself, cleanly.
 	cs.Close()

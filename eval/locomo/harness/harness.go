@@ -170,6 +170,10 @@ var registry = []systemInfo{
 		func() System {
 			return &engineSystem{name: "offline-no-temporal", mode: higmem.ModeOffline, retrieveOnly: true, noTemporal: true}
 		}},
+	{"offline-no-profiles", "ablation of offline: no profile evidence (questions about a person's home, job, pets... get no turns from their profile)",
+		func() System {
+			return &engineSystem{name: "offline-no-profiles", mode: higmem.ModeOffline, retrieveOnly: true, noProfiles: true}
+		}},
 	{"paper-no-event", "ablation of higmem-paper: no event layer (one annotation call per turn; turn search, filter, answer)",
 		func() System {
 			return &engineSystem{name: "paper-no-event", mode: higmem.ModePaper, links: true, noEvents: true}

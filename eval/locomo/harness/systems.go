@@ -42,6 +42,7 @@ type engineSystem struct {
 	mode                      higmem.Mode
 	links, noEvents, noFilter bool
 	noTemporal                bool
+	noProfiles                bool
 	// retrieveOnly makes Ask call Retrieve: no answer is written.
 	retrieveOnly bool
 	// topK makes the system vector-topk: its evidence is the search stage.
@@ -61,6 +62,8 @@ func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, do
 			NoFilter: e.noFilter,
 			// NoTemporal drops the temporal route (issue 7's measurement).
 			NoTemporal: e.noTemporal,
+			// NoProfiles drops profile evidence (issue 20's measurement).
+			NoProfiles: e.noProfiles,
 		},
 	}
 	if e.mode != higmem.ModeOffline {

@@ -1,0 +1,62 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/api"
+)
+
+// TestProfilesCommand runs `higmem profiles` on the example conversation:
+// the text output is the one docs/PROFILES.md shows, --json is the REST
+// response, an ENTITY selects one person, --as-of and --current filter,
+// and a delete is forgotten.
+func TestProfilesCommand(t *testing.T) {
+	env := baseEnv(t)
+	if _, e, code := runCLI(t, env, "ingest", exampleFile, "-q"); code != 0 {
+		t.Fatalf("ingest: %s", e)
+	}
+	out, e, code := runCLI(t, env, "profiles")
+	if code != 0 {
+		t.Fatalf("profiles: %d %s", code, e)
+	}
+	doc, err := os.ReadFile("../../docs/PROFILES.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, shown, ok := strings.Cut(string(doc), "`higmem profiles` prints, for the example conversation:\n\n```\n")
+	shown, _, _ = strings.Cut(shown, "```\n")
+	if !ok || out != shown {
+		t.Errorf("higmem profiles prints:\n%s\ndocs/PROFILES.md shows:\n%s", out, shown)
+	}
+
+	out, _, code = runCLI(t, env, "profiles", "--json")
+	var l api.ProfileList
+	if err := json.Unmarshal([]byte(out), &l); code != 0 || err != nil || len(l.Profiles) != 4 {
+		t.Fatalf("profiles --json: %d %v\n%s", code, err, out)
+	}
+	out, _, code = runCLI(t, env, "profiles", "--json", "priya")
+	var p api.Profile
+	if err := json.Unmarshal([]byte(out), &p); code != 0 || err != nil || p.Entity != "Priya" || len(p.Attributes) != 2 {
+		t.Fatalf("profiles priya --json: %d %v\n%s", code, err, out)
+	}
+	out, _, code = runCLI(t, env, "profiles", "Priya", "--as-of", "2024-05-01")
+	if code != 0 || !strings.Contains(out, "Biscuit (dog)") || strings.Contains(out, "Lisbon") {
+		t.Fatalf("profiles Priya --as-of 2024-05-01: %d\n%s", code, out)
+	}
+	if _, e, code := runCLI(t, env, "profiles", "--as-of", "May"); code == 0 || !strings.Contains(e, "--as-of") {
+		t.Fatalf("bad --as-of: %d %s", code, e)
+	}
+	if _, e, code := runCLI(t, env, "profiles", "Nobody"); code == 0 || !strings.Contains(e, `profile "Nobody" not found`) {
+		t.Fatalf("unknown entity: %d %s", code, e)
+	}
+	if _, e, code := runCLI(t, env, "delete", "S3:6"); code != 0 {
+		t.Fatalf("delete: %s", e)
+	}
+	out, _, _ = runCLI(t, env, "profiles", "Priya", "--current")
+	if strings.Contains(out, "Lisbon") || !strings.Contains(out, "Biscuit") {
+		t.Fatalf("after deleting S3:6:\n%s", out)
+	}
+}

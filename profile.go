@@ -1,0 +1,270 @@
+package higmem
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/higmem/higmem/internal/profile"
+	"github.com/higmem/higmem/internal/textnorm"
+	"github.com/higmem/higmem/store"
+)
+
+// Profiles: what memory knows about each person of a space, derived by
+// rules from the space's live turns (internal/profile). They are not
+// stored: a space's profiles are computed on first use and kept until a
+// turn is added or deleted, so a deleted turn's facts go with it.
+
+type (
+	// Profile is what the turns of a space say about one person: a
+	// speaker, or someone a speaker names by relation ("my sister Ana").
+	// Its attributes keep their history: a value that stopped holding is
+	// closed, not forgotten.
+	Profile = profile.Profile
+	// ProfileAttribute is one attribute of a profile (home, job, employer,
+	// pet, partner, relationship, favorite, plan, hometown, relation) with
+	// the values it has held.
+	ProfileAttribute = profile.Attribute
+	// ProfileValue is one value of an attribute, with its evidence turns
+	// and when it held, in conversation time and in stored-at time.
+	ProfileValue = profile.Value
+)
+
+// ProfileOptions selects what Profiles and Profile return. The zero value
+// returns every value with its history.
+type ProfileOptions struct {
+	// AsOf, when set, keeps only the values that held at that time in the
+	// conversation (turn times, as ProfileValue.ValidAt); attributes
+	// without such a value are left out.
+	AsOf time.Time
+}
+
+// profileCache holds the derived profiles of a space and the key of the
+// turns they were derived from.
+type profileCache struct {
+	key turnsKey
+	// turns is the slice the profiles were derived from: holding it keeps
+	// its array alive, so that no later slice of turns can have its
+	// address (key.data).
+	turns    []store.Turn
+	profiles []Profile
+}
+
+// turnsKey identifies a state of a space's turns. Turns are immutable and
+// only ever appended to the state's slice (a delete reloads the state into
+// a new slice), so the slice's array and length change with every write;
+// the sums of sequence numbers and stored-at times and the last turn guard
+// against a slice rebuilt in place all the same. It costs a pass over
+// integers, far less than a derivation (which reads every text).
+type turnsKey struct {
+	data           *store.Turn
+	n              int
+	seqSum, recSum int64
+	lastID         string
+}
+
+func keyOf(ts []store.Turn) turnsKey {
+	k := turnsKey{n: len(ts)}
+	if len(ts) > 0 {
+		k.data = &ts[0]
+	}
+	for i := range ts {
+		k.seqSum += ts[i].Seq
+		k.recSum += ts[i].RecordedAt.UnixNano()
+	}
+	if len(ts) > 0 {
+		k.lastID = ts[len(ts)-1].ID
+	}
+	return k
+}
+
+// Profiles returns the profile of every person the space's turns tell
+// about, speakers first. Every speaker has one, perhaps without
+// attributes.
+func (m *Memory) Profiles(ctx context.Context, sp Space, po ProfileOptions) ([]Profile, error) {
+	st, err := m.checkedState(ctx, sp)
+	if err != nil {
+		return nil, err
+	}
+	st.mu.RLock()
+	ps := st.profiles()
+	st.mu.RUnlock()
+	out := make([]Profile, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, asOf(p, po.AsOf))
+	}
+	return out, nil
+}
+
+// Profile returns the profile of one person, named as in the conversation
+// (case does not matter). It returns ErrNotFound when no turn tells about
+// them.
+func (m *Memory) Profile(ctx context.Context, sp Space, entity string, po ProfileOptions) (Profile, error) {
+	if strings.TrimSpace(entity) == "" {
+		return Profile{}, fmt.Errorf("%w: empty entity", ErrInvalidInput)
+	}
+	st, err := m.checkedState(ctx, sp)
+	if err != nil {
+		return Profile{}, err
+	}
+	st.mu.RLock()
+	ps := st.profiles()
+	st.mu.RUnlock()
+	if p, ok := findProfile(ps, entity); ok {
+		return asOf(p, po.AsOf), nil
+	}
+	return Profile{}, fmt.Errorf("higmem: profile %q: %w", entity, ErrNotFound)
+}
+
+// findProfile returns the profile of entity in ps: the one with that name,
+// or else the only one whose first name it is ("Joey" for "Joey
+// Tribbiani").
+func findProfile(ps []Profile, entity string) (Profile, bool) {
+	k := profile.Key(entity)
+	var first []Profile
+	for _, p := range ps {
+		pk := profile.Key(p.Entity)
+		if pk == k {
+			return p, true
+		}
+		if f, _, ok := strings.Cut(pk, " "); ok && f == k {
+			first = append(first, p)
+		}
+	}
+	if len(first) == 1 {
+		return first[0], true
+	}
+	return Profile{}, false
+}
+
+// asOf returns p with only the values that held at t (p itself when t is
+// zero). The result shares nothing with p.
+func asOf(p Profile, t time.Time) Profile {
+	out := Profile{Entity: p.Entity, Speaker: p.Speaker, Attributes: make([]ProfileAttribute, 0, len(p.Attributes))}
+	for _, a := range p.Attributes {
+		vs := a.Values
+		if !t.IsZero() {
+			vs = a.ValidAt(t)
+			if len(vs) == 0 {
+				continue
+			}
+		}
+		c := ProfileAttribute{Name: a.Name, Key: a.Key, Values: make([]ProfileValue, len(vs))}
+		for i, v := range vs {
+			v.Evidence = slices.Clone(v.Evidence)
+			c.Values[i] = v
+		}
+		out.Attributes = append(out.Attributes, c)
+	}
+	return out
+}
+
+// profiles returns the space's derived profiles, deriving them when the
+// turns changed since the last call. Callers must not modify the result.
+// Caller holds st.mu (for reading is enough).
+func (st *spaceState) profiles() []Profile {
+	key := keyOf(st.turns)
+	if c := st.profileCache.Load(); c != nil && c.key == key {
+		return c.profiles
+	}
+	ts := make([]profile.Turn, len(st.turns))
+	for i, t := range st.turns {
+		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
+	}
+	c := &profileCache{key: key, turns: st.turns, profiles: profile.Derive(ts)}
+	st.profileCache.Store(c)
+	return c.profiles
+}
+
+// profileWords map question words to the profile attributes they ask
+// about.
+var profileWords = map[string][]string{}
+
+func init() {
+	for attr, words := range map[string]string{
+		profile.Home:         "where live lives living lived moved move moving city reside resides located based relocate relocated",
+		profile.Hometown:     "from grew hometown originally",
+		profile.Job:          "job work works working career profession occupation employed position role",
+		profile.Employer:     "job work works working employer company employed",
+		profile.Pet:          "pet pets dog dogs cat cats puppy kitten rabbit bunny hamster parrot bird fish turtle horse snake",
+		profile.Partner:      "partner boyfriend girlfriend husband wife dating married fiance fiancee spouse",
+		profile.Relationship: "relationship dating married single divorced engaged status",
+		profile.Favorite:     "favorite favourite",
+		profile.Plan:         "plan plans planning trip travel traveling visit",
+	} {
+		for _, w := range strings.Fields(words) {
+			profileWords[w] = append(profileWords[w], attr)
+		}
+	}
+}
+
+// pastWords mark a question about an earlier value.
+var pastWords = map[string]bool{"before": true, "previously": true, "used": true, "formerly": true, "former": true,
+	"originally": true, "old": true, "earlier": true, "past": true, "first": true, "previous": true}
+
+// addProfileEvidence adds, for a question that names a person with a
+// profile and an attribute word ("Where does Ana live?"), the evidence turns
+// of the attribute's current value (with RetrieveOptions.AsOf, the value
+// memory held then; with a word like "before", the earlier values too) as
+// candidates with the source "profile", scored like the best candidate so
+// far. Caller holds st.mu.
+func (q *query) addProfileEvidence() {
+	if len(q.info.Entities) == 0 {
+		return
+	}
+	var attrs []string
+	past := false
+	for _, w := range textnorm.Tokens(q.question) {
+		for _, a := range profileWords[w] {
+			if !slices.Contains(attrs, a) {
+				attrs = append(attrs, a)
+			}
+		}
+		past = past || pastWords[w]
+	}
+	if len(attrs) == 0 {
+		return
+	}
+	ps := q.st.profiles()
+	var ids []string
+	for _, e := range q.info.Entities {
+		p, ok := findProfile(ps, e)
+		if !ok {
+			continue
+		}
+		for _, a := range p.Attributes {
+			if !slices.Contains(attrs, a.Name) || a.Name == profile.Favorite && !strings.Contains(strings.ToLower(q.question), a.Key) {
+				continue
+			}
+			for _, v := range a.Values {
+				keep := v.Current()
+				if !q.ro.AsOf.IsZero() {
+					keep = v.RecordedAt(q.ro.AsOf)
+				}
+				if keep || past {
+					ids = append(ids, v.Evidence...)
+				}
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	top := 1.0
+	if len(q.cand) > 0 {
+		top = 0
+		for _, ev := range q.cand {
+			top = max(top, ev.Score)
+		}
+	}
+	var added []string
+	for _, id := range ids {
+		if !slices.Contains(added, id) {
+			added = append(added, id)
+			q.addCand(id, "profile", top)
+		}
+	}
+	q.stage("profile", added)
+}

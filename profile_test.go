@@ -1,0 +1,417 @@
+package higmem
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/higmem/higmem/eval/locomo"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// kuSet is testdata/profiles/knowledge_update.json: dialogues in which a
+// fact about a person changes, with the values expected now and before.
+type kuSet struct {
+	Cases []kuCase `json:"cases"`
+}
+
+type kuCase struct {
+	Name     string `json:"name"`
+	Category string `json:"category"`
+	// Undecidable, when set, says why the rules cannot see the change.
+	Undecidable string      `json:"rules_undecidable"`
+	Turns       []TurnInput `json:"turns"`
+	Expect      []kuExpect  `json:"expect"`
+}
+
+type kuExpect struct {
+	Entity    string   `json:"entity"`
+	Attribute string   `json:"attribute"`
+	Current   []string `json:"current"`
+	Past      []string `json:"past"`
+	AsOf      []struct {
+		Time   time.Time `json:"time"`
+		Values []string  `json:"values"`
+	} `json:"as_of"`
+}
+
+func loadKU(t *testing.T) kuSet {
+	t.Helper()
+	b, err := os.ReadFile("testdata/profiles/knowledge_update.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s kuSet
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Cases) < 30 {
+		t.Fatalf("%d cases, want at least 30", len(s.Cases))
+	}
+	return s
+}
+
+// kuProfiles builds an offline memory of one case and returns its profiles.
+func kuProfiles(t *testing.T, c kuCase, po ProfileOptions) []Profile {
+	t.Helper()
+	ctx := context.Background()
+	m, err := Open(ctx, Options{Mode: ModeOffline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "ku"}
+	if _, err := m.Add(ctx, sp, c.Turns); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := m.Profiles(ctx, sp, po)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ps
+}
+
+// values returns the values of the attribute labelled label in the
+// profile of entity, split into current and past.
+func values(ps []Profile, entity, label string) (current, past []string) {
+	current, past = []string{}, []string{}
+	p, ok := findProfile(ps, entity)
+	if !ok {
+		return
+	}
+	a, ok := p.Attribute(label)
+	if !ok {
+		return
+	}
+	for _, v := range a.Values {
+		if v.Current() {
+			current = append(current, v.Value)
+		} else {
+			past = append(past, v.Value)
+		}
+	}
+	return
+}
+
+// TestKnowledgeUpdate runs the knowledge-update set in offline mode: for
+// every case the rules can decide, the current and past values (and the
+// values as of the times asked) are the expected ones. The cases marked
+// rules_undecidable (the change is implied, never stated) are counted, and
+// what the rules say of them is logged.
+func TestKnowledgeUpdate(t *testing.T) {
+	s := loadKU(t)
+	sortS := cmpopts.SortSlices(func(a, b string) bool { return a < b })
+	decided, undecidable, checks := 0, 0, 0
+	for _, c := range s.Cases {
+		t.Run(c.Name, func(t *testing.T) {
+			ps := kuProfiles(t, c, ProfileOptions{})
+			if c.Undecidable != "" {
+				undecidable++
+				for _, e := range c.Expect {
+					cur, _ := values(ps, e.Entity, e.Attribute)
+					t.Logf("undecidable (%s): %s %s: rules say current %q, the dialogue says %q", c.Undecidable, e.Entity, e.Attribute, cur, e.Current)
+				}
+				return
+			}
+			decided++
+			for _, e := range c.Expect {
+				checks++
+				cur, past := values(ps, e.Entity, e.Attribute)
+				if d := cmp.Diff(e.Current, cur, sortS); d != "" {
+					t.Errorf("%s %s current (-want +got):\n%s", e.Entity, e.Attribute, d)
+				}
+				if d := cmp.Diff(e.Past, past, sortS); d != "" {
+					t.Errorf("%s %s past (-want +got):\n%s", e.Entity, e.Attribute, d)
+				}
+				for _, at := range e.AsOf {
+					checks++
+					cur, past := values(kuProfiles(t, c, ProfileOptions{AsOf: at.Time}), e.Entity, e.Attribute)
+					got := append(cur, past...)
+					if d := cmp.Diff(at.Values, got, sortS, cmpopts.EquateEmpty()); d != "" {
+						t.Errorf("%s %s as of %s (-want +got):\n%s", e.Entity, e.Attribute, at.Time.Format(time.DateOnly), d)
+					}
+				}
+			}
+		})
+	}
+	t.Logf("knowledge update: %d cases, %d decided by rules (%d checks), %d marked undecidable", len(s.Cases), decided, checks, undecidable)
+}
+
+// TestProfilesDeleteForgets: a deleted turn's facts leave the profile, and
+// the value it had closed holds again.
+func TestProfilesDeleteForgets(t *testing.T) {
+	ctx := context.Background()
+	m, err := Open(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "u"}
+	_, err = m.Add(ctx, sp, []TurnInput{
+		{ID: "a", Speaker: "Ana", Text: "I live in Porto with my cat Luna.", Time: "2023-01-01T10:00:00Z"},
+		{ID: "b", Speaker: "Ana", Text: "I moved to Lisbon!", Time: "2023-03-01T10:00:00Z"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Profile(ctx, sp, "ana", ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, past := values([]Profile{p}, "Ana", "home"); !slices.Equal(cur, []string{"Lisbon"}) || !slices.Equal(past, []string{"Porto"}) {
+		t.Fatalf("before delete: home current %q past %q", cur, past)
+	}
+	if err := m.Delete(ctx, sp, "b"); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := m.Profiles(ctx, sp, ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, past := values(ps, "Ana", "home"); !slices.Equal(cur, []string{"Porto"}) || len(past) != 0 {
+		t.Errorf("after deleting b: home current %q past %q, want Porto and nothing past", cur, past)
+	}
+	for _, p := range ps {
+		for _, a := range p.Attributes {
+			for _, v := range a.Values {
+				if slices.Contains(v.Evidence, "b") || v.ClosedBy == "b" {
+					t.Errorf("%s %s %q still points to deleted turn b", p.Entity, a.Label(), v.Value)
+				}
+			}
+		}
+	}
+	if err := m.Delete(ctx, sp, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Profile(ctx, sp, "Ana", ProfileOptions{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("profile of a speaker with no turns left: err = %v, want ErrNotFound", err)
+	}
+}
+
+// TestProfilesCache: profiles are derived once per state of the turns, and
+// again after an add.
+func TestProfilesCache(t *testing.T) {
+	ctx := context.Background()
+	m, _ := Open(ctx, Options{})
+	defer m.Close()
+	sp := Space{UserID: "u"}
+	if _, err := m.Add(ctx, sp, []TurnInput{{Speaker: "Bo", Text: "I work at Acme."}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Profiles(ctx, sp, ProfileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c1 := st.profileCache.Load()
+	if _, err := m.Profile(ctx, sp, "Bo", ProfileOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if c2 := st.profileCache.Load(); c2 != c1 {
+		t.Error("a second read derived the profiles again")
+	}
+	if _, err := m.Add(ctx, sp, []TurnInput{{Speaker: "Bo", Text: "I started working at Initech."}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Profile(ctx, sp, "Bo", ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, past := values([]Profile{p}, "Bo", "employer"); !slices.Equal(cur, []string{"Initech"}) || !slices.Equal(past, []string{"Acme"}) {
+		t.Errorf("after an add: employer current %q past %q", cur, past)
+	}
+	if st.profileCache.Load() == c1 {
+		t.Error("the cache survived an add")
+	}
+	// The last turn deleted and another stored under its id (same count,
+	// same sequence number): the profile follows.
+	if err := m.Delete(ctx, sp, "t2"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Add(ctx, sp, []TurnInput{{ID: "t2", Speaker: "Bo", Text: "I started working at Globex."}}); err != nil {
+		t.Fatal(err)
+	}
+	p, err = m.Profile(ctx, sp, "Bo", ProfileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur, past := values([]Profile{p}, "Bo", "employer"); !slices.Equal(cur, []string{"Globex"}) || !slices.Equal(past, []string{"Acme"}) {
+		t.Errorf("after replacing t2: employer current %q past %q", cur, past)
+	}
+}
+
+// TestProfileErrors covers the argument errors.
+func TestProfileErrors(t *testing.T) {
+	ctx := context.Background()
+	m, _ := Open(ctx, Options{})
+	sp := Space{UserID: "u"}
+	if _, err := m.Profile(ctx, sp, " ", ProfileOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("empty entity: %v", err)
+	}
+	if _, err := m.Profile(ctx, sp, "Nobody", ProfileOptions{}); !errors.Is(err, ErrNotFound) {
+		t.Errorf("unknown entity: %v", err)
+	}
+	if _, err := m.Profiles(ctx, Space{}, ProfileOptions{}); !errors.Is(err, ErrInvalidInput) {
+		t.Errorf("empty space: %v", err)
+	}
+	m.Close()
+	if _, err := m.Profiles(ctx, sp, ProfileOptions{}); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed: %v", err)
+	}
+}
+
+// TestRetrieveProfileEvidence: offline retrieval of a question about a
+// person's current home adds the turn that states it, and not the one that
+// stated the old home; with Ablations.NoProfiles it does not.
+func TestRetrieveProfileEvidence(t *testing.T) {
+	ctx := context.Background()
+	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
+	for i := range 40 {
+		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
+			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
+	}
+	turns = append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
+	for _, off := range []bool{false, true} {
+		m, _ := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
+		sp := Space{UserID: "u"}
+		if _, err := m.Add(ctx, sp, turns); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := res.IDs()
+		if got := slices.Contains(ids, "home-new"); got == off {
+			t.Errorf("NoProfiles=%v: evidence %v, home-new included = %v", off, ids, got)
+		}
+		if !off && !slices.Contains(res.Trace.Stage("profile"), "home-new") || slices.Contains(res.Trace.Stage("profile"), "home-old") {
+			t.Errorf("NoProfiles=%v: profile stage %v", off, res.Trace.Stage("profile"))
+		}
+		m.Close()
+	}
+}
+
+// TestProfilesLoCoMo measures profiles on the LoCoMo-format dev files:
+// the values rules derive, how many were superseded (closed by a later
+// turn), and the questions whose gold evidence includes a superseded fact
+// (a turn stating a value that was later closed, or the turn closing it).
+// It measures and gates nothing. It is skipped unless HIGMEM_LOCOMO=1:
+//
+//	HIGMEM_LOCOMO=1 HIGMEM_LOCOMO_DATA=../shared/data/locomo_dev.json go test -run TestProfilesLoCoMo -v .
+func TestProfilesLoCoMo(t *testing.T) {
+	samples := loadLoCoMoDev(t, "HIGMEM_LOCOMO", "set HIGMEM_LOCOMO=1 to measure profiles on the LoCoMo dev file")
+	ctx := context.Background()
+	values, closed, questions, hit := 0, 0, 0, 0
+	for i := range samples {
+		s := &samples[i]
+		m, err := Open(ctx, Options{Mode: ModeOffline})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sp, err := ingestLoCoMo(ctx, m, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := m.Profiles(ctx, sp, ProfileOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		superseded := map[string]bool{}
+		for _, p := range ps {
+			for _, a := range p.Attributes {
+				for _, v := range a.Values {
+					values++
+					if v.Current() {
+						continue
+					}
+					closed++
+					t.Logf("%s: %s %s %q closed by %s (evidence %v)", s.ID, p.Entity, a.Label(), v.Value, v.ClosedBy, v.Evidence)
+					superseded[v.ClosedBy] = true
+					for _, id := range v.Evidence {
+						superseded[id] = true
+					}
+				}
+			}
+		}
+		for _, q := range s.QA {
+			questions++
+			if slices.ContainsFunc(q.Evidence, func(id string) bool { return superseded[id] }) {
+				hit++
+				t.Logf("%s: %q (evidence %v)", s.ID, q.Question, q.Evidence)
+			}
+		}
+		m.Close()
+	}
+	t.Logf("%d samples: %d profile values, %d superseded; %d of %d questions have a superseded fact in their evidence", len(samples), values, closed, hit, questions)
+}
+
+// BenchmarkRetrieveProfiles measures offline retrieval per question on
+// one LoCoMo conversation (conv-26, BM25 only) with and without profile
+// evidence, after the first question has derived the profiles; and the
+// first derivation itself ("derive", per turn). It needs the data:
+//
+//	HIGMEM_LOCOMO=1 HIGMEM_LOCOMO_DATA=../shared/data/locomo_dev.json go test -run - -bench RetrieveProfiles .
+func BenchmarkRetrieveProfiles(b *testing.B) {
+	if os.Getenv("HIGMEM_LOCOMO") != "1" {
+		b.Skip("set HIGMEM_LOCOMO=1 (and HIGMEM_LOCOMO_DATA)")
+	}
+	samples, err := locomo.Load(os.Getenv("HIGMEM_LOCOMO_DATA"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := &samples[0]
+	ctx := context.Background()
+	open := func(b *testing.B, off bool) (*Memory, Space) {
+		m, err := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		sp, err := ingestLoCoMo(ctx, m, s)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return m, sp
+	}
+	for _, off := range []bool{false, true} {
+		b.Run(fmt.Sprintf("no-profiles=%v", off), func(b *testing.B) {
+			m, sp := open(b, off)
+			defer m.Close()
+			if _, err := m.Retrieve(ctx, sp, s.QA[0].Question, RetrieveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for b.Loop() {
+				for _, q := range s.QA {
+					if _, err := m.Retrieve(ctx, sp, q.Question, RetrieveOptions{}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(s.QA)), "µs/question")
+		})
+	}
+	b.Run("derive", func(b *testing.B) {
+		m, sp := open(b, false)
+		defer m.Close()
+		st, err := m.state(ctx, sp)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			st.profileCache.Store(nil)
+			if _, err := m.Profiles(ctx, sp, ProfileOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*len(st.turns)), "ms/turn")
+	})
+}
