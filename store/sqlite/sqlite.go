@@ -29,8 +29,8 @@
 // database handle so they can keep their own tables in the same file. They
 // must create and migrate their own tables under their own names, with a
 // prefix of their own such as "llmcache_", and never touch the store's
-// tables: schema_version, spaces, turns, annotations, events, links,
-// vectors and history.
+// tables: schema_version, space_clock, spaces, turns, annotations, events,
+// links, vectors and history.
 package sqlite
 
 import (
@@ -202,6 +202,10 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 		_ = sqlTx.Rollback()
 		return err
 	}
+	if err := t.bumpVersions(ctx); err != nil {
+		_ = sqlTx.Rollback()
+		return fmt.Errorf("sqlite: update: %w", err)
+	}
 	if err := sqlTx.Commit(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr // database/sql rolled back when ctx ended
@@ -210,6 +214,28 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 	}
 	return nil
 }
+
+// SpaceVersion implements store.Store: one read of the space's row.
+func (s *Store) SpaceVersion(ctx context.Context, sp store.Space) (int64, error) {
+	return read(s, &sp, func(r reader) (int64, error) {
+		st, err := s.stmt(ctx, qSpaceVersionByName)
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: space version: %w", err)
+		}
+		var v int64
+		switch err := st.QueryRowContext(ctx, sp.UserID, sp.AgentID).Scan(&v); err {
+		case nil:
+			return v, nil
+		case sql.ErrNoRows:
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("sqlite: space version: %w", err)
+		}
+	})
+}
+
+// qSpaceVersionByName reads a space's version outside a transaction.
+const qSpaceVersionByName = `SELECT version FROM spaces WHERE user_id = ? AND agent_id = ?`
 
 // stmt implements runner for reads outside Update.
 func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) { return s.rstmts.get(ctx, q) }
