@@ -24,6 +24,10 @@ type spaceState struct {
 	// that construction sees a consistent memory and assigns Seq in order.
 	writeMu sync.Mutex
 
+	// version is the store version of the space this state reflects
+	// (store.Store.SpaceVersion); it changes under mu held for writing.
+	version atomic.Int64
+
 	// mu guards every field below.
 	mu     sync.RWMutex
 	loaded bool
@@ -129,32 +133,27 @@ func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
 	ti.dated[i] = len(refs) > 0
 }
 
-// state returns the loaded state of a space, loading it on first use.
+// state returns the state of a space, current with the store: one cheap
+// version read (store.Store.SpaceVersion) per call, and a reload when
+// another writer (or process) committed to the space since it was loaded.
 func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error) {
-	m.mu.Lock()
-	st, ok := m.spaces[sp]
-	if !ok {
-		st = &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
-		m.spaces[sp] = st
-	}
-	m.mu.Unlock()
-
-	st.mu.RLock()
-	loaded := st.loaded
-	st.mu.RUnlock()
-	if loaded {
-		return st, nil
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.loaded {
-		return st, nil
-	}
-	if err := m.load(ctx, st); err != nil {
+	st := m.spaceOf(sp)
+	if err := m.refresh(ctx, st); err != nil {
 		return nil, err
 	}
-	st.loaded = true
 	return st, nil
+}
+
+// spaceOf returns the state object of a space, creating it (unloaded).
+func (m *Memory) spaceOf(sp store.Space) *spaceState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.spaces[sp]
+	if !ok {
+		st = m.newState(sp)
+		m.spaces[sp] = st
+	}
+	return st
 }
 
 // invalidate drops the cached state of a space; the next use reloads it.

@@ -1,0 +1,251 @@
+package higmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/higmem/higmem/store"
+)
+
+// Many writers (see docs/CONCURRENCY.md).
+//
+// The store decides: a batch commits in one transaction that first takes
+// the space's write lock (store.Tx.Lock). The lock's Head says at which
+// version the space stands; the batch was built on a state of some version
+// (batch.base). Equal versions mean nothing was committed in between, so
+// the batch's Seq, generated ids and event ids, all taken from that state,
+// are the store's next ones, and its event changes apply to the events as
+// stored. Otherwise the batch re-bases:
+//
+//   - offline construction (no model) is built again inside the
+//     transaction, on the space re-read through it;
+//   - model-built batches roll back and are built again, models and all,
+//     on the space as it now stands; after maxRebuilds tries the batch is
+//     built by offline construction, inside the transaction (a warning
+//     says so), so a writer always makes progress and no turn is lost. No
+//     model is ever called while the lock is held.
+
+// maxRebuilds bounds how often a model-built batch is built again because
+// another writer committed to the space while it was being built.
+const maxRebuilds = 4
+
+// errMoved says that the space moved under a batch built outside the lock.
+var errMoved = errors.New("higmem: space changed while the batch was built")
+
+// chunk is one batch of an Add: the prepared turns (ids may be empty), and
+// once resolved against a state, the turns to build with their Seq and ids
+// (turns), the version of that state (base) and the ids found already
+// stored identically (skipped).
+type chunk struct {
+	pending []store.Turn
+	turns   []store.Turn
+	base    int64
+	skipped []string
+}
+
+// resolve gives the turns of a batch their Seq and generated ids after the
+// last turn of st, and drops those already stored: identical ones are
+// skipped, a different turn under the same id fails with ErrConflict.
+// Caller holds st.mu (or owns st).
+func (st *spaceState) resolve(pending []store.Turn) (*chunk, error) {
+	c := &chunk{pending: pending, base: st.version.Load()}
+	next := int64(1)
+	if n := len(st.turns); n > 0 {
+		next = st.turns[n-1].Seq + 1
+	}
+	taken := map[string]bool{}
+	for _, t := range pending {
+		if t.ID != "" {
+			taken[t.ID] = true
+		}
+	}
+	for _, t := range pending {
+		if t.ID != "" {
+			if old, ok := st.turn(t.ID); ok {
+				if !sameTurn(old, t) {
+					return nil, fmt.Errorf("%w: turn %q: id already holds a different turn (stored by another writer)", ErrConflict, t.ID)
+				}
+				c.skipped = append(c.skipped, t.ID)
+				continue
+			}
+		}
+		t.Seq = next
+		next++
+		if t.ID == "" {
+			t.ID = "t" + strconv.FormatInt(t.Seq, 10)
+			for {
+				_, stored := st.pos[t.ID]
+				if !stored && !taken[t.ID] {
+					break
+				}
+				t.ID += "'"
+			}
+			taken[t.ID] = true
+		}
+		c.turns = append(c.turns, t)
+	}
+	return c, nil
+}
+
+// addChunk resolves one batch on the current state and builds and commits
+// it, building again when another writer committed meanwhile. Caller holds
+// st.writeMu.
+func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.Turn, rec *recorder, res *AddResult) error {
+	for attempt := 1; ; attempt++ {
+		st.mu.RLock()
+		c, err := st.resolve(pending)
+		st.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		if len(c.turns) == 0 {
+			res.Skipped = append(res.Skipped, c.skipped...)
+			return nil
+		}
+		if attempt > maxRebuilds {
+			rec.note("batch from %s: other writers kept changing the space; placed by offline construction", c.turns[0].ID)
+			if m.opts.Ablations.NoEvents {
+				return m.buildTurnsOnly(ctx, st, c, res)
+			}
+			return m.buildOffline(ctx, st, c, res)
+		}
+		err = m.build(ctx, st, c, rec, res)
+		if !errors.Is(err, errMoved) {
+			return err
+		}
+		if err := m.refresh(ctx, st); err != nil {
+			return err
+		}
+	}
+}
+
+// commitWith commits batch b. When the space moved since b's state
+// (another writer committed), rebuild, if set, builds the batch again
+// inside the transaction on a fresh state read through it; without
+// rebuild the commit fails with errMoved and writes nothing.
+func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebuild func(ctx context.Context, ns *spaceState) (*batch, error)) error {
+	st := b.st
+	sp := st.space
+	vs, vrecs, err := m.batchVectors(ctx, b)
+	if err != nil {
+		return err
+	}
+	var head store.Head
+	var fresh *spaceState // the state rebuilt inside the transaction, if any
+	err = m.store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		fresh = nil
+		if head, err = tx.Lock(ctx, sp); err != nil {
+			return err
+		}
+		if head.Version != b.base || (len(b.turns) > 0 && b.turns[0].Seq != head.LastSeq+1) {
+			if rebuild == nil {
+				return errMoved
+			}
+			ns := m.newState(sp)
+			if err := m.loadFrom(ctx, ns, tx, tx); err != nil {
+				return err
+			}
+			ns.loaded = true
+			ns.version.Store(head.Version)
+			nb, err := rebuild(ctx, ns)
+			if err != nil {
+				return err
+			}
+			if vs, vrecs, err = m.batchVectors(ctx, nb); err != nil {
+				return err
+			}
+			b, fresh = nb, ns
+		}
+		return m.writeBatch(ctx, tx, b, vrecs)
+	})
+	if err != nil {
+		if errors.Is(err, errMoved) {
+			return err
+		}
+		return fmt.Errorf("commit: %w", err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if fresh != nil && st.version.Load() != head.Next {
+		st.adopt(fresh)
+	}
+	if st.loaded && st.version.Load() == head.Version {
+		// Nothing but this batch happened between the state and the
+		// commit: apply it.
+		b.st = st
+		st.apply(b, vs, res)
+		st.version.Store(head.Next)
+		return nil
+	}
+	// The state moved on by itself (a reader caught up meanwhile, which
+	// then read this batch too) or is stale: report, and let the next use
+	// catch up from the store.
+	st.report(b, res)
+	if st.version.Load() != head.Next {
+		st.loaded = false
+	}
+	return nil
+}
+
+// newState returns an empty, unloaded state of space sp.
+func (m *Memory) newState(sp store.Space) *spaceState {
+	return &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
+}
+
+// adopt takes the loaded working set of ns (a state nobody else sees).
+// Caller holds st.mu for writing.
+func (st *spaceState) adopt(ns *spaceState) {
+	st.loaded = ns.loaded
+	st.turns, st.pos, st.info = ns.turns, ns.pos, ns.info
+	st.events, st.evPos, st.evTurns, st.eventsOf = ns.events, ns.evPos, ns.evTurns, ns.eventsOf
+	st.links = ns.links
+	st.turnVec, st.eventVec = ns.turnVec, ns.eventVec
+	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
+	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
+	st.annLoaded.Store(ns.annLoaded.Load())
+	st.version.Store(ns.version.Load())
+}
+
+// refresh brings st up to the store's version of its space (see state).
+func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
+	v, err := m.store.SpaceVersion(ctx, st.space)
+	if err != nil {
+		return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+	}
+	st.mu.RLock()
+	current := st.loaded && st.version.Load() == v
+	st.mu.RUnlock()
+	if current {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	// A load reads on several connections at once; it is one snapshot
+	// when the version did not move while it ran. Else read again (a few
+	// times), and keep the older version, so that the next use and every
+	// commit (which compares versions) know the state may be behind.
+	for attempt := 0; ; attempt++ {
+		if st.loaded && st.version.Load() == v {
+			return nil
+		}
+		if err := m.load(ctx, st); err != nil {
+			st.loaded = false
+			return err
+		}
+		st.loaded = true
+		st.version.Store(v)
+		after, err := m.store.SpaceVersion(ctx, st.space)
+		if err != nil {
+			return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+		}
+		if after == v || attempt == 2 {
+			return nil
+		}
+		v = after
+		st.version.Store(-1)
+	}
+}

@@ -1,0 +1,268 @@
+package higmem_test
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/store"
+	"github.com/higmem/higmem/store/memstore"
+	"github.com/higmem/higmem/store/sqlite"
+)
+
+// writerStores opens n stores on one database, standing for n processes:
+// n memstore handles of one store, or n SQLite stores on one file.
+func writerStores(t *testing.T, kind string, n int) []store.Store {
+	t.Helper()
+	var out []store.Store
+	switch kind {
+	case "memstore":
+		s := memstore.New()
+		t.Cleanup(func() { _ = s.Close() })
+		for range n {
+			out = append(out, s)
+		}
+	case "sqlite":
+		path := filepath.Join(t.TempDir(), "shared.db")
+		for range n {
+			s, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// checkInvariants checks what many writers must leave: every turn stored
+// once with a unique Seq (dense unless want < 0: deletes leave holes),
+// every event member stored, every turn in an event (when events is set),
+// and want turns in all (when want >= 0).
+func checkInvariants(t *testing.T, s store.Store, sp store.Space, want int, events bool) {
+	t.Helper()
+	ctx := t.Context()
+	ts, err := s.ListTurns(ctx, sp, store.TurnQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want >= 0 && len(ts) != want {
+		t.Errorf("%d turns stored, want %d", len(ts), want)
+	}
+	ids := map[string]bool{}
+	for i, tr := range ts {
+		// Deletes (want < 0) leave holes; Seq stays unique.
+		if (want >= 0 && tr.Seq != int64(i+1)) || (i > 0 && tr.Seq <= ts[i-1].Seq) {
+			t.Fatalf("turn %d (%s) has Seq %d: Seq not unique and dense", i, tr.ID, tr.Seq)
+		}
+		ids[tr.ID] = true
+	}
+	evs, err := s.ListEvents(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inEvent := map[string]bool{}
+	for _, e := range evs {
+		if len(e.TurnIDs) == 0 {
+			t.Errorf("event %s is empty", e.ID)
+		}
+		for _, id := range e.TurnIDs {
+			if !ids[id] {
+				t.Errorf("event %s lists turn %s, which is not stored", e.ID, id)
+			}
+			inEvent[id] = true
+		}
+	}
+	if events {
+		for _, tr := range ts {
+			if !inEvent[tr.ID] {
+				t.Errorf("turn %s (seq %d) is in no event", tr.ID, tr.Seq)
+			}
+		}
+	}
+}
+
+// TestManyWritersOneSpace runs several memories ("processes") on one
+// database, each with several goroutines adding to one space, with and
+// without ids, one turn or a batch at a time.
+func TestManyWritersOneSpace(t *testing.T) {
+	for _, kind := range []string{"memstore", "sqlite"} {
+		for _, mode := range []higmem.Mode{higmem.ModeOffline, higmem.ModeDefault} {
+			t.Run(kind+"/"+string(mode), func(t *testing.T) {
+				const procs, goroutines, adds = 3, 3, 4
+				stores := writerStores(t, kind, procs)
+				var mems []*higmem.Memory
+				for _, s := range stores {
+					o := higmem.Options{Store: s, Mode: mode}
+					if mode != higmem.ModeOffline {
+						o.MemoryModel = llmtest.NewScripted()
+					}
+					mems = append(mems, open(t, o))
+				}
+				var wg sync.WaitGroup
+				var mu sync.Mutex
+				var errs []error
+				for p, m := range mems {
+					for g := range goroutines {
+						wg.Go(func() {
+							for i := range adds {
+								var in []higmem.TurnInput
+								for j := range 1 + i%3 {
+									ti := higmem.TurnInput{Speaker: "Ann", Text: fmt.Sprintf("process %d goroutine %d add %d part %d about hiking", p, g, i, j)}
+									if (g+j)%2 == 0 {
+										ti.ID = fmt.Sprintf("p%d-g%d-%d-%d", p, g, i, j)
+									}
+									in = append(in, ti)
+								}
+								if _, err := m.Add(t.Context(), sp, in); err != nil {
+									mu.Lock()
+									errs = append(errs, err)
+									mu.Unlock()
+								}
+							}
+						})
+					}
+				}
+				wg.Wait()
+				if err := errors.Join(errs...); err != nil {
+					t.Fatal(err)
+				}
+				want := procs * goroutines * (1 + 2 + 3 + 1)
+				checkInvariants(t, stores[0], sp, want, true)
+				// Every process sees the same memory.
+				var first []string
+				for p, m := range mems {
+					st, err := m.Stats(t.Context(), sp)
+					if err != nil || st.Turns != want {
+						t.Errorf("process %d: Stats %+v, %v", p, st, err)
+					}
+					res, err := m.Retrieve(t.Context(), sp, "who went hiking?", higmem.RetrieveOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					evs, err := m.Events(t.Context(), sp)
+					if err != nil {
+						t.Fatal(err)
+					}
+					n := 0
+					for _, e := range evs {
+						n += len(e.Turns)
+					}
+					if n < want {
+						t.Errorf("process %d: its events hold %d turns, want at least %d", p, n, want)
+					}
+					if p == 0 {
+						first = res.IDs()
+					} else if !slices.Equal(first, res.IDs()) {
+						t.Errorf("process %d retrieves %v, process 0 %v", p, res.IDs(), first)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestOtherProcessSeesWrites checks coherent reads: what one memory adds,
+// another on the same database finds at once, and an id-less add right
+// after never conflicts.
+func TestOtherProcessSeesWrites(t *testing.T) {
+	for _, kind := range []string{"memstore", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			stores := writerStores(t, kind, 2)
+			server := open(t, higmem.Options{Store: stores[0]})
+			cli := open(t, higmem.Options{Store: stores[1]})
+			ctx := t.Context()
+			if _, err := server.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Ann", Text: "I bake sourdough bread."}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := server.Retrieve(ctx, sp, "bread", higmem.RetrieveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := cli.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Ann", Text: "My cat is called Miso."}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := server.Retrieve(ctx, sp, "what is the cat called?", higmem.RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(r.IDs(), res.Added[0]) {
+				t.Errorf("the server retrieves %v, without the other process's turn %s", r.IDs(), res.Added[0])
+			}
+			again, err := server.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Ann", Text: "I also knit."}})
+			if err != nil {
+				t.Fatalf("id-less add after another process's add: %v", err)
+			}
+			if slices.Contains(res.Added, again.Added[0]) {
+				t.Errorf("both adds got id %s", again.Added[0])
+			}
+			// A conflicting user id is reported as such.
+			if _, err := cli.Add(ctx, sp, []higmem.TurnInput{{ID: again.Added[0], Speaker: "Bob", Text: "Something else"}}); !errors.Is(err, higmem.ErrConflict) {
+				t.Errorf("add with a taken id = %v, want ErrConflict", err)
+			}
+			checkInvariants(t, stores[0], sp, 3, true)
+		})
+	}
+}
+
+// TestDeletesRaceAdds deletes turns while others are added, in one memory
+// and from a second one: no event may keep a deleted turn.
+func TestDeletesRaceAdds(t *testing.T) {
+	for _, kind := range []string{"memstore", "sqlite"} {
+		t.Run(kind, func(t *testing.T) {
+			stores := writerStores(t, kind, 2)
+			a := open(t, higmem.Options{Store: stores[0]})
+			b := open(t, higmem.Options{Store: stores[1]})
+			ctx := t.Context()
+			var seed []higmem.TurnInput
+			for i := range 30 {
+				seed = append(seed, higmem.TurnInput{ID: fmt.Sprint("s", i), Speaker: "Ann", Text: fmt.Sprintf("seed turn %d about gardening", i)})
+			}
+			if _, err := a.Add(ctx, sp, seed); err != nil {
+				t.Fatal(err)
+			}
+			var wg sync.WaitGroup
+			var mu sync.Mutex
+			var errs []error
+			fail := func(err error) {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			for w, m := range []*higmem.Memory{a, b, a, b} {
+				wg.Go(func() {
+					for i := range 8 {
+						if _, err := m.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Bob", Text: fmt.Sprintf("writer %d turn %d about gardening", w, i)}}); err != nil {
+							fail(err)
+						}
+						if err := m.Delete(ctx, sp, fmt.Sprint("s", w*8+i-i%2)); err != nil && !errors.Is(err, higmem.ErrNotFound) {
+							fail(err)
+						}
+					}
+				})
+			}
+			wg.Wait()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatal(err)
+			}
+			checkInvariants(t, stores[0], sp, -1, true)
+			for _, m := range []*higmem.Memory{a, b} {
+				evs, err := m.Events(ctx, sp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, e := range evs {
+					if len(e.Turns) != len(e.Event.TurnIDs) {
+						t.Errorf("event %s lists %d turn ids but has %d turns", e.Event.ID, len(e.Event.TurnIDs), len(e.Turns))
+					}
+				}
+			}
+		})
+	}
+}
