@@ -40,10 +40,10 @@ func newBatch(st *spaceState, c *chunk, now time.Time) *batch {
 		turns:   c.turns,
 		base:    c.base,
 		skipped: c.skipped,
-		ann:    make(map[string]store.Annotation, len(c.turns)),
-		events: make(map[string]*store.Event),
-		before: make(map[string]store.Event),
-		now:    now,
+		ann:     make(map[string]store.Annotation, len(c.turns)),
+		events:  make(map[string]*store.Event),
+		before:  make(map[string]store.Event),
+		now:     now,
 	}
 }
 
