@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/internal/spacecheck"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
@@ -41,50 +42,13 @@ func writerStores(t *testing.T, kind string, n int) []store.Store {
 	return out
 }
 
-// checkInvariants checks what many writers must leave: every turn stored
-// once with a unique Seq (dense unless want < 0: deletes leave holes),
-// every event member stored, every turn in an event (when events is set),
-// and want turns in all (when want >= 0).
+// checkInvariants checks what many writers must leave (see spacecheck):
+// want turns (any number when negative, and then Seq need not be dense, as
+// deletes leave holes), every turn in an event when events is set.
 func checkInvariants(t *testing.T, s store.Store, sp store.Space, want int, events bool) {
 	t.Helper()
-	ctx := t.Context()
-	ts, err := s.ListTurns(ctx, sp, store.TurnQuery{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want >= 0 && len(ts) != want {
-		t.Errorf("%d turns stored, want %d", len(ts), want)
-	}
-	ids := map[string]bool{}
-	for i, tr := range ts {
-		// Deletes (want < 0) leave holes; Seq stays unique.
-		if (want >= 0 && tr.Seq != int64(i+1)) || (i > 0 && tr.Seq <= ts[i-1].Seq) {
-			t.Fatalf("turn %d (%s) has Seq %d: Seq not unique and dense", i, tr.ID, tr.Seq)
-		}
-		ids[tr.ID] = true
-	}
-	evs, err := s.ListEvents(ctx, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inEvent := map[string]bool{}
-	for _, e := range evs {
-		if len(e.TurnIDs) == 0 {
-			t.Errorf("event %s is empty", e.ID)
-		}
-		for _, id := range e.TurnIDs {
-			if !ids[id] {
-				t.Errorf("event %s lists turn %s, which is not stored", e.ID, id)
-			}
-			inEvent[id] = true
-		}
-	}
-	if events {
-		for _, tr := range ts {
-			if !inEvent[tr.ID] {
-				t.Errorf("turn %s (seq %d) is in no event", tr.ID, tr.Seq)
-			}
-		}
+	for _, err := range spacecheck.Check(t.Context(), s, sp, spacecheck.Want{Turns: want, Dense: want >= 0, InEvent: events}) {
+		t.Error(err)
 	}
 }
 
