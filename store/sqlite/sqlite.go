@@ -117,7 +117,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = s.closeAll()
 		return nil, err
 	}
-	if _, err := migrate(ctx, wdb, migrations); err != nil {
+	if err := migrateShared(ctx, wdb, opts.BusyTimeout); err != nil {
 		return fail(fmt.Errorf("sqlite: open %s: %w", path, err))
 	}
 	if s.wstmts, err = prepareAll(ctx, wdb, writeQueries()); err != nil {
@@ -133,6 +133,34 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.rstmts = &stmtCache{db: s.rdb, m: map[string]*sql.Stmt{}}
 	}
 	return s, nil
+}
+
+// migrateShared runs migrate, trying again for up to busyTimeout while
+// another process holds the file's lock in a way SQLite does not wait for
+// (two processes creating a new file at once race to switch it to WAL).
+func migrateShared(ctx context.Context, db *sql.DB, busyTimeout time.Duration) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		_, err := migrate(ctx, db, migrations)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		c := coded.Code() & 0xff
+		return c == 5 || c == 6
+	}
+	return false
 }
 
 // DB returns the database handle, for packages that keep their own tables
