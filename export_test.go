@@ -5,3 +5,10 @@ import "time"
 // SetClock makes m stamp what it stores with now instead of time.Now, for
 // the tests of package higmem_test.
 func SetClock(m *Memory, now func() time.Time) { m.now = now }
+
+// LoadedSpaces returns how many spaces m keeps loaded.
+func LoadedSpaces(m *Memory) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.spaces)
+}

@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"container/list"
 	"context"
 	"errors"
 	"fmt"
@@ -25,9 +26,12 @@ type Memory struct {
 	// limits are given to every space state this memory loads.
 	limits limits
 
-	// mu guards spaces.
+	// mu guards spaces and lru.
 	mu     sync.Mutex
 	spaces map[store.Space]*spaceState
+	// lru orders the states of spaces, most recently used first (see
+	// cache.go).
+	lru list.List
 }
 
 // Open returns a Memory configured by opts. The zero Options gives an
@@ -102,6 +106,7 @@ func (m *Memory) lockSpace(ctx context.Context, sp Space) (*spaceState, error) {
 		st.writeMu.Unlock()
 		return nil, err
 	}
+	m.evict(st)
 	return st, nil
 }
 

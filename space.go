@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"container/list"
 	"context"
 	"slices"
 	"strings"
@@ -23,6 +24,11 @@ type spaceState struct {
 	// writeMu serialises writers (Add, Delete, Import) of this space, so
 	// that construction sees a consistent memory and assigns Seq in order.
 	writeMu sync.Mutex
+
+	// elem is the state's entry in Memory.lru (guarded by Memory.mu);
+	// size estimates the bytes of the working set (see estimateSize).
+	elem *list.Element
+	size atomic.Int64
 
 	// version is the store version of the space this state reflects
 	// (store.Store.SpaceVersion); it changes under mu held for writing.
@@ -141,10 +147,12 @@ func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error)
 	if err := m.refresh(ctx, st); err != nil {
 		return nil, err
 	}
+	m.evict(st)
 	return st, nil
 }
 
-// spaceOf returns the state object of a space, creating it (unloaded).
+// spaceOf returns the state object of a space, creating it (unloaded),
+// and marks it the most recently used.
 func (m *Memory) spaceOf(sp store.Space) *spaceState {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -152,6 +160,9 @@ func (m *Memory) spaceOf(sp store.Space) *spaceState {
 	if !ok {
 		st = m.newState(sp)
 		m.spaces[sp] = st
+		st.elem = m.lru.PushFront(st)
+	} else {
+		m.lru.MoveToFront(st.elem)
 	}
 	return st
 }

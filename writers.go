@@ -208,6 +208,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
 	st.annLoaded.Store(ns.annLoaded.Load())
 	st.version.Store(ns.version.Load())
+	st.size.Store(ns.estimateSize())
 }
 
 // refresh brings st up to the store's version of its space (see state).
@@ -236,6 +237,7 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 			st.loaded = false
 			return err
 		}
+		st.size.Store(st.estimateSize())
 		st.loaded = true
 		st.version.Store(v)
 		after, err := m.store.SpaceVersion(ctx, st.space)

@@ -230,3 +230,55 @@ func TestDeletesRaceAdds(t *testing.T) {
 		})
 	}
 }
+
+// TestCacheBytesBoundsLoadedSpaces fills more spaces than the cache holds:
+// the least recently used are dropped, and come back intact on use, with
+// what another process wrote meanwhile.
+func TestCacheBytesBoundsLoadedSpaces(t *testing.T) {
+	stores := writerStores(t, "sqlite", 2)
+	ctx := t.Context()
+	// About two spaces of 20 turns fit.
+	m := open(t, higmem.Options{Store: stores[0], CacheBytes: 2 * 20 * 700})
+	other := open(t, higmem.Options{Store: stores[1], CacheBytes: -1})
+	spaces := make([]higmem.Space, 6)
+	for i := range spaces {
+		spaces[i] = higmem.Space{UserID: fmt.Sprint("user", i)}
+		var in []higmem.TurnInput
+		for j := range 20 {
+			in = append(in, higmem.TurnInput{Speaker: "Ann", Text: fmt.Sprintf("user %d turn %d: I play chess on Fridays.", i, j)})
+		}
+		if _, err := m.Add(ctx, spaces[i], in); err != nil {
+			t.Fatal(err)
+		}
+		if n := higmem.LoadedSpaces(m); n > 3 {
+			t.Fatalf("after %d spaces, %d loaded", i+1, n)
+		}
+	}
+	if _, err := other.Add(ctx, spaces[0], []higmem.TurnInput{{ID: "late", Speaker: "Bob", Text: "I moved to Oslo."}}); err != nil {
+		t.Fatal(err)
+	}
+	for i, s := range spaces {
+		r, err := m.Retrieve(ctx, s, "who plays chess?", higmem.RetrieveOptions{})
+		if err != nil || len(r.Evidence) == 0 {
+			t.Fatalf("space %d after eviction: %v, %v", i, r, err)
+		}
+		want := 20
+		if i == 0 {
+			want = 21
+			r, err := m.Retrieve(ctx, s, "where did Bob move?", higmem.RetrieveOptions{})
+			if err != nil || !slices.Contains(r.IDs(), "late") {
+				t.Errorf("space 0 reloaded without the other process's turn: %v %v", r.IDs(), err)
+			}
+		}
+		checkInvariants(t, stores[0], s, want, true)
+	}
+	unbounded := open(t, higmem.Options{Store: stores[0], CacheBytes: -1})
+	for _, s := range spaces {
+		if _, err := unbounded.Retrieve(ctx, s, "chess", higmem.RetrieveOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := higmem.LoadedSpaces(unbounded); n != len(spaces) {
+		t.Errorf("CacheBytes -1 keeps %d spaces loaded, want %d", n, len(spaces))
+	}
+}
