@@ -13,6 +13,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/internal/pgtest"
@@ -259,5 +260,54 @@ func TestServeBesideCLI(t *testing.T) {
 			}
 		}
 		checkShared(t, openShared(t, env), 5)
+	})
+}
+
+// TestProcessKilledMidIngest kills (SIGKILL) one of two ingests into one
+// space while it runs: what it committed holds the invariants, and
+// rerunning it converges to both files stored once.
+func TestProcessKilledMidIngest(t *testing.T) {
+	bin := buildBinary(t)
+	processBackends(t, func(t *testing.T, env map[string]string) {
+		const n = 1500
+		a := writeConversation(t, "a", n, true)
+		b := writeConversation(t, "b", 300, true)
+		victim := exec.Command(bin, "ingest", a, "-q", "--embedder", "none")
+		victim.Env = procEnv(env)
+		if err := victim.Start(); err != nil {
+			t.Fatal(err)
+		}
+		other := make(chan []string, 1)
+		go func() { other <- runProcs(t, bin, env, []string{"ingest", b, "-q", "--embedder", "none"}) }()
+		s := openShared(t, env)
+		sp := store.Space{UserID: "default"}
+		for {
+			// Kill once some of the file is stored, or give up when it
+			// finished first (then there was nothing to kill).
+			if _, err := s.GetTurn(t.Context(), sp, "a-200"); err == nil {
+				break
+			}
+			if victim.ProcessState != nil {
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		_ = victim.Process.Kill()
+		err := victim.Wait()
+		<-other
+		ts, lerr := s.ListTurns(t.Context(), sp, store.TurnQuery{})
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		stored := 0
+		for _, tr := range ts {
+			if strings.HasPrefix(tr.ID, "a-") {
+				stored++
+			}
+		}
+		t.Logf("ingest: %v, with %d of its %d turns stored", err, stored, n)
+		checkShared(t, s, -1)
+		runProcs(t, bin, env, []string{"ingest", a, "-q", "--embedder", "none"})
+		checkShared(t, s, n+300)
 	})
 }
