@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/higmem/higmem"
@@ -153,6 +154,51 @@ func BenchmarkColdOpen(b *testing.B) {
 				m.Close()
 				st.Close()
 			}
+		})
+	}
+}
+
+// BenchmarkConcurrentAdds adds id-less one-turn batches to one space from 1
+// and 4 writers, each a Memory with its own SQLite store on one file (as
+// separate processes would be), offline mode without an embedder. It
+// reports turns/s over all writers.
+func BenchmarkConcurrentAdds(b *testing.B) {
+	const each = 20
+	for _, writers := range []int{1, 4} {
+		b.Run(fmt.Sprint("writers=", writers), func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "shared.db")
+			var mems []*higmem.Memory
+			for range writers {
+				s, err := sqlite.Open(context.Background(), path, sqlite.Options{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer s.Close()
+				m, err := higmem.Open(context.Background(), higmem.Options{Store: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				mems = append(mems, m)
+			}
+			turns := 0
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for w, m := range mems {
+					wg.Go(func() {
+						for i := range each {
+							in := []higmem.TurnInput{{Speaker: "Ann", Text: fmt.Sprintf("writer %d turn %d: we talked about the garden again", w, i)}}
+							if _, err := m.Add(context.Background(), sp, in); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				turns += writers * each
+			}
+			b.ReportMetric(float64(turns)/b.Elapsed().Seconds(), "turns/s")
 		})
 	}
 }
