@@ -12,3 +12,7 @@ func LoadedSpaces(m *Memory) int {
 	defer m.mu.Unlock()
 	return len(m.spaces)
 }
+
+// CatchUps returns how many times m caught a space up in place from what
+// other writers appended, rather than loading it again.
+func CatchUps(m *Memory) int64 { return m.catchUps.Load() }

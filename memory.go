@@ -32,6 +32,9 @@ type Memory struct {
 	// lru orders the states of spaces, most recently used first (see
 	// cache.go).
 	lru list.List
+	// catchUps counts the states caught up in place (see catchUp), for
+	// tests.
+	catchUps atomic.Int64
 }
 
 // Open returns a Memory configured by opts. The zero Options gives an

@@ -145,12 +145,10 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 			if rebuild == nil {
 				return errMoved
 			}
-			ns := m.newState(sp)
-			if err := m.loadFrom(ctx, ns, tx, tx); err != nil {
+			ns, err := m.rebase(ctx, st, tx, head)
+			if err != nil {
 				return err
 			}
-			ns.loaded = true
-			ns.version.Store(head.Version)
 			nb, err := rebuild(ctx, ns)
 			if err != nil {
 				return err
@@ -170,7 +168,7 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if fresh != nil && st.version.Load() != head.Next {
+	if fresh != nil && fresh != st && st.version.Load() != head.Next {
 		st.adopt(fresh)
 	}
 	if st.loaded && st.version.Load() == head.Version {
@@ -189,6 +187,32 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 		st.loaded = false
 	}
 	return nil
+}
+
+// rebase returns the state of the space as transaction tx sees it (at
+// head.Version), to build a batch on again: st itself, caught up in place
+// when nobody is reading it, else a state loaded through tx.
+func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head store.Head) (*spaceState, error) {
+	if st.mu.TryLock() {
+		defer st.mu.Unlock()
+		caught, err := m.catchUp(ctx, st, tx)
+		if err != nil {
+			st.loaded = false
+			return nil, err
+		}
+		if caught {
+			st.version.Store(head.Version)
+			return st, nil
+		}
+	}
+	ns := m.newState(st.space)
+	if err := m.loadFrom(ctx, ns, tx, tx); err != nil {
+		return nil, err
+	}
+	ns.loaded = true
+	ns.version.Store(head.Version)
+	ns.size.Store(ns.estimateSize())
+	return ns, nil
 }
 
 // newState returns an empty, unloaded state of space sp.
@@ -228,16 +252,29 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 	// A load reads on several connections at once; it is one snapshot
 	// when the version did not move while it ran. Else read again (a few
 	// times), and keep the older version, so that the next use and every
-	// commit (which compares versions) know the state may be behind.
+	// commit (which compares versions) know the state may be behind. A
+	// state caught up from reads that were not one snapshot is loaded
+	// afresh the next time.
+	torn := false
 	for attempt := 0; ; attempt++ {
 		if st.loaded && st.version.Load() == v {
 			return nil
 		}
-		if err := m.load(ctx, st); err != nil {
-			st.loaded = false
-			return err
+		caught := false
+		if !torn {
+			var err error
+			if caught, err = m.catchUp(ctx, st, m.store); err != nil {
+				st.loaded = false
+				return err
+			}
 		}
-		st.size.Store(st.estimateSize())
+		if !caught {
+			if err := m.load(ctx, st); err != nil {
+				st.loaded = false
+				return err
+			}
+			st.size.Store(st.estimateSize())
+		}
 		st.loaded = true
 		st.version.Store(v)
 		after, err := m.store.SpaceVersion(ctx, st.space)
@@ -249,5 +286,164 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 		}
 		v = after
 		st.version.Store(-1)
+		torn = true
 	}
+}
+
+// catchUp applies to st, in place, what other writers appended since st
+// was loaded — new turns after its last Seq with their annotations,
+// vectors and links, and new or changed events — and reports true. It
+// reports false, changing nothing, when they did more than append (a turn
+// or an event is gone, a turn was stored below the last Seq), and the
+// caller loads the space afresh. The reads must see one state of the space
+// (a transaction, or a version that did not move while they ran). Caller
+// holds st.mu for writing, or owns st.
+func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (bool, error) {
+	if !st.loaded {
+		return false, nil
+	}
+	sp := st.space
+	var last int64
+	if n := len(st.turns); n > 0 {
+		last = st.turns[n-1].Seq
+	}
+	stats, err := r.Stats(ctx, sp)
+	if err != nil {
+		return false, err
+	}
+	if stats.LastSeq < last || stats.Events < len(st.events) {
+		return false, nil
+	}
+	fresh, err := r.ListTurns(ctx, sp, store.TurnQuery{AfterSeq: last})
+	if err != nil {
+		return false, err
+	}
+	if stats.Turns != len(st.turns)+len(fresh) {
+		return false, nil // something was deleted, or stored below last
+	}
+	evs, err := r.ListEvents(ctx, sp)
+	if err != nil {
+		return false, err
+	}
+	var changed []store.Event
+	seen := 0
+	for _, e := range evs {
+		old, ok := st.event(e.ID)
+		if ok {
+			seen++
+			if old.Version == e.Version && old.UpdatedAt.Equal(e.UpdatedAt) && len(old.TurnIDs) == len(e.TurnIDs) {
+				continue
+			}
+		}
+		changed = append(changed, e)
+	}
+	if seen != len(st.events) {
+		return false, nil // an event is gone
+	}
+	ids := make([]string, len(fresh))
+	for i, t := range fresh {
+		ids[i] = t.ID
+	}
+	var anns []store.Annotation
+	var links []store.Link
+	if len(fresh) > 0 {
+		if anns, err = r.ListAnnotations(ctx, sp, ids); err != nil {
+			return false, err
+		}
+		if links, err = r.ListLinks(ctx, sp, ids); err != nil {
+			return false, err
+		}
+	}
+	var tv, ev [][]float32
+	if emb := m.opts.Embedder; emb != nil {
+		if len(fresh) > 0 {
+			if tv, err = m.vectorsOf(ctx, r, sp, store.VectorTurn, ids, func(i int) string { return turnEmbedText(fresh[i]) }); err != nil {
+				return false, err
+			}
+		}
+		if len(changed) > 0 {
+			eids := make([]string, len(changed))
+			for i, e := range changed {
+				eids[i] = e.ID
+			}
+			if ev, err = m.vectorsOf(ctx, r, sp, store.VectorEvent, eids, func(i int) string { return eventText(changed[i]) }); err != nil {
+				return false, err
+			}
+		}
+	}
+	if len(fresh) > 0 {
+		st.addTurns(fresh, tv)
+	}
+	if st.annLoaded.Load() || len(st.turns) < st.limits.eagerAnnotations {
+		for _, a := range anns {
+			if i, ok := st.pos[a.TurnID]; ok {
+				st.info.setTimeRefs(i, a.TimeRefs)
+			}
+		}
+	}
+	for i, e := range changed {
+		var v []float32
+		if ev != nil {
+			v = ev[i]
+		}
+		st.putEvent(e, v)
+	}
+	for _, l := range links {
+		st.addLink(l)
+	}
+	if len(changed) > 0 {
+		latest := &st.events[0]
+		for i := range st.events {
+			if st.events[i].UpdatedAt.After(latest.UpdatedAt) {
+				latest = &st.events[i]
+			}
+		}
+		st.lastEvent = latest.ID
+	}
+	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
+	st.size.Store(st.estimateSize())
+	m.catchUps.Add(1)
+	return true, nil
+}
+
+// vectorsOf returns the stored vectors of the given ids made by the
+// memory's embedder, in order, embedding (without storing) those missing.
+func (m *Memory) vectorsOf(ctx context.Context, r store.Reader, sp store.Space, kind store.VectorKind, ids []string, text func(i int) string) ([][]float32, error) {
+	emb := m.opts.Embedder
+	stored, err := r.ListVectors(ctx, sp, kind, emb.ID())
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string][]float32, len(ids))
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, v := range stored {
+		if want[v.ID] && len(v.Values) == emb.Dim() {
+			byID[v.ID] = v.Values
+		}
+	}
+	out := make([][]float32, len(ids))
+	var missing []int
+	var texts []string
+	for i, id := range ids {
+		if v, ok := byID[id]; ok {
+			out[i] = v
+			continue
+		}
+		missing = append(missing, i)
+		texts = append(texts, text(i))
+	}
+	if len(missing) > 0 {
+		vs, err := m.embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range missing {
+			out[i] = vs[j]
+		}
+	}
+	return out, nil
 }

@@ -8,7 +8,10 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/spacecheck"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
@@ -280,5 +283,74 @@ func TestCacheBytesBoundsLoadedSpaces(t *testing.T) {
 	}
 	if n := higmem.LoadedSpaces(unbounded); n != len(spaces) {
 		t.Errorf("CacheBytes -1 keeps %d spaces loaded, want %d", n, len(spaces))
+	}
+}
+
+// TestCatchUpEqualsFreshLoad has one memory follow what another adds (and
+// sometimes deletes) on the same database, catching up on each read, and
+// compares everything it serves with a memory that loads the space afresh.
+func TestCatchUpEqualsFreshLoad(t *testing.T) {
+	for _, mode := range []higmem.Mode{higmem.ModeOffline, higmem.ModeDefault} {
+		t.Run(string(mode), func(t *testing.T) {
+			stores := writerStores(t, "sqlite", 3)
+			ctx := t.Context()
+			opts := func(s store.Store) higmem.Options {
+				o := higmem.Options{Store: s, Mode: mode, Embedder: hashing.New(64)}
+				if mode != higmem.ModeOffline {
+					o.MemoryModel = llmtest.NewScripted()
+				}
+				return o
+			}
+			follower := open(t, opts(stores[0]))
+			writer := open(t, opts(stores[1]))
+			topics := []string{"sailing on the lake", "my sister's wedding", "the new job at the bakery", "training for a marathon"}
+			questions := []string{"when is the wedding?", "what about sailing?", "how is the bakery job?", "marathon training"}
+			n := 0
+			for step := range 12 {
+				var in []higmem.TurnInput
+				for j := range 1 + step%4 {
+					n++
+					in = append(in, higmem.TurnInput{ID: fmt.Sprint("w", n), SessionID: fmt.Sprint("s", step/3), Speaker: []string{"Ann", "Bob"}[j%2],
+						Text: fmt.Sprintf("turn %d: more on %s", n, topics[(step+j)%len(topics)])})
+				}
+				if _, err := writer.Add(ctx, sp, in); err != nil {
+					t.Fatal(err)
+				}
+				if step%5 == 4 {
+					if err := writer.Delete(ctx, sp, fmt.Sprint("w", n-2)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				fresh := open(t, opts(stores[2]))
+				for _, q := range questions {
+					got, err := follower.Retrieve(ctx, sp, q, higmem.RetrieveOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := fresh.Retrieve(ctx, sp, q, higmem.RetrieveOptions{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if d := cmp.Diff(want.Evidence, got.Evidence); d != "" {
+						t.Fatalf("step %d, %q: caught-up evidence differs from a fresh load (-fresh +caught up):\n%s", step, q, d)
+					}
+				}
+				gotEv, err := follower.Events(ctx, sp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				wantEv, err := fresh.Events(ctx, sp)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d := cmp.Diff(wantEv, gotEv); d != "" {
+					t.Fatalf("step %d: caught-up events differ from a fresh load (-fresh +caught up):\n%s", step, d)
+				}
+			}
+			// Most steps only appended: the follower caught up in place.
+			if n := higmem.CatchUps(follower); n < 6 {
+				t.Errorf("the follower caught up in place %d times in 12 steps", n)
+			}
+		})
 	}
 }
