@@ -35,9 +35,9 @@
 // Every space carries a version: a number that every committed Update
 // writing the space sets anew, drawn from one counter of the store, so it
 // only grows, even across a DeleteSpace and the re-creation of the space
-// (a space without records has version 0). SpaceVersion reads it with one
-// cheap query; a cache of a space is current exactly when the version it
-// was built at equals the store's.
+// (a space never written, or removed by DeleteSpace, has version 0).
+// SpaceVersion reads it with one cheap query; a cache of a space is
+// current exactly when the version it was built at equals the store's.
 //
 // Tx.Lock takes a space's write lock for the rest of the transaction and
 // reports its Head: the version the transaction found, the version it
@@ -302,7 +302,7 @@ func (v Vector) Validate() error {
 // Head is what Tx.Lock reports about a locked space.
 type Head struct {
 	// Version is the space's version when the transaction locked it (0
-	// for a space without records).
+	// for a space never written or removed by DeleteSpace).
 	Version int64 `json:"version"`
 	// Next is the version the space has once the transaction commits;
 	// it is larger than every version the store has handed out before.
@@ -392,8 +392,8 @@ type Tx interface {
 type Store interface {
 	Reader
 	// SpaceVersion returns the version of space as last committed (0 for
-	// a space without records): one indexed read, what a cache checks
-	// before serving from what it holds.
+	// a space never written or removed by DeleteSpace): one indexed read,
+	// what a cache checks before serving from what it holds.
 	SpaceVersion(ctx context.Context, space Space) (int64, error)
 	// Update runs fn in a read-write transaction, committing when fn
 	// returns nil and rolling back on an error or a panic (the panic is
