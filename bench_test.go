@@ -160,20 +160,36 @@ func BenchmarkColdOpen(b *testing.B) {
 
 // BenchmarkConcurrentAdds adds id-less one-turn batches to one space from 1
 // and 4 writers, each a Memory with its own SQLite store on one file (as
-// separate processes would be), offline mode without an embedder. It
+// separate processes would be; "shared" gives the 4 Memories one store, as
+// goroutines of one process would), offline mode without an embedder. It
 // reports turns/s over all writers.
 func BenchmarkConcurrentAdds(b *testing.B) {
 	const each = 20
-	for _, writers := range []int{1, 4} {
-		b.Run(fmt.Sprint("writers=", writers), func(b *testing.B) {
+	for _, c := range []struct {
+		writers int
+		shared  bool
+	}{{1, false}, {4, false}, {4, true}} {
+		name := fmt.Sprint("writers=", c.writers)
+		if c.shared {
+			name += ",shared"
+		}
+		writers := c.writers
+		b.Run(name, func(b *testing.B) {
 			path := filepath.Join(b.TempDir(), "shared.db")
 			var mems []*higmem.Memory
+			var shared *sqlite.Store
 			for range writers {
-				s, err := sqlite.Open(context.Background(), path, sqlite.Options{})
-				if err != nil {
-					b.Fatal(err)
+				s := shared
+				if s == nil {
+					var err error
+					if s, err = sqlite.Open(context.Background(), path, sqlite.Options{}); err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close()
+					if c.shared {
+						shared = s
+					}
 				}
-				defer s.Close()
 				m, err := higmem.Open(context.Background(), higmem.Options{Store: s})
 				if err != nil {
 					b.Fatal(err)
