@@ -37,6 +37,10 @@ type spaceState struct {
 	// mu guards every field below.
 	mu     sync.RWMutex
 	loaded bool
+	// torn is set when the state was read while the space changed (its
+	// reads may not be one snapshot): it is then loaded afresh, never
+	// caught up, on its next refresh.
+	torn bool
 	turns  []store.Turn // ordered by Seq
 	pos    map[string]int
 	// info holds per-turn facts, indexed like turns.

@@ -223,7 +223,7 @@ func (m *Memory) newState(sp store.Space) *spaceState {
 // adopt takes the loaded working set of ns (a state nobody else sees).
 // Caller holds st.mu for writing.
 func (st *spaceState) adopt(ns *spaceState) {
-	st.loaded = ns.loaded
+	st.loaded, st.torn = ns.loaded, ns.torn
 	st.turns, st.pos, st.info = ns.turns, ns.pos, ns.info
 	st.events, st.evPos, st.evTurns, st.eventsOf = ns.events, ns.evPos, ns.evTurns, ns.eventsOf
 	st.links = ns.links
@@ -255,18 +255,14 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 	// commit (which compares versions) know the state may be behind. A
 	// state caught up from reads that were not one snapshot is loaded
 	// afresh the next time.
-	torn := false
 	for attempt := 0; ; attempt++ {
 		if st.loaded && st.version.Load() == v {
 			return nil
 		}
-		caught := false
-		if !torn {
-			var err error
-			if caught, err = m.catchUp(ctx, st, m.store); err != nil {
-				st.loaded = false
-				return err
-			}
+		caught, err := m.catchUp(ctx, st, m.store)
+		if err != nil {
+			st.loaded = false
+			return err
 		}
 		if !caught {
 			if err := m.load(ctx, st); err != nil {
@@ -274,6 +270,7 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 				return err
 			}
 			st.size.Store(st.estimateSize())
+			st.torn = false
 		}
 		st.loaded = true
 		st.version.Store(v)
@@ -281,12 +278,15 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 		if err != nil {
 			return fmt.Errorf("higmem: version of %s: %w", st.space, err)
 		}
-		if after == v || attempt == 2 {
+		if after == v {
+			return nil
+		}
+		st.torn = true
+		if attempt == 2 {
 			return nil
 		}
 		v = after
 		st.version.Store(-1)
-		torn = true
 	}
 }
 
@@ -299,7 +299,7 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 // (a transaction, or a version that did not move while they ran). Caller
 // holds st.mu for writing, or owns st.
 func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (bool, error) {
-	if !st.loaded {
+	if !st.loaded || st.torn {
 		return false, nil
 	}
 	sp := st.space
