@@ -40,9 +40,9 @@ type spaceState struct {
 	// torn is set when the state was read while the space changed (its
 	// reads may not be one snapshot): it is then loaded afresh, never
 	// caught up, on its next refresh.
-	torn bool
-	turns  []store.Turn // ordered by Seq
-	pos    map[string]int
+	torn  bool
+	turns []store.Turn // ordered by Seq
+	pos   map[string]int
 	// info holds per-turn facts, indexed like turns.
 	info   turnInfo
 	events []store.Event // ordered by creation
