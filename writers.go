@@ -321,6 +321,20 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 	if stats.Turns != len(st.turns)+len(fresh) {
 		return false, nil // something was deleted, or stored below last
 	}
+	// The first and last cached turns are still there as they were (not a
+	// space deleted and written anew meanwhile).
+	for _, i := range []int{0, len(st.turns) - 1} {
+		if i < 0 {
+			break
+		}
+		t, err := r.GetTurn(ctx, sp, st.turns[i].ID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.Seq != st.turns[i].Seq || !sameTurn(t, st.turns[i]))) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 	evs, err := r.ListEvents(ctx, sp)
 	if err != nil {
 		return false, err

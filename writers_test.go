@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -352,5 +353,53 @@ func TestCatchUpEqualsFreshLoad(t *testing.T) {
 				t.Errorf("the follower caught up in place %d times in 12 steps", n)
 			}
 		})
+	}
+}
+
+// TestCatchUpAfterSpaceRewritten deletes a space from another memory and
+// writes it anew with more turns under the same generated ids: the first
+// memory must not take that for an append.
+func TestCatchUpAfterSpaceRewritten(t *testing.T) {
+	stores := writerStores(t, "sqlite", 2)
+	ctx := t.Context()
+	a := open(t, higmem.Options{Store: stores[0]})
+	b := open(t, higmem.Options{Store: stores[1]})
+	add := func(m *higmem.Memory, n int, what string) {
+		t.Helper()
+		var in []higmem.TurnInput
+		for i := range n {
+			in = append(in, higmem.TurnInput{Speaker: "Ann", Text: fmt.Sprintf("%s %d", what, i)})
+		}
+		if _, err := m.Add(ctx, sp, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(a, 5, "I collect stamps")
+	if _, err := a.Retrieve(ctx, sp, "stamps", higmem.RetrieveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.DeleteSpace(ctx, sp); err != nil {
+		t.Fatal(err)
+	}
+	add(b, 8, "I grow orchids")
+	evs, err := a.Events(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		for _, tr := range e.Turns {
+			if strings.Contains(tr.Text, "stamps") {
+				t.Fatalf("event %s still shows the deleted turn %s %q", e.Event.ID, tr.ID, tr.Text)
+			}
+		}
+	}
+	r, err := a.Retrieve(ctx, sp, "stamps", higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range r.Evidence {
+		if strings.Contains(e.Turn.Text, "stamps") {
+			t.Fatalf("retrieved the deleted turn %s %q", e.Turn.ID, e.Turn.Text)
+		}
 	}
 }
