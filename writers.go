@@ -324,7 +324,7 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 	// The first and last cached turns are still there as they were (not a
 	// space deleted and written anew meanwhile).
 	for _, i := range []int{0, len(st.turns) - 1} {
-		if i < 0 {
+		if len(st.turns) == 0 {
 			break
 		}
 		t, err := r.GetTurn(ctx, sp, st.turns[i].ID)

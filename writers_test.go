@@ -146,6 +146,10 @@ func TestOtherProcessSeesWrites(t *testing.T) {
 			server := open(t, higmem.Options{Store: stores[0]})
 			cli := open(t, higmem.Options{Store: stores[1]})
 			ctx := t.Context()
+			// The CLI reads the space while it is still empty.
+			if _, err := cli.Events(ctx, sp); err != nil {
+				t.Fatal(err)
+			}
 			if _, err := server.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Ann", Text: "I bake sourdough bread."}}); err != nil {
 				t.Fatal(err)
 			}
