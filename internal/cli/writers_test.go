@@ -254,12 +254,37 @@ func TestServeBesideCLI(t *testing.T) {
 		if !slices.Contains(sr.IDs(), added.Added[0]) {
 			t.Errorf("the server's search returns %v, not the CLI's turn %s", sr.IDs(), added.Added[0])
 		}
+		var restIDs []string
 		for i := range 3 {
-			if _, err := c.Add(ctx, api.AddRequest{UserID: sp.UserID, Turns: []api.TurnInput{{Speaker: "Ann", Text: fmt.Sprintf("REST turn %d after the CLI's.", i)}}}); err != nil {
+			r, err := c.Add(ctx, api.AddRequest{UserID: sp.UserID, Turns: []api.TurnInput{{Speaker: "Ann", Text: fmt.Sprintf("REST turn %d after the CLI's: the bread rose well.", i)}}})
+			if err != nil {
 				t.Fatalf("REST add without id after a CLI add: %v", err)
 			}
+			restIDs = append(restIDs, r.Added...)
 		}
 		checkShared(t, openShared(t, env), 5)
+		// A CLI delete of a turn the server added: the server's next reads
+		// no longer show it, in search or in any event.
+		runProcs(t, bin, env, []string{"--embedder", "none", "delete", restIDs[0]})
+		sr, err = c.Search(ctx, api.SearchRequest{UserID: sp.UserID, Question: "did the bread rise?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if slices.Contains(sr.IDs(), restIDs[0]) {
+			t.Errorf("the server's search still returns %s, deleted by the CLI", restIDs[0])
+		}
+		evs, err := c.Events(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs.Events {
+			if slices.Contains(e.Event.TurnIDs, restIDs[0]) || len(e.Event.TurnIDs) != len(e.Turns) {
+				t.Errorf("event %s after the CLI's delete: turn ids %v, %d turns", e.Event.ID, e.Event.TurnIDs, len(e.Turns))
+			}
+		}
+		for _, err := range spacecheck.Check(ctx, openShared(t, env), store.Space{UserID: "default"}, spacecheck.Want{Turns: 4, InEvent: true}) {
+			t.Error(err)
+		}
 	})
 }
 
