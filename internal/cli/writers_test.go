@@ -187,7 +187,12 @@ func TestProcessesParallelAdds(t *testing.T) {
 			}
 			argss = append(argss, args)
 		}
+		// And, at the same time, three into another space.
+		for i := range 3 {
+			argss = append(argss, []string{"--json", "--embedder", "none", "--user", "other", "add", fmt.Sprintf("other space turn %d", i)})
+		}
 		outs := runProcs(t, bin, env, argss...)
+		outs = outs[:6]
 		var ids []string
 		for _, out := range outs {
 			var r api.AddResponse
@@ -200,7 +205,11 @@ func TestProcessesParallelAdds(t *testing.T) {
 		if len(slices.Compact(ids)) != 6 {
 			t.Errorf("ids reported: %v", ids)
 		}
-		checkShared(t, openShared(t, env), 6)
+		s := openShared(t, env)
+		checkShared(t, s, 6)
+		for _, err := range spacecheck.Check(t.Context(), s, store.Space{UserID: "other"}, spacecheck.Want{Turns: 3, Dense: true, InEvent: true}) {
+			t.Error(err)
+		}
 	})
 }
 
