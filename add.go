@@ -53,23 +53,30 @@ func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResu
 	default:
 		chunks = splitBatches(prepared, m.opts.BatchSize)
 	}
-	for _, chunk := range chunks {
-		var err error
-		switch {
-		case m.opts.Mode == ModePaper:
-			err = m.buildPaper(ctx, st, chunk[0], rec, res)
-		case m.opts.Mode == ModeDefault:
-			err = m.buildDefault(ctx, st, chunk, rec, res)
-		case m.opts.Ablations.NoEvents:
-			err = m.buildTurnsOnly(ctx, st, chunk, res)
-		default:
-			err = m.buildOffline(ctx, st, chunk, res)
-		}
-		if err != nil {
-			return res, fmt.Errorf("higmem: add: turns from %q on not stored: %w", chunk[0].ID, err)
+	for _, pending := range chunks {
+		if err := m.addChunk(ctx, st, pending, rec, res); err != nil {
+			from := "an id-less turn"
+			if pending[0].ID != "" {
+				from = strconv.Quote(pending[0].ID)
+			}
+			return res, fmt.Errorf("higmem: add: turns from %s on not stored: %w", from, err)
 		}
 	}
 	return res, nil
+}
+
+// build runs the construction of the mode on chunk c and commits it.
+func (m *Memory) build(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
+	switch {
+	case m.opts.Mode == ModePaper:
+		return m.buildPaper(ctx, st, c, rec, res)
+	case m.opts.Mode == ModeDefault:
+		return m.buildDefault(ctx, st, c, rec, res)
+	case m.opts.Ablations.NoEvents:
+		return m.buildTurnsOnly(ctx, st, c, res)
+	default:
+		return m.buildOffline(ctx, st, c, res)
+	}
 }
 
 // splitBatches cuts turns into runs of at most n turns that do not cross a
@@ -86,16 +93,14 @@ func splitBatches(turns []store.Turn, n int) [][]store.Turn {
 	return out
 }
 
-// prepare validates inputs and turns them into store records with Seq,
-// ids, parsed times and RecordedAt. Identical re-adds are reported in
-// res.Skipped and dropped. Caller holds st.writeMu.
+// prepare validates inputs and turns them into store records with parsed
+// times and RecordedAt. Identical re-adds are reported in res.Skipped and
+// dropped. Seq and generated ids are given later, batch by batch, from the
+// state the batch commits on (see spaceState.resolve): a turn without an id
+// keeps an empty one here. Caller holds st.writeMu.
 func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]store.Turn, error) {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	next := int64(1)
-	if n := len(st.turns); n > 0 {
-		next = st.turns[n-1].Seq + 1
-	}
 	now := m.now().UTC()
 	seen := make(map[string]store.Turn, len(in))
 	var out []store.Turn
@@ -151,15 +156,9 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 				continue
 			}
 		}
-		t.Seq = next
-		next++
-		if t.ID == "" {
-			t.ID = "t" + strconv.FormatInt(t.Seq, 10)
-			for _, taken := st.pos[t.ID]; taken; _, taken = st.pos[t.ID] {
-				t.ID += "'"
-			}
+		if t.ID != "" {
+			seen[t.ID] = t
 		}
-		seen[t.ID] = t
 		out = append(out, t)
 	}
 	return out, nil
@@ -167,12 +166,21 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 
 // buildTurnsOnly stores turns with rule-based annotations and no events
 // (offline mode with the NoEvents ablation).
-func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, turns []store.Turn, res *AddResult) error {
-	b := newBatch(st, turns, m.now().UTC())
-	for _, t := range turns {
-		b.ann[t.ID] = annotateRules(t)
+func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, c *chunk, res *AddResult) error {
+	build := func(st *spaceState, c *chunk) *batch {
+		b := newBatch(st, c, m.now().UTC())
+		for _, t := range c.turns {
+			b.ann[t.ID] = annotateRules(t)
+		}
+		return b
 	}
-	return m.commit(ctx, b, res)
+	return m.commitWith(ctx, build(st, c), res, func(ctx context.Context, ns *spaceState) (*batch, error) {
+		nc, err := ns.resolve(c.pending)
+		if err != nil {
+			return nil, err
+		}
+		return build(ns, nc), nil
+	})
 }
 
 // sameTurn reports whether two turns say the same thing (the fields a

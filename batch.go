@@ -27,16 +27,23 @@ type batch struct {
 	// turnVecs, when set, holds the vectors of turns (same order), already
 	// computed during construction, so commit does not embed them twice.
 	turnVecs [][]float32
+	// base is the version of the state the batch was built on; skipped
+	// lists the ids of its turns found already stored.
+	base    int64
+	skipped []string
 }
 
-func newBatch(st *spaceState, turns []store.Turn, now time.Time) *batch {
+// newBatch starts the batch of chunk c on state st.
+func newBatch(st *spaceState, c *chunk, now time.Time) *batch {
 	return &batch{
-		st:     st,
-		turns:  turns,
-		ann:    make(map[string]store.Annotation, len(turns)),
-		events: make(map[string]*store.Event),
-		before: make(map[string]store.Event),
-		now:    now,
+		st:      st,
+		turns:   c.turns,
+		base:    c.base,
+		skipped: c.skipped,
+		ann:     make(map[string]store.Annotation, len(c.turns)),
+		events:  make(map[string]*store.Event),
+		before:  make(map[string]store.Event),
+		now:     now,
 	}
 }
 
@@ -117,11 +124,16 @@ func eventNumber(id string) int {
 	return n
 }
 
-// commit embeds the batch's turns and touched events, writes everything in
-// one transaction, then applies it to the in-memory state.
+// commit commits a batch built outside the write lock (by a model): it
+// fails with errMoved when another writer committed to the space since the
+// batch's state, and the caller builds it again.
 func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
-	st := b.st
-	sp := st.space
+	return m.commitWith(ctx, b, res, nil)
+}
+
+// batchVectors stamps the batch's touched events and embeds its turns
+// (unless construction did) and events.
+func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs [][]float32, vrecs []store.Vector, err error) {
 	var texts []string
 	if b.turnVecs == nil {
 		for _, t := range b.turns {
@@ -129,18 +141,18 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 		}
 	}
 	for _, id := range b.order {
-		b.events[id].Version++
-		b.events[id].UpdatedAt = b.now
-		texts = append(texts, eventText(*b.events[id]))
+		e := b.events[id]
+		e.Version = b.eventVersion(id) + 1
+		e.UpdatedAt = b.now
+		texts = append(texts, eventText(*e))
 	}
-	vs, err := m.embed(ctx, texts)
+	vs, err = m.embed(ctx, texts)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if vs != nil && b.turnVecs != nil {
 		vs = append(slices.Clone(b.turnVecs), vs...)
 	}
-	var vrecs []store.Vector
 	if vs != nil {
 		emb := m.opts.Embedder.ID()
 		for i, t := range b.turns {
@@ -150,59 +162,84 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: id, Embedder: emb, Values: vs[len(b.turns)+j]})
 		}
 	}
-	err = m.store.Update(ctx, func(tx store.Tx) error {
-		for _, t := range b.turns {
-			if _, err := tx.PutTurn(ctx, t); err != nil {
-				return err
-			}
-		}
-		for _, t := range b.turns {
-			a, ok := b.ann[t.ID]
-			if !ok {
-				continue
-			}
-			a.UpdatedAt = b.now
-			if err := tx.PutAnnotation(ctx, sp, a); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "annotation", t.ID, "create", a.Producer, nil, a, b.now); err != nil {
-				return err
-			}
-		}
-		for _, id := range b.order {
-			e := b.events[id]
-			if err := tx.PutEvent(ctx, *e); err != nil {
-				return err
-			}
-			action, before := "create", any(nil)
-			if old, ok := b.before[id]; ok {
-				action, before = "update", old
-			}
-			if err := appendChange(ctx, tx, sp, "event", id, action, e.Producer, before, e, b.now); err != nil {
-				return err
-			}
-		}
-		for _, l := range b.links {
-			if err := tx.PutLink(ctx, sp, l); err != nil {
-				return err
-			}
-		}
-		if len(vrecs) > 0 {
-			return tx.PutVectors(ctx, sp, vrecs)
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
+	return vs, vrecs, nil
+}
 
-	st.mu.Lock()
-	defer st.mu.Unlock()
+// eventVersion is the version of event id before the batch (0 for a new
+// one).
+func (b *batch) eventVersion(id string) int64 {
+	if old, ok := b.before[id]; ok {
+		return old.Version
+	}
+	return 0
+}
+
+// writeBatch writes a batch in transaction tx.
+func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []store.Vector) error {
+	sp := b.st.space
+	for _, t := range b.turns {
+		created, err := tx.PutTurn(ctx, t)
+		if err != nil {
+			return fmt.Errorf("turn %q: %w", t.ID, err)
+		}
+		if !created {
+			// The state the batch was built on said the id was free.
+			return fmt.Errorf("%w: turn %q: id taken by another writer", ErrConflict, t.ID)
+		}
+	}
+	for _, t := range b.turns {
+		a, ok := b.ann[t.ID]
+		if !ok {
+			continue
+		}
+		a.UpdatedAt = b.now
+		if err := tx.PutAnnotation(ctx, sp, a); err != nil {
+			return err
+		}
+		if err := appendChange(ctx, tx, sp, "annotation", t.ID, "create", a.Producer, nil, a, b.now); err != nil {
+			return err
+		}
+	}
+	for _, id := range b.order {
+		e := b.events[id]
+		if err := tx.PutEvent(ctx, *e); err != nil {
+			return err
+		}
+		action, before := "create", any(nil)
+		if old, ok := b.before[id]; ok {
+			action, before = "update", old
+		}
+		if err := appendChange(ctx, tx, sp, "event", id, action, e.Producer, before, e, b.now); err != nil {
+			return err
+		}
+	}
+	for _, l := range b.links {
+		if err := tx.PutLink(ctx, sp, l); err != nil {
+			return err
+		}
+	}
+	if len(vrecs) > 0 {
+		return tx.PutVectors(ctx, sp, vrecs)
+	}
+	return nil
+}
+
+// apply puts a committed batch into the state and reports it in res.
+// Caller holds st.mu for writing.
+func (st *spaceState) apply(b *batch, vs [][]float32, res *AddResult) {
 	var tv [][]float32
 	if vs != nil {
 		tv = vs[:len(b.turns)]
 	}
 	st.addTurns(b.turns, tv)
+	grow := int64(len(vs)*st.turnVec.Dim) * 5
+	for i := range b.turns {
+		grow += turnBytes(&b.turns[i])
+	}
+	for _, e := range b.events {
+		grow += eventBytes(e)
+	}
+	st.size.Add(grow)
 	for id, a := range b.ann {
 		if i, ok := st.pos[id]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)
@@ -214,7 +251,6 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 			v = vs[len(b.turns)+j]
 		}
 		st.putEvent(*b.events[id], v)
-		res.Events = append(res.Events, id)
 	}
 	for _, l := range b.links {
 		st.addLink(l)
@@ -224,10 +260,16 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 			st.lastEvent = evs[0]
 		}
 	}
+	st.report(b, res)
+}
+
+// report records a committed batch in res.
+func (st *spaceState) report(b *batch, res *AddResult) {
+	res.Events = append(res.Events, b.order...)
 	for _, t := range b.turns {
 		res.Added = append(res.Added, t.ID)
 	}
-	return nil
+	res.Skipped = append(res.Skipped, b.skipped...)
 }
 
 // appendChange records a change of a derived record in the history.

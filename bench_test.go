@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/higmem/higmem"
@@ -155,4 +156,134 @@ func BenchmarkColdOpen(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkConcurrentAdds adds id-less one-turn batches to one space from 1
+// and 4 writers, each a Memory with its own SQLite store on one file (as
+// separate processes would be; "shared" gives the 4 Memories one store, as
+// goroutines of one process would), offline mode without an embedder. It
+// reports turns/s over all writers.
+func BenchmarkConcurrentAdds(b *testing.B) {
+	const each = 20
+	for _, c := range []struct {
+		writers int
+		shared  bool
+	}{{1, false}, {4, false}, {4, true}} {
+		name := fmt.Sprint("writers=", c.writers)
+		if c.shared {
+			name += ",shared"
+		}
+		writers := c.writers
+		b.Run(name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "shared.db")
+			var mems []*higmem.Memory
+			var shared *sqlite.Store
+			for range writers {
+				s := shared
+				if s == nil {
+					var err error
+					if s, err = sqlite.Open(context.Background(), path, sqlite.Options{}); err != nil {
+						b.Fatal(err)
+					}
+					defer s.Close()
+					if c.shared {
+						shared = s
+					}
+				}
+				m, err := higmem.Open(context.Background(), higmem.Options{Store: s})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer m.Close()
+				mems = append(mems, m)
+			}
+			turns := 0
+			for b.Loop() {
+				var wg sync.WaitGroup
+				for w, m := range mems {
+					wg.Go(func() {
+						for i := range each {
+							in := []higmem.TurnInput{{Speaker: "Ann", Text: fmt.Sprintf("writer %d turn %d: we talked about the garden again", w, i)}}
+							if _, err := m.Add(context.Background(), sp, in); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				turns += writers * each
+			}
+			b.ReportMetric(float64(turns)/b.Elapsed().Seconds(), "turns/s")
+		})
+	}
+}
+
+// BenchmarkCatchUp measures the first search after another writer (a
+// second Memory on the same SQLite file) appended turns to a space of 2,000
+// turns: caught up in place from what was appended (foreign=1, foreign=100:
+// turns in one Add), against a search with nothing to catch up (foreign=0)
+// and loading the space afresh (reload). Offline mode, no embedder.
+func BenchmarkCatchUp(b *testing.B) {
+	ctx := context.Background()
+	conv := synth.Generate(synth.Options{Turns: 2100, Seed: 1})
+	seed, extra := conv.Turns[:2000], conv.Turns[2000:]
+	path := filepath.Join(b.TempDir(), "shared.db")
+	var stores [2]*sqlite.Store
+	for i := range stores {
+		s, err := sqlite.Open(ctx, path, sqlite.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		stores[i] = s
+	}
+	writer, err := higmem.Open(ctx, higmem.Options{Store: stores[1]})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer writer.Close()
+	addAll(b, writer, seed)
+	q := conv.Questions[0].Text
+	for _, n := range []int{0, 1, 100} {
+		b.Run(fmt.Sprint("foreign=", n), func(b *testing.B) {
+			reader, err := higmem.Open(ctx, higmem.Options{Store: stores[0]})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer reader.Close()
+			if _, err := reader.Retrieve(ctx, sp, q, higmem.RetrieveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < b.N; i++ {
+				if n > 0 {
+					b.StopTimer()
+					in := make([]higmem.TurnInput, n)
+					for j := range in {
+						in[j] = extra[(i*n+j)%len(extra)]
+						in[j].ID = fmt.Sprintf("x%d-%d-%d", n, i, j)
+					}
+					if _, err := writer.Add(ctx, sp, in); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
+				}
+				if _, err := reader.Retrieve(ctx, sp, q, higmem.RetrieveOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+	b.Run("reload", func(b *testing.B) {
+		for b.Loop() {
+			reader, err := higmem.Open(ctx, higmem.Options{Store: stores[0]})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := reader.Retrieve(ctx, sp, q, higmem.RetrieveOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			reader.Close()
+		}
+	})
 }

@@ -12,8 +12,9 @@ import (
 
 // buildDefault builds a batch of turns with one annotation-and-assignment
 // call and one update call per touched event.
-func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store.Turn, rec *recorder, res *AddResult) error {
-	b := newBatch(st, turns, m.now().UTC())
+func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
+	turns := c.turns
+	b := newBatch(st, c, m.now().UTC())
 	// Each turn is embedded twice: as stored (turnEmbedText) and as a query
 	// for its candidate events (its content).
 	texts := make([]string, 0, 2*len(turns))

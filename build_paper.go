@@ -14,8 +14,9 @@ import (
 // buildPaper runs the reference construction for one turn: annotation,
 // candidate events by similarity, affiliation, and one update per joined
 // event (summary rewrite below SmallEvent members, keyword refresh above).
-func (m *Memory) buildPaper(ctx context.Context, st *spaceState, t store.Turn, rec *recorder, res *AddResult) error {
-	b := newBatch(st, []store.Turn{t}, m.now().UTC())
+func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
+	t := c.turns[0]
+	b := newBatch(st, c, m.now().UTC())
 	vs, err := m.embed(ctx, []string{turnEmbedText(t), content(t)})
 	if err != nil {
 		return err

@@ -98,8 +98,21 @@
 // # Concurrency
 //
 // A Memory is safe for concurrent use. Reads run in parallel; writers of one
-// space are serialised. LLM calls within one operation run in parallel up to
-// Options.Concurrency, and the first failure cancels the rest.
+// space in one Memory wait for each other. LLM calls within one operation
+// run in parallel up to Options.Concurrency, and the first failure cancels
+// the rest.
+//
+// Several Memories, in one process or many, may share one store (one
+// SQLite file, one PostgreSQL schema). The store decides: every batch
+// commits in one transaction under the space's write lock (store.Tx.Lock),
+// which hands out Seq, generated turn ids and event ids, and a batch built
+// on a state another writer has since changed is built again (offline
+// construction inside the transaction; model-built batches outside it, then
+// by offline construction after a few tries), never written over it. Every
+// read checks the space's version (one indexed query) and reloads the
+// space when another writer committed, so a read sees every write committed
+// before it started. Loaded spaces are kept within Options.CacheBytes. See
+// docs/CONCURRENCY.md.
 //
 // # Errors
 //

@@ -132,15 +132,15 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 		return nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, err)
 	}
 
-	st.mu.RLock()
-	next := int64(1)
-	if k := len(st.turns); k > 0 {
-		next = st.turns[k-1].Seq + 1
-	}
-	st.mu.RUnlock()
 	res := &ImportResult{}
 	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
+		*res = ImportResult{}
+		head, err := tx.Lock(ctx, sp)
+		if err != nil {
+			return err
+		}
+		next := head.LastSeq + 1
 		for _, l := range lines {
 			switch l.Kind {
 			case "turn":

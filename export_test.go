@@ -5,3 +5,14 @@ import "time"
 // SetClock makes m stamp what it stores with now instead of time.Now, for
 // the tests of package higmem_test.
 func SetClock(m *Memory, now func() time.Time) { m.now = now }
+
+// LoadedSpaces returns how many spaces m keeps loaded.
+func LoadedSpaces(m *Memory) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.spaces)
+}
+
+// CatchUps returns how many times m caught a space up in place from what
+// other writers appended, rather than loading it again.
+func CatchUps(m *Memory) int64 { return m.catchUps.Load() }

@@ -19,17 +19,33 @@ import (
 // serves them on separate connections), and the BM25 indexes are built as
 // soon as their texts arrive, while the other reads are still running.
 func (m *Memory) load(ctx context.Context, st *spaceState) error {
-	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder,
+	return m.loadFrom(ctx, st, m.store, nil)
+}
+
+// loadFrom reads a space through r. With a transaction (tx, which is r),
+// the reads run one after the other, as a Tx is used from one goroutine,
+// and re-embedded vectors are written through it.
+func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
+	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
 		turnLex: bm25.New(bm25.Options{}), eventLex: bm25.New(bm25.Options{}),
 		turnsReady: make(chan struct{}), posReady: make(chan struct{})}
-	l.wg.Go(l.readTurns)
-	if l.emb != nil {
-		// After the turns: reading them first lets their BM25 index (the
-		// longest step) start early, while the other core reads these.
-		l.wg.Go(l.readTurnVectors)
+	if tx != nil {
+		l.readTurns()
+		if l.emb != nil {
+			l.readTurnVectors()
+		}
+		l.readEvents()
+		l.readAnnotations()
+	} else {
+		l.wg.Go(l.readTurns)
+		if l.emb != nil {
+			// After the turns: reading them first lets their BM25 index (the
+			// longest step) start early, while the other core reads these.
+			l.wg.Go(l.readTurnVectors)
+		}
+		l.wg.Go(l.readEvents)
+		l.wg.Go(l.readAnnotations)
 	}
-	l.wg.Go(l.readEvents)
-	l.wg.Go(l.readAnnotations)
 	l.wg.Wait()
 	if err := errors.Join(l.errs[:]...); err != nil {
 		return fmt.Errorf("higmem: load %s: %w", st.space, err)
@@ -44,6 +60,8 @@ type loading struct {
 	st  *spaceState
 	ctx context.Context
 	emb embed.Embedder
+	r   store.Reader // where the space is read from
+	tx  store.Tx     // set when r is a transaction
 	wg  sync.WaitGroup
 	// errs holds the error of readTurns, readAnnotations, readTurnVectors
 	// and readEvents, in that order.
@@ -74,7 +92,7 @@ type loading struct {
 // readTurns reads the turns, then indexes their text while another
 // goroutine builds their positions and facts.
 func (l *loading) readTurns() {
-	l.turns, l.errs[0] = l.m.store.ListTurns(l.ctx, l.st.space, store.TurnQuery{})
+	l.turns, l.errs[0] = l.r.ListTurns(l.ctx, l.st.space, store.TurnQuery{})
 	close(l.turnsReady)
 	if l.errs[0] != nil {
 		close(l.posReady)
@@ -108,14 +126,14 @@ func (l *loading) readAnnotations() {
 	<-l.turnsReady
 	if l.errs[0] == nil && len(l.turns) < l.st.limits.eagerAnnotations {
 		l.eager = true
-		l.anns, l.errs[1] = l.m.store.ListAnnotations(l.ctx, l.st.space, nil)
+		l.anns, l.errs[1] = l.r.ListAnnotations(l.ctx, l.st.space, nil)
 	}
 }
 
 // readTurnVectors reads the turn vectors of the memory's embedder into a
 // matrix whose rows follow the turns.
 func (l *loading) readTurnVectors() {
-	if l.tvecs, l.errs[2] = l.m.store.ListVectors(l.ctx, l.st.space, store.VectorTurn, l.emb.ID()); l.errs[2] != nil {
+	if l.tvecs, l.errs[2] = l.r.ListVectors(l.ctx, l.st.space, store.VectorTurn, l.emb.ID()); l.errs[2] != nil {
 		return
 	}
 	<-l.turnsReady
@@ -130,7 +148,7 @@ func (l *loading) readTurnVectors() {
 // known.
 func (l *loading) readEvents() {
 	sp, ctx := l.st.space, l.ctx
-	if l.events, l.errs[3] = l.m.store.ListEvents(ctx, sp); l.errs[3] != nil {
+	if l.events, l.errs[3] = l.r.ListEvents(ctx, sp); l.errs[3] != nil {
 		return
 	}
 	events := l.events
@@ -139,10 +157,10 @@ func (l *loading) readEvents() {
 		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
 	}
 	l.eventLex.AddBatch(docs)
-	if l.links, l.errs[3] = l.m.store.ListLinks(ctx, sp, nil); l.errs[3] != nil {
+	if l.links, l.errs[3] = l.r.ListLinks(ctx, sp, nil); l.errs[3] != nil {
 		return
 	}
-	if vi, ok := l.m.store.(store.VectorsIntoReader); ok && l.emb != nil {
+	if vi, ok := l.r.(store.VectorsIntoReader); ok && l.emb != nil {
 		epos := make(map[string]int, len(events))
 		for i, e := range events {
 			epos[e.ID] = i
@@ -152,7 +170,7 @@ func (l *loading) readEvents() {
 		}
 	}
 	if l.emb != nil && !l.eok {
-		if l.evecs, l.errs[3] = l.m.store.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
+		if l.evecs, l.errs[3] = l.r.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
 			return
 		}
 		l.emat, l.eok = storedMatrix(l.evecs, len(events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return events[i].ID })
@@ -222,14 +240,14 @@ func (l *loading) install() error {
 	if l.emb != nil {
 		tmat, emat := l.tmat, l.emat
 		if !l.tok {
-			tv, err := l.m.matchVectors(l.ctx, st.space, store.VectorTurn, l.tvecs, l.turns, nil)
+			tv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorTurn, l.tvecs, l.turns, nil)
 			if err != nil {
 				return err
 			}
 			tmat = rowsMatrix(tv, l.emb.Dim())
 		}
 		if !l.eok {
-			ev, err := l.m.matchVectors(l.ctx, st.space, store.VectorEvent, l.evecs, nil, l.events)
+			ev, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorEvent, l.evecs, nil, l.events)
 			if err != nil {
 				return err
 			}
@@ -360,8 +378,8 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 
 // matchVectors returns one vector per turn (or event), in order, from the
 // stored ones, embedding and storing those that are missing or were made by
-// another embedder.
-func (m *Memory) matchVectors(ctx context.Context, sp store.Space, kind store.VectorKind, stored []store.Vector, turns []store.Turn, events []store.Event) ([][]float32, error) {
+// another embedder (through tx when set).
+func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, kind store.VectorKind, stored []store.Vector, turns []store.Turn, events []store.Event) ([][]float32, error) {
 	emb := m.opts.Embedder
 	byID := make(map[string][]float32, len(stored))
 	for _, v := range stored {
@@ -411,7 +429,11 @@ func (m *Memory) matchVectors(ctx context.Context, sp store.Space, kind store.Ve
 		}
 		recs[j] = store.Vector{Kind: kind, ID: id, Embedder: emb.ID(), Values: vs[j]}
 	}
-	err = m.store.Update(ctx, func(tx store.Tx) error { return tx.PutVectors(ctx, sp, recs) })
+	if tx != nil {
+		err = tx.PutVectors(ctx, sp, recs)
+	} else {
+		err = m.store.Update(ctx, func(tx store.Tx) error { return tx.PutVectors(ctx, sp, recs) })
+	}
 	if err != nil {
 		return nil, fmt.Errorf("higmem: store re-embedded vectors: %w", err)
 	}

@@ -1,7 +1,9 @@
 package higmem
 
 import (
+	"container/list"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -24,9 +26,15 @@ type Memory struct {
 	// limits are given to every space state this memory loads.
 	limits limits
 
-	// mu guards spaces.
+	// mu guards spaces and lru.
 	mu     sync.Mutex
 	spaces map[store.Space]*spaceState
+	// lru orders the states of spaces, most recently used first (see
+	// cache.go).
+	lru list.List
+	// catchUps counts the states caught up in place (see catchUp), for
+	// tests.
+	catchUps atomic.Int64
 }
 
 // Open returns a Memory configured by opts. The zero Options gives an
@@ -87,12 +95,21 @@ func (m *Memory) checkedState(ctx context.Context, sp Space) (*spaceState, error
 
 // lockSpace checks sp and returns its loaded state with the space's writer
 // lock held; the caller unlocks st.writeMu.
+//
+// Writers of one space in this process wait for each other here, which
+// saves them rebuilding batches for each other; across processes the
+// store's write lock decides (see commitWith).
 func (m *Memory) lockSpace(ctx context.Context, sp Space) (*spaceState, error) {
-	st, err := m.checkedState(ctx, sp)
-	if err != nil {
+	if err := m.check(sp); err != nil {
 		return nil, err
 	}
+	st := m.spaceOf(sp)
 	st.writeMu.Lock()
+	if err := m.refresh(ctx, st); err != nil {
+		st.writeMu.Unlock()
+		return nil, err
+	}
+	m.evict(st)
 	return st, nil
 }
 
@@ -199,20 +216,35 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	defer st.writeMu.Unlock()
 	st.mu.RLock()
 	_, ok := st.turn(id)
-	var touched []store.Event
+	var cached []store.Event
 	for _, eid := range st.eventsOf[id] {
 		if e, ok := st.event(eid); ok {
-			touched = append(touched, e)
+			cached = append(cached, e)
 		}
 	}
+	version := st.version.Load()
 	st.mu.RUnlock()
 	if !ok {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
 	}
 	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
+		head, err := tx.Lock(ctx, sp)
+		if err != nil {
+			return err
+		}
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
 			return err
+		}
+		// The events holding the turn: as cached when nobody wrote since,
+		// else as the store holds them now.
+		touched := cached
+		if head.Version != version {
+			evs, err := tx.ListEvents(ctx, sp)
+			if err != nil {
+				return err
+			}
+			touched = slices.DeleteFunc(evs, func(e store.Event) bool { return !slices.Contains(e.TurnIDs, id) })
 		}
 		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
 			return err
@@ -240,6 +272,10 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 		}
 		return nil
 	})
+	if errors.Is(err, store.ErrNotFound) {
+		// Another writer deleted it first.
+		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
+	}
 	if err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}

@@ -13,15 +13,35 @@ import (
 
 // buildOffline annotates turns by rules and groups them into events by
 // similarity, then commits the batch.
-func (m *Memory) buildOffline(ctx context.Context, st *spaceState, turns []store.Turn, res *AddResult) error {
-	b := newBatch(st, turns, m.now().UTC())
+//
+// Offline construction is cheap and needs no model, so when the space moved
+// under it (another writer committed), the commit builds the batch again,
+// inside the transaction, on the space as it now stands.
+func (m *Memory) buildOffline(ctx context.Context, st *spaceState, c *chunk, res *AddResult) error {
+	b, err := m.offlineBatch(ctx, st, c)
+	if err != nil {
+		return err
+	}
+	return m.commitWith(ctx, b, res, func(ctx context.Context, ns *spaceState) (*batch, error) {
+		nc, err := ns.resolve(c.pending)
+		if err != nil {
+			return nil, err
+		}
+		return m.offlineBatch(ctx, ns, nc)
+	})
+}
+
+// offlineBatch builds the batch of chunk c on state st.
+func (m *Memory) offlineBatch(ctx context.Context, st *spaceState, c *chunk) (*batch, error) {
+	turns := c.turns
+	b := newBatch(st, c, m.now().UTC())
 	texts := make([]string, len(turns))
 	for i, t := range turns {
 		texts[i] = turnEmbedText(t)
 	}
 	vs, err := m.embed(ctx, texts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	b.turnVecs = vs
 
@@ -39,7 +59,7 @@ func (m *Memory) buildOffline(ctx context.Context, st *spaceState, turns []store
 		summariseExtractive(st, b, b.events[id])
 	}
 	st.mu.RUnlock()
-	return m.commit(ctx, b, res)
+	return b, nil
 }
 
 // segmenter assigns turns to events without an LLM.

@@ -104,6 +104,13 @@ type Options struct {
 	EvidenceTokens int
 	// Location is used for times given without a zone (default UTC).
 	Location *time.Location
+	// CacheBytes bounds the memory of the spaces kept loaded (their turns,
+	// events, vectors and search indexes, as estimated by the engine).
+	// When loaded spaces exceed it, the least recently used ones are
+	// dropped and load again from the store on their next use. Zero means
+	// DefaultCacheBytes; negative means no bound. The space in use is
+	// never dropped, whatever its size.
+	CacheBytes int64
 
 	// Ablations switch parts of the pipeline off, for measurements.
 	Ablations Ablations
@@ -162,6 +169,11 @@ func defaultLimits() limits {
 	return limits{quantizeRows: 4096, eagerAnnotations: 20000, offlineFastRows: 32768}
 }
 
+// DefaultCacheBytes is the bound of Options.CacheBytes when it is zero:
+// 512 MiB, about two spaces of 100,000 turns with MiniLM vectors, or
+// hundreds of conversations.
+const DefaultCacheBytes = 512 << 20
+
 // unlimitedTokens stands for "no evidence budget".
 const unlimitedTokens = 1 << 30
 
@@ -187,6 +199,9 @@ func (o *Options) setDefaults() {
 	def(&o.FilterChunk, 10)
 	def(&o.PredictChunk, 40)
 
+	if o.CacheBytes == 0 {
+		o.CacheBytes = DefaultCacheBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"container/list"
 	"context"
 	"slices"
 	"strings"
@@ -24,11 +25,24 @@ type spaceState struct {
 	// that construction sees a consistent memory and assigns Seq in order.
 	writeMu sync.Mutex
 
+	// elem is the state's entry in Memory.lru (guarded by Memory.mu);
+	// size estimates the bytes of the working set (see estimateSize).
+	elem *list.Element
+	size atomic.Int64
+
+	// version is the store version of the space this state reflects
+	// (store.Store.SpaceVersion); it changes under mu held for writing.
+	version atomic.Int64
+
 	// mu guards every field below.
 	mu     sync.RWMutex
 	loaded bool
-	turns  []store.Turn // ordered by Seq
-	pos    map[string]int
+	// torn is set when the state was read while the space changed (its
+	// reads may not be one snapshot): it is then loaded afresh, never
+	// caught up, on its next refresh.
+	torn  bool
+	turns []store.Turn // ordered by Seq
+	pos   map[string]int
 	// info holds per-turn facts, indexed like turns.
 	info   turnInfo
 	events []store.Event // ordered by creation
@@ -133,32 +147,32 @@ func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
 	ti.dated[i] = len(refs) > 0
 }
 
-// state returns the loaded state of a space, loading it on first use.
+// state returns the state of a space, current with the store: one cheap
+// version read (store.Store.SpaceVersion) per call, and a reload when
+// another writer (or process) committed to the space since it was loaded.
 func (m *Memory) state(ctx context.Context, sp store.Space) (*spaceState, error) {
-	m.mu.Lock()
-	st, ok := m.spaces[sp]
-	if !ok {
-		st = &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
-		m.spaces[sp] = st
-	}
-	m.mu.Unlock()
-
-	st.mu.RLock()
-	loaded := st.loaded
-	st.mu.RUnlock()
-	if loaded {
-		return st, nil
-	}
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.loaded {
-		return st, nil
-	}
-	if err := m.load(ctx, st); err != nil {
+	st := m.spaceOf(sp)
+	if err := m.refresh(ctx, st); err != nil {
 		return nil, err
 	}
-	st.loaded = true
+	m.evict(st)
 	return st, nil
+}
+
+// spaceOf returns the state object of a space, creating it (unloaded),
+// and marks it the most recently used.
+func (m *Memory) spaceOf(sp store.Space) *spaceState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st, ok := m.spaces[sp]
+	if !ok {
+		st = m.newState(sp)
+		m.spaces[sp] = st
+		st.elem = m.lru.PushFront(st)
+	} else {
+		m.lru.MoveToFront(st.elem)
+	}
+	return st
 }
 
 // invalidate drops the cached state of a space; the next use reloads it.

@@ -30,6 +30,24 @@
 // Writer or Tx (or a new optional interface), implementing it in every
 // backend, and adding its checks to store/storetest.
 //
+// # Versions and the write lock
+//
+// Every space carries a version: a number that every committed Update
+// writing the space sets anew, drawn from one counter of the store, so it
+// only grows, even across a DeleteSpace and the re-creation of the space
+// (a space never written, or removed by DeleteSpace, has version 0).
+// SpaceVersion reads it with one cheap query; a cache of a space is
+// current exactly when the version it was built at equals the store's.
+//
+// Tx.Lock takes a space's write lock for the rest of the transaction and
+// reports its Head: the version the transaction found, the version it
+// will commit, and the highest Seq stored. Until the transaction ends no
+// other writer, in this process or another sharing the database, commits
+// to the space, so what the transaction reads of the space stays true and
+// the Seq it hands out (Head.LastSeq+1, +2, ...) is unique. Writes without
+// Lock are allowed and still bump the version at commit; Lock is how a
+// writer learns whether the state it built from is still current.
+//
 // # Immutability
 //
 // Turns are what was said and are never rewritten: PutTurn with an existing
@@ -281,6 +299,19 @@ func (v Vector) Validate() error {
 	return nil
 }
 
+// Head is what Tx.Lock reports about a locked space.
+type Head struct {
+	// Version is the space's version when the transaction locked it (0
+	// for a space never written or removed by DeleteSpace).
+	Version int64 `json:"version"`
+	// Next is the version the space has once the transaction commits;
+	// it is larger than every version the store has handed out before.
+	Next int64 `json:"next"`
+	// LastSeq is the largest Seq stored in the space (0 when empty), as
+	// the transaction sees it.
+	LastSeq int64 `json:"last_seq"`
+}
+
 // Reader is the read side of a store, outside a transaction (Store) or
 // inside one (Tx). All methods but Spaces take the space to read.
 type Reader interface {
@@ -338,6 +369,13 @@ type Writer interface {
 	DeleteTurn(ctx context.Context, space Space, id string) error
 	// DeleteSpace removes every record of the space, history included.
 	DeleteSpace(ctx context.Context, space Space) error
+	// Lock takes the write lock of space for the rest of the transaction
+	// and returns its Head (see "Versions and the write lock"). The space
+	// gets its new version now, so a transaction that locks a space bumps
+	// its version even if it writes nothing else. Calling Lock again in
+	// the same transaction returns the same Version and Next, and the
+	// LastSeq the transaction sees at that point.
+	Lock(ctx context.Context, space Space) (Head, error)
 }
 
 // Tx is a read-write transaction. It must only be used inside the function
@@ -353,6 +391,10 @@ type Tx interface {
 // use; Update calls may be serialised (one writer at a time).
 type Store interface {
 	Reader
+	// SpaceVersion returns the version of space as last committed (0 for
+	// a space never written or removed by DeleteSpace): one indexed read,
+	// what a cache checks before serving from what it holds.
+	SpaceVersion(ctx context.Context, space Space) (int64, error)
 	// Update runs fn in a read-write transaction, committing when fn
 	// returns nil and rolling back on an error or a panic (the panic is
 	// re-raised after the rollback).

@@ -60,6 +60,7 @@ type app struct {
 	// LLM client flags (defaults from the environment).
 	llmStructured  string
 	llmConcurrency int
+	cacheBytes     int64
 	llmMaxTokens   int
 	llmStream      bool
 	llmTimeout     time.Duration
@@ -182,6 +183,8 @@ full LLM-guided pipeline and written answers. Environment variables:
 		"structured-output mode to start from: auto, json_schema, json_object_schema, json_object or plain (env HIGMEM_LLM_STRUCTURED)")
 	f.IntVar(&a.llmConcurrency, "llm-concurrency", a.env.LLMConcurrency,
 		"LLM requests in flight per server, all roles together; 1 for a one-slot server (env HIGMEM_LLM_CONCURRENCY)")
+	f.Int64Var(&a.cacheBytes, "cache-bytes", a.env.CacheBytes,
+		"bytes of loaded spaces kept in memory; 0: the default (512 MiB), -1: no bound (env HIGMEM_CACHE_BYTES)")
 	f.IntVar(&a.llmMaxTokens, "llm-max-tokens", a.env.LLMMaxTokens,
 		"completion budget of LLM calls that set none; 0: client default, -1: no limit (env HIGMEM_LLM_MAX_TOKENS)")
 	f.BoolVar(&a.llmStream, "llm-stream", a.env.LLMStream,

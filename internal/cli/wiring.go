@@ -259,6 +259,7 @@ func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 		Mode:        mode,
 		Logger:      a.log,
 		PaperLinks:  a.links,
+		CacheBytes:  a.cacheBytes,
 	})
 	if err != nil {
 		return nil, err

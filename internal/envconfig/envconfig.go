@@ -80,6 +80,9 @@ type Config struct {
 	LogLevel slog.Level
 	// LLMConcurrency caps LLM requests in flight per endpoint.
 	LLMConcurrency int
+	// CacheBytes bounds the memory of loaded spaces (higmem.Options
+	// CacheBytes: 0 is the engine's default, negative no bound).
+	CacheBytes int64
 	// LLMTimeout bounds each LLM request, counted from when it gets a slot
 	// of the server (time queued behind other requests is not counted).
 	LLMTimeout time.Duration
@@ -143,6 +146,7 @@ func Vars() []Var {
 		{"HIGMEM_API_KEY", "", "API key sent to HIGMEM_SERVER"},
 		{"HIGMEM_LOG_LEVEL", "info", "log level: debug, info, warn or error"},
 		{"HIGMEM_LLM_CONCURRENCY", strconv.Itoa(DefaultLLMConcurrency), "maximum LLM requests in flight per server, all roles together (1 for llama-cpp-python)"},
+		{"HIGMEM_CACHE_BYTES", "536870912", "bytes of loaded spaces kept in memory; least recently used spaces reload from the database (-1: no bound)"},
 		{"HIGMEM_LLM_STRUCTURED", "auto", "structured-output mode to start from: auto, json_schema, json_object_schema (llama-cpp-python), json_object or plain"},
 		{"HIGMEM_LLM_MAX_TOKENS", strconv.Itoa(openai.DefaultMaxTokens), "completion budget of LLM calls that set none (-1: no limit)"},
 		{"HIGMEM_LLM_STREAM", "false", "stream LLM replies, so a call that times out stops the generation on the server"},
@@ -201,6 +205,14 @@ func Load(getenv func(string) string) Config {
 			c.Problems = append(c.Problems, fmt.Sprintf("HIGMEM_LLM_CONCURRENCY=%q is not a positive integer; using %d", v, DefaultLLMConcurrency))
 		} else {
 			c.LLMConcurrency = n
+		}
+	}
+	if v := get("HIGMEM_CACHE_BYTES"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			c.Problems = append(c.Problems, fmt.Sprintf("HIGMEM_CACHE_BYTES=%q is not an integer; using the default", v))
+		} else {
+			c.CacheBytes = n
 		}
 	}
 	c.LLMTimeout = DefaultLLMTimeout

@@ -31,6 +31,7 @@ type Store struct {
 	mu     sync.RWMutex // guards spaces and closed
 	spaces map[store.Space]*space
 	closed bool
+	clock  int64 // the last version handed out; guarded by wmu
 }
 
 var _ store.Store = (*Store)(nil)
@@ -111,6 +112,17 @@ func (s *Store) Spaces(ctx context.Context) ([]store.Space, error) {
 	return spaceList(slices.Collect(maps.Keys(s.spaces)), func(k store.Space) *space { return s.spaces[k] }), nil
 }
 
+// SpaceVersion implements store.Store.
+func (s *Store) SpaceVersion(ctx context.Context, sp store.Space) (v int64, err error) {
+	err = s.read(sp, func(x *space) error {
+		if !x.empty() {
+			v = x.version
+		}
+		return nil
+	})
+	return v, err
+}
+
 // Update implements store.Store. fn's error is returned as is; when ctx
 // ends before the commit, nothing is written and ctx's error is returned.
 // fn must not call Update or Close (they would wait for fn).
@@ -128,7 +140,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	}
 	// Only this goroutine changes s.spaces while it holds wmu, so the
 	// transaction may read it without the read lock.
-	tx := &tx{base: s.spaces, dirty: map[store.Space]*space{}}
+	tx := &tx{base: s.spaces, dirty: map[store.Space]*space{}, clock: s.clock, locked: map[store.Space]store.Head{}}
 	defer tx.done.Store(true) // also on a panic, which then goes on up
 	if err := fn(tx); err != nil {
 		return err
@@ -136,6 +148,8 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("memstore: update: %w", err)
 	}
+	tx.bumpVersions()
+	s.clock = tx.clock
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for k, x := range tx.dirty {

@@ -21,6 +21,8 @@ type space struct {
 	links   map[linkKey]store.Link
 	vectors map[vecKey]store.Vector
 	history []store.Change
+	// version is the space's store.Store version (see SpaceVersion).
+	version int64
 }
 
 type linkKey struct{ source, target, relation string }
@@ -53,6 +55,7 @@ func (sp *space) clone() *space {
 		links:   maps.Clone(sp.links),
 		vectors: maps.Clone(sp.vectors),
 		history: slices.Clip(slices.Clone(sp.history)),
+		version: sp.version,
 	}
 }
 

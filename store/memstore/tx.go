@@ -18,6 +18,10 @@ type tx struct {
 	base  map[store.Space]*space
 	dirty map[store.Space]*space
 	done  atomic.Bool
+	// clock is the store's version counter as this transaction advanced
+	// it; locked holds the heads Lock gave out.
+	clock  int64
+	locked map[store.Space]store.Head
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -272,5 +276,43 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 		return err
 	}
 	t.dirty[sp] = nil
+	delete(t.locked, sp)
 	return nil
+}
+
+// Lock implements store.Writer. Update already runs one at a time, so Lock
+// only gives the space its new version.
+func (t *tx) Lock(ctx context.Context, sp store.Space) (store.Head, error) {
+	if err := t.check(sp); err != nil {
+		return store.Head{}, err
+	}
+	h, ok := t.locked[sp]
+	x := t.write(sp)
+	if !ok {
+		h.Version = x.version
+		t.clock++
+		h.Next = t.clock
+		x.version = h.Next
+		t.locked[sp] = h
+	}
+	h.LastSeq = 0
+	for _, tr := range x.turns {
+		h.LastSeq = max(h.LastSeq, tr.Seq)
+	}
+	return h, nil
+}
+
+// bumpVersions gives every space written without Lock a new version.
+func (t *tx) bumpVersions() {
+	var v int64
+	for sp, x := range t.dirty {
+		if _, ok := t.locked[sp]; ok || x == nil {
+			continue
+		}
+		if v == 0 {
+			t.clock++
+			v = t.clock
+		}
+		x.version = v
+	}
 }

@@ -203,3 +203,19 @@ func TestSpaceVersion(t *testing.T) {
 		t.Errorf("re-created space has version %d, not above the old %d", v, last)
 	}
 }
+
+// TestWritersTwoStores runs the suite's many-writers check through two
+// Stores on one schema, as two processes would share it.
+func TestWritersTwoStores(t *testing.T) {
+	dsn, schema := pgtest.Schema(t)
+	var stores []store.Store
+	for range 2 {
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores = append(stores, s)
+	}
+	storetest.Writers(t, stores...)
+}

@@ -60,6 +60,7 @@ type tx struct {
 	done   atomic.Bool
 	spaces map[store.Space]int64 // space row ids seen in this transaction
 	dirty  map[int64]bool        // space rows written in this transaction
+	locked map[int64]store.Head  // space rows locked (and given their version) by Lock
 }
 
 var (
@@ -68,7 +69,7 @@ var (
 )
 
 func newTx(pgTx pgx.Tx) *tx {
-	return &tx{reader: reader{q: pgTx}, pgTx: pgTx, spaces: map[store.Space]int64{}, dirty: map[int64]bool{}}
+	return &tx{reader: reader{q: pgTx}, pgTx: pgTx, spaces: map[store.Space]int64{}, dirty: map[int64]bool{}, locked: map[int64]store.Head{}}
 }
 
 // alive fails once Update has returned.
@@ -117,7 +118,12 @@ func (t *tx) bumpVersions(ctx context.Context) error {
 	}
 	ids := make([]int64, 0, len(t.dirty))
 	for id := range t.dirty {
-		ids = append(ids, id)
+		if _, ok := t.locked[id]; !ok {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
 	}
 	if _, err := t.pgTx.Exec(ctx, qSpaceBump, ids); err != nil {
 		return fmt.Errorf("bumping space versions: %w", err)
@@ -475,7 +481,52 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 	}
 	if id, ok := t.spaces[sp]; ok {
 		delete(t.dirty, id)
+		delete(t.locked, id)
 		delete(t.spaces, sp)
 	}
 	return nil
+}
+
+// Lock implements store.Writer: it locks the space's row (SELECT ... FOR
+// UPDATE, on top of the advisory lock every Update takes) and gives it its
+// new version from the sequence space_version.
+func (t *tx) Lock(ctx context.Context, sp store.Space) (store.Head, error) {
+	if err := t.check(sp); err != nil {
+		return store.Head{}, err
+	}
+	h, err := t.lock(ctx, sp)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("postgres: lock space %s: %w", sp, err)
+	}
+	return h, nil
+}
+
+func (t *tx) lock(ctx context.Context, sp store.Space) (store.Head, error) {
+	_, existed, err := t.spaceID(ctx, sp, false)
+	if err != nil {
+		return store.Head{}, err
+	}
+	sid, _, err := t.spaceID(ctx, sp, true)
+	if err != nil {
+		return store.Head{}, err
+	}
+	h, ok := t.locked[sid]
+	if !ok {
+		// A row created now has a version from its DEFAULT, but the space
+		// had none.
+		if err := t.pgTx.QueryRow(ctx, `SELECT version FROM spaces WHERE id = $1 FOR UPDATE`, sid).Scan(&h.Version); err != nil {
+			return store.Head{}, err
+		}
+		if !existed {
+			h.Version = 0
+		}
+		if err := t.pgTx.QueryRow(ctx, `UPDATE spaces SET version = nextval('space_version') WHERE id = $1 RETURNING version`, sid).Scan(&h.Next); err != nil {
+			return store.Head{}, err
+		}
+		t.locked[sid] = h
+	}
+	if err := t.pgTx.QueryRow(ctx, `SELECT coalesce(max(seq), 0) FROM turns WHERE space_id = $1`, sid).Scan(&h.LastSeq); err != nil {
+		return store.Head{}, err
+	}
+	return h, nil
 }

@@ -119,6 +119,18 @@ CREATE TABLE history (
 );
 CREATE INDEX history_record ON history (space_id, kind, id, seq);
 `,
+	// 2: space versions (see store's "Versions and the write lock"). A
+	// space's version is set from the one-row counter space_clock by every
+	// committed Update that writes it; existing spaces start at 1.
+	`
+ALTER TABLE spaces ADD COLUMN version INTEGER NOT NULL DEFAULT 0;
+UPDATE spaces SET version = 1;
+CREATE TABLE space_clock (
+	id      INTEGER PRIMARY KEY CHECK (id = 1),
+	version INTEGER NOT NULL
+);
+INSERT INTO space_clock (id, version) VALUES (1, 1);
+`,
 }
 
 // migrate brings the database up to len(migs) in one transaction and

@@ -29,8 +29,8 @@
 // database handle so they can keep their own tables in the same file. They
 // must create and migrate their own tables under their own names, with a
 // prefix of their own such as "llmcache_", and never touch the store's
-// tables: schema_version, spaces, turns, annotations, events, links,
-// vectors and history.
+// tables: schema_version, space_clock, spaces, turns, annotations, events,
+// links, vectors and history.
 package sqlite
 
 import (
@@ -117,7 +117,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		_ = s.closeAll()
 		return nil, err
 	}
-	if _, err := migrate(ctx, wdb, migrations); err != nil {
+	if err := migrateShared(ctx, wdb, opts.BusyTimeout); err != nil {
 		return fail(fmt.Errorf("sqlite: open %s: %w", path, err))
 	}
 	if s.wstmts, err = prepareAll(ctx, wdb, writeQueries()); err != nil {
@@ -133,6 +133,34 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.rstmts = &stmtCache{db: s.rdb, m: map[string]*sql.Stmt{}}
 	}
 	return s, nil
+}
+
+// migrateShared runs migrate, trying again for up to busyTimeout while
+// another process holds the file's lock in a way SQLite does not wait for
+// (two processes creating a new file at once race to switch it to WAL).
+func migrateShared(ctx context.Context, db *sql.DB, busyTimeout time.Duration) error {
+	deadline := time.Now().Add(busyTimeout)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		_, err := migrate(ctx, db, migrations)
+		if err == nil || !isBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// isBusy reports whether err is SQLite's SQLITE_BUSY or SQLITE_LOCKED.
+func isBusy(err error) bool {
+	var coded interface{ Code() int }
+	if errors.As(err, &coded) {
+		c := coded.Code() & 0xff
+		return c == 5 || c == 6
+	}
+	return false
 }
 
 // DB returns the database handle, for packages that keep their own tables
@@ -202,6 +230,10 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 		_ = sqlTx.Rollback()
 		return err
 	}
+	if err := t.bumpVersions(ctx); err != nil {
+		_ = sqlTx.Rollback()
+		return fmt.Errorf("sqlite: update: %w", err)
+	}
 	if err := sqlTx.Commit(); err != nil {
 		if cerr := ctx.Err(); cerr != nil {
 			err = cerr // database/sql rolled back when ctx ended
@@ -210,6 +242,28 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 	}
 	return nil
 }
+
+// SpaceVersion implements store.Store: one read of the space's row.
+func (s *Store) SpaceVersion(ctx context.Context, sp store.Space) (int64, error) {
+	return read(s, &sp, func(r reader) (int64, error) {
+		st, err := s.stmt(ctx, qSpaceVersionByName)
+		if err != nil {
+			return 0, fmt.Errorf("sqlite: space version: %w", err)
+		}
+		var v int64
+		switch err := st.QueryRowContext(ctx, sp.UserID, sp.AgentID).Scan(&v); err {
+		case nil:
+			return v, nil
+		case sql.ErrNoRows:
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("sqlite: space version: %w", err)
+		}
+	})
+}
+
+// qSpaceVersionByName reads a space's version outside a transaction.
+const qSpaceVersionByName = `SELECT version FROM spaces WHERE user_id = ? AND agent_id = ?`
 
 // stmt implements runner for reads outside Update.
 func (s *Store) stmt(ctx context.Context, q string) (*sql.Stmt, error) { return s.rstmts.get(ctx, q) }

@@ -304,3 +304,19 @@ func ExampleOpen() {
 	// D1:2 Her name is Miso.
 	// <nil>
 }
+
+// TestWritersTwoStores runs the suite's many-writers check through two
+// Stores on one file, as two processes would share it.
+func TestWritersTwoStores(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "writers.db")
+	var stores []store.Store
+	for range 2 {
+		s, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores = append(stores, s)
+	}
+	storetest.Writers(t, stores...)
+}

@@ -45,6 +45,11 @@ const (
 	ON CONFLICT (space_id, kind, id) DO UPDATE SET embedder = excluded.embedder, dim = excluded.dim, data = excluded.data`
 	qVectorDelete = `DELETE FROM vectors WHERE space_id = ? AND kind = ? AND id = ?`
 
+	qSpaceVersion = `SELECT version FROM spaces WHERE id = ?`
+	qSpaceSetVer  = `UPDATE spaces SET version = ? WHERE id = ?`
+	qClockTick    = `UPDATE space_clock SET version = version + 1 RETURNING version`
+	qLastSeq      = `SELECT coalesce(max(seq), 0) FROM turns WHERE space_id = ?`
+
 	qHistoryAppend = `INSERT INTO history (space_id, seq, kind, id, action, actor, before, after, at)
 	SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 FROM history WHERE space_id = ?1`
 )
@@ -53,7 +58,8 @@ const (
 // on the write connection up front.
 func writeQueries() []string {
 	return append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
-		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend)
+		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend,
+		qSpaceVersion, qSpaceSetVer, qClockTick, qLastSeq)
 }
 
 // tx is a store.Tx over a *sql.Tx on the write connection.
@@ -64,6 +70,8 @@ type tx struct {
 	done   atomic.Bool
 	stmts  map[string]*sql.Stmt  // statements bound to sqlTx
 	spaces map[store.Space]int64 // space row ids seen in this transaction
+	dirty  map[int64]bool        // space rows written in this transaction
+	locked map[int64]store.Head  // space rows locked (and given their version) by Lock
 }
 
 var (
@@ -72,7 +80,8 @@ var (
 )
 
 func newTx(s *Store, sqlTx *sql.Tx) *tx {
-	t := &tx{s: s, sqlTx: sqlTx, stmts: map[string]*sql.Stmt{}, spaces: map[store.Space]int64{}}
+	t := &tx{s: s, sqlTx: sqlTx, stmts: map[string]*sql.Stmt{}, spaces: map[store.Space]int64{},
+		dirty: map[int64]bool{}, locked: map[int64]store.Head{}}
 	t.reader = reader{run: t}
 	return t
 }
@@ -257,6 +266,7 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 		return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
 	}
 	if n == 1 {
+		t.touch(sid)
 		return true, nil
 	}
 	// The id is taken: a no-op if the content is the same.
@@ -298,6 +308,7 @@ func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotati
 		}
 	}
 	sid, ok, err := t.spaceID(ctx, sp, false)
+	t.touch(sid)
 	var n int64
 	if err == nil && ok {
 		n, err = t.affected(ctx, qAnnotationPut, sid, a.TurnID, kws, tags, ents, a.Context, trs, a.Producer, upd)
@@ -346,6 +357,7 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 		}
 	}
 	sid, _, err := t.spaceID(ctx, e.Space, true)
+	t.touch(sid)
 	if err == nil {
 		args[0] = sid
 		_, err = t.exec(ctx, qEventPut, args...)
@@ -362,6 +374,7 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 		return err
 	}
 	sid, ok, err := t.spaceID(ctx, sp, false)
+	t.touch(sid)
 	var n int64
 	if err == nil && ok {
 		n, err = t.affected(ctx, qEventDelete, sid, id)
@@ -394,6 +407,7 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 		}
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
+	t.touch(sid)
 	if err == nil {
 		_, err = t.exec(ctx, qLinkPut, sid, l.Source, l.Target, l.Relation, l.Confidence, created, inval)
 	}
@@ -418,6 +432,7 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 		return nil
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
+	t.touch(sid)
 	if err != nil {
 		return fmt.Errorf("sqlite: put vectors: %w", err)
 	}
@@ -446,6 +461,7 @@ func (t *tx) AppendHistory(ctx context.Context, sp store.Space, c store.Change) 
 		return fmt.Errorf("sqlite: append history: %w", err)
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
+	t.touch(sid)
 	if err == nil {
 		_, err = t.exec(ctx, qHistoryAppend, sid, c.Kind, c.ID, c.Action, c.Actor, rawJSON(c.Before), rawJSON(c.After), at)
 	}
@@ -461,6 +477,7 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 		return err
 	}
 	sid, ok, err := t.spaceID(ctx, sp, false)
+	t.touch(sid)
 	var n int64
 	if err == nil && ok {
 		n, err = t.affected(ctx, qTurnDelete, sid, id)
@@ -489,6 +506,98 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 	if _, err := t.exec(ctx, qSpaceDelete, sp.UserID, sp.AgentID); err != nil {
 		return fmt.Errorf("sqlite: delete space %s: %w", sp, err)
 	}
+	if sid, ok := t.spaces[sp]; ok {
+		delete(t.dirty, sid)
+		delete(t.locked, sid)
+	}
 	delete(t.spaces, sp)
+	return nil
+}
+
+// touch records that the transaction wrote space row sid, whose version
+// the commit then bumps.
+func (t *tx) touch(sid int64) {
+	if sid != 0 {
+		t.dirty[sid] = true
+	}
+}
+
+// tick advances the store's version counter and returns its new value.
+func (t *tx) tick(ctx context.Context) (int64, error) {
+	st, err := t.stmt(ctx, qClockTick)
+	if err != nil {
+		return 0, err
+	}
+	var v int64
+	if err := st.QueryRowContext(ctx).Scan(&v); err != nil {
+		return 0, fmt.Errorf("advancing the version counter: %w", err)
+	}
+	return v, nil
+}
+
+// Lock implements store.Writer. The transaction already holds SQLite's one
+// write lock (BEGIN IMMEDIATE), for this process and every other one on the
+// file, so Lock only creates the space row and gives it its new version.
+func (t *tx) Lock(ctx context.Context, sp store.Space) (store.Head, error) {
+	if err := t.check(sp); err != nil {
+		return store.Head{}, err
+	}
+	h, err := t.lock(ctx, sp)
+	if err != nil {
+		return store.Head{}, fmt.Errorf("sqlite: lock space %s: %w", sp, err)
+	}
+	return h, nil
+}
+
+func (t *tx) lock(ctx context.Context, sp store.Space) (store.Head, error) {
+	sid, _, err := t.spaceID(ctx, sp, true)
+	if err != nil {
+		return store.Head{}, err
+	}
+	h, ok := t.locked[sid]
+	if !ok {
+		st, err := t.stmt(ctx, qSpaceVersion)
+		if err != nil {
+			return store.Head{}, err
+		}
+		if err := st.QueryRowContext(ctx, sid).Scan(&h.Version); err != nil {
+			return store.Head{}, err
+		}
+		if h.Next, err = t.tick(ctx); err != nil {
+			return store.Head{}, err
+		}
+		if _, err := t.exec(ctx, qSpaceSetVer, h.Next, sid); err != nil {
+			return store.Head{}, err
+		}
+		t.locked[sid] = h
+	}
+	st, err := t.stmt(ctx, qLastSeq)
+	if err != nil {
+		return store.Head{}, err
+	}
+	if err := st.QueryRowContext(ctx, sid).Scan(&h.LastSeq); err != nil {
+		return store.Head{}, err
+	}
+	return h, nil
+}
+
+// bumpVersions gives every space the transaction wrote without locking it
+// a new version, just before the commit.
+func (t *tx) bumpVersions(ctx context.Context) error {
+	var v int64
+	for sid := range t.dirty {
+		if _, ok := t.locked[sid]; ok {
+			continue
+		}
+		if v == 0 {
+			var err error
+			if v, err = t.tick(ctx); err != nil {
+				return err
+			}
+		}
+		if _, err := t.exec(ctx, qSpaceSetVer, v, sid); err != nil {
+			return fmt.Errorf("bumping space versions: %w", err)
+		}
+	}
 	return nil
 }

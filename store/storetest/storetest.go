@@ -87,6 +87,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.Store, opts Options)
 		{"Times", timeTests},
 		{"Close", closeTests},
 		{"Concurrency", concurrencyTests},
+		{"Versions", versionTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -1,0 +1,463 @@
+package higmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/higmem/higmem/store"
+)
+
+// Many writers (see docs/CONCURRENCY.md).
+//
+// The store decides: a batch commits in one transaction that first takes
+// the space's write lock (store.Tx.Lock). The lock's Head says at which
+// version the space stands; the batch was built on a state of some version
+// (batch.base). Equal versions mean nothing was committed in between, so
+// the batch's Seq, generated ids and event ids, all taken from that state,
+// are the store's next ones, and its event changes apply to the events as
+// stored. Otherwise the batch re-bases:
+//
+//   - offline construction (no model) is built again inside the
+//     transaction, on the space re-read through it;
+//   - model-built batches roll back and are built again, models and all,
+//     on the space as it now stands; after maxRebuilds tries the batch is
+//     built by offline construction, inside the transaction (a warning
+//     says so), so a writer always makes progress and no turn is lost. No
+//     model is ever called while the lock is held.
+
+// maxRebuilds bounds how often a model-built batch is built again because
+// another writer committed to the space while it was being built.
+const maxRebuilds = 4
+
+// errMoved says that the space moved under a batch built outside the lock.
+var errMoved = errors.New("higmem: space changed while the batch was built")
+
+// chunk is one batch of an Add: the prepared turns (ids may be empty), and
+// once resolved against a state, the turns to build with their Seq and ids
+// (turns), the version of that state (base) and the ids found already
+// stored identically (skipped).
+type chunk struct {
+	pending []store.Turn
+	turns   []store.Turn
+	base    int64
+	skipped []string
+}
+
+// resolve gives the turns of a batch their Seq and generated ids after the
+// last turn of st, and drops those already stored: identical ones are
+// skipped, a different turn under the same id fails with ErrConflict.
+// Caller holds st.mu (or owns st).
+func (st *spaceState) resolve(pending []store.Turn) (*chunk, error) {
+	c := &chunk{pending: pending, base: st.version.Load()}
+	next := int64(1)
+	if n := len(st.turns); n > 0 {
+		next = st.turns[n-1].Seq + 1
+	}
+	taken := map[string]bool{}
+	for _, t := range pending {
+		if t.ID != "" {
+			taken[t.ID] = true
+		}
+	}
+	for _, t := range pending {
+		if t.ID != "" {
+			if old, ok := st.turn(t.ID); ok {
+				if !sameTurn(old, t) {
+					return nil, fmt.Errorf("%w: turn %q: id already holds a different turn (stored by another writer)", ErrConflict, t.ID)
+				}
+				c.skipped = append(c.skipped, t.ID)
+				continue
+			}
+		}
+		t.Seq = next
+		next++
+		if t.ID == "" {
+			t.ID = "t" + strconv.FormatInt(t.Seq, 10)
+			for {
+				_, stored := st.pos[t.ID]
+				if !stored && !taken[t.ID] {
+					break
+				}
+				t.ID += "'"
+			}
+			taken[t.ID] = true
+		}
+		c.turns = append(c.turns, t)
+	}
+	return c, nil
+}
+
+// addChunk resolves one batch on the current state and builds and commits
+// it, building again when another writer committed meanwhile. Caller holds
+// st.writeMu.
+func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.Turn, rec *recorder, res *AddResult) error {
+	for attempt := 1; ; attempt++ {
+		st.mu.RLock()
+		c, err := st.resolve(pending)
+		st.mu.RUnlock()
+		if err != nil {
+			return err
+		}
+		if len(c.turns) == 0 {
+			res.Skipped = append(res.Skipped, c.skipped...)
+			return nil
+		}
+		if attempt > maxRebuilds {
+			rec.note("batch from %s: other writers kept changing the space; placed by offline construction", c.turns[0].ID)
+			if m.opts.Ablations.NoEvents {
+				return m.buildTurnsOnly(ctx, st, c, res)
+			}
+			return m.buildOffline(ctx, st, c, res)
+		}
+		err = m.build(ctx, st, c, rec, res)
+		if !errors.Is(err, errMoved) {
+			return err
+		}
+		if err := m.refresh(ctx, st); err != nil {
+			return err
+		}
+	}
+}
+
+// commitWith commits batch b. When the space moved since b's state
+// (another writer committed), rebuild, if set, builds the batch again
+// inside the transaction on a fresh state read through it; without
+// rebuild the commit fails with errMoved and writes nothing.
+func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebuild func(ctx context.Context, ns *spaceState) (*batch, error)) error {
+	st := b.st
+	sp := st.space
+	vs, vrecs, err := m.batchVectors(ctx, b)
+	if err != nil {
+		return err
+	}
+	var head store.Head
+	var fresh *spaceState // the state rebuilt inside the transaction, if any
+	err = m.store.Update(ctx, func(tx store.Tx) error {
+		var err error
+		fresh = nil
+		if head, err = tx.Lock(ctx, sp); err != nil {
+			return err
+		}
+		if head.Version != b.base || (len(b.turns) > 0 && b.turns[0].Seq != head.LastSeq+1) {
+			if rebuild == nil {
+				return errMoved
+			}
+			ns, err := m.rebase(ctx, st, tx, head)
+			if err != nil {
+				return err
+			}
+			nb, err := rebuild(ctx, ns)
+			if err != nil {
+				return err
+			}
+			if vs, vrecs, err = m.batchVectors(ctx, nb); err != nil {
+				return err
+			}
+			b, fresh = nb, ns
+		}
+		return m.writeBatch(ctx, tx, b, vrecs)
+	})
+	if err != nil {
+		if errors.Is(err, errMoved) {
+			return err
+		}
+		return fmt.Errorf("commit: %w", err)
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if fresh != nil && fresh != st && st.version.Load() != head.Next {
+		st.adopt(fresh)
+	}
+	if st.loaded && st.version.Load() == head.Version {
+		// Nothing but this batch happened between the state and the
+		// commit: apply it.
+		b.st = st
+		st.apply(b, vs, res)
+		st.version.Store(head.Next)
+		return nil
+	}
+	// The state moved on by itself (a reader caught up meanwhile, which
+	// then read this batch too) or is stale: report, and let the next use
+	// catch up from the store.
+	st.report(b, res)
+	if st.version.Load() != head.Next {
+		st.loaded = false
+	}
+	return nil
+}
+
+// rebase returns the state of the space as transaction tx sees it (at
+// head.Version), to build a batch on again: st itself, caught up in place
+// when nobody is reading it, else a state loaded through tx.
+func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head store.Head) (*spaceState, error) {
+	if st.mu.TryLock() {
+		defer st.mu.Unlock()
+		caught, err := m.catchUp(ctx, st, tx)
+		if err != nil {
+			st.loaded = false
+			return nil, err
+		}
+		if caught {
+			st.version.Store(head.Version)
+			return st, nil
+		}
+	}
+	ns := m.newState(st.space)
+	if err := m.loadFrom(ctx, ns, tx, tx); err != nil {
+		return nil, err
+	}
+	ns.loaded = true
+	ns.version.Store(head.Version)
+	ns.size.Store(ns.estimateSize())
+	return ns, nil
+}
+
+// newState returns an empty, unloaded state of space sp.
+func (m *Memory) newState(sp store.Space) *spaceState {
+	return &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
+}
+
+// adopt takes the loaded working set of ns (a state nobody else sees).
+// Caller holds st.mu for writing.
+func (st *spaceState) adopt(ns *spaceState) {
+	st.loaded, st.torn = ns.loaded, ns.torn
+	st.turns, st.pos, st.info = ns.turns, ns.pos, ns.info
+	st.events, st.evPos, st.evTurns, st.eventsOf = ns.events, ns.evPos, ns.evTurns, ns.eventsOf
+	st.links = ns.links
+	st.turnVec, st.eventVec = ns.turnVec, ns.eventVec
+	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
+	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
+	st.annLoaded.Store(ns.annLoaded.Load())
+	st.version.Store(ns.version.Load())
+	st.size.Store(ns.estimateSize())
+}
+
+// refresh brings st up to the store's version of its space (see state).
+func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
+	v, err := m.store.SpaceVersion(ctx, st.space)
+	if err != nil {
+		return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+	}
+	st.mu.RLock()
+	current := st.loaded && st.version.Load() == v
+	st.mu.RUnlock()
+	if current {
+		return nil
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	// A load reads on several connections at once; it is one snapshot
+	// when the version did not move while it ran. Else read again (a few
+	// times), and keep the older version, so that the next use and every
+	// commit (which compares versions) know the state may be behind. A
+	// state caught up from reads that were not one snapshot is loaded
+	// afresh the next time.
+	for attempt := 0; ; attempt++ {
+		if st.loaded && st.version.Load() == v {
+			return nil
+		}
+		caught, err := m.catchUp(ctx, st, m.store)
+		if err != nil {
+			st.loaded = false
+			return err
+		}
+		if !caught {
+			if err := m.load(ctx, st); err != nil {
+				st.loaded = false
+				return err
+			}
+			st.size.Store(st.estimateSize())
+			st.torn = false
+		}
+		st.loaded = true
+		st.version.Store(v)
+		after, err := m.store.SpaceVersion(ctx, st.space)
+		if err != nil {
+			return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+		}
+		if after == v {
+			return nil
+		}
+		st.torn = true
+		if attempt == 2 {
+			return nil
+		}
+		v = after
+		st.version.Store(-1)
+	}
+}
+
+// catchUp applies to st, in place, what other writers appended since st
+// was loaded — new turns after its last Seq with their annotations,
+// vectors and links, and new or changed events — and reports true. It
+// reports false, changing nothing, when they did more than append (a turn
+// or an event is gone, a turn was stored below the last Seq), and the
+// caller loads the space afresh. The reads must see one state of the space
+// (a transaction, or a version that did not move while they ran). Caller
+// holds st.mu for writing, or owns st.
+func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (bool, error) {
+	if !st.loaded || st.torn {
+		return false, nil
+	}
+	sp := st.space
+	var last int64
+	if n := len(st.turns); n > 0 {
+		last = st.turns[n-1].Seq
+	}
+	stats, err := r.Stats(ctx, sp)
+	if err != nil {
+		return false, err
+	}
+	if stats.LastSeq < last || stats.Events < len(st.events) {
+		return false, nil
+	}
+	fresh, err := r.ListTurns(ctx, sp, store.TurnQuery{AfterSeq: last})
+	if err != nil {
+		return false, err
+	}
+	if stats.Turns != len(st.turns)+len(fresh) {
+		return false, nil // something was deleted, or stored below last
+	}
+	// The first and last cached turns are still there as they were (not a
+	// space deleted and written anew meanwhile).
+	for _, i := range []int{0, len(st.turns) - 1} {
+		if len(st.turns) == 0 {
+			break
+		}
+		t, err := r.GetTurn(ctx, sp, st.turns[i].ID)
+		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.Seq != st.turns[i].Seq || !sameTurn(t, st.turns[i]))) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	evs, err := r.ListEvents(ctx, sp)
+	if err != nil {
+		return false, err
+	}
+	var changed []store.Event
+	seen := 0
+	for _, e := range evs {
+		old, ok := st.event(e.ID)
+		if ok {
+			seen++
+			if old.Version == e.Version && old.UpdatedAt.Equal(e.UpdatedAt) && len(old.TurnIDs) == len(e.TurnIDs) {
+				continue
+			}
+		}
+		changed = append(changed, e)
+	}
+	if seen != len(st.events) {
+		return false, nil // an event is gone
+	}
+	ids := make([]string, len(fresh))
+	for i, t := range fresh {
+		ids[i] = t.ID
+	}
+	var anns []store.Annotation
+	var links []store.Link
+	if len(fresh) > 0 {
+		if anns, err = r.ListAnnotations(ctx, sp, ids); err != nil {
+			return false, err
+		}
+		if links, err = r.ListLinks(ctx, sp, ids); err != nil {
+			return false, err
+		}
+	}
+	var tv, ev [][]float32
+	if emb := m.opts.Embedder; emb != nil {
+		if len(fresh) > 0 {
+			if tv, err = m.vectorsOf(ctx, r, sp, store.VectorTurn, ids, func(i int) string { return turnEmbedText(fresh[i]) }); err != nil {
+				return false, err
+			}
+		}
+		if len(changed) > 0 {
+			eids := make([]string, len(changed))
+			for i, e := range changed {
+				eids[i] = e.ID
+			}
+			if ev, err = m.vectorsOf(ctx, r, sp, store.VectorEvent, eids, func(i int) string { return eventText(changed[i]) }); err != nil {
+				return false, err
+			}
+		}
+	}
+	if len(fresh) > 0 {
+		st.addTurns(fresh, tv)
+	}
+	if st.annLoaded.Load() || len(st.turns) < st.limits.eagerAnnotations {
+		for _, a := range anns {
+			if i, ok := st.pos[a.TurnID]; ok {
+				st.info.setTimeRefs(i, a.TimeRefs)
+			}
+		}
+	}
+	for i, e := range changed {
+		var v []float32
+		if ev != nil {
+			v = ev[i]
+		}
+		st.putEvent(e, v)
+	}
+	for _, l := range links {
+		st.addLink(l)
+	}
+	if len(changed) > 0 {
+		latest := &st.events[0]
+		for i := range st.events {
+			if st.events[i].UpdatedAt.After(latest.UpdatedAt) {
+				latest = &st.events[i]
+			}
+		}
+		st.lastEvent = latest.ID
+	}
+	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
+	st.size.Store(st.estimateSize())
+	m.catchUps.Add(1)
+	return true, nil
+}
+
+// vectorsOf returns the stored vectors of the given ids made by the
+// memory's embedder, in order, embedding (without storing) those missing.
+func (m *Memory) vectorsOf(ctx context.Context, r store.Reader, sp store.Space, kind store.VectorKind, ids []string, text func(i int) string) ([][]float32, error) {
+	emb := m.opts.Embedder
+	stored, err := r.ListVectors(ctx, sp, kind, emb.ID())
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[string][]float32, len(ids))
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, v := range stored {
+		if want[v.ID] && len(v.Values) == emb.Dim() {
+			byID[v.ID] = v.Values
+		}
+	}
+	out := make([][]float32, len(ids))
+	var missing []int
+	var texts []string
+	for i, id := range ids {
+		if v, ok := byID[id]; ok {
+			out[i] = v
+			continue
+		}
+		missing = append(missing, i)
+		texts = append(texts, text(i))
+	}
+	if len(missing) > 0 {
+		vs, err := m.embed(ctx, texts)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range missing {
+			out[i] = vs[j]
+		}
+	}
+	return out, nil
+}
