@@ -16,7 +16,7 @@ import (
 
 // startServe runs the real binary's `serve` with env and returns its base
 // URL once it listens. The process is killed when the test ends.
-func startServe(t *testing.T, env map[string]string, args ...string) (*exec.Cmd, string) {
+func startServe(t testing.TB, env map[string]string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	cmd := exec.Command(buildBinary(t), append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
 	cmd.Env = os.Environ()
