@@ -219,3 +219,69 @@ func TestWritersTwoStores(t *testing.T) {
 	}
 	storetest.Writers(t, stores...)
 }
+
+// TestWritesLockOneSpace: while one store (process) holds an Update on
+// space A, another store's Update of space B commits, and its Update of
+// space A waits until the first ends.
+func TestWritesLockOneSpace(t *testing.T) {
+	dsn, schema := pgtest.Schema(t)
+	var stores [2]*postgres.Store
+	for i := range stores {
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	ctx := t.Context()
+	a, b := store.Space{UserID: "a"}, store.Space{UserID: "b"}
+	put := func(s *postgres.Store, sp store.Space, id string) error {
+		return s.Update(ctx, func(tx store.Tx) error {
+			_, err := tx.PutTurn(ctx, store.Turn{Space: sp, ID: id, Seq: 1, Speaker: "x", Text: id, RecordedAt: time.Unix(1, 0).UTC()})
+			return err
+		})
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- stores[0].Update(ctx, func(tx store.Tx) error {
+			if _, err := tx.Lock(ctx, a); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	if err := put(stores[1], b, "b1"); err != nil { // does not wait for A's writer
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- put(stores[1], a, "a1") }()
+	// Wait until the writer of A waits for the lock (the server shows it
+	// in pg_locks); it must not have committed.
+	for {
+		var waiting int
+		if err := stores[0].Pool().QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-second:
+			t.Fatalf("Update of space A committed while another held it: %v", err)
+		default:
+		}
+		if waiting > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+}
