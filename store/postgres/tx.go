@@ -56,13 +56,14 @@ const (
 // tx is a store.Tx over one pgx transaction.
 type tx struct {
 	reader
-	pgTx   pgx.Tx
-	done   atomic.Bool
-	spaces map[store.Space]int64 // space row ids seen in this transaction
-	dirty  map[int64]bool        // space rows written in this transaction
-	locked map[int64]store.Head  // space rows locked (and given their version) by Lock
-	schema string                // the schema, part of every space lock key
-	held   map[store.Space]bool  // spaces whose write lock is held
+	pgTx    pgx.Tx
+	done    atomic.Bool
+	spaces  map[store.Space]int64 // space row ids seen in this transaction
+	dirty   map[int64]bool        // space rows written in this transaction
+	locked  map[int64]store.Head  // space rows locked (and given their version) by Lock
+	schema  string                // the schema, part of every space lock key
+	held    map[store.Space]bool  // spaces whose write lock is held
+	deleted []store.Space         // spaces deleted by DeleteSpace
 }
 
 var (
@@ -139,8 +140,13 @@ func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64
 }
 
 // bumpVersions gives every space the transaction changed a new version,
-// just before the commit. A no-op PutTurn changes nothing.
+// just before the commit, and tells the watchers (see Store.Watch): the
+// notifications go out when the transaction commits, and not at all when
+// it rolls back. A no-op PutTurn changes nothing.
 func (t *tx) bumpVersions(ctx context.Context) error {
+	if err := t.notify(ctx); err != nil {
+		return err
+	}
 	if len(t.dirty) == 0 {
 		return nil
 	}
@@ -155,6 +161,27 @@ func (t *tx) bumpVersions(ctx context.Context) error {
 	}
 	if _, err := t.pgTx.Exec(ctx, qSpaceBump, ids); err != nil {
 		return fmt.Errorf("bumping space versions: %w", err)
+	}
+	return nil
+}
+
+// notify queues one notification per written space on the schema's
+// channel.
+func (t *tx) notify(ctx context.Context) error {
+	var payloads []string
+	for _, sp := range t.deleted {
+		payloads = append(payloads, notifyPayload(sp))
+	}
+	for sp, id := range t.spaces {
+		if t.dirty[id] {
+			payloads = append(payloads, notifyPayload(sp))
+		}
+	}
+	if len(payloads) == 0 {
+		return nil
+	}
+	if _, err := t.pgTx.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, notifyChannel(t.schema), payloads); err != nil {
+		return fmt.Errorf("notifying watchers: %w", err)
 	}
 	return nil
 }
@@ -507,6 +534,7 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 	if _, err := t.pgTx.Exec(ctx, qSpaceDelete, clean(sp.UserID), clean(sp.AgentID)); err != nil {
 		return fmt.Errorf("postgres: delete space %s: %w", sp, err)
 	}
+	t.deleted = append(t.deleted, sp)
 	if id, ok := t.spaces[sp]; ok {
 		delete(t.dirty, id)
 		delete(t.locked, id)
