@@ -16,3 +16,11 @@ func LoadedSpaces(m *Memory) int {
 // CatchUps returns how many times m caught a space up in place from what
 // other writers appended, rather than loading it again.
 func CatchUps(m *Memory) int64 { return m.catchUps.Load() }
+
+// WatchCatchUps returns how many background catch-ups m's watcher ran.
+func WatchCatchUps(m *Memory) int64 {
+	if m.watcher == nil {
+		return -1
+	}
+	return m.watcher.caughtUp.Load()
+}

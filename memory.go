@@ -35,6 +35,9 @@ type Memory struct {
 	// catchUps counts the states caught up in place (see catchUp), for
 	// tests.
 	catchUps atomic.Int64
+	// watcher, when the store can tell of other writers' commits, keeps
+	// loaded spaces current between reads (see watch.go).
+	watcher *watcher
 }
 
 // Open returns a Memory configured by opts. The zero Options gives an
@@ -55,6 +58,7 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	m.startWatching()
 	return m, nil
 }
 
@@ -69,6 +73,7 @@ func (m *Memory) Close() error {
 	if m.closed.Swap(true) {
 		return nil
 	}
+	m.stopWatching()
 	if m.ownsStore {
 		return m.store.Close()
 	}

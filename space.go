@@ -30,6 +30,10 @@ type spaceState struct {
 	elem *list.Element
 	size atomic.Int64
 
+	// notified and catchingUp drive the background catch-up of a watched
+	// store (see Memory.changed).
+	notified, catchingUp atomic.Bool
+
 	// version is the store version of the space this state reflects
 	// (store.Store.SpaceVersion); it changes under mu held for writing.
 	version atomic.Int64

@@ -423,14 +423,7 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	if async {
-		j, err := s.jobs.submit(sp, "add", len(turns), func(ctx context.Context, j *api.Job) {
-			res, err := s.local.add(ctx, sp, turns)
-			j.Add = res
-			if err != nil {
-				s.log.Warn("async add failed", "job", j.ID, "space", sp.String(), "err", err)
-				j.Error = &api.ErrorDetail{Code: classify(err).code, Message: err.Error()}
-			}
-		})
+		j, err := s.jobs.submitAdd(sp, req)
 		if err != nil {
 			return err
 		}
@@ -473,7 +466,10 @@ func (s *Server) getJob(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	id := r.PathValue("id")
-	j, ok := s.jobs.get(sp, id)
+	j, ok, err := s.jobs.get(r.Context(), sp, id)
+	if err != nil {
+		return err
+	}
 	if !ok {
 		return errorf(http.StatusNotFound, api.CodeNotFound, "job %q not found in space %s", id, describeSpace(sp))
 	}
@@ -598,15 +594,7 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 		if len(bytes.TrimSpace(data)) == 0 {
 			return badRequest("empty body: want a higmem export (JSON lines)")
 		}
-		j, err := s.jobs.submit(sp, "import", 0, func(ctx context.Context, j *api.Job) {
-			res, err := s.local.Import(ctx, sc, bytes.NewReader(data))
-			j.Import = res
-			if err != nil {
-				s.log.Warn("async import failed", "job", j.ID, "space", sp.String(), "err", err)
-				ae := classify(err)
-				j.Error = &api.ErrorDetail{Code: ae.code, Message: ae.msg}
-			}
-		})
+		j, err := s.jobs.submitImport(sc, data)
 		if err != nil {
 			return err
 		}

@@ -66,8 +66,21 @@ type Options struct {
 	// MaxQueuedJobs bounds async jobs waiting to run (default 64); more
 	// are refused with 429.
 	MaxQueuedJobs int
-	// KeepJobs is how many finished jobs are remembered (default 1000).
+	// KeepJobs is how many finished jobs are remembered (default 1000)
+	// when JobStore is nil.
 	KeepJobs int
+	// JobStore, when set, keeps async jobs in a database that several
+	// servers may share (see package server/dbjobs): any of them reports a
+	// job's status, and the jobs a stopped or crashed server left queued or
+	// running are claimed and run by another one, or by the same one once
+	// restarted. Turns of async adds then get ids (job id and index) before
+	// the job is stored, so a job run twice adds nothing twice. Nil keeps
+	// jobs in the process.
+	JobStore JobStore
+	// JobLease is how long a server holds a job of JobStore without
+	// renewing it (default DefaultJobLease): how soon a crashed server's
+	// jobs are taken over.
+	JobLease time.Duration
 	// Version is reported by /v1/version (default: the build's module
 	// version, or "devel").
 	Version string
@@ -96,6 +109,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.KeepJobs <= 0 {
 		o.KeepJobs = 1000
+	}
+	if o.JobLease <= 0 {
+		o.JobLease = DefaultJobLease
 	}
 	if o.KeyRefresh <= 0 {
 		o.KeyRefresh = DefaultKeyRefresh
@@ -185,6 +201,13 @@ func (s *Server) begin() bool {
 	}
 	s.pending++
 	return true
+}
+
+// isDraining reports whether Shutdown has started.
+func (s *Server) isDraining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
 }
 
 // end unregisters a write.

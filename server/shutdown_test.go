@@ -113,8 +113,8 @@ func TestGracefulShutdownFinishesWrites(t *testing.T) {
 		t.Error("write refused while draining was stored")
 	}
 	for _, id := range jobs {
-		j, ok := s.jobs.get(higmem.Space{UserID: "bob"}, id)
-		if !ok || j.Status != api.JobSucceeded {
+		j, ok, err := s.jobs.get(ctx, higmem.Space{UserID: "bob"}, id)
+		if err != nil || !ok || j.Status != api.JobSucceeded {
 			t.Errorf("job %s: %+v", id, j)
 		}
 	}
@@ -149,7 +149,7 @@ func TestShutdownDeadlineCancelsWrites(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &queued); err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := s.jobs.get(higmem.Space{UserID: "dora"}, queued.ID); v.Status != api.JobFailed || v.Error == nil || v.Error.Code != api.CodeUnavailable {
+	if v, _, _ := s.jobs.get(ctx, higmem.Space{UserID: "dora"}, queued.ID); v.Status != api.JobFailed || v.Error == nil || v.Error.Code != api.CodeUnavailable {
 		t.Fatalf("cancelled job: %+v", v)
 	}
 }

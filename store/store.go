@@ -25,7 +25,7 @@
 //
 // Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
 // module calls, nothing more. A capability that only some backends can
-// offer is an optional interface (VectorsIntoReader, EmbedderLister), found
+// offer is an optional interface (VectorsIntoReader, EmbedderLister, Watcher), found
 // by a type assertion. Extending the contract means adding the method to Reader,
 // Writer or Tx (or a new optional interface), implementing it in every
 // backend, and adding its checks to store/storetest.
@@ -428,4 +428,18 @@ type EmbedderLister interface {
 	// Embedders lists the embedders that made vectors of kind in space,
 	// each once, sorted.
 	Embedders(ctx context.Context, space Space, kind VectorKind) ([]string, error)
+}
+
+// Watcher is an optional capability of a Store: telling, as soon as they
+// commit, of the writes of every process sharing the database (store/postgres
+// has it, through LISTEN/NOTIFY). The engine uses it to bring cached spaces up
+// to date before they are next read. Notifications are a hint: one may be
+// missed (while Watch is not running, or when the connection breaks), so a
+// cache must still compare SpaceVersion before it serves a read.
+type Watcher interface {
+	// Watch calls changed, on one goroutine, with each space that an
+	// Update committed by any process (this one included) wrote, until ctx
+	// ends (it then returns ctx's error) or its connection fails (it
+	// returns that error; call it again to go on watching).
+	Watch(ctx context.Context, changed func(Space)) error
 }

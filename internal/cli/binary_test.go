@@ -20,7 +20,7 @@ var (
 
 // buildBinary builds cmd/higmem once per test run, for the tests that run
 // the real program (the README script, other users).
-func buildBinary(t *testing.T) string {
+func buildBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		if binDir, binErr = os.MkdirTemp("", "higmem-bin-"); binErr != nil {

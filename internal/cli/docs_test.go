@@ -52,8 +52,10 @@ var docRewrites = []struct {
 		"the benchmark's sizes would take minutes: the test runs it on 300 turns (BENCHMARKS.md has the real runs and their commands)"},
 	{regexp.MustCompile(`(?m)^(.*# with an LLM endpoint.*)$`), "HIGMEM_LLM_BASE_URL={{LLM}} HIGMEM_MEMORY_MODEL=scripted $1", "README.md",
 		"a scripted OpenAI-compatible server (llm/llmtest) in the test stands in for the endpoint"},
-	{regexp.MustCompile(`(?m)^export PG=postgres://\S+`), `export PG="$$__PG"`, "docs/POSTGRES.md",
+	{regexp.MustCompile(`(?m)^export PG=postgres://\S+`), `export PG="$$__PG"`, "",
 		"the test's PostgreSQL server (HIGMEM_TEST_POSTGRES), in a schema of its own, stands in for db.internal"},
+	{regexp.MustCompile(`842([12])`), "{{PORT$1}}", "docs/SCALING.md",
+		"as for 8420: free ports are used for the second and third server"},
 	{regexp.MustCompile(`(?m)^higmem --db "\$PG" serve --keys-db --addr [0-9.]+:`), `__serve --db "$$PG" --keys-db --addr 127.0.0.1:`, "",
 		"as for higmem serve --addr: the script runs the server in the background, on loopback"},
 	{regexp.MustCompile(`(?m)^higmem migrate --from ~/.local/share/higmem/higmem.db --to "\$PG"`), `higmem -q ingest examples/conversation.json >/dev/null && higmem migrate --from "$$HIGMEM_DB" --to "$$__PG2"`, "docs/POSTGRES.md",
@@ -283,7 +285,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		}
 	}
 	port := freePort(t)
-	script = strings.NewReplacer("{{PORT}}", port, "{{LLM}}", llmURL+"/v1", "{{CURL}}", realCurl).
+	script = strings.NewReplacer("{{PORT}}", port, "{{PORT1}}", freePort(t), "{{PORT2}}", freePort(t), "{{LLM}}", llmURL+"/v1", "{{CURL}}", realCurl).
 		Replace(strings.NewReplacer("{{CURL}}", realCurl, "{{PORT}}", port).Replace(docPrelude) + script)
 	if models == "" {
 		models = filepath.Join(dir, "models")

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/server"
+	"github.com/higmem/higmem/server/dbjobs"
 	"github.com/higmem/higmem/server/ui"
 )
 
@@ -25,6 +26,7 @@ type serveOptions struct {
 	maxBodyMiB      int64
 	maxUploadMiB    int64
 	jobs            int
+	jobLease        time.Duration
 	requestTimeout  time.Duration
 	shutdownTimeout time.Duration
 }
@@ -44,7 +46,10 @@ then start with --keys-file keys.json. With --db postgres://..., keys can live i
 the database instead, shared by every server on it: "higmem serve keygen --keys-db",
 then "higmem serve --keys-db" (list with "serve keys", revoke with "serve revoke").
 Only on a loopback address may --no-auth serve without keys. On SIGINT/SIGTERM the server stops accepting writes, finishes
-the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
+the writes and async jobs in flight (up to --shutdown-timeout), then exits.
+With --db postgres://..., async jobs are kept in the database: any server on it
+reports them, and the jobs of a server that crashed or ran out of shutdown time
+are finished by another one (or by the same one, restarted).`,
 		Example: `  higmem serve keygen --keys-file keys.json --name laptop --users alice
   higmem serve --addr 127.0.0.1:8420 --keys-file keys.json
   higmem serve --addr 127.0.0.1:8420 --no-auth`,
@@ -62,6 +67,7 @@ the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
 	f.Int64Var(&cfg.maxBodyMiB, "max-body-mib", 1, "largest JSON request body, MiB")
 	f.Int64Var(&cfg.maxUploadMiB, "max-upload-mib", 64, "largest add or import body, MiB")
 	f.IntVar(&cfg.jobs, "jobs", 2, "async jobs (large adds and imports) run at once")
+	f.DurationVar(&cfg.jobLease, "job-lease", server.DefaultJobLease, "with --db postgres://: how long a server holds an async job without renewing it (how soon another server takes over a crashed one's jobs)")
 	f.DurationVar(&cfg.requestTimeout, "request-timeout", 2*time.Minute, "time limit of reads (search, ask, list...)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", time.Minute, "how long shutdown waits for in-flight writes and jobs")
 	cmd.AddCommand(newKeygenCommand(a), newKeysCommand(a), newRevokeCommand(a))
@@ -124,7 +130,19 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 	if err != nil {
 		return err
 	}
+	var jobStore server.JobStore
+	if isPostgres(a.db) {
+		pool, err := a.sidePool(ctx)
+		if err != nil {
+			return err
+		}
+		if jobStore, err = dbjobs.Open(ctx, pool, 0); err != nil {
+			return err
+		}
+	}
 	s := server.New(mem, server.Options{
+		JobStore:       jobStore,
+		JobLease:       cfg.jobLease,
 		Keys:           keys,
 		KeySource:      keySource,
 		KeyRefresh:     cfg.keysRefresh,

@@ -20,6 +20,17 @@ func (a *app) keyTable(ctx context.Context) (*dbkeys.Table, error) {
 	if !isPostgres(a.db) {
 		return nil, fmt.Errorf("--keys-db keeps API keys in a PostgreSQL database: give --db postgres://... (with a SQLite file, use --keys-file)")
 	}
+	pool, err := a.sidePool(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dbkeys.Open(ctx, pool)
+}
+
+// sidePool opens a small pool of its own (closed when the command ends) on
+// the PostgreSQL database named by --db, for the server's tables kept
+// beside the memory (API keys, async jobs).
+func (a *app) sidePool(ctx context.Context) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(a.db)
 	if err != nil {
 		return nil, err
@@ -30,7 +41,7 @@ func (a *app) keyTable(ctx context.Context) (*dbkeys.Table, error) {
 		return nil, err
 	}
 	a.closers = append(a.closers, func() error { pool.Close(); return nil })
-	return dbkeys.Open(ctx, pool)
+	return pool, nil
 }
 
 // dbKeys loads the keys kept in the database for `serve --keys-db`.

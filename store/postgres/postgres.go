@@ -6,10 +6,14 @@
 //
 // Reads outside Update run on the pool, each one query (one snapshot), and
 // never wait for a writer. Update runs one PostgreSQL transaction (READ
-// COMMITTED) on one pooled connection and, first of all, takes a
-// transaction-scoped advisory lock derived from the schema name: Updates
-// on one schema run one at a time, in this process and across every
-// process that shares the database, as they do on one SQLite file. Inside
+// COMMITTED) on one pooled connection. The first time it names a space it
+// takes that space's transaction-scoped advisory lock: Updates
+// of one space run one at a time, in this process and across every process
+// that shares the database, while Updates of other spaces run alongside.
+// At most half the pool's connections run Updates at once, so reads always
+// find a connection. A transaction touching several spaces (which the
+// engine never runs concurrently with another such transaction) may meet a
+// deadlock, which PostgreSQL breaks by failing one of them. Inside
 // Update, reads see the transaction's own writes. The Store itself may be
 // read from inside an Update function (another pooled connection serves
 // it), seeing only committed data.
@@ -78,11 +82,10 @@ type Options struct {
 // Store is a store.Store in a PostgreSQL database. It is safe for
 // concurrent use.
 type Store struct {
-	pool    *pgxpool.Pool
-	schema  string // the schema of the tables, as the server names it
-	lockKey int64  // advisory lock serialising Updates on the schema
+	pool   *pgxpool.Pool
+	schema string // the schema of the tables, as the server names it
 
-	wmu sync.Mutex // one Update of this process at a time holds a connection
+	wsem chan struct{} // bounds the Updates of this process holding a connection
 
 	mu     sync.RWMutex // held for reading by every call, for writing by Close
 	closed bool
@@ -114,7 +117,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{pool: pool}
+	s := &Store{pool: pool, wsem: make(chan struct{}, max(1, cfg.MaxConns/2))}
 	if _, err := migrate(ctx, pool, opts.Schema, lockKey("migrate", opts.Schema), migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -123,7 +126,6 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: reading the current schema: %w", err)
 	}
-	s.lockKey = lockKey("write", s.schema)
 	return s, nil
 }
 
@@ -170,15 +172,19 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("postgres: update: %w", err)
 	}
-	s.wmu.Lock()
-	defer s.wmu.Unlock()
+	select {
+	case s.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return fmt.Errorf("postgres: update: %w", ctx.Err())
+	}
+	defer func() { <-s.wsem }()
 	pgTx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: update: begin: %w", err)
 	}
 	// Rollback must run even when ctx has ended.
 	rollback := func() { _ = pgTx.Rollback(context.WithoutCancel(ctx)) }
-	t := newTx(pgTx)
+	t := newTx(pgTx, s.schema)
 	defer func() {
 		t.done.Store(true)
 		if p := recover(); p != nil {
@@ -186,10 +192,6 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 			panic(p)
 		}
 	}()
-	if _, err := pgTx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, s.lockKey); err != nil {
-		rollback()
-		return fmt.Errorf("postgres: update: taking the write lock: %w", err)
-	}
 	if err := fn(t); err != nil {
 		rollback()
 		return err

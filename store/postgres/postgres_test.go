@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"slices"
@@ -218,4 +219,142 @@ func TestWritersTwoStores(t *testing.T) {
 		stores = append(stores, s)
 	}
 	storetest.Writers(t, stores...)
+}
+
+// TestWritesLockOneSpace: while one store (process) holds an Update on
+// space A, another store's Update of space B commits, and its Update of
+// space A waits until the first ends.
+func TestWritesLockOneSpace(t *testing.T) {
+	dsn, schema := pgtest.Schema(t)
+	var stores [2]*postgres.Store
+	for i := range stores {
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	ctx := t.Context()
+	a, b := store.Space{UserID: "a"}, store.Space{UserID: "b"}
+	put := func(s *postgres.Store, sp store.Space, id string) error {
+		return s.Update(ctx, func(tx store.Tx) error {
+			_, err := tx.PutTurn(ctx, store.Turn{Space: sp, ID: id, Seq: 1, Speaker: "x", Text: id, RecordedAt: time.Unix(1, 0).UTC()})
+			return err
+		})
+	}
+	holding, release := make(chan struct{}), make(chan struct{})
+	first := make(chan error, 1)
+	go func() {
+		first <- stores[0].Update(ctx, func(tx store.Tx) error {
+			if _, err := tx.Lock(ctx, a); err != nil {
+				return err
+			}
+			close(holding)
+			<-release
+			return nil
+		})
+	}()
+	<-holding
+	if err := put(stores[1], b, "b1"); err != nil { // does not wait for A's writer
+		t.Fatal(err)
+	}
+	second := make(chan error, 1)
+	go func() { second <- put(stores[1], a, "a1") }()
+	// Wait until the writer of A waits for the lock (the server shows it
+	// in pg_locks); it must not have committed.
+	for {
+		var waiting int
+		if err := stores[0].Pool().QueryRow(ctx, `SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted`).Scan(&waiting); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case err := <-second:
+			t.Fatalf("Update of space A committed while another held it: %v", err)
+		default:
+		}
+		if waiting > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	if err := <-second; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatch: a store watching the database hears of every committed write
+// of another store (another process) to a space, deletes of a space
+// included, and of no rolled-back one.
+func TestWatch(t *testing.T) {
+	dsn, schema := pgtest.Schema(t)
+	var stores [2]*postgres.Store
+	for i := range stores {
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		stores[i] = s
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	heard := make(chan store.Space, 16)
+	watching := make(chan error, 1)
+	go func() { watching <- stores[0].Watch(ctx, func(sp store.Space) { heard <- sp }) }()
+	// LISTEN is in place once a first write is heard: write until then.
+	probe := store.Space{UserID: "probe"}
+	w := stores[1]
+	put := func(sp store.Space, id string, fail bool) error {
+		return w.Update(ctx, func(tx store.Tx) error {
+			if _, err := tx.PutTurn(ctx, store.Turn{Space: sp, ID: id, Seq: 1, Speaker: "x", Text: id, RecordedAt: time.Unix(1, 0).UTC()}); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("roll back")
+			}
+			return nil
+		})
+	}
+	for i := 0; ; i++ {
+		if err := put(probe, fmt.Sprintf("p%d", i), false); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-heard:
+		case <-time.After(20 * time.Millisecond):
+			continue
+		}
+		break
+	}
+	for len(heard) > 0 {
+		<-heard
+	}
+	alice := store.Space{UserID: "alice", AgentID: "bot"}
+	if err := put(store.Space{UserID: "bob"}, "b1", true); err == nil {
+		t.Fatal("rolled-back Update succeeded")
+	}
+	if err := put(alice, "a1", false); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Update(ctx, func(tx store.Tx) error { return tx.DeleteSpace(ctx, alice) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []store.Space{alice, alice} {
+		select {
+		case got := <-heard:
+			if got != want {
+				t.Errorf("heard %v, want %v (the rolled-back write to bob must not be heard)", got, want)
+			}
+		case <-time.After(time.Minute): // a guard against a hang, not a speed check
+			t.Fatalf("no notification for %v", want)
+		}
+	}
+	cancel()
+	if err := <-watching; !errors.Is(err, context.Canceled) {
+		t.Errorf("Watch after cancel = %v", err)
+	}
 }

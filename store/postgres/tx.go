@@ -56,11 +56,14 @@ const (
 // tx is a store.Tx over one pgx transaction.
 type tx struct {
 	reader
-	pgTx   pgx.Tx
-	done   atomic.Bool
-	spaces map[store.Space]int64 // space row ids seen in this transaction
-	dirty  map[int64]bool        // space rows written in this transaction
-	locked map[int64]store.Head  // space rows locked (and given their version) by Lock
+	pgTx    pgx.Tx
+	done    atomic.Bool
+	spaces  map[store.Space]int64 // space row ids seen in this transaction
+	dirty   map[int64]bool        // space rows written in this transaction
+	locked  map[int64]store.Head  // space rows locked (and given their version) by Lock
+	schema  string                // the schema, part of every space lock key
+	held    map[store.Space]bool  // spaces whose write lock is held
+	deleted []store.Space         // spaces deleted by DeleteSpace
 }
 
 var (
@@ -68,8 +71,9 @@ var (
 	_ store.EmbedderLister = (*tx)(nil)
 )
 
-func newTx(pgTx pgx.Tx) *tx {
-	return &tx{reader: reader{q: pgTx}, pgTx: pgTx, spaces: map[store.Space]int64{}, dirty: map[int64]bool{}, locked: map[int64]store.Head{}}
+func newTx(pgTx pgx.Tx, schema string) *tx {
+	return &tx{reader: reader{q: pgTx}, pgTx: pgTx, schema: schema, spaces: map[store.Space]int64{},
+		dirty: map[int64]bool{}, locked: map[int64]store.Head{}, held: map[store.Space]bool{}}
 }
 
 // alive fails once Update has returned.
@@ -81,11 +85,36 @@ func (t *tx) alive() error {
 }
 
 // check validates sp and that the transaction is still open.
-func (t *tx) check(sp store.Space) error {
+// check fails once Update has returned or when sp is invalid; the first
+// time a transaction names a space it takes the space's write lock (see
+// lockSpace).
+func (t *tx) check(ctx context.Context, sp store.Space) error {
 	if err := t.alive(); err != nil {
 		return err
 	}
-	return sp.Validate()
+	if err := sp.Validate(); err != nil {
+		return err
+	}
+	return t.lockSpace(ctx, sp)
+}
+
+// lockSpace takes the write lock of sp until the transaction ends: a
+// transaction-scoped advisory lock keyed by a hash of the schema and the
+// space, so that writers of one space run one at a time (in every process
+// on the database) while writers of other spaces go on. Reads inside the
+// transaction take it too: what a writer reads, no other writer changes
+// before it commits. It works for spaces that have no row yet. Two spaces
+// whose keys collide merely wait for each other.
+func (t *tx) lockSpace(ctx context.Context, sp store.Space) error {
+	if t.held[sp] {
+		return nil
+	}
+	key := t.schema + "\x1f" + clean(sp.UserID) + "\x1f" + clean(sp.AgentID)
+	if _, err := t.pgTx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("postgres: locking space %s: %w", sp, err)
+	}
+	t.held[sp] = true
+	return nil
 }
 
 // spaceID returns the row id of sp, creating the row when create is set.
@@ -96,7 +125,7 @@ func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64
 		user, agent := clean(sp.UserID), clean(sp.AgentID)
 		err = t.pgTx.QueryRow(ctx, qSpaceID, user, agent).Scan(&id)
 		if errors.Is(err, pgx.ErrNoRows) && create {
-			// Updates are serialised, so no other writer creates it now.
+			// The space's lock is held, so no other writer creates it now.
 			err = t.pgTx.QueryRow(ctx, qSpaceCreate, user, agent).Scan(&id)
 		}
 		switch {
@@ -111,8 +140,13 @@ func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64
 }
 
 // bumpVersions gives every space the transaction changed a new version,
-// just before the commit. A no-op PutTurn changes nothing.
+// just before the commit, and tells the watchers (see Store.Watch): the
+// notifications go out when the transaction commits, and not at all when
+// it rolls back. A no-op PutTurn changes nothing.
 func (t *tx) bumpVersions(ctx context.Context) error {
+	if err := t.notify(ctx); err != nil {
+		return err
+	}
 	if len(t.dirty) == 0 {
 		return nil
 	}
@@ -131,11 +165,32 @@ func (t *tx) bumpVersions(ctx context.Context) error {
 	return nil
 }
 
+// notify queues one notification per written space on the schema's
+// channel.
+func (t *tx) notify(ctx context.Context) error {
+	var payloads []string
+	for _, sp := range t.deleted {
+		payloads = append(payloads, notifyPayload(sp))
+	}
+	for sp, id := range t.spaces {
+		if t.dirty[id] {
+			payloads = append(payloads, notifyPayload(sp))
+		}
+	}
+	if len(payloads) == 0 {
+		return nil
+	}
+	if _, err := t.pgTx.Exec(ctx, `SELECT pg_notify($1, p) FROM unnest($2::text[]) AS p`, notifyChannel(t.schema), payloads); err != nil {
+		return fmt.Errorf("notifying watchers: %w", err)
+	}
+	return nil
+}
+
 // Read methods: check, then read through the transaction.
 
 // GetTurn implements store.Reader.
 func (t *tx) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return store.Turn{}, err
 	}
 	return t.reader.GetTurn(ctx, sp, id)
@@ -143,7 +198,7 @@ func (t *tx) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn
 
 // ListTurns implements store.Reader.
 func (t *tx) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) ([]store.Turn, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.ListTurns(ctx, sp, q)
@@ -151,7 +206,7 @@ func (t *tx) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery) (
 
 // ListAnnotations implements store.Reader.
 func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.ListAnnotations(ctx, sp, ids)
@@ -159,7 +214,7 @@ func (t *tx) ListAnnotations(ctx context.Context, sp store.Space, ids []string) 
 
 // ListEvents implements store.Reader.
 func (t *tx) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.ListEvents(ctx, sp)
@@ -167,7 +222,7 @@ func (t *tx) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, err
 
 // ListLinks implements store.Reader.
 func (t *tx) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]store.Link, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.ListLinks(ctx, sp, ids)
@@ -175,7 +230,7 @@ func (t *tx) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]sto
 
 // ListVectors implements store.Reader.
 func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.ListVectors(ctx, sp, kind, embedder)
@@ -183,7 +238,7 @@ func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorK
 
 // Embedders is Store.Embedders inside the transaction.
 func (t *tx) Embedders(ctx context.Context, sp store.Space, kind store.VectorKind) ([]string, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.Embedders(ctx, sp, kind)
@@ -191,7 +246,7 @@ func (t *tx) Embedders(ctx context.Context, sp store.Space, kind store.VectorKin
 
 // History implements store.Reader.
 func (t *tx) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return nil, err
 	}
 	return t.reader.History(ctx, sp, kind, id)
@@ -207,7 +262,7 @@ func (t *tx) Spaces(ctx context.Context) ([]store.Space, error) {
 
 // Stats implements store.Reader.
 func (t *tx) Stats(ctx context.Context, sp store.Space) (store.Stats, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return store.Stats{}, err
 	}
 	return t.reader.Stats(ctx, sp)
@@ -215,7 +270,7 @@ func (t *tx) Stats(ctx context.Context, sp store.Space) (store.Stats, error) {
 
 // PutTurn implements store.Writer.
 func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
-	if err := t.check(tr.Space); err != nil {
+	if err := t.check(ctx, tr.Space); err != nil {
 		return false, err
 	}
 	if err := tr.Validate(); err != nil {
@@ -266,7 +321,7 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 
 // PutAnnotation implements store.Writer.
 func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotation) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	if err := a.Validate(); err != nil {
@@ -299,7 +354,7 @@ func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotati
 
 // PutEvent implements store.Writer.
 func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
-	if err := t.check(e.Space); err != nil {
+	if err := t.check(ctx, e.Space); err != nil {
 		return err
 	}
 	if err := e.Validate(); err != nil {
@@ -334,7 +389,7 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 
 // DeleteEvent implements store.Writer.
 func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	if err := t.deleteRecord(ctx, sp, qEventDelete, clean(id), store.VectorEvent, false); err != nil {
@@ -374,7 +429,7 @@ func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kin
 
 // PutLink implements store.Writer.
 func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	if err := l.Validate(); err != nil {
@@ -401,7 +456,7 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 // PutVectors implements store.Writer. The whole batch is validated before
 // any vector is stored, and sent to the server in one round trip.
 func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	for _, v := range vs {
@@ -429,7 +484,7 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 
 // AppendHistory implements store.Writer.
 func (t *tx) AppendHistory(ctx context.Context, sp store.Space, c store.Change) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	if c.At.IsZero() {
@@ -461,7 +516,7 @@ func rawJSON(m []byte) []byte {
 
 // DeleteTurn implements store.Writer. The annotation goes by cascade.
 func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	if err := t.deleteRecord(ctx, sp, qTurnDelete, clean(id), store.VectorTurn, true); err != nil {
@@ -472,13 +527,14 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 
 // DeleteSpace implements store.Writer.
 func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
 	// Every table refers to the space row with ON DELETE CASCADE.
 	if _, err := t.pgTx.Exec(ctx, qSpaceDelete, clean(sp.UserID), clean(sp.AgentID)); err != nil {
 		return fmt.Errorf("postgres: delete space %s: %w", sp, err)
 	}
+	t.deleted = append(t.deleted, sp)
 	if id, ok := t.spaces[sp]; ok {
 		delete(t.dirty, id)
 		delete(t.locked, id)
@@ -488,10 +544,10 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 }
 
 // Lock implements store.Writer: it locks the space's row (SELECT ... FOR
-// UPDATE, on top of the advisory lock every Update takes) and gives it its
-// new version from the sequence space_version.
+// UPDATE, on top of the space's advisory lock every first touch takes) and
+// gives it its new version from the sequence space_version.
 func (t *tx) Lock(ctx context.Context, sp store.Space) (store.Head, error) {
-	if err := t.check(sp); err != nil {
+	if err := t.check(ctx, sp); err != nil {
 		return store.Head{}, err
 	}
 	h, err := t.lock(ctx, sp)

@@ -1,0 +1,115 @@
+package higmem_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/store"
+	"github.com/higmem/higmem/store/memstore"
+)
+
+// watchedStore is a memstore that tells its watchers of every committed
+// Update, as store/postgres does with LISTEN/NOTIFY (tested against a
+// real server in store/postgres).
+type watchedStore struct {
+	*memstore.Store
+	mu       sync.Mutex
+	watchers []chan store.Space
+}
+
+func (s *watchedStore) Update(ctx context.Context, fn func(store.Tx) error) error {
+	var touched []store.Space
+	err := s.Store.Update(ctx, func(tx store.Tx) error {
+		return fn(spyTx{Tx: tx, touched: &touched})
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.watchers {
+		for _, sp := range touched {
+			w <- sp
+		}
+	}
+	return nil
+}
+
+// spyTx records the spaces a transaction writes turns to.
+type spyTx struct {
+	store.Tx
+	touched *[]store.Space
+}
+
+func (t spyTx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
+	*t.touched = append(*t.touched, tr.Space)
+	return t.Tx.PutTurn(ctx, tr)
+}
+
+func (s *watchedStore) Watch(ctx context.Context, changed func(store.Space)) error {
+	ch := make(chan store.Space, 64)
+	s.mu.Lock()
+	s.watchers = append(s.watchers, ch)
+	s.mu.Unlock()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case sp := <-ch:
+			changed(sp)
+		}
+	}
+}
+
+// TestWatchCatchesUpBeforeTheRead: memory A has a space loaded; memory B
+// (another process) writes to it; A's watcher hears of it and catches the
+// space up in the background, so that A's next read finds it current and
+// has nothing left to catch up.
+func TestWatchCatchesUpBeforeTheRead(t *testing.T) {
+	ctx := t.Context()
+	st := &watchedStore{Store: memstore.New()}
+	a, err := higmem.Open(ctx, higmem.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := higmem.Open(ctx, higmem.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	sp := higmem.Space{UserID: "alice"}
+	if _, err := a.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Alice", Text: "I adopted a greyhound called Biscuit."}}); err != nil {
+		t.Fatal(err)
+	}
+	before := higmem.WatchCatchUps(a)
+	if before < 0 {
+		t.Fatal("no watcher on a store that can tell of writes")
+	}
+	if _, err := b.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Alice", Text: "Biscuit runs on the beach at Matosinhos."}}); err != nil {
+		t.Fatal(err)
+	}
+	for higmem.WatchCatchUps(a) == before { // no read on a meanwhile
+		time.Sleep(time.Millisecond)
+	}
+	reads := higmem.CatchUps(a)
+	res, err := a.Retrieve(ctx, sp, "Where does Biscuit run?", higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := higmem.CatchUps(a); got != reads {
+		t.Errorf("the read caught up %d more time(s): the watcher left the space behind", got-reads)
+	}
+	found := false
+	for _, e := range res.Evidence {
+		if e.Turn.Text == "Biscuit runs on the beach at Matosinhos." {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("B's turn not retrieved through A: %+v", res.Evidence)
+	}
+}
