@@ -26,6 +26,11 @@ type serveOptions struct {
 	jobs            int
 	requestTimeout  time.Duration
 	shutdownTimeout time.Duration
+	chatUpstream    string
+	chatTokens      int
+	chatRate        float64
+	chatBurst       int
+	chatMemTimeout  time.Duration
 }
 
 func newServeCommand(a *app) *cobra.Command {
@@ -62,8 +67,33 @@ the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
 	f.IntVar(&cfg.jobs, "jobs", 2, "async jobs (large adds and imports) run at once")
 	f.DurationVar(&cfg.requestTimeout, "request-timeout", 2*time.Minute, "time limit of reads (search, ask, list...)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", time.Minute, "how long shutdown waits for in-flight writes and jobs")
+	f.StringVar(&cfg.chatUpstream, "chat-upstream", "", "OpenAI-compatible API root that POST /v1/chat/completions forwards to, without key unless it is the answer endpoint (default: the answer endpoint, HIGMEM_ANSWER_BASE_URL with HIGMEM_ANSWER_API_KEY)")
+	f.IntVar(&cfg.chatTokens, "chat-evidence-tokens", server.DefaultChatEvidenceTokens, "token budget of the memory system message added to chat requests")
+	f.Float64Var(&cfg.chatRate, "chat-rate", 2, "chat requests per second each API key may make on average (0: unlimited)")
+	f.IntVar(&cfg.chatBurst, "chat-burst", 10, "chat requests each API key may make at once")
+	f.DurationVar(&cfg.chatMemTimeout, "chat-memory-timeout", 20*time.Second, "longest wait for memory before a chat request goes on without it")
 	cmd.AddCommand(newKeygenCommand(a), newKeysCommand(a), newRevokeCommand(a))
 	return cmd
+}
+
+// chatOptions configures the chat endpoint from the flags and the answer
+// endpoint of the environment (its base URL, key and model).
+func chatOptions(a *app, cfg serveOptions) server.ChatOptions {
+	ep := a.env.Answer
+	o := server.ChatOptions{
+		UpstreamURL:    ep.BaseURL,
+		UpstreamKey:    ep.APIKey,
+		Model:          ep.Model,
+		EvidenceTokens: cfg.chatTokens,
+		RateLimit:      cfg.chatRate,
+		RateBurst:      cfg.chatBurst,
+		MemoryTimeout:  cfg.chatMemTimeout,
+	}
+	if u := cfg.chatUpstream; u != "" && strings.TrimSuffix(u, "/") != strings.TrimSuffix(ep.BaseURL, "/") {
+		// Another server: the answer endpoint's key is not sent to it.
+		o.UpstreamURL, o.UpstreamKey = u, ""
+	}
+	return o
 }
 
 // isLoopback reports whether addr (host:port) binds only a loopback
@@ -133,6 +163,7 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 		MaxJobs:        cfg.jobs,
 		RequestTimeout: cfg.requestTimeout,
 		Logger:         a.log,
+		Chat:           chatOptions(a, cfg),
 	})
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -143,8 +174,12 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 	if cfg.noAuth {
 		auth = "no auth (loopback only)"
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
-		ln.Addr(), auth, mem.Mode(), a.embedderName(mem))
+	chatTo := "chat off: no --chat-upstream"
+	if u := chatOptions(a, cfg).UpstreamURL; u != "" {
+		chatTo = "chat /v1/chat/completions -> " + u
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; %s; mode %s; embedder %s)\n",
+		ln.Addr(), auth, chatTo, mem.Mode(), a.embedderName(mem))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(s.Listener(ln)) }()
 	select {
