@@ -574,3 +574,27 @@ func TestRateLimiterRefills(t *testing.T) {
 		t.Error("not refilled")
 	}
 }
+
+// A stream longer than the server's read timeout is not cut (slow local
+// models stream for minutes; the read timeout is there for slow requests):
+// net/http lifts the deadline once the body is read, and this keeps it so.
+func TestChatStreamOutlivesReadTimeout(t *testing.T) {
+	reply := strings.Repeat("slow ", 12)
+	up := llmtest.NewServer(t, llmtest.Always(llmtest.Reply{Content: reply, ChunkDelay: 40 * time.Millisecond}))
+	mem := newMem(t, higmem.Options{})
+	s := New(mem, Options{Keys: testKeys, Chat: ChatOptions{UpstreamURL: up.BaseURL()}})
+	ts := httptest.NewUnstartedServer(s)
+	ts.Config.ReadTimeout = 200 * time.Millisecond // the stream lasts about 600 ms
+	ts.Start()
+	t.Cleanup(func() { _ = s.Shutdown(context.Background()); ts.Close() })
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey(aliceKey), option.WithMaxRetries(0))
+	stream := c.Chat.Completions.NewStreaming(context.Background(), openai.ChatCompletionNewParams{Model: "m",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Take your time.")}})
+	acc := openai.ChatCompletionAccumulator{}
+	for stream.Next() {
+		acc.AddChunk(stream.Current())
+	}
+	if err := stream.Err(); err != nil || acc.Choices[0].Message.Content != reply {
+		t.Fatalf("content %q, err %v", acc.Choices[0].Message.Content, err)
+	}
+}

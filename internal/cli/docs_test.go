@@ -402,6 +402,12 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 // key for alice, for the duration of the test.
 func serveForExample(t *testing.T) (port, key string) {
 	t.Helper()
+	return serveForExampleWith(t, server.ChatOptions{})
+}
+
+// serveForExampleWith is serveForExample with the chat endpoint configured.
+func serveForExampleWith(t *testing.T, chat server.ChatOptions) (port, key string) {
+	t.Helper()
 	mem, err := higmem.Open(t.Context(), higmem.Options{Embedder: hashing.New(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -415,7 +421,7 @@ func serveForExample(t *testing.T) (port, key string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(mem, server.Options{Keys: keys})
+	s := server.New(mem, server.Options{Keys: keys, Chat: chat})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -581,7 +587,7 @@ func runSDKExample(t *testing.T, b docBlock, text, llmURL string) {
 		t.Skipf("%s:%d: needs %s with the openai package (pip install openai; npm install openai with NODE_PATH naming its node_modules): %v",
 			b.file, b.line, interp, err)
 	}
-	port, key := serveChatForExample(t, llmURL+"/v1")
+	port, key := serveForExampleWith(t, server.ChatOptions{UpstreamURL: llmURL + "/v1"})
 	text = strings.ReplaceAll(text, "{{PORT}}", port)
 	dir := t.TempDir()
 	script := filepath.Join(dir, "example.py")
@@ -603,35 +609,4 @@ func runSDKExample(t *testing.T, b docBlock, text, llmURL string) {
 		t.Fatalf("%s:%d: %v\n%s", b.file, b.line, err, out)
 	}
 	t.Logf("%s:%d: %s", b.file, b.line, out)
-}
-
-// serveChatForExample serves an offline memory with the chat endpoint
-// forwarding to upstream, on a free loopback port with a key for alice.
-func serveChatForExample(t *testing.T, upstream string) (port, key string) {
-	t.Helper()
-	mem, err := higmem.Open(t.Context(), higmem.Options{Embedder: hashing.New(0)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { mem.Close() })
-	secret, k, err := server.NewKey("example", []string{"alice"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := server.NewKeys([]server.Key{k})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := server.New(mem, server.Options{Keys: keys, Chat: server.ChatOptions{UpstreamURL: upstream}})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := s.HTTPServer(ln.Addr().String())
-	go hs.Serve(s.Listener(ln))
-	t.Cleanup(func() {
-		_ = s.Shutdown(context.Background())
-		_ = hs.Close()
-	})
-	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port), secret
 }

@@ -37,7 +37,7 @@ func newServeCommand(a *app) *cobra.Command {
 	var cfg serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve memory over HTTP: REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json",
+		Short: "Serve memory over HTTP: REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json, OpenAI-compatible chat",
 		Long: `serve answers REST calls (see /openapi.json and docs/SERVER.md) and MCP clients
 (streamable HTTP at /mcp) from the database named by --db. Every call names its
 space (user_id, agent_id); MCP tools default to --user/--agent.
@@ -46,6 +46,9 @@ API keys are required: create one with "higmem serve keygen --keys-file keys.jso
 then start with --keys-file keys.json. With --db postgres://..., keys can live in
 the database instead, shared by every server on it: "higmem serve keygen --keys-db",
 then "higmem serve --keys-db" (list with "serve keys", revoke with "serve revoke").
+POST /v1/chat/completions is an OpenAI-compatible chat endpoint that remembers: it adds
+evidence from memory to each request, forwards it to --chat-upstream (default: the answer
+endpoint) and stores the conversation (docs/CHAT.md).
 Only on a loopback address may --no-auth serve without keys. On SIGINT/SIGTERM the server stops accepting writes, finishes
 the writes and async jobs in flight (up to --shutdown-timeout), then exits.`,
 		Example: `  higmem serve keygen --keys-file keys.json --name laptop --users alice
