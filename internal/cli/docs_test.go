@@ -327,7 +327,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		"README.md":      {"Evidence recall over", `"evidence"`, "serving on http://127.0.0.1:", "I adopted a greyhound called Biscuit", "report: eval-runs/locomo-", "retrieval p50"},
 		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
 		"docs/CHAT.md": {`"object":"chat.completion"`, "data: [DONE]", `"session_id":"trip"`,
-			`"text":"I am flying to Oslo on 12 March for the ski race."`, `"speaker":"assistant"`, "chat /v1/chat/completions -> http://127.0.0.1:"},
+			`"text":"I am flying to Oslo on 12 March for the ski race."`, `"speaker":"assistant"`, "chat /v1/chat/completions -> http://127.0.0.1:", "X-Higmem-Evidence: 2"},
 	}[doc] {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("%s: output lacks %q\n%s", doc, want, out.String())
