@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/llmtest"
 )
 
@@ -596,5 +598,103 @@ func TestChatStreamOutlivesReadTimeout(t *testing.T) {
 	}
 	if err := stream.Err(); err != nil || acc.Choices[0].Message.Content != reply {
 		t.Fatalf("content %q, err %v", acc.Choices[0].Message.Content, err)
+	}
+}
+
+// Memory slower than MemoryTimeout: the chat goes on without it.
+func TestChatMemoryTimeout(t *testing.T) {
+	var slow atomic.Bool
+	release := make(chan struct{})
+	scripted := llmtest.NewScripted()
+	model := llm.ModelFunc(func(ctx context.Context, req llm.Request) (llm.Response, error) {
+		if slow.Load() {
+			select { // a memory model that does not answer until the test ends
+			case <-ctx.Done():
+				return llm.Response{}, ctx.Err()
+			case <-release:
+				return llm.Response{}, errors.New("released")
+			}
+		}
+		return scripted.Complete(ctx, req)
+	})
+	mem := newMem(t, higmem.Options{MemoryModel: model})
+	if _, err := mem.Add(context.Background(), alice, []higmem.TurnInput{{Speaker: "alice", Text: "I moved to Lisbon in May."}}); err != nil {
+		t.Fatal(err)
+	}
+	slow.Store(true)
+	up := llmtest.NewServer(t, llmtest.Always(llmtest.Text("Hi.")))
+	_, ts, _ := start(t, mem, Options{Chat: ChatOptions{UpstreamURL: up.BaseURL(), MemoryTimeout: 50 * time.Millisecond}})
+	t.Cleanup(func() { close(release) }) // before the server's shutdown waits for the store
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey(aliceKey), option.WithMaxRetries(0))
+	var raw *http.Response
+	resp, err := c.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{Model: "m",
+		Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("Where did I move?")}}, option.WithResponseInto(&raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.Choices[0].Message.Content != "Hi." || !strings.Contains(raw.Header.Get(api.HeaderWarning), "longer than 50ms") {
+		t.Errorf("reply %q, warning %q", resp.Choices[0].Message.Content, raw.Header.Get(api.HeaderWarning))
+	}
+}
+
+func TestChatMemoryOffForwardsUntouched(t *testing.T) {
+	e := newChatEnv(t, llmtest.Always(llmtest.Text("ok")), Options{})
+	if _, err := e.mem.Add(context.Background(), alice, []higmem.TurnInput{{Speaker: "alice", Text: "Secret plans for Friday."}}); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"model":"m", "messages":[{"role":"user","content":"Friday plans?"}], "n": 1}`
+	req, _ := http.NewRequest("POST", e.ts.URL+"/v1/chat/completions", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+aliceKey)
+	req.Header.Set(api.HeaderMemory, "off")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || string(e.upstream.Request(1).Body) != body {
+		t.Errorf("status %d, upstream got %s", resp.StatusCode, e.upstream.Request(1).Body)
+	}
+	if ts := e.turns(t, alice); len(ts) != 1 {
+		t.Errorf("%d turns: memory off stored the exchange", len(ts))
+	}
+}
+
+func TestChatBadRequests(t *testing.T) {
+	e := newChatEnv(t, llmtest.Always(llmtest.Text("ok")), Options{MaxUploadBytes: 1 << 10})
+	for _, tc := range []struct {
+		name, body string
+		status     int
+		code       string
+	}{
+		{"not JSON", `{"model":`, 400, api.CodeInvalidJSON},
+		{"no messages", `{"model":"m","messages":[]}`, 400, api.CodeInvalidRequest},
+		{"bad message", `{"model":"m","messages":[42]}`, 400, api.CodeInvalidRequest},
+		{"too large", `{"model":"m","messages":[{"role":"user","content":"` + strings.Repeat("x", 2<<10) + `"}]}`, 413, api.CodeBodyTooLarge},
+	} {
+		req, _ := http.NewRequest("POST", e.ts.URL+"/v1/chat/completions", strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer "+aliceKey)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got struct {
+			Error struct{ Code, Message, Type string } `json:"error"`
+		}
+		_ = json.NewDecoder(resp.Body).Decode(&got)
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || got.Error.Code != tc.code || got.Error.Message == "" || got.Error.Type != "invalid_request_error" {
+			t.Errorf("%s: %d %+v", tc.name, resp.StatusCode, got)
+		}
+	}
+	if e.upstream.Calls() != 0 {
+		t.Errorf("bad requests reached the upstream")
+	}
+	// Without an upstream the chat routes say how to configure one.
+	_, ts, _ := start(t, e.mem, Options{})
+	var oe *openai.Error
+	c := openai.NewClient(option.WithBaseURL(ts.URL+"/v1"), option.WithAPIKey(aliceKey), option.WithMaxRetries(0))
+	_, err := c.Models.List(context.Background())
+	if !errors.As(err, &oe) || oe.StatusCode != http.StatusNotImplemented || !strings.Contains(oe.Message, "--chat-upstream") {
+		t.Errorf("no upstream: %v", err)
 	}
 }
