@@ -88,6 +88,10 @@ var operations = []opDoc{
 	{method: "GET", path: "/v1/export", summary: "Export a space as JSON lines", tag: "spaces", query: pScope, respNDJSON: true},
 	{method: "POST", path: "/v1/import", summary: "Import an export into a space in one transaction; async=true queues a job", tag: "spaces",
 		query: scopeAnd(pAsync), bodyNDJSON: true, resp: api.ImportResponse{}, accepted: api.Job{}},
+	{method: "POST", path: "/v1/chat/completions", summary: "OpenAI-compatible chat completion (streamed with \"stream\":true) forwarded to the upstream model " +
+		"with evidence from memory; the user is the body's \"user\" or the key's, headers " + api.HeaderAgent + " and " + api.HeaderConversation +
+		" name the agent and conversation (docs/CHAT.md)", tag: "chat"},
+	{method: "GET", path: "/v1/models", summary: "The upstream model's list (OpenAI format)", tag: "chat"},
 }
 
 var pathParamRE = regexp.MustCompile(`\{([a-z_]+)\}`)

@@ -109,6 +109,8 @@ func (s *Server) restRoutes() []route {
 			}},
 		{method: "GET", path: "/v1/export", query: scopeParams, h: s.export},
 		{method: "POST", path: "/v1/import", query: withScope("async"), h: s.importSpace},
+		{method: "POST", path: "/v1/chat/completions", h: s.chatCompletions},
+		{method: "GET", path: "/v1/models", h: s.models},
 	}
 }
 

@@ -86,6 +86,9 @@ type Options struct {
 	Version string
 	// Logger receives request errors and diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// Chat configures the OpenAI-compatible chat endpoint
+	// (POST /v1/chat/completions, GET /v1/models).
+	Chat ChatOptions
 }
 
 func (o *Options) setDefaults() {
@@ -143,6 +146,7 @@ type Server struct {
 	jobs    *jobs
 	keys    *keyring
 	openapi []byte
+	chat    *chat
 
 	// base is cancelled when Shutdown gives up waiting: it aborts writes
 	// and jobs still running.
@@ -166,6 +170,7 @@ func New(mem *higmem.Memory, opts Options) *Server {
 		go s.refreshKeys(opts.KeyRefresh)
 	}
 	s.jobs = newJobs(s)
+	s.chat = newChat(opts.Chat)
 	s.mcp = s.newMCP()
 	s.openapi = mustOpenAPI(opts.Version)
 	s.handler = s.routes()

@@ -67,6 +67,10 @@ var docRewrites = []struct {
 	{regexp.MustCompile(`(?m)^dir=\$\(mktemp -d\)\nexport HIGMEM_TEST_POSTGRES=.*\ngo test .*\nscripts/pg-test-server.sh stop .*$`),
 		": skipped, how to run the PostgreSQL tests: this test is part of that run, and .ci/run starts the server this way", "docs/POSTGRES.md",
 		"the block starts a server and runs go test, which is what the run executing this test did"},
+	{regexp.MustCompile(`http://localhost:11434/v1`), "{{LLM}}", "docs/CHAT.md",
+		"a fake OpenAI-compatible server (llm/llmtest) stands in for the local model server"},
+	{regexp.MustCompile(`(?m)^docker run -d -p 3000:8080 \\\n(.*\\\n)*.*$`), ": skipped, needs docker and the Open WebUI image", "docs/CHAT.md",
+		"Open WebUI is not installed where tests run; its connection is the base URL and key that the curl and SDK examples use, which are run"},
 	{regexp.MustCompile(`(?m)^claude mcp add .*\\\n.*$`), ": skipped, needs the claude command of Claude Code", "docs/SERVER.md",
 		"Claude Code is not installed where tests run; the same endpoint and header are used by the Cursor example, which is run"},
 }
@@ -228,6 +232,8 @@ func TestDocsExamples(t *testing.T) {
 				fmt.Fprintf(&script, "\n# --- %s:%d\n%s", doc, b.line, text)
 			case "go":
 				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runGoExample(t, b, text, llmSrv.URL) })
+			case "python", "js":
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runSDKExample(t, b, text, llmSrv.URL) })
 			case "json", "jsonc":
 				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runJSONExample(t, b, text, bin, llmSrv.URL) })
 			case "":
@@ -323,6 +329,8 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		"README.md":      {"Evidence recall over", `"evidence"`, "serving on http://127.0.0.1:", "I adopted a greyhound called Biscuit", "report: eval-runs/locomo-", "retrieval p50"},
 		"docs/UI.md":     {"<strong>34</strong> turns"},
 		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
+		"docs/CHAT.md": {`"object":"chat.completion"`, "data: [DONE]", `"session_id":"trip"`,
+			`"text":"I am flying to Oslo on 12 March for the ski race."`, `"speaker":"assistant"`, "chat /v1/chat/completions -> http://127.0.0.1:", "X-Higmem-Evidence: 2"},
 	}[doc] {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("%s: output lacks %q\n%s", doc, want, out.String())
@@ -397,6 +405,12 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 // key for alice, for the duration of the test.
 func serveForExample(t *testing.T) (port, key string) {
 	t.Helper()
+	return serveForExampleWith(t, server.ChatOptions{})
+}
+
+// serveForExampleWith is serveForExample with the chat endpoint configured.
+func serveForExampleWith(t *testing.T, chat server.ChatOptions) (port, key string) {
+	t.Helper()
 	mem, err := higmem.Open(t.Context(), higmem.Options{Embedder: hashing.New(0)})
 	if err != nil {
 		t.Fatal(err)
@@ -410,7 +424,7 @@ func serveForExample(t *testing.T) (port, key string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := server.New(mem, server.Options{Keys: keys})
+	s := server.New(mem, server.Options{Keys: keys, Chat: chat})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -534,10 +548,68 @@ func scriptedEndpoint(t *testing.T) llmtest.Handler {
 		}
 		_ = json.Unmarshal(req.ResponseFormat, &rf)
 		resp, err := fake.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: rf.JSONSchema.Name})
+		if err != nil && len(req.ResponseFormat) == 0 {
+			// A plain chat forwarded by the chat endpoint (docs/CHAT.md).
+			return llmtest.Text(plainChatReply(req))
+		}
 		if err != nil {
 			b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": err.Error()}})
 			return llmtest.Reply{Status: http.StatusBadRequest, Body: string(b)}
 		}
 		return llmtest.Reply{Content: resp.Content}
 	}
+}
+
+// plainChatReply is the fake model's answer to a chat that is not one of
+// higmem's prompts: it repeats what memory told it.
+func plainChatReply(req *llmtest.ChatRequest) string {
+	for _, m := range req.Messages {
+		if m.Role == "system" && strings.HasPrefix(m.Content, "<higmem-memory>") {
+			lines := strings.Split(m.Content, "\n")
+			return fmt.Sprintf("(fake model) memory gave me %d line(s): %s", len(lines)-3, strings.Join(lines[2:len(lines)-1], " | "))
+		}
+	}
+	return "(fake model) noted: " + req.LastUser()
+}
+
+// runSDKExample runs a Python or JavaScript example of the OpenAI SDK
+// against a chat server of the test's (key for alice, upstream the fake
+// model). It is skipped when the interpreter or the openai package is not
+// installed (pip install openai; npm install openai, with NODE_PATH naming
+// its node_modules).
+func runSDKExample(t *testing.T, b docBlock, text, llmURL string) {
+	interp, check := "python3", []string{"-c", "import openai"}
+	if b.lang == "js" {
+		interp, check = "node", []string{"-e", "require.resolve('openai')"}
+	}
+	path, err := exec.LookPath(interp)
+	if err == nil {
+		err = exec.Command(path, check...).Run()
+	}
+	if err != nil {
+		t.Skipf("%s:%d: needs %s with the openai package (pip install openai; npm install openai with NODE_PATH naming its node_modules): %v",
+			b.file, b.line, interp, err)
+	}
+	port, key := serveForExampleWith(t, server.ChatOptions{UpstreamURL: llmURL + "/v1"})
+	text = strings.ReplaceAll(text, "{{PORT}}", port)
+	dir := t.TempDir()
+	script := filepath.Join(dir, "example.py")
+	if b.lang == "js" {
+		script = filepath.Join(dir, "example.mjs")
+		// ES modules do not search NODE_PATH: link the package beside the script.
+		if p := os.Getenv("NODE_PATH"); p != "" {
+			_ = os.Symlink(p, filepath.Join(dir, "node_modules"))
+		}
+	}
+	if err := os.WriteFile(script, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HIGMEM_KEY="+key)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "(fake model)") {
+		t.Fatalf("%s:%d: %v\n%s", b.file, b.line, err, out)
+	}
+	t.Logf("%s:%d: %s", b.file, b.line, out)
 }

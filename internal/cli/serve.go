@@ -29,13 +29,18 @@ type serveOptions struct {
 	jobLease        time.Duration
 	requestTimeout  time.Duration
 	shutdownTimeout time.Duration
+	chatUpstream    string
+	chatTokens      int
+	chatRate        float64
+	chatBurst       int
+	chatMemTimeout  time.Duration
 }
 
 func newServeCommand(a *app) *cobra.Command {
 	var cfg serveOptions
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve memory over HTTP: web pages at /ui/, REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json",
+		Short: "Serve memory over HTTP: web pages at /ui/, REST API under /v1, MCP at /mcp, OpenAPI at /openapi.json, OpenAI-compatible chat",
 		Long: `serve shows memory in a browser at /ui/ (the same API keys; see docs/UI.md),
 answers REST calls (see /openapi.json and docs/SERVER.md) and MCP clients
 (streamable HTTP at /mcp) from the database named by --db. Every call names its
@@ -45,6 +50,9 @@ API keys are required: create one with "higmem serve keygen --keys-file keys.jso
 then start with --keys-file keys.json. With --db postgres://..., keys can live in
 the database instead, shared by every server on it: "higmem serve keygen --keys-db",
 then "higmem serve --keys-db" (list with "serve keys", revoke with "serve revoke").
+POST /v1/chat/completions is an OpenAI-compatible chat endpoint that remembers: it adds
+evidence from memory to each request, forwards it to --chat-upstream (default: the answer
+endpoint) and stores the conversation (docs/CHAT.md).
 Only on a loopback address may --no-auth serve without keys. On SIGINT/SIGTERM the server stops accepting writes, finishes
 the writes and async jobs in flight (up to --shutdown-timeout), then exits.
 With --db postgres://..., async jobs are kept in the database: any server on it
@@ -70,8 +78,33 @@ are finished by another one (or by the same one, restarted).`,
 	f.DurationVar(&cfg.jobLease, "job-lease", server.DefaultJobLease, "with --db postgres://: how long a server holds an async job without renewing it (how soon another server takes over a crashed one's jobs)")
 	f.DurationVar(&cfg.requestTimeout, "request-timeout", 2*time.Minute, "time limit of reads (search, ask, list...)")
 	f.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", time.Minute, "how long shutdown waits for in-flight writes and jobs")
+	f.StringVar(&cfg.chatUpstream, "chat-upstream", "", "OpenAI-compatible API root that POST /v1/chat/completions forwards to, without key unless it is the answer endpoint (default: the answer endpoint, HIGMEM_ANSWER_BASE_URL with HIGMEM_ANSWER_API_KEY)")
+	f.IntVar(&cfg.chatTokens, "chat-evidence-tokens", server.DefaultChatEvidenceTokens, "token budget of the memory system message added to chat requests")
+	f.Float64Var(&cfg.chatRate, "chat-rate", 2, "chat requests per second each API key may make on average (0: unlimited)")
+	f.IntVar(&cfg.chatBurst, "chat-burst", 10, "chat requests each API key may make at once")
+	f.DurationVar(&cfg.chatMemTimeout, "chat-memory-timeout", 20*time.Second, "longest wait for memory before a chat request goes on without it")
 	cmd.AddCommand(newKeygenCommand(a), newKeysCommand(a), newRevokeCommand(a))
 	return cmd
+}
+
+// chatOptions configures the chat endpoint from the flags and the answer
+// endpoint of the environment (its base URL, key and model).
+func chatOptions(a *app, cfg serveOptions) server.ChatOptions {
+	ep := a.env.Answer
+	o := server.ChatOptions{
+		UpstreamURL:    ep.BaseURL,
+		UpstreamKey:    ep.APIKey,
+		Model:          ep.Model,
+		EvidenceTokens: cfg.chatTokens,
+		RateLimit:      cfg.chatRate,
+		RateBurst:      cfg.chatBurst,
+		MemoryTimeout:  cfg.chatMemTimeout,
+	}
+	if u := cfg.chatUpstream; u != "" && strings.TrimSuffix(u, "/") != strings.TrimSuffix(ep.BaseURL, "/") {
+		// Another server: the answer endpoint's key is not sent to it.
+		o.UpstreamURL, o.UpstreamKey = u, ""
+	}
+	return o
 }
 
 // isLoopback reports whether addr (host:port) binds only a loopback
@@ -153,6 +186,7 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 		MaxJobs:        cfg.jobs,
 		RequestTimeout: cfg.requestTimeout,
 		Logger:         a.log,
+		Chat:           chatOptions(a, cfg),
 	})
 	ui.Mount(s, ui.Options{MaxUploadBytes: cfg.maxUploadMiB << 20, Logger: a.log})
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -164,8 +198,12 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 	if cfg.noAuth {
 		auth = "no auth (loopback only)"
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (web pages /ui/, REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; mode %s; embedder %s)\n",
-		ln.Addr(), auth, mem.Mode(), a.embedderName(mem))
+	chatTo := "chat off: no --chat-upstream"
+	if u := chatOptions(a, cfg).UpstreamURL; u != "" {
+		chatTo = "chat /v1/chat/completions -> " + u
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (web pages /ui/, REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; %s; mode %s; embedder %s)\n",
+		ln.Addr(), auth, chatTo, mem.Mode(), a.embedderName(mem))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(s.Listener(ln)) }()
 	select {

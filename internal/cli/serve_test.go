@@ -342,3 +342,27 @@ func TestMCPCommandPipedInput(t *testing.T) {
 		}
 	}
 }
+
+// The chat upstream is the answer endpoint, whose key goes only to it.
+func TestServeChatOptions(t *testing.T) {
+	env := envconfig.Load(func(k string) string {
+		return map[string]string{"HIGMEM_ANSWER_BASE_URL": "https://api.example.com/v1", "HIGMEM_ANSWER_API_KEY": "sk-answer",
+			"HIGMEM_ANSWER_MODEL": "big"}[k]
+	})
+	a := newApp(env, nil, io.Discard, io.Discard)
+	for _, tc := range []struct {
+		flag, url, key string
+	}{
+		{"", "https://api.example.com/v1", "sk-answer"},
+		{"https://api.example.com/v1/", "https://api.example.com/v1", "sk-answer"},
+		{"http://localhost:11434/v1", "http://localhost:11434/v1", ""},
+	} {
+		o := chatOptions(a, serveOptions{chatUpstream: tc.flag, chatTokens: 500, chatRate: 1, chatBurst: 3})
+		if o.UpstreamURL != tc.url || o.UpstreamKey != tc.key || o.Model != "big" || o.EvidenceTokens != 500 || o.RateLimit != 1 || o.RateBurst != 3 {
+			t.Errorf("--chat-upstream %q: %+v", tc.flag, o)
+		}
+	}
+	if o := chatOptions(newApp(envconfig.Load(func(string) string { return "" }), nil, io.Discard, io.Discard), serveOptions{}); o.UpstreamURL != "" {
+		t.Errorf("no endpoint: upstream %q", o.UpstreamURL)
+	}
+}

@@ -110,6 +110,13 @@ type Reply struct {
 	Model string
 	// Hangup closes the connection without any reply (a reset).
 	Hangup bool
+	// ToolCalls, when set, is the assistant message's "tool_calls" array,
+	// sent verbatim (streamed: in one delta, each call with its index).
+	ToolCalls json.RawMessage
+	// ChunkDelay is waited between the chunks of a streamed reply (the
+	// request has "stream": true); the stream stops when the client goes
+	// away.
+	ChunkDelay time.Duration
 }
 
 // Handler answers the n-th request (1-based) a Server receives.
@@ -175,6 +182,11 @@ func (s *Server) Request(n int) ChatRequest {
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
+	if path == "/v1/models" && r.Method == http.MethodGet {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"object":"list","data":[{"id":"llmtest","object":"model","created":1700000000,"owned_by":"llmtest"}]}`)
+		return
+	}
 	if path != "/v1/chat/completions" && path != "/chat/completions" {
 		writeError(w, http.StatusNotFound, "not_found", "no route for "+r.URL.Path)
 		return
@@ -237,9 +249,78 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, rep.Body)
 		return
 	}
+	if req.Stream && status == http.StatusOK {
+		streamCompletion(w, r, &req, rep)
+		return
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	json.NewEncoder(w).Encode(completion(&req, rep))
+}
+
+// streamCompletion sends rep as OpenAI's server-sent events: a role
+// chunk, the content in pieces of about four bytes, the tool calls, a
+// finish chunk and [DONE].
+func streamCompletion(w http.ResponseWriter, r *http.Request, req *ChatRequest, rep Reply) {
+	model := rep.Model
+	if model == "" {
+		model = req.Model
+	}
+	finish := rep.FinishReason
+	if finish == "" {
+		finish = "stop"
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	fl, _ := w.(http.Flusher)
+	send := func(delta map[string]any, finish any) bool {
+		b, _ := json.Marshal(map[string]any{
+			"id": "chatcmpl-llmtest", "object": "chat.completion.chunk", "created": 1700000000, "model": model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "finish_reason": finish}},
+		})
+		_, err := fmt.Fprintf(w, "data: %s\n\n", b)
+		if fl != nil {
+			fl.Flush()
+		}
+		return err == nil && r.Context().Err() == nil
+	}
+	wait := func() bool {
+		if rep.ChunkDelay <= 0 {
+			return true
+		}
+		t := time.NewTimer(rep.ChunkDelay)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+			return false
+		}
+	}
+	if !send(map[string]any{"role": "assistant", "content": ""}, nil) {
+		return
+	}
+	for _, tok := range splitTokens(rep.Content) {
+		if !wait() || !send(map[string]any{"content": tok}, nil) {
+			return
+		}
+	}
+	if len(rep.ToolCalls) > 0 {
+		var calls []map[string]any
+		if err := json.Unmarshal(rep.ToolCalls, &calls); err != nil {
+			panic("llmtest: ToolCalls: " + err.Error())
+		}
+		for i, c := range calls {
+			c["index"] = i
+		}
+		if !wait() || !send(map[string]any{"tool_calls": calls}, nil) {
+			return
+		}
+	}
+	if !wait() || !send(map[string]any{}, finish) {
+		return
+	}
+	fmt.Fprint(w, "data: [DONE]\n\n")
 }
 
 // completion builds a chat completion document for rep.
@@ -256,9 +337,13 @@ func completion(req *ChatRequest, rep Reply) map[string]any {
 	if rep.NullContent {
 		content = nil
 	}
+	msg := map[string]any{"role": "assistant", "content": content}
+	if len(rep.ToolCalls) > 0 {
+		msg["tool_calls"] = rep.ToolCalls
+	}
 	choices := []any{map[string]any{
 		"index":         0,
-		"message":       map[string]any{"role": "assistant", "content": content},
+		"message":       msg,
 		"finish_reason": finish,
 	}}
 	if rep.NoChoices {
