@@ -24,6 +24,9 @@ const DefaultKeyRefresh = 10 * time.Second
 // cannot make the server query its source more often than this).
 const minKeyReload = time.Second
 
+// keyLoadTimeout is the least time a periodic key load may take.
+const keyLoadTimeout = 10 * time.Second
+
 // keyring holds the keys in force: Options.Keys, replaced by each load
 // from Options.KeySource.
 type keyring struct {
@@ -98,7 +101,9 @@ func (s *Server) refreshKeys(interval time.Duration) {
 		case <-s.base.Done():
 			return
 		case <-t.C:
-			ctx, cancel := context.WithTimeout(s.base, interval)
+			// A short interval must not cut off a slow load: give each at
+			// least keyLoadTimeout.
+			ctx, cancel := context.WithTimeout(s.base, max(interval, keyLoadTimeout))
 			if err := s.ReloadKeys(ctx); err != nil && s.base.Err() == nil {
 				s.log.Warn("server: refreshing API keys", "err", err)
 			}
