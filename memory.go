@@ -3,7 +3,6 @@ package higmem
 import (
 	"context"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -188,62 +187,94 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 	return m.store.Spaces(ctx)
 }
 
-// Delete removes a turn with its annotation, vector and links, and takes it
-// out of its events (an event left empty is deleted). Every event change is
-// recorded in the history.
+// Delete removes a turn with its annotation, vector and links, and forgets
+// it: the events it belonged to are rebuilt from their remaining turns (an
+// event left empty is deleted), any other derived record repeating its
+// text is rebuilt by the offline rules, history entries that held its text
+// keep only that a change happened, the LLM response cache drops replies
+// repeating it, and a store that can (store.Purger) purges its files. Every
+// change is recorded in the history; docs/PRIVACY.md says what is
+// guaranteed.
 func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
 	defer st.writeMu.Unlock()
+	anns, err := m.store.ListAnnotations(ctx, sp, nil)
+	if err != nil {
+		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+	}
+	now := m.now().UTC()
 	st.mu.RLock()
-	_, ok := st.turn(id)
-	var touched []store.Event
-	for _, eid := range st.eventsOf[id] {
-		if e, ok := st.event(eid); ok {
-			touched = append(touched, e)
-		}
+	gone, ok := st.turn(id)
+	var plan forgetPlan
+	if ok {
+		plan = planForget(st, gone, anns, now)
 	}
 	st.mu.RUnlock()
 	if !ok {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
 	}
-	now := m.now().UTC()
+	texts := make([]string, len(plan.rebuilt))
+	for i, e := range plan.rebuilt {
+		texts[i] = eventText(e)
+	}
+	vs, err := m.embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+	}
 	err = m.store.Update(ctx, func(tx store.Tx) error {
+		hist, err := tx.History(ctx, sp, "", "")
+		if err != nil {
+			return err
+		}
+		if err := tx.RedactHistory(ctx, sp, historyToRedact(hist, plan.trace), redactNote(id)); err != nil {
+			return err
+		}
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
 			return err
 		}
 		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
 			return err
 		}
-		for _, e := range touched {
-			before := e
-			e.TurnIDs = slices.DeleteFunc(slices.Clone(e.TurnIDs), func(x string) bool { return x == id })
-			if len(e.TurnIDs) == 0 {
-				if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
-					return err
-				}
-				if err := appendChange(ctx, tx, sp, "event", e.ID, "delete", "user", before, nil, now); err != nil {
-					return err
-				}
-				continue
-			}
-			e.Version++
-			e.UpdatedAt = now
-			if err := tx.PutEvent(ctx, e); err != nil {
+		for _, eid := range plan.dropped {
+			if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
 				return err
 			}
-			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", before, e, now); err != nil {
+			if err := appendChange(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
 				return err
 			}
 		}
-		return nil
+		var vrecs []store.Vector
+		for i, e := range plan.rebuilt {
+			if err := tx.PutEvent(ctx, e); err != nil {
+				return err
+			}
+			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
+				return err
+			}
+			if vs != nil {
+				vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: e.ID, Embedder: m.opts.Embedder.ID(), Values: vs[i]})
+			}
+		}
+		for _, a := range plan.anns {
+			if err := tx.PutAnnotation(ctx, sp, a); err != nil {
+				return err
+			}
+			if err := appendChange(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
+				return err
+			}
+		}
+		return tx.PutVectors(ctx, sp, vrecs)
 	})
 	if err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}
 	m.invalidate(sp)
+	if err := m.afterDelete(ctx, plan.trace); err != nil {
+		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+	}
 	return nil
 }
 
@@ -258,5 +289,8 @@ func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
 		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
 	}
 	m.invalidate(sp)
+	if err := m.afterDelete(ctx, nil); err != nil {
+		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+	}
 	return nil
 }

@@ -85,3 +85,18 @@ func (p *Postgres) Clear(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Forget drops the entries whose value contains one of needles, letters
+// compared case-insensitively, and returns how many it dropped. PostgreSQL
+// keeps the deleted rows as dead tuples until VACUUM (see docs/PRIVACY.md).
+func (p *Postgres) Forget(ctx context.Context, needles []string) (int, error) {
+	var n int64
+	for _, w := range needles {
+		tag, err := p.db.Exec(ctx, `DELETE FROM llm_cache WHERE strpos(lower(convert_from(value, 'UTF8')), lower($1)) > 0`, w)
+		if err != nil {
+			return int(n), errorf("forget: %w", err)
+		}
+		n += tag.RowsAffected()
+	}
+	return int(n), nil
+}

@@ -73,3 +73,23 @@ func (s *SQLite) Clear(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Forget drops the entries whose value contains one of needles, ASCII
+// letters compared case-insensitively, and returns how many it dropped.
+// In a store opened by store/sqlite the freed bytes are zeroed (PRAGMA
+// secure_delete).
+func (s *SQLite) Forget(ctx context.Context, needles []string) (int, error) {
+	var n int64
+	for _, w := range needles {
+		res, err := s.db.ExecContext(ctx, `DELETE FROM llm_cache WHERE instr(lower(CAST(value AS TEXT)), lower(?)) > 0`, w)
+		if err != nil {
+			return int(n), errorf("forget: %w", err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return int(n), errorf("forget: %w", err)
+		}
+		n += k
+	}
+	return int(n), nil
+}

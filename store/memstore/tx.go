@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -272,5 +273,32 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 		return err
 	}
 	t.dirty[sp] = nil
+	return nil
+}
+
+// RedactHistory implements store.Writer.
+func (t *tx) RedactHistory(ctx context.Context, sp store.Space, seqs []int64, note json.RawMessage) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	set := make(map[int64]bool, len(seqs))
+	for _, q := range seqs {
+		set[q] = true
+	}
+	x := t.write(sp)
+	for i, c := range x.history {
+		if set[c.Seq] {
+			if len(c.Before) > 0 {
+				c.Before = slices.Clone(note)
+			}
+			if len(c.After) > 0 {
+				c.After = slices.Clone(note)
+			}
+			x.history[i] = c
+		}
+	}
 	return nil
 }
