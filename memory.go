@@ -35,6 +35,9 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	opts.setDefaults()
+	if opts.KTurn > MaxK || opts.KEvent > MaxK {
+		return nil, fmt.Errorf("%w: Options.KTurn %d and KEvent %d: at most %d", ErrInvalidInput, opts.KTurn, opts.KEvent, MaxK)
+	}
 	if opts.Mode != ModeOffline && opts.MemoryModel == nil {
 		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.MemoryModel); use offline mode without one", ErrNoLLM, opts.Mode)
 	}

@@ -105,6 +105,17 @@ type Options struct {
 	// Location is used for times given without a zone (default UTC).
 	Location *time.Location
 
+	// MaxTurnBytes caps the text of one turn with its attachments'
+	// captions, in bytes (default DefaultMaxTurnBytes, 64 KiB; negative:
+	// no cap). Add and Import refuse a longer turn with ErrTooLarge.
+	MaxTurnBytes int
+	// MaxBatchTurns caps the turns of one Add (default
+	// DefaultMaxBatchTurns; negative: no cap).
+	MaxBatchTurns int
+	// MaxQuestionBytes caps a question of Retrieve and Ask, in bytes
+	// (default DefaultMaxQuestionBytes, 8 KiB; negative: no cap).
+	MaxQuestionBytes int
+
 	// Ablations switch parts of the pipeline off, for measurements.
 	Ablations Ablations
 }
@@ -182,6 +193,9 @@ func (o *Options) setDefaults() {
 	def(&o.BatchSize, 20)
 	def(&o.FilterChunk, 10)
 	def(&o.PredictChunk, 40)
+	o.MaxTurnBytes = capDefault(o.MaxTurnBytes, DefaultMaxTurnBytes)
+	o.MaxBatchTurns = capDefault(o.MaxBatchTurns, DefaultMaxBatchTurns)
+	o.MaxQuestionBytes = capDefault(o.MaxQuestionBytes, DefaultMaxQuestionBytes)
 
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

@@ -61,6 +61,9 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if question == "" {
 		return nil, fmt.Errorf("%w: empty question", ErrInvalidInput)
 	}
+	if err := m.checkQuestion(question, ro); err != nil {
+		return nil, err
+	}
 	if ro.KTurn <= 0 {
 		ro.KTurn = m.opts.KTurn
 	}
@@ -238,6 +241,15 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 		if used+cost > budget && len(out) > 0 {
 			tr.Notes = append(tr.Notes, fmt.Sprintf("token budget %d reached: %d less relevant turns left out", budget, len(all)-len(out)))
 			break
+		}
+		if cost > budget {
+			// The most relevant turn alone is over the budget: its text
+			// is cut to fit, with a marker saying so.
+			captions := max(0, len(content(e.Turn))-len(e.Turn.Text))
+			room := (budget-estimateTokens(e.Turn.Speaker+e.Date)-8)*4 - captions
+			e.Turn.Text = cutText(e.Turn.Text, max(room, 64))
+			tr.Notes = append(tr.Notes, fmt.Sprintf("turn %s is longer than the token budget %d: its text is cut", e.Turn.ID, budget))
+			cost = estimateTokens(e.Turn.Speaker+e.Date+content(e.Turn)) + 8
 		}
 		used += cost
 		out = append(out, *e)

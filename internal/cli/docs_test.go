@@ -320,6 +320,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 	for _, want := range map[string][]string{
 		"README.md":      {"Evidence recall over", `"evidence"`, "serving on http://127.0.0.1:", "I adopted a greyhound called Biscuit", "report: eval-runs/locomo-", "retrieval p50"},
 		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
+		"docs/LIMITS.md": {"over the limit of 2048 bytes per turn", "refused: nothing was stored", "added 1 turn(s)"},
 		"docs/PRIVACY.md": {"deleted secret", "events holding it after: 0", "export lines holding it: 0",
 			"bytes of the database files holding it: 0", "turn       secret   delete     by user"},
 	}[doc] {
