@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/temporal"
@@ -61,6 +62,9 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if question == "" {
 		return nil, fmt.Errorf("%w: empty question", ErrInvalidInput)
 	}
+	if strings.IndexFunc(question, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+		return nil, fmt.Errorf("%w: question %q has no words to search for", ErrInvalidInput, question)
+	}
 	if err := m.checkQuestion(question, ro); err != nil {
 		return nil, err
 	}
@@ -99,6 +103,8 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 			q.info.By = "llm"
 		case err == nil || invalid(err):
 			rec.note("query analysis unusable, rules used")
+		case llmDown(ctx, err):
+			rec.down(err)
 		default:
 			return nil, err
 		}
@@ -130,13 +136,23 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		q.keepEv = func(i int) bool { return !st.events[i].CreatedAt.After(asOf) }
 	}
 
-	switch m.opts.Mode {
-	case ModePaper:
+	switch {
+	case rec.unreachable() != nil:
+		m.retrieveOffline(q)
+	case m.opts.Mode == ModePaper:
 		err = m.retrievePaper(ctx, q)
-	case ModeDefault:
+	case m.opts.Mode == ModeDefault:
 		err = m.retrieveDefault(ctx, q)
 	default:
 		m.retrieveOffline(q)
+	}
+	if llmDown(ctx, err) {
+		// The memory model cannot be reached: the offline selection
+		// chooses the evidence instead, and the trace says so.
+		rec.down(err)
+		q = q.fresh()
+		m.retrieveOffline(q)
+		err = nil
 	}
 	if err == nil {
 		err = q.err
@@ -154,6 +170,17 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	res.Trace.Notes = append(res.Trace.Notes, rec.notes...)
 	res.Trace.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// fresh returns a query for the same question with no candidates and no
+// stages yet (the trace keeps the calls and notes so far), for a retrieval
+// that starts over by the offline rules.
+func (q *query) fresh() *query {
+	tr := *q.trace
+	tr.Stages = nil
+	return &query{st: q.st, question: q.question, info: q.info, qv: q.qv, search: q.search, ro: q.ro,
+		keepTurn: q.keepTurn, keepEv: q.keepEv, trace: &tr, rec: q.rec, cand: map[string]*Evidence{},
+		noEvents: q.noEvents, noTemporal: q.noTemporal, sc: q.sc, ctx: q.ctx}
 }
 
 // analyzeRules analyses a question without an LLM.

@@ -44,6 +44,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"ask", "--as-of", "yesterday", "q?"}, `"yesterday" is not a time: want RFC 3339`},
 		{[]string{"ask", "--json=maybe", "q?"}, `--json: want true or false, got "maybe"`},
 		{[]string{"ask", "   "}, "question is required"},
+		{[]string{"ask", "???"}, `question "???" has no words to search for`},
 		{[]string{"search", strings.Repeat("q", 9000)}, "question is longer than 8192 bytes"},
 		{[]string{"ask"}, "accepts 1 arg(s), received 0"},
 		{[]string{"events", "e999"}, `event "e999" not found in space user "default"`},
