@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -40,14 +41,22 @@ type trace struct {
 }
 
 // wordsOf returns the lower-cased words of s (letters and digits, as
-// keywords split them), without leading or trailing apostrophes and dashes.
+// keywords split them), without leading or trailing apostrophes and dashes;
+// a word with an inner apostrophe or dash ("hunter2's", "x-ray") also
+// gives its parts.
 func wordsOf(s string) []string {
 	fs := strings.FieldsFunc(s, func(r rune) bool { return !isWordRune(r) })
-	out := fs[:0]
+	var out []string
 	for _, f := range fs {
-		f = strings.Trim(f, "'’-")
-		if f != "" {
-			out = append(out, strings.ToLower(f))
+		f = strings.ToLower(strings.Trim(f, "'’-"))
+		if f == "" {
+			continue
+		}
+		out = append(out, f)
+		if strings.ContainsAny(f, "'’-") {
+			for _, p := range strings.FieldsFunc(f, func(r rune) bool { return r == '\'' || r == '’' || r == '-' }) {
+				out = append(out, p)
+			}
 		}
 	}
 	return out
@@ -279,6 +288,37 @@ func redactNote(id string) json.RawMessage {
 	return b
 }
 
+// mayHold is a quick test of a JSON body before inJSON decodes it: whether
+// its bytes hold the deleted turn's id as a JSON string, one of the trace's
+// words or its phrase as JSON encodes them (lower-cased). false is certain:
+// words have no character JSON escapes, and every body is written by
+// encoding/json.
+func (tr *trace) mayHold(raw []byte) bool {
+	if len(raw) == 0 {
+		return false
+	}
+	id, _ := json.Marshal(tr.id)
+	if bytes.Contains(raw, id) {
+		return true
+	}
+	if tr.empty() {
+		return false
+	}
+	low := bytes.ToLower(raw)
+	for w := range tr.words {
+		if bytes.Contains(low, []byte(w)) {
+			return true
+		}
+	}
+	if tr.phrase != "" {
+		q, _ := json.Marshal(tr.phrase)
+		if bytes.Contains(low, bytes.ToLower(q[1:len(q)-1])) {
+			return true
+		}
+	}
+	return false
+}
+
 // historyToRedact returns the seqs of the entries whose bodies hold the
 // trace or name the deleted turn as a member.
 func historyToRedact(cs []store.Change, tr *trace) []int64 {
@@ -288,7 +328,7 @@ func historyToRedact(cs []store.Change, tr *trace) []int64 {
 			seqs = append(seqs, c.Seq)
 			continue
 		}
-		if tr.inJSON(c.Before) || tr.inJSON(c.After) {
+		if (tr.mayHold(c.Before) && tr.inJSON(c.Before)) || (tr.mayHold(c.After) && tr.inJSON(c.After)) {
 			seqs = append(seqs, c.Seq)
 		}
 	}
