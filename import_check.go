@@ -25,9 +25,9 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 		if l.Kind == "turn" {
 			if first, ok := turnLine[l.Turn.ID]; ok {
 				add(nos[i], "turn %q given twice (first on line %d)", l.Turn.ID, first)
-				continue
+			} else {
+				turnLine[l.Turn.ID] = nos[i]
 			}
-			turnLine[l.Turn.ID] = nos[i]
 		}
 	}
 	known := func(id string) bool {
@@ -39,6 +39,15 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 	}
 	badTime := func(t time.Time) bool { return !t.IsZero() && (t.Year() < 1 || t.Year() > 9999) }
 	annLine, eventLine := map[string]int{}, map[string]int{}
+	// again records id on line no in seen and returns the line it was first
+	// seen on, if any.
+	again := func(seen map[string]int, id string, no int) (int, bool) {
+		first, ok := seen[id]
+		if !ok {
+			seen[id] = no
+		}
+		return first, ok
+	}
 	headers := 0
 	for i, l := range lines {
 		no := nos[i]
@@ -54,19 +63,17 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 			}
 		case "annotation":
 			a := l.Annotation
-			if first, ok := annLine[a.TurnID]; ok {
+			if first, ok := again(annLine, a.TurnID, no); ok {
 				add(no, "a second annotation of turn %q (first on line %d)", a.TurnID, first)
 			}
-			annLine[a.TurnID] = no
 			if !known(a.TurnID) {
 				add(no, "annotation of turn %q, which is neither in the import nor stored", a.TurnID)
 			}
 		case "event":
 			e := l.Event
-			if first, ok := eventLine[e.ID]; ok {
+			if first, ok := again(eventLine, e.ID, no); ok {
 				add(no, "event %q given twice (first on line %d)", e.ID, first)
 			}
-			eventLine[e.ID] = no
 			if len(e.TurnIDs) == 0 {
 				add(no, "event %q has no turns", e.ID)
 			}
