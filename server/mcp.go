@@ -144,7 +144,7 @@ func (s *Server) newMCP() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolAsk))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolEvents, Description: "List the events (grouped happenings or topics) in memory.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolEvents))
-	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id (it is also taken out of its events).",
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id and forget it: its events are rebuilt without it and no stored record keeps its text.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
 	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",
