@@ -26,6 +26,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 	}
 	ghost := file("ghost.jsonl", `{"kind":"header","version":1}`+"\n"+`{"kind":"annotation","annotation":{"turn_id":"ghost"}}`+"\n")
 	garbage := file("garbage.jsonl", "not json\n")
+	bigIngest := file("big.jsonl", `{"speaker":"a","text":"hello"}`+"\n"+`{"speaker":"b","text":"`+strings.Repeat("w", 3<<10)+`"}`+"\n")
 	dangling := file("dangling.jsonl", `{"kind":"header","version":1}`+"\n"+`{"kind":"turn","turn":{"id":"z1","speaker":"a","text":"x"}}`+"\n"+`{"kind":"event","event":{"id":"e99","turn_ids":["z1","ghost"]}}`+"\n")
 	state := func() string {
 		events, _, _ := runCLI(t, env, "--json", "events", "--turns")
@@ -64,6 +65,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"import", dangling}, `line 3: event "e99" names turn "ghost", which is neither in the import nor stored`},
 		{[]string{"--max-turn-kib", "2", "add", strings.Repeat("w", 3<<10)}, "turn 1: text is 3072 bytes, over the limit of 2048 bytes per turn"},
 		{[]string{"--max-turn-kib", "2", "import", bigTurnExport(t, dir)}, "over the limit of 2048 bytes per turn"},
+		{[]string{"--max-turn-kib", "2", "ingest", "-q", bigIngest}, "turn 2: text is 3072 bytes, over the limit of 2048 bytes per turn (fix the file and rerun"},
 		{[]string{"--max-turn-kib", "0", "add", "x"}, "--max-turn-kib 0 would refuse every turn"},
 		{[]string{"--mode", "fast", "ask", "q?"}, "fast"},
 		{[]string{"--embedder", "bert", "ask", "q?"}, `unknown --embedder "bert"`},
