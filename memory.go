@@ -281,7 +281,9 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	return nil
 }
 
-// DeleteSpace removes everything stored for a space, history included.
+// DeleteSpace removes everything stored for a space, history included, and
+// has a store that can (store.Purger) purge its files. It does not search
+// the LLM response cache, which all spaces share (see docs/PRIVACY.md).
 func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
