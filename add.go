@@ -20,12 +20,16 @@ const maxIDLen = 256
 //
 // Input is validated as a whole before anything is stored: an empty text, an
 // over-long id, or an id already used by a different turn rejects the call
-// with ErrInvalidInput or ErrConflict. Re-adding identical turns is a no-op
+// with ErrInvalidInput or ErrConflict, and a text or batch over the caps
+// (Options.MaxTurnBytes, MaxBatchTurns) with ErrTooLarge. Re-adding identical turns is a no-op
 // (their ids are reported in Skipped), so an interrupted ingest can simply be
 // repeated. Each batch of turns (one turn in paper mode) commits in one
 // transaction: when an LLM endpoint fails mid-way, earlier batches stay
 // stored and the error names the first turn that was not.
 func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResult, error) {
+	if err := m.checkBatch(turns); err != nil {
+		return nil, err
+	}
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return nil, err

@@ -16,7 +16,10 @@ const NotMentioned = "Not mentioned in the conversation"
 // of the question (temporal or not), never by any label.
 //
 // In offline mode there is no answer model: Ask returns the evidence with an
-// empty Text and a Note saying that a written answer needs an LLM.
+// empty Text and a Note saying that a written answer needs an LLM. When the
+// LLM endpoint cannot be reached (llm.ErrUnavailable, llm.ErrRateLimited),
+// Ask does not fail either: the evidence comes from the offline selection
+// and the Note says why there is no answer.
 func (m *Memory) Ask(ctx context.Context, sp Space, question string, ro RetrieveOptions) (*Answer, error) {
 	rec := &recorder{}
 	res, err := m.retrieve(ctx, sp, question, ro, rec)
@@ -26,6 +29,10 @@ func (m *Memory) Ask(ctx context.Context, sp Space, question string, ro Retrieve
 	ans := &Answer{Result: *res}
 	if m.opts.AnswerModel == nil {
 		ans.Note = "no LLM configured: showing evidence only; set an LLM endpoint (see README) for written answers"
+		return ans, nil
+	}
+	if down := rec.unreachable(); down != nil {
+		ans.Note = "the LLM endpoint is unreachable: showing the evidence chosen by the offline rules, without a written answer (" + down.Error() + ")"
 		return ans, nil
 	}
 	round := ans.Trace.Rounds + 1
@@ -40,6 +47,8 @@ func (m *Memory) Ask(ctx context.Context, sp Space, question string, ro Retrieve
 		ans.Text = strings.TrimSpace(r.Answer)
 	case invalid(err):
 		ans.Note = "the answer model's reply was unusable: " + err.Error()
+	case llmDown(ctx, err):
+		ans.Note = "the answer model is unreachable: showing the evidence without a written answer (" + err.Error() + ")"
 	default:
 		return nil, err
 	}

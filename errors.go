@@ -13,6 +13,11 @@ var (
 	// ErrInvalidInput means a turn, question or option was rejected before
 	// anything was stored (empty text, bad id, unknown mode...).
 	ErrInvalidInput = errors.New("higmem: invalid input")
+	// ErrTooLarge means an input is over one of the caps (a turn's text, the
+	// turns of one add, a question, a top-k; see Options.MaxTurnBytes and
+	// docs/LIMITS.md). Errors wrapping it wrap ErrInvalidInput too, and
+	// name the limit.
+	ErrTooLarge = errors.New("higmem: input too large")
 	// ErrNotFound means the turn or event does not exist in the space. It
 	// is the same value as store.ErrNotFound.
 	ErrNotFound = store.ErrNotFound

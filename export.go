@@ -103,33 +103,59 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	defer st.writeMu.Unlock()
 
 	var lines []exportLine
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
+	var nos []int // the line number of each of lines
+	br := bufio.NewReader(r)
 	n := 0
-	for sc.Scan() {
+	for {
+		raw, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, rerr)
+		}
+		if len(raw) == 0 && rerr == io.EOF {
+			break
+		}
 		n++
-		if len(sc.Bytes()) == 0 {
+		raw = bytes.TrimRight(raw, "\r\n")
+		if len(bytes.TrimSpace(raw)) == 0 {
+			if rerr == io.EOF {
+				break
+			}
 			continue
 		}
 		var l exportLine
-		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&l); err != nil {
 			return nil, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
 		}
+		if dec.More() {
+			return nil, fmt.Errorf("%w: import line %d: more than one JSON value on the line", ErrInvalidInput, n)
+		}
 		if err := validateLine(l); err != nil {
 			return nil, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
 		}
-		if n == 1 && l.Kind != "header" {
-			return nil, fmt.Errorf("%w: import line 1: want a header line (is this a higmem export?)", ErrInvalidInput)
+		if len(lines) == 0 && l.Kind != "header" {
+			return nil, fmt.Errorf("%w: import line %d: want a header line first (is this a higmem export?)", ErrInvalidInput, n)
 		}
 		if l.Kind == "header" && l.Version > ExportVersion {
 			return nil, fmt.Errorf("%w: import: export version %d is newer than this higmem (%d)", ErrInvalidInput, l.Version, ExportVersion)
 		}
+		if l.Kind == "turn" {
+			if k := len(content(*l.Turn)); k > m.opts.MaxTurnBytes {
+				return nil, tooLarge("import line %d: turn %q: text is %d bytes, over the limit of %d bytes per turn", n, l.Turn.ID, k, m.opts.MaxTurnBytes)
+			}
+		}
 		lines = append(lines, l)
+		nos = append(nos, n)
+		if rerr == io.EOF {
+			break
+		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, err)
+	st.mu.RLock()
+	err = checkImport(st, lines, nos)
+	st.mu.RUnlock()
+	if err != nil {
+		return nil, err
 	}
 
 	res := &ImportResult{}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +46,9 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 		return nil, err
 	}
 	opts.setDefaults()
+	if opts.KTurn > MaxK || opts.KEvent > MaxK {
+		return nil, fmt.Errorf("%w: Options.KTurn %d and KEvent %d: at most %d", ErrInvalidInput, opts.KTurn, opts.KEvent, MaxK)
+	}
 	if opts.Mode != ModeOffline && opts.MemoryModel == nil {
 		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.MemoryModel); use offline mode without one", ErrNoLLM, opts.Mode)
 	}
@@ -210,85 +212,141 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 	return m.store.Spaces(ctx)
 }
 
-// Delete removes a turn with its annotation, vector and links, and takes it
-// out of its events (an event left empty is deleted). Every event change is
-// recorded in the history.
+// Delete removes a turn with its annotation, vector and links, and forgets
+// it: the events it belonged to are rebuilt from their remaining turns (an
+// event left empty is deleted), any other derived record repeating its
+// text is rebuilt by the offline rules, history entries that held its text
+// keep only that a change happened, the LLM response cache drops replies
+// repeating it, and a store that can (store.Purger) purges its files. Every
+// change is recorded in the history; docs/PRIVACY.md says what is
+// guaranteed.
+//
+// The plan of what to rebuild is made from the cached space; when another
+// writer committed to the space before Delete takes the store's lock, the
+// plan is made again on the space as it now stands (docs/CONCURRENCY.md).
 func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
 	defer st.writeMu.Unlock()
-	st.mu.RLock()
-	_, ok := st.turn(id)
-	var cached []store.Event
-	for _, eid := range st.eventsOf[id] {
-		if e, ok := st.event(eid); ok {
-			cached = append(cached, e)
+	var plan forgetPlan
+	for attempt := 0; ; attempt++ {
+		plan, err = m.deleteOnce(ctx, st, sp, id)
+		if !errors.Is(err, errStalePlan) || attempt == maxDeleteReplans {
+			break
+		}
+		if err := m.refresh(ctx, st); err != nil {
+			return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 		}
 	}
-	version := st.version.Load()
-	st.mu.RUnlock()
-	if !ok {
-		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
-	}
-	now := m.now().UTC()
-	err = m.store.Update(ctx, func(tx store.Tx) error {
-		head, err := tx.Lock(ctx, sp)
-		if err != nil {
-			return err
-		}
-		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
-			return err
-		}
-		// The events holding the turn: as cached when nobody wrote since,
-		// else as the store holds them now.
-		touched := cached
-		if head.Version != version {
-			evs, err := tx.ListEvents(ctx, sp)
-			if err != nil {
-				return err
-			}
-			touched = slices.DeleteFunc(evs, func(e store.Event) bool { return !slices.Contains(e.TurnIDs, id) })
-		}
-		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
-			return err
-		}
-		for _, e := range touched {
-			before := e
-			e.TurnIDs = slices.DeleteFunc(slices.Clone(e.TurnIDs), func(x string) bool { return x == id })
-			if len(e.TurnIDs) == 0 {
-				if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
-					return err
-				}
-				if err := appendChange(ctx, tx, sp, "event", e.ID, "delete", "user", before, nil, now); err != nil {
-					return err
-				}
-				continue
-			}
-			e.Version++
-			e.UpdatedAt = now
-			if err := tx.PutEvent(ctx, e); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", before, e, now); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if errors.Is(err, store.ErrNotFound) {
-		// Another writer deleted it first.
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrNotFound) {
+		// Not there, or another writer deleted it first.
 		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
 	}
 	if err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}
 	m.invalidate(sp)
+	if err := m.afterDelete(ctx, plan.trace); err != nil {
+		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+	}
 	return nil
 }
 
-// DeleteSpace removes everything stored for a space, history included.
+// errStalePlan says that another writer committed to the space after the
+// plan of a delete was made from the cached space.
+var errStalePlan = errors.New("higmem: delete planned on a space another writer changed")
+
+// maxDeleteReplans bounds how often a delete plans again after other
+// writers committed in between.
+const maxDeleteReplans = 8
+
+// deleteOnce plans the delete of turn id on the cached state st and
+// commits it, failing with errStalePlan when the store's space has moved
+// past the cached version.
+func (m *Memory) deleteOnce(ctx context.Context, st *spaceState, sp Space, id string) (forgetPlan, error) {
+	anns, err := m.store.ListAnnotations(ctx, sp, nil)
+	if err != nil {
+		return forgetPlan{}, err
+	}
+	now := m.now().UTC()
+	st.mu.RLock()
+	gone, ok := st.turn(id)
+	var plan forgetPlan
+	if ok {
+		plan = planForget(st, gone, anns, now)
+	}
+	version := st.version.Load()
+	st.mu.RUnlock()
+	if !ok {
+		return forgetPlan{}, ErrNotFound
+	}
+	texts := make([]string, len(plan.rebuilt))
+	for i, e := range plan.rebuilt {
+		texts[i] = eventText(e)
+	}
+	vs, err := m.embed(ctx, texts)
+	if err != nil {
+		return forgetPlan{}, err
+	}
+	err = m.store.Update(ctx, func(tx store.Tx) error {
+		head, err := tx.Lock(ctx, sp)
+		if err != nil {
+			return err
+		}
+		if head.Version != version {
+			return errStalePlan
+		}
+		hist, err := tx.History(ctx, sp, "", "")
+		if err != nil {
+			return err
+		}
+		if err := tx.RedactHistory(ctx, sp, historyToRedact(hist, plan.trace), redactNote(id)); err != nil {
+			return err
+		}
+		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
+			return err
+		}
+		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
+			return err
+		}
+		for _, eid := range plan.dropped {
+			if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
+				return err
+			}
+			if err := appendChange(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
+				return err
+			}
+		}
+		var vrecs []store.Vector
+		for i, e := range plan.rebuilt {
+			if err := tx.PutEvent(ctx, e); err != nil {
+				return err
+			}
+			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
+				return err
+			}
+			if vs != nil {
+				vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: e.ID, Embedder: m.opts.Embedder.ID(), Values: vs[i]})
+			}
+		}
+		for _, a := range plan.anns {
+			if err := tx.PutAnnotation(ctx, sp, a); err != nil {
+				return err
+			}
+			if err := appendChange(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
+				return err
+			}
+		}
+		return tx.PutVectors(ctx, sp, vrecs)
+	})
+	return plan, err
+}
+
+// DeleteSpace removes everything stored for a space, history included, and
+// has a store that can (store.Purger) purge its files. It does not search
+// the LLM response cache, which all spaces share (see docs/PRIVACY.md).
 func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
@@ -299,5 +357,8 @@ func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
 		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
 	}
 	m.invalidate(sp)
+	if err := m.afterDelete(ctx, nil); err != nil {
+		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+	}
 	return nil
 }

@@ -13,9 +13,37 @@ import (
 
 // recorder collects the LLM calls of one operation. Safe for concurrent use.
 type recorder struct {
-	mu    sync.Mutex // guards calls and notes
+	mu    sync.Mutex // guards calls, notes and downErr
 	calls []Call
 	notes []string
+	// downErr is the first error that showed the model unreachable
+	// (llmDown); later stages skip the model.
+	downErr error
+}
+
+// down records that the model could not be reached, with a note.
+func (r *recorder) down(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.downErr == nil {
+		r.downErr = err
+		r.notes = append(r.notes, "LLM unreachable, evidence chosen by the offline rules: "+err.Error())
+	}
+}
+
+// unreachable returns the error recorded by down, or nil.
+func (r *recorder) unreachable() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.downErr
+}
+
+// llmDown reports whether err means the model endpoint cannot be reached
+// (down, failing, rate limited after every retry) while the caller's
+// context is still live: retrieval then falls back to the offline rules
+// and Ask returns the evidence with a note instead of failing.
+func llmDown(ctx context.Context, err error) bool {
+	return err != nil && ctx.Err() == nil && (errors.Is(err, llm.ErrUnavailable) || errors.Is(err, llm.ErrRateLimited))
 }
 
 func (r *recorder) add(c Call) {

@@ -112,6 +112,17 @@ type Options struct {
 	// never dropped, whatever its size.
 	CacheBytes int64
 
+	// MaxTurnBytes caps the text of one turn with its attachments'
+	// captions, in bytes (default DefaultMaxTurnBytes, 64 KiB; negative:
+	// no cap). Add and Import refuse a longer turn with ErrTooLarge.
+	MaxTurnBytes int
+	// MaxBatchTurns caps the turns of one Add (default
+	// DefaultMaxBatchTurns; negative: no cap).
+	MaxBatchTurns int
+	// MaxQuestionBytes caps a question of Retrieve and Ask, in bytes
+	// (default DefaultMaxQuestionBytes, 8 KiB; negative: no cap).
+	MaxQuestionBytes int
+
 	// Ablations switch parts of the pipeline off, for measurements.
 	Ablations Ablations
 }
@@ -198,6 +209,9 @@ func (o *Options) setDefaults() {
 	def(&o.BatchSize, 20)
 	def(&o.FilterChunk, 10)
 	def(&o.PredictChunk, 40)
+	o.MaxTurnBytes = capDefault(o.MaxTurnBytes, DefaultMaxTurnBytes)
+	o.MaxBatchTurns = capDefault(o.MaxBatchTurns, DefaultMaxBatchTurns)
+	o.MaxQuestionBytes = capDefault(o.MaxQuestionBytes, DefaultMaxQuestionBytes)
 
 	if o.CacheBytes == 0 {
 		o.CacheBytes = DefaultCacheBytes

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/temporal"
@@ -63,6 +64,12 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	if question == "" {
 		return nil, fmt.Errorf("%w: empty question", ErrInvalidInput)
 	}
+	if strings.IndexFunc(question, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+		return nil, fmt.Errorf("%w: question %q has no words to search for", ErrInvalidInput, question)
+	}
+	if err := m.checkQuestion(question, ro); err != nil {
+		return nil, err
+	}
 	if ro.KTurn <= 0 {
 		ro.KTurn = m.opts.KTurn
 	}
@@ -98,6 +105,8 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 			q.info.By = "llm"
 		case err == nil || invalid(err):
 			rec.note("query analysis unusable, rules used")
+		case llmDown(ctx, err):
+			rec.down(err)
 		default:
 			return nil, err
 		}
@@ -129,13 +138,23 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		q.keepEv = func(i int) bool { return !st.events[i].CreatedAt.After(asOf) }
 	}
 
-	switch m.opts.Mode {
-	case ModePaper:
+	switch {
+	case rec.unreachable() != nil:
+		m.retrieveOffline(q)
+	case m.opts.Mode == ModePaper:
 		err = m.retrievePaper(ctx, q)
-	case ModeDefault:
+	case m.opts.Mode == ModeDefault:
 		err = m.retrieveDefault(ctx, q)
 	default:
 		m.retrieveOffline(q)
+	}
+	if llmDown(ctx, err) {
+		// The memory model cannot be reached: the offline selection
+		// chooses the evidence instead, and the trace says so.
+		rec.down(err)
+		q = q.fresh()
+		m.retrieveOffline(q)
+		err = nil
 	}
 	if err == nil {
 		err = q.err
@@ -153,6 +172,17 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	res.Trace.Notes = append(res.Trace.Notes, rec.notes...)
 	res.Trace.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// fresh returns a query for the same question with no candidates and no
+// stages yet (the trace keeps the calls and notes so far), for a retrieval
+// that starts over by the offline rules.
+func (q *query) fresh() *query {
+	tr := *q.trace
+	tr.Stages = nil
+	return &query{st: q.st, question: q.question, info: q.info, qv: q.qv, search: q.search, ro: q.ro,
+		keepTurn: q.keepTurn, keepEv: q.keepEv, trace: &tr, rec: q.rec, cand: map[string]*Evidence{},
+		noEvents: q.noEvents, noTemporal: q.noTemporal, sc: q.sc, ctx: q.ctx}
 }
 
 // analyzeRules analyses a question without an LLM.
@@ -240,6 +270,15 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 		if used+cost > budget && len(out) > 0 {
 			tr.Notes = append(tr.Notes, fmt.Sprintf("token budget %d reached: %d less relevant turns left out", budget, len(all)-len(out)))
 			break
+		}
+		if cost > budget {
+			// The most relevant turn alone is over the budget: its text
+			// is cut to fit, with a marker saying so.
+			captions := max(0, len(content(e.Turn))-len(e.Turn.Text))
+			room := (budget-estimateTokens(e.Turn.Speaker+e.Date)-8)*4 - captions
+			e.Turn.Text = cutText(e.Turn.Text, max(room, 64))
+			tr.Notes = append(tr.Notes, fmt.Sprintf("turn %s is longer than the token budget %d: its text is cut", e.Turn.ID, budget))
+			cost = estimateTokens(e.Turn.Speaker+e.Date+content(e.Turn)) + 8
 		}
 		used += cost
 		out = append(out, *e)

@@ -58,7 +58,7 @@ func dateOf(t store.Turn) string {
 }
 
 func promptTurn(t store.Turn) prompt.Turn {
-	return prompt.Turn{ID: t.ID, Date: dateOf(t), Speaker: t.Speaker, Text: content(t)}
+	return prompt.Turn{ID: t.ID, Date: dateOf(t), Speaker: t.Speaker, Text: cutText(content(t), maxPromptTurnBytes)}
 }
 
 func promptTurns(ts []store.Turn) []prompt.Turn {

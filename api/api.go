@@ -40,6 +40,7 @@ const (
 	CodeMethodNotAllowed     = "method_not_allowed"     // 405
 	CodeConflict             = "conflict"               // 409: a turn id is taken by a different turn
 	CodeBodyTooLarge         = "body_too_large"         // 413
+	CodeTooLarge             = "too_large"              // 413: a turn, batch or question over the memory's caps
 	CodeUnsupportedMediaType = "unsupported_media_type" // 415
 	CodeTooManyJobs          = "too_many_jobs"          // 429: the async job queue is full
 	CodeHeadersTooLarge      = "headers_too_large"      // 431: request line and headers over the server's limit

@@ -224,7 +224,8 @@ func (c *Client) Turns(ctx context.Context, req ListTurnsRequest) (*TurnList, er
 	return &l, c.do(ctx, http.MethodGet, "/v1/turns", q, nil, "", &l)
 }
 
-// DeleteTurn deletes a turn (and takes it out of its events).
+// DeleteTurn deletes a turn and forgets it: its events are rebuilt without
+// it and no record keeps its text (see docs/PRIVACY.md).
 func (c *Client) DeleteTurn(ctx context.Context, s Scope, id string) (*DeleteResult, error) {
 	var d DeleteResult
 	return &d, c.do(ctx, http.MethodDelete, "/v1/turns/"+url.PathEscape(id), scopeQuery(s), nil, "", &d)

@@ -140,6 +140,17 @@ type Model interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
+// Forgetter is an optional capability of a Model: dropping what it keeps
+// of past replies. The engine calls it after a turn is deleted with the
+// words only that turn used (lower-case), so that no stored reply repeats
+// them. llm/cache implements it, and Meter's wrapper forwards it.
+type Forgetter interface {
+	// Forget drops every kept reply that contains one of needles (ASCII
+	// letters compared case-insensitively) and returns how many it
+	// dropped.
+	Forget(ctx context.Context, needles []string) (int, error)
+}
+
 // ModelFunc adapts a function to the Model interface.
 type ModelFunc func(ctx context.Context, req Request) (Response, error)
 

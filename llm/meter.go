@@ -134,6 +134,15 @@ func (w *metered) Complete(ctx context.Context, req Request) (Response, error) {
 // ModelName returns the model name the wrapper was given.
 func (w *metered) ModelName() string { return w.name }
 
+// Forget implements Forgetter when the wrapped model does (and drops
+// nothing otherwise).
+func (w *metered) Forget(ctx context.Context, needles []string) (int, error) {
+	if f, ok := w.inner.(Forgetter); ok {
+		return f.Forget(ctx, needles)
+	}
+	return 0, nil
+}
+
 // record adds one call.
 func (m *Meter) record(role Role, name, op string, resp Response, err error, d time.Duration) {
 	model := resp.Model

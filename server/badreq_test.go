@@ -103,6 +103,10 @@ func badCases() []badCase {
 		{name: "import empty", method: "POST", path: "/v1/import?user_id=alice", body: "", status: 400, code: api.CodeInvalidRequest, msg: "empty body"},
 		{name: "import async empty", method: "POST", path: "/v1/import?user_id=alice&async=true", body: " \n", status: 400, code: api.CodeInvalidRequest, msg: "empty body"},
 		{name: "import bad second line", method: "POST", path: "/v1/import?user_id=alice", body: `{"kind":"header","version":1}` + "\n" + `{"kind":"turn","turn":{"id":"z"}}` + "\n", status: 400, code: api.CodeInvalidInput, msg: "line 2"},
+		{name: "question without words", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"???"}`, status: 400, code: api.CodeInvalidInput, msg: `question "???" has no words to search for`},
+		{name: "import event of missing turn", method: "POST", path: "/v1/import?user_id=alice", body: `{"kind":"header","version":1}` + "\n" + `{"kind":"turn","turn":{"id":"z1","speaker":"a","text":"x"}}` + "\n" + `{"kind":"event","event":{"id":"e9","turn_ids":["z1","ghost"]}}` + "\n", status: 400, code: api.CodeInvalidInput, msg: `line 3: event "e9" names turn "ghost", which is neither in the import nor stored`},
+		{name: "import turn over the turn cap", method: "POST", path: "/v1/import?user_id=alice", body: `{"kind":"header","version":1}` + "\n" + `{"kind":"turn","turn":{"id":"z2","speaker":"a","text":"` + strings.Repeat("w", 3000) + `"}}` + "\n", status: 413, code: api.CodeTooLarge, msg: `import line 2: turn "z2": text is 3000 bytes, over the limit of 2000 bytes per turn`},
+		{name: "turn over the turn cap", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turns":[{"speaker":"a","text":"ok"},{"speaker":"a","text":"` + strings.Repeat("w", 3000) + `"}]}`, status: 413, code: api.CodeTooLarge, msg: "turn 2: text is 3000 bytes, over the limit of 2000 bytes per turn"},
 		{name: "import annotation of missing turn", method: "POST", path: "/v1/import?user_id=alice", body: `{"kind":"header","version":1}` + "\n" + `{"kind":"annotation","annotation":{"turn_id":"ghost"}}` + "\n", status: 400, code: api.CodeInvalidInput, msg: "ghost"},
 		// Keys.
 		{name: "no key", method: "GET", path: "/v1/stats?user_id=alice", key: "-", status: 401, code: api.CodeUnauthorized, msg: "missing API key"},
@@ -141,7 +145,7 @@ func badCases() []badCase {
 // problem, and nothing is written.
 func TestBadRequests(t *testing.T) {
 	ctx := context.Background()
-	mem := newMem(t, higmem.Options{})
+	mem := newMem(t, higmem.Options{MaxTurnBytes: 2000})
 	if _, err := mem.Add(ctx, higmem.Space{UserID: "alice"}, []higmem.TurnInput{{ID: "a1", Speaker: "a", Text: "original"}}); err != nil {
 		t.Fatal(err)
 	}

@@ -58,6 +58,8 @@ func classify(err error) *apiError {
 		return errorf(http.StatusRequestEntityTooLarge, api.CodeBodyTooLarge, "request body exceeds %d bytes", mbe.Limit)
 	case errors.Is(err, api.ErrBadFilter):
 		return errorf(http.StatusBadRequest, api.CodeInvalidRequest, "%s", err)
+	case errors.Is(err, higmem.ErrTooLarge):
+		return errorf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "%s", PublicMessage(err))
 	case errors.Is(err, higmem.ErrInvalidInput), errors.Is(err, store.ErrInvalid):
 		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "%s", PublicMessage(err))
 	case errors.Is(err, higmem.ErrNotFound):

@@ -306,7 +306,8 @@ func (l *Local) Turns(ctx context.Context, req api.ListTurnsRequest) (*api.TurnL
 	return out, nil
 }
 
-// DeleteTurn deletes a turn (and takes it out of its events).
+// DeleteTurn deletes a turn and forgets it: its events are rebuilt without
+// it and no record keeps its text (see docs/PRIVACY.md).
 func (l *Local) DeleteTurn(ctx context.Context, s api.Scope, id string) (*api.DeleteResult, error) {
 	sp, err := validSpace(s.UserID, s.AgentID)
 	if err != nil {

@@ -157,7 +157,7 @@ func (s *Server) newMCP() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolEvents))
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolProfiles, Description: "What memory knows about each person (where they live, job, pets, partner, favourites, plans), with evidence turn ids; values that changed are kept as closed, not current.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, tool(s, false, s.toolProfiles))
-	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id (it is also taken out of its events).",
+	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id and forget it: its events are rebuilt without it and no stored record keeps its text.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
 	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -337,6 +338,8 @@ func mcpBadInput(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def hi
 		{ToolSearch, map[string]any{"question": "q", "max_evidence": 1.5}, "max_evidence"},
 		{ToolSearch, map[string]any{"question": strings.Repeat("q", 9000)}, "question is longer than 8192 bytes"},
 		{ToolAsk, map[string]any{"question": " "}, "question is required"},
+		{ToolAsk, map[string]any{"question": "???"}, `question "???" has no words to search for`},
+		{ToolAdd, map[string]any{"text": strings.Repeat("w", higmem.DefaultMaxTurnBytes+1)}, fmt.Sprintf("too_large: turn 1: text is %d bytes, over the limit of %d bytes per turn", higmem.DefaultMaxTurnBytes+1, higmem.DefaultMaxTurnBytes)},
 		{ToolEvents, map[string]any{"agent_id": long}, "agent_id is longer than 256 bytes"},
 		{ToolProfiles, map[string]any{"entity": "Nobody"}, `not_found: profile "Nobody" not found in space`},
 		{ToolProfiles, map[string]any{"as_of": "soon"}, "invalid_request: as_of: want an RFC 3339 time"},

@@ -68,7 +68,7 @@ var operations = []opDoc{
 			paramDoc{name: "filters", typ: "string", desc: `metadata filters as JSON, e.g. {"topic":"travel","lang":{"ne":"fr"},"tag":{"in":["a","b"]},"note":{"contains":"visa"}}`},
 		), resp: api.TurnList{}},
 	{method: "GET", path: "/v1/turns/{id}", summary: "Get one turn", tag: "turns", query: pScope, resp: api.Turn{}},
-	{method: "DELETE", path: "/v1/turns/{id}", summary: "Delete one turn (it leaves its events; empty events are deleted)", tag: "turns", query: pScope, resp: api.DeleteResult{}},
+	{method: "DELETE", path: "/v1/turns/{id}", summary: "Delete one turn and forget it (its events are rebuilt without it; empty events are deleted; the history keeps only that it was deleted)", tag: "turns", query: pScope, resp: api.DeleteResult{}},
 	{method: "GET", path: "/v1/jobs/{id}", summary: "Status of an async add or import", tag: "turns", query: pScope, resp: api.Job{}},
 	{method: "POST", path: "/v1/search", summary: "Evidence for a question, with the trace of every retrieval stage", tag: "retrieval", body: api.SearchRequest{}, resp: api.SearchResponse{}},
 	{method: "POST", path: "/v1/ask", summary: "Answer a question from memory (evidence only without an LLM)", tag: "retrieval", body: api.AskRequest{}, resp: api.AskResponse{}},

@@ -376,6 +376,13 @@ type Writer interface {
 	// the same transaction returns the same Version and Next, and the
 	// LastSeq the transaction sees at that point.
 	Lock(ctx context.Context, space Space) (Head, error)
+	// RedactHistory replaces each Before and After that is not empty, of
+	// the space's history entries with the given seqs, by note (nil clears
+	// them), keeping their
+	// Seq, Kind, ID, Action, Actor and At: that a change happened stays on
+	// record, what it held goes. The engine calls it when a turn is
+	// deleted. Seqs that do not exist are skipped.
+	RedactHistory(ctx context.Context, space Space, seqs []int64, note json.RawMessage) error
 }
 
 // Tx is a read-write transaction. It must only be used inside the function
@@ -401,6 +408,18 @@ type Store interface {
 	Update(ctx context.Context, fn func(tx Tx) error) error
 	// Close releases the store. Further calls fail with ErrClosed.
 	Close() error
+}
+
+// Purger is an optional capability of a Store: making deleted records
+// unrecoverable from the store's files, beyond what a committed delete
+// already hides from every reader. store/sqlite implements it (deleted
+// content is zeroed as it is freed, and Purge checkpoints and truncates the
+// write-ahead log, which still holds the old pages). The engine calls Purge
+// after every delete when the store has it.
+type Purger interface {
+	// Purge makes the content of committed deletes unrecoverable from
+	// the store's files.
+	Purge(ctx context.Context) error
 }
 
 // VectorsIntoReader is an optional capability of a Store: decoding stored

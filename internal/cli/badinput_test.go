@@ -26,6 +26,8 @@ func TestBadInputAtTheCLI(t *testing.T) {
 	}
 	ghost := file("ghost.jsonl", `{"kind":"header","version":1}`+"\n"+`{"kind":"annotation","annotation":{"turn_id":"ghost"}}`+"\n")
 	garbage := file("garbage.jsonl", "not json\n")
+	bigIngest := file("big.jsonl", `{"speaker":"a","text":"hello"}`+"\n"+`{"speaker":"b","text":"`+strings.Repeat("w", 3<<10)+`"}`+"\n")
+	dangling := file("dangling.jsonl", `{"kind":"header","version":1}`+"\n"+`{"kind":"turn","turn":{"id":"z1","speaker":"a","text":"x"}}`+"\n"+`{"kind":"event","event":{"id":"e99","turn_ids":["z1","ghost"]}}`+"\n")
 	state := func() string {
 		events, _, _ := runCLI(t, env, "--json", "events", "--turns")
 		history, _, _ := runCLI(t, env, "--json", "history")
@@ -43,6 +45,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"ask", "--as-of", "yesterday", "q?"}, `"yesterday" is not a time: want RFC 3339`},
 		{[]string{"ask", "--json=maybe", "q?"}, `--json: want true or false, got "maybe"`},
 		{[]string{"ask", "   "}, "question is required"},
+		{[]string{"ask", "???"}, `question "???" has no words to search for`},
 		{[]string{"search", strings.Repeat("q", 9000)}, "question is longer than 8192 bytes"},
 		{[]string{"ask"}, "accepts 1 arg(s), received 0"},
 		{[]string{"events", "e999"}, `event "e999" not found in space user "default"`},
@@ -59,6 +62,11 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"import", filepath.Join(dir, "missing.jsonl")}, "no such file"},
 		{[]string{"import", garbage}, "line 1"},
 		{[]string{"import", ghost}, `"ghost"`},
+		{[]string{"import", dangling}, `line 3: event "e99" names turn "ghost", which is neither in the import nor stored`},
+		{[]string{"--max-turn-kib", "2", "add", strings.Repeat("w", 3<<10)}, "turn 1: text is 3072 bytes, over the limit of 2048 bytes per turn"},
+		{[]string{"--max-turn-kib", "2", "import", bigTurnExport(t, dir)}, "over the limit of 2048 bytes per turn"},
+		{[]string{"--max-turn-kib", "2", "ingest", "-q", bigIngest}, "turn 2: text is 3072 bytes, over the limit of 2048 bytes per turn (fix the file and rerun"},
+		{[]string{"--max-turn-kib", "0", "add", "x"}, "--max-turn-kib 0 would refuse every turn"},
 		{[]string{"--mode", "fast", "ask", "q?"}, "fast"},
 		{[]string{"--embedder", "bert", "ask", "q?"}, `unknown --embedder "bert"`},
 		{[]string{"export", "-o", filepath.Join(dir, "no", "such", "dir", "x.jsonl")}, "no such file or directory"},
@@ -93,4 +101,15 @@ func TestBadInputAtTheCLI(t *testing.T) {
 	if out, _, code := runCLI(t, env, "ask", "What is the name of Priya's dog?"); code != 0 || !strings.Contains(out, "[S2:1]") {
 		t.Fatalf("the database after bad input: %d %s", code, out)
 	}
+}
+
+// bigTurnExport writes an export holding one 3 KiB turn into dir.
+func bigTurnExport(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "bigturn.jsonl")
+	data := `{"kind":"header","version":1}` + "\n" + `{"kind":"turn","turn":{"id":"big","speaker":"a","text":"` + strings.Repeat("w", 3<<10) + `"}}` + "\n"
+	if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

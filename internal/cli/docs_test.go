@@ -331,6 +331,9 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
 		"docs/CHAT.md": {`"object":"chat.completion"`, "data: [DONE]", `"session_id":"trip"`,
 			`"text":"I am flying to Oslo on 12 March for the ski race."`, `"speaker":"assistant"`, "chat /v1/chat/completions -> http://127.0.0.1:", "X-Higmem-Evidence: 2"},
+		"docs/LIMITS.md": {"over the limit of 2048 bytes per turn", "refused: nothing was stored", "added 1 turn(s)"},
+		"docs/PRIVACY.md": {"deleted secret", "events holding it after: 0", "export lines holding it: 0",
+			"bytes of the database files holding it: 0", "turn       secret   delete     by user"},
 	}[doc] {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("%s: output lacks %q\n%s", doc, want, out.String())

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/server"
 )
 
 // ingestOptions are the flags of `higmem ingest`.
@@ -148,7 +150,7 @@ func (a *app) ingestTurns(ctx context.Context, m memoryAPI, sc api.Scope, name s
 		}
 		if err != nil {
 			done()
-			return sum, fmt.Errorf("%s: %w (rerun the same command to continue: stored turns are skipped)", name, err)
+			return sum, fmt.Errorf("%s: %w (%s)", name, err, rerunHint(err))
 		}
 		_ = bar.Add(n)
 		turns = turns[n:]
@@ -156,4 +158,19 @@ func (a *app) ingestTurns(ctx context.Context, m memoryAPI, sc api.Scope, name s
 	slices.Sort(sum.EventsTouched)
 	done()
 	return sum, nil
+}
+
+// rerunHint says what to do after an ingest stopped on err: a refused input
+// (a 4xx, such as a turn over the size limit) fails again until the file
+// is fixed; anything else (an LLM endpoint down) may pass when rerun.
+func rerunHint(err error) string {
+	status, _ := server.ErrorCode(err)
+	var se *api.StatusError
+	if errors.As(err, &se) {
+		status = se.StatusCode
+	}
+	if status >= 400 && status < 500 {
+		return "fix the file and rerun: the turns stored so far are skipped"
+	}
+	return "rerun the same command to continue: stored turns are skipped"
 }

@@ -51,9 +51,11 @@ type app struct {
 	jsonOut   bool
 	quiet     bool
 	links     bool
-	noCache   bool
-	server    string
-	apiKey    string
+	// maxTurnKiB caps one turn's text (higmem.Options.MaxTurnBytes).
+	maxTurnKiB int
+	noCache    bool
+	server     string
+	apiKey     string
 	// userSet is true when the user was named (--user or HIGMEM_USER).
 	userSet bool
 
@@ -176,6 +178,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.BoolVar(&a.jsonOut, "json", false, "print JSON (the REST response of the same operation)")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress bars")
 	f.BoolVar(&a.links, "links", false, "A-Mem style links between turns (paper mode only)")
+	f.IntVar(&a.maxTurnKiB, "max-turn-kib", higmem.DefaultMaxTurnBytes>>10, "largest turn text accepted by add, ingest and import, KiB; -1: no limit")
 	f.BoolVar(&a.noCache, "no-llm-cache", false, "do not cache LLM responses in the database")
 	f.StringVar(&a.server, "server", a.env.Server, "use a higmem server at this URL instead of the local database (env HIGMEM_SERVER)")
 	f.StringVar(&a.apiKey, "api-key", a.env.APIKey, "API key for --server (env HIGMEM_API_KEY)")

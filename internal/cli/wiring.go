@@ -238,11 +238,23 @@ func (a *app) embedderName(m *higmem.Memory) string {
 	return "none (BM25 only)"
 }
 
+// maxTurnBytes is --max-turn-kib in bytes for higmem.Options (negative: no
+// cap; 0 is refused by the flag check in open).
+func (a *app) maxTurnBytes() int {
+	if a.maxTurnKiB < 0 {
+		return -1
+	}
+	return a.maxTurnKiB << 10
+}
+
 // open opens the memory the flags describe.
 func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 	mode, err := higmem.ParseMode(a.mode)
 	if err != nil {
 		return nil, err
+	}
+	if a.maxTurnKiB == 0 {
+		return nil, fmt.Errorf("--max-turn-kib 0 would refuse every turn: give a size in KiB, or -1 for no limit")
 	}
 	b, err := a.backends(ctx)
 	if err != nil {
@@ -260,6 +272,9 @@ func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 		Logger:      a.log,
 		PaperLinks:  a.links,
 		CacheBytes:  a.cacheBytes,
+		// MaxTurnBytes: 0 would mean the default; -1 (or any negative)
+		// means no cap.
+		MaxTurnBytes: a.maxTurnBytes(),
 	})
 	if err != nil {
 		return nil, err

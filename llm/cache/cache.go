@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -67,6 +68,41 @@ type Cache struct {
 	log     *slog.Logger
 
 	hits, misses, errs atomic.Int64
+}
+
+// forgetter is a Backend that can drop the entries holding a string.
+type forgetter interface {
+	Forget(ctx context.Context, needles []string) (int, error)
+}
+
+var _ llm.Forgetter = (*Cache)(nil)
+
+// Forget implements llm.Forgetter: it drops the entries whose stored reply
+// contains one of needles (ASCII letters compared case-insensitively),
+// then forwards to the inner model when it is a Forgetter too (a cache in
+// front of a cache). Keys are SHA-256 digests of the requests and hold no
+// text; a backend that cannot search its entries (Cassette) drops nothing.
+func (c *Cache) Forget(ctx context.Context, needles []string) (int, error) {
+	var n int
+	needles = slices.DeleteFunc(slices.Clone(needles), func(s string) bool { return s == "" })
+	if len(needles) == 0 {
+		return 0, nil
+	}
+	if f, ok := c.backend.(forgetter); ok {
+		k, err := f.Forget(ctx, needles)
+		if err != nil {
+			return k, err
+		}
+		n += k
+	}
+	if f, ok := c.inner.(llm.Forgetter); ok {
+		k, err := f.Forget(ctx, needles)
+		n += k
+		if err != nil {
+			return n, err
+		}
+	}
+	return n, nil
 }
 
 // opPutter is a Backend that also keeps the operation of an entry.
@@ -231,6 +267,33 @@ func (b *Memory) Put(ctx context.Context, key string, value []byte) error {
 	defer b.mu.Unlock()
 	b.m[key] = bytes.Clone(value)
 	return nil
+}
+
+// Forget drops the entries whose value contains one of needles, ASCII
+// letters compared case-insensitively, and returns how many it dropped.
+func (b *Memory) Forget(ctx context.Context, needles []string) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for k, v := range b.m {
+		if containsAnyFold(v, needles) {
+			delete(b.m, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// containsAnyFold reports whether v contains one of needles, ASCII letters
+// compared case-insensitively (as SQL lower() does in SQLite).
+func containsAnyFold(v []byte, needles []string) bool {
+	lv := bytes.ToLower(v)
+	for _, s := range needles {
+		if bytes.Contains(lv, bytes.ToLower([]byte(s))) {
+			return true
+		}
+	}
+	return false
 }
 
 // Len returns the number of entries.

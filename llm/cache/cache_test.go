@@ -335,3 +335,51 @@ func TestSQLiteBackend(t *testing.T) {
 		t.Error("get on closed db succeeded")
 	}
 }
+
+// testForget checks that Cache.Forget drops exactly the entries whose
+// reply holds a needle (any case), and that a forgotten reply is asked
+// again.
+func testForget(t *testing.T, b cache.Backend) {
+	t.Helper()
+	ctx := t.Context()
+	calls := 0
+	inner := llm.ModelFunc(func(_ context.Context, req llm.Request) (llm.Response, error) {
+		calls++
+		return llm.Response{Content: "reply to " + req.Messages[0].Content}, nil
+	})
+	c := cache.New(inner, b, cache.Options{Model: "m"})
+	ask := func(s string) {
+		t.Helper()
+		if _, err := c.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: "user", Content: s}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []string{"my password is Hunter2", "hiking trip", "bank hunter2 again", "tent"} {
+		ask(s)
+	}
+	// More needles than one statement takes (the SQLite backend batches).
+	needles := []string{""}
+	for i := range 450 {
+		needles = append(needles, fmt.Sprintf("absent%d", i))
+	}
+	n, err := c.Forget(ctx, append(needles, "hunter2"))
+	if err != nil || n != 2 {
+		t.Fatalf("Forget = %d, %v; want 2 entries dropped", n, err)
+	}
+	if n, err := c.Forget(ctx, []string{"hunter2"}); err != nil || n != 0 {
+		t.Fatalf("second Forget = %d, %v; want 0", n, err)
+	}
+	calls = 0
+	for _, s := range []string{"hiking trip", "tent", "my password is Hunter2"} {
+		ask(s)
+	}
+	if calls != 1 {
+		t.Errorf("after Forget: %d calls reached the model, want 1 (only the forgotten reply)", calls)
+	}
+}
+
+func TestForget(t *testing.T) {
+	for name, open := range backends(t) {
+		t.Run(name, func(t *testing.T) { testForget(t, open()) })
+	}
+}

@@ -85,3 +85,19 @@ func (p *Postgres) Clear(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Forget drops the entries whose value contains one of needles, letters
+// compared case-insensitively, and returns how many it dropped, in one pass
+// over the table. PostgreSQL keeps the deleted rows as dead tuples until
+// VACUUM (see docs/PRIVACY.md).
+func (p *Postgres) Forget(ctx context.Context, needles []string) (int, error) {
+	if len(needles) == 0 {
+		return 0, nil
+	}
+	tag, err := p.db.Exec(ctx, `DELETE FROM llm_cache WHERE EXISTS (
+		SELECT 1 FROM unnest($1::text[]) AS n WHERE strpos(lower(convert_from(value, 'UTF8')), lower(n)) > 0)`, needles)
+	if err != nil {
+		return 0, errorf("forget: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}

@@ -101,3 +101,11 @@ func TestPostgresRerunMakesNoCalls(t *testing.T) {
 		}
 	}
 }
+
+func TestPostgresForget(t *testing.T) {
+	b, err := cache.OpenPostgres(t.Context(), openPool(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testForget(t, b)
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"strings"
 	"time"
 )
 
@@ -73,3 +74,36 @@ func (s *SQLite) Clear(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Forget drops the entries whose value contains one of needles, ASCII
+// letters compared case-insensitively, and returns how many it dropped.
+// It reads the table once per forgetBatch needles. In a store opened by
+// store/sqlite the freed bytes are zeroed (PRAGMA secure_delete).
+func (s *SQLite) Forget(ctx context.Context, needles []string) (int, error) {
+	var n int64
+	for len(needles) > 0 {
+		batch := needles[:min(len(needles), forgetBatch)]
+		needles = needles[len(batch):]
+		conds := make([]string, len(batch))
+		args := make([]any, len(batch))
+		for i, w := range batch {
+			conds[i] = "instr(v, lower(?)) > 0"
+			args[i] = w
+		}
+		q := `DELETE FROM llm_cache WHERE key IN (SELECT key FROM (SELECT key, lower(CAST(value AS TEXT)) AS v FROM llm_cache) WHERE ` +
+			strings.Join(conds, " OR ") + `)`
+		res, err := s.db.ExecContext(ctx, q, args...)
+		if err != nil {
+			return int(n), errorf("forget: %w", err)
+		}
+		k, err := res.RowsAffected()
+		if err != nil {
+			return int(n), errorf("forget: %w", err)
+		}
+		n += k
+	}
+	return int(n), nil
+}
+
+// forgetBatch is how many needles one Forget statement looks for.
+const forgetBatch = 200

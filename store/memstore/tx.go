@@ -2,6 +2,7 @@ package memstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
@@ -315,4 +316,31 @@ func (t *tx) bumpVersions() {
 		}
 		x.version = v
 	}
+}
+
+// RedactHistory implements store.Writer.
+func (t *tx) RedactHistory(ctx context.Context, sp store.Space, seqs []int64, note json.RawMessage) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	set := make(map[int64]bool, len(seqs))
+	for _, q := range seqs {
+		set[q] = true
+	}
+	x := t.write(sp)
+	for i, c := range x.history {
+		if set[c.Seq] {
+			if len(c.Before) > 0 {
+				c.Before = slices.Clone(note)
+			}
+			if len(c.After) > 0 {
+				c.After = slices.Clone(note)
+			}
+			x.history[i] = c
+		}
+	}
+	return nil
 }

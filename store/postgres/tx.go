@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -51,6 +52,8 @@ const (
 
 	qHistoryAppend = `INSERT INTO history (space_id, seq, kind, id, action, actor, before, after, at)
 	SELECT $1, coalesce(max(seq), 0) + 1, $2, $3, $4, $5, $6, $7, $8 FROM history WHERE space_id = $1`
+	qHistoryRedact = `UPDATE history SET before = CASE WHEN before IS NULL THEN NULL ELSE $3::bytea END,
+		after = CASE WHEN after IS NULL THEN NULL ELSE $3::bytea END WHERE space_id = $1 AND seq = ANY($2)`
 )
 
 // tx is a store.Tx over one pgx transaction.
@@ -585,4 +588,25 @@ func (t *tx) lock(ctx context.Context, sp store.Space) (store.Head, error) {
 		return store.Head{}, err
 	}
 	return h, nil
+}
+
+// RedactHistory implements store.Writer. The old row versions stay in the
+// table's pages as dead tuples until VACUUM reclaims them (see
+// docs/PRIVACY.md).
+func (t *tx) RedactHistory(ctx context.Context, sp store.Space, seqs []int64, note json.RawMessage) error {
+	if err := t.check(ctx, sp); err != nil {
+		return err
+	}
+	if len(seqs) == 0 {
+		return nil
+	}
+	sid, ok, err := t.spaceID(ctx, sp, false)
+	if err == nil && ok {
+		_, err = t.pgTx.Exec(ctx, qHistoryRedact, sid, seqs, rawJSON(note))
+		t.dirty[sid] = true
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: redact history: %w", err)
+	}
+	return nil
 }

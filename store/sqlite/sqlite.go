@@ -79,6 +79,7 @@ var (
 	_ store.Store             = (*Store)(nil)
 	_ store.VectorsIntoReader = (*Store)(nil)
 	_ store.EmbedderLister    = (*Store)(nil)
+	_ store.Purger            = (*Store)(nil)
 )
 
 // Open opens or creates the database at path (a file path, or ":memory:")
@@ -97,7 +98,10 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		opts.MaxReadConns = 4
 	}
 	mem := path == Memory
-	params := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)",
+	// secure_delete: deleted and replaced content is overwritten with
+	// zeros as its space is freed, so a deleted turn's text does not stay
+	// in free space of the file (see Purge for the write-ahead log).
+	params := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=secure_delete(1)",
 		opts.BusyTimeout.Milliseconds())
 	wparams := params + "&_txlock=immediate"
 	if !mem {
@@ -161,6 +165,33 @@ func isBusy(err error) bool {
 		return c == 5 || c == 6
 	}
 	return false
+}
+
+// Purge implements store.Purger. Deleted content is zeroed in the database
+// pages as it is freed (Open sets PRAGMA secure_delete), but the
+// write-ahead log still holds the pages as they were before: Purge copies
+// the log into the database and truncates it to zero bytes (PRAGMA
+// wal_checkpoint(TRUNCATE)), waiting up to Options.BusyTimeout for readers
+// of the old pages to finish. It fails when they do not.
+func (s *Store) Purge(ctx context.Context) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return fmt.Errorf("sqlite: purge: %w", store.ErrClosed)
+	}
+	if s.rdb == s.wdb {
+		return nil // ":memory:" has no files
+	}
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	var busy, logPages, done int
+	if err := s.wdb.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
+		return fmt.Errorf("sqlite: purge: checkpoint: %w", err)
+	}
+	if busy != 0 {
+		return fmt.Errorf("sqlite: purge: checkpoint blocked by readers (%d of %d log pages copied); run it again", done, logPages)
+	}
+	return nil
 }
 
 // DB returns the database handle, for packages that keep their own tables

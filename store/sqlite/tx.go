@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -52,6 +53,8 @@ const (
 
 	qHistoryAppend = `INSERT INTO history (space_id, seq, kind, id, action, actor, before, after, at)
 	SELECT ?1, coalesce(max(seq), 0) + 1, ?2, ?3, ?4, ?5, ?6, ?7, ?8 FROM history WHERE space_id = ?1`
+	qHistoryRedact = `UPDATE history SET before = CASE WHEN before IS NULL THEN NULL ELSE ?3 END,
+		after = CASE WHEN after IS NULL THEN NULL ELSE ?3 END WHERE space_id = ?1 AND seq = ?2`
 )
 
 // writeQueries lists every statement a transaction runs, to prepare them
@@ -59,7 +62,7 @@ const (
 func writeQueries() []string {
 	return append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
 		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend,
-		qSpaceVersion, qSpaceSetVer, qClockTick, qLastSeq)
+		qSpaceVersion, qSpaceSetVer, qClockTick, qLastSeq, qHistoryRedact)
 }
 
 // tx is a store.Tx over a *sql.Tx on the write connection.
@@ -598,6 +601,30 @@ func (t *tx) bumpVersions(ctx context.Context) error {
 		if _, err := t.exec(ctx, qSpaceSetVer, v, sid); err != nil {
 			return fmt.Errorf("bumping space versions: %w", err)
 		}
+	}
+	return nil
+}
+
+// RedactHistory implements store.Writer. With secure_delete on (see Open)
+// the replaced bytes are overwritten in the page, not only unlinked.
+func (t *tx) RedactHistory(ctx context.Context, sp store.Space, seqs []int64, note json.RawMessage) error {
+	if err := t.check(sp); err != nil {
+		return err
+	}
+	sid, ok, err := t.spaceID(ctx, sp, false)
+	if err != nil {
+		return fmt.Errorf("sqlite: redact history: %w", err)
+	}
+	if !ok {
+		return nil
+	}
+	for _, seq := range seqs {
+		if _, err := t.exec(ctx, qHistoryRedact, sid, seq, rawJSON(note)); err != nil {
+			return fmt.Errorf("sqlite: redact history entry %d: %w", seq, err)
+		}
+	}
+	if len(seqs) > 0 {
+		t.touch(sid)
 	}
 	return nil
 }

@@ -476,6 +476,68 @@ func testVectorBatchAtomic(t *testing.T, e *env) {
 
 var historyTests = []test{
 	{name: "AppendList", fn: testHistory},
+	{name: "Redact", fn: testRedactHistory},
+}
+
+// testRedactHistory checks that RedactHistory replaces the bodies of the
+// named entries only, in the named space only, keeps everything else of
+// them, and that a later append still gets the next Seq.
+func testRedactHistory(t *testing.T, e *env) {
+	secret := json.RawMessage(`{"summary":"hunter2"}`)
+	e.update(func(tx store.Tx) error {
+		for _, sp := range []store.Space{spaceA, spaceB} {
+			for _, c := range []store.Change{
+				{Kind: "event", ID: "E1", Action: "create", Actor: "m", After: secret},
+				{Kind: "event", ID: "E1", Action: "update", Actor: "m", Before: secret, After: secret},
+				{Kind: "annotation", ID: "D1:1", Action: "create", Actor: "offline", After: json.RawMessage(`{"k":1}`)},
+			} {
+				if err := tx.AppendHistory(e.ctx, sp, c); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	before, err := e.s.History(e.ctx, spaceA, "", "")
+	if err != nil || len(before) != 3 {
+		t.Fatalf("History = %d entries, %v; want 3", len(before), err)
+	}
+	note := json.RawMessage(`{"redacted":true}`)
+	e.update(func(tx store.Tx) error {
+		if err := tx.RedactHistory(e.ctx, spaceA, []int64{before[0].Seq, before[1].Seq, 9999}, note); err != nil {
+			return err
+		}
+		// A space that holds nothing: not an error.
+		return tx.RedactHistory(e.ctx, store.Space{UserID: "nobody"}, []int64{1}, nil)
+	})
+	after, err := e.s.History(e.ctx, spaceA, "", "")
+	if err != nil {
+		t.Fatalf("History: %v", err)
+	}
+	want := slices.Clone(before)
+	want[0].After = note
+	want[1].Before, want[1].After = note, note
+	if d := diff(want, after); d != "" {
+		t.Errorf("after RedactHistory (-want +got):\n%s", d)
+	}
+	other, err := e.s.History(e.ctx, spaceB, "", "")
+	if err != nil || len(other) != 3 || string(other[0].After) != string(secret) {
+		t.Errorf("space B after redacting A: %+v, %v; want untouched", other, err)
+	}
+	e.update(func(tx store.Tx) error {
+		return tx.RedactHistory(e.ctx, spaceA, []int64{before[2].Seq}, nil)
+	})
+	after, _ = e.s.History(e.ctx, spaceA, "annotation", "D1:1")
+	if len(after) != 1 || after[0].Before != nil || after[0].After != nil || after[0].Action != "create" {
+		t.Errorf("redacted with a nil note: %+v; want the entry kept with no bodies", after)
+	}
+	e.update(func(tx store.Tx) error {
+		return tx.AppendHistory(e.ctx, spaceA, store.Change{Kind: "turn", ID: "D1:1", Action: "delete"})
+	})
+	after, _ = e.s.History(e.ctx, spaceA, "", "")
+	if n := len(after); n != 4 || after[n-1].Seq <= before[2].Seq {
+		t.Errorf("append after redaction: %+v; want a 4th entry with a higher Seq", after)
+	}
 }
 
 func testHistory(t *testing.T, e *env) {
