@@ -214,7 +214,7 @@ type forgetPlan struct {
 // reading and st.writeMu.
 func planForget(st *spaceState, gone store.Turn, anns []store.Annotation, now time.Time) forgetPlan {
 	p := forgetPlan{trace: newTrace(gone, st.turns)}
-	b := newBatch(st, nil, now)
+	b := newBatch(st, &chunk{}, now)
 	for _, e := range st.events {
 		member := slices.Contains(e.TurnIDs, gone.ID)
 		if !member && !eventHolds(p.trace, e) {
@@ -352,7 +352,20 @@ func (m *Memory) afterDelete(ctx context.Context, tr *trace) error {
 		}
 	}
 	if p, ok := m.store.(store.Purger); ok {
-		if err := p.Purge(ctx); err != nil {
+		// Another process reading the file can keep the log from being
+		// truncated for a moment: try a few times, then leave it to the next
+		// delete (the deleted pages are zeroed in the database file already;
+		// only the log's older copies wait).
+		var err error
+		for wait := 10 * time.Millisecond; ; wait *= 2 {
+			if err = p.Purge(ctx); err == nil || ctx.Err() != nil || wait > 200*time.Millisecond {
+				break
+			}
+			time.Sleep(wait)
+		}
+		if err != nil && ctx.Err() == nil {
+			m.opts.Logger.Warn("higmem: purging the store's files after a delete: readers kept the log; the next delete purges it", "err", err)
+		} else if err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -222,24 +222,16 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 // guaranteed.
 //
 // The plan of what to rebuild is made from the cached space; when another
-// writer committed to the space before Delete takes the store's lock, the
-// plan is made again on the space as it now stands (docs/CONCURRENCY.md).
+// writer committed to the space before Delete took the store's lock, it is
+// made again inside the transaction, on the space as the transaction sees
+// it (docs/CONCURRENCY.md).
 func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
 		return err
 	}
 	defer st.writeMu.Unlock()
-	var plan forgetPlan
-	for attempt := 0; ; attempt++ {
-		plan, err = m.deleteOnce(ctx, st, sp, id)
-		if !errors.Is(err, errStalePlan) || attempt == maxDeleteReplans {
-			break
-		}
-		if err := m.refresh(ctx, st); err != nil {
-			return fmt.Errorf("higmem: delete turn %q: %w", id, err)
-		}
-	}
+	plan, err := m.deleteTurn(ctx, st, sp, id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrNotFound) {
 		// Not there, or another writer deleted it first.
 		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
@@ -254,39 +246,17 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	return nil
 }
 
-// errStalePlan says that another writer committed to the space after the
-// plan of a delete was made from the cached space.
-var errStalePlan = errors.New("higmem: delete planned on a space another writer changed")
-
-// maxDeleteReplans bounds how often a delete plans again after other
-// writers committed in between.
-const maxDeleteReplans = 8
-
-// deleteOnce plans the delete of turn id on the cached state st and
-// commits it, failing with errStalePlan when the store's space has moved
-// past the cached version.
-func (m *Memory) deleteOnce(ctx context.Context, st *spaceState, sp Space, id string) (forgetPlan, error) {
+// deleteTurn plans the delete of turn id on the cached state st and
+// commits it; when the store's space has moved past the cached version, it
+// plans again inside the transaction.
+func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id string) (forgetPlan, error) {
 	anns, err := m.store.ListAnnotations(ctx, sp, nil)
 	if err != nil {
 		return forgetPlan{}, err
 	}
 	now := m.now().UTC()
-	st.mu.RLock()
-	gone, ok := st.turn(id)
-	var plan forgetPlan
-	if ok {
-		plan = planForget(st, gone, anns, now)
-	}
 	version := st.version.Load()
-	st.mu.RUnlock()
-	if !ok {
-		return forgetPlan{}, ErrNotFound
-	}
-	texts := make([]string, len(plan.rebuilt))
-	for i, e := range plan.rebuilt {
-		texts[i] = eventText(e)
-	}
-	vs, err := m.embed(ctx, texts)
+	plan, vs, err := m.planDelete(ctx, st, id, anns, now)
 	if err != nil {
 		return forgetPlan{}, err
 	}
@@ -296,7 +266,19 @@ func (m *Memory) deleteOnce(ctx context.Context, st *spaceState, sp Space, id st
 			return err
 		}
 		if head.Version != version {
-			return errStalePlan
+			// Another writer committed since the plan: plan again on the
+			// space as this transaction sees it.
+			ns, err := m.rebase(ctx, st, tx, head)
+			if err != nil {
+				return err
+			}
+			anns, err := tx.ListAnnotations(ctx, sp, nil)
+			if err != nil {
+				return err
+			}
+			if plan, vs, err = m.planDelete(ctx, ns, id, anns, now); err != nil {
+				return err
+			}
 		}
 		hist, err := tx.History(ctx, sp, "", "")
 		if err != nil {
@@ -342,6 +324,30 @@ func (m *Memory) deleteOnce(ctx context.Context, st *spaceState, sp Space, id st
 		return tx.PutVectors(ctx, sp, vrecs)
 	})
 	return plan, err
+}
+
+// planDelete plans the delete of turn id on state st (see planForget) and
+// embeds the events it rebuilds.
+func (m *Memory) planDelete(ctx context.Context, st *spaceState, id string, anns []store.Annotation, now time.Time) (forgetPlan, [][]float32, error) {
+	st.mu.RLock()
+	gone, ok := st.turn(id)
+	var plan forgetPlan
+	if ok {
+		plan = planForget(st, gone, anns, now)
+	}
+	st.mu.RUnlock()
+	if !ok {
+		return forgetPlan{}, nil, ErrNotFound
+	}
+	texts := make([]string, len(plan.rebuilt))
+	for i, e := range plan.rebuilt {
+		texts[i] = eventText(e)
+	}
+	vs, err := m.embed(ctx, texts)
+	if err != nil {
+		return forgetPlan{}, nil, err
+	}
+	return plan, vs, nil
 }
 
 // DeleteSpace removes everything stored for a space, history included, and
