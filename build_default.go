@@ -74,19 +74,15 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store
 	st.mu.RUnlock()
 
 	err = parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
-		return m.updateEvent(ctx, rec, jobs[i].e, jobs[i].data, jobs[i].added)
+		var err error
+		jobs[i].wrote, err = m.updateEvent(ctx, rec, jobs[i].e, jobs[i].data, jobs[i].added)
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	for _, j := range jobs {
-		if j.e.Summary == "" {
-			j.e.Summary = b.ann[j.added[0].ID].Context
-		}
-		if j.e.Title == "" {
-			j.e.Title = titleFrom(j.e.Summary)
-		}
-		j.e.Producer = defaultProducer
+		finishEvent(rec, j.e, b.ann[j.added[0].ID], defaultProducer, j.wrote)
 	}
 	return m.commit(ctx, b, res)
 }
@@ -222,6 +218,7 @@ type updateJob struct {
 	e     *store.Event
 	data  prompt.EventUpdateData
 	added []store.Turn
+	wrote bool // the update reply was applied
 }
 
 // updateJobs snapshots what each touched event's update call needs, so

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/llm"
 )
@@ -35,8 +36,13 @@ func (r *recorder) note(format string, args ...any) {
 // down, the context ended) abort the operation.
 func invalid(err error) bool { return errors.Is(err, llm.ErrInvalidOutput) }
 
-// callModel renders a prompt, sends it to the model of the given role, decodes the
-// JSON reply into out and records the call.
+// callModel renders a prompt, sends it to the model of the given role with
+// the operation's completion budget (prompt.MaxTokens), decodes the JSON
+// reply into out, runs the semantic check of internal/memcheck on it and
+// records the call. A reply the check repairs is used repaired (the call
+// records what was fixed); one it rejects is an error wrapping
+// llm.ErrInvalidOutput, so that the caller's documented fallback applies
+// and nothing of the reply is stored.
 func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, round int, name string, data, out any) error {
 	p, err := prompt.Render(name, data)
 	if err != nil {
@@ -54,12 +60,22 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		Schema:     p.Schema,
 		SchemaName: p.Name,
 		Operation:  p.Name,
+		MaxTokens:  prompt.MaxTokens(name, items(data)),
 	}
 	start := time.Now()
 	resp, err := llm.CompleteJSON(ctx, model, req, out)
 	c := Call{Role: role, Operation: name, Round: round, Usage: resp.Usage, Latency: resp.Latency, Cached: resp.Cached}
 	if c.Latency == 0 && !resp.Cached {
 		c.Latency = time.Since(start)
+	}
+	if err == nil {
+		res := checkReply(out, memcheck.FromPrompt(p), capsFor(data))
+		if res.Verdict != memcheck.Valid {
+			c.Check = res.String()
+		}
+		if res.Verdict == memcheck.Rejected {
+			err = fmt.Errorf("%w: %s: not memory (%s)", llm.ErrInvalidOutput, name, res)
+		}
 	}
 	if err != nil {
 		c.Error = err.Error()
@@ -69,6 +85,56 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		return fmt.Errorf("higmem: %s call: %w", name, err)
 	}
 	return nil
+}
+
+// items is the n of prompt.MaxTokens for a prompt's data: the turns a
+// reply must cover or may select.
+func items(data any) int {
+	switch d := data.(type) {
+	case prompt.BuildBatchData:
+		return len(d.New)
+	case prompt.PredictData:
+		return len(d.Turns)
+	case prompt.FilterData:
+		return len(d.Turns)
+	}
+	return 1
+}
+
+// capsFor returns the caps a reply to a prompt with data must keep:
+// a prediction at most the maximum its prompt states.
+func capsFor(data any) memcheck.Caps {
+	c := memcheck.Caps{Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen}
+	if d, ok := data.(prompt.PredictData); ok && d.Max > 0 {
+		c.IDs = d.Max
+	}
+	return c
+}
+
+// checkReply runs the semantic check of out's reply type, repairing out in
+// place. Replies without a check are valid.
+func checkReply(out any, s memcheck.Shown, c memcheck.Caps) memcheck.Result {
+	switch r := out.(type) {
+	case *prompt.BuildBatchReply:
+		return memcheck.BuildBatch(r, s, c)
+	case *prompt.EventUpdateReply:
+		return memcheck.EventUpdate(r, s, c)
+	case *prompt.EventCheckReply:
+		return memcheck.EventCheck(r, s, c)
+	case *prompt.TurnNoteReply:
+		return memcheck.TurnNote(r, s, c)
+	case *prompt.AffiliateReply:
+		return memcheck.Affiliate(r, s, c)
+	case *prompt.PredictReply:
+		return memcheck.Predict(r, s, c)
+	case *prompt.FilterReply:
+		return memcheck.Filter(r, s, c)
+	case *prompt.QueryReply:
+		return memcheck.Query(r, s, c)
+	case *prompt.AnswerReply:
+		return memcheck.Answer(r, s, c)
+	}
+	return memcheck.Result{}
 }
 
 // parallel runs fn(ctx, i) for i in [0, n) with at most limit running at
