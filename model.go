@@ -97,15 +97,26 @@ func items(data any) int {
 		return len(d.Turns)
 	case prompt.FilterData:
 		return len(d.Turns)
+	case prompt.SelectData:
+		n := len(d.Turns)
+		for _, e := range d.Events {
+			n += len(e.Turns)
+		}
+		return n
+	case prompt.EventUpdatesData:
+		return len(d.Events)
 	}
 	return 1
 }
 
-// capsFor returns the caps a reply to a prompt with data must keep:
-// a prediction at most the maximum its prompt states.
+// capsFor returns the caps a reply to a prompt with data must keep: a
+// prediction or selection at most the maximum its prompt states.
 func capsFor(data any) memcheck.Caps {
 	c := memcheck.Caps{Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen}
-	if d, ok := data.(prompt.PredictData); ok && d.Max > 0 {
+	switch d := data.(type) {
+	case prompt.PredictData:
+		c.IDs = d.Max
+	case prompt.SelectData:
 		c.IDs = d.Max
 	}
 	return c
@@ -129,6 +140,10 @@ func checkReply(out any, s memcheck.Shown, c memcheck.Caps) memcheck.Result {
 		return memcheck.Predict(r, s, c)
 	case *prompt.FilterReply:
 		return memcheck.Filter(r, s, c)
+	case *prompt.SelectReply:
+		return memcheck.Select(r, s, c)
+	case *prompt.EventUpdatesReply:
+		return memcheck.EventUpdates(r, s, c)
 	case *prompt.QueryReply:
 		return memcheck.Query(r, s, c)
 	case *prompt.AnswerReply:

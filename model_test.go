@@ -71,8 +71,10 @@ func TestEveryRequestCarriesItsBudget(t *testing.T) {
 				switch kind {
 				case prompt.BuildBatch:
 					n = turnLines(r.LastUser(), "New turn")
-				case prompt.Predict, prompt.Filter:
+				case prompt.Predict, prompt.Filter, prompt.Select:
 					n = turnLines(r.LastUser(), "")
+				case prompt.EventUpdates:
+					n = strings.Count(r.LastUser(), "\n(event ")
 				}
 				want := prompt.MaxTokens(kind, n)
 				if want == 0 || r.MaxTokens != want {

@@ -82,7 +82,8 @@ type Options struct {
 	// rewritten on every update in paper mode (default 10).
 	SmallEvent int
 	// BatchSize caps the turns annotated together in default mode
-	// (default 20).
+	// (default 40: most sessions of a conversation are one batch, built
+	// with one build call and one event update call per 8 events touched).
 	BatchSize int
 	// FilterChunk is how many turns one relevance-filter call judges
 	// (default 10).
@@ -179,7 +180,7 @@ func (o *Options) setDefaults() {
 	def(&o.KEvent, 10)
 	def(&o.Window, 5)
 	def(&o.SmallEvent, 10)
-	def(&o.BatchSize, 20)
+	def(&o.BatchSize, 40)
 	def(&o.FilterChunk, 10)
 	def(&o.PredictChunk, 40)
 

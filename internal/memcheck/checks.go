@@ -305,6 +305,56 @@ func Predict(r *prompt.PredictReply, s Shown, caps Caps) Result {
 	return res.Result
 }
 
+// Select checks a select reply like Predict: shown turn ids, once each,
+// at most caps.IDs (the prompt's maximum).
+func Select(r *prompt.SelectReply, s Shown, caps Caps) Result {
+	var res result
+	r.TurnIDs = res.ids("turn_ids", r.TurnIDs, s.turns, caps.IDs)
+	return res.Result
+}
+
+// EventUpdates checks an event_updates reply: one item per event shown,
+// each checked as an event_update (an item EventUpdate would reject is
+// dropped: that event keeps its record); an event shown but not answered
+// is missing. It rejects a reply with no usable item.
+func EventUpdates(r *prompt.EventUpdatesReply, s Shown, caps Caps) Result {
+	var res result
+	seen := map[string]bool{}
+	kept := r.Events[:0]
+	for i, it := range r.Events {
+		f := fmt.Sprintf("events[%d]", i)
+		id := strings.TrimSpace(it.ID)
+		switch {
+		case !s.events[id]:
+			res.fix(UnknownID, f+".id", it.ID)
+			continue
+		case seen[id]:
+			res.fix(Duplicate, f+".id", it.ID)
+			continue
+		}
+		seen[id] = true
+		one := EventUpdate(&it.EventUpdateReply, s, caps)
+		for _, p := range one.Problems {
+			res.fix(p.Kind, f+"."+p.Field, p.Value)
+		}
+		if one.Verdict == Rejected {
+			continue
+		}
+		it.ID = id
+		kept = append(kept, it)
+	}
+	r.Events = kept
+	for _, id := range s.Events {
+		if !seen[id] {
+			res.fix(MissingID, "events", id)
+		}
+	}
+	if len(kept) == 0 {
+		res.reject(Empty, "events", "")
+	}
+	return res.Result
+}
+
 // Filter checks a filter reply like Predict.
 func Filter(r *prompt.FilterReply, s Shown, caps Caps) Result {
 	var res result
@@ -385,6 +435,12 @@ func Check(kind string, doc []byte, s Shown, caps Caps) (Result, any, error) {
 	case prompt.Filter:
 		r := &prompt.FilterReply{}
 		reply, run = r, func() Result { return Filter(r, s, caps) }
+	case prompt.Select:
+		r := &prompt.SelectReply{}
+		reply, run = r, func() Result { return Select(r, s, caps) }
+	case prompt.EventUpdates:
+		r := &prompt.EventUpdatesReply{}
+		reply, run = r, func() Result { return EventUpdates(r, s, caps) }
 	case prompt.Query:
 		r := &prompt.QueryReply{}
 		reply, run = r, func() Result { return Query(r, s, caps) }

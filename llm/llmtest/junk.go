@@ -257,6 +257,37 @@ var JunkShapes = []JunkShape{
 		ids := viewOf(r).ids()
 		return js(map[string]any{"relevant_ids": []string{ids[0], ids[0], "D7:77"}})
 	}},
+	{Name: "select runs on past the ids shown", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
+		ids := []string{viewOf(r).ids()[0]}
+		for i := 19; i <= 34; i++ {
+			ids = append(ids, fmt.Sprintf("D1:%d", i))
+		}
+		return js(map[string]any{"turn_ids": ids})
+	}},
+	{Name: "select lists every turn twice", Kind: "select", Want: "duplicate", Reply: func(r llm.Request) string {
+		ids := viewOf(r).ids()
+		return js(map[string]any{"turn_ids": append(ids, ids...)})
+	}},
+	{Name: "updates: summaries copied from instructions", Kind: "event_updates", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		items := []map[string]any{}
+		for _, e := range viewOf(r).events {
+			items = append(items, map[string]any{"id": e.id, "summary": "2 to 3 sentences covering the whole event so far, including what its new turns add",
+				"keywords": []string{"time"}, "new_facts": []any{}})
+		}
+		return js(map[string]any{"events": items})
+	}},
+	{Name: "updates: summary }, with facts the new", Kind: "event_updates", Want: "junk_text", Reply: func(r llm.Request) string {
+		items := []map[string]any{}
+		for _, e := range viewOf(r).events {
+			items = append(items, map[string]any{"id": e.id, "summary": "}, ", "keywords": []string{"time"}, "tags": []string{"new_facts"},
+				"new_facts": []map[string]string{{"fact": "the new", "turn_id": "}, {"}}})
+		}
+		return js(map[string]any{"events": items})
+	}},
+	{Name: "updates: events not shown", Kind: "event_updates", Want: "unknown_id", Reply: func(r llm.Request) string {
+		return js(map[string]any{"events": []map[string]any{{"id": "e999", "summary": "Melanie has been painting a lake at sunrise since May 2023.", "keywords": []string{"painting"}},
+			{"id": "new:1", "summary": "Caroline went to a support group.", "keywords": []string{"support group"}}}})
+	}},
 	{Name: "query copied from instructions", Kind: "query", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})
 	}},
