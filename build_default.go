@@ -11,8 +11,8 @@ import (
 )
 
 // buildDefault builds a batch of turns with one annotation-and-assignment
-// call (build_batch) and one event_updates call per updatesPerCall events
-// the batch touched.
+// call (build_batch) and one event_updates call for the events the batch
+// touched (one per updatesPerCall events).
 func (m *Memory) buildDefault(ctx context.Context, st *spaceState, turns []store.Turn, rec *recorder, res *AddResult) error {
 	b := newBatch(st, turns, m.now().UTC())
 	// Each turn is embedded twice: as stored (turnEmbedText) and as a query
@@ -208,8 +208,14 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 	return missing
 }
 
-// updatesPerCall caps the events one event_updates call rewrites.
-const updatesPerCall = 8
+// Caps of the event_updates call.
+const (
+	// updatesPerCall caps the events one event_updates call rewrites: a
+	// batch rarely touches more, so that a batch costs two calls.
+	updatesPerCall = 24
+	// updateFactsShown caps the latest facts each event shows it.
+	updateFactsShown = 12
+)
 
 // updateJob is one event of a default-mode batch's event_updates calls:
 // the event's working copy, how its prompt shows it and the batch turns
@@ -239,6 +245,9 @@ func (m *Memory) updateJobs(st *spaceState, b *batch) []updateJob {
 			continue
 		}
 		old := promptEvent(*e)
+		if len(old.Facts) > updateFactsShown {
+			old.Facts = old.Facts[len(old.Facts)-updateFactsShown:]
+		}
 		if _, existed := b.before[id]; !existed {
 			old.Summary, old.Facts, old.Keywords, old.Tags = "", nil, nil, nil
 		}

@@ -59,7 +59,7 @@
 // ModeDefault keeps the same layers but is cheaper and sturdier: one call
 // annotates a batch of turns (up to BatchSize, within a session) and
 // assigns them to events (only candidate ids are accepted), one call
-// updates the events the batch touched (eight per call), and a question
+// updates the events the batch touched (up to 24 per call), and a question
 // needs two calls in two rounds: one select call, shown the candidate
 // events each with its member turns closest to the question and the
 // search hits no event showed, picks the evidence; then the answer.

@@ -83,7 +83,7 @@ type Options struct {
 	SmallEvent int
 	// BatchSize caps the turns annotated together in default mode
 	// (default 40: most sessions of a conversation are one batch, built
-	// with one build call and one event update call per 8 events touched).
+	// with one build call and one call updating the events it touched).
 	BatchSize int
 	// FilterChunk is how many turns one relevance-filter call judges
 	// (default 10).
