@@ -308,7 +308,7 @@ var JunkShapes = []JunkShape{
 
 // RealJunk is a scripted fake in the manner of the real small model: it
 // answers each prompt with the junk shapes of its kind in turn (Scripted's
-// answer for kinds without shapes), so that a pipeline test sees every
+// answer for kinds without shapes; CORRECT to every judge prompt), so that a pipeline test sees every
 // shape. Safe for concurrent use; the zero value is ready.
 type RealJunk struct {
 	// Fallback answers kinds without junk shapes (nil: a new Scripted).
@@ -344,12 +344,27 @@ func (j *RealJunk) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		fb = j.fb
 	}
 	j.mu.Unlock()
+	if req.SchemaName == "judge" || strings.HasPrefix(firstUser(req), "Grade an answer") {
+		// The judge the real model was: CORRECT for every answer, "Not
+		// mentioned" included.
+		content := `{"label":"CORRECT","reasoning":"The answer matches the gold answer."}`
+		return llm.Response{Content: content, Model: "real-junk", Usage: llm.Usage{PromptTokens: promptTokens(req), CompletionTokens: 16}}, nil
+	}
 	if len(shapes) == 0 {
 		return fb.Complete(ctx, req)
 	}
 	content := shapes[n%len(shapes)].Reply(req)
 	return llm.Response{Content: content, Model: "real-junk",
 		Usage: llm.Usage{PromptTokens: promptTokens(req), CompletionTokens: (len(content) + 3) / 4}}, nil
+}
+
+func firstUser(req llm.Request) string {
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 func promptTokens(req llm.Request) int {
