@@ -75,15 +75,9 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 	for i, t := range r.Turns {
 		f := fmt.Sprintf("turns[%d]", i)
 		id := strings.TrimSpace(t.ID)
-		switch {
-		case !allowed[id]:
-			res.fix(UnknownID, f+".id", t.ID)
-			continue
-		case seen[id]:
-			res.fix(Duplicate, f+".id", t.ID)
+		if !res.admit(f+".id", t.ID, id, allowed, seen) {
 			continue
 		}
-		seen[id] = true
 		var evs []string
 		inTurn := map[string]bool{}
 		for j, e := range t.Events {
@@ -143,6 +137,21 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 		res.reject(Empty, "turns", "")
 	}
 	return res.Result
+}
+
+// admit reports whether id (written raw) may be kept: allowed and not seen
+// before, and marks it seen; otherwise it records why not under field.
+func (res *result) admit(field, raw, id string, allowed, seen map[string]bool) bool {
+	switch {
+	case !allowed[id]:
+		res.fix(UnknownID, field, raw)
+		return false
+	case seen[id]:
+		res.fix(Duplicate, field, raw)
+		return false
+	}
+	seen[id] = true
+	return true
 }
 
 // EventUpdate checks an event_update reply: a real summary (else rejected),
@@ -324,15 +333,9 @@ func EventUpdates(r *prompt.EventUpdatesReply, s Shown, caps Caps) Result {
 	for i, it := range r.Events {
 		f := fmt.Sprintf("events[%d]", i)
 		id := strings.TrimSpace(it.ID)
-		switch {
-		case !s.events[id]:
-			res.fix(UnknownID, f+".id", it.ID)
-			continue
-		case seen[id]:
-			res.fix(Duplicate, f+".id", it.ID)
+		if !res.admit(f+".id", it.ID, id, s.events, seen) {
 			continue
 		}
-		seen[id] = true
 		one := EventUpdate(&it.EventUpdateReply, s, caps)
 		for _, p := range one.Problems {
 			res.fix(p.Kind, f+"."+p.Field, p.Value)
