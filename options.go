@@ -85,13 +85,14 @@ type Options struct {
 	// (default 40: most sessions of a conversation are one batch, built
 	// with one build call and one call updating the events it touched).
 	BatchSize int
-	// FilterChunk is how many turns one relevance-filter call judges
-	// (default 10).
+	// FilterChunk is how many turns one relevance-filter call judges in
+	// paper mode (default 10); default mode's select call shows up to
+	// that many timeline turns.
 	FilterChunk int
 	// PredictChunk caps the member turns shown in one per-event prediction
-	// call (default 40). Paper mode shows a larger event in several calls;
-	// default mode shows its PredictChunk members most similar to the
-	// question.
+	// call of paper mode (default 40): a larger event is shown in several
+	// calls. Default mode's select call shows each candidate event's 10
+	// members most similar to the question.
 	PredictChunk int
 	// PaperLinks turns on A-Mem style links between turns in paper mode:
 	// each turn's annotation call sees the recent window and proposes
