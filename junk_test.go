@@ -23,6 +23,7 @@ func instructions(t *testing.T) memcheck.Shown {
 		prompt.EventUpdate: prompt.EventUpdateData{}, prompt.EventCheck: prompt.EventUpdateData{},
 		prompt.BuildBatch: prompt.BuildBatchData{}, prompt.Query: prompt.QueryData{},
 		prompt.Predict: prompt.PredictData{}, prompt.Filter: prompt.FilterData{}, prompt.Answer: prompt.AnswerData{},
+		prompt.Select: prompt.SelectData{}, prompt.EventUpdates: prompt.EventUpdatesData{},
 	} {
 		p, err := prompt.Render(name, data)
 		if err != nil {
