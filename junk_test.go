@@ -1,6 +1,8 @@
 package higmem_test
 
 import (
+	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -8,6 +10,7 @@ import (
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
 )
@@ -170,5 +173,50 @@ func TestRealJunkNeverStored(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// inventsIDs answers select prompts with ids that were never shown, and
+// everything else like the scripted model.
+type inventsIDs struct{ inner *llmtest.Scripted }
+
+func (m inventsIDs) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	if req.SchemaName == prompt.Select {
+		return llm.Response{Content: `{"turn_ids":["key1","key2","D99:1"]}`}, nil
+	}
+	return m.inner.Complete(ctx, req)
+}
+
+// A select reply that names no shown turn is unusable: the search hits
+// stand in as evidence, and the trace says so.
+func TestUnusableSelectionFallsBackToSearch(t *testing.T) {
+	ctx := t.Context()
+	turns, questions := example(t)
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: inventsIDs{llmtest.NewScripted()}, Embedder: hashing.New(0)})
+	if _, err := m.Add(ctx, sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Retrieve(ctx, sp, questions[0].Question, higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := res.Trace.Stage("search")
+	if len(search) == 0 || len(res.Evidence) == 0 {
+		t.Fatalf("search %v, evidence %v", search, res.IDs())
+	}
+	for _, id := range res.Trace.Stage("selected") {
+		if !slices.Contains(res.Trace.Stage("shown"), id) {
+			t.Errorf("selected %q was not shown", id)
+		}
+	}
+	if !slices.Contains(res.IDs(), search[0]) {
+		t.Errorf("evidence %v lacks the best search hit %s", res.IDs(), search[0])
+	}
+	noted := false
+	for _, n := range res.Trace.Notes {
+		noted = noted || strings.Contains(n, "select call unusable")
+	}
+	if !noted {
+		t.Errorf("notes %q do not say the selection was unusable", res.Trace.Notes)
 	}
 }

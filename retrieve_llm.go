@@ -168,6 +168,8 @@ type llmJob struct {
 	turns []store.Turn // every turn the call shows
 	sel   *prompt.SelectData
 	out   []string
+	// unusable is set when the reply was unusable (out stays empty).
+	unusable bool
 }
 
 // runJobs runs prediction and filter calls in parallel, as one sequential
@@ -204,7 +206,12 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 			ids = r.RelevantIDs
 		}
 		if invalid(err) {
-			q.rec.note("%s call unusable, it selected nothing: %v", j.kind, err)
+			j.unusable = true
+			if j.kind == prompt.Select {
+				q.rec.note("select call unusable, the search hits stand in: %v", err)
+			} else {
+				q.rec.note("%s call unusable, it selected nothing: %v", j.kind, err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -331,8 +338,10 @@ const (
 // retrieveDefault makes one select call (one round): it shows the
 // candidate events, each with its selectMembers turns closest to the
 // question, then the searched and timeline turns no event showed, and the
-// model picks the evidence, at most selectMax turns. With NoFilter there
-// is no call: every shown turn is evidence (up to the token budget).
+// model picks the evidence, at most selectMax turns. An unusable reply
+// (junk, or only ids that were not shown) leaves the search and timeline
+// hits as the evidence. With NoFilter there is no call: every shown turn is
+// evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	var searched []string
@@ -387,6 +396,16 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 			return err
 		}
 		selected = job.out
+		if job.unusable {
+			// The model's reply said nothing usable: the search (and
+			// timeline) hits are the evidence, as without the call.
+			selected = nil
+			for _, id := range append(slices.Clone(searched), tl...) {
+				if !slices.Contains(selected, id) {
+					selected = append(selected, id)
+				}
+			}
+		}
 	}
 	q.stage("selected", selected)
 	for i, id := range selected {

@@ -315,10 +315,16 @@ func Predict(r *prompt.PredictReply, s Shown, caps Caps) Result {
 }
 
 // Select checks a select reply like Predict: shown turn ids, once each,
-// at most caps.IDs (the prompt's maximum).
+// at most caps.IDs (the prompt's maximum). An empty list is a valid
+// answer; a list of none but ids that were not shown is rejected (the
+// caller falls back to its search hits).
 func Select(r *prompt.SelectReply, s Shown, caps Caps) Result {
 	var res result
+	listed := len(r.TurnIDs)
 	r.TurnIDs = res.ids("turn_ids", r.TurnIDs, s.turns, caps.IDs)
+	if listed > 0 && len(r.TurnIDs) == 0 {
+		res.reject(UnknownID, "turn_ids", "")
+	}
 	return res.Result
 }
 

@@ -258,3 +258,18 @@ func TestBracketsAreProse(t *testing.T) {
 		}
 	}
 }
+
+// A select reply of only ids that were not shown is rejected; an empty one
+// is an answer.
+func TestSelectOnlyUnknownRejected(t *testing.T) {
+	p := render(t, prompt.Select)
+	if res, _, _ := check(t, prompt.Select, `{"turn_ids":["key1","D9:9"]}`, p); res.Verdict != Rejected {
+		t.Errorf("only unknown ids: %v", res)
+	}
+	if res, _, _ := check(t, prompt.Select, `{"turn_ids":[]}`, p); res.Verdict != Valid {
+		t.Errorf("empty selection: %v", res)
+	}
+	if res, _, _ := check(t, prompt.Select, `{"turn_ids":["key1","D1:3"]}`, p); res.Verdict != Repaired {
+		t.Errorf("one shown id: %v", res)
+	}
+}
