@@ -288,6 +288,22 @@ var JunkShapes = []JunkShape{
 		return js(map[string]any{"events": []map[string]any{{"id": "e999", "summary": "Melanie has been painting a lake at sunrise since May 2023.", "keywords": []string{"painting"}},
 			{"id": "new:1", "summary": "Caroline went to a support group.", "keywords": []string{"support group"}}}})
 	}},
+	// Recorded from the same server answering the select and
+	// event_updates prompts (testdata/llamacpp-gemma3-270m-default.jsonl).
+	{Name: "recorded: select 1 … 30", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
+		ids := make([]string, 30)
+		for i := range ids {
+			ids[i] = fmt.Sprint(i + 1)
+		}
+		return js(map[string]any{"turn_ids": ids})
+	}},
+	{Name: "recorded: updates of id :{ and summary }, {", Kind: "event_updates", Want: "unknown_id", Reply: func(r llm.Request) string {
+		items := []map[string]any{{"id": ":{", "summary": "}, {", "keywords": []string{"who", "what", "where"}, "tags": []string{"when"}}}
+		for range 11 {
+			items = append(items, map[string]any{"id": ":{", "summary": "}, {", "keywords": []string{"when"}})
+		}
+		return js(map[string]any{"events": items})
+	}},
 	{Name: "query copied from instructions", Kind: "query", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})
 	}},
