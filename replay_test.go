@@ -90,7 +90,7 @@ func TestRealServerReplay(t *testing.T) {
 	if updatesApplied == 0 && byModel > 0 {
 		t.Errorf("no event update reply was used, yet %d events are not marked +fallback", byModel)
 	}
-	t.Logf("%d events (%d summarised by the model), %d calls, %d rejected, warnings %q", len(evs), byModel, len(res.Calls), rejected, res.Warnings)
+	t.Logf("%d events (%d summarised by the model), %d calls for %d turns, %d rejected, warnings %q", len(evs), byModel, len(res.Calls), len(turns), rejected, res.Warnings)
 
 	for _, q := range questions[:2] {
 		ans, err := m.Ask(ctx, sp, q.Question, higmem.RetrieveOptions{})
@@ -113,7 +113,12 @@ func TestRealServerReplay(t *testing.T) {
 				t.Errorf("%q: the selection was rejected, yet notes %q and evidence %v", q.Question, ans.Trace.Notes, ans.IDs())
 			}
 		}
-		t.Logf("%q: answer %q, evidence %v, notes %q", q.Question, ans.Text, ans.IDs(), ans.Trace.Notes)
+		tokens := 0
+		for _, c := range ans.Trace.Calls {
+			tokens += c.Usage.PromptTokens
+		}
+		t.Logf("%q: %d calls in %d rounds, %d prompt tokens; answer %q, evidence %v, notes %q",
+			q.Question, len(ans.Trace.Calls), ans.Trace.Rounds, tokens, ans.Text, ans.IDs(), ans.Trace.Notes)
 	}
 	save()
 }
