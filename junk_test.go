@@ -67,6 +67,54 @@ func storedJunk(sh memcheck.Shown, e store.Event) string {
 	return ""
 }
 
+// checkStored checks what an Add stored and returned: a rejected reply
+// is flagged on its call and has its fallback warning, every event is
+// titled, summarised and free of junk. It returns the turns that are in
+// some event, the number of events, how many are marked +fallback and how
+// many calls were rejected.
+func checkStored(t *testing.T, m *higmem.Memory, res *higmem.AddResult) (member map[string]bool, events, marked, rejected int) {
+	t.Helper()
+	for _, c := range res.Calls {
+		if strings.HasPrefix(c.Check, "rejected") {
+			rejected++
+			if c.Error == "" {
+				t.Errorf("call %+v: rejected reply without an error", c)
+			}
+		}
+	}
+	fellBack := 0
+	for _, w := range res.Warnings {
+		if strings.Contains(w, "unusable") || strings.Contains(w, "offline segmentation") {
+			fellBack++
+		}
+	}
+	if fellBack < rejected {
+		t.Errorf("%d fallback warnings for %d rejected replies: %q", fellBack, rejected, res.Warnings)
+	}
+	sh := instructions(t)
+	evs, err := m.Events(t.Context(), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	member = map[string]bool{}
+	for _, ev := range evs {
+		e := ev.Event
+		if e.Title == "" || e.Summary == "" {
+			t.Errorf("event %s has title %q summary %q", e.ID, e.Title, e.Summary)
+		}
+		if why := storedJunk(sh, e); why != "" {
+			t.Errorf("event %s stored junk (%s): %+v", e.ID, why, e)
+		}
+		if strings.HasSuffix(e.Producer, "+fallback") {
+			marked++
+		}
+		for _, tr := range ev.Turns {
+			member[tr.ID] = true
+		}
+	}
+	return member, len(evs), marked, rejected
+}
+
 // TestRealJunkNeverStored builds memory through the root API from a model
 // that answers every prompt with the junk shapes recorded from a real
 // 270M model (llmtest.RealJunk, in turn per prompt kind): nothing it wrote
@@ -86,52 +134,15 @@ func TestRealJunkNeverStored(t *testing.T) {
 			if len(res.Added) != len(turns) {
 				t.Fatalf("added %d of %d", len(res.Added), len(turns))
 			}
-			rejected, repaired := 0, 0
+			member, _, marked, rejected := checkStored(t, m, res)
+			repaired := 0
 			for _, c := range res.Calls {
-				switch {
-				case strings.HasPrefix(c.Check, "rejected"):
-					rejected++
-					if c.Error == "" {
-						t.Errorf("call %+v: rejected reply without an error", c)
-					}
-				case strings.HasPrefix(c.Check, "repaired"):
+				if strings.HasPrefix(c.Check, "repaired") {
 					repaired++
 				}
 			}
 			if rejected == 0 || repaired == 0 {
 				t.Errorf("%d calls rejected, %d repaired: want both (every reply is a junk shape)", rejected, repaired)
-			}
-			fellBack := 0
-			for _, w := range res.Warnings {
-				if strings.Contains(w, "unusable") || strings.Contains(w, "offline segmentation") || strings.Contains(w, "stands in") {
-					fellBack++
-				}
-			}
-			if fellBack < rejected {
-				t.Errorf("%d fallback warnings for %d rejected replies: %q", fellBack, rejected, res.Warnings)
-			}
-
-			sh := instructions(t)
-			evs, err := m.Events(ctx, sp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			member := map[string]bool{}
-			marked := 0
-			for _, ev := range evs {
-				e := ev.Event
-				if e.Title == "" || e.Summary == "" {
-					t.Errorf("event %s has title %q summary %q", e.ID, e.Title, e.Summary)
-				}
-				if why := storedJunk(sh, e); why != "" {
-					t.Errorf("event %s stored junk (%s): %+v", e.ID, why, e)
-				}
-				if strings.HasSuffix(e.Producer, "+fallback") {
-					marked++
-				}
-				for _, tr := range ev.Turns {
-					member[tr.ID] = true
-				}
 			}
 			for _, tr := range turns {
 				if !member[tr.ID] {
