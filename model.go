@@ -69,7 +69,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		c.Latency = time.Since(start)
 	}
 	if err == nil {
-		res := checkReply(out, memcheck.FromPrompt(p), capsFor(data))
+		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), capsFor(data))
 		if res.Verdict != memcheck.Valid {
 			c.Check = res.String()
 		}
@@ -120,36 +120,6 @@ func capsFor(data any) memcheck.Caps {
 		c.IDs = d.Max
 	}
 	return c
-}
-
-// checkReply runs the semantic check of out's reply type, repairing out in
-// place. Replies without a check are valid.
-func checkReply(out any, s memcheck.Shown, c memcheck.Caps) memcheck.Result {
-	switch r := out.(type) {
-	case *prompt.BuildBatchReply:
-		return memcheck.BuildBatch(r, s, c)
-	case *prompt.EventUpdateReply:
-		return memcheck.EventUpdate(r, s, c)
-	case *prompt.EventCheckReply:
-		return memcheck.EventCheck(r, s, c)
-	case *prompt.TurnNoteReply:
-		return memcheck.TurnNote(r, s, c)
-	case *prompt.AffiliateReply:
-		return memcheck.Affiliate(r, s, c)
-	case *prompt.PredictReply:
-		return memcheck.Predict(r, s, c)
-	case *prompt.FilterReply:
-		return memcheck.Filter(r, s, c)
-	case *prompt.SelectReply:
-		return memcheck.Select(r, s, c)
-	case *prompt.EventUpdatesReply:
-		return memcheck.EventUpdates(r, s, c)
-	case *prompt.QueryReply:
-		return memcheck.Query(r, s, c)
-	case *prompt.AnswerReply:
-		return memcheck.Answer(r, s, c)
-	}
-	return memcheck.Result{}
 }
 
 // parallel runs fn(ctx, i) for i in [0, n) with at most limit running at

@@ -420,47 +420,74 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 // prompt package's reply type), or an error for a kind without a check
 // or a document that does not decode.
 func Check(kind string, doc []byte, s Shown, caps Caps) (Result, any, error) {
-	var reply any
-	var run func() Result
-	switch kind {
-	case prompt.BuildBatch:
-		r := &prompt.BuildBatchReply{}
-		reply, run = r, func() Result { return BuildBatch(r, s, caps) }
-	case prompt.EventUpdate:
-		r := &prompt.EventUpdateReply{}
-		reply, run = r, func() Result { return EventUpdate(r, s, caps) }
-	case prompt.EventCheck:
-		r := &prompt.EventCheckReply{}
-		reply, run = r, func() Result { return EventCheck(r, s, caps) }
-	case prompt.TurnNote:
-		r := &prompt.TurnNoteReply{}
-		reply, run = r, func() Result { return TurnNote(r, s, caps) }
-	case prompt.Affiliate:
-		r := &prompt.AffiliateReply{}
-		reply, run = r, func() Result { return Affiliate(r, s, caps) }
-	case prompt.Predict:
-		r := &prompt.PredictReply{}
-		reply, run = r, func() Result { return Predict(r, s, caps) }
-	case prompt.Filter:
-		r := &prompt.FilterReply{}
-		reply, run = r, func() Result { return Filter(r, s, caps) }
-	case prompt.Select:
-		r := &prompt.SelectReply{}
-		reply, run = r, func() Result { return Select(r, s, caps) }
-	case prompt.EventUpdates:
-		r := &prompt.EventUpdatesReply{}
-		reply, run = r, func() Result { return EventUpdates(r, s, caps) }
-	case prompt.Query:
-		r := &prompt.QueryReply{}
-		reply, run = r, func() Result { return Query(r, s, caps) }
-	case prompt.Answer:
-		r := &prompt.AnswerReply{}
-		reply, run = r, func() Result { return Answer(r, s, caps) }
-	default:
+	reply := newReply(kind)
+	if reply == nil {
 		return Result{}, nil, fmt.Errorf("memcheck: no check for %q", kind)
 	}
 	if err := json.Unmarshal(doc, reply); err != nil {
 		return Result{}, nil, fmt.Errorf("memcheck: %s: %w", kind, err)
 	}
-	return run(), reply, nil
+	res, _ := Reply(reply, s, caps)
+	return res, reply, nil
+}
+
+// newReply returns a new reply of prompt kind, nil for a kind without a
+// check.
+func newReply(kind string) any {
+	switch kind {
+	case prompt.BuildBatch:
+		return &prompt.BuildBatchReply{}
+	case prompt.EventUpdate:
+		return &prompt.EventUpdateReply{}
+	case prompt.EventUpdates:
+		return &prompt.EventUpdatesReply{}
+	case prompt.EventCheck:
+		return &prompt.EventCheckReply{}
+	case prompt.TurnNote:
+		return &prompt.TurnNoteReply{}
+	case prompt.Affiliate:
+		return &prompt.AffiliateReply{}
+	case prompt.Predict:
+		return &prompt.PredictReply{}
+	case prompt.Filter:
+		return &prompt.FilterReply{}
+	case prompt.Select:
+		return &prompt.SelectReply{}
+	case prompt.Query:
+		return &prompt.QueryReply{}
+	case prompt.Answer:
+		return &prompt.AnswerReply{}
+	}
+	return nil
+}
+
+// Reply runs the check of reply's type (a pointer to one of the prompt
+// package's reply types), repairing it in place, as the engine does after
+// each call; ok is false for a type without a check.
+func Reply(reply any, s Shown, caps Caps) (res Result, ok bool) {
+	switch r := reply.(type) {
+	case *prompt.BuildBatchReply:
+		return BuildBatch(r, s, caps), true
+	case *prompt.EventUpdateReply:
+		return EventUpdate(r, s, caps), true
+	case *prompt.EventUpdatesReply:
+		return EventUpdates(r, s, caps), true
+	case *prompt.EventCheckReply:
+		return EventCheck(r, s, caps), true
+	case *prompt.TurnNoteReply:
+		return TurnNote(r, s, caps), true
+	case *prompt.AffiliateReply:
+		return Affiliate(r, s, caps), true
+	case *prompt.PredictReply:
+		return Predict(r, s, caps), true
+	case *prompt.FilterReply:
+		return Filter(r, s, caps), true
+	case *prompt.SelectReply:
+		return Select(r, s, caps), true
+	case *prompt.QueryReply:
+		return Query(r, s, caps), true
+	case *prompt.AnswerReply:
+		return Answer(r, s, caps), true
+	}
+	return Result{}, false
 }
