@@ -22,7 +22,7 @@ import (
 // helpers are the internal packages the library is built from; they import
 // only each other.
 var helpers = []string{
-	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/profile", "internal/prompt",
+	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/profile", "internal/prompt",
 	"internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
 }
 

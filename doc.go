@@ -64,10 +64,18 @@
 // parallel) and the answer — four sequential LLM rounds.
 //
 // ModeDefault keeps the same layers but is cheaper and sturdier: one call
-// annotates a batch of turns and assigns them to events (only candidate ids
-// are accepted), one call updates each touched event, and a question needs
-// two sequential rounds: per-event prediction and the relevance filter run
-// together, then the answer.
+// annotates a batch of turns (up to BatchSize, within a session) and
+// assigns them to events (only candidate ids are accepted), one call
+// updates the events the batch touched (up to 24 per call), and a question
+// needs two calls in two rounds: one select call, shown the candidate
+// events each with its member turns closest to the question and the
+// search hits no event showed, picks the evidence; then the answer.
+//
+// In every LLM mode each reply passes a semantic check before anything of
+// it is stored (junk titles, summaries copied from the prompt, ids the
+// prompt did not show, lists over their caps): a reply is used repaired,
+// or rejected and replaced by the documented fallback, which AddResult's
+// Warnings and Trace's Notes say, and the call's Check records.
 //
 // ModeOffline needs no LLM at all: rule-based annotation, similarity-based
 // event segmentation, and a scored selection of turns (hybrid search,

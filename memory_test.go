@@ -137,7 +137,7 @@ func TestPipelineEveryMode(t *testing.T) {
 
 			wantStages := map[higmem.Mode][]string{
 				higmem.ModeOffline: {"search", "final"},
-				higmem.ModeDefault: {"search", "events", "predicted", "filtered", "union", "final"},
+				higmem.ModeDefault: {"search", "events", "shown", "selected", "final"},
 				higmem.ModePaper:   {"search", "events", "predicted", "union", "filtered", "final"},
 			}[mc.mode]
 			wantRounds := map[higmem.Mode]int{higmem.ModeOffline: 0, higmem.ModeDefault: 2, higmem.ModePaper: 4}[mc.mode]
@@ -561,7 +561,7 @@ func TestAblations(t *testing.T) {
 	}
 }
 
-// gated blocks prediction and filter calls until release is closed.
+// gated blocks prediction, filter and select calls until release is closed.
 type gated struct {
 	inner   llm.Model
 	started chan struct{}
@@ -570,7 +570,7 @@ type gated struct {
 }
 
 func (g *gated) Complete(ctx context.Context, r llm.Request) (llm.Response, error) {
-	if r.SchemaName == "predict" || r.SchemaName == "filter" {
+	if r.SchemaName == "predict" || r.SchemaName == "filter" || r.SchemaName == "select" {
 		g.once.Do(func() { close(g.started) })
 		select {
 		case <-g.release:

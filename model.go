@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/llm"
 )
@@ -63,8 +64,13 @@ func (r *recorder) note(format string, args ...any) {
 // down, the context ended) abort the operation.
 func invalid(err error) bool { return errors.Is(err, llm.ErrInvalidOutput) }
 
-// callModel renders a prompt, sends it to the model of the given role, decodes the
-// JSON reply into out and records the call.
+// callModel renders a prompt, sends it to the model of the given role with
+// the operation's completion budget (prompt.MaxTokens), decodes the JSON
+// reply into out, runs the semantic check of internal/memcheck on it and
+// records the call. A reply the check repairs is used repaired (the call
+// records what was fixed); one it rejects is an error wrapping
+// llm.ErrInvalidOutput, so that the caller's documented fallback applies
+// and nothing of the reply is stored.
 func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, round int, name string, data, out any) error {
 	p, err := prompt.Render(name, data)
 	if err != nil {
@@ -82,12 +88,22 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		Schema:     p.Schema,
 		SchemaName: p.Name,
 		Operation:  p.Name,
+		MaxTokens:  prompt.MaxTokens(name, items(data)),
 	}
 	start := time.Now()
 	resp, err := llm.CompleteJSON(ctx, model, req, out)
 	c := Call{Role: role, Operation: name, Round: round, Usage: resp.Usage, Latency: resp.Latency, Cached: resp.Cached}
 	if c.Latency == 0 && !resp.Cached {
 		c.Latency = time.Since(start)
+	}
+	if err == nil {
+		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), capsFor(data))
+		if res.Verdict != memcheck.Valid {
+			c.Check = res.String()
+		}
+		if res.Verdict == memcheck.Rejected {
+			err = fmt.Errorf("%w: %s: not memory (%s)", llm.ErrInvalidOutput, name, res)
+		}
 	}
 	if err != nil {
 		c.Error = err.Error()
@@ -97,6 +113,41 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		return fmt.Errorf("higmem: %s call: %w", name, err)
 	}
 	return nil
+}
+
+// items is the n of prompt.MaxTokens for a prompt's data: the turns a
+// reply must cover or may select.
+func items(data any) int {
+	switch d := data.(type) {
+	case prompt.BuildBatchData:
+		return len(d.New)
+	case prompt.PredictData:
+		return len(d.Turns)
+	case prompt.FilterData:
+		return len(d.Turns)
+	case prompt.SelectData:
+		n := len(d.Turns)
+		for _, e := range d.Events {
+			n += len(e.Turns)
+		}
+		return n
+	case prompt.EventUpdatesData:
+		return len(d.Events)
+	}
+	return 1
+}
+
+// capsFor returns the caps a reply to a prompt with data must keep: a
+// prediction or selection at most the maximum its prompt states.
+func capsFor(data any) memcheck.Caps {
+	c := memcheck.Caps{Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen}
+	switch d := data.(type) {
+	case prompt.PredictData:
+		c.IDs = d.Max
+	case prompt.SelectData:
+		c.IDs = d.Max
+	}
+	return c
 }
 
 // parallel runs fn(ctx, i) for i in [0, n) with at most limit running at

@@ -82,15 +82,17 @@ type Options struct {
 	// rewritten on every update in paper mode (default 10).
 	SmallEvent int
 	// BatchSize caps the turns annotated together in default mode
-	// (default 20).
+	// (default 40: most sessions of a conversation are one batch, built
+	// with one build call and one call updating the events it touched).
 	BatchSize int
-	// FilterChunk is how many turns one relevance-filter call judges
-	// (default 10).
+	// FilterChunk is how many turns one relevance-filter call judges in
+	// paper mode (default 10); default mode's select call shows up to
+	// that many timeline turns.
 	FilterChunk int
 	// PredictChunk caps the member turns shown in one per-event prediction
-	// call (default 40). Paper mode shows a larger event in several calls;
-	// default mode shows its PredictChunk members most similar to the
-	// question.
+	// call of paper mode (default 40): a larger event is shown in several
+	// calls. Default mode's select call shows each candidate event's 10
+	// members most similar to the question.
 	PredictChunk int
 	// PaperLinks turns on A-Mem style links between turns in paper mode:
 	// each turn's annotation call sees the recent window and proposes
@@ -206,7 +208,7 @@ func (o *Options) setDefaults() {
 	def(&o.KEvent, 10)
 	def(&o.Window, 5)
 	def(&o.SmallEvent, 10)
-	def(&o.BatchSize, 20)
+	def(&o.BatchSize, 40)
 	def(&o.FilterChunk, 10)
 	def(&o.PredictChunk, 40)
 	o.MaxTurnBytes = capDefault(o.MaxTurnBytes, DefaultMaxTurnBytes)

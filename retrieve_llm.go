@@ -90,24 +90,10 @@ func (q *query) timeline(n int) []string {
 }
 
 // eventChunks returns the member turns one event shows its prediction
-// calls. Paper mode shows every member, in chunks of PredictChunk turns (one
-// call each). Default mode makes one call per event: a large event shows
-// only its PredictChunk members most similar to the question, in order, so
-// that prompt size stays bounded however large events grow.
+// calls (paper mode): every member, in chunks of PredictChunk turns (one
+// call each).
 func (m *Memory) eventChunks(q *query, e store.Event) [][]store.Turn {
-	var idx []int
-	for _, id := range e.TurnIDs {
-		if i, ok := q.st.pos[id]; ok && (q.keepTurn == nil || q.keepTurn(i)) {
-			idx = append(idx, i)
-		}
-	}
-	if m.opts.Mode != ModePaper && len(idx) > m.opts.PredictChunk {
-		score := q.memberScores()
-		top := slices.Clone(idx)
-		slices.SortStableFunc(top, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
-		idx = top[:m.opts.PredictChunk]
-		slices.Sort(idx)
-	}
+	idx := q.members(e)
 	var out [][]store.Turn
 	for len(idx) > 0 {
 		n := min(len(idx), m.opts.PredictChunk)
@@ -117,6 +103,35 @@ func (m *Memory) eventChunks(q *query, e store.Event) [][]store.Turn {
 		}
 		out = append(out, chunk)
 		idx = idx[n:]
+	}
+	return out
+}
+
+// members returns the state indexes of e's member turns the query may
+// see, in order.
+func (q *query) members(e store.Event) []int {
+	var idx []int
+	for _, id := range e.TurnIDs {
+		if i, ok := q.st.pos[id]; ok && (q.keepTurn == nil || q.keepTurn(i)) {
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// topMembers returns e's n member turns most similar to the question, in
+// order.
+func (q *query) topMembers(e store.Event, n int) []store.Turn {
+	idx := q.members(e)
+	if len(idx) > n {
+		score := q.memberScores()
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
+		idx = idx[:n]
+		slices.Sort(idx)
+	}
+	out := make([]store.Turn, len(idx))
+	for j, i := range idx {
+		out[j] = q.st.turns[i]
 	}
 	return out
 }
@@ -145,13 +160,16 @@ func (q *query) memberScores() func(i int) float64 {
 	return q.score
 }
 
-// llmJob is one prediction or filter call of a retrieval round.
+// llmJob is one prediction, filter or select call of a retrieval round.
 type llmJob struct {
-	kind  string // prompt.Predict or prompt.Filter
+	kind  string // prompt.Predict, prompt.Filter or prompt.Select
 	event store.Event
 	part  string
-	turns []store.Turn
+	turns []store.Turn // every turn the call shows
+	sel   *prompt.SelectData
 	out   []string
+	// unusable is set when the reply was unusable (out stays empty).
+	unusable bool
 }
 
 // runJobs runs prediction and filter calls in parallel, as one sequential
@@ -169,13 +187,18 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		j := jobs[i]
 		var ids []string
 		var err error
-		if j.kind == prompt.Predict {
+		switch j.kind {
+		case prompt.Predict:
 			var r prompt.PredictReply
 			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
 				Question: q.question, Event: promptEvent(j.event), Turns: promptTurns(j.turns), Part: j.part, Max: predictMax,
 			}, &r)
 			ids = r.TurnIDs
-		} else {
+		case prompt.Select:
+			var r prompt.SelectReply
+			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Select, *j.sel, &r)
+			ids = r.TurnIDs
+		default:
 			var r prompt.FilterReply
 			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
 				Question: q.question, Turns: promptTurns(j.turns),
@@ -183,7 +206,12 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 			ids = r.RelevantIDs
 		}
 		if invalid(err) {
-			q.rec.note("%s call unusable, it selected nothing: %v", j.kind, err)
+			j.unusable = true
+			if j.kind == prompt.Select {
+				q.rec.note("select call unusable, the search hits stand in: %v", err)
+			} else {
+				q.rec.note("%s call unusable, it selected nothing: %v", j.kind, err)
+			}
 			return nil
 		}
 		if err != nil {
@@ -298,60 +326,93 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	return nil
 }
 
-// retrieveDefault runs one parallel round: per-event prediction and a
-// relevance filter over the searched (and timeline) turns together. The
-// union of what they select is the evidence.
+// Caps of default mode's select call.
+const (
+	// selectMembers is how many member turns of each candidate event a
+	// select call shows: those most similar to the question.
+	selectMembers = 10
+	// selectMax caps the turns one select call may return.
+	selectMax = 30
+)
+
+// retrieveDefault makes one select call (one round): it shows the
+// candidate events, each with its selectMembers turns closest to the
+// question, then the searched and timeline turns no event showed, and the
+// model picks the evidence, at most selectMax turns. An unusable reply
+// (junk, or only ids that were not shown) leaves the search and timeline
+// hits as the evidence. With NoFilter there is no call: every shown turn is
+// evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	var searched []string
 	for _, h := range turns {
 		searched = append(searched, q.st.turns[h.Index].ID)
 	}
-	tl := q.timeline(2 * m.opts.FilterChunk)
+	tl := q.timeline(m.opts.FilterChunk)
 	if len(tl) > 0 {
 		q.stage("timeline", tl)
 	}
-	toFilter := slices.Clone(searched)
-	for _, id := range tl {
-		if !slices.Contains(toFilter, id) {
-			toFilter = append(toFilter, id)
+	data := &prompt.SelectData{Question: q.question, Max: selectMax}
+	job := &llmJob{kind: prompt.Select, sel: data}
+	shown := map[string]string{} // id → where it was shown: "event", "search" or "timeline"
+	var shownIDs []string
+	for _, h := range events {
+		e := q.st.events[h.Index]
+		se := prompt.SelectEvent{Event: promptEvent(e)}
+		se.Event.Facts = nil
+		for _, t := range q.topMembers(e, selectMembers) {
+			if shown[t.ID] == "" {
+				shown[t.ID] = "event"
+				shownIDs = append(shownIDs, t.ID)
+				se.Turns = append(se.Turns, promptTurn(t))
+				job.turns = append(job.turns, t)
+			}
+		}
+		if len(se.Turns) > 0 {
+			data.Events = append(data.Events, se)
 		}
 	}
-	jobs := m.predictJobs(q, events)
-	if !m.opts.Ablations.NoFilter {
-		jobs = append(jobs, m.filterJobs(q, toFilter)...)
-	}
-	if err := m.runJobs(ctx, q, 1, jobs); err != nil {
-		return err
-	}
-	predicted := jobIDs(jobs, prompt.Predict)
-	kept := jobIDs(jobs, prompt.Filter)
-	if m.opts.Ablations.NoFilter {
-		kept = toFilter // unfiltered: every searched turn is evidence
-	}
-	q.stage("predicted", predicted)
-	q.stage("filtered", kept)
 	rank := map[string]int{}
 	for i, id := range searched {
 		rank[id] = i + 1
 	}
-	for _, id := range predicted {
-		q.addCand(id, "event", 1+boost(rank[id]))
-	}
-	for _, id := range kept {
-		src := "search"
+	for _, id := range append(slices.Clone(searched), tl...) {
+		if shown[id] != "" {
+			continue
+		}
+		t, _ := q.st.turn(id)
+		shown[id] = "search"
 		if rank[id] == 0 {
-			src = "timeline"
+			shown[id] = "timeline"
 		}
-		q.addCand(id, src, 1+boost(rank[id]))
+		shownIDs = append(shownIDs, id)
+		data.Turns = append(data.Turns, promptTurn(t))
+		job.turns = append(job.turns, t)
 	}
-	var union []string
-	for _, id := range append(predicted, kept...) {
-		if !slices.Contains(union, id) {
-			union = append(union, id)
+	q.stage("shown", shownIDs)
+	selected := shownIDs
+	if !m.opts.Ablations.NoFilter {
+		if err := m.runJobs(ctx, q, 1, []*llmJob{job}); err != nil {
+			return err
+		}
+		selected = job.out
+		if job.unusable {
+			// The model's reply said nothing usable: the search (and
+			// timeline) hits are the evidence, as without the call.
+			selected = nil
+			for _, id := range append(slices.Clone(searched), tl...) {
+				if !slices.Contains(selected, id) {
+					selected = append(selected, id)
+				}
+			}
 		}
 	}
-	q.stage("union", union)
+	q.stage("selected", selected)
+	for i, id := range selected {
+		// The model lists the most useful first; a search rank adds a
+		// little, as in paper mode.
+		q.addCand(id, shown[id], 1+boost(rank[id])+boost(i+1)/2)
+	}
 	return nil
 }
 

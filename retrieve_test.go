@@ -206,6 +206,13 @@ func (o *oneEvent) Complete(ctx context.Context, r llm.Request) (llm.Response, e
 		rep["new_events"] = []map[string]string{{"label": "new:1", "title": "everything"}}
 		b, _ := json.Marshal(rep)
 		resp.Content = string(b)
+	case "select":
+		// The turn lines under the event's "Its turns:".
+		_, after, _ := strings.Cut(user, "Its turns:\n")
+		block, _, _ := strings.Cut(after, "\n\n")
+		n := int64(strings.Count("\n"+block, "\n["))
+		o.chunks.Add(1)
+		o.maxShown.Store(max(o.maxShown.Load(), n))
 	case "predict":
 		n := int64(strings.Count(user, "\n[")) // turn lines
 		o.chunks.Add(1)
@@ -220,13 +227,13 @@ func (o *oneEvent) Complete(ctx context.Context, r llm.Request) (llm.Response, e
 }
 
 // TestPredictionPromptsAreBounded checks that a large event is shown to
-// prediction calls in bounded prompts: in chunks in paper mode, as its most
-// similar members in one call in default mode.
+// default mode's select call as its most similar members only, so that
+// the prompt stays bounded however large events grow.
 func TestPredictionPromptsAreBounded(t *testing.T) {
 	ctx := t.Context()
 	turns, questions := example(t)
 	model := &oneEvent{inner: llmtest.NewScripted()}
-	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: model, PredictChunk: 10})
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: model})
 	if _, err := m.Add(ctx, sp, turns); err != nil {
 		t.Fatal(err)
 	}
@@ -238,11 +245,11 @@ func TestPredictionPromptsAreBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if model.chunks.Load() != 1 || model.maxShown.Load() > 10 {
-		t.Fatalf("default mode: %d predict calls showing up to %d turns; want 1 call of at most 10", model.chunks.Load(), model.maxShown.Load())
+	if model.chunks.Load() != 1 || model.maxShown.Load() == 0 || model.maxShown.Load() > 10 {
+		t.Fatalf("default mode: %d select calls showing up to %d turns of the event; want 1 call showing 1 to 10", model.chunks.Load(), model.maxShown.Load())
 	}
-	if !slices.Contains(ans.Trace.Stage("predicted"), "S2:1") {
-		t.Errorf("the most similar members were not shown: predicted %v", ans.Trace.Stage("predicted"))
+	if !slices.Contains(ans.Trace.Stage("shown"), "S2:1") {
+		t.Errorf("the most similar members were not shown: shown %v", ans.Trace.Stage("shown"))
 	}
 }
 

@@ -77,6 +77,10 @@ type Call struct {
 	// Error is set when the call failed or its reply was unusable and a
 	// fallback was used.
 	Error string `json:"error,omitempty"`
+	// Check is the semantic check's finding when the reply was not used as
+	// written: "repaired: …" (parts dropped or cut) or "rejected: …"
+	// (junk; nothing of it was stored and Error is set too).
+	Check string `json:"check,omitempty"`
 }
 
 // RetrieveOptions tunes one retrieval. The zero value uses the Memory's

@@ -73,6 +73,9 @@ type Call struct {
 	// Error is set when the call failed or its reply was unusable and a
 	// fallback was used.
 	Error string `json:"error,omitempty"`
+	// Check is the semantic check's finding when the reply was not used as
+	// written: "repaired: …" or "rejected: …".
+	Check string `json:"check,omitempty"`
 }
 
 // Usage counts the tokens of one call.

@@ -75,7 +75,7 @@ func apiCalls(cs []higmem.Call) []api.Call {
 		out[i] = api.Call{
 			Role: string(c.Role), Operation: c.Operation, Round: c.Round,
 			Usage:   api.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, Estimated: c.Usage.Estimated},
-			Latency: c.Latency, Cached: c.Cached, Error: c.Error,
+			Latency: c.Latency, Cached: c.Cached, Error: c.Error, Check: c.Check,
 		}
 	}
 	return out

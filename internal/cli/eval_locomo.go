@@ -225,6 +225,11 @@ func printEvalSummary(w io.Writer, rep *harness.Report) {
 			num(g14.OfficialF1, "%.3f"), num(j, "%.3f"), num(g15.Recall, "%.3f"), num(g15.K, "%.1f"),
 			s.Build.Per(float64(s.Build.Calls)), s.QA.Per(float64(s.QA.Calls)))
 	}
+	for _, r := range rep.Runs {
+		if c := r.Calibration; c != nil && !c.Passed {
+			fmt.Fprintf(w, "\nJ withheld (%s): the judge failed its calibration (%s)\n", r.Name, c)
+		}
+	}
 	if len(rep.Runs) == 1 {
 		fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(rep.Runs[0].Dir, harness.ReportFile))
 	}

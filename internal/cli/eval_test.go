@@ -31,6 +31,33 @@ func evalCLI(t *testing.T, args ...string) (string, string, error) {
 	return out.String(), errb.String(), err
 }
 
+// A judge that grades everything CORRECT (the base 270M model did; the
+// real-junk fake does) fails its calibration: the summary prints no J and
+// says why, and so does the report.
+func TestEvalJudgeFailingCalibration(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	out, errOut, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "real-junk", "--embedder", "none",
+		"--systems", "full-context", "--max-questions", "3", "--samples", "0", "--out", dir, "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "J withheld") || !strings.Contains(out, "FAILED") {
+		t.Errorf("summary does not withhold J:\n%s\n%s", out, errOut)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "full-context" && f[3] != "–" {
+			t.Errorf("J printed for an uncalibrated judge: %q", l)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, harness.ReportFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "**J withheld**") {
+		t.Error("report does not withhold J")
+	}
+}
+
 func TestEvalLoCoMoScripted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	out, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted", "--embedder", "none",

@@ -75,15 +75,9 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 	for i, t := range r.Turns {
 		f := fmt.Sprintf("turns[%d]", i)
 		id := strings.TrimSpace(t.ID)
-		switch {
-		case !allowed[id]:
-			res.fix(UnknownID, f+".id", t.ID)
-			continue
-		case seen[id]:
-			res.fix(Duplicate, f+".id", t.ID)
+		if !res.admit(f+".id", t.ID, id, allowed, seen) {
 			continue
 		}
-		seen[id] = true
 		var evs []string
 		inTurn := map[string]bool{}
 		for j, e := range t.Events {
@@ -143,6 +137,21 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 		res.reject(Empty, "turns", "")
 	}
 	return res.Result
+}
+
+// admit reports whether id (written raw) may be kept: allowed and not seen
+// before, and marks it seen; otherwise it records why not under field.
+func (res *result) admit(field, raw, id string, allowed, seen map[string]bool) bool {
+	switch {
+	case !allowed[id]:
+		res.fix(UnknownID, field, raw)
+		return false
+	case seen[id]:
+		res.fix(Duplicate, field, raw)
+		return false
+	}
+	seen[id] = true
+	return true
 }
 
 // EventUpdate checks an event_update reply: a real summary (else rejected),
@@ -305,6 +314,56 @@ func Predict(r *prompt.PredictReply, s Shown, caps Caps) Result {
 	return res.Result
 }
 
+// Select checks a select reply like Predict: shown turn ids, once each,
+// at most caps.IDs (the prompt's maximum). An empty list is a valid
+// answer; a list of none but ids that were not shown is rejected (the
+// caller falls back to its search hits).
+func Select(r *prompt.SelectReply, s Shown, caps Caps) Result {
+	var res result
+	listed := len(r.TurnIDs)
+	r.TurnIDs = res.ids("turn_ids", r.TurnIDs, s.turns, caps.IDs)
+	if listed > 0 && len(r.TurnIDs) == 0 {
+		res.reject(UnknownID, "turn_ids", "")
+	}
+	return res.Result
+}
+
+// EventUpdates checks an event_updates reply: one item per event shown,
+// each checked as an event_update (an item EventUpdate would reject is
+// dropped: that event keeps its record); an event shown but not answered
+// is missing. It rejects a reply with no usable item.
+func EventUpdates(r *prompt.EventUpdatesReply, s Shown, caps Caps) Result {
+	var res result
+	seen := map[string]bool{}
+	kept := r.Events[:0]
+	for i, it := range r.Events {
+		f := fmt.Sprintf("events[%d]", i)
+		id := strings.TrimSpace(it.ID)
+		if !res.admit(f+".id", it.ID, id, s.events, seen) {
+			continue
+		}
+		one := EventUpdate(&it.EventUpdateReply, s, caps)
+		for _, p := range one.Problems {
+			res.fix(p.Kind, f+"."+p.Field, p.Value)
+		}
+		if one.Verdict == Rejected {
+			continue
+		}
+		it.ID = id
+		kept = append(kept, it)
+	}
+	r.Events = kept
+	for _, id := range s.Events {
+		if !seen[id] {
+			res.fix(MissingID, "events", id)
+		}
+	}
+	if len(kept) == 0 {
+		res.reject(Empty, "events", "")
+	}
+	return res.Result
+}
+
 // Filter checks a filter reply like Predict.
 func Filter(r *prompt.FilterReply, s Shown, caps Caps) Result {
 	var res result
@@ -361,41 +420,74 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 // prompt package's reply type), or an error for a kind without a check
 // or a document that does not decode.
 func Check(kind string, doc []byte, s Shown, caps Caps) (Result, any, error) {
-	var reply any
-	var run func() Result
-	switch kind {
-	case prompt.BuildBatch:
-		r := &prompt.BuildBatchReply{}
-		reply, run = r, func() Result { return BuildBatch(r, s, caps) }
-	case prompt.EventUpdate:
-		r := &prompt.EventUpdateReply{}
-		reply, run = r, func() Result { return EventUpdate(r, s, caps) }
-	case prompt.EventCheck:
-		r := &prompt.EventCheckReply{}
-		reply, run = r, func() Result { return EventCheck(r, s, caps) }
-	case prompt.TurnNote:
-		r := &prompt.TurnNoteReply{}
-		reply, run = r, func() Result { return TurnNote(r, s, caps) }
-	case prompt.Affiliate:
-		r := &prompt.AffiliateReply{}
-		reply, run = r, func() Result { return Affiliate(r, s, caps) }
-	case prompt.Predict:
-		r := &prompt.PredictReply{}
-		reply, run = r, func() Result { return Predict(r, s, caps) }
-	case prompt.Filter:
-		r := &prompt.FilterReply{}
-		reply, run = r, func() Result { return Filter(r, s, caps) }
-	case prompt.Query:
-		r := &prompt.QueryReply{}
-		reply, run = r, func() Result { return Query(r, s, caps) }
-	case prompt.Answer:
-		r := &prompt.AnswerReply{}
-		reply, run = r, func() Result { return Answer(r, s, caps) }
-	default:
+	reply := newReply(kind)
+	if reply == nil {
 		return Result{}, nil, fmt.Errorf("memcheck: no check for %q", kind)
 	}
 	if err := json.Unmarshal(doc, reply); err != nil {
 		return Result{}, nil, fmt.Errorf("memcheck: %s: %w", kind, err)
 	}
-	return run(), reply, nil
+	res, _ := Reply(reply, s, caps)
+	return res, reply, nil
+}
+
+// newReply returns a new reply of prompt kind, nil for a kind without a
+// check.
+func newReply(kind string) any {
+	switch kind {
+	case prompt.BuildBatch:
+		return &prompt.BuildBatchReply{}
+	case prompt.EventUpdate:
+		return &prompt.EventUpdateReply{}
+	case prompt.EventUpdates:
+		return &prompt.EventUpdatesReply{}
+	case prompt.EventCheck:
+		return &prompt.EventCheckReply{}
+	case prompt.TurnNote:
+		return &prompt.TurnNoteReply{}
+	case prompt.Affiliate:
+		return &prompt.AffiliateReply{}
+	case prompt.Predict:
+		return &prompt.PredictReply{}
+	case prompt.Filter:
+		return &prompt.FilterReply{}
+	case prompt.Select:
+		return &prompt.SelectReply{}
+	case prompt.Query:
+		return &prompt.QueryReply{}
+	case prompt.Answer:
+		return &prompt.AnswerReply{}
+	}
+	return nil
+}
+
+// Reply runs the check of reply's type (a pointer to one of the prompt
+// package's reply types), repairing it in place, as the engine does after
+// each call; ok is false for a type without a check.
+func Reply(reply any, s Shown, caps Caps) (res Result, ok bool) {
+	switch r := reply.(type) {
+	case *prompt.BuildBatchReply:
+		return BuildBatch(r, s, caps), true
+	case *prompt.EventUpdateReply:
+		return EventUpdate(r, s, caps), true
+	case *prompt.EventUpdatesReply:
+		return EventUpdates(r, s, caps), true
+	case *prompt.EventCheckReply:
+		return EventCheck(r, s, caps), true
+	case *prompt.TurnNoteReply:
+		return TurnNote(r, s, caps), true
+	case *prompt.AffiliateReply:
+		return Affiliate(r, s, caps), true
+	case *prompt.PredictReply:
+		return Predict(r, s, caps), true
+	case *prompt.FilterReply:
+		return Filter(r, s, caps), true
+	case *prompt.SelectReply:
+		return Select(r, s, caps), true
+	case *prompt.QueryReply:
+		return Query(r, s, caps), true
+	case *prompt.AnswerReply:
+		return Answer(r, s, caps), true
+	}
+	return Result{}, false
 }

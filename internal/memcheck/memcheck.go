@@ -22,6 +22,7 @@
 package memcheck
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -295,9 +296,11 @@ func isNumber(w string) bool {
 }
 
 // jsonish reports whether s looks like a piece of JSON rather than prose.
+// Square brackets alone are prose: conversations carry "[Image: …]"
+// captions and turn ids, and answers quote them; a JSON array is not.
 func jsonish(s string) bool {
 	t := strings.TrimSpace(s)
-	if strings.ContainsAny(t, "{}[]") {
+	if strings.ContainsAny(t, "{}") || strings.HasPrefix(t, `["`) || strings.HasPrefix(t, "[") && json.Valid([]byte(t)) {
 		return true
 	}
 	return strings.Contains(t, `":`) || strings.Contains(t, `",`) || strings.HasPrefix(t, `"`) && strings.HasSuffix(t, `":`)

@@ -32,8 +32,12 @@ var fixtures = map[string]any{
 	prompt.Affiliate:   prompt.AffiliateData{Last: &ev, Candidates: []prompt.Event{ev, ev2}, Turn: t2},
 	prompt.Predict:     prompt.PredictData{Question: "What inspired Caroline?", Event: ev, Turns: []prompt.Turn{t1, t2, t3}, Max: 2},
 	prompt.Filter:      prompt.FilterData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t2, t3}},
-	prompt.Query:       prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
-	prompt.Answer:      prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.Select: prompt.SelectData{Question: "What inspired Caroline?", Events: []prompt.SelectEvent{{Event: ev, Turns: []prompt.Turn{t1, t2}}},
+		Turns: []prompt.Turn{t3}, Max: 3},
+	prompt.EventUpdates: prompt.EventUpdatesData{Window: []prompt.Turn{t1}, New: []prompt.Turn{t2, t3},
+		Events: []prompt.EventUpdatesItem{{Event: ev, NewIDs: []string{"D1:4", "D1:5"}}, {Event: prompt.Event{ID: "e2", Title: "New event"}, NewIDs: []string{"D1:5"}}}},
+	prompt.Query:  prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
+	prompt.Answer: prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
 }
 
 func render(t testing.TB, kind string) prompt.Prompt {
@@ -61,8 +65,11 @@ func check(t testing.TB, kind, content string, p prompt.Prompt) (res Result, rep
 	}
 	syntaxRepaired = !json.Valid([]byte(strings.TrimSpace(content)))
 	caps := Caps{}
-	if kind == prompt.Predict {
-		caps.IDs = fixtures[kind].(prompt.PredictData).Max
+	switch d := fixtures[kind].(type) {
+	case prompt.PredictData:
+		caps.IDs = d.Max
+	case prompt.SelectData:
+		caps.IDs = d.Max
 	}
 	res, reply, err = Check(kind, doc, FromPrompt(p), caps)
 	if err != nil {
@@ -134,8 +141,13 @@ func TestGoodRepliesValid(t *testing.T) {
 		prompt.Affiliate:  `{"affiliations":["e1"],"reasoning":"Melanie answers Caroline about the group."}`,
 		prompt.Predict:    `{"turn_ids":["D1:5","D1:3"]}`,
 		prompt.Filter:     `{"relevant_ids":["D1:5"]}`,
-		prompt.Query:      `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
-		prompt.Answer:     `{"answer":"Not mentioned in the conversation"}`,
+		prompt.Select:     `{"turn_ids":["D1:5","D1:3"]}`,
+		prompt.EventUpdates: `{"events":[{"id":"e1","summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her to paint.",
+			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
+			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]},
+			{"id":"e2","summary":"Caroline plans to paint the transgender stories she heard.","keywords":["painting"],"tags":["art"],"new_facts":[]}]}`,
+		prompt.Query:  `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
+		prompt.Answer: `{"answer":"Not mentioned in the conversation"}`,
 	}
 	for kind, content := range good {
 		p := render(t, kind)
@@ -202,6 +214,21 @@ func TestRejectedWhenNothingLeft(t *testing.T) {
 	}
 }
 
+// An event_updates reply keeps the events it updated well and drops the
+// item the event_update check rejects (that event keeps its record).
+func TestEventUpdatesDropsOneItem(t *testing.T) {
+	p := render(t, prompt.EventUpdates)
+	res, reply, _ := check(t, prompt.EventUpdates, `{"events":[{"id":"e1","summary":"Caroline told Melanie about the LGBTQ support group she attended.","keywords":["support group"]},
+		{"id":"e2","summary":"}, "},{"id":"e1","summary":"Again."}]}`, p)
+	r := reply.(*prompt.EventUpdatesReply)
+	if res.Verdict != Repaired || len(r.Events) != 1 || r.Events[0].ID != "e1" || res.Count(JunkText) != 1 || res.Count(Duplicate) != 1 || res.Count(MissingID) != 0 {
+		t.Errorf("got %v, events %+v", res, r.Events)
+	}
+	if res, _, _ := check(t, prompt.EventUpdates, `{"events":[{"id":"e2","summary":"}, "}]}`, p); res.Verdict != Rejected {
+		t.Errorf("only junk: %v", res)
+	}
+}
+
 func TestCheckDispatch(t *testing.T) {
 	p := render(t, prompt.Predict)
 	res, reply, err := Check(prompt.Predict, []byte(`{"turn_ids":["D1:3","D9:9","D1:3"]}`), FromPrompt(p), Caps{})
@@ -210,5 +237,39 @@ func TestCheckDispatch(t *testing.T) {
 	}
 	if _, _, err := Check("judge", []byte(`{}`), Shown{}, Caps{}); err == nil {
 		t.Error("judge has no check")
+	}
+}
+
+// Conversations carry "[Image: …]" captions and turn ids in brackets: an
+// answer or a summary quoting them is prose, not JSON (the scripted fake's
+// answers to LoCoMo's captioned turns were rejected until this held).
+func TestBracketsAreProse(t *testing.T) {
+	p := render(t, prompt.Answer)
+	for _, a := range []string{"[Image: a photo of a lake at sunrise] Melanie painted it", "She said so in [D1:3]."} {
+		r := prompt.AnswerReply{Answer: a}
+		if res := Answer(&r, FromPrompt(p), Caps{}); res.Verdict != Valid {
+			t.Errorf("answer %q: %v", a, res)
+		}
+	}
+	for _, a := range []string{`["D1:3"]`, `[1, 2]`, `{"answer": ""}`} {
+		r := prompt.AnswerReply{Answer: a}
+		if res := Answer(&r, FromPrompt(p), Caps{}); res.Verdict != Rejected {
+			t.Errorf("answer %q: %v, want rejected", a, res)
+		}
+	}
+}
+
+// A select reply of only ids that were not shown is rejected; an empty one
+// is an answer.
+func TestSelectOnlyUnknownRejected(t *testing.T) {
+	p := render(t, prompt.Select)
+	if res, _, _ := check(t, prompt.Select, `{"turn_ids":["key1","D9:9"]}`, p); res.Verdict != Rejected {
+		t.Errorf("only unknown ids: %v", res)
+	}
+	if res, _, _ := check(t, prompt.Select, `{"turn_ids":[]}`, p); res.Verdict != Valid {
+		t.Errorf("empty selection: %v", res)
+	}
+	if res, _, _ := check(t, prompt.Select, `{"turn_ids":["key1","D1:3"]}`, p); res.Verdict != Repaired {
+		t.Errorf("one shown id: %v", res)
 	}
 }

@@ -21,7 +21,7 @@ import (
 
 // Version identifies the prompt set. It is part of every producer string, so
 // records made by older prompts can be told apart.
-const Version = "p1"
+const Version = "p2"
 
 //go:embed templates/*.tmpl
 var files embed.FS
@@ -70,16 +70,18 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 
 // Names of the prompts, which are also the schema names sent to models.
 const (
-	TurnNote    = "turn_note"    // paper mode: annotate one turn
-	Affiliate   = "affiliate"    // paper mode: choose events for one turn
-	EventUpdate = "event_update" // small event: rewrite summary, add facts
-	EventCheck  = "event_check"  // large event: relevance + keywords/tags
-	BuildBatch  = "build_batch"  // default mode: annotate and assign a batch
-	Query       = "query"        // query analysis / rewrite
-	Predict     = "predict"      // per-event turn prediction
-	Filter      = "filter"       // relevance filter
-	Answer      = "answer"       // final answer
-	Judge       = "judge"        // LLM-as-judge in evaluation
+	TurnNote     = "turn_note"     // paper mode: annotate one turn
+	Affiliate    = "affiliate"     // paper mode: choose events for one turn
+	EventUpdate  = "event_update"  // small event: rewrite summary, add facts
+	EventCheck   = "event_check"   // large event: relevance + keywords/tags
+	BuildBatch   = "build_batch"   // default mode: annotate and assign a batch
+	Query        = "query"         // query analysis / rewrite
+	Predict      = "predict"       // per-event turn prediction
+	Filter       = "filter"        // relevance filter
+	Select       = "select"        // default mode: one selection over events and search hits
+	EventUpdates = "event_updates" // default mode: update every event a batch touched
+	Answer       = "answer"        // final answer
+	Judge        = "judge"         // LLM-as-judge in evaluation
 )
 
 // Turn is how a turn is shown to a model.
@@ -151,6 +153,37 @@ type PredictData struct {
 	Max      int
 }
 
+// SelectEvent is one event of a Select prompt with the member turns shown.
+type SelectEvent struct {
+	Event Event
+	Turns []Turn
+}
+
+// SelectData fills the select template: candidate events with their turns
+// closest to the question, then search hits shown under no event.
+type SelectData struct {
+	Question string
+	Events   []SelectEvent
+	Turns    []Turn
+	Max      int
+}
+
+// EventUpdatesItem is one event of an EventUpdates prompt: the event as
+// stored before the batch (no title or summary for a new one) and the ids
+// of the batch's turns that joined it.
+type EventUpdatesItem struct {
+	Event  Event
+	NewIDs []string
+}
+
+// EventUpdatesData fills the event_updates template: the turns before the
+// batch, the batch's turns and the events they joined.
+type EventUpdatesData struct {
+	Window []Turn
+	New    []Turn
+	Events []EventUpdatesItem
+}
+
 // FilterData fills the filter template.
 type FilterData struct {
 	Question string
@@ -201,8 +234,11 @@ var schemas = map[string]string{
 		`,"temporal":{"type":"boolean"},"time_range":{"type":"object","properties":{"start":{"type":"string"},"end":{"type":"string"}}}},"required":["keyword_query","temporal"]}`,
 	Predict: `{"type":"object","properties":{"turn_ids":` + strList + `},"required":["turn_ids"]}`,
 	Filter:  `{"type":"object","properties":{"relevant_ids":` + strList + `},"required":["relevant_ids"]}`,
-	Answer:  `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,
-	Judge:   `{"type":"object","properties":{"label":{"type":"string","enum":["CORRECT","WRONG"]},"reasoning":{"type":"string"}},"required":["label"]}`,
+	Select:  `{"type":"object","properties":{"turn_ids":` + strList + `},"required":["turn_ids"]}`,
+	EventUpdates: `{"type":"object","properties":{"events":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"summary":{"type":"string"},"keywords":` + strList +
+		`,"tags":` + strList + `,"new_facts":` + factList + `},"required":["id","summary"]}}},"required":["events"]}`,
+	Answer: `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,
+	Judge:  `{"type":"object","properties":{"label":{"type":"string","enum":["CORRECT","WRONG"]},"reasoning":{"type":"string"}},"required":["label"]}`,
 }
 
 // Reply types: what each prompt's JSON decodes into.
@@ -278,6 +314,23 @@ type PredictReply struct {
 	TurnIDs []string `json:"turn_ids"`
 }
 
+// SelectReply is the reply to Select.
+type SelectReply struct {
+	TurnIDs []string `json:"turn_ids"`
+}
+
+// EventUpdatesReply is the reply to EventUpdates: one EventUpdateReply per
+// event, with its id.
+type EventUpdatesReply struct {
+	Events []EventUpdatesReplyItem `json:"events"`
+}
+
+// EventUpdatesReplyItem is one event's update in an EventUpdatesReply.
+type EventUpdatesReplyItem struct {
+	ID string `json:"id"`
+	EventUpdateReply
+}
+
 // FilterReply is the reply to Filter.
 type FilterReply struct {
 	RelevantIDs []string `json:"relevant_ids"`
@@ -295,8 +348,8 @@ type JudgeReply struct {
 }
 
 // MaxTokens is a completion budget for a reply to prompt name that covers
-// n items (the new turns of BuildBatch, the turns shown to Predict and
-// Filter; n is ignored for the others). It is about twice what a complete,
+// n items (the new turns of BuildBatch, the turns shown to Predict, Filter
+// and Select, the events of EventUpdates; n is ignored for the others). It is about twice what a complete,
 // terse reply takes (measured on LoCoMo with the scripted model: 47 tokens
 // per turn of a build batch, 190 per event update, 8–15 per prediction),
 // so that a good reply is never cut and a runaway one stops early. 0 for
@@ -318,6 +371,10 @@ func MaxTokens(name string, n int) int {
 		return 128
 	case Predict, Filter:
 		return min(32+12*n, 1024)
+	case Select:
+		return 32 + 12*min(n, 40)
+	case EventUpdates:
+		return min(128+384*n, 4096)
 	case Answer:
 		return 128
 	case Judge:

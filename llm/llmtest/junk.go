@@ -257,6 +257,53 @@ var JunkShapes = []JunkShape{
 		ids := viewOf(r).ids()
 		return js(map[string]any{"relevant_ids": []string{ids[0], ids[0], "D7:77"}})
 	}},
+	{Name: "select runs on past the ids shown", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
+		ids := []string{viewOf(r).ids()[0]}
+		for i := 19; i <= 34; i++ {
+			ids = append(ids, fmt.Sprintf("D1:%d", i))
+		}
+		return js(map[string]any{"turn_ids": ids})
+	}},
+	{Name: "select lists every turn twice", Kind: "select", Want: "duplicate", Reply: func(r llm.Request) string {
+		ids := viewOf(r).ids()
+		return js(map[string]any{"turn_ids": append(ids, ids...)})
+	}},
+	{Name: "updates: summaries copied from instructions", Kind: "event_updates", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		items := []map[string]any{}
+		for _, e := range viewOf(r).events {
+			items = append(items, map[string]any{"id": e.id, "summary": "2 to 3 sentences covering the whole event so far, including what its new turns add",
+				"keywords": []string{"time"}, "new_facts": []any{}})
+		}
+		return js(map[string]any{"events": items})
+	}},
+	{Name: "updates: summary }, with facts the new", Kind: "event_updates", Want: "junk_text", Reply: func(r llm.Request) string {
+		items := []map[string]any{}
+		for _, e := range viewOf(r).events {
+			items = append(items, map[string]any{"id": e.id, "summary": "}, ", "keywords": []string{"time"}, "tags": []string{"new_facts"},
+				"new_facts": []map[string]string{{"fact": "the new", "turn_id": "}, {"}}})
+		}
+		return js(map[string]any{"events": items})
+	}},
+	{Name: "updates: events not shown", Kind: "event_updates", Want: "unknown_id", Reply: func(r llm.Request) string {
+		return js(map[string]any{"events": []map[string]any{{"id": "e999", "summary": "Melanie has been painting a lake at sunrise since May 2023.", "keywords": []string{"painting"}},
+			{"id": "new:1", "summary": "Caroline went to a support group.", "keywords": []string{"support group"}}}})
+	}},
+	// Recorded from the same server answering the select and
+	// event_updates prompts (testdata/llamacpp-gemma3-270m-default.jsonl).
+	{Name: "recorded: select 1 … 30", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
+		ids := make([]string, 30)
+		for i := range ids {
+			ids[i] = fmt.Sprint(i + 1)
+		}
+		return js(map[string]any{"turn_ids": ids})
+	}},
+	{Name: "recorded: updates of id :{ and summary }, {", Kind: "event_updates", Want: "unknown_id", Reply: func(r llm.Request) string {
+		items := []map[string]any{{"id": ":{", "summary": "}, {", "keywords": []string{"who", "what", "where"}, "tags": []string{"when"}}}
+		for range 11 {
+			items = append(items, map[string]any{"id": ":{", "summary": "}, {", "keywords": []string{"when"}})
+		}
+		return js(map[string]any{"events": items})
+	}},
 	{Name: "query copied from instructions", Kind: "query", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})
 	}},
@@ -277,7 +324,7 @@ var JunkShapes = []JunkShape{
 
 // RealJunk is a scripted fake in the manner of the real small model: it
 // answers each prompt with the junk shapes of its kind in turn (Scripted's
-// answer for kinds without shapes), so that a pipeline test sees every
+// answer for kinds without shapes; CORRECT to every judge prompt), so that a pipeline test sees every
 // shape. Safe for concurrent use; the zero value is ready.
 type RealJunk struct {
 	// Fallback answers kinds without junk shapes (nil: a new Scripted).
@@ -313,12 +360,27 @@ func (j *RealJunk) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		fb = j.fb
 	}
 	j.mu.Unlock()
+	if req.SchemaName == "judge" || strings.HasPrefix(firstUser(req), "Grade an answer") {
+		// The judge the real model was: CORRECT for every answer, "Not
+		// mentioned" included.
+		content := `{"label":"CORRECT","reasoning":"The answer matches the gold answer."}`
+		return llm.Response{Content: content, Model: "real-junk", Usage: llm.Usage{PromptTokens: promptTokens(req), CompletionTokens: 16}}, nil
+	}
 	if len(shapes) == 0 {
 		return fb.Complete(ctx, req)
 	}
 	content := shapes[n%len(shapes)].Reply(req)
 	return llm.Response{Content: content, Model: "real-junk",
 		Usage: llm.Usage{PromptTokens: promptTokens(req), CompletionTokens: (len(content) + 3) / 4}}, nil
+}
+
+func firstUser(req llm.Request) string {
+	for _, m := range req.Messages {
+		if m.Role == "user" {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 func promptTokens(req llm.Request) int {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -113,16 +114,18 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // replies maps each higmem prompt kind to the fake's answer.
 var replies = map[string]func(parsed) map[string]any{
-	"turn_note":    parsed.turnNote,
-	"affiliate":    parsed.affiliate,
-	"event_update": parsed.eventUpdate,
-	"event_check":  parsed.eventCheck,
-	"build_batch":  parsed.buildBatch,
-	"query":        parsed.query,
-	"predict":      parsed.predict,
-	"filter":       parsed.filter,
-	"answer":       parsed.answer,
-	"judge":        parsed.judge,
+	"turn_note":     parsed.turnNote,
+	"affiliate":     parsed.affiliate,
+	"event_update":  parsed.eventUpdate,
+	"event_check":   parsed.eventCheck,
+	"build_batch":   parsed.buildBatch,
+	"query":         parsed.query,
+	"predict":       parsed.predict,
+	"filter":        parsed.filter,
+	"select":        parsed.selectIDs,
+	"event_updates": parsed.eventUpdates,
+	"answer":        parsed.answer,
+	"judge":         parsed.judge,
 }
 
 // Junk is a model that never returns JSON.
@@ -156,7 +159,17 @@ type parsed struct {
 	order    []string
 	gold     string
 	graded   string
+	max      int        // the "at most N" of the instructions, 0 when none
+	updates  []toUpdate // event_updates: the events and their new turns
 }
+
+// toUpdate is one event of an event_updates prompt.
+type toUpdate struct {
+	id     string
+	newIDs []string
+}
+
+var atMostRE = regexp.MustCompile(`at most (\d+)`)
 
 var (
 	turnRE  = regexp.MustCompile(`^\[([^\]]+)\] (.*?) \| ([^:]*): (.*)$`)
@@ -166,7 +179,22 @@ var (
 func parse(s string) parsed {
 	p := parsed{sections: map[string][]line{}, events: map[string][]event{}}
 	section := ""
+	if m := atMostRE.FindStringSubmatch(s); m != nil {
+		p.max, _ = strconv.Atoi(m[1])
+	}
+	inUpdates := false // below "Events to update:", the last section
 	for _, l := range strings.Split(s, "\n") {
+		if l == "Events to update:" {
+			inUpdates = true
+		}
+		if inUpdates {
+			if m := eventRE.FindStringSubmatch(l); m != nil {
+				p.updates = append(p.updates, toUpdate{id: m[1]})
+			} else if ids, ok := strings.CutPrefix(l, "Its new turns: "); ok && len(p.updates) > 0 {
+				p.updates[len(p.updates)-1].newIDs = strings.Split(ids, ", ")
+				continue
+			}
+		}
 		switch {
 		case strings.HasPrefix(l, "Question: "):
 			p.question = strings.TrimPrefix(l, "Question: ")
@@ -446,6 +474,45 @@ func (p parsed) filter() map[string]any {
 	return map[string]any{"relevant_ids": p.ranked(p.turnsIn("Items"), 10)}
 }
 
+// selectIDs answers select: the turns of every list sharing most words
+// with the question, at most the prompt's maximum.
+func (p parsed) selectIDs() map[string]any {
+	var all []line
+	seen := map[string]bool{}
+	for _, sec := range p.order {
+		for _, t := range p.sections[sec] {
+			if !seen[t.id] {
+				seen[t.id] = true
+				all = append(all, t)
+			}
+		}
+	}
+	return map[string]any{"turn_ids": p.ranked(all, max(p.max, 1))}
+}
+
+// eventUpdates answers event_updates: for each event, what eventUpdate
+// answers for its new turns.
+func (p parsed) eventUpdates() map[string]any {
+	byID := map[string]line{}
+	for _, t := range p.turnsIn("New turns") {
+		byID[t.id] = t
+	}
+	items := []map[string]any{}
+	for _, u := range p.updates {
+		one := parsed{sections: map[string][]line{}}
+		for _, id := range u.newIDs {
+			if t, ok := byID[id]; ok {
+				one.sections["New turns:"] = append(one.sections["New turns:"], t)
+			}
+		}
+		one.order = []string{"New turns:"}
+		r := one.eventUpdate()
+		r["id"] = u.id
+		items = append(items, r)
+	}
+	return map[string]any{"events": items}
+}
+
 func (p parsed) answer() map[string]any {
 	ts := p.turnsIn("Memory")
 	best := p.ranked(ts, 1)
@@ -500,27 +567,32 @@ func (s *Scripted) Handler() Handler {
 
 // kindFromPrompt recognises higmem's prompts by their opening words.
 func kindFromPrompt(msgs []llm.Message) string {
-	var user string
+	var best, found string
+	var user string // the first user message: a re-ask adds a correction after it
 	for _, m := range msgs {
-		if m.Role == "user" {
+		if m.Role == "user" && user == "" {
 			user = m.Content
 		}
 	}
 	for prefix, kind := range map[string]string{
-		"Annotate one conversation turn":      "turn_note",
-		"Decide which ongoing event":          "affiliate",
-		"Update the memory record":            "event_update",
-		"A large event in memory":             "event_check",
-		"Organise new conversation turns":     "build_batch",
-		"Prepare a memory search":             "query",
-		"Pick the turns of one memory event":  "predict",
-		"Judge which memory items":            "filter",
-		"Answer a question about past":        "answer",
-		"Grade an answer to a question about": "judge",
+		"Annotate one conversation turn":          "turn_note",
+		"Decide which ongoing event":              "affiliate",
+		"Update the memory record":                "event_update",
+		"A large event in memory":                 "event_check",
+		"Organise new conversation turns":         "build_batch",
+		"Prepare a memory search":                 "query",
+		"Pick the turns of one memory event":      "predict",
+		"Judge which memory items":                "filter",
+		"Pick the memory turns that answer":       "select",
+		"Update the memory records of the events": "event_updates",
+		"Answer a question about past":            "answer",
+		"Grade an answer to a question about":     "judge",
 	} {
-		if strings.HasPrefix(user, prefix) {
-			return kind
+		// The longest prefix wins: "Update the memory record" starts
+		// "Update the memory records of the events" too.
+		if strings.HasPrefix(user, prefix) && len(prefix) > len(best) {
+			best, found = prefix, kind
 		}
 	}
-	return ""
+	return found
 }

@@ -136,7 +136,7 @@ type systemInfo struct {
 }
 
 var registry = []systemInfo{
-	{"higmem", "higmem default mode: batched annotation and event assignment; per question one parallel round of per-event prediction and relevance filtering, then the answer (links on)",
+	{"higmem", "higmem default mode: batched annotation and event assignment, batched event updates; per question one select call over the candidate events and search hits, then the answer",
 		func() System { return &engineSystem{name: "higmem", mode: higmem.ModeDefault, links: true} }},
 	{"higmem-paper", "higmem paper mode (the HiGMem reference): per turn annotation, affiliation and event updates; per question query rewrite, per-event prediction, chunked filter, answer (links on)",
 		func() System { return &engineSystem{name: "higmem-paper", mode: higmem.ModePaper, links: true} }},

@@ -26,6 +26,7 @@ func Judge(ctx context.Context, model llm.Model, question, gold, answer string, 
 		SchemaName: p.Name,
 		Operation:  p.Name,
 		Seed:       &seed,
+		MaxTokens:  prompt.MaxTokens(prompt.Judge, 1),
 	}
 	var r prompt.JudgeReply
 	resp, err := llm.CompleteJSON(ctx, model, req, &r)

@@ -387,7 +387,7 @@ func Markdown(rep *Report) string {
 		table(&b, []string{"system", "prompt tok / turn", "completion tok / turn", "prompt tok / q", "completion tok / q"}, rows)
 	}
 
-	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), the semantic verdict of internal/memcheck on every reply (junk titles, copied instructions, ids not shown, runaway lists: what a check would repair or reject; the engine does not apply these checks yet, so repaired and rejected replies were stored as written), and HTTP requests.\n\n")
+	b.WriteString(Sections[12] + "\n\nPer operation: logical calls (re-asks not counted), the share whose first reply was usable, corrective re-asks, fallbacks (the reply was still unusable and the engine used its documented fallback: rules, offline segmentation, an empty selection), the semantic verdict of internal/memcheck on every reply (junk titles, copied instructions, ids not shown, runaway lists: the same checks the engine applies before it stores anything: a repaired reply is used repaired, a rejected one is never stored and counts as a fallback), and HTTP requests.\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		for _, ph := range phases(s) {

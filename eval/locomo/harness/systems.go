@@ -220,6 +220,7 @@ func answerFromTurns(ctx context.Context, model llm.Model, s *locomo.Sample, que
 		Schema:     p.Schema,
 		SchemaName: p.Name,
 		Operation:  p.Name,
+		MaxTokens:  prompt.MaxTokens(prompt.Answer, 1),
 	}
 	var r prompt.AnswerReply
 	start := time.Now()

@@ -1,0 +1,75 @@
+package higmem_test
+
+import (
+	"testing"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/synth"
+	"github.com/higmem/higmem/llm/llmtest"
+)
+
+// TestCostBudget holds default mode to its budget on a 400-turn synthetic
+// conversation with LoCoMo's session length (about 22 turns) and the
+// scripted model: two calls per batch (one build, one update of the events
+// it touched), so at most 0.1 LLM calls per ingested turn; per question at
+// most 3 calls in at most 2 sequential rounds and 5,000 prompt tokens (the
+// fake counts 4 bytes per token). Paper mode keeps the reference's calls:
+// 3 per turn (annotate, affiliate, update), and per question a rewrite, a
+// prediction per candidate event, a filter and the answer.
+func TestCostBudget(t *testing.T) {
+	conv := synth.Generate(synth.Options{Turns: 400, Seed: 7, SessionTurns: 22})
+	qs := conv.Questions[:min(20, len(conv.Questions))]
+	for _, mode := range []higmem.Mode{higmem.ModeDefault, higmem.ModePaper} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := t.Context()
+			m := open(t, higmem.Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Embedder: hashing.New(0)})
+			res, err := m.Add(ctx, sp, conv.Turns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			perTurn := float64(len(res.Calls)) / float64(len(conv.Turns))
+			byOp := map[string]int{}
+			for _, c := range res.Calls {
+				byOp[c.Operation]++
+			}
+			for _, q := range qs {
+				ans, err := m.Ask(ctx, sp, q.Text, higmem.RetrieveOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tokens, ops := 0, map[string]int{}
+				for _, c := range ans.Trace.Calls {
+					tokens += c.Usage.PromptTokens
+					ops[c.Operation]++
+				}
+				switch mode {
+				case higmem.ModeDefault:
+					if len(ans.Trace.Calls) > 3 || ans.Trace.Rounds > 2 || tokens > 5000 {
+						t.Errorf("%q: %d calls %v in %d rounds, %d prompt tokens: over the budget of 3 calls, 2 rounds, 5,000 tokens",
+							q.Text, len(ans.Trace.Calls), ops, ans.Trace.Rounds, tokens)
+					}
+				case higmem.ModePaper:
+					if ops[prompt.Query] != 1 || ops[prompt.Predict] < len(ans.Trace.Stage("events")) || ops[prompt.Filter] == 0 || ops[prompt.Answer] != 1 || ans.Trace.Rounds != 4 {
+						t.Errorf("%q: paper mode made %v in %d rounds: want the reference's calls", q.Text, ops, ans.Trace.Rounds)
+					}
+				}
+			}
+			switch mode {
+			case higmem.ModeDefault:
+				if perTurn > 0.1 {
+					t.Errorf("construction: %.3f calls per turn, budget 0.1", perTurn)
+				}
+				if byOp[prompt.EventUpdates] > byOp[prompt.BuildBatch] {
+					t.Errorf("construction: %v: more than one update call per batch", byOp)
+				}
+			case higmem.ModePaper:
+				if perTurn < 3 {
+					t.Errorf("construction: %.3f calls per turn, the reference makes 3", perTurn)
+				}
+			}
+			t.Logf("%s: %.3f calls per turn %v", mode, perTurn, byOp)
+		})
+	}
+}
