@@ -11,11 +11,16 @@ import (
 )
 
 // stageOrder is the order of the retrieval stages the Ask page draws.
-// search, events, predicted, filtered and final are always drawn (a stage
-// the mode does not run says so); timeline and union only when recorded.
-var stageOrder = []string{"search", "events", "predicted", "timeline", "union", "filtered", "final"}
+// The stages of the question's mode (drawnIn) are always drawn (a stage
+// that did not run says so); the others only when recorded.
+var stageOrder = []string{"search", "events", "predicted", "timeline", "union", "shown", "selected", "filtered", "final"}
 
-var alwaysDrawn = []string{"search", "events", "predicted", "filtered", "final"}
+// drawnIn lists, per mode, the stages the Ask page always draws.
+var drawnIn = map[string][]string{
+	"default": {"search", "events", "shown", "selected", "final"},
+	"paper":   {"search", "events", "predicted", "filtered", "final"},
+	"offline": {"search", "events", "shown", "selected", "final"}, // what a model would add
+}
 
 // stageDesc says what each stage is, for the page.
 var stageDesc = map[string]string{
@@ -24,6 +29,8 @@ var stageDesc = map[string]string{
 	"predicted": "turns the model chose inside the candidate events",
 	"timeline":  "turns in the time range the question names",
 	"union":     "all candidates together",
+	"shown":     "turns shown to the model: each candidate event's closest, then the search and timeline hits",
+	"selected":  "turns the model selected as evidence",
 	"filtered":  "turns the relevance filter kept",
 	"final":     "the evidence, after budgets",
 }
@@ -117,9 +124,13 @@ func (h *Handler) explain(ctx context.Context, sc api.Scope, v *askView, evs []a
 	for _, e := range v.Answer.Evidence {
 		turns[e.Turn.ID] = e.Turn
 	}
+	always := drawnIn[tr.Mode]
+	if always == nil {
+		always = drawnIn["paper"]
+	}
 	for _, name := range stageOrder {
 		ids, ran := stageIDs(tr, name)
-		if !ran && !slices.Contains(alwaysDrawn, name) {
+		if !ran && !slices.Contains(always, name) {
 			continue
 		}
 		v.Stages = append(v.Stages, stageCol{Name: name, Desc: stageDesc[name], Ran: ran, Count: len(ids), Event: name == "events", IDs: ids})

@@ -283,7 +283,7 @@ func TestBrowser(t *testing.T) {
 			t.Errorf("evidence lacks S2:1 (Biscuit the greyhound):\n%s", b.text("ol.evidence"))
 		}
 		stages := eval[[]string](b, `[...document.querySelectorAll('.stages .name')].map(e => e.innerText)`)
-		for _, want := range []string{"search", "events", "predicted", "filtered", "final"} {
+		for _, want := range []string{"search", "events", "shown", "selected", "final"} {
 			if !slices.Contains(stages, want) {
 				t.Errorf("stage picture %v lacks %s", stages, want)
 			}

@@ -29,7 +29,7 @@ func TestPagesRender(t *testing.T) {
 		{demoPath("turns", "speaker", "Tom", "session", "2"), []string{"turn S2:2", "turn S2:8"}},
 		{demoPath("turns", "q", "greyhound Biscuit"), []string{"turn S2:1", "most relevant first"}},
 		{demoPath("turns", "from", "2024-05-25", "to", "2024-05-25"), []string{"8 turn(s)", "turn S3:1"}},
-		{demoPath("ask", "q", "What is the name of Priya's dog?"), []string{"Evidence (", "turn S2:1", "search", "events", "predicted", "filtered", "final", "not run in this mode", "✓ kept"}},
+		{demoPath("ask", "q", "What is the name of Priya's dog?"), []string{"Evidence (", "turn S2:1", "search", "events", "shown", "selected", "final", "not run in this mode", "✓ kept"}},
 		{demoPath("turn", "id", "S2:1"), []string{"Delete turn S2:1", "Biscuit"}},
 	} {
 		resp, body := c.get(tc.path)
