@@ -33,8 +33,11 @@ type keyring struct {
 	src KeySource
 	cur atomic.Pointer[Keys]
 
-	mu     sync.Mutex // serialises loads; guards loaded
-	loaded time.Time
+	mu sync.Mutex // serialises loads; guards demanded
+	// demanded is when the last load asked for by an unknown key started
+	// (periodic loads do not count: a key added after one of them must
+	// still be found at once).
+	demanded time.Time
 }
 
 func newKeyring(keys *Keys, src KeySource) *keyring {
@@ -46,20 +49,23 @@ func newKeyring(keys *Keys, src KeySource) *keyring {
 // current returns the keys in force (nil when there are none).
 func (kr *keyring) current() *Keys { return kr.cur.Load() }
 
-// reload loads the keys from the source, unless a load finished less than
-// minAge ago. It reports whether the keys were (re)loaded. On an error the
-// keys in force stay.
+// reload loads the keys from the source. A load on demand (minAge > 0,
+// for an unknown key) is skipped when the last one started less than minAge
+// ago. It reports whether the keys were (re)loaded. On an error the keys in
+// force stay.
 func (kr *keyring) reload(ctx context.Context, minAge time.Duration) (bool, error) {
 	if kr.src == nil {
 		return false, nil
 	}
 	kr.mu.Lock()
 	defer kr.mu.Unlock()
-	if minAge > 0 && time.Since(kr.loaded) < minAge {
-		return false, nil
+	if minAge > 0 {
+		if time.Since(kr.demanded) < minAge {
+			return false, nil
+		}
+		kr.demanded = time.Now()
 	}
 	ks, err := kr.src.LoadKeys(ctx)
-	kr.loaded = time.Now()
 	if err != nil {
 		return false, err
 	}
