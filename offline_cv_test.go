@@ -704,9 +704,7 @@ func TestOfflineCrossValidation(t *testing.T) {
 	// The default and the baselines on every question, for reference.
 	d := defaultOfflineTuning()
 	fixed := []cvConfig{{"offline (defaults)", cvTune{tu: d}}}
-	for _, c := range cvIdeaSingles() {
-		fixed = append(fixed, c)
-	}
+	fixed = append(fixed, cvIdeaSingles(ideas)...)
 	t.Logf("fixed configurations on every question\n\n%s", fixedTable(sets, fixed, scoreGrid(sets, fixed)))
 }
 
@@ -721,8 +719,9 @@ func cvIdeaGrid() []cvParam {
 	}
 }
 
-// cvIdeaSingles is each candidate change alone on the defaults.
-func cvIdeaSingles() []cvConfig {
+// cvIdeaSingles is each candidate change alone on the defaults; those
+// that read window vectors only when they were computed (windows).
+func cvIdeaSingles(windows bool) []cvConfig {
 	d := cvTune{tu: defaultOfflineTuning()}
 	var out []cvConfig
 	add := func(name string, f func(ct *cvTune)) {
@@ -730,12 +729,14 @@ func cvIdeaSingles() []cvConfig {
 		f(&ct)
 		out = append(out, cvConfig{name, ct})
 	}
-	for _, w := range []float64{0.3, 0.5, 0.7, 1} {
-		add(fmt.Sprintf("window %.1f", w), func(ct *cvTune) { ct.Window = w })
-		add(fmt.Sprintf("causal window %.1f", w), func(ct *cvTune) { ct.Window, ct.Causal = w, true })
+	if windows {
+		for _, w := range []float64{0.3, 0.5, 0.7, 1} {
+			add(fmt.Sprintf("window %.1f", w), func(ct *cvTune) { ct.Window = w })
+			add(fmt.Sprintf("causal window %.1f", w), func(ct *cvTune) { ct.Window, ct.Causal = w, true })
+		}
+		add("window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.PRF, ct.tu.MinK = 0.5, 0.3, 7 })
+		add("causal window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.Causal, ct.PRF, ct.tu.MinK = 0.5, true, 0.3, 7 })
 	}
-	add("window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.PRF, ct.tu.MinK = 0.5, 0.3, 7 })
-	add("causal window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.Causal, ct.PRF, ct.tu.MinK = 0.5, true, 0.3, 7 })
 	add("min K 7", func(ct *cvTune) { ct.tu.MinK = 7 })
 	for _, p := range []float64{0.15, 0.3, 0.5} {
 		add(fmt.Sprintf("prf %.2f", p), func(ct *cvTune) { ct.PRF = p })
@@ -752,4 +753,46 @@ func cvIdeaSingles() []cvConfig {
 	})
 	add("K by type: when 6, else 9", func(ct *cvTune) { ct.WhMaxK = map[string]int{"when": 6} })
 	return out
+}
+
+// TestCrossValidateChoosesOutOfSample checks the cross-validation's
+// bookkeeping on hand-made scores: the configuration is chosen on the
+// training folds only, under the K budget, and scored on the held-out one.
+func TestCrossValidateChoosesOutOfSample(t *testing.T) {
+	// One set, two conversations, one question each; fold = conversation.
+	set := &cvSet{name: "s", names: map[int]string{1: "one"}}
+	for i := range 2 {
+		set.convs = append(set.convs, &cvConv{id: strconv.Itoa(i)})
+	}
+	for _, c := range set.convs {
+		set.qs = append(set.qs, cvQuestion{conv: c, category: 1})
+	}
+	sets := []*cvSet{set}
+	score := func(r, k float64) cvScore { return cvScore{n: 1, r: r, p: r / k, k: k} }
+	// Config a is best on conversation 0, b on conversation 1, c is best
+	// on both but over the K budget.
+	res := cvResults{
+		{{score(0.9, 5), score(0.1, 5)}},
+		{{score(0.2, 5), score(0.8, 5)}},
+		{{score(1, 20), score(1, 20)}},
+	}
+	grid := []cvConfig{{"a", cvTune{}}, {"b", cvTune{}}, {"c", cvTune{}}}
+	tuned := []bool{true}
+	if got := res.choose(sets, tuned, 8, func(_, c int) bool { return c != 0 }); got != 1 {
+		t.Errorf("holding out conversation 0 chose %d, want 1 (b, best on conversation 1)", got)
+	}
+	if got := res.choose(sets, tuned, 8, func(_, c int) bool { return c != 1 }); got != 0 {
+		t.Errorf("holding out conversation 1 chose %d, want 0 (a)", got)
+	}
+	if got := res.choose(sets, tuned, 30, func(int, int) bool { return true }); got != 2 {
+		t.Errorf("with room for K 20 chose %d, want 2 (c)", got)
+	}
+	// Held out, each fold scores the configuration chosen on the other:
+	// b on conversation 0 (0.2), a on conversation 1 (0.1).
+	rep := crossValidate(sets, tuned, grid, res, 2, 8)
+	for _, want := range []string{"| 0 | b | 0.200", "| 1 | a | 0.100", "| s | 0.150 ± 0.050"} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
 }
