@@ -282,14 +282,7 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 	d := defaultOfflineTuning()
 	for si := range samples {
 		s := &samples[si]
-		sp, err := ingestLoCoMo(ctx, m, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := m.state(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := ingestState(ctx, t, m, s)
 		c := &cvConv{id: s.ID, st: st}
 		set.convs = append(set.convs, c)
 		st.mu.RLock()
@@ -308,6 +301,7 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 					sym[i] += "\n" + line(i+1)
 				}
 			}
+			var err error
 			if win, err = emb.Embed(ctx, sym); err != nil {
 				t.Fatal(err)
 			}
@@ -324,24 +318,10 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 			if len(qa.Evidence) == 0 {
 				continue
 			}
-			q := &query{st: st, question: qa.Question, info: analyzeRules(qa.Question), search: qa.Question, ctx: ctx}
-			vs, err := m.embed(ctx, []string{qa.Question})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if vs != nil {
-				q.qv = vs[0]
-			}
+			q := questionFor(ctx, t, m, st, qa.Question)
 			st.mu.RLock()
-			cq := cvQuestion{conv: c, category: qa.Category, text: qa.Question, wh: whOf(qa.Question), f: q.offlineFeatures()}
+			cq := cvQuestion{conv: c, category: qa.Category, text: qa.Question, wh: whOf(qa.Question), f: q.offlineFeatures(), gold: goldIndexes(st, qa.Evidence)}
 			cq.f.speaker, cq.f.dense = slices.Clone(cq.f.speaker), slices.Clone(cq.f.dense)
-			for _, id := range qa.Evidence {
-				if i, ok := st.pos[id]; ok {
-					cq.gold = append(cq.gold, i)
-				} else {
-					cq.gold = append(cq.gold, -1) // unknown evidence id: never found
-				}
-			}
 			if win != nil && q.qv != nil {
 				cq.winDense, cq.prevDense = make([]float64, n), make([]float64, n)
 				for i := range n {
