@@ -311,6 +311,17 @@ func (fs *fastScan) topRelevance() bool {
 		relTop.Offer(i, fs.relX(i))
 	}
 	if !relTop.Full() {
+		// Fewer turns were reached than the search stage lists (max K
+		// below KTurn): the turns of the best relevance bounds complete
+		// the floor. Any k exact values give a floor at or below the k-th
+		// best relevance.
+		for _, i := range rank.Top(fs.relHi, nil, k) {
+			if !fs.reached[i] {
+				relTop.Offer(i, fs.relX(i))
+			}
+		}
+	}
+	if !relTop.Full() {
 		return false
 	}
 	floor := relTop.Last()

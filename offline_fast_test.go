@@ -239,7 +239,9 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 			fast++
 		}
 	}
-	if fast < len(questions)/2 {
+	// Every question here has at least KTurn turns with a positive score:
+	// the pruned path decides each one, even where max K is below KTurn.
+	if fast < len(questions) {
 		t.Fatalf("the fast path decided only %d of %d questions", fast, len(questions))
 	}
 }
