@@ -15,7 +15,9 @@ import (
 // are those of offline_score.go, relevanceOf and scoreRange, applied to
 // bounds first and then to exact values for the turns that can matter;
 // the selection is the reference's, bit for bit (TestOfflineFastMatchesFull
-// compares the two on every question).
+// compares the two on every question). Speaker runs are bounded the same
+// way: a run's best relevance from its turns' bounds, then exactly for the
+// runs around each turn scored exactly.
 
 // fastScan is the state of one pruned offline question. Caller holds st.mu.
 type fastScan struct {
@@ -36,6 +38,10 @@ type fastScan struct {
 	rel, best, scores []float64
 	// bests caches the exact best relevance per event.
 	bests map[int]float64
+	// runs holds the exact best relevance per speaker run, for the runs
+	// in runKnown (elsewhere stale).
+	runs     *runBests
+	runKnown map[int]bool
 	// reached lists the turns whose exact score is in scores.
 	reached map[int]bool
 	// scoreIdx and relIdx list the turns whose exact score (relevance)
@@ -73,7 +79,7 @@ func (q *query) offlineFast(tu offlineTuning, sc *scratch) (rel, scores []float6
 // with every cosine, which the bounds of offlineFast rely on.
 func (tu offlineTuning) monotone() bool {
 	return tu.DenseWeight >= 0 && tu.Prev >= 0 && tu.PrevQuestion >= 0 && tu.Next >= 0 && tu.NextQuestion >= 0 &&
-		tu.Far >= 0 && tu.EventShare >= 0 && tu.SpeakerBump > 0 && tu.TimeBump > 0 && tu.CountBump > 0 && tu.KeepRatio > 0
+		tu.Far >= 0 && tu.EventShare >= 0 && tu.RunShare >= 0 && tu.SpeakerBump > 0 && tu.TimeBump > 0 && tu.CountBump > 0 && tu.KeepRatio > 0
 }
 
 // newFastScan estimates the question's cosines and computes its features
@@ -81,7 +87,7 @@ func (tu offlineTuning) monotone() bool {
 func newFastScan(q *query, tu offlineTuning, sc *scratch) *fastScan {
 	st := q.st
 	n := len(st.turns)
-	fs := &fastScan{q: q, tu: tu, sc: sc, n: n, bests: map[int]float64{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
+	fs := &fastScan{q: q, tu: tu, sc: sc, n: n, bests: map[int]float64{}, runKnown: map[int]bool{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	fs.est, fs.bound = sc.est, sc.bound
 	var maxLo float64
@@ -99,6 +105,9 @@ func newFastScan(q *query, tu offlineTuning, sc *scratch) *fastScan {
 	}
 	sc.fastRel, sc.fastScores = grow(sc.fastRel, n), grow(sc.fastScores, n)
 	fs.rel, fs.scores = sc.fastRel, sc.fastScores
+	singleRuns(fs.f)
+	sc.runs.grow(len(fs.f.runStart))
+	fs.runs = &sc.runs
 	if tu.EventShare != 0 {
 		sc.bestHi, sc.fastBest = grow(sc.bestHi, len(st.events)), grow(sc.fastBest, len(st.events))
 		fs.bestHi, fs.best = sc.bestHi, sc.fastBest
@@ -166,10 +175,14 @@ func (fs *fastScan) setBounds() (r0 int) {
 		}
 	})
 	eventBest(f, fs.relHi, fs.bestHi)
+	// The best relevance bound per run bounds the run's best, and the
+	// bound of the other turns' best bounds the best of a run's others.
+	rh := &fs.sc.runsHi
+	rh.fill(f, fs.relHi)
 	fs.sc.scoreHi = grow(fs.sc.scoreHi, n)
 	fs.scoreHi = fs.sc.scoreHi
 	var args [4]int
-	parts := rank.ParallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, lo, hi) })
+	parts := rank.ParallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
 	r0 = args[0]
 	for _, a := range args[1:parts] {
 		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
@@ -195,16 +208,32 @@ func (fs *fastScan) bestOf(e int) float64 {
 	return b
 }
 
-// reach computes the exact score of turn i with scoreRange, from the exact
-// relevance of the turn and its neighbours and the exact best of its event.
-func (fs *fastScan) reach(i int) {
-	for j := max(i-2, 0); j <= min(i+2, fs.n-1); j++ {
+// runOf makes the entries of run r in fs.runs exact, from the exact
+// relevance of its turns.
+func (fs *fastScan) runOf(r int) {
+	if fs.runKnown[r] {
+		return
+	}
+	lo, hi := runTurns(fs.f, r, fs.n)
+	for j := lo; j < hi; j++ {
 		fs.rel[j] = fs.relX(j)
+	}
+	fs.runs.setRun(fs.f, fs.rel, r, fs.n)
+	fs.runKnown[r] = true
+}
+
+// reach computes the exact score of turn i with scoreRange, from the exact
+// relevance of the turns of its run and of the two runs either side, and
+// the exact best of its event.
+func (fs *fastScan) reach(i int) {
+	r := int(fs.f.run[i])
+	for k := max(r-2, 0); k <= min(r+2, len(fs.f.runStart)-1); k++ {
+		fs.runOf(k)
 	}
 	if e := fs.f.event[i]; e >= 0 && fs.best != nil {
 		fs.best[e] = fs.bestOf(e)
 	}
-	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, i, i+1)
+	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, fs.runs, i, i+1)
 	fs.reached[i] = true
 	fs.scoreIdx = append(fs.scoreIdx, i)
 	fs.top = max(fs.top, fs.scores[i])
@@ -280,6 +309,17 @@ func (fs *fastScan) topRelevance() bool {
 	relTop := rank.NewTopK(k)
 	for i := range fs.reached {
 		relTop.Offer(i, fs.relX(i))
+	}
+	if !relTop.Full() {
+		// Fewer turns were reached than the search stage lists (max K
+		// below KTurn): the turns of the best relevance bounds complete
+		// the floor. Any k exact values give a floor at or below the k-th
+		// best relevance.
+		for _, i := range rank.Top(fs.relHi, nil, k) {
+			if !fs.reached[i] {
+				relTop.Offer(i, fs.relX(i))
+			}
+		}
 	}
 	if !relTop.Full() {
 		return false

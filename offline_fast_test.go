@@ -180,8 +180,12 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 	things := strings.Fields("painting bread bowl guitar album garden bookshelf scarf chess telescope bike kite camera puzzle")
 	var in []TurnInput
 	day := 1
+	speaker := 0
 	for s := range 120 {
 		for j := range 5 + r.IntN(20) {
+			if r.IntN(2) == 0 {
+				speaker = 1 - speaker // else a burst goes on: runs of one to a few messages
+			}
 			text := fmt.Sprintf("I took my %s to the %s and bought a %s.", things[r.IntN(len(things))], places[r.IntN(len(places))], things[r.IntN(len(things))])
 			switch r.IntN(5) {
 			case 0:
@@ -190,7 +194,7 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 				text = fmt.Sprintf("We saw %d birds near the %s yesterday.", 2+r.IntN(9), places[r.IntN(len(places))])
 			}
 			in = append(in, TurnInput{
-				ID: fmt.Sprintf("D%d:%d", s+1, j+1), SessionID: strconv.Itoa(s + 1), Speaker: []string{"Ava", "Ben"}[j%2],
+				ID: fmt.Sprintf("D%d:%d", s+1, j+1), SessionID: strconv.Itoa(s + 1), Speaker: []string{"Ava", "Ben"}[speaker],
 				Text: text, Time: fmt.Sprintf("2023-%02d-%02dT10:%02d:00Z", 1+day/28%12, 1+day%28, j%60),
 			})
 		}
@@ -235,7 +239,9 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 			fast++
 		}
 	}
-	if fast < len(questions)/2 {
+	// Every question here has at least KTurn turns with a positive score:
+	// the pruned path decides each one, even where max K is below KTurn.
+	if fast < len(questions) {
 		t.Fatalf("the fast path decided only %d of %d questions", fast, len(questions))
 	}
 }

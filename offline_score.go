@@ -54,7 +54,7 @@ func (q *query) selectOffline(tu offlineTuning) {
 			sc.best = grow(sc.best, len(st.events))
 			best = sc.best
 		}
-		scores = tu.scoreInto(f, rel, sc.scores, best)
+		scores = tu.scoreInto(f, rel, sc.scores, best, &sc.runs)
 		relIdx, scoreIdx = nil, nil
 	}
 
@@ -159,10 +159,13 @@ func (tu offlineTuning) relevanceInto(f *turnFeatures, rel []float64) []float64 
 // scoreInto writes each turn's context score (see scoreRange) into out, of
 // length len(rel), and returns it; best is scratch space for the best
 // relevance per event, with room for every event index in f.event (nil when
-// EventShare is 0 or f.event is nil).
-func (tu offlineTuning) scoreInto(f *turnFeatures, rel, out, best []float64) []float64 {
+// EventShare is 0 or f.event is nil), and rb for the best relevance per
+// speaker run.
+func (tu offlineTuning) scoreInto(f *turnFeatures, rel, out, best []float64, rb *runBests) []float64 {
+	singleRuns(f)
 	eventBest(f, rel, best)
-	tu.scoreRange(f, rel, out, best, 0, len(rel))
+	rb.fill(f, rel)
+	tu.scoreRange(f, rel, out, best, rb, 0, len(rel))
 	return out
 }
 
@@ -182,56 +185,73 @@ func eventBest(f *turnFeatures, rel, best []float64) {
 
 // scoreRange is the offline context score formula, the one place it is
 // written. It sets out[i] for the turns lo to hi-1: a visible turn's
-// relevance plus shares of its neighbours' relevance within the session
-// (larger from a question just before it or just after it) and of the best
-// relevance in its event (best[e], when best is not nil), times the speaker,
-// time and number cues; invisible turns score 0. It reads rel only at the
-// turns and the session neighbours (two either side) of lo to hi-1, and
-// best only at their events. It returns the index of the best score written
-// (lo when none is positive). The score grows with every relevance it adds
-// up, so bounds of them give bounds of it.
-func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, lo, hi int) (arg int) {
+// relevance plus shares of the relevance of the speaker runs one and two
+// before and after its own within the session (each run counts with its
+// best turn, rb.best; the share of the run just before or after is larger
+// when that run asks a question), of the best relevance among the other
+// turns of its own run (rb.second when the turn is its run's best, else
+// rb.best) and of the best relevance in its event (best[e], when best is
+// not nil), times the speaker, time and number cues; invisible turns score
+// 0. Where every run is one turn, the neighbours are the turns around it
+// and the run share is 0. It reads rel only at lo to hi-1, rb only at the
+// runs of those turns and the two runs either side, and best only at their
+// events. It returns the index of the best score written (lo when none is
+// positive). The score grows with every relevance it adds up, so bounds of
+// them give bounds of it.
+func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb *runBests, lo, hi int) (arg int) {
 	n := len(rel)
 	ss := f.sameSession[:n]
 	vis := f.visible[:n]
-	q := f.question[:n]
+	run, rs, asks := f.run[:n], f.runStart, f.runAsks
+	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
+	nr := len(rs)
 	arg = lo
 	for i := lo; i < hi; i++ {
 		out[i] = 0
 		if !vis[i] {
 			continue
 		}
-		// Neighbours count only within the turn's session.
+		// Neighbours are runs, and count only within the session (a run
+		// continues the session when its first turn does).
+		r := int(run[i])
 		var p1, p2, n1, n2 float64
-		if i >= 1 && ss[i] {
-			p1 = rel[i-1]
-			if i >= 2 && ss[i-1] {
-				p2 = rel[i-2]
+		var pq, nq bool
+		if r >= 1 && ss[rs[r]] {
+			p1, pq = rbest[r-1], asks[r-1]
+			if r >= 2 && ss[rs[r-1]] {
+				p2 = rbest[r-2]
 			}
 		}
-		if i+1 < n && ss[i+1] {
-			n1 = rel[i+1]
-			if i+2 < n && ss[i+2] {
-				n2 = rel[i+2]
+		if r+1 < nr && ss[rs[r+1]] {
+			n1, nq = rbest[r+1], asks[r+1]
+			if r+2 < nr && ss[rs[r+2]] {
+				n2 = rbest[r+2]
 			}
 		}
-		r := rel[i]
+		mate := rbest[r]
+		if int(rarg[r]) == i {
+			mate = rsecond[r]
+		}
+		x := rel[i]
 		var b float64
 		hasBest := best != nil && f.event[i] >= 0
 		if hasBest {
 			b = best[f.event[i]]
 		}
-		if r == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && b == 0 {
+		if x == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && mate == 0 && b == 0 {
 			continue // every term is 0, and so is the score
 		}
 		prev, next := tu.Prev, tu.Next
-		if i > 0 && q[i-1] {
+		if pq {
 			prev = tu.PrevQuestion
 		}
-		if i+1 < n && q[i+1] {
+		if nq {
 			next = tu.NextQuestion
 		}
-		s := r + prev*p1 + next*n1 + tu.Far*(p2+n2)
+		s := x + prev*p1 + next*n1 + tu.Far*(p2+n2)
+		if mate != 0 {
+			s += tu.RunShare * mate
+		}
 		if hasBest {
 			s += tu.EventShare * b
 		}
@@ -281,6 +301,10 @@ type turnFeatures struct {
 	question []bool
 	// event is the index of the turn's first event, -1 when none.
 	event []int
+	// run, runStart and runAsks are the speaker runs (runInfo); nil run
+	// means every turn is its own run (see singleRuns).
+	run, runStart []int32
+	runAsks       []bool
 	// speaker marks turns said by someone the question names; dated marks
 	// turns that mention a time when the question asks for a time; counted
 	// marks turns with a number when the question asks how many. Each is
@@ -304,6 +328,9 @@ func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
 		question:    st.info.question[:n],
 		event:       st.info.event[:n],
 		visible:     st.info.visible[:n],
+		run:         st.info.run[:n],
+		runStart:    st.info.runStart,
+		runAsks:     st.info.runAsks,
 	}
 	if q.sc == sc {
 		f.lex, _ = q.turnLexScores()

@@ -70,37 +70,60 @@ func sweepFeatures(ctx context.Context, t *testing.T, samples []locomo.Sample, e
 	var out []sweepQuestion
 	for si := range samples {
 		s := &samples[si]
-		sp, err := ingestLoCoMo(ctx, m, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		st, err := m.state(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
+		st := ingestState(ctx, t, m, s)
 		for _, qa := range s.QA {
 			if len(qa.Evidence) == 0 || qa.Category < 1 || qa.Category > 5 {
 				continue
 			}
-			q := &query{st: st, question: qa.Question, info: analyzeRules(qa.Question), search: qa.Question}
-			vs, err := m.embed(ctx, []string{qa.Question})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if vs != nil {
-				q.qv = vs[0]
-			}
+			q := questionFor(ctx, t, m, st, qa.Question)
 			st.mu.RLock()
-			sq := sweepQuestion{sample: si, category: qa.Category, f: q.offlineFeatures()}
-			for _, id := range qa.Evidence {
-				if i, ok := st.pos[id]; ok {
-					sq.gold = append(sq.gold, i)
-				} else {
-					sq.gold = append(sq.gold, -1) // unknown evidence id: never found
-				}
-			}
+			sq := sweepQuestion{sample: si, category: qa.Category, f: q.offlineFeatures(), gold: goldIndexes(st, qa.Evidence)}
 			st.mu.RUnlock()
 			out = append(out, sq)
+		}
+	}
+	return out
+}
+
+// ingestState adds a sample to its own space and returns the space's
+// loaded state.
+func ingestState(ctx context.Context, t *testing.T, m *Memory, s *locomo.Sample) *spaceState {
+	t.Helper()
+	sp, err := ingestLoCoMo(ctx, m, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// questionFor returns the query of a question as offline retrieval makes
+// it: rules, the question as search text, its vector.
+func questionFor(ctx context.Context, t *testing.T, m *Memory, st *spaceState, question string) *query {
+	t.Helper()
+	q := &query{st: st, question: question, info: analyzeRules(question), search: question, ctx: ctx}
+	vs, err := m.embed(ctx, []string{question})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs != nil {
+		q.qv = vs[0]
+	}
+	return q
+}
+
+// goldIndexes returns the turn index of each evidence id, -1 for an id the
+// space does not have (never found). Caller holds st.mu.
+func goldIndexes(st *spaceState, evidence []string) []int {
+	out := make([]int, len(evidence))
+	for j, id := range evidence {
+		if i, ok := st.pos[id]; ok {
+			out[j] = i
+		} else {
+			out[j] = -1
 		}
 	}
 	return out

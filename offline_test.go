@@ -39,10 +39,8 @@ func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
 	return tu.relevanceInto(f, make([]float64, len(f.lex)))
 }
 
-// score returns each turn's context score: its relevance plus shares of its
-// neighbours' relevance within the session (larger from a question just
-// before it or just after it) and of the best relevance in its
-// event, times the speaker and time cues. Invisible turns score 0.
+// score returns each turn's context score (scoreRange), in a slice of its
+// own.
 func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 	n := len(rel)
 	var best []float64
@@ -53,7 +51,7 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 		}
 		best = make([]float64, ne)
 	}
-	return tu.scoreInto(f, rel, make([]float64, n), best)
+	return tu.scoreInto(f, rel, make([]float64, n), best, &runBests{})
 }
 
 // rankPositive returns the indexes of the turns with a positive score, best
@@ -84,6 +82,7 @@ func (q *query) offlineFeatures() *turnFeatures {
 	f.sameSession = slices.Clone(f.sameSession)
 	f.question = slices.Clone(f.question)
 	f.event = slices.Clone(f.event)
+	f.run, f.runStart, f.runAsks = slices.Clone(f.run), slices.Clone(f.runStart), slices.Clone(f.runAsks)
 	f.dated = slices.Clone(f.dated)
 	f.counted = slices.Clone(f.counted)
 	return f

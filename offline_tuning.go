@@ -1,10 +1,11 @@
 package higmem
 
 // Offline tuning. Every threshold of the no-LLM pipeline lives here, so that
-// a retune is one diff. They were chosen on the LoCoMo dev conversations
-// only, with rules that do not depend on that data (turn order, sessions,
-// question marks, speaker names, time expressions, numbers); BENCHMARKS.md
-// ("Offline retrieval on LoCoMo dev") gives the measurements.
+// a retune is one diff. They were chosen on the LoCoMo and FriendsQA dev
+// conversations, with rules that do not depend on that data (turn order,
+// sessions, speakers, question marks, speaker names, time expressions,
+// numbers); BENCHMARKS.md ("Offline retrieval on LoCoMo dev" and issue 15)
+// gives the measurements.
 const (
 	// offlineProducer marks records made without an LLM.
 	offlineProducer = "offline:o1"
@@ -33,26 +34,31 @@ const (
 	// score divided by the question's best BM25 score, plus offDenseWeight
 	// times its cosine similarity centred on the mean over the space and
 	// scaled so that the best turn gets 1; its context score adds shares of
-	// its neighbours' relevance within the session (the answer to a
-	// question is usually said right after the turn that matches the
-	// question, and a topic spans a few turns) and of its event's best
-	// relevance; then cues multiply it. The values come from grid searches
-	// on the LoCoMo dev conversations (TestOfflineLoCoMoSweep), picked on a
-	// broad plateau that is good with and without an embedder and holds on
-	// alternate halves of the conversations.
+	// the relevance of the speaker runs around it within the session (a
+	// run is a burst of messages by one speaker, offline_runs.go: the
+	// answer to a question is usually said by the other side right after
+	// the run that matches it, and a topic spans a few runs), of the other
+	// messages of its own run and of its event's best relevance; then cues
+	// multiply it. The neighbour shares, cues and dense weight come from
+	// grid searches on the LoCoMo dev conversations (TestOfflineLoCoMoSweep);
+	// offRunShare, offEventShare, offKeepRatio and offMaxK from a
+	// cross-validation by conversation on LoCoMo and FriendsQA dev at once
+	// (TestOfflineCrossValidation, BENCHMARKS.md issue 15), where the same
+	// setting won in five folds of six.
 	offDenseWeight  = 0.3  // weight of the centred cosine next to max-normalised BM25
-	offPrev         = 0.25 // share of the previous turn's relevance a turn receives
-	offPrevQuestion = 0.7  // the same when the previous turn asks a question (this turn answers it)
-	offNext         = 0.35 // share of the next turn's relevance (a reply echoes what it answers)
-	offNextQuestion = 0.5  // the same when the next turn asks a question (a follow-up about this turn)
-	offFar          = 0.3  // share of the relevance of each turn two away
-	offEventShare   = 0.2  // share of the best relevance in the turn's event
+	offPrev         = 0.25 // share of the previous run's best relevance a turn receives
+	offPrevQuestion = 0.7  // the same when the previous run asks a question (this run answers it)
+	offNext         = 0.35 // share of the next run's best relevance (a reply echoes what it answers)
+	offNextQuestion = 0.5  // the same when the next run asks a question (a follow-up about this run)
+	offFar          = 0.3  // share of the best relevance of each run two away
+	offEventShare   = 0.4  // share of the best relevance in the turn's event (the topic segment it belongs to)
+	offRunShare     = 0.8  // share of the best relevance among the other messages of the turn's speaker run (one thought sent as a burst)
 	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
 	offTimeBump     = 1.25 // factor for turns that mention a time, on questions asking for a time
 	offCountBump    = 1.2  // factor for turns with a number, on "how many" questions
-	offKeepRatio    = 0.55 // after offMinK turns, keep those scoring at least this share of the best
-	offMinK         = 6
-	offMaxK         = 10
+	offKeepRatio    = 0.55 // stopping rule: after offMinK turns, keep those scoring at least this share of the best
+	offMinK         = 6    // stopping rule: always pass this many turns (when there are)
+	offMaxK         = 9    // stopping rule: never more than this many
 
 	// Keywords and summaries.
 	keywordsPerTurn   = 8
@@ -68,6 +74,7 @@ type offlineTuning struct {
 	DenseWeight                                  float64
 	Prev, PrevQuestion, Next, NextQuestion, Far  float64
 	EventShare, SpeakerBump, TimeBump, CountBump float64
+	RunShare                                     float64
 	KeepRatio                                    float64
 	MinK, MaxK                                   int
 }
@@ -77,7 +84,7 @@ func defaultOfflineTuning() offlineTuning {
 	return offlineTuning{
 		DenseWeight: offDenseWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
 		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
-		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, KeepRatio: offKeepRatio,
+		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, RunShare: offRunShare, KeepRatio: offKeepRatio,
 		MinK: offMinK, MaxK: offMaxK,
 	}
 }

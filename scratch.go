@@ -30,6 +30,9 @@ type scratch struct {
 	// fastRel, fastScores and fastBest hold exact values offlineFast
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64
+	// runs holds the best relevance per speaker run (exact values, where
+	// computed), runsHi their upper bounds on the pruned path.
+	runs, runsHi runBests
 }
 
 // getScratch returns a scratch; give it back with putScratch.

@@ -109,6 +109,8 @@ type turnInfo struct {
 	// indexes.
 	speakers  []string
 	speakerID map[string]int32
+	// runInfo holds the speaker runs (offline_runs.go).
+	runInfo
 }
 
 // newTurnInfo returns an empty turnInfo with room for n turns.
@@ -143,6 +145,7 @@ func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	ti.event = append(ti.event, -1)
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
+	ti.addRun(len(ti.speaker) - 1)
 }
 
 // setTimeRefs records the time expressions of turn i's annotation.

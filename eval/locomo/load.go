@@ -51,6 +51,38 @@ func CategoryName(category int) string {
 	return "category " + strconv.Itoa(category)
 }
 
+// CategoryNames names the question categories of samples from the file:
+// a category whose questions all carry one type name (the "qtype" field,
+// as FriendsQA converted to LoCoMo's format has: What, When, Why, Who,
+// Where, How) is named by it; in a file without type names, categories are
+// LoCoMo's (CategoryName). Any other category is "category N".
+func CategoryNames(samples []Sample) map[int]string {
+	types := map[int]map[string]bool{}
+	typed := false
+	for _, s := range samples {
+		for _, q := range s.QA {
+			if types[q.Category] == nil {
+				types[q.Category] = map[string]bool{}
+			}
+			types[q.Category][q.Type] = true
+			typed = typed || q.Type != ""
+		}
+	}
+	out := make(map[int]string, len(types))
+	for c, ts := range types {
+		out[c] = "category " + strconv.Itoa(c)
+		switch {
+		case !typed:
+			out[c] = CategoryName(c)
+		case len(ts) == 1 && !ts[""]:
+			for name := range ts {
+				out[c] = name
+			}
+		}
+	}
+	return out
+}
+
 // Sample is one LoCoMo conversation with its questions.
 type Sample struct {
 	ID       string // sample_id, such as "conv-26"
@@ -118,6 +150,9 @@ type QA struct {
 	// questions, which A-Mem scores against.
 	AdversarialAnswer string
 	Category          int
+	// Type is the question's type as the file names it (the "qtype"
+	// field, such as "Why" in FriendsQA), "" when the file has none.
+	Type string
 	// Evidence holds the normalised evidence dialogue ids (see
 	// NormalizeEvidence); RawEvidence is the list as in the file.
 	Evidence    []string
@@ -280,6 +315,7 @@ type fileQA struct {
 	AdversarialAnswer json.RawMessage `json:"adversarial_answer"`
 	Evidence          json.RawMessage `json:"evidence"`
 	Category          json.RawMessage `json:"category"`
+	QType             json.RawMessage `json:"qtype"`
 }
 
 // Parse reads LoCoMo JSON (an array of samples) from r.
@@ -392,6 +428,9 @@ func loadQA(wq fileQA) (QA, error) {
 		return q, fmt.Errorf("evidence: %v", err)
 	}
 	q.Evidence = NormalizeEvidence(q.RawEvidence)
+	if q.Type, err = loadScalar(wq.QType); err != nil {
+		return q, fmt.Errorf("qtype: %v", err)
+	}
 	cat, err := loadScalar(wq.Category)
 	if err != nil {
 		return q, fmt.Errorf("category: %v", err)

@@ -2,6 +2,7 @@ package locomo
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -291,4 +292,33 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestCategoryNames(t *testing.T) {
+	typed := `[{"sample_id": "s", "conversation": {"speaker_a": "A", "speaker_b": "B",
+		"session_1_date_time": "1:00 pm on 8 May, 2023", "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "hi"}]},
+		"qa": [{"question": "Why?", "answer": "x", "evidence": ["D1:1"], "category": 3, "qtype": "Why"},
+		       {"question": "Where?", "answer": "x", "evidence": ["D1:1"], "category": 6, "qtype": "Where"},
+		       {"question": "Who?", "answer": "x", "evidence": ["D1:1"], "category": 4, "qtype": "Who"},
+		       {"question": "Who else?", "answer": "x", "evidence": ["D1:1"], "category": 4, "qtype": "Whom"}]}]`
+	samples, err := Parse(strings.NewReader(typed))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := samples[0].QA[0].Type; got != "Why" {
+		t.Errorf("Type = %q, want Why", got)
+	}
+	want := map[int]string{3: "Why", 6: "Where", 4: "category 4"} // two names for 4: neither
+	if got := CategoryNames(samples); !maps.Equal(got, want) {
+		t.Errorf("typed file: CategoryNames = %v, want %v", got, want)
+	}
+	tiny, err := Load(filepath.Join("testdata", "tiny_locomo.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c, name := range CategoryNames(tiny) {
+		if name != CategoryName(c) {
+			t.Errorf("untyped file: category %d named %q, want LoCoMo's %q", c, name, CategoryName(c))
+		}
+	}
 }

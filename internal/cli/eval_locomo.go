@@ -21,7 +21,7 @@ import (
 const defaultLoCoMo = "../shared/data/locomo_dev.json"
 
 // defaultEvalSystems are run when --systems is not given.
-var defaultEvalSystems = []string{"higmem", "higmem-paper", "offline", "full-context", "oracle", "vector-topk", "amem"}
+var defaultEvalSystems = []string{"higmem", "higmem-paper", "offline", "full-context", "oracle", "hybrid-topk", "amem"}
 
 // evalLoCoMoOptions are the flags of `higmem eval locomo`.
 type evalLoCoMoOptions struct {
@@ -55,7 +55,7 @@ questions are not asked again; memories are rebuilt, which the LLM response cach
 the database (--db) makes free. FILE is a file in the LoCoMo format, such as the
 public release (data/locomo10.json of github.com/snap-research/locomo); it defaults
 to ` + defaultLoCoMo + `.`,
-		Example: `  higmem eval locomo --systems vector-topk,oracle,offline --k 20
+		Example: `  higmem eval locomo --systems hybrid-topk,dense-topk,bm25-topk,oracle,offline --k 20
   higmem eval locomo --systems higmem,amem --samples 0 --max-questions 50 --concurrency 4
   higmem eval report eval-runs/locomo-*`,
 		Args: cobra.MaximumNArgs(1),
@@ -67,9 +67,9 @@ to ` + defaultLoCoMo + `.`,
 	f.StringSliceVar(&o.systems, "systems", defaultEvalSystems, "systems to run, comma-separated, or all")
 	f.StringSliceVar(&cfg.Samples, "samples", nil, "samples by 0-based index or id (default all)")
 	f.IntVar(&cfg.MaxQuestions, "max-questions", 0, "questions per sample, in file order after --categories (0 = all)")
-	f.IntSliceVar(&cfg.Categories, "categories", nil, "question categories 1-5 (default all)")
+	f.IntSliceVar(&cfg.Categories, "categories", nil, "question categories by number (default every category of the file)")
 	f.IntVar(&cfg.Concurrency, "concurrency", 1, "memory builds and questions in flight")
-	f.IntVar(&cfg.Env.K, "k", 10, "turns passed to the answer model by vector-topk")
+	f.IntVar(&cfg.Env.K, "k", 10, "turns passed to the answer model by hybrid-topk, dense-topk and bm25-topk")
 	f.IntVar(&cfg.Env.AMemK, "amem-k", 10, "A-Mem retrieval top-k (the paper tuned 40-50 for GPT-4o-mini)")
 	f.IntVar(&cfg.JudgeRuns, "judge-runs", 1, "times the judge grades each answer (J is mean ± sd over runs)")
 	f.StringVar(&cfg.Out, "out", "", "run directory (default eval-runs/locomo-<config hash>; the same command resumes)")

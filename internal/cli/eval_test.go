@@ -125,7 +125,7 @@ func TestEvalLoCoMoWithoutLLM(t *testing.T) {
 	if !strings.Contains(stderr, "skipping higmem") {
 		t.Errorf("no skip message on stderr: %q", stderr)
 	}
-	if !strings.Contains(out, "higmem           skipped") || !strings.Contains(out, "vector-topk") {
+	if !strings.Contains(out, "higmem           skipped") || !strings.Contains(out, "hybrid-topk") {
 		t.Errorf("summary:\n%s", out)
 	}
 }

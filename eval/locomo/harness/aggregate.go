@@ -38,14 +38,20 @@ type SystemResult struct {
 	// Skipped says why the system did not run ("" if it ran).
 	Skipped   string `json:"skipped,omitempty"`
 	Questions int    `json:"questions"`
-	// Groups are categories 1–5 (by number), then "1-4" and "1-5"
-	// (micro-averages over questions).
+	// Groups are the selected categories (by number), then "1-4" (all
+	// but trap-scored questions) and "1-5" (all), micro-averages over
+	// questions (see groupDefs).
 	Groups []Group `json:"groups"`
 	// Stages scores each retrieval stage over the questions with gold
 	// evidence.
 	Stages []StageSummary `json:"stages,omitempty"`
 	// Curve is recall at k of the ranked search stage, k = 1, 2, ...
 	Curve []CurvePoint `json:"curve,omitempty"`
+	// SampleRecall is the mean and population sd over samples
+	// (conversations) of each sample's evidence recall, over all
+	// questions with gold evidence (Runs counts the samples, N the
+	// questions); nil without evidence.
+	SampleRecall *MeanSD `json:"sample_recall,omitempty"`
 	// Build, QA and Judge count LLM work: Build per turn, QA and Judge per
 	// question.
 	Build Cost `json:"build"`
@@ -55,8 +61,9 @@ type SystemResult struct {
 
 // Group aggregates the questions of one category or of several.
 type Group struct {
-	Key string `json:"key"` // "1".."5", "1-4", "1-5"
-	// Name is the official category name or "all (1-4)", "all (1-5)".
+	Key string `json:"key"` // a category number, "1-4" or "1-5"
+	// Name is the category's name in the data file (LoCoMo's official
+	// names for a file without its own) or the aggregate's ("all (1-5)").
 	Name     string `json:"name"`
 	N        int    `json:"n"`
 	Answered int    `json:"answered"`
@@ -169,19 +176,67 @@ func (c *Cost) add(stats []CallStat) {
 	}
 }
 
-// groupDefs lists the groups of a report.
-var groupDefs = []struct {
+// groupDef is one group of a report: a category, or an aggregate.
+type groupDef struct {
 	key  string
 	name string
 	cats []int
-}{
-	{"1", locomo.CategoryName(1), []int{1}},
-	{"2", locomo.CategoryName(2), []int{2}},
-	{"3", locomo.CategoryName(3), []int{3}},
-	{"4", locomo.CategoryName(4), []int{4}},
-	{"5", locomo.CategoryName(5), []int{5}},
-	{"1-4", "all (1-4)", []int{1, 2, 3, 4}},
-	{"1-5", "all (1-5)", []int{1, 2, 3, 4, 5}},
+}
+
+// groupDefs lists the groups of a run: one per selected category, named as
+// the data file names it (RunConfig.CategoryNames; LoCoMo's official names
+// for a file without type names), then "1-4" (every question that is not
+// trap-scored: all but LoCoMo's adversarial category 5) and "1-5" (every
+// question). The aggregate keys keep LoCoMo's spelling so that results
+// stay comparable; their names say what they hold.
+func groupDefs(rc RunConfig) []groupDef {
+	cats := rc.Categories
+	if len(cats) == 0 {
+		cats = []int{1, 2, 3, 4, 5}
+	}
+	var out, scored []groupDef
+	var all, notTrap []int
+	for _, c := range cats {
+		name := rc.categoryName(c)
+		out = append(out, groupDef{strconv.Itoa(c), name, []int{c}})
+		all = append(all, c)
+		if !rc.trapScored(c) {
+			notTrap = append(notTrap, c)
+		}
+	}
+	allName, notTrapName := "all", "all"
+	if rc.locomoNames() {
+		allName, notTrapName = "all (1-5)", "all (1-4)"
+	} else if len(notTrap) < len(all) {
+		notTrapName = "all but adversarial"
+	}
+	scored = append(scored, groupDef{"1-4", notTrapName, notTrap}, groupDef{"1-5", allName, all})
+	return append(out, scored...)
+}
+
+// categoryName names a category as the run's data file does.
+func (c RunConfig) categoryName(cat int) string {
+	if n, ok := c.CategoryNames[strconv.Itoa(cat)]; ok {
+		return n
+	}
+	return locomo.CategoryName(cat)
+}
+
+// locomoNames reports whether the run's categories carry LoCoMo's names
+// (a file without names of its own).
+func (c RunConfig) locomoNames() bool {
+	for k, n := range c.CategoryNames {
+		if cat, err := strconv.Atoi(k); err != nil || n != locomo.CategoryName(cat) {
+			return false
+		}
+	}
+	return true
+}
+
+// trapScored reports whether answers of a category are scored against a
+// tempting wrong answer (LoCoMo's adversarial category).
+func (c RunConfig) trapScored(cat int) bool {
+	return cat == locomo.Adversarial && c.categoryName(cat) == locomo.CategoryName(locomo.Adversarial)
 }
 
 // LoadRun reads a run directory and aggregates it.
@@ -281,7 +336,7 @@ func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []Quest
 		})
 		sr := SystemResult{Label: name, System: name, Run: run, Description: Describe(name),
 			Skipped: rc.Skipped[name], Questions: len(qs)}
-		for _, g := range groupDefs {
+		for _, g := range groupDefs(rc) {
 			var in []QuestionRecord
 			for _, q := range qs {
 				if slices.Contains(g.cats, q.Category) {
@@ -293,6 +348,7 @@ func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []Quest
 			sr.Groups = append(sr.Groups, grp)
 		}
 		sr.Stages = summarizeStages(qs)
+		sr.SampleRecall = sampleRecall(qs)
 		sr.Curve = searchCurve(qs, 100)
 		for _, b := range buildBySys[name] {
 			sr.Build.Units += b.Turns
@@ -370,6 +426,33 @@ func summarizeGroup(qs []QuestionRecord, judgeRuns int) Group {
 	}
 	g.J = judgeScore(qs, judgeRuns)
 	return g
+}
+
+// sampleRecall is the spread of evidence recall across samples.
+func sampleRecall(qs []QuestionRecord) *MeanSD {
+	sum, n := map[string]float64{}, map[string]int{}
+	var order []string
+	total := 0
+	for _, q := range qs {
+		if len(q.GoldEvidence) == 0 {
+			continue
+		}
+		if n[q.Sample] == 0 {
+			order = append(order, q.Sample)
+		}
+		sum[q.Sample] += q.Recall
+		n[q.Sample]++
+		total++
+	}
+	if total == 0 {
+		return nil
+	}
+	rs := make([]float64, len(order))
+	for i, s := range order {
+		rs[i] = sum[s] / float64(n[s])
+	}
+	m, sd := meanSD(rs)
+	return &MeanSD{Mean: m, SD: sd, Runs: len(rs), N: total}
 }
 
 // judgeScore is the mean and population sd over runs of each run's

@@ -287,3 +287,19 @@ func TestNiceCeil(t *testing.T) {
 		}
 	}
 }
+
+func TestSampleRecall(t *testing.T) {
+	qs := []QuestionRecord{
+		{Sample: "a", GoldEvidence: []string{"D1:1"}, Recall: 1},
+		{Sample: "a", GoldEvidence: []string{"D1:2"}, Recall: 0},
+		{Sample: "b", GoldEvidence: []string{"D1:1"}, Recall: 1},
+		{Sample: "b"}, // no evidence: not counted
+	}
+	got := sampleRecall(qs)
+	if got == nil || got.Mean != 0.75 || got.SD != 0.25 || got.Runs != 2 || got.N != 3 {
+		t.Errorf("sampleRecall = %+v, want mean 0.75 sd 0.25 over 2 samples, 3 questions", got)
+	}
+	if sampleRecall(qs[3:]) != nil {
+		t.Error("sampleRecall without evidence is not nil")
+	}
+}

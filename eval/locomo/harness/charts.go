@@ -179,7 +179,7 @@ func RecallChart(systems []SystemResult) string {
 // F1Chart draws grouped bars of the official F1 per category.
 func F1Chart(systems []SystemResult) string {
 	ss := answered(systems)
-	keys := []string{"1", "2", "3", "4", "5", "1-4"}
+	keys := append(categoryKeys(systems, true), "1-4")
 	const h, left, right, top, bottom = 420, 50, 230, 40, 60
 	w := max(760, left+right+len(keys)*(len(ss)*14+30))
 	s := newSVG(w, h, "Official LoCoMo F1 per category")
@@ -203,14 +203,7 @@ func F1Chart(systems []SystemResult) string {
 			}
 			s.rect(x0+bw*float64(si), yOf(*v), bw-1, ph*(*v), systemColour(systems, x.Label), fmt.Sprintf("%s, %s: %.3f", x.Label, k, *v))
 		}
-		label := k
-		for _, g := range groupDefs {
-			if g.key == k && len(g.cats) == 1 {
-				label = k + " " + g.name
-			} else if g.key == k {
-				label = g.name
-			}
-		}
+		label := groupHead("", []string{k}, ss)[1]
 		s.text(left+gw*float64(gi)+gw/2, top+ph+16, "middle", 11, label, "")
 	}
 	s.line(left, top+ph, left+pw, top+ph, "#333333", 1)

@@ -53,7 +53,8 @@ type Env struct {
 	Answer llm.Model
 	// Embedder embeds turns (nil: BM25 only).
 	Embedder embed.Embedder
-	// K is vector-topk's number of turns (default 10).
+	// K is the number of turns of the top-k systems (hybrid-topk,
+	// dense-topk, bm25-topk; default 10).
 	K int
 	// AMemK is A-Mem's retrieval top-k (default 10, as the reproduction's
 	// CLI).
@@ -146,9 +147,15 @@ var registry = []systemInfo{
 		func() System { return &fullContext{} }},
 	{"oracle", "only the gold evidence turns, chronologically, to the answer model",
 		func() System { return &oracle{} }},
-	{"vector-topk", "hybrid (BM25 + dense when an embedder is set) top-k turns by the question, chronologically, to the answer model (k from --k)",
+	{"hybrid-topk", "hybrid top-k turns by the question (offline mode's relevance: BM25/max + 0.3 × cosine centred on the space's mean and scaled to a best of 1; BM25 only without an embedder), chronologically, to the answer model (k from --k); formerly vector-topk",
 		func() System {
-			return &engineSystem{name: "vector-topk", mode: higmem.ModeOffline, noEvents: true, topK: true}
+			return &engineSystem{name: "hybrid-topk", mode: higmem.ModeOffline, noEvents: true, topK: true}
+		}},
+	{"dense-topk", "dense-only top-k turns by cosine similarity of the embedder's vectors (turn embedded as the engine embeds it), chronologically, to the answer model (k from --k; needs an embedder)",
+		func() System { return &denseTopK{} }},
+	{"bm25-topk", "BM25-only top-k turns by the question (the engine's turn index, no embedder), chronologically, to the answer model (k from --k)",
+		func() System {
+			return &engineSystem{name: "bm25-topk", mode: higmem.ModeOffline, noEvents: true, topK: true, noEmbed: true}
 		}},
 	{"amem", "A-Mem (reproduction code 7f716dc): note analysis and evolution per turn, keyword query, top-k (--amem-k) plus linked notes, answer; indexed with the run's embedder, or BM25 without one",
 		func() System { return &amemSystem{} }},
@@ -186,6 +193,9 @@ var registry = []systemInfo{
 		func() System { return &engineSystem{name: "paper-no-links", mode: higmem.ModePaper} }},
 }
 
+// aliases maps former system names to current ones.
+var aliases = map[string]string{"vector-topk": "hybrid-topk"}
+
 // SystemNames returns the names of every system, in report order.
 func SystemNames() []string {
 	out := make([]string, len(registry))
@@ -197,6 +207,9 @@ func SystemNames() []string {
 
 // Describe returns a one-line description of a system ("" if unknown).
 func Describe(name string) string {
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
 	for _, s := range registry {
 		if s.name == name {
 			return s.desc
@@ -205,8 +218,12 @@ func Describe(name string) string {
 	return ""
 }
 
-// NewSystem returns the named system.
+// NewSystem returns the named system (former names are accepted: see
+// aliases).
 func NewSystem(name string) (System, error) {
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
 	for _, s := range registry {
 		if s.name == name {
 			return s.make(), nil

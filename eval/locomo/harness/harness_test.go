@@ -2,6 +2,7 @@ package harness
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -10,14 +11,28 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/amem"
+	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/internal/textnorm"
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
 )
+
+// stage returns the ids of a record's named stage.
+func stage(q QuestionRecord, name string) []string {
+	for _, s := range q.Stages {
+		if s.Name == name {
+			return s.IDs
+		}
+	}
+	return nil
+}
 
 const miniData = "testdata/mini_locomo.json"
 
@@ -143,12 +158,12 @@ func TestRunEverySystem(t *testing.T) {
 	if fc.Build.Calls != 0 || fc.Build.Units != 22 || fc.QA.Calls != 17 {
 		t.Errorf("full-context: %d build calls over %d turns, %d QA calls", fc.Build.Calls, fc.Build.Units, fc.QA.Calls)
 	}
-	vt := findSystem(t, rep, "vector-topk")
+	vt := findSystem(t, rep, "hybrid-topk")
 	if g := group(vt, "1-5"); *g.K > 3 {
-		t.Errorf("vector-topk K %.2f > k=3", *g.K)
+		t.Errorf("hybrid-topk K %.2f > k=3", *g.K)
 	}
 	if len(vt.Curve) != 3 {
-		t.Errorf("vector-topk curve %v, want k=1..3", vt.Curve)
+		t.Errorf("hybrid-topk curve %v, want k=1..3", vt.Curve)
 	}
 	am := findSystem(t, rep, "amem")
 	if am.Build.Calls != 2*22 || am.QA.Calls != 2*17 {
@@ -224,7 +239,7 @@ func TestRunWithoutLLM(t *testing.T) {
 	rep, err := Run(context.Background(), Config{
 		Data:    miniData,
 		Out:     dir,
-		Systems: []string{"higmem", "amem", "vector-topk", "oracle", "offline", "full-context"},
+		Systems: []string{"higmem", "amem", "hybrid-topk", "oracle", "offline", "full-context"},
 		Log:     &log,
 	})
 	if err != nil {
@@ -238,7 +253,7 @@ func TestRunWithoutLLM(t *testing.T) {
 			t.Errorf("no skip message for %s in %q", name, log.String())
 		}
 	}
-	for _, name := range []string{"vector-topk", "oracle", "offline", "full-context"} {
+	for _, name := range []string{"hybrid-topk", "oracle", "offline", "full-context"} {
 		s := findSystem(t, rep, name)
 		g := group(s, "1-5")
 		if s.Skipped != "" || g.N != 17 || g.Answered != 0 || g.Recall == nil {
@@ -270,7 +285,7 @@ func normalise(r *Report) {
 // line as a kill would, reruns, and checks that no question was evaluated
 // twice and that the numbers equal those of an uninterrupted run.
 func TestResume(t *testing.T) {
-	systems := []string{"higmem", "amem", "vector-topk"}
+	systems := []string{"higmem", "amem", "hybrid-topk"}
 	base := func(dir string, m llm.Model) Config {
 		return Config{Data: miniData, Out: dir, Systems: systems, Env: Env{Memory: m, K: 4}, Judge: m, Samples: []string{"conv-a", "1"}}
 	}
@@ -327,7 +342,7 @@ func TestResume(t *testing.T) {
 	}
 	// Each answer prompt was sent once per question over both runs.
 	if a, r := model.count("answer"), refModel.count("answer"); a != r {
-		t.Errorf("%d higmem/vector-topk answer calls over both runs, %d in one run", a, r)
+		t.Errorf("%d higmem/hybrid-topk answer calls over both runs, %d in one run", a, r)
 	}
 	if a, r := model.count(amem.PromptAnswer), refModel.count(amem.PromptAnswer); a != r {
 		t.Errorf("%d amem answer calls over both runs, %d in one run", a, r)
@@ -410,7 +425,7 @@ func TestConcurrencyDeterministic(t *testing.T) {
 	run := func(n int) *Report {
 		m := scripted(t)
 		rep, err := Run(context.Background(), Config{Data: miniData, Out: t.TempDir(), Concurrency: n,
-			Systems: []string{"higmem", "higmem-paper", "amem", "vector-topk"}, Env: Env{Memory: m, Embedder: hashing.New(32)}, Judge: m})
+			Systems: []string{"higmem", "higmem-paper", "amem", "hybrid-topk"}, Env: Env{Memory: m, Embedder: hashing.New(32)}, Judge: m})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,5 +435,145 @@ func TestConcurrencyDeterministic(t *testing.T) {
 	a, b := run(1), run(4)
 	if !reflect.DeepEqual(a.Systems, b.Systems) {
 		t.Error("concurrency 4 gives other numbers than concurrency 1")
+	}
+}
+
+// TestTopKBaselines checks the three top-k baselines against what they
+// claim: dense-topk is the top k turns by cosine of the embedder's vectors
+// (recomputed here), bm25-topk returns only turns sharing a word with the
+// question, and the former name vector-topk runs hybrid-topk.
+func TestTopKBaselines(t *testing.T) {
+	emb := hashing.New(64)
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), Config{
+		Data: miniData, Out: dir,
+		Systems: []string{"vector-topk", "dense-topk", "bm25-topk"},
+		Env:     Env{Embedder: emb, K: 2},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Systems) != 3 || rep.Systems[0].System != "hybrid-topk" {
+		t.Fatalf("systems %v, want hybrid-topk (for vector-topk), dense-topk, bm25-topk", rep.Systems)
+	}
+	samples, err := locomo.Load(miniData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qs, err := readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	checked := map[string]int{}
+	for _, q := range qs {
+		var s *locomo.Sample
+		for i := range samples {
+			if samples[i].ID == q.Sample {
+				s = &samples[i]
+			}
+		}
+		switch q.System {
+		case "dense-topk":
+			qv, _ := emb.Embed(ctx, []string{q.Question})
+			type hit struct {
+				id  string
+				cos float32
+			}
+			var hits []hit
+			for _, sess := range s.Sessions {
+				for _, tr := range sess.Turns {
+					v, _ := emb.Embed(ctx, []string{"Speaker: " + tr.Speaker + ". Time: " + sess.DateTime + ". Content: " + tr.Content()})
+					hits = append(hits, hit{tr.DiaID, vec.Dot(vec.Normalize(qv[0]), vec.Normalize(v[0]))})
+				}
+			}
+			slices.SortStableFunc(hits, func(a, b hit) int { return cmp.Compare(b.cos, a.cos) })
+			want := []string{hits[0].id, hits[1].id}
+			if got := stage(q, "search"); !slices.Equal(got, want) {
+				t.Errorf("dense-topk %q: search %v, want %v", q.Question, got, want)
+			}
+			checked[q.System]++
+		case "bm25-topk":
+			words := map[string]bool{}
+			for _, w := range textnorm.Terms(q.Question) {
+				words[w] = true
+			}
+			for _, id := range stage(q, "search") {
+				tr, _ := s.Turn(id)
+				if !slices.ContainsFunc(textnorm.Terms(tr.Speaker+" "+tr.Content()), func(w string) bool { return words[w] }) {
+					t.Errorf("bm25-topk %q: %s (%q) shares no term with the question", q.Question, id, tr.Text)
+				}
+			}
+			checked[q.System]++
+		}
+	}
+	if checked["dense-topk"] != 17 || checked["bm25-topk"] != 17 {
+		t.Errorf("checked %v, want 17 questions of each", checked)
+	}
+	// Without an embedder, dense-topk is skipped with the reason.
+	rep, err = Run(ctx, Config{Data: miniData, Out: t.TempDir(), Systems: []string{"dense-topk"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := rep.Systems[0]; s.Skipped == "" || s.Questions != 0 {
+		t.Errorf("dense-topk without an embedder: %+v", s)
+	}
+}
+
+// TestCategoryNamesFromFile runs a file whose questions carry their own
+// type names (as FriendsQA's do): the report names its categories by them,
+// counts every category (not only 1-5) and has no LoCoMo name.
+func TestCategoryNamesFromFile(t *testing.T) {
+	raw, err := os.ReadFile(miniData)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data []map[string]any
+	if err := json.Unmarshal(raw, &data); err != nil {
+		t.Fatal(err)
+	}
+	types := map[float64]string{1: "What", 2: "When", 3: "Why", 4: "Who", 5: "Where"}
+	for _, s := range data {
+		for i, q := range s["qa"].([]any) {
+			qa := q.(map[string]any)
+			c := qa["category"].(float64)
+			if c == 5 && i%2 == 0 {
+				c = 7 // a category beyond LoCoMo's five
+				qa["category"] = c
+				types[7] = "How"
+			}
+			qa["qtype"] = types[c]
+		}
+	}
+	b, _ := json.Marshal(data)
+	path := filepath.Join(t.TempDir(), "typed.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	rep, err := Run(context.Background(), Config{Data: path, Out: dir, Systems: []string{"oracle"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := rep.Systems[0]
+	if g := group(s, "7"); g.Name != "How" || g.N == 0 {
+		t.Errorf("category 7: %+v", g)
+	}
+	if g := group(s, "1-5"); g.Name != "all" || g.N != 17 {
+		t.Errorf("all: %+v, want 17 questions named all", g)
+	}
+	if g := group(s, "1-4"); g.N != 17 {
+		t.Errorf("1-4 leaves out %d questions of a file without a trap category", 17-g.N)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
+	for _, want := range []string{"1 What", "3 Why", "5 Where", "7 How"} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	for _, bad := range []string{"multi-hop", "adversarial", "all (1-4)"} {
+		if bytes.Contains(md, []byte("| "+bad)) || bytes.Contains(md, []byte(" "+bad+" |")) {
+			t.Errorf("report.md names a LoCoMo category: %q", bad)
+		}
 	}
 }

@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -92,20 +94,73 @@ func table(b *strings.Builder, head []string, rows [][]string, left ...int) {
 	b.WriteString("\n")
 }
 
-func groupHead(first string, keys []string) []string {
+// groupHead is a table head: first, then each group's key and name as the
+// systems' groups give them ("category N" when runs name it differently).
+func groupHead(first string, keys []string, ss []SystemResult) []string {
 	h := []string{first}
 	for _, k := range keys {
-		for _, g := range groupDefs {
-			if g.key == k {
-				if len(g.cats) == 1 {
-					h = append(h, k+" "+g.name)
+		name, single := "", true
+		for _, s := range ss {
+			for _, g := range s.Groups {
+				if g.Key != k {
+					continue
+				}
+				if name != "" && name != g.Name {
+					name = "category " + k
 				} else {
-					h = append(h, g.name)
+					name = g.Name
 				}
 			}
 		}
+		if _, err := strconv.Atoi(k); err != nil {
+			single = false
+		}
+		switch {
+		case name == "":
+			h = append(h, k)
+		case single && name != "category "+k:
+			h = append(h, k+" "+name)
+		default:
+			h = append(h, name)
+		}
 	}
 	return h
+}
+
+// categoryKeys returns the keys of the category groups the systems have,
+// in number order; without trap, LoCoMo's trap-scored adversarial
+// category is left out.
+func categoryKeys(ss []SystemResult, trap bool) []string {
+	var cats []int
+	for _, s := range ss {
+		for _, g := range s.Groups {
+			if c, err := strconv.Atoi(g.Key); err == nil && !slices.Contains(cats, c) {
+				if !trap && g.Name == locomo.CategoryName(locomo.Adversarial) {
+					continue
+				}
+				cats = append(cats, c)
+			}
+		}
+	}
+	slices.Sort(cats)
+	out := make([]string, len(cats))
+	for i, c := range cats {
+		out[i] = strconv.Itoa(c)
+	}
+	return out
+}
+
+// allKeys returns every category key, then "1-4" when some run has
+// trap-scored questions (it then differs from "1-5"), then "1-5".
+func allKeys(ss []SystemResult) []string {
+	out := categoryKeys(ss, true)
+	for _, s := range ss {
+		if group(s, "1-4").N != group(s, "1-5").N {
+			out = append(out, "1-4")
+			break
+		}
+	}
+	return append(out, "1-5")
 }
 
 func group(s SystemResult, key string) Group {
@@ -116,8 +171,6 @@ func group(s SystemResult, key string) Group {
 	}
 	return Group{Key: key}
 }
-
-var allGroups = []string{"1", "2", "3", "4", "5", "1-4", "1-5"}
 
 // ran returns the systems that ran.
 func ran(ss []SystemResult) []SystemResult {
@@ -188,7 +241,7 @@ func Markdown(rep *Report) string {
 			fmt.Sprintf("%d: %s", len(c.Samples), strings.Join(c.Samples, ", ")),
 			fmt.Sprintf("%v, max %s per sample", c.Categories, max),
 			strings.Join(models, "; "), c.Embedder,
-			fmt.Sprintf("vector-topk k=%d; amem k=%d; judge runs %d", c.K, c.AMemK, c.JudgeRuns),
+			fmt.Sprintf("top-k k=%d; amem k=%d; judge runs %d", c.K, c.AMemK, c.JudgeRuns),
 			c.PromptVersion + ", " + c.AMemPrompts,
 			strings.Join(commits, ", "), fmt.Sprint(len(c.Invocations))})
 	}
@@ -211,13 +264,13 @@ func Markdown(rep *Report) string {
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		row := []string{s.Label}
-		for _, k := range allGroups {
+		for _, k := range allKeys(rep.Systems) {
 			g := group(s, k)
 			row = append(row, fmt.Sprintf("%d (%d)", g.N, g.EvidenceN))
 		}
 		rows = append(rows, row)
 	}
-	table(&b, groupHead("system", allGroups), rows)
+	table(&b, groupHead("system", allKeys(rep.Systems), rep.Systems), rows)
 
 	metric := func(title, note string, get func(Group) *float64, keys []string) {
 		b.WriteString(title + "\n\n" + note + "\n\n")
@@ -234,19 +287,19 @@ func Markdown(rep *Report) string {
 			}
 			rows = append(rows, row)
 		}
-		table(&b, groupHead("system", keys), rows)
+		table(&b, groupHead("system", keys, rep.Systems), rows)
 	}
 	metric(Sections[3], "Official snap-research/LoCoMo scoring: normalised, Porter-stemmed token-multiset F1; category 1 partial F1 over comma-separated sub-answers; category 3 gold cut at `;`; category 5 scores 1 when the answer says \"not mentioned\" or \"no information available\".",
-		func(g Group) *float64 { return g.OfficialF1 }, allGroups)
+		func(g Group) *float64 { return g.OfficialF1 }, allKeys(rep.Systems))
 	metric(Sections[4], "A-Mem's `utils.py` token-set F1 (used by A-Mem, Mem0 and HiGMem). † Category 5 is scored against `adversarial_answer`, the tempting wrong answer, as those papers do: a higher number means the system fell for the trap more often. Read \"all (1-4)\".",
-		func(g Group) *float64 { return g.AMemF1 }, []string{"1", "2", "3", "4", "5", "1-4"})
+		func(g Group) *float64 { return g.AMemF1 }, append(categoryKeys(rep.Systems, true), "1-4"))
 	metric(Sections[5], "NLTK-compatible sentence BLEU-1 with A-Mem's reference (category 5 trap-scored, as above).",
-		func(g Group) *float64 { return g.BLEU1 }, []string{"1", "2", "3", "4", "5", "1-4"})
+		func(g Group) *float64 { return g.BLEU1 }, append(categoryKeys(rep.Systems, true), "1-4"))
 
 	b.WriteString(Sections[6] + "\n\n")
 	judged := false
 	rows = nil
-	keys := []string{"1", "2", "3", "4", "1-4"}
+	keys := append(categoryKeys(rep.Systems, false), "1-4")
 	for _, s := range answered(rep.Systems) {
 		row := []string{s.Label}
 		any := false
@@ -286,16 +339,16 @@ func Markdown(rep *Report) string {
 		}
 	}
 	if judged {
-		table(&b, groupHead("system", keys), rows)
+		table(&b, groupHead("system", keys, rep.Systems), rows)
 	} else if !failed {
 		b.WriteString("No judge verdicts: no judge model configured, or no written answers.\n\n")
 	}
 
-	b.WriteString(Sections[7] + "\n\nRecall / precision (average K) over the questions with gold evidence. K counts the distinct turns passed to the answer model (for offline and retrieval-only runs: the turns that would be passed).\n\n")
+	b.WriteString(Sections[7] + "\n\nRecall / precision (average K) over the questions with gold evidence. K counts the distinct turns passed to the answer model (for offline and retrieval-only runs: the turns that would be passed). The last column is the spread of recall across conversations: the mean and population sd of each sample's recall.\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		row := []string{s.Label}
-		for _, k := range allGroups {
+		for _, k := range allKeys(rep.Systems) {
 			g := group(s, k)
 			if g.Recall == nil {
 				row = append(row, "–")
@@ -303,9 +356,13 @@ func Markdown(rep *Report) string {
 			}
 			row = append(row, fmt.Sprintf("%.3f / %.3f (%.1f)", *g.Recall, *g.Precision, *g.K))
 		}
-		rows = append(rows, row)
+		spread := "–"
+		if sr := s.SampleRecall; sr != nil {
+			spread = fmt.Sprintf("%.3f ± %.3f (%d)", sr.Mean, sr.SD, sr.Runs)
+		}
+		rows = append(rows, append(row, spread))
 	}
-	table(&b, groupHead("system", allGroups), rows)
+	table(&b, append(groupHead("system", allKeys(rep.Systems), rep.Systems), "R per conversation, mean ± sd (samples)"), rows)
 
 	b.WriteString(Sections[8] + "\n\nCandidates after each retrieval step, over the questions with gold evidence (search: lexical/dense top-k; predicted: turns chosen inside candidate events; filtered: kept by the relevance filter; union; links: added by link expansion; final: passed to the answer model).\n\n")
 	rows = nil
@@ -422,7 +479,7 @@ func Markdown(rep *Report) string {
 	}
 
 	b.WriteString(Sections[14] + "\n\n")
-	b.WriteString(`- **Categories** are the numbers in the data file, named with the official LoCoMo mapping (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial; LoCoMo paper Table 5). Mem0's paper labels 1 as single-hop and 3 as multi-hop, which is wrong.
+	b.WriteString(`- **Categories** are the numbers in the data file, named as the file names them (its questions' "qtype", as in FriendsQA: What, When, Why, Who, Where, How) or, in a file without names, with the official LoCoMo mapping (1 multi-hop, 2 temporal, 3 open-domain, 4 single-hop, 5 adversarial; LoCoMo paper Table 5). "all (1-4)" leaves out LoCoMo's trap-scored category 5; in a file with names of its own, "all" is every question. Mem0's paper labels 1 as single-hop and 3 as multi-hop, which is wrong.
 - **No gold leaks into answering.** Systems get the question text only (the oracle also gets the gold evidence ids). Each chooses its answer prompt by its own rule-based or LLM analysis of the question, never by the gold category, and no system is offered the adversarial answer as an option.
 - **Official F1** follows snap-research/LoCoMo task_eval/evaluation.py. **A-Mem F1, BLEU-1 and EM** follow A-Mem's utils.py, with A-Mem's reference answer (category 5: adversarial_answer, hence "trap-scored" †).
 - **J** is the share of CORRECT labels from the judge role's model with the judge prompt of internal/prompt; category 5 is excluded (as Mem0); with several runs, each run has its own seed and J is mean ± population sd over runs.

@@ -54,7 +54,8 @@ type Config struct {
 	// Samples selects samples by 0-based index or sample id; empty means
 	// all.
 	Samples []string
-	// Categories selects question categories; empty means 1–5.
+	// Categories selects question categories; empty means every category
+	// of the data file.
 	Categories []int
 	// MaxQuestions caps the questions per sample, taken in file order
 	// after the category filter; 0 means all.
@@ -94,12 +95,15 @@ type Config struct {
 // RunConfig is what config.json records. Every field except Invocations
 // must match for a run directory to be resumed.
 type RunConfig struct {
-	Harness       string            `json:"harness"`
-	Data          string            `json:"data"`
-	DataSHA256    string            `json:"data_sha256"`
-	Systems       []string          `json:"systems"`
-	Samples       []string          `json:"samples"`
-	Categories    []int             `json:"categories"`
+	Harness    string   `json:"harness"`
+	Data       string   `json:"data"`
+	DataSHA256 string   `json:"data_sha256"`
+	Systems    []string `json:"systems"`
+	Samples    []string `json:"samples"`
+	Categories []int    `json:"categories"`
+	// CategoryNames names the categories as the data file does (by
+	// number; see locomo.CategoryNames).
+	CategoryNames map[string]string `json:"category_names,omitempty"`
 	MaxQuestions  int               `json:"max_questions"`
 	K             int               `json:"k"`
 	AMemK         int               `json:"amem_k"`
@@ -167,7 +171,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, err
 		}
-		if !slices.ContainsFunc(systems, func(x System) bool { return x.Name() == name }) {
+		if !slices.ContainsFunc(systems, func(x System) bool { return x.Name() == s.Name() }) {
 			systems = append(systems, s)
 		}
 	}
@@ -186,11 +190,22 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	sum := sha256.Sum256(data)
 	rc := RunConfig{
 		Harness: Version, Data: cfg.Data, DataSHA256: hex.EncodeToString(sum[:]),
-		Categories: categories(cfg.Categories), MaxQuestions: cfg.MaxQuestions,
+		Categories: categories(cfg.Categories, samples), MaxQuestions: cfg.MaxQuestions,
 		K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
 		Models: map[string]string{}, Embedder: "none (BM25 only)",
 		PromptVersion: prompt.Version, AMemPrompts: amem.PromptVersion, FakeLLM: cfg.FakeLLM,
 		Tokenizer: cfg.TokenizerName,
+	}
+	names := locomo.CategoryNames(samples)
+	for _, c := range rc.Categories {
+		if rc.CategoryNames == nil {
+			rc.CategoryNames = map[string]string{}
+		}
+		name, ok := names[c]
+		if !ok {
+			name = "category " + strconv.Itoa(c) // selected, but not in the file
+		}
+		rc.CategoryNames[strconv.Itoa(c)] = name
 	}
 	for _, s := range systems {
 		rc.Systems = append(rc.Systems, s.Name())
@@ -217,6 +232,12 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			rc.Skipped[s.Name()] = "needs an LLM to build memory and none is configured (set an endpoint; see `higmem --help`)"
 			logf("skipping %s: it needs an LLM to build memory and no endpoint is configured", s.Name())
+		case needsEmbedder(s) && env.Embedder == nil:
+			if rc.Skipped == nil {
+				rc.Skipped = map[string]string{}
+			}
+			rc.Skipped[s.Name()] = "needs an embedder and none is configured"
+			logf("skipping %s: it needs an embedder and none is configured", s.Name())
 		case env.answerModel() == nil && s.Name() != "offline":
 			logf("%s: no answer model configured: reporting retrieval only", s.Name())
 		}
@@ -457,12 +478,23 @@ func (nopBar) Add(int) error   { return nil }
 func (nopBar) Describe(string) {}
 func (nopBar) Close() error    { return nil }
 
-// categories returns the selected categories, sorted (default 1–5).
-func categories(cs []int) []int {
-	if len(cs) == 0 {
-		return []int{1, 2, 3, 4, 5}
-	}
+// needsEmbedder reports whether a system ranks by vectors only.
+func needsEmbedder(s System) bool {
+	n, ok := s.(interface{ NeedsEmbedder() bool })
+	return ok && n.NeedsEmbedder()
+}
+
+// categories returns the selected categories, sorted: cs, or every
+// category of the samples when cs is empty.
+func categories(cs []int, samples []locomo.Sample) []int {
 	out := slices.Clone(cs)
+	if len(out) == 0 {
+		for _, s := range samples {
+			for _, q := range s.QA {
+				out = append(out, q.Category)
+			}
+		}
+	}
 	slices.Sort(out)
 	return slices.Compact(out)
 }
@@ -486,7 +518,7 @@ func selectQuestions(samples []locomo.Sample, cfg Config) ([]plan, error) {
 			return nil, fmt.Errorf("harness: no sample %q (give a 0-based index or a sample id)", sel)
 		}
 	}
-	cats := categories(cfg.Categories)
+	cats := categories(cfg.Categories, samples)
 	var plans []plan
 	for i := range samples {
 		if len(want) > 0 && !want[i] {

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/temporal"
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -45,16 +47,23 @@ type engineSystem struct {
 	noProfiles                bool
 	// retrieveOnly makes Ask call Retrieve: no answer is written.
 	retrieveOnly bool
-	// topK makes the system vector-topk: its evidence is the search stage.
+	// topK makes a top-k system (hybrid-topk, bm25-topk): its evidence is
+	// the search stage.
 	topK bool
+	// noEmbed builds memory without the embedder (BM25 only).
+	noEmbed bool
 }
 
 func (e *engineSystem) Name() string           { return e.name }
 func (e *engineSystem) NeedsMemoryModel() bool { return e.mode != higmem.ModeOffline }
 
 func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, done func(SessionBuild)) (Instance, error) {
+	emb := env.Embedder
+	if e.noEmbed {
+		emb = nil
+	}
 	opts := higmem.Options{
-		Embedder:   env.Embedder,
+		Embedder:   emb,
 		Mode:       e.mode,
 		PaperLinks: e.links,
 		Ablations: higmem.Ablations{
@@ -125,6 +134,73 @@ func (in *engineInstance) Ask(ctx context.Context, q Query) (*Outcome, error) {
 	}
 	return &Outcome{Answer: ans.Text, Answered: true, Evidence: ans.IDs(), Stages: ans.Trace.Stages,
 		ContextTokens: estimateTokens(ans.Context), Calls: ans.Trace.Calls, Rounds: ans.Trace.Rounds, Notes: ans.Trace.Notes}, nil
+}
+
+// denseTopK ranks turns by the cosine similarity of their vectors to the
+// question's alone: the dense half of hybrid-topk, as a baseline.
+type denseTopK struct{}
+
+func (denseTopK) Name() string           { return "dense-topk" }
+func (denseTopK) NeedsMemoryModel() bool { return false }
+
+// NeedsEmbedder reports that dense-topk is skipped without an embedder.
+func (denseTopK) NeedsEmbedder() bool { return true }
+
+func (denseTopK) Build(ctx context.Context, env *Env, s *locomo.Sample, done func(SessionBuild)) (Instance, error) {
+	if env.Embedder == nil {
+		return nil, errors.New("dense-topk: no embedder configured")
+	}
+	in := &denseInstance{env: env, sample: s}
+	for _, sess := range s.Sessions {
+		start := time.Now()
+		texts := make([]string, len(sess.Turns))
+		for i, t := range sess.Turns {
+			// The engine's embedding text (turnEmbedText), so that the
+			// vectors are the ones hybrid-topk fuses.
+			texts[i] = "Speaker: " + t.Speaker + ". Time: " + sess.DateTime + ". Content: " + t.Content()
+			in.ids = append(in.ids, t.DiaID)
+		}
+		if len(texts) > 0 {
+			vs, err := env.Embedder.Embed(ctx, texts)
+			if err != nil {
+				return nil, fmt.Errorf("dense-topk: %s session %d: %w", s.ID, sess.N, err)
+			}
+			for _, v := range vs {
+				in.vecs = append(in.vecs, vec.Normalize(slices.Clone(v)))
+			}
+		}
+		done(SessionBuild{Session: sess.N, Turns: len(sess.Turns), Wall: time.Since(start)})
+	}
+	return in, nil
+}
+
+// denseInstance holds one vector per turn, in file order.
+type denseInstance struct {
+	env    *Env
+	sample *locomo.Sample
+	ids    []string
+	vecs   [][]float32
+}
+
+func (d *denseInstance) Close() error { return nil }
+
+func (d *denseInstance) Ask(ctx context.Context, q Query) (*Outcome, error) {
+	vs, err := d.env.Embedder.Embed(ctx, []string{q.Question})
+	if err != nil {
+		return nil, err
+	}
+	qv := vec.Normalize(slices.Clone(vs[0]))
+	idx := make([]int, len(d.vecs))
+	cos := make([]float32, len(d.vecs))
+	for i, v := range d.vecs {
+		idx[i], cos[i] = i, vec.Dot(qv, v)
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(cos[b], cos[a]) })
+	var ids []string
+	for _, i := range idx[:min(d.env.K, len(idx))] {
+		ids = append(ids, d.ids[i])
+	}
+	return answerFromTurns(ctx, d.env.answerModel(), d.sample, q.Question, ids, "search")
 }
 
 // fullContext passes every turn to the answer model.

@@ -1,0 +1,109 @@
+package higmem
+
+// Speaker runs: the unit of offline retrieval's context score.
+//
+// People write in bursts: several short messages in a row before the other
+// side answers. A speaker run is such a burst, the consecutive turns of one
+// speaker within one session (a turn that changes speaker or opens a
+// session starts a new run). In a conversation written one message per
+// turn, every run is one turn, and the scorer is the turn-by-turn scorer.
+//
+// The context score (scoreRange) reads runs, not raw turns, wherever it
+// relies on turn taking:
+//   - the neighbours of a turn are the runs before and after its own (one
+//     and two runs away, within the session), each represented by its most
+//     relevant turn: "the next turn answers this one" holds between the
+//     sides of a conversation, not between two messages of one burst;
+//   - a run asks a question when any of its turns does (a burst often ends,
+//     or starts, with the question);
+//   - a turn receives offRunShare of the best relevance among the other
+//     turns of its own run: a burst is one thought split into messages, so
+//     the message that matches the question carries the ones that complete
+//     it.
+
+// runInfo extends turnInfo with the speaker runs. Indexed like turns:
+// run[i] is turn i's run; per run r: runStart[r] is its first turn and
+// runAsks[r] whether one of its turns asks a question.
+type runInfo struct {
+	run      []int32
+	runStart []int32
+	runAsks  []bool
+}
+
+// addRun records turn i (already appended to ti's other slices): it joins
+// the previous turn's run when said by the same speaker in the same
+// session.
+func (ti *turnInfo) addRun(i int) {
+	same := i > 0 && ti.sameSession[i] && ti.speaker[i] == ti.speaker[i-1]
+	if !same {
+		ti.runStart = append(ti.runStart, int32(i))
+		ti.runAsks = append(ti.runAsks, false)
+	}
+	r := len(ti.runStart) - 1
+	ti.run = append(ti.run, int32(r))
+	if ti.question[i] {
+		ti.runAsks[r] = true
+	}
+}
+
+// runBests holds, per run, the best relevance of its turns, the first turn
+// that has it, and the second best (the best of the others).
+type runBests struct {
+	best, second []float64
+	arg          []int32
+}
+
+// grow sizes rb for nr runs.
+func (rb *runBests) grow(nr int) {
+	rb.best, rb.second, rb.arg = grow(rb.best, nr), grow(rb.second, nr), grow(rb.arg, nr)
+}
+
+// fill sets rb from the relevance of every turn.
+func (rb *runBests) fill(f *turnFeatures, rel []float64) {
+	n := len(rel)
+	rb.grow(len(f.runStart))
+	for r := range rb.arg {
+		rb.setRun(f, rel, r, n)
+	}
+}
+
+// setRun sets the entries of run r from the relevance of its turns among
+// the first n.
+func (rb *runBests) setRun(f *turnFeatures, rel []float64, r, n int) {
+	best, second, arg := 0.0, 0.0, int32(-1)
+	lo, hi := runTurns(f, r, n)
+	for i := lo; i < hi; i++ {
+		switch x := rel[i]; {
+		case arg < 0:
+			best, arg = x, int32(i)
+		case x > best:
+			second, best, arg = best, x, int32(i)
+		case x > second:
+			second = x
+		}
+	}
+	rb.best[r], rb.second[r], rb.arg[r] = best, second, arg
+}
+
+// singleRuns sets, on features that have no runs (built by hand in tests),
+// one run per turn, which asks when the turn does.
+func singleRuns(f *turnFeatures) {
+	if f.run != nil {
+		return
+	}
+	n := len(f.lex)
+	f.run, f.runStart, f.runAsks = make([]int32, n), make([]int32, n), make([]bool, n)
+	for i := range n {
+		f.run[i], f.runStart[i] = int32(i), int32(i)
+		f.runAsks[i] = f.question[i]
+	}
+}
+
+// runTurns returns the turns of run r among the first n: lo to hi-1.
+func runTurns(f *turnFeatures, r, n int) (lo, hi int) {
+	lo, hi = int(f.runStart[r]), n
+	if r+1 < len(f.runStart) {
+		hi = min(hi, int(f.runStart[r+1]))
+	}
+	return lo, hi
+}
