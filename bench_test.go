@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/bench"
 	"github.com/higmem/higmem/internal/synth"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store/sqlite"
@@ -22,19 +22,11 @@ import (
 // else 1,000 and 10,000. Building 100,000 turns takes about a minute;
 // higmem bench measures that size by default.
 func benchSizes(b *testing.B) []int {
-	env := os.Getenv("HIGMEM_BENCH_TURNS")
-	if env == "" {
-		return []int{1000, 10000}
+	sizes, err := bench.ParseSizes(os.Getenv("HIGMEM_BENCH_TURNS"), []int{1000, 10000})
+	if err != nil {
+		b.Fatalf("HIGMEM_BENCH_TURNS: %v", err)
 	}
-	var out []int
-	for _, f := range strings.Split(env, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			b.Fatalf("HIGMEM_BENCH_TURNS: %q is not a positive number", f)
-		}
-		out = append(out, n)
-	}
-	return out
+	return sizes
 }
 
 // addAll ingests a conversation one session per Add.

@@ -12,13 +12,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/bench"
 	"github.com/higmem/higmem/internal/synth"
 	"github.com/higmem/higmem/store/sqlite"
 )
@@ -26,19 +26,11 @@ import (
 // chatBenchSizes are the space sizes of BenchmarkChatProxy:
 // HIGMEM_BENCH_TURNS (comma-separated), else 1,000.
 func chatBenchSizes(b *testing.B) []int {
-	env := os.Getenv("HIGMEM_BENCH_TURNS")
-	if env == "" {
-		return []int{1000}
+	sizes, err := bench.ParseSizes(os.Getenv("HIGMEM_BENCH_TURNS"), []int{1000})
+	if err != nil {
+		b.Fatalf("HIGMEM_BENCH_TURNS: %v", err)
 	}
-	var out []int
-	for _, f := range strings.Split(env, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n <= 0 {
-			b.Fatalf("HIGMEM_BENCH_TURNS: %q is not a positive number", f)
-		}
-		out = append(out, n)
-	}
-	return out
+	return sizes
 }
 
 // BenchmarkChatProxy measures the latency the chat endpoint adds to a

@@ -221,10 +221,9 @@ func TestWritersTwoStores(t *testing.T) {
 	storetest.Writers(t, stores...)
 }
 
-// TestWritesLockOneSpace: while one store (process) holds an Update on
-// space A, another store's Update of space B commits, and its Update of
-// space A waits until the first ends.
-func TestWritesLockOneSpace(t *testing.T) {
+// openTwo opens two stores on one new schema, as two processes would.
+func openTwo(t *testing.T) [2]*postgres.Store {
+	t.Helper()
 	dsn, schema := pgtest.Schema(t)
 	var stores [2]*postgres.Store
 	for i := range stores {
@@ -235,6 +234,14 @@ func TestWritesLockOneSpace(t *testing.T) {
 		t.Cleanup(func() { _ = s.Close() })
 		stores[i] = s
 	}
+	return stores
+}
+
+// TestWritesLockOneSpace: while one store (process) holds an Update on
+// space A, another store's Update of space B commits, and its Update of
+// space A waits until the first ends.
+func TestWritesLockOneSpace(t *testing.T) {
+	stores := openTwo(t)
 	ctx := t.Context()
 	a, b := store.Space{UserID: "a"}, store.Space{UserID: "b"}
 	put := func(s *postgres.Store, sp store.Space, id string) error {
@@ -291,16 +298,7 @@ func TestWritesLockOneSpace(t *testing.T) {
 // of another store (another process) to a space, deletes of a space
 // included, and of no rolled-back one.
 func TestWatch(t *testing.T) {
-	dsn, schema := pgtest.Schema(t)
-	var stores [2]*postgres.Store
-	for i := range stores {
-		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = s.Close() })
-		stores[i] = s
-	}
+	stores := openTwo(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	heard := make(chan store.Space, 16)
 	watching := make(chan error, 1)
