@@ -53,10 +53,10 @@ func (m *stressModel) set(space, id string, stored bool) {
 // member stored, every turn in an event), and both servers and a freshly
 // opened Memory see the same turns and the same event membership.
 //
-// HIGMEM_STRESS_N sets the operations per worker (default 25);
+// HIGMEM_STRESS_N sets the operations per worker (default 15);
 // HIGMEM_STRESS_SEED replays a run (the seed is logged).
 func TestStress(t *testing.T) {
-	ops := 25
+	ops := 15
 	if v := os.Getenv("HIGMEM_STRESS_N"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 {
