@@ -31,7 +31,9 @@ type exportLine struct {
 }
 
 // Export writes a space as JSON lines: a header line, then every turn,
-// annotation, event and link. The output can be read back with Import.
+// annotation, event and link, all of one committed state of the space
+// even while other writers (of this or another process) commit. The output
+// can be read back with Import.
 func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err := m.check(sp); err != nil {
 		return err
