@@ -31,27 +31,18 @@ type exportLine struct {
 }
 
 // Export writes a space as JSON lines: a header line, then every turn,
-// annotation, event and link. The output can be read back with Import.
+// annotation, event and link, all of one committed state of the space
+// even while other writers (of this or another process) commit. The output
+// can be read back with Import.
 func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err := m.check(sp); err != nil {
 		return err
 	}
-	turns, err := m.store.ListTurns(ctx, sp, store.TurnQuery{})
+	snap, err := m.exportSnapshot(ctx, sp)
 	if err != nil {
 		return fmt.Errorf("higmem: export: %w", err)
 	}
-	anns, err := m.store.ListAnnotations(ctx, sp, nil)
-	if err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
-	}
-	events, err := m.store.ListEvents(ctx, sp)
-	if err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
-	}
-	links, err := m.store.ListLinks(ctx, sp, nil)
-	if err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
-	}
+	turns, anns, events, links := snap.turns, snap.anns, snap.events, snap.links
 	now := m.now().UTC()
 	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
 	for i := range turns {
@@ -77,6 +68,75 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 		return fmt.Errorf("higmem: export: %w", err)
 	}
 	return nil
+}
+
+// exportRecords is what an export holds.
+type exportRecords struct {
+	turns  []store.Turn
+	anns   []store.Annotation
+	events []store.Event
+	links  []store.Link
+}
+
+// exportSnapshotTries is how many times Export reads a space outside a
+// transaction, hoping no writer commits meanwhile, before it reads it
+// inside one.
+const exportSnapshotTries = 3
+
+// exportSnapshot reads every record of sp as of one committed version: the
+// four lists are separate reads, and a write committed between them would
+// export annotations and events of turns the export lacks (which Import
+// then rejects). It reads them outside a transaction while the space's
+// version stays the same (every committed write bumps it), and after
+// exportSnapshotTries moved versions inside a transaction holding the
+// space's write lock (PostgreSQL's read-committed statements see one
+// state only while no writer of the space can commit), which holds off
+// the space's writers while it reads and bumps the version once.
+func (m *Memory) exportSnapshot(ctx context.Context, sp Space) (exportRecords, error) {
+	for range exportSnapshotTries {
+		before, err := m.store.SpaceVersion(ctx, sp)
+		if err != nil {
+			return exportRecords{}, err
+		}
+		recs, err := readExport(ctx, m.store, sp)
+		if err != nil {
+			return exportRecords{}, err
+		}
+		after, err := m.store.SpaceVersion(ctx, sp)
+		if err != nil {
+			return exportRecords{}, err
+		}
+		if before == after {
+			return recs, nil
+		}
+	}
+	var recs exportRecords
+	err := m.store.Update(ctx, func(tx store.Tx) error {
+		if _, err := tx.Lock(ctx, sp); err != nil {
+			return err
+		}
+		var err error
+		recs, err = readExport(ctx, tx, sp)
+		return err
+	})
+	return recs, err
+}
+
+// readExport reads the records an export holds from r.
+func readExport(ctx context.Context, r store.Reader, sp Space) (exportRecords, error) {
+	var recs exportRecords
+	var err error
+	if recs.turns, err = r.ListTurns(ctx, sp, store.TurnQuery{}); err != nil {
+		return recs, err
+	}
+	if recs.anns, err = r.ListAnnotations(ctx, sp, nil); err != nil {
+		return recs, err
+	}
+	if recs.events, err = r.ListEvents(ctx, sp); err != nil {
+		return recs, err
+	}
+	recs.links, err = r.ListLinks(ctx, sp, nil)
+	return recs, err
 }
 
 // ImportResult reports what Import stored.
