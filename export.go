@@ -152,9 +152,13 @@ type ImportResult struct {
 // the exported one. Everything is validated first and written in one
 // transaction: a bad line rejects the whole import, naming the line. Turns
 // already stored identically are skipped; a different turn with the same id
-// fails with ErrConflict. Imported events and annotations replace existing
-// ones with the same id. Vectors are recomputed with this memory's embedder
-// the next time the space is used.
+// fails with ErrConflict. Imported annotations replace existing ones of the
+// same turn. An imported event replaces the stored event with the same id
+// when the export is of this same space (a restore); a stored turn the
+// replaced event held, and no event holds after the import, stays in it.
+// From another space, an imported event whose id is taken gets a fresh id,
+// so the stored events stay as they are. Vectors are recomputed with this
+// memory's embedder the next time the space is used.
 func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResult, error) {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
@@ -227,6 +231,10 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 			return err
 		}
 		next := head.LastSeq + 1
+		ev, err := newEventImport(ctx, tx, sp, lines)
+		if err != nil {
+			return err
+		}
 		for _, l := range lines {
 			switch l.Kind {
 			case "turn":
@@ -256,7 +264,7 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 				}
 				res.Annotations++
 			case "event":
-				e := *l.Event
+				e := ev.place(*l.Event)
 				e.Space = sp
 				if err := tx.PutEvent(ctx, e); err != nil {
 					return fmt.Errorf("event %q: %w", e.ID, err)
@@ -272,7 +280,7 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 				res.Links++
 			}
 		}
-		return nil
+		return ev.keepMembers(ctx, tx, sp, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("higmem: import: %w", err)
