@@ -135,7 +135,7 @@ func TestRunWritersSmall(t *testing.T) {
 			t.Errorf("ingest row %+v", g)
 		}
 	}
-	if m := r.Memory; m.Spaces != 12 || m.SpaceTurns != 30 || m.HeapBytes == 0 || m.Pass <= 0 || m.Build <= 0 {
+	if m := r.Memory; m == nil || m.Spaces != 12 || m.SpaceTurns != 30 || m.HeapBytes == 0 || m.Pass <= 0 || m.Build <= 0 {
 		t.Errorf("memory %+v", m)
 	}
 	var tab bytes.Buffer
@@ -144,5 +144,14 @@ func TestRunWritersSmall(t *testing.T) {
 		if !strings.Contains(tab.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tab.String())
 		}
+	}
+
+	// One part alone; the catch-up without the version run is refused.
+	r, err = RunWriters(t.Context(), WritersConfig{Parts: []string{"ingest"}, WriterTurns: 8, Dir: t.TempDir()})
+	if err != nil || len(r.Ingest) != 3 || r.Memory != nil || len(r.Version) != 0 || len(r.CatchUp.Rows) != 0 {
+		t.Errorf("ingest alone: %+v, %v", r, err)
+	}
+	if _, err := RunWriters(t.Context(), WritersConfig{Parts: []string{"catchup"}}); err == nil {
+		t.Error("catch-up without the version run: no error")
 	}
 }

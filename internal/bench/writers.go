@@ -54,11 +54,21 @@ type WritersConfig struct {
 	Reuse bool
 	// Seed makes the synthetic spaces reproducible.
 	Seed uint64
+	// Parts selects the measurements among "version", "catchup",
+	// "ingest" and "memory" (default: all). The catch-up run needs the
+	// version run, which builds its space.
+	Parts []string
 	// Progress, when set, receives a line per step.
 	Progress func(string)
 }
 
+// WritersParts are the measurements of RunWriters, in order.
+var WritersParts = []string{"version", "catchup", "ingest", "memory"}
+
 func (c *WritersConfig) defaults() {
+	if len(c.Parts) == 0 {
+		c.Parts = WritersParts
+	}
 	if len(c.Sizes) == 0 {
 		c.Sizes = []int{1000, 10000, 100000}
 	}
@@ -94,7 +104,7 @@ type WritersResult struct {
 	Version []VersionCheck `json:"version_check"`
 	CatchUp CatchUp        `json:"catch_up"`
 	Ingest  []WriterIngest `json:"ingest"`
-	Memory  SpacesMemory   `json:"memory"`
+	Memory  *SpacesMemory  `json:"memory,omitempty"`
 }
 
 // VersionCheck is the read overhead at one space size: the version query
@@ -166,10 +176,22 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 		defer os.RemoveAll(d)
 		dir = d
 	}
+	for _, p := range cfg.Parts {
+		if !slices.Contains(WritersParts, p) {
+			return nil, fmt.Errorf("bench: no measurement %q (want %s)", p, strings.Join(WritersParts, ", "))
+		}
+	}
+	if slices.Contains(cfg.Parts, "catchup") && !slices.Contains(cfg.Parts, "version") {
+		return nil, fmt.Errorf("bench: the catch-up measurement needs the version one (it builds the space)")
+	}
+	part := func(p string) bool { return slices.Contains(cfg.Parts, p) }
 	res := &WritersResult{}
 	var largest string
 	var largestConv synth.Conversation
 	for _, n := range cfg.Sizes {
+		if !part("version") {
+			break
+		}
 		conv := synth.Generate(synth.Options{Turns: n, Seed: cfg.Seed})
 		path := filepath.Join(dir, fmt.Sprintf("%s-%d.db", higmem.ModeOffline, n))
 		if err := buildOffline(ctx, cfg, path, conv); err != nil {
@@ -186,7 +208,7 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 			largest, largestConv = path, conv
 		}
 	}
-	if len(cfg.Foreign) > 0 && largest != "" {
+	if part("catchup") && len(cfg.Foreign) > 0 && largest != "" {
 		cfg.Progress(fmt.Sprintf("catch-up on a copy of the %d-turn space", len(largestConv.Turns)))
 		c, err := catchUp(ctx, cfg, largest, filepath.Join(dir, "catchup.db"), largestConv)
 		if err != nil {
@@ -195,6 +217,9 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 		res.CatchUp = c
 	}
 	for _, row := range []struct{ writers, spaces int }{{1, 1}, {4, 1}, {4, 4}} {
+		if !part("ingest") {
+			break
+		}
 		cfg.Progress(fmt.Sprintf("ingest, %d writers into %d spaces", row.writers, row.spaces))
 		r, err := writersIngest(ctx, cfg, filepath.Join(dir, fmt.Sprintf("writers-%d-%d.db", row.writers, row.spaces)), row.writers, row.spaces)
 		if err != nil {
@@ -202,11 +227,13 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 		}
 		res.Ingest = append(res.Ingest, r)
 	}
-	mem, err := spacesMemory(ctx, cfg, dir)
-	if err != nil {
-		return res, fmt.Errorf("bench: memory of %d spaces: %w", cfg.Spaces, err)
+	if part("memory") {
+		mem, err := spacesMemory(ctx, cfg, dir)
+		if err != nil {
+			return res, fmt.Errorf("bench: memory of %d spaces: %w", cfg.Spaces, err)
+		}
+		res.Memory = &mem
 	}
-	res.Memory = mem
 	return res, nil
 }
 
@@ -532,10 +559,12 @@ func spacesMemory(ctx context.Context, cfg WritersConfig, dir string) (SpacesMem
 // WritersTable renders a WritersResult as Markdown tables.
 func WritersTable(w io.Writer, r *WritersResult) {
 	var b strings.Builder
-	b.WriteString("Version check (one SpaceVersion query, the read overhead; searches include one each):\n\n")
-	b.WriteString("| turns | check p50 | check p95 | search p50 | search p95 |\n|---:|---:|---:|---:|---:|\n")
-	for _, v := range r.Version {
-		fmt.Fprintf(&b, "| %d | %.3f ms | %.3f ms | %s | %s |\n", v.Turns, float64(v.CheckP50)/1e6, float64(v.CheckP95)/1e6, ms(v.SearchP50), ms(v.SearchP95))
+	if len(r.Version) > 0 {
+		b.WriteString("Version check (one SpaceVersion query, the read overhead; searches include one each):\n\n")
+		b.WriteString("| turns | check p50 | check p95 | search p50 | search p95 |\n|---:|---:|---:|---:|---:|\n")
+		for _, v := range r.Version {
+			fmt.Fprintf(&b, "| %d | %.3f ms | %.3f ms | %s | %s |\n", v.Turns, float64(v.CheckP50)/1e6, float64(v.CheckP95)/1e6, ms(v.SearchP50), ms(v.SearchP95))
+		}
 	}
 	c := r.CatchUp
 	if len(c.Rows) > 0 {
@@ -546,12 +575,18 @@ func WritersTable(w io.Writer, r *WritersResult) {
 			fmt.Fprintf(&b, "| %d | %d | %s |\n", row.Foreign, row.Times, ms(row.Search))
 		}
 	}
-	b.WriteString("\nIngest (Memories on their own store handles of one file, goroutines of one process; a session per Add):\n\n")
-	b.WriteString("| writers | spaces | turns | wall | turns/s |\n|---:|---:|---:|---:|---:|\n")
-	for _, g := range r.Ingest {
-		fmt.Fprintf(&b, "| %d | %d | %d | %s | %.0f |\n", g.Writers, g.Spaces, g.Turns, g.Wall.Round(time.Millisecond), g.TurnsPerSec)
+	if len(r.Ingest) > 0 {
+		b.WriteString("\nIngest (Memories on their own store handles of one file, goroutines of one process; a session per Add):\n\n")
+		b.WriteString("| writers | spaces | turns | wall | turns/s |\n|---:|---:|---:|---:|---:|\n")
+		for _, g := range r.Ingest {
+			fmt.Fprintf(&b, "| %d | %d | %d | %s | %.0f |\n", g.Writers, g.Spaces, g.Turns, g.Wall.Round(time.Millisecond), g.TurnsPerSec)
+		}
 	}
 	mm := r.Memory
+	if mm == nil {
+		io.WriteString(w, b.String())
+		return
+	}
 	b.WriteString("\nMemory (one Memory searches every space once; Go heap in use after GC):\n\n")
 	b.WriteString("| spaces | turns each | CacheBytes | heap in use | pass | build |\n|---:|---:|---:|---:|---:|---:|\n")
 	build := "reused"

@@ -23,6 +23,7 @@ type benchOptions struct {
 	writers  bool
 	wcfg     bench.WritersConfig
 	foreign  string
+	parts    string
 	cacheMiB int64
 }
 
@@ -77,6 +78,7 @@ one space and into 4 spaces, and the heap in use after one Memory searched
 	f.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each phase (ingest, open, retrieve) into this directory")
 	f.BoolVar(&o.writers, "writers", false, "measure many writers: version check, catch-up, concurrent ingest, memory of many spaces")
 	f.StringVar(&o.foreign, "foreign", "1,100,10000", "with --writers: turns another writer adds before each timed catch-up")
+	f.StringVar(&o.parts, "parts", strings.Join(bench.WritersParts, ","), "with --writers: the measurements to make")
 	f.IntVar(&o.wcfg.WriterTurns, "writer-turns", 2000, "with --writers: turns ingested per concurrent-ingest row")
 	f.IntVar(&o.wcfg.Spaces, "spaces", 1000, "with --writers: spaces of the memory run")
 	f.IntVar(&o.wcfg.SpaceTurns, "space-turns", 1000, "with --writers: turns per space of the memory run")
@@ -98,6 +100,9 @@ func benchWriters(cmd *cobra.Command, a *app, o *benchOptions) error {
 		return fmt.Errorf("--writer-turns must be at least 4, --spaces, --space-turns and --cache-mib positive")
 	}
 	w.CacheBytes = o.cacheMiB << 20
+	for _, p := range strings.Split(o.parts, ",") {
+		w.Parts = append(w.Parts, strings.TrimSpace(p))
+	}
 	w.Queries, w.Dir, w.Reuse, w.Seed = o.cfg.Queries, o.cfg.Dir, o.cfg.Reuse, o.cfg.Seed
 	if !a.quiet {
 		w.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "bench:", s) }
