@@ -167,15 +167,11 @@ type SpacesMemory struct {
 // RunWriters makes the many-writers measurements.
 func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) {
 	cfg.defaults()
-	dir := cfg.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "higmem-bench-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, done, err := workDir(cfg.Dir)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	for _, p := range cfg.Parts {
 		if !slices.Contains(WritersParts, p) {
 			return nil, fmt.Errorf("bench: no measurement %q (want %s)", p, strings.Join(WritersParts, ", "))
@@ -318,6 +314,13 @@ func versionCheck(ctx context.Context, path string, questions []string) (Version
 	return v, nil
 }
 
+// removeDB removes the SQLite file at path with its WAL and shared memory.
+func removeDB(path string) {
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(path + s)
+	}
+}
+
 // copyDB copies the SQLite file at from (closed, with its WAL if any) to to.
 func copyDB(from, to string) error {
 	for _, suffix := range []string{"", "-wal"} {
@@ -342,9 +345,7 @@ func catchUp(ctx context.Context, cfg WritersConfig, from, path string, base syn
 	if err := copyDB(from, path); err != nil {
 		return c, err
 	}
-	defer os.Remove(path)
-	defer os.Remove(path + "-wal")
-	defer os.Remove(path + "-shm")
+	defer removeDB(path)
 	times := func(n int) int {
 		if n < 1000 {
 			return cfg.Repeat
@@ -440,14 +441,8 @@ func catchUp(ctx context.Context, cfg WritersConfig, from, path string, base syn
 // writes into space w mod spaces), all at once.
 func writersIngest(ctx context.Context, cfg WritersConfig, path string, writers, spaces int) (WriterIngest, error) {
 	r := WriterIngest{Writers: writers, Spaces: spaces}
-	for _, s := range []string{"", "-wal", "-shm"} {
-		os.Remove(path + s)
-	}
-	defer func() {
-		for _, s := range []string{"", "-wal", "-shm"} {
-			os.Remove(path + s)
-		}
-	}()
+	removeDB(path)
+	defer removeDB(path)
 	each := cfg.WriterTurns / writers
 	mems := make([]*higmem.Memory, writers)
 	convs := make([][]higmem.TurnInput, writers)
