@@ -101,9 +101,9 @@ func (c *WritersConfig) defaults() {
 // WritersResult holds the four many-writers measurements. Durations are in
 // nanoseconds in JSON.
 type WritersResult struct {
-	Version []VersionCheck `json:"version_check"`
-	CatchUp CatchUp        `json:"catch_up"`
-	Ingest  []WriterIngest `json:"ingest"`
+	Version []VersionCheck `json:"version_check,omitempty"`
+	CatchUp *CatchUp       `json:"catch_up,omitempty"`
+	Ingest  []WriterIngest `json:"ingest,omitempty"`
 	Memory  *SpacesMemory  `json:"memory,omitempty"`
 }
 
@@ -210,7 +210,7 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 		if err != nil {
 			return res, fmt.Errorf("bench: catch-up: %w", err)
 		}
-		res.CatchUp = c
+		res.CatchUp = &c
 	}
 	for _, row := range []struct{ writers, spaces int }{{1, 1}, {4, 1}, {4, 4}} {
 		if !part("ingest") {
@@ -561,8 +561,7 @@ func WritersTable(w io.Writer, r *WritersResult) {
 			fmt.Fprintf(&b, "| %d | %.3f ms | %.3f ms | %s | %s |\n", v.Turns, float64(v.CheckP50)/1e6, float64(v.CheckP95)/1e6, ms(v.SearchP50), ms(v.SearchP95))
 		}
 	}
-	c := r.CatchUp
-	if len(c.Rows) > 0 {
+	if c := r.CatchUp; c != nil {
 		fmt.Fprintf(&b, "\nCatch-up (search after another Memory on the same file added N turns; base %d turns; nothing to catch up %s; reload from scratch %s):\n\n",
 			c.BaseTurns, ms(c.Steady), ms(c.Reload))
 		b.WriteString("| foreign turns | times | search (median) |\n|---:|---:|---:|\n")
