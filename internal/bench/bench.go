@@ -189,15 +189,11 @@ var space = higmem.Space{UserID: "bench"}
 // built in offline mode (when offline is among the modes).
 func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	cfg.defaults()
-	dir := cfg.Dir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "higmem-bench-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(d)
-		dir = d
+	dir, done, err := workDir(cfg.Dir)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	// Offline first: the LLM modes above the cap reuse its space.
 	modes := slices.Clone(cfg.Modes)
 	slices.SortStableFunc(modes, func(x, y higmem.Mode) int {
@@ -237,6 +233,18 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	return out, nil
 }
 
+// workDir is dir, or a new temporary directory that done removes.
+func workDir(dir string) (_ string, done func(), _ error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	d, err := os.MkdirTemp("", "higmem-bench-")
+	if err != nil {
+		return "", nil, err
+	}
+	return d, func() { os.RemoveAll(d) }, nil
+}
+
 // one is 1 for true, 0 for false.
 func one(x bool) int {
 	if x {
@@ -270,17 +278,9 @@ func ingest(ctx context.Context, cfg Config, path string, conv synth.Conversatio
 		return err
 	}
 	start := time.Now()
-	turns := conv.Turns
-	for len(turns) > 0 {
-		k := 1
-		for k < len(turns) && turns[k].SessionID == turns[0].SessionID {
-			k++
-		}
-		if _, err := m.Add(ctx, space, turns[:k]); err != nil {
-			st.Close()
-			return err
-		}
-		turns = turns[k:]
+	if err := addSessions(ctx, m, space, conv.Turns); err != nil {
+		st.Close()
+		return err
 	}
 	res.IngestWall = time.Since(start)
 	stop()

@@ -95,3 +95,66 @@ func TestRunReuse(t *testing.T) {
 		t.Errorf("reuse: %+v, first %+v", again[0], first[0])
 	}
 }
+
+// TestRunWritersSmall runs the many-writers measurements on tiny sizes and
+// checks that every figure is filled in: each run also checks its own
+// outcome (the reader sees every foreign turn, every writer's turn is
+// stored once, every space answers).
+func TestRunWritersSmall(t *testing.T) {
+	var steps []string
+	r, err := RunWriters(t.Context(), WritersConfig{
+		Sizes: []int{150, 300}, Queries: 5, Foreign: []int{1, 40}, Repeat: 2,
+		WriterTurns: 80, Spaces: 12, SpaceTurns: 30, CacheBytes: 64 << 10,
+		Dir: t.TempDir(), Progress: func(s string) { steps = append(steps, s) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Version) != 2 || r.Version[1].Turns != 300 {
+		t.Fatalf("version check rows %+v, want 150 and 300 turns", r.Version)
+	}
+	for _, v := range r.Version {
+		if v.CheckP50 <= 0 || v.CheckP95 < v.CheckP50 || v.SearchP50 <= 0 || v.SearchP95 < v.SearchP50 || v.Operations != 5 {
+			t.Errorf("incomplete version check %+v", v)
+		}
+	}
+	c := r.CatchUp
+	if c == nil {
+		t.Fatal("no catch-up result")
+	}
+	if c.BaseTurns != 300 || c.Steady <= 0 || c.Reload <= 0 || len(c.Rows) != 2 {
+		t.Fatalf("catch-up %+v", c)
+	}
+	for i, row := range c.Rows {
+		if row.Foreign != []int{1, 40}[i] || row.Times != 2 || row.Search <= 0 {
+			t.Errorf("catch-up row %+v", row)
+		}
+	}
+	if len(r.Ingest) != 3 {
+		t.Fatalf("ingest rows %+v", r.Ingest)
+	}
+	for _, g := range r.Ingest {
+		if g.Turns != 80 || g.TurnsPerSec <= 0 || g.Wall <= 0 {
+			t.Errorf("ingest row %+v", g)
+		}
+	}
+	if m := r.Memory; m == nil || m.Spaces != 12 || m.SpaceTurns != 30 || m.HeapBytes == 0 || m.Pass <= 0 || m.Build <= 0 {
+		t.Errorf("memory %+v", m)
+	}
+	var tab bytes.Buffer
+	WritersTable(&tab, r)
+	for _, want := range []string{"| 300 |", "| 40 | 2 |", "| 4 | 4 | 80 |", "| 12 | 30 | 0 MiB |"} {
+		if !strings.Contains(tab.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, tab.String())
+		}
+	}
+
+	// One part alone; the catch-up without the version run is refused.
+	r, err = RunWriters(t.Context(), WritersConfig{Parts: []string{"ingest"}, WriterTurns: 8, Dir: t.TempDir()})
+	if err != nil || len(r.Ingest) != 3 || r.Memory != nil || len(r.Version) != 0 || r.CatchUp != nil {
+		t.Errorf("ingest alone: %+v, %v", r, err)
+	}
+	if _, err := RunWriters(t.Context(), WritersConfig{Parts: []string{"catchup"}}); err == nil {
+		t.Error("catch-up without the version run: no error")
+	}
+}

@@ -19,6 +19,12 @@ import (
 type benchOptions struct {
 	cfg                    bench.Config
 	sizes, modes, dumpPath string
+	// The many-writers run (--writers).
+	writers  bool
+	wcfg     bench.WritersConfig
+	foreign  string
+	parts    string
+	cacheMiB int64
 }
 
 func newBenchCommand(a *app) *cobra.Command {
@@ -44,7 +50,15 @@ zero-latency scripted LLM and the hashing embedder, and reports:
 LLM modes are ingested up to --max-llm-ingest turns; above it their retrieval is
 measured on the space built in offline mode. Results are for this machine only.
 --profile writes CPU profiles of each phase; --dump writes every retrieval's
-trace, to check that two builds retrieve the same.`,
+trace, to check that two builds retrieve the same.
+
+--writers measures many writers instead (offline mode, hashing embedder): the
+version check every read makes (p50/p95 of the one SpaceVersion query at each
+of --sizes, beside the search), the search after another Memory on the same
+SQLite file added each of --foreign turns (caught up in place), ingest turns/s
+with 1 and 4 writers (Memories on their own store handles of one file) into
+one space and into 4 spaces, and the heap in use after one Memory searched
+--spaces spaces of --space-turns turns under --cache-mib.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return benchFunc(cmd, a, o)
@@ -62,11 +76,55 @@ trace, to check that two builds retrieve the same.`,
 	f.StringVar(&o.dumpPath, "dump", "", "write every timed retrieval (stages, evidence ids and scores) as JSON lines to this file, to compare builds")
 	f.BoolVar(&cfg.Reuse, "reuse", false, "reuse the SQLite files already in --dir (skip ingest; ingest figures are then zero)")
 	f.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each phase (ingest, open, retrieve) into this directory")
+	f.BoolVar(&o.writers, "writers", false, "measure many writers: version check, catch-up, concurrent ingest, memory of many spaces")
+	f.StringVar(&o.foreign, "foreign", "1,100,10000", "with --writers: turns another writer adds before each timed catch-up")
+	f.StringVar(&o.parts, "parts", strings.Join(bench.WritersParts, ","), "with --writers: the measurements to make")
+	f.IntVar(&o.wcfg.WriterTurns, "writer-turns", 2000, "with --writers: turns ingested per concurrent-ingest row")
+	f.IntVar(&o.wcfg.Spaces, "spaces", 1000, "with --writers: spaces of the memory run")
+	f.IntVar(&o.wcfg.SpaceTurns, "space-turns", 1000, "with --writers: turns per space of the memory run")
+	f.Int64Var(&o.cacheMiB, "cache-mib", 256, "with --writers: Options.CacheBytes of the memory run, in MiB")
 	return cmd
+}
+
+// benchWriters runs `higmem bench --writers`.
+func benchWriters(cmd *cobra.Command, a *app, o *benchOptions) error {
+	w := &o.wcfg
+	var err error
+	if w.Sizes, err = parseInts(o.sizes); err != nil {
+		return fmt.Errorf("--sizes: %w", err)
+	}
+	if w.Foreign, err = parseInts(o.foreign); err != nil {
+		return fmt.Errorf("--foreign: %w", err)
+	}
+	if w.WriterTurns < 4 || w.Spaces <= 0 || w.SpaceTurns <= 0 || o.cacheMiB <= 0 {
+		return fmt.Errorf("--writer-turns must be at least 4, --spaces, --space-turns and --cache-mib positive")
+	}
+	w.CacheBytes = o.cacheMiB << 20
+	for _, p := range strings.Split(o.parts, ",") {
+		w.Parts = append(w.Parts, strings.TrimSpace(p))
+	}
+	w.Queries, w.Dir, w.Reuse, w.Seed = o.cfg.Queries, o.cfg.Dir, o.cfg.Reuse, o.cfg.Seed
+	if !a.quiet {
+		w.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "bench:", s) }
+	}
+	r, err := bench.RunWriters(cmd.Context(), *w)
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return writeJSON(cmd.OutOrStdout(), r)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "higmem bench --writers — %s/%s, %d CPUs, %s; offline mode, hashing embedder, SQLite\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version())
+	bench.WritersTable(cmd.OutOrStdout(), r)
+	return nil
 }
 
 // benchFunc runs the benchmark and prints its tables.
 func benchFunc(cmd *cobra.Command, a *app, o *benchOptions) error {
+	if o.writers {
+		return benchWriters(cmd, a, o)
+	}
 	cfg := &o.cfg
 	var err error
 	if cfg.Sizes, err = parseInts(o.sizes); err != nil {

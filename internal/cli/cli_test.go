@@ -326,3 +326,21 @@ func TestErrorLine(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchWriters runs `higmem bench --writers` on tiny sizes.
+func TestBenchWriters(t *testing.T) {
+	env := baseEnv(t)
+	out, errOut, code := runCLI(t, env, "bench", "--writers", "--sizes", "120", "--queries", "3", "--foreign", "1,20",
+		"--writer-turns", "40", "--spaces", "5", "--space-turns", "20", "--cache-mib", "1", "--dir", t.TempDir(), "-q")
+	if code != 0 {
+		t.Fatalf("bench --writers: code %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"Version check", "| 120 |", "| 20 | 5 |", "| 4 | 1 | 40 |", "| 5 | 20 | 1 MiB |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if _, errOut, code := runCLI(t, env, "bench", "--writers", "--foreign", "x"); code == 0 || !strings.Contains(errOut, "--foreign") {
+		t.Errorf("bad --foreign: code %d, %s", code, errOut)
+	}
+}

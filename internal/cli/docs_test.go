@@ -50,6 +50,8 @@ var docRewrites = []struct {
 		"a reader runs the server in another terminal: the script starts it in the background, waits until /v1/health answers, and stops it (SIGTERM, checking a clean exit) at the next one or at the end"},
 	{regexp.MustCompile(`(?m)^higmem bench --sizes 1000,10000,100000(.*)$`), "higmem bench --sizes 300 --queries 20 --delay-queries 2 --delay 1ms$1", "README.md",
 		"the benchmark's sizes would take minutes: the test runs it on 300 turns (BENCHMARKS.md has the real runs and their commands)"},
+	{regexp.MustCompile(`(?m)^higmem bench --writers(.*)$`), "higmem bench --writers --sizes 200 --queries 5 --foreign 1,20 --writer-turns 40 --spaces 5 --space-turns 20 --cache-mib 1$1", "README.md",
+		"the many-writers run builds a million turns: the test runs it on tiny sizes (BENCHMARKS.md has the real runs and their commands)"},
 	{regexp.MustCompile(`(?m)^(.*# with an LLM endpoint.*)$`), "HIGMEM_LLM_BASE_URL={{LLM}} HIGMEM_MEMORY_MODEL=scripted $1", "README.md",
 		"a scripted OpenAI-compatible server (llm/llmtest) in the test stands in for the endpoint"},
 	{regexp.MustCompile(`(?m)^export PG=postgres://\S+`), `export PG="$$__PG"`, "",
