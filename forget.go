@@ -352,23 +352,17 @@ func (m *Memory) afterDelete(ctx context.Context, tr *trace) error {
 		}
 	}
 	if p, ok := m.store.(store.Purger); ok {
-		// Another process reading the file can keep the log from being
-		// truncated for a moment: try a few times, then leave it to the next
-		// delete (the deleted pages are zeroed in the database file already;
-		// only the log's older copies wait).
-		var err error
-		for wait := 10 * time.Millisecond; ; wait *= 2 {
-			if err = p.Purge(ctx); err == nil || ctx.Err() != nil || wait > 200*time.Millisecond {
-				break
-			}
-			time.Sleep(wait)
-		}
-		if err != nil && ctx.Err() == nil {
+		err := p.Purge(ctx)
+		switch {
+		case errors.Is(err, store.ErrPurgeBlocked):
+			// The deleted pages are zeroed in the database file already;
+			// only the log's older copies wait for the next purge.
 			m.opts.Logger.Warn("higmem: purging the store's files after a delete: readers kept the log; the next delete purges it", "err", err)
-		} else if err != nil {
+		case err != nil:
 			errs = append(errs, err)
 		}
 	}
+
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("%w (the delete is committed; what failed is cleaning up after it)", err)
 	}

@@ -77,6 +77,10 @@ var (
 	ErrInvalid = errors.New("store: invalid record")
 	// ErrClosed means the store was used after Close.
 	ErrClosed = errors.New("store: closed")
+	// ErrPurgeBlocked means Purge could not finish because other readers
+	// of the store's files (other processes) held what it must rewrite; a
+	// later Purge finishes it.
+	ErrPurgeBlocked = errors.New("store: purge blocked by readers")
 )
 
 // Space scopes every record: one end user talking to one agent. UserID is
@@ -418,7 +422,8 @@ type Store interface {
 // after every delete when the store has it.
 type Purger interface {
 	// Purge makes the content of committed deletes unrecoverable from
-	// the store's files.
+	// the store's files. It fails with ErrPurgeBlocked when other readers
+	// keep it from finishing for a while.
 	Purge(ctx context.Context) error
 }
 

@@ -171,8 +171,9 @@ func isBusy(err error) bool {
 // pages as it is freed (Open sets PRAGMA secure_delete), but the
 // write-ahead log still holds the pages as they were before: Purge copies
 // the log into the database and truncates it to zero bytes (PRAGMA
-// wal_checkpoint(TRUNCATE)), waiting up to Options.BusyTimeout for readers
-// of the old pages to finish. It fails when they do not.
+// wal_checkpoint(TRUNCATE)). Readers of other processes can keep the log
+// busy: Purge tries a few times (up to about 0.3 s, letting this process's
+// writers in between) and then fails with store.ErrPurgeBlocked.
 func (s *Store) Purge(ctx context.Context) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -182,16 +183,34 @@ func (s *Store) Purge(ctx context.Context) error {
 	if s.rdb == s.wdb {
 		return nil // ":memory:" has no files
 	}
+	for wait := 10 * time.Millisecond; ; wait *= 2 {
+		done, logPages, err := s.checkpoint(ctx)
+		switch {
+		case err != nil:
+			return fmt.Errorf("sqlite: purge: checkpoint: %w", err)
+		case done:
+			return nil
+		case wait > 200*time.Millisecond:
+			return fmt.Errorf("sqlite: purge: %w (%d log pages); the next purge finishes it", store.ErrPurgeBlocked, logPages)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("sqlite: purge: %w", ctx.Err())
+		case <-time.After(wait):
+		}
+	}
+}
+
+// checkpoint runs one truncating checkpoint under the write lock; done is
+// false when readers kept it from finishing.
+func (s *Store) checkpoint(ctx context.Context) (done bool, logPages int, err error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
-	var busy, logPages, done int
-	if err := s.wdb.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &done); err != nil {
-		return fmt.Errorf("sqlite: purge: checkpoint: %w", err)
+	var busy, copied int
+	if err := s.wdb.QueryRowContext(ctx, `PRAGMA wal_checkpoint(TRUNCATE)`).Scan(&busy, &logPages, &copied); err != nil {
+		return false, 0, err
 	}
-	if busy != 0 {
-		return fmt.Errorf("sqlite: purge: checkpoint blocked by readers (%d of %d log pages copied); run it again", done, logPages)
-	}
-	return nil
+	return busy == 0, logPages, nil
 }
 
 // DB returns the database handle, for packages that keep their own tables
