@@ -208,7 +208,15 @@ type VectorKind string
 const (
 	VectorTurn  VectorKind = "turn"
 	VectorEvent VectorKind = "event"
+	// VectorWindow embeds a turn with the turns just before it in its
+	// session (its window, see the root package's window.go); it has the
+	// turn's id and is deleted with the turn.
+	VectorWindow VectorKind = "window"
 )
+
+// TurnVectorKinds are the kinds of vector keyed by a turn's id: DeleteTurn
+// removes the turn's vector of each.
+var TurnVectorKinds = []VectorKind{VectorTurn, VectorWindow}
 
 // Vector is the embedding of one turn or event, tagged with the embedder
 // that produced it. A store keeps one vector per (kind, id): putting a
@@ -368,8 +376,8 @@ type Writer interface {
 	// AppendHistory records a change; the store assigns Seq (and At when
 	// zero).
 	AppendHistory(ctx context.Context, space Space, c Change) error
-	// DeleteTurn removes a turn with its annotation, vector and links
-	// (ErrNotFound when absent). Event membership is the engine's business.
+	// DeleteTurn removes a turn with its annotation, vectors (one of each
+	// of TurnVectorKinds) and links (ErrNotFound when absent). Event membership is the engine's business.
 	DeleteTurn(ctx context.Context, space Space, id string) error
 	// DeleteSpace removes every record of the space, history included.
 	DeleteSpace(ctx context.Context, space Space) error

@@ -266,7 +266,9 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	x := t.write(sp)
 	delete(x.turns, id)
 	delete(x.anns, id)
-	delete(x.vectors, vecKey{store.VectorTurn, id})
+	for _, k := range store.TurnVectorKinds {
+		delete(x.vectors, vecKey{k, id})
+	}
 	maps.DeleteFunc(x.links, func(k linkKey, _ store.Link) bool { return k.source == id || k.target == id })
 	return nil
 }
