@@ -28,7 +28,7 @@ func (st *spaceState) estimateSize() int64 {
 	for i := range st.events {
 		n += eventBytes(&st.events[i])
 	}
-	n += int64(len(st.turnVec.Data)+len(st.eventVec.Data)) * 5 // float32 and int8 copies
+	n += int64(len(st.turnVec.Data)+len(st.winVec.Data)+len(st.eventVec.Data)) * 5 // float32 and int8 copies
 	for _, ls := range st.links {
 		n += int64(len(ls)) * 96
 	}

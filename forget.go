@@ -207,6 +207,9 @@ type forgetPlan struct {
 	dropped []string      // events left without members
 	rebuilt []store.Event // events rewritten without the turn
 	anns    []store.Annotation
+	// windows are the turns whose window vector held the turn, and
+	// windowTexts their windows without it (see spaceState.windowsWithout).
+	windows, windowTexts []string
 }
 
 // planForget works out the events and annotations to rewrite when gone is

@@ -56,6 +56,7 @@ type spaceState struct {
 	eventsOf map[string][]string     // turn id -> event ids
 	links    map[string][]store.Link // turn id (source or target) -> links
 	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder
+	winVec   vec.Matrix              // row i embeds turns[i]'s window (window.go); empty without an embedder
 	eventVec vec.Matrix              // row i embeds events[i]
 	turnLex  *bm25.Index
 	eventLex *bm25.Index
@@ -111,6 +112,9 @@ type turnInfo struct {
 	speakerID map[string]int32
 	// runInfo holds the speaker runs (offline_runs.go).
 	runInfo
+	// words is the number of words of each turn's content, and winStart
+	// the index of the first turn of its window (window.go).
+	words, winStart []int32
 }
 
 // newTurnInfo returns an empty turnInfo with room for n turns.
@@ -125,6 +129,8 @@ func newTurnInfo(n int) turnInfo {
 		speaker:     make([]int32, 0, n),
 		visible:     make([]bool, 0, n),
 		speakerID:   map[string]int32{},
+		words:       make([]int32, 0, n),
+		winStart:    make([]int32, 0, n),
 	}
 }
 
@@ -145,7 +151,9 @@ func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	ti.event = append(ti.event, -1)
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
+	ti.words = append(ti.words, int32(wordCount(&t)))
 	ti.addRun(len(ti.speaker) - 1)
+	ti.addWindow(len(ti.speaker) - 1)
 }
 
 // setTimeRefs records the time expressions of turn i's annotation.
@@ -195,20 +203,20 @@ func (m *Memory) invalidate(sp store.Space) {
 	st.mu.Unlock()
 }
 
-// addTurns appends stored turns (with their vectors, if any) and indexes
-// them. Caller holds st.mu for writing.
-func (st *spaceState) addTurns(turns []store.Turn, vs [][]float32) {
+// addTurns appends stored turns (with their vectors and window vectors,
+// if any) and indexes them. Caller holds st.mu for writing.
+func (st *spaceState) addTurns(turns []store.Turn, vs, wvs [][]float32) {
 	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
 		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: turnLexText(t)}
 	}
 	st.turnLex.AddBatch(docs)
-	st.appendTurns(turns, vs)
+	st.appendTurns(turns, vs, wvs)
 }
 
-// appendTurns appends turns and their vectors without indexing their text.
-// Caller holds st.mu for writing.
-func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
+// appendTurns appends turns, their vectors and their window vectors
+// without indexing their text. Caller holds st.mu for writing.
+func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 	for i, t := range turns {
 		var prev *store.Turn
 		if n := len(st.turns); n > 0 {
@@ -222,6 +230,12 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
 				st.turnVec.Dim = len(vs[i])
 			}
 			st.turnVec.Append(vs[i])
+		}
+		if wvs != nil {
+			if st.winVec.Dim == 0 {
+				st.winVec.Dim = len(wvs[i])
+			}
+			st.winVec.Append(wvs[i])
 		}
 	}
 }

@@ -129,7 +129,7 @@ func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.T
 func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebuild func(ctx context.Context, ns *spaceState) (*batch, error)) error {
 	st := b.st
 	sp := st.space
-	vs, vrecs, err := m.batchVectors(ctx, b)
+	vs, wvs, vrecs, err := m.batchVectors(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -153,7 +153,7 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 			if err != nil {
 				return err
 			}
-			if vs, vrecs, err = m.batchVectors(ctx, nb); err != nil {
+			if vs, wvs, vrecs, err = m.batchVectors(ctx, nb); err != nil {
 				return err
 			}
 			b, fresh = nb, ns
@@ -175,7 +175,7 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 		// Nothing but this batch happened between the state and the
 		// commit: apply it.
 		b.st = st
-		st.apply(b, vs, res)
+		st.apply(b, vs, wvs, res)
 		st.version.Store(head.Next)
 		return nil
 	}
@@ -227,7 +227,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.turns, st.pos, st.info = ns.turns, ns.pos, ns.info
 	st.events, st.evPos, st.evTurns, st.eventsOf = ns.events, ns.evPos, ns.evTurns, ns.eventsOf
 	st.links = ns.links
-	st.turnVec, st.eventVec = ns.turnVec, ns.eventVec
+	st.turnVec, st.winVec, st.eventVec = ns.turnVec, ns.winVec, ns.eventVec
 	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
 	st.annLoaded.Store(ns.annLoaded.Load())
@@ -368,10 +368,14 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 			return false, err
 		}
 	}
-	var tv, ev [][]float32
+	var tv, wv, ev [][]float32
 	if emb := m.opts.Embedder; emb != nil {
 		if len(fresh) > 0 {
-			if tv, err = m.vectorsOf(ctx, r, sp, store.VectorTurn, ids, func(i int) string { return turnEmbedText(fresh[i]) }); err != nil {
+			if tv, err = m.vectorsOf(ctx, r, sp, store.VectorTurn, emb.ID(), ids, func(i int) string { return turnEmbedText(fresh[i]) }); err != nil {
+				return false, err
+			}
+			windows := st.windowTexts(fresh)
+			if wv, err = m.vectorsOf(ctx, r, sp, store.VectorWindow, windowEmbedder(emb), ids, func(i int) string { return windows[i] }); err != nil {
 				return false, err
 			}
 		}
@@ -380,13 +384,13 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 			for i, e := range changed {
 				eids[i] = e.ID
 			}
-			if ev, err = m.vectorsOf(ctx, r, sp, store.VectorEvent, eids, func(i int) string { return eventText(changed[i]) }); err != nil {
+			if ev, err = m.vectorsOf(ctx, r, sp, store.VectorEvent, emb.ID(), eids, func(i int) string { return eventText(changed[i]) }); err != nil {
 				return false, err
 			}
 		}
 	}
 	if len(fresh) > 0 {
-		st.addTurns(fresh, tv)
+		st.addTurns(fresh, tv, wv)
 	}
 	if st.annLoaded.Load() || len(st.turns) < st.limits.eagerAnnotations {
 		for _, a := range anns {
@@ -415,6 +419,7 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 		st.lastEvent = latest.ID
 	}
 	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	st.size.Store(st.estimateSize())
 	m.catchUps.Add(1)
@@ -422,10 +427,11 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 }
 
 // vectorsOf returns the stored vectors of the given ids made by the
-// memory's embedder, in order, embedding (without storing) those missing.
-func (m *Memory) vectorsOf(ctx context.Context, r store.Reader, sp store.Space, kind store.VectorKind, ids []string, text func(i int) string) ([][]float32, error) {
+// memory's embedder (stored under embedder id embID), in order, embedding
+// (without storing) those missing.
+func (m *Memory) vectorsOf(ctx context.Context, r store.Reader, sp store.Space, kind store.VectorKind, embID string, ids []string, text func(i int) string) ([][]float32, error) {
 	emb := m.opts.Embedder
-	stored, err := r.ListVectors(ctx, sp, kind, emb.ID())
+	stored, err := r.ListVectors(ctx, sp, kind, embID)
 	if err != nil {
 		return nil, err
 	}
