@@ -27,7 +27,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 // and re-embedded vectors are written through it.
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
-		turnLex: bm25.New(bm25.Options{}), eventLex: bm25.New(bm25.Options{}),
+		turnLex: bm25.New(bm25.Options{B: turnBM25B}), eventLex: bm25.New(bm25.Options{}),
 		turnsReady: make(chan struct{}), posReady: make(chan struct{})}
 	if tx != nil {
 		l.readTurns()
@@ -147,9 +147,21 @@ func (l *loading) readTurnVectors() {
 }
 
 // readWindowVectors reads the window vectors (window.go) of the memory's
-// embedder into a matrix whose rows follow the turns.
+// embedder into a matrix whose rows follow the turns: straight into it
+// when the store can (store.VectorsIntoReader), once the turn positions
+// are known.
 func (l *loading) readWindowVectors() {
-	if l.wvecs, l.errs[4] = l.r.ListVectors(l.ctx, l.st.space, store.VectorWindow, windowEmbedder(l.emb)); l.errs[4] != nil {
+	emb, sp := windowEmbedder(l.emb), l.st.space
+	if vi, ok := l.r.(store.VectorsIntoReader); ok {
+		<-l.posReady
+		if l.errs[0] != nil {
+			return
+		}
+		if l.wmat, l.wok, l.errs[4] = intoMatrixOf(l.ctx, vi, sp, store.VectorWindow, emb, l.emb.Dim(), len(l.turns), l.pos, l.st.limits.quantizeRows); l.errs[4] != nil || l.wok {
+			return
+		}
+	}
+	if l.wvecs, l.errs[4] = l.r.ListVectors(l.ctx, sp, store.VectorWindow, emb); l.errs[4] != nil {
 		return
 	}
 	<-l.turnsReady
@@ -293,10 +305,15 @@ func (l *loading) install() error {
 // follow pos (id -> row), quantized from quantizeRows rows; ok is false when
 // one is missing or of another dimension.
 func intoMatrix(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
-	dim := emb.Dim()
+	return intoMatrixOf(ctx, vi, sp, kind, emb.ID(), emb.Dim(), n, pos, quantizeRows)
+}
+
+// intoMatrixOf is intoMatrix for the vectors stored under embedder id embID
+// with dim dimensions.
+func intoMatrixOf(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, embID string, dim, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
 	data := make([]float32, n*dim)
 	seen := make([]bool, n)
-	got, err := vi.VectorsInto(ctx, sp, kind, emb.ID(), dim, data, func(id string) int {
+	got, err := vi.VectorsInto(ctx, sp, kind, embID, dim, data, func(id string) int {
 		if i, ok := pos[id]; ok && !seen[i] {
 			seen[i] = true
 			return i

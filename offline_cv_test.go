@@ -13,6 +13,7 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 )
@@ -97,6 +98,9 @@ type cvTune struct {
 	TopK int
 	// X holds the candidate features of offline_features_cv_test.go.
 	X cvExtra
+	// KeepSlope raises the stopping rule's keep ratio by this much per
+	// turn past MinK.
+	KeepSlope float64
 }
 
 // whWords are the question types of the stopping rule by type.
@@ -181,6 +185,16 @@ func (ct cvTune) sel(q *cvQuestion) []int {
 	}
 	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 {
 		return ct.X.selectExtra(q, tu, sc)
+	}
+	if ct.KeepSlope != 0 {
+		n := 0
+		for n < len(ranked) && n < tu.MaxK {
+			if n >= tu.MinK && sc[ranked[n]] < (tu.KeepRatio+ct.KeepSlope*float64(n-tu.MinK))*sc[ranked[0]] {
+				break
+			}
+			n++
+		}
+		return ranked[:n]
 	}
 	return ranked[:tu.cut(ranked, sc)]
 }
@@ -313,6 +327,7 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 		st.mu.RLock()
 		c.facts = factsOf(st)
 		n := len(st.turns)
+		var ixs map[float64]*bm25.Index
 		var wins map[string][][]float32
 		if window && emb != nil {
 			wins = cvWindowVectors(ctx, t, emb, st)
@@ -332,8 +347,12 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 			cq.f.speaker, cq.f.dense = slices.Clone(cq.f.speaker), slices.Clone(cq.f.dense)
 			if os.Getenv("HIGMEM_CV_LEXB") == "1" {
 				cq.lexB = map[float64][]float64{}
-				for _, b := range cvLexBs {
-					cq.lexB[b] = lexB(st, qa.Question, b)
+				if ixs == nil {
+					ixs = lexIndexes(st)
+				}
+				for b, ix := range ixs {
+					cq.lexB[b] = make([]float64, n)
+					ix.ScoreRefs(qa.Question, cq.lexB[b], nil)
 				}
 			}
 			cq.qterms = textnorm.Terms(qa.Question)

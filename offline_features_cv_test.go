@@ -16,21 +16,23 @@ import (
 // by the cross-validation (issue 15, round 2). Each is a property of
 // conversation or of English questions, never of one file's format.
 
-// cvLexBs are the BM25 length normalisations measured besides the
-// engine's.
-var cvLexBs = []float64{0.3, 0.5, -1}
+// cvLexBs are the BM25 length normalisations measured (-1: none; 0.75 is
+// bm25.DefaultB, the engine's before issue 15's second round).
+var cvLexBs = []float64{0.75, 0.3, 0.5, -1}
 
-// lexB returns the BM25 scores of every turn of st for question under b.
+// lexIndexes returns a BM25 index of st's turns for each b of cvLexBs.
 // Caller holds st.mu.
-func lexB(st *spaceState, question string, b float64) []float64 {
-	ix := bm25.New(bm25.Options{B: b})
-	docs := make([]bm25.Doc, len(st.turns))
-	for i, t := range st.turns {
-		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+func lexIndexes(st *spaceState) map[float64]*bm25.Index {
+	out := map[float64]*bm25.Index{}
+	for _, b := range cvLexBs {
+		ix := bm25.New(bm25.Options{B: b})
+		docs := make([]bm25.Doc, len(st.turns))
+		for i, t := range st.turns {
+			docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+		}
+		ix.AddBatch(docs)
+		out[b] = ix
 	}
-	ix.AddBatch(docs)
-	out := make([]float64, len(st.turns))
-	ix.ScoreRefs(question, out, nil)
 	return out
 }
 
@@ -111,7 +113,7 @@ type cvExtra struct {
 	// session not yet covered by 1+SessDiv (0: off).
 	SessDiv float64
 	// LexB, when set, takes the BM25 scores with this length
-	// normalisation b (cvLexBs) instead of the engine's 0.75.
+	// normalisation b (cvLexBs) instead of the engine's (turnBM25B).
 	LexB float64
 }
 

@@ -2,7 +2,6 @@ package higmem
 
 import (
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 )
@@ -16,11 +15,11 @@ import (
 // cvFitParams are the weights fitted, each with the values coordinate
 // ascent may move it to.
 func cvFitParams() []cvParam {
-	ps := []cvParam{
+	return []cvParam{
 		{"dense", []float64{0.2, 0.3, 0.4, 0.5, 0.7}, func(ct *cvTune, v float64) { ct.tu.DenseWeight = v }},
 		{"window", []float64{0, 0.5, 0.7, 1}, func(ct *cvTune, v float64) { ct.Window = v }},
-		// b: 0 is the engine's BM25 length normalisation (0.75), -1 none.
-		{"b", []float64{0, 0.5, 0.3, -1}, func(ct *cvTune, v float64) { ct.X.LexB = v }},
+		// b: the BM25 length normalisation of the turn index (-1 none).
+		{"b", []float64{0.75, 0.5, 0.3, -1}, func(ct *cvTune, v float64) { ct.X.LexB = v }},
 		{"prev", []float64{0.1, 0.25, 0.4}, func(ct *cvTune, v float64) { ct.tu.Prev = v }},
 		{"prevQ", []float64{0.5, 0.7, 0.9}, func(ct *cvTune, v float64) { ct.tu.PrevQuestion = v }},
 		{"next", []float64{0.2, 0.35, 0.5}, func(ct *cvTune, v float64) { ct.tu.Next = v }},
@@ -31,19 +30,15 @@ func cvFitParams() []cvParam {
 		{"speaker", []float64{1, 1.15, 1.3}, func(ct *cvTune, v float64) { ct.tu.SpeakerBump = v }},
 		{"time", []float64{1, 1.25, 1.5}, func(ct *cvTune, v float64) { ct.tu.TimeBump = v }},
 		{"count", []float64{1, 1.2, 1.4}, func(ct *cvTune, v float64) { ct.tu.CountBump = v }},
+		// The length prior on the words of the turn's speaker run, and the
+		// factor of turns that ask.
+		{"length", []float64{0, 0.05, 0.1, 0.15, 0.2}, func(ct *cvTune, v float64) { ct.tu.LengthPow = v }},
+		{"question", []float64{0.85, 1}, func(ct *cvTune, v float64) { ct.tu.QuestionBump = v }},
 		{"keep", []float64{0.45, 0.5, 0.55, 0.6, 0.65}, func(ct *cvTune, v float64) { ct.tu.KeepRatio = v }},
+		{"slope", []float64{0, 0.02, 0.05}, func(ct *cvTune, v float64) { ct.KeepSlope = v }},
 		{"minK", []float64{5, 6, 7}, func(ct *cvTune, v float64) { ct.tu.MinK = int(v) }},
 		{"maxK", []float64{8, 9, 10, 12}, func(ct *cvTune, v float64) { ct.tu.MaxK = int(v) }},
 	}
-	if os.Getenv("HIGMEM_CV_FIT_LEN") != "0" {
-		// The length prior on the words of the turn's speaker run.
-		ps = append(ps, cvParam{"runlen", []float64{0, 0.05, 0.1, 0.15, 0.2}, func(ct *cvTune, v float64) { ct.X.Len, ct.X.RunLen = v, true }})
-	}
-	ps = append(ps, cvParam{"qturn", []float64{0.85, 1}, func(ct *cvTune, v float64) { ct.X.QTurn = v }})
-	if os.Getenv("HIGMEM_CV_FIT_EXTRA") == "1" {
-		ps = append(ps, cvParam{"session", []float64{0, 0.1, 0.2}, func(ct *cvTune, v float64) { ct.X.SessShare = v }})
-	}
-	return ps
 }
 
 // fitObjective scores a tune on the questions train accepts: the mean
@@ -115,10 +110,9 @@ func TestOfflineCVFit(t *testing.T) {
 	for i, set := range sets {
 		tuned[i] = !strings.HasSuffix(set.name, "-burst")
 	}
-	start := cvTune{tu: defaultOfflineTuning(), Win: "engine", Window: 1}
-	if w := os.Getenv("HIGMEM_CV_FIT_WINDOW"); w != "" {
-		start.Win = w
-	}
+	// From the engine's defaults; the windows and the BM25 scores are the
+	// CV's own (Win, LexB), so that 0 and other b stay reachable.
+	start := cvTune{tu: defaultOfflineTuning(), Win: "engine", Window: offWindowWeight, X: cvExtra{LexB: cvEngineB()}}
 	ps := cvFitParams()
 	const folds = 6
 	var grid []cvConfig
@@ -201,4 +195,15 @@ func indexOfConv(set *cvSet, c *cvConv) int {
 		}
 	}
 	return -1
+}
+
+// cvEngineB is the engine's BM25 b (turnBM25B) as cvLexBs names it.
+func cvEngineB() float64 {
+	switch {
+	case turnBM25B == 0:
+		return 0.75
+	case turnBM25B < 0:
+		return -1
+	}
+	return turnBM25B
 }

@@ -63,6 +63,13 @@ const (
 	offMinK         = 6    // stopping rule: always pass this many turns (when there are)
 	offMaxK         = 9    // stopping rule: never more than this many
 
+	// turnBM25B is the length normalisation b of the turns' BM25 index
+	// (bm25.Options.B: 0 is the library's 0.75, negative is none), read
+	// by every mode's turn search. Messages are short and rarely repeat a
+	// word, so normalising by length mostly punishes the messages that say
+	// more.
+	turnBM25B = 0.0
+
 	// Keywords and summaries.
 	keywordsPerTurn   = 8
 	keywordsPerEvent  = 10
