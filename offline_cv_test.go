@@ -14,6 +14,7 @@ import (
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/rank"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 )
@@ -133,7 +134,9 @@ func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 		win = "sym1"
 	}
 	w := q.win[win]
-	if ct.Window != 0 && w != nil {
+	if ct.Window == 1 && w != nil {
+		g.dense = w
+	} else if ct.Window != 0 && w != nil {
 		g.dense = make([]float64, len(f.dense))
 		for i := range g.dense {
 			g.dense[i] = (1-ct.Window)*f.dense[i] + ct.Window*w[i]
@@ -177,14 +180,18 @@ func (ct cvTune) sel(q *cvQuestion) []int {
 		return ranked[:min(ct.TopK, len(ranked))]
 	}
 	sc := ct.scores(q)
-	ranked := rankPositive(sc)
 	tu := ct.tu
+	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 {
+		return ct.X.selectExtra(q, tu, sc)
+	}
+	maxK := tu.MaxK
+	for _, k := range ct.WhMaxK {
+		maxK = max(maxK, k)
+	}
+	ranked := rank.Top(sc, nil, maxK)
 	if k, ok := ct.WhMaxK[q.wh]; ok {
 		tu.MaxK = k
 		tu.MinK = min(tu.MinK, k)
-	}
-	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 {
-		return ct.X.selectExtra(q, tu, sc)
 	}
 	if ct.KeepSlope != 0 {
 		n := 0
@@ -547,6 +554,15 @@ func (res cvResults) choose(sets []*cvSet, tuned []bool, maxK float64, train fun
 // scored on the held-out fold of every set. It reports the held-out recall,
 // precision and K per fold, their mean and spread, and per category.
 func crossValidate(sets []*cvSet, tuned []bool, grid []cvConfig, res cvResults, folds int, maxK float64) string {
+	return heldOut(sets, grid, res, folds, maxK, func(fold int) int {
+		return res.choose(sets, tuned, maxK, func(_, c int) bool { return c%folds != fold })
+	})
+}
+
+// heldOut reports the held-out scores of configuration pick(fold) on each
+// fold (pick returns -1 when none fits within K maxK), their mean and
+// spread, and per category.
+func heldOut(sets []*cvSet, grid []cvConfig, res cvResults, folds int, maxK float64, pick func(fold int) int) string {
 	var b strings.Builder
 	b.WriteString("| fold | chosen |")
 	for _, set := range sets {
@@ -560,7 +576,7 @@ func crossValidate(sets []*cvSet, tuned []bool, grid []cvConfig, res cvResults, 
 		cats[si] = map[int]*cvScore{}
 	}
 	for fold := range folds {
-		ci := res.choose(sets, tuned, maxK, func(_, c int) bool { return c%folds != fold })
+		ci := pick(fold)
 		if ci < 0 {
 			fmt.Fprintf(&b, "| %d | none within K %.1f |\n", fold, maxK)
 			continue

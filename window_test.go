@@ -121,6 +121,20 @@ var windowStores = map[string]func(t *testing.T) store.Store{
 	},
 }
 
+// windowMemory opens a store with mk and an offline memory on it with the
+// hashing embedder and the given batch size, closed when t ends.
+func windowMemory(t *testing.T, mk func(t *testing.T) store.Store, batch int) (store.Store, *Memory) {
+	t.Helper()
+	s := mk(t)
+	t.Cleanup(func() { s.Close() })
+	m, err := Open(t.Context(), Options{Mode: ModeOffline, Store: s, Embedder: hashing.New(64), BatchSize: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	return s, m
+}
+
 // TestWindowVectors adds turns in batches that cut sessions and bursts at
 // different places and checks every window vector against the plain
 // definition, in the store and in the working set; a fresh memory loads
@@ -129,13 +143,7 @@ func TestWindowVectors(t *testing.T) {
 	ctx := context.Background()
 	for name, mk := range windowStores {
 		t.Run(name, func(t *testing.T) {
-			s := mk(t)
-			defer s.Close()
-			m, err := Open(ctx, Options{Mode: ModeOffline, Store: s, Embedder: hashing.New(64), BatchSize: 3})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			s, m := windowMemory(t, mk, 3)
 			sp := Space{UserID: "win"}
 			in := windowInputs()
 			// One turn, then two, then the rest: windows reach back into
@@ -183,13 +191,7 @@ func TestDeleteReembedsWindows(t *testing.T) {
 	ctx := context.Background()
 	for name, mk := range windowStores {
 		t.Run(name, func(t *testing.T) {
-			s := mk(t)
-			defer s.Close()
-			m, err := Open(ctx, Options{Mode: ModeOffline, Store: s, Embedder: hashing.New(64), BatchSize: 4})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer m.Close()
+			s, m := windowMemory(t, mk, 4)
 			sp := Space{UserID: "win"}
 			if _, err := m.Add(ctx, sp, windowInputs()); err != nil {
 				t.Fatal(err)
