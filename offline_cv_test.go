@@ -60,6 +60,11 @@ type cvQuestion struct {
 	// lexB holds the BM25 scores under other length normalisations
 	// (cvLexBs).
 	lexB map[float64][]float64
+	// evDense is the cosine of the question with each turn's first
+	// event's vector (NaN without one); lexWin the BM25 score of each
+	// turn's window text; lexNoReport the BM25 scores of the question
+	// without reporting verbs (set with HIGMEM_CV_MORE=1).
+	evDense, lexWin, lexNoReport []float64
 }
 
 // cvConv is one conversation, built into an offline memory.
@@ -121,12 +126,28 @@ func whOf(question string) string {
 // relevance applied.
 func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 	f := q.f
-	if ct.Window == 0 && ct.PRF == 0 && ct.X.LexB == 0 {
+	if ct.Window == 0 && ct.PRF == 0 && ct.X.LexB == 0 && ct.X.EventDense == 0 && ct.X.LexWin == 0 && !ct.X.NoReport {
 		return f
 	}
 	g := *f
 	if ct.X.LexB != 0 {
 		g.lex = q.lexB[ct.X.LexB]
+		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
+	}
+	if ct.X.NoReport && q.lexNoReport != nil {
+		g.lex = q.lexNoReport
+		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
+	}
+	if ct.X.LexWin != 0 && q.lexWin != nil {
+		mixed := make([]float64, len(g.lex))
+		lmax, wmax := slices.Max(g.lex), slices.Max(q.lexWin)
+		for i := range mixed {
+			mixed[i] = (1 - ct.X.LexWin) * g.lex[i]
+			if wmax > 0 {
+				mixed[i] += ct.X.LexWin * lmax * q.lexWin[i] / wmax
+			}
+		}
+		g.lex = mixed
 		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
 	}
 	win := ct.Win
@@ -159,6 +180,9 @@ func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 func (ct cvTune) scores(q *cvQuestion) []float64 {
 	f := ct.features(q)
 	rel := ct.tu.relevance(f)
+	if ct.X.EventDense != 0 {
+		ct.X.addEventDense(q, rel)
+	}
 	sc := ct.tu.score(f, rel)
 	if !ct.X.zero() {
 		ct.X.apply(q, rel, sc)
@@ -335,6 +359,7 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 		c.facts = factsOf(st)
 		n := len(st.turns)
 		var ixs map[float64]*bm25.Index
+		var winIx *bm25.Index
 		var wins map[string][][]float32
 		if window && emb != nil {
 			wins = cvWindowVectors(ctx, t, emb, st)
@@ -361,6 +386,12 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 					cq.lexB[b] = make([]float64, n)
 					ix.ScoreRefs(qa.Question, cq.lexB[b], nil)
 				}
+			}
+			if os.Getenv("HIGMEM_CV_MORE") == "1" {
+				if winIx == nil {
+					winIx = windowIndex(st)
+				}
+				cq.evDense, cq.lexWin, cq.lexNoReport = moreFeatures(st, winIx, q, qa.Question)
 			}
 			cq.qterms = textnorm.Terms(qa.Question)
 			slices.Sort(cq.qterms)

@@ -10,6 +10,7 @@ import (
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
+	"github.com/higmem/higmem/store"
 )
 
 // Candidate features of conversation beyond the engine's scorer, measured
@@ -115,6 +116,15 @@ type cvExtra struct {
 	// LexB, when set, takes the BM25 scores with this length
 	// normalisation b (cvLexBs) instead of the engine's (turnBM25B).
 	LexB float64
+	// EventDense adds this weight times the centred, scaled cosine of the
+	// question with the turn's event vector to its relevance.
+	EventDense float64
+	// LexWin mixes the BM25 score of the turn's window text (max
+	// normalised) into the lexical part at this weight.
+	LexWin float64
+	// NoReport takes the BM25 scores of the question without reporting
+	// verbs (say, tell, talk, mention, ...).
+	NoReport bool
 }
 
 func (x cvExtra) zero() bool { return x == cvExtra{} }
@@ -155,6 +165,33 @@ func (x cvExtra) apply(q *cvQuestion, rel, sc []float64) {
 		}
 		if x.QTurn != 0 && x.QTurn != 1 && q.f.question[i] {
 			sc[i] *= x.QTurn
+		}
+	}
+}
+
+// addEventDense adds EventDense times the centred, scaled cosine of each
+// turn's event with the question to rel.
+func (x cvExtra) addEventDense(q *cvQuestion, rel []float64) {
+	if q.evDense == nil {
+		return
+	}
+	// Centred on the mean over turns with an event, scaled to a best of 1,
+	// like the turn's own cosine.
+	mean, best, n := 0.0, math.Inf(-1), 0
+	for _, d := range q.evDense {
+		if !math.IsNaN(d) {
+			mean += d
+			best = max(best, d)
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	mean /= float64(n)
+	for i, d := range q.evDense {
+		if !math.IsNaN(d) && d > mean && best > mean && q.f.visible[i] {
+			rel[i] += x.EventDense * (d - mean) / (best - mean)
 		}
 	}
 }
@@ -282,4 +319,50 @@ func TestOfflineCVFeatures(t *testing.T) {
 		add(fmt.Sprintf("session diversity %.2f", v), func(x *cvExtra) { x.SessDiv = v })
 	}
 	t.Logf("fixed configurations on every question\n\n%s", fixedTable(sets, fixed, scoreGrid(sets, fixed)))
+}
+
+// reportingVerbs are the verbs a question uses to ask about what was said
+// ("what did Ann say about ..."): they name the act of speaking, not its
+// content.
+var reportingVerbs = map[string]bool{"say": true, "said": true, "says": true, "tell": true, "told": true, "tells": true,
+	"talk": true, "talked": true, "talking": true, "mention": true, "mentioned": true, "ask": true, "asked": true, "asks": true,
+	"speak": true, "spoke": true, "speaking": true, "discuss": true, "discussed": true}
+
+// windowIndex returns a BM25 index of the window text of every turn of
+// st. Caller holds st.mu.
+func windowIndex(st *spaceState) *bm25.Index {
+	ix := bm25.New(bm25.Options{B: turnBM25B})
+	docs := make([]bm25.Doc, len(st.turns))
+	at := func(j int) *store.Turn { return &st.turns[j] }
+	for i := range st.turns {
+		docs[i] = bm25.Doc{ID: st.turns[i].ID, Ref: i, Text: windowText(at, int(st.info.winStart[i]), i)}
+	}
+	ix.AddBatch(docs)
+	return ix
+}
+
+// moreFeatures computes the event cosines, the window BM25 scores and the
+// BM25 scores without reporting verbs of a question. Caller holds st.mu.
+func moreFeatures(st *spaceState, winIx *bm25.Index, q *query, question string) (evDense, lexWin, lexNoReport []float64) {
+	n := len(st.turns)
+	if q.qv != nil && st.eventVec.Rows() == len(st.events) {
+		evDense = make([]float64, n)
+		for i := range n {
+			evDense[i] = math.NaN()
+			if e := st.info.event[i]; e >= 0 {
+				evDense[i] = float64(vec.Dot(q.qv, st.eventVec.Row(e)))
+			}
+		}
+	}
+	lexWin = make([]float64, n)
+	winIx.ScoreRefs(question, lexWin, nil)
+	var kept []string
+	for _, w := range textnorm.Tokens(question) {
+		if !reportingVerbs[w] {
+			kept = append(kept, w)
+		}
+	}
+	lexNoReport = make([]float64, n)
+	st.turnLex.ScoreRefs(strings.Join(kept, " "), lexNoReport, nil)
+	return evDense, lexWin, lexNoReport
 }

@@ -68,7 +68,7 @@ const (
 	// by every mode's turn search. Messages are short and rarely repeat a
 	// word, so normalising by length mostly punishes the messages that say
 	// more.
-	turnBM25B = 0.0
+	turnBM25B = -1.0
 
 	// Keywords and summaries.
 	keywordsPerTurn   = 8
