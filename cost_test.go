@@ -12,8 +12,10 @@ import (
 
 // TestCostBudget holds default mode to its budget on a 400-turn synthetic
 // conversation with LoCoMo's session length (about 22 turns) and the
-// scripted model: two calls per batch (one build, one update of the events
-// it touched), so at most 0.1 LLM calls per ingested turn; per question at
+// scripted model: one build_batch call per batch (it also writes the
+// records of the events the batch touched), so at most 0.1 LLM calls per
+// ingested turn (FriendsQA's scenes of about 16 turns too: see
+// TestCostBudgetShortSessions); per question at
 // most 3 calls in at most 2 sequential rounds and 5,000 prompt tokens (the
 // fake counts 4 bytes per token). Paper mode keeps the reference's calls:
 // 3 per turn (annotate, affiliate, update), and per question a rewrite, a
@@ -61,8 +63,8 @@ func TestCostBudget(t *testing.T) {
 				if perTurn > 0.1 {
 					t.Errorf("construction: %.3f calls per turn, budget 0.1", perTurn)
 				}
-				if byOp[prompt.EventUpdates] > byOp[prompt.BuildBatch] {
-					t.Errorf("construction: %v: more than one update call per batch", byOp)
+				if len(byOp) != 1 || byOp[prompt.BuildBatch] == 0 {
+					t.Errorf("construction: %v: want build_batch calls only, one per batch", byOp)
 				}
 			case higmem.ModePaper:
 				if perTurn < 3 {
@@ -71,5 +73,28 @@ func TestCostBudget(t *testing.T) {
 			}
 			t.Logf("%s: %.3f calls per turn %v", mode, perTurn, byOp)
 		})
+	}
+}
+
+// FriendsQA's scenes are short (about 16 turns): construction stays within
+// 0.1 calls per turn on sessions of 12 turns too, one build_batch call per
+// session.
+func TestCostBudgetShortSessions(t *testing.T) {
+	conv := synth.Generate(synth.Options{Turns: 240, Seed: 3, SessionTurns: 12})
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: llmtest.NewScripted(), Embedder: hashing.New(0)})
+	res, err := m.Add(t.Context(), sp, conv.Turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := map[string]bool{}
+	for _, tr := range conv.Turns {
+		sessions[tr.SessionID] = true
+	}
+	perTurn := float64(len(res.Calls)) / float64(len(conv.Turns))
+	if perTurn > 0.1 || len(res.Calls) != len(sessions) {
+		t.Errorf("%d calls for %d turns in %d sessions (%.3f per turn): want one per session, at most 0.1 per turn", len(res.Calls), len(conv.Turns), len(sessions), perTurn)
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings %q", res.Warnings)
 	}
 }

@@ -207,7 +207,12 @@ func (o *oneEvent) Complete(ctx context.Context, r llm.Request) (llm.Response, e
 		for _, t := range rep["turns"].([]any) {
 			t.(map[string]any)["events"] = []string{target}
 		}
-		rep["new_events"] = []map[string]string{{"label": "new:1", "title": "everything"}}
+		// One record for it, summing up the fake's records.
+		var sum []string
+		for _, r := range rep["events"].([]any) {
+			sum = append(sum, r.(map[string]any)["summary"].(string))
+		}
+		rep["events"] = []map[string]string{{"id": target, "title": "everything", "summary": strings.Join(sum, " ")}}
 		b, _ := json.Marshal(rep)
 		resp.Content = string(b)
 	case "select":
