@@ -113,9 +113,26 @@ func (m *Memory) askBuild(ctx context.Context, rec *recorder, cands []prompt.Eve
 		return err
 	}
 	small := compactEvents(cands)
+	if !shrinks(cands, small) {
+		return err
+	}
 	rec.note("batch from %s: prompt over the model's context; asked again with %d of %d candidate events, without their facts", turns[0].ID, len(small), len(cands))
 	*out = prompt.BuildBatchReply{}
 	return m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: small, New: data.New}, out)
+}
+
+// shrinks reports whether the compacted candidates small show less than
+// cands.
+func shrinks(cands, small []prompt.Event) bool {
+	if len(small) < len(cands) {
+		return true
+	}
+	for i, e := range cands {
+		if len(e.Facts) > 0 || len(e.Keywords) > 0 || len(e.Summary) > len(small[i].Summary) {
+			return true
+		}
+	}
+	return false
 }
 
 // compactEvents is what a compacted build_batch prompt shows of cands.

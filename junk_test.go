@@ -95,7 +95,10 @@ func checkStored(t *testing.T, m *higmem.Memory, res *higmem.AddResult) (member 
 		if e.Title == "" || e.Summary == "" {
 			t.Errorf("event %s has title %q summary %q", e.ID, e.Title, e.Summary)
 		}
-		if why := storedJunk(sh, e); why != "" {
+		// Offline construction's records are its rules' own (offline
+		// mode's memory, placed there when no model reply could be
+		// had), not a model's reply.
+		if why := storedJunk(sh, e); why != "" && !strings.HasPrefix(e.Producer, "offline:") {
 			t.Errorf("event %s stored junk (%s): %+v", e.ID, why, e)
 		}
 		if strings.HasSuffix(e.Producer, "+fallback") {
