@@ -90,9 +90,13 @@ type Options struct {
 	// that many timeline turns.
 	FilterChunk int
 	// PredictChunk caps the member turns shown in one per-event prediction
-	// call of paper mode (default 40): a larger event is shown in several
-	// calls. Default mode's select call shows each candidate event's 10
-	// members most similar to the question.
+	// call of paper mode. Zero, the default, shows every member of an
+	// event in one call, as the reference does (one call per candidate
+	// event, docs/PAPER.md); a positive value shows a larger event in
+	// several calls, bounding each prompt. Either way a prompt the model
+	// refuses as too long for its context is asked again in halves.
+	// Default mode's select call shows each candidate event's 10 members
+	// most similar to the question.
 	PredictChunk int
 	// PaperLinks turns on A-Mem style links between turns in paper mode:
 	// each turn's annotation call sees the recent window and proposes
@@ -210,7 +214,6 @@ func (o *Options) setDefaults() {
 	def(&o.SmallEvent, 10)
 	def(&o.BatchSize, 40)
 	def(&o.FilterChunk, 10)
-	def(&o.PredictChunk, 40)
 	o.MaxTurnBytes = capDefault(o.MaxTurnBytes, DefaultMaxTurnBytes)
 	o.MaxBatchTurns = capDefault(o.MaxBatchTurns, DefaultMaxBatchTurns)
 	o.MaxQuestionBytes = capDefault(o.MaxQuestionBytes, DefaultMaxQuestionBytes)

@@ -3,6 +3,7 @@ package higmem
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,13 +91,16 @@ func (q *query) timeline(n int) []string {
 }
 
 // eventChunks returns the member turns one event shows its prediction
-// calls (paper mode): every member, in chunks of PredictChunk turns (one
-// call each).
+// calls (paper mode): every member, in one call as the reference does, or
+// in chunks of Options.PredictChunk turns (one call each) when set.
 func (m *Memory) eventChunks(q *query, e store.Event) [][]store.Turn {
 	idx := q.members(e)
 	var out [][]store.Turn
 	for len(idx) > 0 {
-		n := min(len(idx), m.opts.PredictChunk)
+		n := len(idx)
+		if m.opts.PredictChunk > 0 {
+			n = min(n, m.opts.PredictChunk)
+		}
 		chunk := make([]store.Turn, n)
 		for j, i := range idx[:n] {
 			chunk[j] = q.st.turns[i]
@@ -185,26 +189,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	defer q.st.mu.RLock()
 	err := parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
-		var ids []string
-		var err error
-		switch j.kind {
-		case prompt.Predict:
-			var r prompt.PredictReply
-			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
-				Question: q.question, Event: promptEvent(j.event), Turns: promptTurns(j.turns), Part: j.part, Max: predictMax,
-			}, &r)
-			ids = r.TurnIDs
-		case prompt.Select:
-			var r prompt.SelectReply
-			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Select, *j.sel, &r)
-			ids = r.TurnIDs
-		default:
-			var r prompt.FilterReply
-			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
-				Question: q.question, Turns: promptTurns(j.turns),
-			}, &r)
-			ids = r.RelevantIDs
-		}
+		ids, err := m.askJob(ctx, q, round, j, j.turns)
 		if invalid(err) {
 			j.unusable = true
 			if j.kind == prompt.Select {
@@ -230,6 +215,58 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		q.trace.Rounds++
 	}
 	return err
+}
+
+// askJob makes job j's call showing turns (all of j's, or part of them)
+// and returns the ids the reply chose. A prediction or filter prompt the
+// model refuses as too long for its context (llm.ErrContextLength) is
+// asked again in two halves, down to single turns; a select prompt, or a
+// single turn, that does not fit is an unusable reply (its fallback
+// applies).
+func (m *Memory) askJob(ctx context.Context, q *query, round int, j *llmJob, turns []store.Turn) ([]string, error) {
+	var ids []string
+	var err error
+	switch j.kind {
+	case prompt.Predict:
+		var r prompt.PredictReply
+		err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
+			Question: q.question, Event: paperEvent(j.event), Turns: promptTurns(turns), Part: j.part, Max: predictMax,
+		}, &r)
+		ids = r.TurnIDs
+	case prompt.Select:
+		var r prompt.SelectReply
+		err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Select, *j.sel, &r)
+		ids = r.TurnIDs
+	default:
+		var r prompt.FilterReply
+		err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
+			Question: q.question, Turns: promptTurns(turns),
+		}, &r)
+		ids = r.RelevantIDs
+	}
+	if !errors.Is(err, llm.ErrContextLength) {
+		return ids, err
+	}
+	if j.kind == prompt.Select || len(turns) < 2 {
+		return nil, fmt.Errorf("%w: %w", llm.ErrInvalidOutput, err)
+	}
+	q.rec.note("%s prompt of %d turns over the model's context; asked again in two halves", j.kind, len(turns))
+	h := len(turns) / 2
+	first, err := m.askJob(ctx, q, round, j, turns[:h])
+	if err != nil && !invalid(err) {
+		return nil, err
+	}
+	second, err2 := m.askJob(ctx, q, round, j, turns[h:])
+	if err2 != nil && !invalid(err2) {
+		return nil, err2
+	}
+	switch {
+	case err != nil && err2 != nil:
+		return nil, err // neither half was usable
+	case err != nil || err2 != nil:
+		q.rec.note("%s call unusable, it selected nothing of half its turns: %v", j.kind, errors.Join(err, err2))
+	}
+	return append(first, second...), nil
 }
 
 func (m *Memory) predictJobs(q *query, events []rank.Hit) []*llmJob {

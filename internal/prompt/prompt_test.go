@@ -132,3 +132,31 @@ func TestMaxTokens(t *testing.T) {
 		t.Error("budgets do not grow with the batch, or an unknown prompt has one")
 	}
 }
+
+// The query prompt asks only for what retrieval reads: no time range
+// (nothing filtered candidates by it; the rules' time analysis does).
+func TestQueryAsksNoTimeRange(t *testing.T) {
+	p, err := Render(Query, QueryData{Question: "What did Caroline do in May 2023?"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(p.User, "time_range") || strings.Contains(string(p.Schema), "time_range") {
+		t.Errorf("query prompt still asks for a time range:\n%s\n%s", p.User, p.Schema)
+	}
+}
+
+// build_batch's schema is its sections: "turns" required, "events"
+// optional, so that a reply without records still places its turns, and
+// one more optional section is one more entry.
+func TestBuildBatchSections(t *testing.T) {
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal([]byte(schemas[BuildBatch]), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Properties) != len(buildBatchSections) || len(s.Required) != 1 || s.Required[0] != "turns" || s.Properties["events"] == nil {
+		t.Errorf("schema %s", schemas[BuildBatch])
+	}
+}
