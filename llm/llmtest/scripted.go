@@ -524,7 +524,14 @@ func (p parsed) judge() map[string]any {
 // it recovers the prompt kind from response_format.json_schema.name and the
 // messages from the request. Use it to run the real llm/openai client, and
 // the CLI, against scripted answers.
-func (s *Scripted) Handler() Handler {
+func (s *Scripted) Handler() Handler { return ModelHandler(s) }
+
+// ModelHandler returns a fake-server handler answering like m (a scripted
+// fake, or one wrapping it): the request becomes an llm.Request whose
+// SchemaName is response_format.json_schema.name, or, in plain and
+// json_object modes where the name is not on the wire, the prompt kind
+// recognised from the prompt's first words.
+func ModelHandler(m llm.Model) Handler {
 	return func(_ int, req *ChatRequest) Reply {
 		var rf struct {
 			JSONSchema struct {
@@ -538,9 +545,10 @@ func (s *Scripted) Handler() Handler {
 			// guess it from the prompt's first line.
 			name = kindFromPrompt(req.Messages)
 		}
-		resp, err := s.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: name})
+		resp, err := m.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: name})
 		if err != nil {
-			return Reply{Status: 400, Body: `{"error":{"message":"` + err.Error() + `"}}`}
+			b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": err.Error()}})
+			return Reply{Status: 400, Body: string(b)}
 		}
 		return Reply{Content: resp.Content}
 	}
