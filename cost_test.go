@@ -1,6 +1,9 @@
 package higmem_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/higmem/higmem"
@@ -96,5 +99,44 @@ func TestCostBudgetShortSessions(t *testing.T) {
 	}
 	if len(res.Warnings) > 0 {
 		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// A select call shows at most about 2,700 tokens of events and turns, so
+// that with the answer's evidence a question stays within 5,000 prompt
+// tokens, however long the turns: the events shown lose members first,
+// and the search hits always show.
+func TestSelectPromptBounded(t *testing.T) {
+	var turns []higmem.TurnInput
+	filler := strings.Repeat("We talked about the garden, the weather, the neighbours and the long drive home again. ", 6)
+	for i := range 80 {
+		turns = append(turns, higmem.TurnInput{ID: fmt.Sprintf("D%d:%d", i/20+1, i%20+1), SessionID: fmt.Sprint(i/20 + 1), Speaker: []string{"Ann", "Bo"}[i%2],
+			Text: fmt.Sprintf("Turn %d about the garden: %s", i, filler), Time: fmt.Sprintf("2024-03-%02dT10:%02d:00Z", i/20+1, i%20)})
+	}
+	rec := &recording{inner: llmtest.NewScripted()}
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: rec, Embedder: hashing.New(0)})
+	if _, err := m.Add(t.Context(), sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	ans, err := m.Ask(t.Context(), sp, "What did Ann say about the garden and the long drive home?", higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := 0
+	for _, c := range ans.Trace.Calls {
+		tokens += c.Usage.PromptTokens
+	}
+	sel := rec.of(prompt.Select)
+	if len(sel) != 1 || len(sel[0])/4 > 3000 || tokens > 5000 {
+		t.Errorf("%d select prompts of %d bytes; %d prompt tokens for the question", len(sel), len(sel[0]), tokens)
+	}
+	shown := ans.Trace.Stage("shown")
+	for _, id := range ans.Trace.Stage("search") {
+		if !slices.Contains(shown, id) {
+			t.Errorf("search hit %s not shown", id)
+		}
+	}
+	if !strings.Contains(sel[0], "\nEvent:\n") {
+		t.Errorf("no event shown:\n%s", sel[0])
 	}
 }

@@ -37,7 +37,8 @@ const realModel = "gemma-3-270m"
 // model did not write is marked (a producer ending in +fallback) and
 // counted (warnings, notes, rejected calls).
 func TestRealServerReplay(t *testing.T) {
-	model, save, stale := realServerModel(t)
+	recorded, save, stale := realServerModel(t)
+	model := &requestCounter{inner: recorded}
 	turns, questions := example(t)
 	turns = turns[:8]
 	ctx := t.Context()
@@ -62,7 +63,7 @@ func TestRealServerReplay(t *testing.T) {
 	if buildsUsed == 0 && byModel > 0 {
 		t.Errorf("no build reply was used, yet %d events are not marked +fallback", byModel)
 	}
-	t.Logf("%d events (%d summarised by the model), %d calls for %d turns, %d rejected, warnings %q", events, byModel, len(res.Calls), len(turns), rejected, res.Warnings)
+	t.Logf("%d events (%d summarised by the model), %d calls (%d HTTP requests) for %d turns, %d rejected, warnings %q", events, byModel, len(res.Calls), model.take(), len(turns), rejected, res.Warnings)
 
 	for _, q := range questions[:2] {
 		ans, err := m.Ask(ctx, sp, q.Question, higmem.RetrieveOptions{})
@@ -89,8 +90,8 @@ func TestRealServerReplay(t *testing.T) {
 		for _, c := range ans.Trace.Calls {
 			tokens += c.Usage.PromptTokens
 		}
-		t.Logf("%q: %d calls in %d rounds, %d prompt tokens; answer %q, evidence %v, notes %q",
-			q.Question, len(ans.Trace.Calls), ans.Trace.Rounds, tokens, ans.Text, ans.IDs(), ans.Trace.Notes)
+		t.Logf("%q: %d calls (%d HTTP requests) in %d rounds, %d prompt tokens; answer %q, evidence %v, notes %q",
+			q.Question, len(ans.Trace.Calls), model.take(), ans.Trace.Rounds, tokens, ans.Text, ans.IDs(), ans.Trace.Notes)
 	}
 	if stale != nil {
 		exact, old, faults := stale.counts()
@@ -100,6 +101,31 @@ func TestRealServerReplay(t *testing.T) {
 		}
 	}
 	save()
+}
+
+// requestCounter counts the HTTP requests behind the responses of inner
+// (as recorded: a replayed response carries its original count).
+type requestCounter struct {
+	inner llm.Model
+	mu    sync.Mutex
+	n     int
+}
+
+func (c *requestCounter) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := c.inner.Complete(ctx, req)
+	c.mu.Lock()
+	c.n += max(resp.Requests, 1)
+	c.mu.Unlock()
+	return resp, err
+}
+
+// take returns the requests counted since the last take.
+func (c *requestCounter) take() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := c.n
+	c.n = 0
+	return n
 }
 
 // realServerModel returns the cassette's replay, or, with

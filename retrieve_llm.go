@@ -370,12 +370,27 @@ const (
 	selectMembers = 10
 	// selectMax caps the turns one select call may return.
 	selectMax = 30
+	// selectTokens bounds what a select call shows (its events and turns,
+	// about 4 bytes per token), so that with the answer's evidence budget
+	// (Options.EvidenceTokens, 2,000) a question stays within 5,000 prompt
+	// tokens.
+	selectTokens = 2700
 )
+
+// promptTurnBytes and promptEventBytes are the sizes of a turn's and an
+// event's lines in a prompt, near enough.
+func promptTurnBytes(t prompt.Turn) int {
+	return len(t.ID) + len(t.Date) + len(t.Speaker) + len(t.Text) + len(t.Note) + 8
+}
+
+func promptEventBytes(e prompt.Event) int { return len(e.ID) + len(e.Title) + len(e.Summary) + 12 }
 
 // retrieveDefault makes one select call (one round): it shows the
 // candidate events, each with its selectMembers turns closest to the
-// question, then the searched and timeline turns no event showed, and the
-// model picks the evidence, at most selectMax turns. An unusable reply
+// question, then the searched and timeline turns no event showed (within
+// selectTokens: fewer members per event, then fewer events, when they
+// would not fit), and the model picks the evidence, at most selectMax
+// turns. An unusable reply
 // (junk, or only ids that were not shown) leaves the search and timeline
 // hits as the evidence. With NoFilter there is no call: every shown turn is
 // evidence (up to the token budget).
@@ -389,42 +404,65 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	if len(tl) > 0 {
 		q.stage("timeline", tl)
 	}
-	data := &prompt.SelectData{Question: q.question, Max: selectMax}
-	job := &llmJob{kind: prompt.Select, sel: data}
-	shown := map[string]string{} // id → where it was shown: "event", "search" or "timeline"
-	var shownIDs []string
-	for _, h := range events {
-		e := q.st.events[h.Index]
-		se := prompt.SelectEvent{Event: promptEvent(e)}
-		se.Event.Facts = nil
-		for _, t := range q.topMembers(e, selectMembers) {
-			if shown[t.ID] == "" {
-				shown[t.ID] = "event"
-				shownIDs = append(shownIDs, t.ID)
-				se.Turns = append(se.Turns, promptTurn(t))
-				job.turns = append(job.turns, t)
-			}
-		}
-		if len(se.Turns) > 0 {
-			data.Events = append(data.Events, se)
-		}
-	}
 	rank := map[string]int{}
 	for i, id := range searched {
 		rank[id] = i + 1
 	}
-	for _, id := range append(slices.Clone(searched), tl...) {
-		if shown[id] != "" {
-			continue
+	// What the call shows: the candidate events (at most nev), each with
+	// its n members closest to the question, then the searched and
+	// timeline turns no event showed.
+	var data *prompt.SelectData
+	var job *llmJob
+	var shown map[string]string // id → where it was shown: "event", "search" or "timeline"
+	var shownIDs []string
+	show := func(n, nev int) (size int) {
+		data = &prompt.SelectData{Question: q.question, Max: selectMax}
+		job = &llmJob{kind: prompt.Select, sel: data}
+		shown, shownIDs = map[string]string{}, nil
+		for _, h := range events[:nev] {
+			e := q.st.events[h.Index]
+			se := prompt.SelectEvent{Event: promptEvent(e)}
+			se.Event.Facts = nil
+			for _, t := range q.topMembers(e, n) {
+				if shown[t.ID] == "" {
+					shown[t.ID] = "event"
+					shownIDs = append(shownIDs, t.ID)
+					se.Turns = append(se.Turns, promptTurn(t))
+					job.turns = append(job.turns, t)
+				}
+			}
+			if len(se.Turns) > 0 {
+				data.Events = append(data.Events, se)
+				size += promptEventBytes(se.Event)
+			}
 		}
-		t, _ := q.st.turn(id)
-		shown[id] = "search"
-		if rank[id] == 0 {
-			shown[id] = "timeline"
+		for _, id := range append(slices.Clone(searched), tl...) {
+			if shown[id] != "" {
+				continue
+			}
+			t, _ := q.st.turn(id)
+			shown[id] = "search"
+			if rank[id] == 0 {
+				shown[id] = "timeline"
+			}
+			shownIDs = append(shownIDs, id)
+			data.Turns = append(data.Turns, promptTurn(t))
+			job.turns = append(job.turns, t)
 		}
-		shownIDs = append(shownIDs, id)
-		data.Turns = append(data.Turns, promptTurn(t))
-		job.turns = append(job.turns, t)
+		for _, t := range job.turns {
+			size += promptTurnBytes(promptTurn(t))
+		}
+		return size
+	}
+	// Within the budget: fewer members per event first, then fewer
+	// events; the searched and timeline turns always show.
+	n, nev := selectMembers, len(events)
+	for show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
+		if n > 1 {
+			n--
+		} else {
+			nev--
+		}
 	}
 	q.stage("shown", shownIDs)
 	selected := shownIDs
