@@ -63,7 +63,8 @@ func TestRealServerReplay(t *testing.T) {
 	if buildsUsed == 0 && byModel > 0 {
 		t.Errorf("no build reply was used, yet %d events are not marked +fallback", byModel)
 	}
-	t.Logf("%d events (%d summarised by the model), %d calls (%d HTTP requests) for %d turns, %d rejected, warnings %q", events, byModel, len(res.Calls), model.take(), len(turns), rejected, res.Warnings)
+	reqs, sent := model.take()
+	t.Logf("%d events (%d summarised by the model), %d calls (%d HTTP requests, %d prompt tokens sent) for %d turns, %d rejected, warnings %q", events, byModel, len(res.Calls), reqs, sent, len(turns), rejected, res.Warnings)
 
 	for _, q := range questions[:2] {
 		ans, err := m.Ask(ctx, sp, q.Question, higmem.RetrieveOptions{})
@@ -90,8 +91,9 @@ func TestRealServerReplay(t *testing.T) {
 		for _, c := range ans.Trace.Calls {
 			tokens += c.Usage.PromptTokens
 		}
-		t.Logf("%q: %d calls (%d HTTP requests) in %d rounds, %d prompt tokens; answer %q, evidence %v, notes %q",
-			q.Question, len(ans.Trace.Calls), model.take(), ans.Trace.Rounds, tokens, ans.Text, ans.IDs(), ans.Trace.Notes)
+		reqs, sent := model.take()
+		t.Logf("%q: %d calls (%d HTTP requests) in %d rounds, %d prompt tokens recorded, %d sent; answer %q, evidence %v, notes %q",
+			q.Question, len(ans.Trace.Calls), reqs, ans.Trace.Rounds, tokens, sent, ans.Text, ans.IDs(), ans.Trace.Notes)
 	}
 	if stale != nil {
 		exact, old, faults := stale.counts()
@@ -104,28 +106,35 @@ func TestRealServerReplay(t *testing.T) {
 }
 
 // requestCounter counts the HTTP requests behind the responses of inner
-// (as recorded: a replayed response carries its original count).
+// (as recorded: a replayed response carries its original count), and the
+// size of the prompts sent (4 bytes per token: a reply recorded for an
+// earlier prompt carries that prompt's usage).
 type requestCounter struct {
-	inner llm.Model
-	mu    sync.Mutex
-	n     int
+	inner  llm.Model
+	mu     sync.Mutex
+	n      int
+	tokens int
 }
 
 func (c *requestCounter) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	resp, err := c.inner.Complete(ctx, req)
 	c.mu.Lock()
 	c.n += max(resp.Requests, 1)
+	for _, m := range req.Messages {
+		c.tokens += (len(m.Content) + 3) / 4
+	}
 	c.mu.Unlock()
 	return resp, err
 }
 
-// take returns the requests counted since the last take.
-func (c *requestCounter) take() int {
+// take returns the requests counted, and the prompt tokens sent, since
+// the last take.
+func (c *requestCounter) take() (requests, tokens int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	n := c.n
-	c.n = 0
-	return n
+	requests, tokens = c.n, c.tokens
+	c.n, c.tokens = 0, 0
+	return requests, tokens
 }
 
 // realServerModel returns the cassette's replay, or, with
