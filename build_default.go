@@ -83,6 +83,8 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		rec.note("batch from %s: %d turns missing from the build reply were placed by offline segmentation", turns[0].ID, missing)
 	}
 	applyRecords(rec, b, reply.Events, labels, replyErr == nil)
+	// A further section of the reply (prompt.buildBatchSections) is
+	// applied here, once the turns are placed and the events written.
 	st.mu.RUnlock()
 	return m.commit(ctx, b, res)
 }
@@ -280,8 +282,9 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 // applyRecords writes the event records of a build reply into the events
 // the batch's turns joined (records name candidates by id and new events
 // by label). An event without a usable record falls back: an existing one
-// keeps its record, a new one gets an offline extractive summary (its
-// model title kept) and a producer marked +fallback. usable says whether
+// keeps its record, a new one (or one without a summary) gets an offline
+// extractive summary (a model title kept) and a producer marked
+// +fallback. usable says whether
 // the reply as a whole was usable: only then is each fallback noted (an
 // unusable reply was noted once). Caller holds b.st.mu.
 func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels map[string]*store.Event, usable bool) {
@@ -312,7 +315,7 @@ func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels m
 		case ok && r.Summary != "":
 			applyUpdate(e, r.EventUpdateReply, added)
 			e.Producer = defaultProducer
-		case existed:
+		case existed && e.Summary != "":
 			if usable {
 				rec.note("event %s: build reply unusable for it (left out or junk), summary kept", id)
 			}
