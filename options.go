@@ -19,14 +19,16 @@ const (
 	// ModeAuto chooses ModeDefault with an LLM and ModeOffline without.
 	ModeAuto Mode = ""
 	// ModeDefault is higmem's own pipeline: turns are annotated and
-	// assigned to events in batches (about one LLM call per several turns),
-	// and a question takes two sequential LLM rounds (turn selection and
-	// filtering in parallel, then the answer).
+	// assigned to events, and the events written, in batches (one LLM call
+	// per batch of up to BatchSize turns of a session), and a question
+	// takes two sequential LLM calls (one selection over the candidate
+	// events and search hits, then the answer).
 	ModeDefault Mode = "default"
-	// ModePaper reproduces the HiGMem reference: per turn an annotation
-	// call, an affiliation call and one update call per joined event; per
-	// question a query rewrite, per-event turn prediction, a chunked
-	// relevance filter and the answer (four sequential rounds).
+	// ModePaper reproduces the HiGMem reference in its paper setting: per
+	// turn an annotation call, an affiliation call and one update call per
+	// joined event; per question a query rewrite, one turn-prediction call
+	// per candidate event, a chunked relevance filter and the answer (four
+	// sequential rounds). docs/PAPER.md lists what still differs.
 	ModePaper Mode = "paper"
 	// ModeOffline uses no LLM: rule-based annotation, similarity-based
 	// event segmentation and a scored turn selection. Ask returns evidence
@@ -83,7 +85,8 @@ type Options struct {
 	SmallEvent int
 	// BatchSize caps the turns annotated together in default mode
 	// (default 40: most sessions of a conversation are one batch, built
-	// with one build call and one call updating the events it touched).
+	// with one call that also writes the records of the events it
+	// touched).
 	BatchSize int
 	// FilterChunk is how many turns one relevance-filter call judges in
 	// paper mode (default 10); default mode's select call shows up to
