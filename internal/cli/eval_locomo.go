@@ -72,6 +72,7 @@ to ` + defaultLoCoMo + `.`,
 	f.StringSliceVar(&o.systems, "systems", defaultEvalSystems, "systems to run, comma-separated, or all")
 	f.StringSliceVar(&cfg.Samples, "samples", nil, "samples by 0-based index or id (default all)")
 	f.IntVar(&cfg.MaxQuestions, "max-questions", 0, "questions per sample, in file order after --categories (0 = all)")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", 0, "keep each sample's first N sessions and the questions whose evidence is all within them (0 = all): a slice for slow models")
 	f.IntSliceVar(&cfg.Categories, "categories", nil, "question categories by number (default every category of the file)")
 	f.IntVar(&cfg.Concurrency, "concurrency", 1, "memory builds and questions in flight")
 	f.IntVar(&cfg.Env.K, "k", 10, "turns passed to the answer model by hybrid-topk, dense-topk and bm25-topk")

@@ -606,3 +606,38 @@ func TestPaperSystemsAsTheReference(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxSessions: a slice keeps the first sessions of each sample and the
+// questions whose evidence is all within them, builds only those sessions,
+// and is recorded in the run's configuration.
+func TestMaxSessions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rep, err := Run(ctx, Config{Data: miniData, Out: dir, Systems: []string{"offline"}, Samples: []string{"0"}, MaxSessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, r := range recs {
+		got = append(got, r.QA)
+	}
+	// conv-a's questions with every evidence id in session 1: q0 (D1:1),
+	// q1 (D1:6), q4 and q9 (D1:4), q5 (D1:3); q10 has no evidence.
+	if !reflect.DeepEqual(got, []int{0, 1, 4, 5, 9}) {
+		t.Errorf("questions %v, want [0 1 4 5 9]", got)
+	}
+	builds, err := readJSONL[BuildRecord](filepath.Join(dir, BuildsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(builds) != 1 || builds[0].Session != 1 || builds[0].Turns != 6 {
+		t.Errorf("builds %+v, want session 1 only, 6 turns", builds)
+	}
+	if c := rep.Runs[0].Config; c.MaxSessions != 1 {
+		t.Errorf("max sessions recorded %d", c.MaxSessions)
+	}
+}
