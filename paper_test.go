@@ -3,7 +3,6 @@ package higmem_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -231,8 +230,8 @@ func TestPaperLinks(t *testing.T) {
 	}
 }
 
-// The default-mode system prompt never takes links: Options.PaperLinks is
-// a paper-mode option, and default mode makes and follows none.
+// Options.PaperLinks is a paper-mode option: default mode makes and
+// follows no links even when it is set.
 func TestDefaultModeMakesNoLinks(t *testing.T) {
 	turns, _ := example(t)
 	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: llmtest.NewScripted(), PaperLinks: true})
@@ -240,6 +239,6 @@ func TestDefaultModeMakesNoLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st, err := m.Stats(t.Context(), sp); err != nil || st.Links != 0 {
-		t.Errorf("default mode stored %d links (%v)", st.Links, errors.Unwrap(err))
+		t.Errorf("default mode stored %d links (%v)", st.Links, err)
 	}
 }
