@@ -356,6 +356,15 @@ func cut(s string, n int) string {
 	return strings.TrimRight(t, " ,;:-")
 }
 
+// Terms returns the keywords or tags of in that a check would keep, at
+// most max: for lists the engine writes itself (an offline summary
+// standing in for a model's), so that nothing it stores beside model
+// output reads as junk.
+func Terms(in []string, max int) []string {
+	var r result
+	return r.terms("", in, max)
+}
+
 // terms cleans a keyword or tag list: trimmed of quotes and punctuation,
 // without empty, stop, meta and JSON-fragment entries or duplicates, cut
 // to max.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
@@ -574,6 +575,34 @@ func TestCategoryNamesFromFile(t *testing.T) {
 	for _, bad := range []string{"multi-hop", "adversarial", "all (1-4)"} {
 		if bytes.Contains(md, []byte("| "+bad)) || bytes.Contains(md, []byte(" "+bad+" |")) {
 			t.Errorf("report.md names a LoCoMo category: %q", bad)
+		}
+	}
+}
+
+// higmem-paper runs as the reference's paper command does: paper mode with
+// links off (the command passes --ablation-no-link) and the reference's
+// one prediction call per event (PredictChunk zero); links are the
+// paper-links variant's. Default-mode systems never ask for links (they
+// are a paper-mode option), and the former names still resolve.
+func TestPaperSystemsAsTheReference(t *testing.T) {
+	for name, wantLinks := range map[string]bool{"higmem-paper": false, "paper-no-event": false, "paper-no-filter": false, "paper-links": true} {
+		s, err := NewSystem(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := s.(*engineSystem)
+		if e.mode != higmem.ModePaper || e.links != wantLinks {
+			t.Errorf("%s: mode %s, links %v; want paper mode, links %v", name, e.mode, e.links, wantLinks)
+		}
+	}
+	for _, info := range registry {
+		if e, ok := info.make().(*engineSystem); ok && e.mode != higmem.ModePaper && e.links {
+			t.Errorf("%s asks for links outside paper mode", info.name)
+		}
+	}
+	for old, now := range map[string]string{"paper-no-links": "higmem-paper", "no-links": "higmem"} {
+		if s, err := NewSystem(old); err != nil || s.Name() != now {
+			t.Errorf("%s resolves to %v, %v; want %s", old, s, err, now)
 		}
 	}
 }
