@@ -297,4 +297,7 @@ type ImportResponse struct {
 	Annotations int `json:"annotations"`
 	Events      int `json:"events"`
 	Links       int `json:"links"`
+	// Profiles counts profile records (what a model stated about a
+	// person).
+	Profiles int `json:"profiles"`
 }

@@ -196,7 +196,7 @@ func apiImportResponse(r *higmem.ImportResult) *api.ImportResponse {
 	if r == nil {
 		return nil
 	}
-	return &api.ImportResponse{Turns: r.Turns, Skipped: r.Skipped, Annotations: r.Annotations, Events: r.Events, Links: r.Links}
+	return &api.ImportResponse{Turns: r.Turns, Skipped: r.Skipped, Annotations: r.Annotations, Events: r.Events, Links: r.Links, Profiles: r.Profiles}
 }
 
 // engineSpace is the space of a scope.
