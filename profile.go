@@ -13,9 +13,10 @@ import (
 )
 
 // Profiles: what memory knows about each person of a space, derived by
-// rules from the space's live turns (internal/profile). They are not
-// stored: a space's profiles are computed on first use and kept until a
-// turn is added or deleted, so a deleted turn's facts go with it.
+// rules from the space's live turns and merged with the profile records a
+// model stated (internal/profile). The rules' reading is not stored; a
+// space's profiles are computed on first use and kept until a turn or a
+// record is added or deleted, so a deleted turn's facts go with it.
 
 type (
 	// Profile is what the turns of a space say about one person: a
@@ -27,9 +28,13 @@ type (
 	// pet, partner, relationship, favorite, plan, hometown, relation) with
 	// the values it has held.
 	ProfileAttribute = profile.Attribute
-	// ProfileValue is one value of an attribute, with its evidence turns
-	// and when it held, in conversation time and in stored-at time.
+	// ProfileValue is one value of an attribute, with its evidence turns,
+	// when it held (in conversation time and in stored-at time) and what
+	// stated it (the rules, a model).
 	ProfileValue = profile.Value
+	// ProfileSummary is a model's narrative of a person (paper mode with
+	// Options.PaperProfiles), citing turns.
+	ProfileSummary = profile.Summary
 )
 
 // ProfileOptions selects what Profiles and Profile return. The zero value
@@ -42,14 +47,74 @@ type ProfileOptions struct {
 }
 
 // profileCache holds the derived profiles of a space and the key of the
-// turns they were derived from.
+// turns and records they were derived from.
 type profileCache struct {
 	key turnsKey
 	// turns is the slice the profiles were derived from: holding it keeps
 	// its array alive, so that no later slice of turns can have its
-	// address (key.data).
+	// address (key.data). records is held for the same reason.
 	turns    []store.Turn
+	records  *profileRecords
 	profiles []Profile
+}
+
+// profileRecords is the set of a space's stored profile records, as the
+// statements internal/profile merges. It is never changed once made: a
+// change makes a new one, so that its address identifies its content.
+type profileRecords struct {
+	recs  []store.ProfileRecord
+	stmts []profile.Statement
+}
+
+// newProfileRecords returns the set holding rs (nil when empty).
+func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
+	if len(rs) == 0 {
+		return nil
+	}
+	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
+	for i, r := range rs {
+		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
+			Turns: r.TurnIDs, Producer: r.Producer}
+	}
+	return p
+}
+
+// list returns the records (nil for a nil set).
+func (p *profileRecords) list() []store.ProfileRecord {
+	if p == nil {
+		return nil
+	}
+	return p.recs
+}
+
+// statements returns the statements (nil for a nil set).
+func (p *profileRecords) statements() []profile.Statement {
+	if p == nil {
+		return nil
+	}
+	return p.stmts
+}
+
+// with returns the set with put added (replacing records of the same id)
+// and the records of ids dropped removed.
+func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profileRecords {
+	if len(put) == 0 && len(drop) == 0 {
+		return p
+	}
+	gone := map[string]bool{}
+	for _, id := range drop {
+		gone[id] = true
+	}
+	for _, r := range put {
+		gone[r.ID] = true
+	}
+	var out []store.ProfileRecord
+	for _, r := range p.list() {
+		if !gone[r.ID] {
+			out = append(out, r)
+		}
+	}
+	return newProfileRecords(append(out, put...))
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and
@@ -143,6 +208,11 @@ func findProfile(ps []Profile, entity string) (Profile, bool) {
 // zero). The result shares nothing with p.
 func asOf(p Profile, t time.Time) Profile {
 	out := Profile{Entity: p.Entity, Speaker: p.Speaker, Attributes: make([]ProfileAttribute, 0, len(p.Attributes))}
+	if p.Summary != nil {
+		s := *p.Summary
+		s.Evidence = slices.Clone(s.Evidence)
+		out.Summary = &s
+	}
 	for _, a := range p.Attributes {
 		vs := a.Values
 		if !t.IsZero() {
@@ -154,6 +224,7 @@ func asOf(p Profile, t time.Time) Profile {
 		c := ProfileAttribute{Name: a.Name, Key: a.Key, Values: make([]ProfileValue, len(vs))}
 		for i, v := range vs {
 			v.Evidence = slices.Clone(v.Evidence)
+			v.Producers = slices.Clone(v.Producers)
 			c.Values[i] = v
 		}
 		out.Attributes = append(out.Attributes, c)
@@ -161,19 +232,19 @@ func asOf(p Profile, t time.Time) Profile {
 	return out
 }
 
-// profiles returns the space's derived profiles, deriving them when the
-// turns changed since the last call. Callers must not modify the result.
+// profiles returns the space's profiles, deriving them when the turns or
+// the profile records changed since the last call. Callers must not modify the result.
 // Caller holds st.mu (for reading is enough).
 func (st *spaceState) profiles() []Profile {
 	key := keyOf(st.turns)
-	if c := st.profileCache.Load(); c != nil && c.key == key {
+	if c := st.profileCache.Load(); c != nil && c.key == key && c.records == st.records {
 		return c.profiles
 	}
 	ts := make([]profile.Turn, len(st.turns))
 	for i, t := range st.turns {
 		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
 	}
-	c := &profileCache{key: key, turns: st.turns, profiles: profile.Derive(ts)}
+	c := &profileCache{key: key, turns: st.turns, records: st.records, profiles: profile.Build(ts, st.records.statements())}
 	st.profileCache.Store(c)
 	return c.profiles
 }

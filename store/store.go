@@ -224,7 +224,7 @@ type Vector struct {
 type Change struct {
 	// Seq is assigned by the store, increasing within the space.
 	Seq    int64  `json:"seq"`
-	Kind   string `json:"kind"`   // "event", "annotation", "link", "turn"
+	Kind   string `json:"kind"`   // "event", "annotation", "link", "turn", "profile"
 	ID     string `json:"id"`     // id of the changed record
 	Action string `json:"action"` // "create", "update", "delete"
 	// Actor names who made the change: a producer string or "user".
