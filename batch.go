@@ -220,7 +220,7 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 			return err
 		}
 	}
-	if err := writeProfileRecords(ctx, tx, sp, b.profiles, b.now); err != nil {
+	if err := writeProfileRecords(ctx, tx, sp, b.profiles, b.st.records, b.now); err != nil {
 		return err
 	}
 	if len(vrecs) > 0 {

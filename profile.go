@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -66,11 +67,17 @@ type profileRecords struct {
 	stmts []profile.Statement
 }
 
-// newProfileRecords returns the set holding rs (nil when empty).
+// newProfileRecords returns the set holding rs (nil when empty), ordered
+// as the store lists them, by (Entity, ID), so that the profiles merged
+// from them do not depend on how the set was made.
 func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
 	if len(rs) == 0 {
 		return nil
 	}
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b store.ProfileRecord) int {
+		return cmp.Or(strings.Compare(a.Entity, b.Entity), strings.Compare(a.ID, b.ID))
+	})
 	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
 	for i, r := range rs {
 		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
@@ -105,8 +112,10 @@ func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profile
 	for _, id := range drop {
 		gone[id] = true
 	}
-	for _, r := range put {
+	last := map[string]int{} // the last put of each id wins, as in the store
+	for i, r := range put {
 		gone[r.ID] = true
+		last[r.ID] = i
 	}
 	var out []store.ProfileRecord
 	for _, r := range p.list() {
@@ -114,7 +123,12 @@ func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profile
 			out = append(out, r)
 		}
 	}
-	return newProfileRecords(append(out, put...))
+	for i, r := range put {
+		if last[r.ID] == i {
+			out = append(out, r)
+		}
+	}
+	return newProfileRecords(out)
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and

@@ -50,14 +50,18 @@ func newProfileRecord(entity, label, value string, ended bool, ids []string, tur
 	return r
 }
 
-// writeProfileRecords stores the batch's profile records with their
-// history.
-func writeProfileRecords(ctx context.Context, tx store.Tx, sp store.Space, recs []store.ProfileRecord, now time.Time) error {
+// writeProfileRecords stores profile records with their history; the
+// records of old (the space's before) are replaced ("update").
+func writeProfileRecords(ctx context.Context, tx store.Tx, sp store.Space, recs []store.ProfileRecord, old *profileRecords, now time.Time) error {
 	for _, r := range recs {
 		if err := tx.PutProfileRecord(ctx, sp, r); err != nil {
 			return err
 		}
-		if err := appendChange(ctx, tx, sp, "profile", r.ID, "create", r.Producer, nil, r, now); err != nil {
+		action := "create"
+		if slices.ContainsFunc(old.list(), func(o store.ProfileRecord) bool { return o.ID == r.ID }) {
+			action = "update"
+		}
+		if err := appendChange(ctx, tx, sp, "profile", r.ID, action, r.Producer, nil, r, now); err != nil {
 			return err
 		}
 	}

@@ -44,7 +44,7 @@ func TestProfileRecordsMerge(t *testing.T) {
 		t.Errorf("StatedAt %v: want the time of the latest evidence turn, c", york.StatedAt)
 	}
 	err = s.Update(ctx, func(tx store.Tx) error {
-		return writeProfileRecords(ctx, tx, sp, []store.ProfileRecord{york, hobby, view}, m.now())
+		return writeProfileRecords(ctx, tx, sp, []store.ProfileRecord{york, hobby, view}, nil, m.now())
 	})
 	if err != nil {
 		t.Fatal(err)

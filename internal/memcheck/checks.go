@@ -457,6 +457,10 @@ func newReply(kind string) any {
 		return &prompt.QueryReply{}
 	case prompt.Answer:
 		return &prompt.AnswerReply{}
+	case prompt.ProfileDecide:
+		return &prompt.ProfileDecideReply{}
+	case prompt.ProfileUpdate:
+		return &prompt.ProfileUpdateReply{}
 	}
 	return nil
 }
@@ -488,6 +492,10 @@ func Reply(reply any, s Shown, caps Caps) (res Result, ok bool) {
 		return Query(r, s, caps), true
 	case *prompt.AnswerReply:
 		return Answer(r, s, caps), true
+	case *prompt.ProfileDecideReply:
+		return ProfileDecide(r, s, caps), true
+	case *prompt.ProfileUpdateReply:
+		return ProfileUpdate(r, s, caps), true
 	}
 	return Result{}, false
 }

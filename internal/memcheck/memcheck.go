@@ -180,6 +180,10 @@ type Shown struct {
 	turns, events map[string]bool
 	instr         map[string]bool // word trigrams of the instructions
 	instrText     string          // the instructions, folded
+	// names holds the lower-cased words that may name a person: the
+	// speakers of the turns shown, the capitalised words of their texts
+	// and the people the prompt lists (see people.go).
+	names map[string]bool
 }
 
 var (
@@ -195,9 +199,11 @@ var (
 func FromPrompt(p prompt.Prompt) Shown {
 	var turns, events, news []string
 	var instr strings.Builder
+	names := map[string]bool{}
 	inNew := false
 	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
 		t := strings.TrimSpace(l)
+		addNames(names, t)
 		switch {
 		case turnLine.MatchString(t):
 			id := turnLine.FindStringSubmatch(t)[1]
@@ -217,7 +223,9 @@ func FromPrompt(p prompt.Prompt) Shown {
 			instr.WriteByte('\n')
 		}
 	}
-	return NewShown(turns, events, news, instr.String())
+	s := NewShown(turns, events, news, instr.String())
+	s.names = names
+	return s
 }
 
 // NewShown builds a Shown from its parts.

@@ -36,8 +36,10 @@ var fixtures = map[string]any{
 		Turns: []prompt.Turn{t3}, Max: 3},
 	prompt.EventUpdates: prompt.EventUpdatesData{Window: []prompt.Turn{t1}, New: []prompt.Turn{t2, t3},
 		Events: []prompt.EventUpdatesItem{{Event: ev, NewIDs: []string{"D1:4", "D1:5"}}, {Event: prompt.Event{ID: "e2", Title: "New event"}, NewIDs: []string{"D1:5"}}}},
-	prompt.Query:  prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
-	prompt.Answer: prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.Query:         prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
+	prompt.Answer:        prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.ProfileDecide: prompt.ProfileDecideData{Event: ev, Entities: []string{"Caroline", "Melanie"}},
+	prompt.ProfileUpdate: prompt.ProfileUpdateData{Person: prompt.KnownPerson{Name: "Caroline", Facts: []string{"home: Boston"}}, Event: ev, Turns: []prompt.Turn{t1, t2, t3}},
 }
 
 func render(t testing.TB, kind string) prompt.Prompt {
@@ -146,8 +148,11 @@ func TestGoodRepliesValid(t *testing.T) {
 			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
 			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]},
 			{"id":"e2","summary":"Caroline plans to paint the transgender stories she heard.","keywords":["painting"],"tags":["art"],"new_facts":[]}]}`,
-		prompt.Query:  `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
-		prompt.Answer: `{"answer":"Not mentioned in the conversation"}`,
+		prompt.Query:         `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
+		prompt.Answer:        `{"answer":"Not mentioned in the conversation"}`,
+		prompt.ProfileDecide: `{"update_decisions":[{"entity_name":"Caroline","should_update":true,"reasoning":"she goes to a support group"},{"entity_name":"Melanie","should_update":false}]}`,
+		prompt.ProfileUpdate: `{"summary":"Caroline lives in Boston and goes to an LGBTQ support group [D1:3]; its stories inspire her to paint [D1:5].",
+			"facts":[{"entity":"Caroline","attribute":"hobby","value":"painting","turn_ids":["D1:5"]}]}`,
 	}
 	for kind, content := range good {
 		p := render(t, kind)

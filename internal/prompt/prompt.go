@@ -379,6 +379,10 @@ func MaxTokens(name string, n int) int {
 		return 128
 	case Judge:
 		return 96
+	case ProfileDecide:
+		return 192
+	case ProfileUpdate:
+		return 640
 	}
 	return 0
 }

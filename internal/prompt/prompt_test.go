@@ -49,6 +49,9 @@ var cases = []struct {
 	{"answer_temporal", Answer, AnswerData{Question: "When did Caroline go to the LGBTQ support group?", Turns: []Turn{withNote(t1, "yesterday = 7 May 2023")}, Temporal: true}},
 	{"answer_empty", Answer, AnswerData{Question: "What car does Caroline drive?"}},
 	{"judge", Judge, JudgeData{Question: "When?", Gold: "7 May 2023", Answer: "May 7, 2023"}},
+	{"profile_decide", ProfileDecide, ProfileDecideData{Event: ev, Entities: []string{"Caroline", "Melanie"}}},
+	{"profile_update", ProfileUpdate, ProfileUpdateData{Person: KnownPerson{Name: "Caroline", Facts: []string{"home: Boston"}}, Event: ev, Turns: []Turn{t1, t3}}},
+	{"profile_update_known", ProfileUpdate, ProfileUpdateData{Person: KnownPerson{Name: "Melanie"}, Summary: "Melanie paints [D1:2].", Event: ev2, Turns: []Turn{t2}}},
 }
 
 func TestGolden(t *testing.T) {

@@ -114,18 +114,20 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // replies maps each higmem prompt kind to the fake's answer.
 var replies = map[string]func(parsed) map[string]any{
-	"turn_note":     parsed.turnNote,
-	"affiliate":     parsed.affiliate,
-	"event_update":  parsed.eventUpdate,
-	"event_check":   parsed.eventCheck,
-	"build_batch":   parsed.buildBatch,
-	"query":         parsed.query,
-	"predict":       parsed.predict,
-	"filter":        parsed.filter,
-	"select":        parsed.selectIDs,
-	"event_updates": parsed.eventUpdates,
-	"answer":        parsed.answer,
-	"judge":         parsed.judge,
+	"turn_note":      parsed.turnNote,
+	"affiliate":      parsed.affiliate,
+	"event_update":   parsed.eventUpdate,
+	"event_check":    parsed.eventCheck,
+	"build_batch":    parsed.buildBatch,
+	"query":          parsed.query,
+	"predict":        parsed.predict,
+	"filter":         parsed.filter,
+	"select":         parsed.selectIDs,
+	"event_updates":  parsed.eventUpdates,
+	"answer":         parsed.answer,
+	"judge":          parsed.judge,
+	"profile_decide": parsed.profileDecide,
+	"profile_update": parsed.profileUpdate,
 }
 
 // Junk is a model that never returns JSON.
@@ -153,6 +155,7 @@ type event struct {
 // parsed is what the fake understood of a prompt. Turns and events are
 // grouped by the section header that precedes them.
 type parsed struct {
+	raw      string // the user message
 	question string
 	sections map[string][]line
 	events   map[string][]event
@@ -177,7 +180,7 @@ var (
 )
 
 func parse(s string) parsed {
-	p := parsed{sections: map[string][]line{}, events: map[string][]event{}}
+	p := parsed{raw: s, sections: map[string][]line{}, events: map[string][]event{}}
 	section := ""
 	if m := atMostRE.FindStringSubmatch(s); m != nil {
 		p.max, _ = strconv.Atoi(m[1])
@@ -428,7 +431,8 @@ func (p parsed) buildBatch() map[string]any {
 	if items == nil {
 		items = []map[string]any{}
 	}
-	return map[string]any{"turns": items, "new_events": newEvents}
+	return map[string]any{"turns": items, "new_events": newEvents,
+		"people": peopleJSON(peopleFacts(p.turnsIn("New turns"), knownFacts(p.raw, "")))}
 }
 
 func (p parsed) query() map[string]any {
@@ -587,6 +591,8 @@ func kindFromPrompt(msgs []llm.Message) string {
 		"Update the memory records of the events": "event_updates",
 		"Answer a question about past":            "answer",
 		"Grade an answer to a question about":     "judge",
+		"An event of the conversation has ended":  "profile_decide",
+		"Update what memory knows about":          "profile_update",
 	} {
 		// The longest prefix wins: "Update the memory record" starts
 		// "Update the memory records of the events" too.
