@@ -155,9 +155,11 @@ type Ablations struct {
 	// temporal (no timeline candidates, no date-aware scoring, no temporal
 	// answer instruction) and evidence carries no resolved dates.
 	NoTemporal bool
-	// NoProfiles stops offline retrieval from adding the evidence of
+	// NoProfiles stops retrieval (every mode) from adding the evidence of
 	// profile attributes (the turns stating where a person lives, their
-	// job...) to questions that ask about them.
+	// job...) to questions that ask about them, and default mode's build
+	// call from stating profile facts. Profiles read by the rules stay
+	// available (Memory.Profiles).
 	NoProfiles bool
 }
 

@@ -289,15 +289,37 @@ func init() {
 var pastWords = map[string]bool{"before": true, "previously": true, "used": true, "formerly": true, "former": true,
 	"originally": true, "old": true, "earlier": true, "past": true, "first": true, "previous": true}
 
-// addProfileEvidence adds, for a question that names a person with a
-// profile and an attribute word ("Where does Ana live?"), the evidence turns
-// of the attribute's current value (with RetrieveOptions.AsOf, the value
-// memory held then; with a word like "before", the earlier values too) as
-// candidates with the source "profile", scored like the best candidate so
-// far. Caller holds st.mu.
+// addProfileEvidence adds the profile evidence of the question (see
+// profileEvidence) as candidates with the source "profile", scored like the
+// best candidate so far, and records them as the "profile" stage (offline
+// retrieval). Caller holds st.mu.
 func (q *query) addProfileEvidence() {
-	if len(q.info.Entities) == 0 {
+	ids := q.profileEvidence()
+	if len(ids) == 0 {
 		return
+	}
+	top := 1.0
+	if len(q.cand) > 0 {
+		top = 0
+		for _, ev := range q.cand {
+			top = max(top, ev.Score)
+		}
+	}
+	for _, id := range ids {
+		q.addCand(id, "profile", top)
+	}
+	q.stage("profile", ids)
+}
+
+// profileEvidence returns, for a question that names a person with a
+// profile and an attribute word ("Where does Ana live?"), the evidence
+// turns of the attribute's current value (with RetrieveOptions.AsOf, the
+// value memory held then; with a word like "before", the earlier values
+// too) that the query may see, each once; nil with Ablations.NoProfiles.
+// Caller holds st.mu.
+func (q *query) profileEvidence() []string {
+	if len(q.info.Entities) == 0 || q.noProfiles {
+		return nil
 	}
 	var attrs []string
 	past := false
@@ -310,7 +332,7 @@ func (q *query) addProfileEvidence() {
 		past = past || pastWords[w]
 	}
 	if len(attrs) == 0 {
-		return
+		return nil
 	}
 	ps := q.st.profiles()
 	var ids []string
@@ -334,22 +356,12 @@ func (q *query) addProfileEvidence() {
 			}
 		}
 	}
-	if len(ids) == 0 {
-		return
-	}
-	top := 1.0
-	if len(q.cand) > 0 {
-		top = 0
-		for _, ev := range q.cand {
-			top = max(top, ev.Score)
-		}
-	}
-	var added []string
+	var out []string
 	for _, id := range ids {
-		if !slices.Contains(added, id) {
-			added = append(added, id)
-			q.addCand(id, "profile", top)
+		i, ok := q.st.pos[id]
+		if ok && !slices.Contains(out, id) && (q.keepTurn == nil || q.keepTurn(i)) {
+			out = append(out, id)
 		}
 	}
-	q.stage("profile", added)
+	return out
 }

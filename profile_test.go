@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/llm/llmtest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -414,4 +415,45 @@ func BenchmarkRetrieveProfiles(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*len(st.turns)), "ms/turn")
 	})
+}
+
+// TestRetrieveProfileEvidenceLLM: in default and paper mode the turns
+// stating a person's current home join what the model is shown (the select
+// call's turns; the filter's union) as the "profile" stage, and the old
+// home's turn does not; Ablations.NoProfiles turns it off.
+func TestRetrieveProfileEvidenceLLM(t *testing.T) {
+	ctx := context.Background()
+	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
+	for i := range 30 {
+		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
+			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
+	}
+	turns = append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
+	for _, mode := range []Mode{ModeDefault, ModePaper} {
+		for _, off := range []bool{false, true} {
+			m, err := Open(ctx, Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Ablations: Ablations{NoProfiles: off}, KTurn: 3, KEvent: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sp := Space{UserID: "u"}
+			if _, err := m.Add(ctx, sp, turns); err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			stage, shown := res.Trace.Stage("profile"), res.Trace.Stage("shown")
+			if mode == ModePaper {
+				shown = res.Trace.Stage("union")
+			}
+			switch {
+			case off && stage != nil:
+				t.Errorf("%s, NoProfiles: profile stage %v", mode, stage)
+			case !off && (!slices.Equal(stage, []string{"home-new"}) || !slices.Contains(shown, "home-new")):
+				t.Errorf("%s: profile stage %v, shown %v; want home-new shown to the model", mode, stage, shown)
+			}
+			m.Close()
+		}
+	}
 }

@@ -279,7 +279,10 @@ func jobIDs(jobs []*llmJob, kind string) []string {
 }
 
 // retrievePaper follows the reference: search, one prediction call per
-// candidate event, then a relevance filter over the union in chunks.
+// candidate event, then a relevance filter over the union in chunks. The
+// union also holds the profile evidence of the question (see
+// profileEvidence; the reference's own profile path, off in its paper
+// setting, is not reproduced).
 func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	searched := make([]string, len(turns))
@@ -299,6 +302,17 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 		}
 	}
 	union = m.withLinks(q, union)
+	prof := q.profileEvidence()
+	if len(prof) > 0 {
+		// The turns stating what the question asks of a person's profile
+		// go to the filter too.
+		q.stage("profile", prof)
+		for _, id := range prof {
+			if !slices.Contains(union, id) {
+				union = append(union, id)
+			}
+		}
+	}
 	q.stage("union", union)
 	if m.opts.Ablations.NoFilter {
 		for i, id := range union {
@@ -318,8 +332,11 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	}
 	for _, id := range kept {
 		src := "event"
-		if rank[id] > 0 {
+		switch {
+		case rank[id] > 0:
 			src = "search"
+		case slices.Contains(prof, id) && !slices.Contains(predicted, id):
+			src = "profile"
 		}
 		q.addCand(id, src, 1+boost(rank[id]))
 	}
@@ -337,10 +354,10 @@ const (
 
 // retrieveDefault makes one select call (one round): it shows the
 // candidate events, each with its selectMembers turns closest to the
-// question, then the searched and timeline turns no event showed, and the
-// model picks the evidence, at most selectMax turns. An unusable reply
-// (junk, or only ids that were not shown) leaves the search and timeline
-// hits as the evidence. With NoFilter there is no call: every shown turn is
+// question, then the searched, timeline and profile turns no event showed
+// (see profileEvidence), and the model picks the evidence, at most
+// selectMax turns. An unusable reply (junk, or only ids that were not
+// shown) leaves the search, timeline and profile hits as the evidence. With NoFilter there is no call: every shown turn is
 // evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
@@ -376,14 +393,25 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	for i, id := range searched {
 		rank[id] = i + 1
 	}
-	for _, id := range append(slices.Clone(searched), tl...) {
+	// The turns stating what the question asks of a person's profile
+	// (current value, or the one held as of RetrieveOptions.AsOf) are
+	// shown with the search hits.
+	prof := q.profileEvidence()
+	if len(prof) > 0 {
+		q.stage("profile", prof)
+	}
+	for _, id := range slices.Concat(searched, tl, prof) {
 		if shown[id] != "" {
 			continue
 		}
 		t, _ := q.st.turn(id)
-		shown[id] = "search"
-		if rank[id] == 0 {
+		switch {
+		case rank[id] > 0:
+			shown[id] = "search"
+		case slices.Contains(tl, id):
 			shown[id] = "timeline"
+		default:
+			shown[id] = "profile"
 		}
 		shownIDs = append(shownIDs, id)
 		data.Turns = append(data.Turns, promptTurn(t))
@@ -400,7 +428,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 			// The model's reply said nothing usable: the search (and
 			// timeline) hits are the evidence, as without the call.
 			selected = nil
-			for _, id := range append(slices.Clone(searched), tl...) {
+			for _, id := range slices.Concat(searched, tl, prof) {
 				if !slices.Contains(selected, id) {
 					selected = append(selected, id)
 				}
