@@ -105,7 +105,6 @@ type Value struct {
 // RulesProducer is the producer of the values the rules read.
 const RulesProducer = "rules"
 
-
 // Current reports whether the value still holds.
 func (v Value) Current() bool { return v.ClosedBy == "" }
 
