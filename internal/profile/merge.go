@@ -19,11 +19,13 @@ const SummaryAttribute = "summary"
 // (case, a "(kind)" suffix and a leading article aside) is the same value
 // and gains the evidence and the producer; a new value of a single-valued
 // attribute (home, job, partner, ...) closes the current one; an Ended
-// statement closes the value it names. At one turn the model's statements
-// are applied first and the rules' second, so where the two read the same
-// turn differently the rules' value holds and the model's is kept closed
-// by that turn. Attributes a model names with its own key (not one the
-// rules know) hold several values at once and close only by Ended.
+// statement closes the value it names. At one turn the rules' reading is
+// applied first and the model's statements second; where the two read the
+// same turn differently (another value of a single-valued attribute, or
+// "ended" for a value the rules read as stated by that turn), the rules'
+// reading holds and the model's value is kept, closed by that turn.
+// Attributes a model names with its own key (not one the rules know) hold
+// several values at once and close only by Ended.
 type Statement struct {
 	// Entity is the person, as named in the conversation; a speaker's
 	// first name finds the speaker.
@@ -209,6 +211,21 @@ func (d *deriver) state(s Statement, t Turn) {
 		if valueKey(a.Values[i].Value) == vk {
 			value = a.Values[i].Value
 			break
+		}
+	}
+	// The rules' reading of this very turn holds.
+	for _, v := range a.Values {
+		if !v.Current() || v.Evidence[0] != t.ID || !slices.Contains(v.Producers, RulesProducer) {
+			continue
+		}
+		if s.Ended && v.Value == value {
+			return // the rules read the turn as stating it
+		}
+		if !s.Ended && !multi[name] && known(name) && !same(v.Value, value) {
+			nv := Value{Value: value, Evidence: s.Turns, ValidFrom: t.OccurredAt, RecordedFrom: t.RecordedAt, Producers: []string{d.by}}
+			closeValue(&nv, t, RulesProducer)
+			a.Values = append(a.Values, nv)
+			return
 		}
 	}
 	if s.Ended {

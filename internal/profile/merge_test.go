@@ -70,7 +70,7 @@ func TestBuildMerges(t *testing.T) {
 			lines: []string{"Ana: I moved to Lisbon."},
 			stmts: []Statement{{Entity: "Ana", Attribute: "home", Value: "Portugal", Turns: []string{"t1"}, Producer: llm}},
 			ent:   "Ana", label: "home",
-			want: []string{"Portugal[t1] " + llm + " closed t1/rules", "Lisbon[t1] rules"},
+			want: []string{"Lisbon[t1] rules", "Portugal[t1] " + llm + " closed t1/rules"},
 		},
 		{
 			name:  "an ended statement closes the value it names",
@@ -92,6 +92,16 @@ func TestBuildMerges(t *testing.T) {
 			stmts: []Statement{{Entity: "Ned", Attribute: "plan", Value: "trip to Greece", Ended: true, Turns: []string{"t1"}, Producer: llm}},
 			ent:   "Ned", label: "plan",
 			want: []string{"trip to Greece[t1] " + llm + " closed t1/" + llm},
+		},
+		{
+			name:  "a model's statement of a turn does not change how the rules read it",
+			lines: []string{"Di: My cat Luna sleeps all day.", "Di: We renamed our cat Nova, it suits her better."},
+			stmts: []Statement{
+				{Entity: "Di", Attribute: "pet", Value: "Nova (cat)", Turns: []string{"t2"}, Producer: llm},
+				{Entity: "Di", Attribute: "pet", Value: "Nova", Ended: true, Turns: []string{"t2"}, Producer: llm},
+			},
+			ent: "Di", label: "pet",
+			want: []string{"Luna (cat)[t1] rules closed t2/rules", "Nova (cat)[t2] " + llm + ",rules"},
 		},
 		{
 			name:  "a model's own key holds several values, closed only when ended",

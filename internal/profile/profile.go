@@ -241,14 +241,15 @@ func Build(turns []Turn, stmts []Statement) []Profile {
 	}
 	at := d.schedule(ts, stmts)
 	for _, t := range ts {
-		// A model's statements at a turn come first, the rules' reading
-		// of it second: where they disagree on a single-valued
-		// attribute, the rules' value closes the model's (see Statement).
+		// The rules' reading of a turn comes first (it sees what memory
+		// held before the turn, whatever a model said of the turn), the
+		// model's statements second; where they disagree about the turn,
+		// the rules' reading holds (see Statement).
+		d.by = RulesProducer
+		d.turn(t)
 		for _, s := range at[t.ID] {
 			d.state(s, t)
 		}
-		d.by = RulesProducer
-		d.turn(t)
 	}
 	return d.profiles()
 }
