@@ -16,8 +16,9 @@ var newLabel = regexp.MustCompile(`(?i)^new:(\d+)$`)
 // shown, once each; events among those shown or declared in new_events,
 // at most EventsPerTurn per turn; no more new events than new turns, each
 // used by some turn, with a real title ("" when the model's was junk: the
-// caller derives one and marks it); clean keywords, tags and context. It
-// rejects a reply with no usable item.
+// caller derives one and marks it); clean keywords, tags and context; facts
+// about people as people checks them. It rejects a reply with no usable
+// item.
 func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 	c := caps.withDefaults()
 	var res result
@@ -133,6 +134,7 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 		r.NewEvents = append(r.NewEvents, ne)
 	}
 	r.Turns = kept
+	r.People = res.people(s, "people", r.People, peoplePerTurn*max(1, len(news)))
 	if len(kept) == 0 {
 		res.reject(Empty, "turns", "")
 	}

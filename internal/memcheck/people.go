@@ -32,6 +32,23 @@ var (
 	listedRE = regexp.MustCompile(`^(?:People in the event: (.+)|- ([^:]+): .+|Update what memory knows about (.+) from an event.*)$`)
 )
 
+// knownHeader starts the block of what memory knows about people (the
+// prompt package's people_known template); its "- Name: facts" lines are
+// data.
+const knownHeader = "What memory knows now about"
+
+// peopleData reports whether a prompt line is data about people rather than
+// an instruction: the known block's header, a person's known values or
+// current summary, the people listed for a decision.
+func peopleData(line string) bool {
+	for _, p := range []string{knownHeader, "Known now: ", "People in the event: ", "Current profile of "} {
+		if strings.HasPrefix(line, p) {
+			return true
+		}
+	}
+	return false
+}
+
 // addNames adds to names the words of line that may name a person.
 func addNames(names map[string]bool, line string) {
 	add := func(s string, capitalisedOnly bool) {
