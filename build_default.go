@@ -34,19 +34,27 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		b.turnVecs, queryVecs = vs[:len(turns)], vs[len(turns):]
 	}
 
+	data := prompt.BuildBatchData{New: promptTurns(turns), AskPeople: !m.opts.Ablations.NoProfiles}
 	st.mu.RLock()
 	ids, cands, prevEvents := m.candidateEvents(st, turns, queryVecs)
+	if data.AskPeople {
+		data.People = knownPeople(st, turns) // profile facts: build_default_profiles.go
+	}
 	st.mu.RUnlock()
 	if m.opts.Ablations.NoEvents {
 		cands, ids = nil, nil
 	}
+	data.Candidates = cands
 	var reply prompt.BuildBatchReply
-	replyErr := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}, &reply)
+	replyErr := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, data, &reply)
 	if replyErr != nil && !invalid(replyErr) {
 		return replyErr
 	}
 	if replyErr != nil {
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
+	}
+	if replyErr == nil {
+		b.profiles = peopleRecords(b, reply.People, defaultProducer)
 	}
 
 	st.mu.RLock()

@@ -1,5 +1,7 @@
 package prompt
 
+import "encoding/json"
+
 // Profile prompts: what models state about people. Default mode asks for
 // it inside build_batch (BuildBatchData.People, BuildBatchReply.People);
 // paper mode with profiles on asks the reference's way, with one
@@ -61,6 +63,34 @@ type ProfileUpdateReply struct {
 // personFacts is the schema of a list of PersonFact.
 const personFacts = `{"type":"array","items":{"type":"object","properties":{"entity":{"type":"string"},"attribute":{"type":"string"},` +
 	`"value":{"type":"string"},"ended":{"type":"boolean"},"turn_ids":` + strList + `},"required":["entity","attribute","value","turn_ids"]}}`
+
+// schemaExtender is data whose prompt's reply schema depends on it.
+type schemaExtender interface {
+	extendSchema(schema string) string
+}
+
+// extendSchema adds "people" to build_batch's reply schema when asked.
+func (d BuildBatchData) extendSchema(schema string) string {
+	if !d.AskPeople {
+		return schema
+	}
+	var s map[string]any
+	if err := json.Unmarshal([]byte(schema), &s); err != nil {
+		return schema
+	}
+	props, _ := s["properties"].(map[string]any)
+	if props == nil {
+		return schema
+	}
+	var pf any
+	_ = json.Unmarshal([]byte(personFacts), &pf)
+	props["people"] = pf
+	b, err := json.Marshal(s)
+	if err != nil {
+		return schema
+	}
+	return string(b)
+}
 
 func init() {
 	schemas[ProfileDecide] = `{"type":"object","properties":{"update_decisions":{"type":"array","items":{"type":"object","properties":` +

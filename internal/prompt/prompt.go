@@ -21,7 +21,7 @@ import (
 
 // Version identifies the prompt set. It is part of every producer string, so
 // records made by older prompts can be told apart.
-const Version = "p2"
+const Version = "p3"
 
 //go:embed templates/*.tmpl
 var files embed.FS
@@ -52,6 +52,9 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 	schema, ok := s.Schemas[name]
 	if !ok {
 		return Prompt{}, fmt.Errorf("%s: unknown prompt %q", s.Prefix, name)
+	}
+	if x, ok := data.(schemaExtender); ok {
+		schema = x.extendSchema(schema)
 	}
 	var sys, user bytes.Buffer
 	if err := s.Templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
@@ -137,6 +140,10 @@ type EventUpdateData struct {
 type BuildBatchData struct {
 	Candidates []Event
 	New        []Turn
+	// AskPeople asks for what the turns state about people ("people" in
+	// the reply, see profiles.go); People is what memory knows of them now.
+	AskPeople bool
+	People    []KnownPerson
 }
 
 // QueryData fills the query template.
@@ -285,7 +292,9 @@ type EventCheckReply struct {
 
 // BuildBatchReply is the reply to BuildBatch.
 type BuildBatchReply struct {
-	Turns []struct {
+	// People holds what the turns state about people (when asked).
+	People []PersonFact `json:"people"`
+	Turns  []struct {
 		ID       string   `json:"id"`
 		Keywords []string `json:"keywords"`
 		Tags     []string `json:"tags"`
