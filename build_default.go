@@ -53,7 +53,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 	if replyErr != nil {
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
 	}
-	if replyErr == nil {
+	if replyErr == nil && data.AskPeople {
 		b.profiles = peopleRecords(b, reply.People, defaultProducer)
 	}
 

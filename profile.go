@@ -57,6 +57,11 @@ type profileCache struct {
 	turns    []store.Turn
 	records  *profileRecords
 	profiles []Profile
+	// deriv is the derivation, which turns appended later extend (it is
+	// at deriv.Read() turns only while no later cache extended it; used
+	// under spaceState.profileMu).
+	deriv *profile.Derivation
+	n     int
 }
 
 // profileRecords is the set of a space's stored profile records, as the
@@ -247,20 +252,50 @@ func asOf(p Profile, t time.Time) Profile {
 }
 
 // profiles returns the space's profiles, deriving them when the turns or
-// the profile records changed since the last call. Callers must not modify the result.
-// Caller holds st.mu (for reading is enough).
+// the profile records changed since the last call (only the turns appended
+// since then, when that is all that changed). Callers must not modify the
+// result. Caller holds st.mu (for reading is enough).
 func (st *spaceState) profiles() []Profile {
 	key := keyOf(st.turns)
 	if c := st.profileCache.Load(); c != nil && c.key == key && c.records == st.records {
 		return c.profiles
 	}
-	ts := make([]profile.Turn, len(st.turns))
-	for i, t := range st.turns {
-		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
+	st.profileMu.Lock()
+	defer st.profileMu.Unlock()
+	old := st.profileCache.Load()
+	if old != nil && old.key == key && old.records == st.records {
+		return old.profiles // another reader derived them meanwhile
 	}
-	c := &profileCache{key: key, turns: st.turns, records: st.records, profiles: profile.Build(ts, st.records.statements())}
+	c := &profileCache{key: key, turns: st.turns, records: st.records, n: len(st.turns)}
+	stmts := st.records.statements()
+	// Turns appended since the last derivation (the usual case: each
+	// batch) are read alone; anything else reads every turn again.
+	if old != nil && old.deriv != nil && old.deriv.Read() == old.n && old.n <= len(st.turns) && samePrefix(keyOf(st.turns[:old.n]), old.key) {
+		if ps, ok := old.deriv.Extend(profileTurns(st.turns[old.n:]), stmts); ok {
+			c.deriv, c.profiles = old.deriv, ps
+		}
+	}
+	if c.deriv == nil {
+		c.deriv, c.profiles = profile.Start(profileTurns(st.turns), stmts)
+	}
 	st.profileCache.Store(c)
 	return c.profiles
+}
+
+// samePrefix reports whether a and b are keys of the same turns, wherever
+// their slices are.
+func samePrefix(a, b turnsKey) bool {
+	a.data, b.data = nil, nil
+	return a == b
+}
+
+// profileTurns returns what the rules read of turns.
+func profileTurns(turns []store.Turn) []profile.Turn {
+	ts := make([]profile.Turn, len(turns))
+	for i, t := range turns {
+		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
+	}
+	return ts
 }
 
 // profileWords map question words to the profile attributes they ask

@@ -80,6 +80,9 @@ type spaceState struct {
 	// profileCache holds the profiles derived from turns and records (see
 	// spaceState.profiles); it is checked against both on every use.
 	profileCache atomic.Pointer[profileCache]
+	// profileMu serialises deriving them (a derivation is extended in
+	// place).
+	profileMu sync.Mutex
 
 	// scratch holds *scratch buffers for queries (see getScratch). It is
 	// a pointer so that the runtime's list of pools does not keep the

@@ -129,16 +129,12 @@ func valueKey(v string) string {
 	return strings.Join(ws, " ")
 }
 
-// schedule returns the statements to apply at each turn id (ts in
-// conversation order), each with only the evidence turns that exist, in
-// conversation order. Statements citing no existing turn are dropped.
-func (d *deriver) schedule(ts []Turn, stmts []Statement) map[string][]Statement {
+// schedule returns the statements to apply at each turn id, each with only
+// the evidence turns that exist (those in d.pos), in conversation order.
+// Statements citing no existing turn are dropped.
+func (d *deriver) schedule(stmts []Statement) map[string][]Statement {
 	if len(stmts) == 0 {
 		return nil
-	}
-	d.pos = make(map[string]int, len(ts))
-	for i, t := range ts {
-		d.pos[t.ID] = i
 	}
 	at := map[string][]Statement{}
 	for _, s := range stmts {

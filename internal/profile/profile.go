@@ -218,28 +218,30 @@ func Derive(turns []Turn) []Profile { return Build(turns, nil) }
 // Build returns the profiles the turns support by rules merged with what
 // the statements say (see Statement). It is Derive when stmts is empty.
 func Build(turns []Turn, stmts []Statement) []Profile {
-	ts := slices.Clone(turns)
-	slices.SortStableFunc(ts, func(a, b Turn) int {
-		az, bz := a.OccurredAt.IsZero(), b.OccurredAt.IsZero()
-		switch {
-		case az && !bz:
-			return 1
-		case !az && bz:
-			return -1
-		case !az && !bz:
-			if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
-	d := &deriver{ents: map[string]*entity{}, by: RulesProducer}
-	for _, t := range ts {
-		if strings.TrimSpace(t.Speaker) != "" {
-			d.entity(t.Speaker, true)
+	_, ps := Start(turns, stmts)
+	return ps
+}
+
+// compareTurns orders turns as the rules read them: by OccurredAt (unknown
+// times last), then Seq.
+func compareTurns(a, b Turn) int {
+	az, bz := a.OccurredAt.IsZero(), b.OccurredAt.IsZero()
+	switch {
+	case az && !bz:
+		return 1
+	case !az && bz:
+		return -1
+	case !az && !bz:
+		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
+			return c
 		}
 	}
-	at := d.schedule(ts, stmts)
+	return cmp.Compare(a.Seq, b.Seq)
+}
+
+// read applies the rules, then the statements scheduled at it, to each of
+// ts (in conversation order).
+func (d *deriver) read(ts []Turn, at map[string][]Statement) {
 	for _, t := range ts {
 		// The rules' reading of a turn comes first (it sees what memory
 		// held before the turn, whatever a model said of the turn), the
@@ -251,7 +253,6 @@ func Build(turns []Turn, stmts []Statement) []Profile {
 			d.state(s, t)
 		}
 	}
-	return d.profiles()
 }
 
 // entity is a profile under construction.
@@ -286,15 +287,23 @@ func (d *deriver) entity(name string, speaker bool) *entity {
 func (d *deriver) profiles() []Profile {
 	out := make([]Profile, 0, len(d.ents))
 	for _, e := range d.ents {
-		p := Profile{Entity: e.name, Speaker: e.speaker, Attributes: []Attribute{}, Summary: e.summary}
+		// Deep copies: a Derivation goes on changing its entities.
+		p := Profile{Entity: e.name, Speaker: e.speaker, Attributes: []Attribute{}}
+		if e.summary != nil {
+			s := *e.summary
+			s.Evidence = slices.Clone(s.Evidence)
+			p.Summary = &s
+		}
 		for _, a := range e.attrs {
-			if d.pos != nil {
+			c := Attribute{Name: a.Name, Key: a.Key, Values: make([]Value, len(a.Values))}
+			for i, v := range a.Values {
+				v.Evidence = slices.Clone(v.Evidence)
 				// Statements add evidence out of turn order.
-				for i := range a.Values {
-					slices.SortStableFunc(a.Values[i].Evidence, func(x, y string) int { return d.pos[x] - d.pos[y] })
-				}
+				slices.SortStableFunc(v.Evidence, func(x, y string) int { return d.pos[x] - d.pos[y] })
+				v.Producers = slices.Clone(v.Producers)
+				c.Values[i] = v
 			}
-			p.Attributes = append(p.Attributes, *a)
+			p.Attributes = append(p.Attributes, c)
 		}
 		slices.SortFunc(p.Attributes, func(a, b Attribute) int { return cmp.Compare(a.Label(), b.Label()) })
 		out = append(out, p)

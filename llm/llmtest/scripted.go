@@ -431,8 +431,11 @@ func (p parsed) buildBatch() map[string]any {
 	if items == nil {
 		items = []map[string]any{}
 	}
-	return map[string]any{"turns": items, "new_events": newEvents,
-		"people": peopleJSON(peopleFacts(p.turnsIn("New turns"), knownFacts(p.raw, "")))}
+	r := map[string]any{"turns": items, "new_events": newEvents}
+	if strings.Contains(p.raw, `Also return "people"`) {
+		r["people"] = peopleJSON(peopleFacts(p.turnsIn("New turns"), knownFacts(p.raw, "")))
+	}
+	return r
 }
 
 func (p parsed) query() map[string]any {
