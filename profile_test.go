@@ -308,17 +308,23 @@ func TestProfileErrors(t *testing.T) {
 	}
 }
 
+// movedAmidFiller is Ana's old home ("home-old"), n turns of filler, and
+// her move ("home-new").
+func movedAmidFiller(n int) []TurnInput {
+	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
+	for i := range n {
+		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
+			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
+	}
+	return append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
+}
+
 // TestRetrieveProfileEvidence: offline retrieval of a question about a
 // person's current home adds the turn that states it, and not the one that
 // stated the old home; with Ablations.NoProfiles it does not.
 func TestRetrieveProfileEvidence(t *testing.T) {
 	ctx := context.Background()
-	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
-	for i := range 40 {
-		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
-			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
-	}
-	turns = append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
+	turns := movedAmidFiller(40)
 	for _, off := range []bool{false, true} {
 		m, _ := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
 		sp := Space{UserID: "u"}
@@ -461,12 +467,7 @@ func BenchmarkRetrieveProfiles(b *testing.B) {
 // home's turn does not; Ablations.NoProfiles turns it off.
 func TestRetrieveProfileEvidenceLLM(t *testing.T) {
 	ctx := context.Background()
-	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
-	for i := range 30 {
-		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
-			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
-	}
-	turns = append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
+	turns := movedAmidFiller(30)
 	for _, mode := range []Mode{ModeDefault, ModePaper} {
 		for _, off := range []bool{false, true} {
 			m, err := Open(ctx, Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Ablations: Ablations{NoProfiles: off}, KTurn: 3, KEvent: 2})

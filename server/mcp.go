@@ -161,35 +161,39 @@ func (s *Server) newMCP() *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id and forget it: its events are rebuilt without it and no stored record keeps its text.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
-	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",
-		Description: "Every event of the default space, with member turn ids."}, s.readEvents)
-	for _, t := range []*mcp.ResourceTemplate{
-		{URITemplate: "higmem://users/{user_id}/events", Name: "user-events", MIMEType: "application/json",
-			Description: "Every event of a user's space (no agent)."},
-		{URITemplate: "higmem://users/{user_id}/events/{event_id}", Name: "user-event", MIMEType: "application/json",
-			Description: "One event with its member turns (no agent)."},
-		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/events", Name: "agent-events", MIMEType: "application/json",
-			Description: "Every event of a user/agent space."},
-		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/events/{event_id}", Name: "agent-event", MIMEType: "application/json",
-			Description: "One event of a user/agent space with its member turns."},
-	} {
-		srv.AddResourceTemplate(t, s.readEvents)
-	}
-	srv.AddResource(&mcp.Resource{URI: "higmem://profiles", Name: "profiles", MIMEType: "application/json",
-		Description: "What memory knows about each person of the default space: attributes with their values, evidence turn ids, validity and producers."}, s.readProfiles)
-	for _, t := range []*mcp.ResourceTemplate{
-		{URITemplate: "higmem://users/{user_id}/profiles", Name: "user-profiles", MIMEType: "application/json",
-			Description: "Every profile of a user's space (no agent)."},
-		{URITemplate: "higmem://users/{user_id}/profiles/{entity}", Name: "user-profile", MIMEType: "application/json",
-			Description: "One person's profile (no agent); the entity is the name, path-escaped."},
-		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/profiles", Name: "agent-profiles", MIMEType: "application/json",
-			Description: "Every profile of a user/agent space."},
-		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/profiles/{entity}", Name: "agent-profile", MIMEType: "application/json",
-			Description: "One person's profile in a user/agent space."},
-	} {
-		srv.AddResourceTemplate(t, s.readProfiles)
-	}
+	addResources(srv, resourceKind{coll: "events", one: "event", item: "event_id", read: s.readEvents,
+		all:  "Every event of the default space, with member turn ids.",
+		list: "Every event of %s.", each: "One event of %s with its member turns."})
+	addResources(srv, resourceKind{coll: "profiles", one: "profile", item: "entity", read: s.readProfiles,
+		all:  "What memory knows about each person of the default space: attributes with their values, evidence turn ids, validity and producers.",
+		list: "Every profile of %s.", each: "One person's profile in %s; the entity is the name, path-escaped."})
 	return srv
+}
+
+// resourceKind describes a collection of resources: higmem://COLL for the
+// default space, and templates for a user's or a user/agent space's
+// collection and items.
+type resourceKind struct {
+	coll, one, item string // "events", "event", "event_id"
+	read            mcp.ResourceHandler
+	// all describes the default space's collection; list and each (with
+	// %s, the space) a space's collection and one item.
+	all, list, each string
+}
+
+// addResources registers the resource and the four templates of k.
+func addResources(srv *mcp.Server, k resourceKind) {
+	srv.AddResource(&mcp.Resource{URI: "higmem://" + k.coll, Name: k.coll, MIMEType: "application/json", Description: k.all}, k.read)
+	for _, sc := range []struct{ name, path, what string }{
+		{"user", "users/{user_id}", "a user's space (no agent)"},
+		{"agent", "users/{user_id}/agents/{agent_id}", "a user/agent space"},
+	} {
+		base := "higmem://" + sc.path + "/" + k.coll
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: base, Name: sc.name + "-" + k.coll, MIMEType: "application/json",
+			Description: fmt.Sprintf(k.list, sc.what)}, k.read)
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: base + "/{" + k.item + "}", Name: sc.name + "-" + k.one, MIMEType: "application/json",
+			Description: fmt.Sprintf(k.each, sc.what)}, k.read)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -165,20 +165,26 @@ func EventUpdate(r *prompt.EventUpdateReply, s Shown, caps Caps) Result {
 		c.Facts = 4 * max(1, len(s.New))
 	}
 	var res result
-	summary := strings.TrimSpace(r.Summary)
-	if summary == "" {
-		res.reject(Empty, "summary", "")
-	} else if why := s.junkText(summary); why != "" {
-		res.reject(why, "summary", summary)
-	} else if t := cut(summary, c.TextChars); t != summary {
-		res.fix(OverCap, "summary", summary)
-		summary = t
-	}
-	r.Summary = summary
+	r.Summary = res.summary(s, r.Summary, c.TextChars)
 	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
 	r.Tags = res.terms("tags", r.Tags, c.Tags)
 	r.NewFacts = res.facts(s, r.NewFacts, c)
 	return res.Result
+}
+
+// summary checks a required summary: it rejects an empty or junk one and
+// cuts a long one to max.
+func (res *result) summary(s Shown, text string, max int) string {
+	summary := strings.TrimSpace(text)
+	if summary == "" {
+		res.reject(Empty, "summary", "")
+	} else if why := s.junkText(summary); why != "" {
+		res.reject(why, "summary", summary)
+	} else if t := cut(summary, max); t != summary {
+		res.fix(OverCap, "summary", summary)
+		summary = t
+	}
+	return summary
 }
 
 // facts cleans new facts.

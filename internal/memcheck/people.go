@@ -173,16 +173,7 @@ func ProfileDecide(r *prompt.ProfileDecideReply, s Shown, caps Caps) Result {
 func ProfileUpdate(r *prompt.ProfileUpdateReply, s Shown, caps Caps) Result {
 	c := caps.withDefaults()
 	var res result
-	summary := strings.TrimSpace(r.Summary)
-	if summary == "" {
-		res.reject(Empty, "summary", "")
-	} else if why := s.junkText(summary); why != "" {
-		res.reject(why, "summary", summary)
-	} else if t := cut(summary, c.TextChars); t != summary {
-		res.fix(OverCap, "summary", summary)
-		summary = t
-	}
-	r.Summary = summary
+	r.Summary = res.summary(s, r.Summary, c.TextChars)
 	r.Facts = res.people(s, "facts", r.Facts, peoplePerTurn*max(1, len(s.Turns)))
 	return res.Result
 }
