@@ -37,10 +37,10 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		candIDs[e.ID] = true
 	}
 	var last *prompt.Event
-	prevMain, hadPrev := st.event(st.lastEvent)
-	if hadPrev {
-		last = &prompt.Event{ID: prevMain.ID, Title: prevMain.Title}
+	if e, ok := st.event(st.lastEvent); ok {
+		last = &prompt.Event{ID: e.ID, Title: e.Title}
 	}
+	prevMain, hadPrev := st.lastTurnEvent()
 	st.mu.RUnlock()
 
 	// 1. Annotation.
@@ -95,12 +95,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		e := b.newEvent("New event by "+t.Speaker, paperProducer)
 		joined = append([]*store.Event{e}, joined...)
 	}
-	// The main event first, so that it is the turn's first event (and
-	// the next turn's "last event").
-	b.order = slices.DeleteFunc(b.order, func(id string) bool { return id == joined[0].ID })
-	b.order = append([]string{joined[0].ID}, b.order...)
-
-	// Profiles (Options.PaperProfiles): the previous main event ended.
+	// Profiles (Options.PaperProfiles): the previous turn's event ended.
 	if m.opts.PaperProfiles && hadPrev && prevMain.ID != joined[0].ID {
 		if err := m.paperProfiles(ctx, rec, b, prevMain); err != nil {
 			return err

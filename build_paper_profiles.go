@@ -18,6 +18,26 @@ import (
 // it should update, then one profile_update call per person rewrites their
 // summary and states attribute values. What the calls state is stored as
 // profile records with the turn's batch.
+//
+// The previous turn's event is its newest (lastTurnEvent): the reference
+// keeps the id of the last main event; higmem derives it from what is
+// stored, so that a state loaded again from the store (another writer's
+// commit, a restart) takes the same one.
+
+// lastTurnEvent returns the newest event (highest number) of the space's
+// last turn, and false when it has none. Caller holds st.mu.
+func (st *spaceState) lastTurnEvent() (store.Event, bool) {
+	if len(st.turns) == 0 {
+		return store.Event{}, false
+	}
+	var best string
+	for _, id := range st.eventsOf[st.turns[len(st.turns)-1].ID] {
+		if best == "" || eventNumber(id) >= eventNumber(best) {
+			best = id
+		}
+	}
+	return st.event(best)
+}
 
 // Caps of the paper profile step.
 const (

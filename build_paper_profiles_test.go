@@ -90,3 +90,36 @@ func TestPaperProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestPaperProfilesAcrossReloads: the profile step finds the previous
+// turn's event from what is stored, so memory built one turn per process
+// (each state loaded afresh from the store) holds the same profile records
+// as memory built in one.
+func TestPaperProfilesAcrossReloads(t *testing.T) {
+	records := func(perTurn bool) []string {
+		s := memstore.New()
+		o := higmem.Options{Mode: higmem.ModePaper, MemoryModel: llmtest.NewScripted(), Store: s, Embedder: hashing.New(64), PaperProfiles: true}
+		if perTurn {
+			for _, tu := range paperTurns {
+				if _, err := open(t, o).Add(t.Context(), sp, []higmem.TurnInput{tu}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		} else if _, err := open(t, o).Add(t.Context(), sp, paperTurns); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.ListProfileRecords(t.Context(), sp, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.ID+" "+r.Value)
+		}
+		return out
+	}
+	one, reloaded := records(false), records(true)
+	if len(one) == 0 || !slices.Equal(one, reloaded) {
+		t.Errorf("records built in one memory:\n%q\nbuilt one turn per memory:\n%q", one, reloaded)
+	}
+}

@@ -205,7 +205,8 @@ func TestDeleteForgets(t *testing.T) {
 					o.MemoryModel = meter.Wrap(llm.RoleMemory, "scripted", c)
 				}
 				m := open(t, o)
-				if _, err := m.Add(ctx, sp, secretTurns); err != nil {
+				addRes, err := m.Add(ctx, sp, secretTurns)
+				if err != nil {
 					t.Fatal(err)
 				}
 				if mode == higmem.ModeOffline {
@@ -220,6 +221,16 @@ func TestDeleteForgets(t *testing.T) {
 					}
 				}
 				if rs := secretRecords(t, b.store); len(rs) == 0 {
+					evs, _ := m.Events(ctx, sp)
+					for _, e := range evs {
+						t.Logf("event %s %q %v", e.Event.ID, e.Event.Title, e.Event.TurnIDs)
+					}
+					all, _ := b.store.ListProfileRecords(ctx, sp, "")
+					t.Logf("records %+v", all)
+					for _, c := range addRes.Calls {
+						t.Logf("call %s %s %s cached=%v", c.Operation, c.Check, c.Error, c.Cached)
+					}
+					t.Logf("warnings %q", addRes.Warnings)
 					t.Fatalf("before the delete, no profile record holds %q or cites s1: the test proves nothing for them", secret)
 				}
 				before := everything(t, m)
