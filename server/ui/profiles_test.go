@@ -30,7 +30,7 @@ func TestProfilePages(t *testing.T) {
 		}{
 			{demoPath("profiles"), []string{`href="/ui/profile?agent=demo&amp;entity=Tom&amp;user=priya">Tom</a>`, "employer: Windrose", "pet: Biscuit (dog)",
 				"named by a speaker", `aria-current="page">Profiles`}},
-			{demoPath("profile", "entity", "tom"), []string{"<h1>Tom</h1>", "<h3>employer</h3>", "<th scope=\"row\">Windrose</th>", "<strong class=\"nowrap\">current</strong>", 
+			{demoPath("profile", "entity", "tom"), []string{"<h1>Tom</h1>", "<h3>employer</h3>", "<th scope=\"row\">Windrose</th>", "<strong class=\"nowrap\">current</strong>",
 				"25 May 2024 – now", stated, `href="/ui/turn?agent=demo&amp;id=S3%3A3&amp;user=priya">turn S3:3</a>`, `· event <a href="/ui/event?agent=demo&amp;id=`,
 				"Windrose"}},
 			{demoPath("profile", "entity", "Priya", "as_of", "2024-04-01"), []string{"<h1>Priya</h1>", "No value held on 2024-04-01."}},
