@@ -308,6 +308,27 @@ func TestProfileErrors(t *testing.T) {
 	}
 }
 
+// whereDoesAnaLive asks where Ana lives of a memory opened with o holding
+// movedAmidFiller(n).
+func whereDoesAnaLive(t *testing.T, o Options, n int) *Result {
+	t.Helper()
+	ctx := context.Background()
+	m, err := Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	sp := Space{UserID: "u"}
+	if _, err := m.Add(ctx, sp, movedAmidFiller(n)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // movedAmidFiller is Ana's old home ("home-old"), n turns of filler, and
 // her move ("home-new").
 func movedAmidFiller(n int) []TurnInput {
@@ -323,18 +344,8 @@ func movedAmidFiller(n int) []TurnInput {
 // person's current home adds the turn that states it, and not the one that
 // stated the old home; with Ablations.NoProfiles it does not.
 func TestRetrieveProfileEvidence(t *testing.T) {
-	ctx := context.Background()
-	turns := movedAmidFiller(40)
 	for _, off := range []bool{false, true} {
-		m, _ := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
-		sp := Space{UserID: "u"}
-		if _, err := m.Add(ctx, sp, turns); err != nil {
-			t.Fatal(err)
-		}
-		res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := whereDoesAnaLive(t, Options{Ablations: Ablations{NoProfiles: off}}, 40)
 		ids := res.IDs()
 		if got := slices.Contains(ids, "home-new"); got == off {
 			t.Errorf("NoProfiles=%v: evidence %v, home-new included = %v", off, ids, got)
@@ -342,7 +353,6 @@ func TestRetrieveProfileEvidence(t *testing.T) {
 		if !off && !slices.Contains(res.Trace.Stage("profile"), "home-new") || slices.Contains(res.Trace.Stage("profile"), "home-old") {
 			t.Errorf("NoProfiles=%v: profile stage %v", off, res.Trace.Stage("profile"))
 		}
-		m.Close()
 	}
 }
 
@@ -466,22 +476,9 @@ func BenchmarkRetrieveProfiles(b *testing.B) {
 // call's turns; the filter's union) as the "profile" stage, and the old
 // home's turn does not; Ablations.NoProfiles turns it off.
 func TestRetrieveProfileEvidenceLLM(t *testing.T) {
-	ctx := context.Background()
-	turns := movedAmidFiller(30)
 	for _, mode := range []Mode{ModeDefault, ModePaper} {
 		for _, off := range []bool{false, true} {
-			m, err := Open(ctx, Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Ablations: Ablations{NoProfiles: off}, KTurn: 3, KEvent: 2})
-			if err != nil {
-				t.Fatal(err)
-			}
-			sp := Space{UserID: "u"}
-			if _, err := m.Add(ctx, sp, turns); err != nil {
-				t.Fatal(err)
-			}
-			res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := whereDoesAnaLive(t, Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Ablations: Ablations{NoProfiles: off}, KTurn: 3, KEvent: 2}, 30)
 			stage, shown := res.Trace.Stage("profile"), res.Trace.Stage("shown")
 			if mode == ModePaper {
 				shown = res.Trace.Stage("union")
@@ -492,7 +489,6 @@ func TestRetrieveProfileEvidenceLLM(t *testing.T) {
 			case !off && (!slices.Equal(stage, []string{"home-new"}) || !slices.Contains(shown, "home-new")):
 				t.Errorf("%s: profile stage %v, shown %v; want home-new shown to the model", mode, stage, shown)
 			}
-			m.Close()
 		}
 	}
 }
