@@ -42,21 +42,27 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		b.turnVecs, queryVecs = vs[:len(turns)], vs[len(turns):]
 	}
 
+	data := prompt.BuildBatchData{New: promptTurns(turns), AskPeople: !m.opts.Ablations.NoProfiles}
 	var ids []string
-	var cands []prompt.Event
 	var prevEvents []string
+	st.mu.RLock()
 	if !m.opts.Ablations.NoEvents {
-		st.mu.RLock()
-		ids, cands, prevEvents = m.candidateEvents(st, turns, queryVecs)
-		st.mu.RUnlock()
+		ids, data.Candidates, prevEvents = m.candidateEvents(st, turns, queryVecs)
 	}
+	if data.AskPeople {
+		data.People = knownPeople(st, turns) // profile facts: build_default_profiles.go
+	}
+	st.mu.RUnlock()
 	var reply prompt.BuildBatchReply
-	replyErr := m.askBuild(ctx, rec, cands, turns, &reply)
+	replyErr := m.askBuild(ctx, rec, data, &reply)
 	if replyErr != nil && !invalid(replyErr) {
 		return replyErr
 	}
 	if replyErr != nil {
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
+	}
+	if replyErr == nil && data.AskPeople {
+		b.profiles = peopleRecords(b, reply.People, defaultProducer)
 	}
 
 	st.mu.RLock()
@@ -83,8 +89,6 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		rec.note("batch from %s: %d turns missing from the build reply were placed by offline segmentation", turns[0].ID, missing)
 	}
 	applyRecords(rec, b, reply.Events, labels, replyErr == nil)
-	// A further section of the reply (prompt.buildBatchSections) is
-	// applied here, once the turns are placed and the events written.
 	st.mu.RUnlock()
 	return m.commit(ctx, b, res)
 }
@@ -108,19 +112,19 @@ const (
 // the prompt as too long for its context (llm.ErrContextLength), it is
 // shown once more compacted; if that is still too long the error is
 // returned, and addChunk splits the batch.
-func (m *Memory) askBuild(ctx context.Context, rec *recorder, cands []prompt.Event, turns []store.Turn, out *prompt.BuildBatchReply) error {
-	data := prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}
+func (m *Memory) askBuild(ctx context.Context, rec *recorder, data prompt.BuildBatchData, out *prompt.BuildBatchReply) error {
 	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, data, out)
 	if !errors.Is(err, llm.ErrContextLength) {
 		return err
 	}
-	small := compactEvents(cands)
-	if !shrinks(cands, small) {
+	small := compactEvents(data.Candidates)
+	if !shrinks(data.Candidates, small) {
 		return err
 	}
-	rec.note("batch from %s: prompt over the model's context; asked again with %d of %d candidate events, without their facts", turns[0].ID, len(small), len(cands))
+	rec.note("batch from %s: prompt over the model's context; asked again with %d of %d candidate events, without their facts", data.New[0].ID, len(small), len(data.Candidates))
 	*out = prompt.BuildBatchReply{}
-	return m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: small, New: data.New}, out)
+	data.Candidates = small
+	return m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, data, out)
 }
 
 // shrinks reports whether the compacted candidates small show less than

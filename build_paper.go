@@ -38,6 +38,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		pe := paperEvent(e)
 		last = &pe
 	}
+	prevMain, hadPrev := st.lastTurnEvent()
 	st.mu.RUnlock()
 
 	// 1. Annotation.
@@ -91,6 +92,12 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	if newFirst || len(joined) == 0 {
 		e := b.newEvent("New event by "+t.Speaker, paperProducer)
 		joined = append([]*store.Event{e}, joined...)
+	}
+	// Profiles (Options.PaperProfiles): the previous turn's event ended.
+	if m.opts.PaperProfiles && hadPrev && prevMain.ID != joined[0].ID {
+		if err := m.paperProfiles(ctx, rec, b, prevMain); err != nil {
+			return err
+		}
 	}
 
 	// 3. One update per joined event, in parallel.

@@ -50,10 +50,12 @@
 //
 // A Profile is what the turns say about one person (see Memory.Profiles):
 // home, job, employer, pets, partner, favourites, plans, each value with
-// its evidence turns and the time it held on both clocks. A newer
-// contradicting statement closes the older value without deleting it.
-// Profiles are derived by rules from the live turns, so deleting a turn
-// removes what it said.
+// its evidence turns, the time it held on both clocks and what stated it.
+// A newer contradicting statement closes the older value without deleting
+// it. Profiles are read by rules from the live turns in every mode, and
+// merged with the profile records a model stated (default mode: in the
+// build call of each batch; paper mode with Options.PaperProfiles: the
+// reference's profile layer); deleting a turn removes what it said.
 //
 // # Modes
 //

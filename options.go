@@ -106,6 +106,16 @@ type Options struct {
 	// links, and retrieval adds the linked turns before the relevance
 	// filter. The other modes neither make nor follow links.
 	PaperLinks bool
+	// PaperProfiles turns on the reference's profile layer in paper mode:
+	// when the main event a turn joins is not the previous turn's, one
+	// call decides whose profile the previous event should update, and
+	// one call per person chosen rewrites their profile summary (citing
+	// turns) and states attribute values, stored as profile records and
+	// merged with the rules' profiles (docs/PROFILES.md). Off by default,
+	// as the reference's paper setting runs without profiles
+	// (--ablation-no-profile). Other modes ignore it; default mode states
+	// profile facts in its build call.
+	PaperProfiles bool
 	// EvidenceTokens is the token budget of the evidence passed to the
 	// answer model (about 4 characters per token). The default is 2000,
 	// except in paper mode, which like the reference passes everything the
@@ -152,9 +162,11 @@ type Ablations struct {
 	// temporal (no timeline candidates, no date-aware scoring, no temporal
 	// answer instruction) and evidence carries no resolved dates.
 	NoTemporal bool
-	// NoProfiles stops offline retrieval from adding the evidence of
+	// NoProfiles stops retrieval (every mode) from adding the evidence of
 	// profile attributes (the turns stating where a person lives, their
-	// job...) to questions that ask about them.
+	// job...) to questions that ask about them, and default mode's build
+	// call from stating profile facts. Profiles read by the rules stay
+	// available (Memory.Profiles).
 	NoProfiles bool
 }
 

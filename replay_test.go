@@ -42,7 +42,11 @@ func TestRealServerReplay(t *testing.T) {
 	turns, questions := example(t)
 	turns = turns[:8]
 	ctx := t.Context()
-	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: model, Embedder: hashing.New(0)})
+	// The cassette was recorded before build_batch asked for the people's
+	// profile facts: NoProfiles sends the build prompt it holds. Record it
+	// again (with the real server) and drop NoProfiles.
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: model, Embedder: hashing.New(0),
+		Ablations: higmem.Ablations{NoProfiles: os.Getenv("LLAMACPP_RECORD_URL") == ""}})
 	res, err := m.Add(ctx, sp, turns)
 	if err != nil {
 		t.Fatal(err)

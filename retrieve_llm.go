@@ -316,7 +316,10 @@ func jobIDs(jobs []*llmJob, kind string) []string {
 }
 
 // retrievePaper follows the reference: search, one prediction call per
-// candidate event, then a relevance filter over the union in chunks.
+// candidate event, then a relevance filter over the union in chunks. The
+// union also holds the profile evidence of the question (see
+// profileEvidence; the reference's own profile path, off in its paper
+// setting, is not reproduced).
 func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	searched := make([]string, len(turns))
@@ -336,6 +339,17 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 		}
 	}
 	union = m.withLinks(q, union)
+	prof := q.profileEvidence()
+	if len(prof) > 0 {
+		// The turns stating what the question asks of a person's profile
+		// go to the filter too.
+		q.stage("profile", prof)
+		for _, id := range prof {
+			if !slices.Contains(union, id) {
+				union = append(union, id)
+			}
+		}
+	}
 	q.stage("union", union)
 	if m.opts.Ablations.NoFilter {
 		for i, id := range union {
@@ -355,8 +369,11 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	}
 	for _, id := range kept {
 		src := "event"
-		if rank[id] > 0 {
+		switch {
+		case rank[id] > 0:
 			src = "search"
+		case slices.Contains(prof, id) && !slices.Contains(predicted, id):
+			src = "profile"
 		}
 		q.addCand(id, src, 1+boost(rank[id]))
 	}
@@ -387,12 +404,12 @@ func promptEventBytes(e prompt.Event) int { return len(e.ID) + len(e.Title) + le
 
 // retrieveDefault makes one select call (one round): it shows the
 // candidate events, each with its selectMembers turns closest to the
-// question, then the searched and timeline turns no event showed (within
-// selectTokens: fewer members per event, then fewer events, when they
-// would not fit), and the model picks the evidence, at most selectMax
-// turns. An unusable reply
-// (junk, or only ids that were not shown) leaves the search and timeline
-// hits as the evidence. With NoFilter there is no call: every shown turn is
+// question, then the searched, timeline and profile turns no event showed
+// (see profileEvidence; within selectTokens: fewer members per event, then
+// fewer events, when they would not fit), and the model picks the
+// evidence, at most selectMax turns. An unusable reply (junk, or only ids
+// that were not shown) leaves the search, timeline and profile hits as the
+// evidence. With NoFilter there is no call: every shown turn is
 // evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
@@ -408,12 +425,19 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	for i, id := range searched {
 		rank[id] = i + 1
 	}
+	// The turns stating what the question asks of a person's profile
+	// (current value, or the one held as of RetrieveOptions.AsOf) are
+	// shown with the search hits.
+	prof := q.profileEvidence()
+	if len(prof) > 0 {
+		q.stage("profile", prof)
+	}
 	// What the call shows: the candidate events (at most nev), each with
-	// its n members closest to the question, then the searched and
-	// timeline turns no event showed.
+	// its n members closest to the question, then the searched, timeline
+	// and profile turns no event showed.
 	var data *prompt.SelectData
 	var job *llmJob
-	var shown map[string]string // id → where it was shown: "event", "search" or "timeline"
+	var shown map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
 	var shownIDs []string
 	show := func(n, nev int) (size int) {
 		data = &prompt.SelectData{Question: q.question, Max: selectMax}
@@ -436,14 +460,18 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 				size += promptEventBytes(se.Event)
 			}
 		}
-		for _, id := range append(slices.Clone(searched), tl...) {
+		for _, id := range slices.Concat(searched, tl, prof) {
 			if shown[id] != "" {
 				continue
 			}
 			t, _ := q.st.turn(id)
-			shown[id] = "search"
-			if rank[id] == 0 {
+			switch {
+			case rank[id] > 0:
+				shown[id] = "search"
+			case slices.Contains(tl, id):
 				shown[id] = "timeline"
+			default:
+				shown[id] = "profile"
 			}
 			shownIDs = append(shownIDs, id)
 			data.Turns = append(data.Turns, promptTurn(t))
@@ -455,7 +483,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 		return size
 	}
 	// Within the budget: fewer members per event first, then fewer
-	// events; the searched and timeline turns always show.
+	// events; the searched, timeline and profile turns always show.
 	n, nev := selectMembers, len(events)
 	for show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
 		if n > 1 {
@@ -475,7 +503,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 			// The model's reply said nothing usable: the search (and
 			// timeline) hits are the evidence, as without the call.
 			selected = nil
-			for _, id := range append(slices.Clone(searched), tl...) {
+			for _, id := range slices.Concat(searched, tl, prof) {
 				if !slices.Contains(selected, id) {
 					selected = append(selected, id)
 				}

@@ -254,6 +254,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.turnVec, st.eventVec = ns.turnVec, ns.eventVec
 	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
+	st.records = ns.records
 	st.annLoaded.Store(ns.annLoaded.Load())
 	st.version.Store(ns.version.Load())
 	st.size.Store(ns.estimateSize())
@@ -382,6 +383,12 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 	for i, t := range fresh {
 		ids[i] = t.ID
 	}
+	// Profile records are few: read them all again.
+	rs, err := r.ListProfileRecords(ctx, sp, "")
+	if err != nil {
+		return false, err
+	}
+	recs := newProfileRecords(rs)
 	var anns []store.Annotation
 	var links []store.Link
 	if len(fresh) > 0 {
@@ -438,6 +445,7 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (b
 		}
 		st.lastEvent = latest.ID
 	}
+	st.records = recs
 	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	st.size.Store(st.estimateSize())

@@ -23,7 +23,8 @@ var newLabel = regexp.MustCompile(`(?i)^new:(\d+)$`)
 // unknown or unused), with a real summary (else the item keeps only its
 // title, and the caller falls back for that event), a real title for a new
 // event ("" when the model's was junk: the caller derives one), clean
-// keywords, tags and facts. It rejects a reply with no usable turn item.
+// keywords, tags and facts. People: facts about people as people checks
+// them. It rejects a reply with no usable turn item.
 func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 	b := batchCheck{s: s, c: caps.withDefaults(), joined: map[string]int{}}
 	b.news = s.New
@@ -32,6 +33,7 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 	}
 	b.turns(r)
 	b.events(r)
+	b.people(r)
 	if len(r.Turns) == 0 {
 		b.res.reject(Empty, "turns", "")
 	}
@@ -178,6 +180,12 @@ func (b *batchCheck) events(r *prompt.BuildBatchReply) {
 	r.Events = kept
 }
 
+// people checks the "people" section (what the turns state about
+// people): at most peoplePerTurn facts per new turn.
+func (b *batchCheck) people(r *prompt.BuildBatchReply) {
+	r.People = b.res.people(b.s, "people", r.People, peoplePerTurn*max(1, len(b.news)))
+}
+
 // admit reports whether id (written raw) may be kept: allowed and not seen
 // before, and marks it seen; otherwise it records why not under field.
 func (res *result) admit(field, raw, id string, allowed, seen map[string]bool) bool {
@@ -202,20 +210,26 @@ func EventUpdate(r *prompt.EventUpdateReply, s Shown, caps Caps) Result {
 		c.Facts = 4 * max(1, len(s.New))
 	}
 	var res result
-	summary := strings.TrimSpace(r.Summary)
-	if summary == "" {
-		res.reject(Empty, "summary", "")
-	} else if why := s.junkText(summary); why != "" {
-		res.reject(why, "summary", summary)
-	} else if t := cut(summary, c.TextChars); t != summary {
-		res.fix(OverCap, "summary", summary)
-		summary = t
-	}
-	r.Summary = summary
+	r.Summary = res.summary(s, r.Summary, c.TextChars)
 	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
 	r.Tags = res.terms("tags", r.Tags, c.Tags)
 	r.NewFacts = res.facts(s, r.NewFacts, c)
 	return res.Result
+}
+
+// summary checks a required summary: it rejects an empty or junk one and
+// cuts a long one to max.
+func (res *result) summary(s Shown, text string, max int) string {
+	summary := strings.TrimSpace(text)
+	if summary == "" {
+		res.reject(Empty, "summary", "")
+	} else if why := s.junkText(summary); why != "" {
+		res.reject(why, "summary", summary)
+	} else if t := cut(summary, max); t != summary {
+		res.fix(OverCap, "summary", summary)
+		summary = t
+	}
+	return summary
 }
 
 // facts cleans new facts.
@@ -458,6 +472,10 @@ func newReply(kind string) any {
 		return &prompt.QueryReply{}
 	case prompt.Answer:
 		return &prompt.AnswerReply{}
+	case prompt.ProfileDecide:
+		return &prompt.ProfileDecideReply{}
+	case prompt.ProfileUpdate:
+		return &prompt.ProfileUpdateReply{}
 	}
 	return nil
 }
@@ -487,6 +505,10 @@ func Reply(reply any, s Shown, caps Caps) (res Result, ok bool) {
 		return Query(r, s, caps), true
 	case *prompt.AnswerReply:
 		return Answer(r, s, caps), true
+	case *prompt.ProfileDecideReply:
+		return ProfileDecide(r, s, caps), true
+	case *prompt.ProfileUpdateReply:
+		return ProfileUpdate(r, s, caps), true
 	}
 	return Result{}, false
 }

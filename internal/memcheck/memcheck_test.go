@@ -34,8 +34,10 @@ var fixtures = map[string]any{
 	prompt.Filter:      prompt.FilterData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t2, t3}},
 	prompt.Select: prompt.SelectData{Question: "What inspired Caroline?", Events: []prompt.SelectEvent{{Event: ev, Turns: []prompt.Turn{t1, t2}}},
 		Turns: []prompt.Turn{t3}, Max: 3},
-	prompt.Query:  prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
-	prompt.Answer: prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.Query:         prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
+	prompt.Answer:        prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.ProfileDecide: prompt.ProfileDecideData{Event: ev, Entities: []string{"Caroline", "Melanie"}},
+	prompt.ProfileUpdate: prompt.ProfileUpdateData{Person: prompt.KnownPerson{Name: "Caroline", Facts: []string{"home: Boston"}}, Event: ev, Turns: []prompt.Turn{t1, t2, t3}},
 }
 
 func render(t testing.TB, kind string) prompt.Prompt {
@@ -137,14 +139,17 @@ func TestGoodRepliesValid(t *testing.T) {
 		prompt.EventUpdate: `{"summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her to paint.",
 			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
 			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]}`,
-		prompt.EventCheck: `{"is_relevant":true,"keywords":["support group","transgender stories"],"tags":["identity"]}`,
-		prompt.TurnNote:   `{"keywords":["LGBTQ","support group"],"tags":["identity","community"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","entities":["Caroline"]}`,
-		prompt.Affiliate:  `{"affiliations":["e1"],"reasoning":"Melanie answers Caroline about the group."}`,
-		prompt.Predict:    `{"turn_ids":["D1:5","D1:3"]}`,
-		prompt.Filter:     `{"relevant_ids":["D1:5"]}`,
-		prompt.Select:     `{"turn_ids":["D1:5","D1:3"]}`,
-		prompt.Query:      `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
-		prompt.Answer:     `{"answer":"Not mentioned in the conversation"}`,
+		prompt.EventCheck:    `{"is_relevant":true,"keywords":["support group","transgender stories"],"tags":["identity"]}`,
+		prompt.TurnNote:      `{"keywords":["LGBTQ","support group"],"tags":["identity","community"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","entities":["Caroline"]}`,
+		prompt.Affiliate:     `{"affiliations":["e1"],"reasoning":"Melanie answers Caroline about the group."}`,
+		prompt.Predict:       `{"turn_ids":["D1:5","D1:3"]}`,
+		prompt.Filter:        `{"relevant_ids":["D1:5"]}`,
+		prompt.Select:        `{"turn_ids":["D1:5","D1:3"]}`,
+		prompt.Query:         `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
+		prompt.Answer:        `{"answer":"Not mentioned in the conversation"}`,
+		prompt.ProfileDecide: `{"update_decisions":[{"entity_name":"Caroline","should_update":true,"reasoning":"she goes to a support group"},{"entity_name":"Melanie","should_update":false}]}`,
+		prompt.ProfileUpdate: `{"summary":"Caroline lives in Boston and goes to an LGBTQ support group [D1:3]; its stories inspire her to paint [D1:5].",
+			"facts":[{"entity":"Caroline","attribute":"hobby","value":"painting","turn_ids":["D1:5"]}]}`,
 	}
 	for kind, content := range good {
 		p := render(t, kind)

@@ -53,6 +53,9 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 	if !ok {
 		return Prompt{}, fmt.Errorf("%s: unknown prompt %q", s.Prefix, name)
 	}
+	if x, ok := data.(schemaExtender); ok {
+		schema = x.extendSchema(schema)
+	}
 	var sys, user bytes.Buffer
 	if err := s.Templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
 		return Prompt{}, fmt.Errorf("%s: render system: %w", s.Prefix, err)
@@ -139,6 +142,10 @@ type EventUpdateData struct {
 type BuildBatchData struct {
 	Candidates []Event
 	New        []Turn
+	// AskPeople asks for what the turns state about people ("people" in
+	// the reply, see profiles.go); People is what memory knows of them now.
+	AskPeople bool
+	People    []KnownPerson
 }
 
 // QueryData fills the query template.
@@ -302,6 +309,9 @@ type EventCheckReply struct {
 type BuildBatchReply struct {
 	Turns  []BatchTurn  `json:"turns"`
 	Events []BatchEvent `json:"events"`
+	// People holds what the turns state about people (when asked:
+	// BuildBatchData.AskPeople).
+	People []PersonFact `json:"people"`
 }
 
 // BatchTurn is one turn of a BuildBatchReply: its annotation and the
@@ -386,6 +396,10 @@ func MaxTokens(name string, n int) int {
 		return 128
 	case Judge:
 		return 96
+	case ProfileDecide:
+		return 192
+	case ProfileUpdate:
+		return 640
 	}
 	return 0
 }

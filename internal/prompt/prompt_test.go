@@ -39,6 +39,8 @@ var cases = []struct {
 	{"event_check", EventCheck, EventUpdateData{Event: ev, New: []Turn{t3}}},
 	{"build_batch", BuildBatch, BuildBatchData{Candidates: []Event{ev, ev2, {ID: "e3", Title: "Undated", Facts: []Fact{{Text: "Melanie runs", TurnID: "D1:1"}}}}, New: []Turn{t1, t2, t3}}},
 	{"build_batch_empty", BuildBatch, BuildBatchData{New: []Turn{t1}}},
+	{"build_batch_people", BuildBatch, BuildBatchData{Candidates: []Event{ev}, New: []Turn{t1, t2, t3}, AskPeople: true,
+		People: []KnownPerson{{Name: "Caroline", Facts: []string{"home: Boston", "pet: Max (dog)"}}}}},
 	{"query", Query, QueryData{Question: "When did Caroline go to the LGBTQ support group?"}},
 	{"predict", Predict, PredictData{Question: "When did Caroline go to the LGBTQ support group?", Event: ev, Turns: []Turn{t1, t2}, Max: 8}},
 	{"predict_part", Predict, PredictData{Question: "q?", Event: ev2, Turns: []Turn{t3}, Part: "2 of 3", Max: 4}},
@@ -49,6 +51,33 @@ var cases = []struct {
 	{"answer_temporal", Answer, AnswerData{Question: "When did Caroline go to the LGBTQ support group?", Turns: []Turn{withNote(t1, "yesterday = 7 May 2023")}, Temporal: true}},
 	{"answer_empty", Answer, AnswerData{Question: "What car does Caroline drive?"}},
 	{"judge", Judge, JudgeData{Question: "When?", Gold: "7 May 2023", Answer: "May 7, 2023"}},
+	{"profile_decide", ProfileDecide, ProfileDecideData{Event: ev, Entities: []string{"Caroline", "Melanie"}}},
+	{"profile_update", ProfileUpdate, ProfileUpdateData{Person: KnownPerson{Name: "Caroline", Facts: []string{"home: Boston"}}, Event: ev, Turns: []Turn{t1, t3}}},
+	{"profile_update_known", ProfileUpdate, ProfileUpdateData{Person: KnownPerson{Name: "Melanie"}, Summary: "Melanie paints [D1:2].", Event: ev2, Turns: []Turn{t2}}},
+}
+
+// build_batch's reply schema holds "people" only when the prompt asks for
+// them, so that a prompt without them is the same request as before.
+func TestBuildBatchPeopleSchema(t *testing.T) {
+	plain, err := Render(BuildBatch, BuildBatchData{New: []Turn{t1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := Render(BuildBatch, BuildBatchData{New: []Turn{t1}, AskPeople: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(plain.Schema) != schemas[BuildBatch] || strings.Contains(string(plain.Schema), "people") {
+		t.Errorf("schema without people: %s", plain.Schema)
+	}
+	var s struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err := json.Unmarshal(asked.Schema, &s); err != nil || s.Properties["people"] == nil || s.Properties["turns"] == nil ||
+		len(s.Required) != 1 || s.Required[0] != "turns" {
+		t.Errorf("schema asking for people: %s (%v)", asked.Schema, err)
+	}
 }
 
 func TestGolden(t *testing.T) {

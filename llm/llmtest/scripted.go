@@ -114,17 +114,19 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // replies maps each higmem prompt kind to the fake's answer.
 var replies = map[string]func(parsed) map[string]any{
-	"turn_note":    parsed.turnNote,
-	"affiliate":    parsed.affiliate,
-	"event_update": parsed.eventUpdate,
-	"event_check":  parsed.eventCheck,
-	"build_batch":  parsed.buildBatch,
-	"query":        parsed.query,
-	"predict":      parsed.predict,
-	"filter":       parsed.filter,
-	"select":       parsed.selectIDs,
-	"answer":       parsed.answer,
-	"judge":        parsed.judge,
+	"turn_note":      parsed.turnNote,
+	"affiliate":      parsed.affiliate,
+	"event_update":   parsed.eventUpdate,
+	"event_check":    parsed.eventCheck,
+	"build_batch":    parsed.buildBatch,
+	"query":          parsed.query,
+	"predict":        parsed.predict,
+	"filter":         parsed.filter,
+	"select":         parsed.selectIDs,
+	"answer":         parsed.answer,
+	"judge":          parsed.judge,
+	"profile_decide": parsed.profileDecide,
+	"profile_update": parsed.profileUpdate,
 }
 
 // Junk is a model that never returns JSON.
@@ -152,6 +154,7 @@ type event struct {
 // parsed is what the fake understood of a prompt. Turns and events are
 // grouped by the section header that precedes them.
 type parsed struct {
+	raw      string // the user message
 	question string
 	sections map[string][]line
 	events   map[string][]event
@@ -169,7 +172,7 @@ var (
 )
 
 func parse(s string) parsed {
-	p := parsed{sections: map[string][]line{}, events: map[string][]event{}}
+	p := parsed{raw: s, sections: map[string][]line{}, events: map[string][]event{}}
 	section := ""
 	if m := atMostRE.FindStringSubmatch(s); m != nil {
 		p.max, _ = strconv.Atoi(m[1])
@@ -433,7 +436,11 @@ func (p parsed) buildBatch() map[string]any {
 		}
 		events = append(events, r)
 	}
-	return map[string]any{"turns": items, "events": events}
+	r := map[string]any{"turns": items, "events": events}
+	if strings.Contains(p.raw, `Also return "people"`) {
+		r["people"] = peopleJSON(peopleFacts(p.turnsIn("New turns"), knownFacts(p.raw, "")))
+	}
+	return r
 }
 
 func (p parsed) query() map[string]any {
@@ -564,17 +571,19 @@ func kindFromPrompt(msgs []llm.Message) string {
 		}
 	}
 	for prefix, kind := range map[string]string{
-		"Annotate one conversation turn":      "turn_note",
-		"Decide which ongoing event":          "affiliate",
-		"Update the memory record":            "event_update",
-		"A large event in memory":             "event_check",
-		"Organise new conversation turns":     "build_batch",
-		"Prepare a memory search":             "query",
-		"Pick the turns of one memory event":  "predict",
-		"Judge which memory items":            "filter",
-		"Pick the memory turns that answer":   "select",
-		"Answer a question about past":        "answer",
-		"Grade an answer to a question about": "judge",
+		"Annotate one conversation turn":         "turn_note",
+		"Decide which ongoing event":             "affiliate",
+		"Update the memory record":               "event_update",
+		"A large event in memory":                "event_check",
+		"Organise new conversation turns":        "build_batch",
+		"Prepare a memory search":                "query",
+		"Pick the turns of one memory event":     "predict",
+		"Judge which memory items":               "filter",
+		"Pick the memory turns that answer":      "select",
+		"Answer a question about past":           "answer",
+		"Grade an answer to a question about":    "judge",
+		"An event of the conversation has ended": "profile_decide",
+		"Update what memory knows about":         "profile_update",
 	} {
 		// The longest prefix wins, should one prompt's opening start
 		// another's.

@@ -268,6 +268,7 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	delete(x.anns, id)
 	delete(x.vectors, vecKey{store.VectorTurn, id})
 	maps.DeleteFunc(x.links, func(k linkKey, _ store.Link) bool { return k.source == id || k.target == id })
+	x.dropProfilesCiting(id)
 	return nil
 }
 

@@ -60,9 +60,10 @@ const (
 // writeQueries lists every statement a transaction runs, to prepare them
 // on the write connection up front.
 func writeQueries() []string {
-	return append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
+	qs := append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
 		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend,
 		qSpaceVersion, qSpaceSetVer, qClockTick, qLastSeq, qHistoryRedact)
+	return append(qs, profileWriteQueries()...)
 }
 
 // tx is a store.Tx over a *sql.Tx on the write connection.
@@ -490,6 +491,9 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	}
 	if err == nil && n > 0 {
 		_, err = t.exec(ctx, qLinksDelete, sid, id)
+	}
+	if err == nil && n > 0 {
+		_, err = t.exec(ctx, qProfilesCiting, sid, id)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete turn %q: %w", id, err)
