@@ -1,0 +1,535 @@
+package prompt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Constraints: the schema a request sends, narrowed to what can be memory.
+//
+// A reply schema (Prompt.Schema) says what a reply to a prompt may look
+// like in general: "turns[].id" is a string. A server that enforces the
+// schema it is sent (llama.cpp and its Python binding turn it into a
+// grammar) lets a small model write any string there, and a 270M model
+// writes ":{". Prompt.Constraint is the same schema narrowed for one
+// rendering: every id field an enum of exactly the ids the prompt shows,
+// arrays with minItems/maxItems where the prompt states a count or a cap,
+// strings with minLength/maxLength, and every key the prompt asks for
+// required. Sent instead of the schema, it makes those replies impossible
+// on a server that enforces it.
+//
+// Only the request carries it. Replies are still validated against
+// Schema, the broad one (llm.Request.Constraint says why): a server that
+// does not enforce schemas (OpenAI json_object or json_schema without
+// strict, Ollama's JSON mode, plain text) may write a title two
+// characters over the bound or an id outside the enum, and such a reply
+// must reach the semantic checks of internal/memcheck, which repair or
+// reject it as before, not fail validation and cost a re-ask. So the
+// narrowed schema only ever adds keywords to the broad one (a test checks
+// that every instance of it is an instance of Schema) and a change to a
+// reply schema carries over by itself.
+
+// Bounds of the strings a constraint sets (characters). They follow what
+// the prompts ask ("a short title", "one sentence", "2 to 3 sentences")
+// with room to spare; internal/memcheck's caps are looser still, so a
+// reply from a server that ignores them is cut there, not rejected. They
+// are tight on purpose: a grammar-constrained small model tends to write
+// a string or a list until the grammar closes it, and under a grammar
+// every token is slow (on the reference server about 9 tokens/s against
+// 33 without), so the bounds are what keeps a reply within its budget
+// (prompt.MaxTokens). On the real server, a build reply for 18 turns
+// under bounds twice as loose listed 60 facts and was cut at 3,040
+// tokens after 5.5 minutes.
+const (
+	maxTermChars    = 24  // a keyword, tag or entity
+	maxTitleChars   = 60  // a short title (the engine's cap is 90)
+	maxContextChars = 160 // one sentence
+	maxSummaryChars = 400 // 2 to 3 sentences
+	maxFactChars    = 120 // one short statement
+	maxTimeChars    = 24  // "7 May 2023", "the week before 9 June 2023"
+	maxQueryChars   = 160
+	maxAnswerChars  = 200
+	maxReasonChars  = 160
+	maxValueChars   = 60 // a profile attribute or value, a person's name
+	maxProfileChars = 600
+
+	// factsPerRecord caps the facts of one event record in a
+	// build_batch reply (the engine keeps at most 4 per new turn).
+	factsPerRecord = 3
+	// peoplePerBatch caps the person facts of one build_batch reply.
+	peoplePerBatch = 8
+)
+
+// constrainer is prompt data that narrows its prompt's reply schema.
+type constrainer interface {
+	// constrain narrows root, the decoded reply schema, in place.
+	constrain(root *object)
+}
+
+// Constrain returns schema narrowed for data, or nil when data has no
+// narrowing or the schema is empty.
+func constrain(schema string, data any) (json.RawMessage, error) {
+	c, ok := data.(constrainer)
+	if !ok || strings.TrimSpace(schema) == "" {
+		return nil, nil
+	}
+	v, err := decodeOrdered([]byte(schema))
+	if err != nil {
+		return nil, fmt.Errorf("constraint: %w", err)
+	}
+	root, ok := v.(*object)
+	if !ok {
+		return nil, fmt.Errorf("constraint: the schema is not an object")
+	}
+	c.constrain(root)
+	return json.Marshal(root)
+}
+
+// NewEvents is how many new events a build_batch reply for n new turns
+// may create under its constraint: about one per three turns, at least
+// two (at most n). Free to label every turn "new:k", the real 270M model
+// made up to two new events per turn; a batch of a conversation's turns
+// holds a few topics.
+func NewEvents(n int) int { return min(n, max(2, (n+2)/3)) }
+
+// NewLabels returns the labels "new:1" … "new:n" a build_batch reply may
+// give the events it creates.
+func NewLabels(n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("new:%d", i+1)
+	}
+	return out
+}
+
+// turnIDs returns the ids of turns.
+func turnIDs(turns []Turn) []string {
+	out := make([]string, len(turns))
+	for i, t := range turns {
+		out[i] = t.ID
+	}
+	return out
+}
+
+// eventIDs returns the ids of events.
+func eventIDs(events []Event) []string {
+	out := make([]string, len(events))
+	for i, e := range events {
+		out[i] = e.ID
+	}
+	return out
+}
+
+// terms bounds a list of keywords, tags or entities: at least lo (when
+// the prompt asks for some) and at most hi items of 1 to maxTermChars.
+func terms(o *object, lo, hi int) {
+	o.count(lo, hi)
+	o.items().length(1, maxTermChars)
+}
+
+// constrain narrows build_batch: one turn item per new turn, each with
+// the id of a new turn and events among the candidates and the new
+// labels; one record per event with an id among the same; facts citing
+// the new turns; people citing them too.
+func (d BuildBatchData) constrain(root *object) {
+	news := turnIDs(d.New)
+	labels := append(eventIDs(d.Candidates), NewLabels(NewEvents(len(d.New)))...)
+	root.requireAll()
+
+	turns := root.prop("turns")
+	turns.count(len(news), len(news))
+	t := turns.items()
+	t.requireAll()
+	t.prop("id").oneOf(news)
+	terms(t.prop("keywords"), 1, 6)
+	terms(t.prop("tags"), 1, 3)
+	t.prop("context").length(1, maxContextChars)
+	ev := t.prop("events")
+	ev.count(1, 2) // "a turn usually belongs to one event"
+	ev.items().oneOf(labels)
+
+	events := root.prop("events")
+	events.count(1, len(labels))
+	e := events.items()
+	e.requireAll()
+	e.prop("id").oneOf(labels)
+	e.prop("title").length(0, maxTitleChars)
+	e.prop("summary").length(1, maxSummaryChars)
+	terms(e.prop("keywords"), 1, 10)
+	terms(e.prop("tags"), 1, 6)
+	facts(e.prop("new_facts"), news, min(factsPerRecord, 4*len(news)))
+
+	if p := root.prop("people"); p != nil {
+		people(p, news, min(peoplePerBatch, 3*len(news)), nil)
+	}
+}
+
+// facts narrows a list of facts: at most hi, each citing one of ids.
+func facts(o *object, ids []string, hi int) {
+	if len(ids) == 0 {
+		o.count(0, 0)
+		return
+	}
+	o.count(0, hi)
+	f := o.items()
+	f.requireAll()
+	f.prop("time").length(0, maxTimeChars)
+	f.prop("fact").length(1, maxFactChars)
+	f.prop("turn_id").oneOf(ids)
+}
+
+// people narrows a list of person facts: at most hi, citing ids, about
+// one of names when names is not empty.
+func people(o *object, ids []string, hi int, names []string) {
+	if len(ids) == 0 {
+		o.count(0, 0)
+		return
+	}
+	o.count(0, hi)
+	p := o.items()
+	p.require("entity", "attribute", "value", "turn_ids")
+	if len(names) > 0 {
+		p.prop("entity").oneOf(names)
+	} else {
+		p.prop("entity").length(1, maxValueChars)
+	}
+	p.prop("attribute").length(1, maxValueChars)
+	p.prop("value").length(1, maxValueChars)
+	tid := p.prop("turn_ids")
+	tid.count(1, min(3, len(ids)))
+	tid.items().oneOf(ids)
+}
+
+// constrain narrows turn_note: terms as the prompt asks, links (when
+// asked) to the earlier turns shown.
+func (d TurnNoteData) constrain(root *object) {
+	terms(root.prop("keywords"), 1, 8)
+	terms(root.prop("tags"), 1, 5)
+	terms(root.prop("entities"), 0, 10)
+	root.prop("context").length(1, maxContextChars)
+	links := root.prop("links")
+	if !d.Links {
+		root.require("keywords", "tags", "context", "entities")
+		links.count(0, 0)
+		return
+	}
+	root.requireAll()
+	window := turnIDs(d.Window)
+	if len(window) == 0 {
+		links.count(0, 0)
+		return
+	}
+	links.count(0, min(5, len(window)))
+	l := links.items()
+	l.requireAll()
+	l.prop("target").oneOf(window)
+	l.prop("relation").oneOf([]string{"answers", "continues", "refers_to", "contradicts"})
+}
+
+// constrain narrows affiliate: one to three of the events shown, or NEW.
+func (d AffiliateData) constrain(root *object) {
+	root.prop("reasoning").length(0, maxReasonChars)
+	ids := eventIDs(d.Candidates)
+	if d.Last != nil && !contains(ids, d.Last.ID) {
+		ids = append(ids, d.Last.ID)
+	}
+	a := root.prop("affiliations")
+	a.count(1, 3)
+	a.items().oneOf(append(ids, "NEW"))
+}
+
+// constrain narrows event_update: the record's bounds, facts citing the
+// new turns.
+func (d EventUpdateData) constrain(root *object) {
+	root.requireAll()
+	root.prop("summary").length(1, maxSummaryChars)
+	terms(root.prop("keywords"), 1, 10)
+	terms(root.prop("tags"), 0, 6)
+	facts(root.prop("new_facts"), turnIDs(d.New), 4*max(1, len(d.New)))
+}
+
+// event_check is narrowed as event_update is; it shares the data type, so
+// the keys absent from its schema are skipped (see object.prop).
+
+// constrain narrows query.
+func (QueryData) constrain(root *object) {
+	root.requireAll()
+	root.prop("keyword_query").length(1, maxQueryChars)
+	terms(root.prop("entities"), 0, 10)
+}
+
+// constrain narrows predict: at most Max of the turns shown.
+func (d PredictData) constrain(root *object) {
+	idList(root.prop("turn_ids"), turnIDs(d.Turns), d.Max)
+}
+
+// constrain narrows filter: the turns shown, each at most once.
+func (d FilterData) constrain(root *object) {
+	ids := turnIDs(d.Turns)
+	idList(root.prop("relevant_ids"), ids, len(ids))
+}
+
+// constrain narrows select: at most Max of the turns shown, under the
+// events and among the search hits.
+func (d SelectData) constrain(root *object) {
+	var ids []string
+	for _, e := range d.Events {
+		ids = append(ids, turnIDs(e.Turns)...)
+	}
+	for _, t := range d.Turns {
+		if !contains(ids, t.ID) {
+			ids = append(ids, t.ID)
+		}
+	}
+	idList(root.prop("turn_ids"), ids, d.Max)
+}
+
+// idList narrows a list of ids to those shown, at most hi (no bound when
+// hi is 0).
+func idList(o *object, ids []string, hi int) {
+	if len(ids) == 0 {
+		o.count(0, 0)
+		return
+	}
+	if hi <= 0 || hi > len(ids) {
+		hi = len(ids)
+	}
+	o.count(0, hi)
+	o.items().oneOf(ids)
+}
+
+// constrain narrows answer.
+func (AnswerData) constrain(root *object) {
+	root.prop("answer").length(1, maxAnswerChars)
+}
+
+// constrain narrows judge.
+func (JudgeData) constrain(root *object) {
+	root.requireAll()
+	root.prop("reasoning").length(0, maxReasonChars)
+}
+
+// constrain narrows profile_decide: one decision per person listed.
+func (d ProfileDecideData) constrain(root *object) {
+	u := root.prop("update_decisions")
+	if len(d.Entities) == 0 {
+		u.count(0, 0)
+		return
+	}
+	u.count(len(d.Entities), len(d.Entities))
+	it := u.items()
+	it.requireAll()
+	it.prop("entity_name").oneOf(d.Entities)
+	it.prop("reasoning").length(0, maxReasonChars)
+}
+
+// constrain narrows profile_update: facts about the person, citing the
+// turns shown.
+func (d ProfileUpdateData) constrain(root *object) {
+	root.prop("summary").length(1, maxProfileChars)
+	ids := turnIDs(d.Turns)
+	people(root.prop("facts"), ids, 3*max(1, len(ids)), []string{d.Person.Name})
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// object is a JSON object that keeps its keys in order: a schema's
+// property order is the order a grammar built from it writes them in.
+type object struct {
+	keys []string
+	vals map[string]any // *object, []any, string, json.Number, bool or nil
+}
+
+// get returns the value of key k, or nil.
+func (o *object) get(k string) any {
+	if o == nil {
+		return nil
+	}
+	return o.vals[k]
+}
+
+// set sets key k, keeping its place when it exists.
+func (o *object) set(k string, v any) {
+	if _, ok := o.vals[k]; !ok {
+		o.keys = append(o.keys, k)
+	}
+	o.vals[k] = v
+}
+
+// prop returns the schema of property name, or nil when o (a nil object
+// included) has none: every narrowing method is a no-op on nil, so one
+// narrowing serves schemas with and without an optional section.
+func (o *object) prop(name string) *object {
+	props, _ := o.get("properties").(*object)
+	p, _ := props.get(name).(*object)
+	return p
+}
+
+// items returns the schema of an array's items, or nil.
+func (o *object) items() *object {
+	it, _ := o.get("items").(*object)
+	return it
+}
+
+// requireAll makes every property required, in property order.
+func (o *object) requireAll() {
+	props, _ := o.get("properties").(*object)
+	if props == nil {
+		return
+	}
+	o.require(props.keys...)
+}
+
+// require makes names required too, keeping the list in property order
+// (the order a grammar writes required keys in anyway).
+func (o *object) require(names ...string) {
+	props, _ := o.get("properties").(*object)
+	if props == nil {
+		return
+	}
+	have, _ := o.get("required").([]any)
+	req := make([]any, 0, len(props.keys))
+	for _, k := range props.keys {
+		if slicesContainsAny(have, k) || contains(names, k) {
+			req = append(req, k)
+		}
+	}
+	o.set("required", req)
+}
+
+func slicesContainsAny(xs []any, s string) bool {
+	for _, x := range xs {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// oneOf restricts a string schema to the values given (an enum). An empty
+// list leaves it alone: an enum of nothing admits nothing, and callers
+// bound the enclosing list to zero items instead.
+func (o *object) oneOf(values []string) {
+	if o == nil || len(values) == 0 {
+		return
+	}
+	seen := map[string]bool{}
+	enum := make([]any, 0, len(values))
+	for _, v := range values {
+		if !seen[v] {
+			seen[v] = true
+			enum = append(enum, v)
+		}
+	}
+	o.set("enum", enum)
+}
+
+// count bounds an array's length; hi < 0 means no upper bound.
+func (o *object) count(lo, hi int) {
+	if o == nil {
+		return
+	}
+	if lo > 0 {
+		o.set("minItems", json.Number(fmt.Sprint(lo)))
+	}
+	if hi >= 0 {
+		o.set("maxItems", json.Number(fmt.Sprint(max(hi, lo))))
+	}
+}
+
+// length bounds a string's length in characters.
+func (o *object) length(lo, hi int) {
+	if o == nil {
+		return
+	}
+	if lo > 0 {
+		o.set("minLength", json.Number(fmt.Sprint(lo)))
+	}
+	o.set("maxLength", json.Number(fmt.Sprint(hi)))
+}
+
+// MarshalJSON writes the object with its keys in order.
+func (o *object) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, k := range o.keys {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		kb, _ := json.Marshal(k)
+		b.Write(kb)
+		b.WriteByte(':')
+		vb, err := json.Marshal(o.vals[k])
+		if err != nil {
+			return nil, err
+		}
+		b.Write(vb)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+// decodeOrdered decodes JSON, objects as *object.
+func decodeOrdered(doc []byte) (any, error) {
+	d := json.NewDecoder(bytes.NewReader(doc))
+	d.UseNumber()
+	v, err := decodeValue(d)
+	if err != nil {
+		return nil, err
+	}
+	if d.More() {
+		return nil, fmt.Errorf("data after the value")
+	}
+	return v, nil
+}
+
+func decodeValue(d *json.Decoder) (any, error) {
+	tok, err := d.Token()
+	if err != nil {
+		return nil, err
+	}
+	switch t := tok.(type) {
+	case json.Delim:
+		switch t {
+		case '{':
+			o := &object{vals: map[string]any{}}
+			for d.More() {
+				kt, err := d.Token()
+				if err != nil {
+					return nil, err
+				}
+				k, _ := kt.(string)
+				v, err := decodeValue(d)
+				if err != nil {
+					return nil, err
+				}
+				o.set(k, v)
+			}
+			_, err := d.Token() // '}'
+			return o, err
+		case '[':
+			arr := []any{}
+			for d.More() {
+				v, err := decodeValue(d)
+				if err != nil {
+					return nil, err
+				}
+				arr = append(arr, v)
+			}
+			_, err := d.Token() // ']'
+			return arr, err
+		}
+		return nil, fmt.Errorf("unexpected %v", t)
+	default:
+		return t, nil
+	}
+}
