@@ -99,11 +99,16 @@ func (b *batchCheck) turns(r *prompt.BuildBatchReply) {
 		if len(evs) == 0 && len(t.Events) > 0 {
 			res.fix(Empty, f+".events", strings.Join(t.Events, ", "))
 		}
+		context := res.text(b.s, f+".context", t.Context, c.TextChars)
+		if other := b.s.copiedFrom(id, context); other != "" {
+			res.fix(Copied, f+".context", "turn "+other+": "+context)
+			context = ""
+		}
 		kept = append(kept, prompt.BatchTurn{
 			ID:       id,
 			Keywords: res.terms(f+".keywords", t.Keywords, c.Keywords),
 			Tags:     res.terms(f+".tags", t.Tags, c.Tags),
-			Context:  res.text(b.s, f+".context", t.Context, c.TextChars),
+			Context:  context,
 			Events:   evs,
 		})
 	}

@@ -178,8 +178,10 @@ type Shown struct {
 	New []string
 
 	turns, events map[string]bool
-	instr         map[string]bool // word trigrams of the instructions
-	instrText     string          // the instructions, folded
+	// said holds the folded words of each turn shown, by id.
+	said      map[string][]string
+	instr     map[string]bool // word trigrams of the instructions
+	instrText string          // the instructions, folded
 	// names holds the lower-cased words that may name a person: the
 	// speakers of the turns shown, the capitalised words of their texts
 	// and the people the prompt lists (see people.go).
@@ -201,6 +203,7 @@ func FromPrompt(p prompt.Prompt) Shown {
 	var turns, events, news []string
 	var instr strings.Builder
 	names := map[string]bool{}
+	said := map[string][]string{}
 	inNew, inKnown := false, false
 	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
 		t := strings.TrimSpace(l)
@@ -216,6 +219,9 @@ func FromPrompt(p prompt.Prompt) Shown {
 		case turnLine.MatchString(t):
 			id := turnLine.FindStringSubmatch(t)[1]
 			turns = append(turns, id)
+			if _, text, ok := strings.Cut(t, ": "); ok {
+				said[id] = words(text)
+			}
 			if inNew {
 				news = append(news, id)
 			}
@@ -233,6 +239,7 @@ func FromPrompt(p prompt.Prompt) Shown {
 	}
 	s := NewShown(turns, events, news, instr.String())
 	s.names = names
+	s.said = said
 	return s
 }
 
@@ -281,6 +288,45 @@ func (s Shown) copied(text string) bool {
 	return n > 0 && 2*hit >= n
 }
 
+// copiedFrom returns the id of a turn shown, other than own, whose text
+// text copies (at least five words, most of whose word trigrams are that
+// turn's), or "". A 270M model wrote one turn's text as the context of
+// every turn of its batch; a context that restates its own turn is not
+// caught.
+func (s Shown) copiedFrom(own, text string) string {
+	w := words(text)
+	if len(w) < 5 {
+		return ""
+	}
+	grams := func(ws []string) map[string]bool {
+		m := map[string]bool{}
+		for i := 0; i+3 <= len(ws); i++ {
+			m[strings.Join(ws[i:i+3], " ")] = true
+		}
+		return m
+	}
+	if ownGrams := grams(s.said[own]); overlap(w, ownGrams)*2 >= len(w)-2 {
+		return ""
+	}
+	for _, id := range s.Turns {
+		if id != own && overlap(w, grams(s.said[id]))*5 >= 4*(len(w)-2) {
+			return id
+		}
+	}
+	return ""
+}
+
+// overlap counts the word trigrams of w found in grams.
+func overlap(w []string, grams map[string]bool) int {
+	n := 0
+	for i := 0; i+3 <= len(w); i++ {
+		if grams[strings.Join(w[i:i+3], " ")] {
+			n++
+		}
+	}
+	return n
+}
+
 // metaWords are the words of the task itself: a record whose content words
 // are all among them says nothing about the conversation.
 var metaWords = set(strings.Fields(`time times fact facts event events turn turns new summary summaries keyword keywords
@@ -289,17 +335,37 @@ var metaWords = set(strings.Fields(`time times fact facts event events turn turn
 	question questions topic topics happening example examples none null nil unknown n a na etc text value values field
 	fields short brief sentence sentences statement statements one two three entity entities category categories
 	information info detail details thing things something stuff general misc miscellaneous other update updated
-	relevant irrelevant true false yes no ok okay`))
+	relevant irrelevant true false yes no ok okay people person persons`))
+
+// taskPhrases are word pairs that talk about the task, not the
+// conversation: "The new turns are now in order." (a summary the real
+// 270M model wrote for every event). Not "new event": paper mode titles
+// a new event "New event by <speaker>", as the reference does.
+var taskPhrases = []string{"new turn", "new turns", "these turns", "the turns"}
 
 // vacuous reports whether text has no content word outside the stop and
-// meta words.
+// meta words, or at most one beside a phrase about the task itself.
 func vacuous(text string) bool {
-	for _, w := range words(text) {
-		if !metaWords[w] && !textnorm.IsStop(w) && !isNumber(w) {
-			return false
+	w := words(text)
+	content := 0
+	for _, x := range w {
+		if !metaWords[x] && !textnorm.IsStop(x) && !isNumber(x) {
+			content++
 		}
 	}
-	return true
+	if content == 0 {
+		return true
+	}
+	if content > 1 {
+		return false
+	}
+	joined := " " + strings.Join(w, " ") + " "
+	for _, p := range taskPhrases {
+		if strings.Contains(joined, " "+p+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 func isNumber(w string) bool {
