@@ -56,18 +56,8 @@ func sentSchema(t *testing.T, r llmtest.ChatRequest) map[string]any {
 	return rf.JSONSchema.Schema
 }
 
-// at walks a decoded schema: property names, "[]" for items.
-func at(s map[string]any, path ...string) map[string]any {
-	for _, p := range path {
-		if p == "[]" {
-			s, _ = s["items"].(map[string]any)
-		} else {
-			props, _ := s["properties"].(map[string]any)
-			s, _ = props[p].(map[string]any)
-		}
-	}
-	return s
-}
+// at is llmtest.SchemaAt.
+var at = llmtest.SchemaAt
 
 func strs(v any) []string {
 	var out []string

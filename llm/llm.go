@@ -10,7 +10,11 @@
 // it pass it to the server; callers then decode the reply with CompleteJSON,
 // which extracts JSON tolerantly, validates it against the schema, asks the
 // model once more with a correction when the reply is unusable, and otherwise
-// returns an error wrapping ErrInvalidOutput.
+// returns an error wrapping ErrInvalidOutput. A Request may also carry a
+// Constraint: the schema narrowed to that one request (ids as enums,
+// counts and lengths bounded), which backends send in place of Schema so
+// that a server enforcing it (a grammar) cannot write outside it, while
+// the reply is still validated against Schema (see Request.Constraint).
 package llm
 
 import (

@@ -1,10 +1,12 @@
 package prompt
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/higmem/higmem/internal/jsonx"
 )
 
 // Constraints: the schema a request sends, narrowed to what can be memory.
@@ -65,7 +67,7 @@ const (
 // constrainer is prompt data that narrows its prompt's reply schema.
 type constrainer interface {
 	// constrain narrows root, the decoded reply schema, in place.
-	constrain(root *object)
+	constrain(root node)
 }
 
 // Constrain returns schema narrowed for data, or nil when data has no
@@ -75,15 +77,15 @@ func constrain(schema string, data any) (json.RawMessage, error) {
 	if !ok || strings.TrimSpace(schema) == "" {
 		return nil, nil
 	}
-	v, err := decodeOrdered([]byte(schema))
+	v, err := jsonx.DecodeOrdered([]byte(schema))
 	if err != nil {
 		return nil, fmt.Errorf("constraint: %w", err)
 	}
-	root, ok := v.(*object)
+	root, ok := v.(*jsonx.Object)
 	if !ok {
 		return nil, fmt.Errorf("constraint: the schema is not an object")
 	}
-	c.constrain(root)
+	c.constrain(node{root})
 	return json.Marshal(root)
 }
 
@@ -124,7 +126,7 @@ func eventIDs(events []Event) []string {
 
 // terms bounds a list of keywords, tags or entities: at least lo (when
 // the prompt asks for some) and at most hi items of 1 to maxTermChars.
-func terms(o *object, lo, hi int) {
+func terms(o node, lo, hi int) {
 	o.count(lo, hi)
 	o.items().length(1, maxTermChars)
 }
@@ -133,7 +135,7 @@ func terms(o *object, lo, hi int) {
 // the id of a new turn and events among the candidates and the new
 // labels; one record per event with an id among the same; facts citing
 // the new turns; people citing them too.
-func (d BuildBatchData) constrain(root *object) {
+func (d BuildBatchData) constrain(root node) {
 	news := turnIDs(d.New)
 	labels := append(eventIDs(d.Candidates), NewLabels(NewEvents(len(d.New)))...)
 	root.requireAll()
@@ -161,13 +163,11 @@ func (d BuildBatchData) constrain(root *object) {
 	terms(e.prop("tags"), 1, 6)
 	facts(e.prop("new_facts"), news, min(factsPerRecord, 4*len(news)))
 
-	if p := root.prop("people"); p != nil {
-		people(p, news, min(peoplePerBatch, 3*len(news)), nil)
-	}
+	people(root.prop("people"), news, min(peoplePerBatch, 3*len(news)), nil) // when asked
 }
 
 // facts narrows a list of facts: at most hi, each citing one of ids.
-func facts(o *object, ids []string, hi int) {
+func facts(o node, ids []string, hi int) {
 	if len(ids) == 0 {
 		o.count(0, 0)
 		return
@@ -182,7 +182,7 @@ func facts(o *object, ids []string, hi int) {
 
 // people narrows a list of person facts: at most hi, citing ids, about
 // one of names when names is not empty.
-func people(o *object, ids []string, hi int, names []string) {
+func people(o node, ids []string, hi int, names []string) {
 	if len(ids) == 0 {
 		o.count(0, 0)
 		return
@@ -204,7 +204,7 @@ func people(o *object, ids []string, hi int, names []string) {
 
 // constrain narrows turn_note: terms as the prompt asks, links (when
 // asked) to the earlier turns shown.
-func (d TurnNoteData) constrain(root *object) {
+func (d TurnNoteData) constrain(root node) {
 	terms(root.prop("keywords"), 1, 8)
 	terms(root.prop("tags"), 1, 5)
 	terms(root.prop("entities"), 0, 10)
@@ -229,10 +229,10 @@ func (d TurnNoteData) constrain(root *object) {
 }
 
 // constrain narrows affiliate: one to three of the events shown, or NEW.
-func (d AffiliateData) constrain(root *object) {
+func (d AffiliateData) constrain(root node) {
 	root.prop("reasoning").length(0, maxReasonChars)
 	ids := eventIDs(d.Candidates)
-	if d.Last != nil && !contains(ids, d.Last.ID) {
+	if d.Last != nil && !slices.Contains(ids, d.Last.ID) {
 		ids = append(ids, d.Last.ID)
 	}
 	a := root.prop("affiliations")
@@ -242,7 +242,7 @@ func (d AffiliateData) constrain(root *object) {
 
 // constrain narrows event_update: the record's bounds, facts citing the
 // new turns.
-func (d EventUpdateData) constrain(root *object) {
+func (d EventUpdateData) constrain(root node) {
 	root.requireAll()
 	root.prop("summary").length(1, maxSummaryChars)
 	terms(root.prop("keywords"), 1, 10)
@@ -251,35 +251,35 @@ func (d EventUpdateData) constrain(root *object) {
 }
 
 // event_check is narrowed as event_update is; it shares the data type, so
-// the keys absent from its schema are skipped (see object.prop).
+// the keys absent from its schema are skipped (see node).
 
 // constrain narrows query.
-func (QueryData) constrain(root *object) {
+func (QueryData) constrain(root node) {
 	root.requireAll()
 	root.prop("keyword_query").length(1, maxQueryChars)
 	terms(root.prop("entities"), 0, 10)
 }
 
 // constrain narrows predict: at most Max of the turns shown.
-func (d PredictData) constrain(root *object) {
+func (d PredictData) constrain(root node) {
 	idList(root.prop("turn_ids"), turnIDs(d.Turns), d.Max)
 }
 
 // constrain narrows filter: the turns shown, each at most once.
-func (d FilterData) constrain(root *object) {
+func (d FilterData) constrain(root node) {
 	ids := turnIDs(d.Turns)
 	idList(root.prop("relevant_ids"), ids, len(ids))
 }
 
 // constrain narrows select: at most Max of the turns shown, under the
 // events and among the search hits.
-func (d SelectData) constrain(root *object) {
+func (d SelectData) constrain(root node) {
 	var ids []string
 	for _, e := range d.Events {
 		ids = append(ids, turnIDs(e.Turns)...)
 	}
 	for _, t := range d.Turns {
-		if !contains(ids, t.ID) {
+		if !slices.Contains(ids, t.ID) {
 			ids = append(ids, t.ID)
 		}
 	}
@@ -288,7 +288,7 @@ func (d SelectData) constrain(root *object) {
 
 // idList narrows a list of ids to those shown, at most hi (no bound when
 // hi is 0).
-func idList(o *object, ids []string, hi int) {
+func idList(o node, ids []string, hi int) {
 	if len(ids) == 0 {
 		o.count(0, 0)
 		return
@@ -301,18 +301,18 @@ func idList(o *object, ids []string, hi int) {
 }
 
 // constrain narrows answer.
-func (AnswerData) constrain(root *object) {
+func (AnswerData) constrain(root node) {
 	root.prop("answer").length(1, maxAnswerChars)
 }
 
 // constrain narrows judge.
-func (JudgeData) constrain(root *object) {
+func (JudgeData) constrain(root node) {
 	root.requireAll()
 	root.prop("reasoning").length(0, maxReasonChars)
 }
 
 // constrain narrows profile_decide: one decision per person listed.
-func (d ProfileDecideData) constrain(root *object) {
+func (d ProfileDecideData) constrain(root node) {
 	u := root.prop("update_decisions")
 	if len(d.Entities) == 0 {
 		u.count(0, 0)
@@ -327,209 +327,91 @@ func (d ProfileDecideData) constrain(root *object) {
 
 // constrain narrows profile_update: facts about the person, citing the
 // turns shown.
-func (d ProfileUpdateData) constrain(root *object) {
+func (d ProfileUpdateData) constrain(root node) {
 	root.prop("summary").length(1, maxProfileChars)
 	ids := turnIDs(d.Turns)
 	people(root.prop("facts"), ids, 3*max(1, len(ids)), []string{d.Person.Name})
 }
 
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
+// node is a schema (or a part of one) being narrowed: an ordered object
+// (jsonx.Object keeps the property order a grammar writes keys in). The
+// zero node stands for a part the schema does not have: every method is a
+// no-op on it, so one narrowing serves schemas with and without an
+// optional section.
+type node struct{ o *jsonx.Object }
+
+// prop returns the schema of property name.
+func (n node) prop(name string) node {
+	props, _ := n.o.Get("properties").(*jsonx.Object)
+	p, _ := props.Get(name).(*jsonx.Object)
+	return node{p}
 }
 
-// object is a JSON object that keeps its keys in order: a schema's
-// property order is the order a grammar built from it writes them in.
-type object struct {
-	keys []string
-	vals map[string]any // *object, []any, string, json.Number, bool or nil
-}
-
-// get returns the value of key k, or nil.
-func (o *object) get(k string) any {
-	if o == nil {
-		return nil
-	}
-	return o.vals[k]
-}
-
-// set sets key k, keeping its place when it exists.
-func (o *object) set(k string, v any) {
-	if _, ok := o.vals[k]; !ok {
-		o.keys = append(o.keys, k)
-	}
-	o.vals[k] = v
-}
-
-// prop returns the schema of property name, or nil when o (a nil object
-// included) has none: every narrowing method is a no-op on nil, so one
-// narrowing serves schemas with and without an optional section.
-func (o *object) prop(name string) *object {
-	props, _ := o.get("properties").(*object)
-	p, _ := props.get(name).(*object)
-	return p
-}
-
-// items returns the schema of an array's items, or nil.
-func (o *object) items() *object {
-	it, _ := o.get("items").(*object)
-	return it
+// items returns the schema of an array's items.
+func (n node) items() node {
+	it, _ := n.o.Get("items").(*jsonx.Object)
+	return node{it}
 }
 
 // requireAll makes every property required, in property order.
-func (o *object) requireAll() {
-	props, _ := o.get("properties").(*object)
-	if props == nil {
-		return
-	}
-	o.require(props.keys...)
+func (n node) requireAll() {
+	props, _ := n.o.Get("properties").(*jsonx.Object)
+	n.require(props.Keys()...)
 }
 
 // require makes names required too, keeping the list in property order
 // (the order a grammar writes required keys in anyway).
-func (o *object) require(names ...string) {
-	props, _ := o.get("properties").(*object)
+func (n node) require(names ...string) {
+	props, _ := n.o.Get("properties").(*jsonx.Object)
 	if props == nil {
 		return
 	}
-	have, _ := o.get("required").([]any)
-	req := make([]any, 0, len(props.keys))
-	for _, k := range props.keys {
-		if slicesContainsAny(have, k) || contains(names, k) {
+	have, _ := n.o.Get("required").([]any)
+	req := make([]any, 0, len(props.Keys()))
+	for _, k := range props.Keys() {
+		if slices.Contains(have, any(k)) || slices.Contains(names, k) {
 			req = append(req, k)
 		}
 	}
-	o.set("required", req)
-}
-
-func slicesContainsAny(xs []any, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	n.o.Set("required", req)
 }
 
 // oneOf restricts a string schema to the values given (an enum). An empty
-// list leaves it alone: an enum of nothing admits nothing, and callers
-// bound the enclosing list to zero items instead.
-func (o *object) oneOf(values []string) {
-	if o == nil || len(values) == 0 {
+// list leaves it alone: an enum of nothing admits nothing (and grammar
+// converters refuse it); callers bound the enclosing list to zero items
+// instead.
+func (n node) oneOf(values []string) {
+	if n.o == nil || len(values) == 0 {
 		return
 	}
-	seen := map[string]bool{}
 	enum := make([]any, 0, len(values))
 	for _, v := range values {
-		if !seen[v] {
-			seen[v] = true
+		if !slices.Contains(enum, any(v)) {
 			enum = append(enum, v)
 		}
 	}
-	o.set("enum", enum)
+	n.o.Set("enum", enum)
 }
 
-// count bounds an array's length; hi < 0 means no upper bound.
-func (o *object) count(lo, hi int) {
-	if o == nil {
+// count bounds an array's length: at least lo (when above 0), at most hi.
+func (n node) count(lo, hi int) {
+	if n.o == nil {
 		return
 	}
 	if lo > 0 {
-		o.set("minItems", json.Number(fmt.Sprint(lo)))
+		n.o.Set("minItems", json.Number(fmt.Sprint(lo)))
 	}
-	if hi >= 0 {
-		o.set("maxItems", json.Number(fmt.Sprint(max(hi, lo))))
-	}
+	n.o.Set("maxItems", json.Number(fmt.Sprint(max(hi, lo))))
 }
 
-// length bounds a string's length in characters.
-func (o *object) length(lo, hi int) {
-	if o == nil {
+// length bounds a string's length in characters: at least lo (when above
+// 0), at most hi.
+func (n node) length(lo, hi int) {
+	if n.o == nil {
 		return
 	}
 	if lo > 0 {
-		o.set("minLength", json.Number(fmt.Sprint(lo)))
+		n.o.Set("minLength", json.Number(fmt.Sprint(lo)))
 	}
-	o.set("maxLength", json.Number(fmt.Sprint(hi)))
-}
-
-// MarshalJSON writes the object with its keys in order.
-func (o *object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[k])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(vb)
-	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
-}
-
-// decodeOrdered decodes JSON, objects as *object.
-func decodeOrdered(doc []byte) (any, error) {
-	d := json.NewDecoder(bytes.NewReader(doc))
-	d.UseNumber()
-	v, err := decodeValue(d)
-	if err != nil {
-		return nil, err
-	}
-	if d.More() {
-		return nil, fmt.Errorf("data after the value")
-	}
-	return v, nil
-}
-
-func decodeValue(d *json.Decoder) (any, error) {
-	tok, err := d.Token()
-	if err != nil {
-		return nil, err
-	}
-	switch t := tok.(type) {
-	case json.Delim:
-		switch t {
-		case '{':
-			o := &object{vals: map[string]any{}}
-			for d.More() {
-				kt, err := d.Token()
-				if err != nil {
-					return nil, err
-				}
-				k, _ := kt.(string)
-				v, err := decodeValue(d)
-				if err != nil {
-					return nil, err
-				}
-				o.set(k, v)
-			}
-			_, err := d.Token() // '}'
-			return o, err
-		case '[':
-			arr := []any{}
-			for d.More() {
-				v, err := decodeValue(d)
-				if err != nil {
-					return nil, err
-				}
-				arr = append(arr, v)
-			}
-			_, err := d.Token() // ']'
-			return arr, err
-		}
-		return nil, fmt.Errorf("unexpected %v", t)
-	default:
-		return t, nil
-	}
+	n.o.Set("maxLength", json.Number(fmt.Sprint(hi)))
 }

@@ -7,34 +7,37 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem/internal/jsonx"
+	"github.com/higmem/higmem/llm/llmtest"
 )
 
 // narrowing are the keywords a constraint may add to a reply schema.
 var narrowing = []string{"enum", "minItems", "maxItems", "minLength", "maxLength"}
 
-// strip removes what a constraint adds (its keywords, and required lists
-// it extends) from a decoded schema, so that what is left must be the
-// broad schema.
-func strip(v any) any {
+// without returns a decoded schema without the keys drop names, at every
+// level.
+func without(v any, drop func(key string) bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := map[string]any{}
 		for k, val := range x {
-			if slices.Contains(narrowing, k) && k != "enum" || k == "required" {
-				continue
+			if !drop(k) {
+				out[k] = without(val, drop)
 			}
-			out[k] = strip(val)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, val := range x {
-			out[i] = strip(val)
+			out[i] = without(val, drop)
 		}
 		return out
 	}
 	return v
 }
+
+// added reports whether key is one a constraint adds (or extends:
+// required).
+func added(key string) bool { return slices.Contains(narrowing, key) || key == "required" }
 
 // requiredOf collects every "required" list by its path.
 func requiredOf(v any, path string, out map[string][]any) {
@@ -50,10 +53,9 @@ func requiredOf(v any, path string, out map[string][]any) {
 	}
 }
 
-// Every constraint only narrows its schema: without the keywords it adds,
-// it is the schema itself, including the enum the broad schema already
-// has (the judge's label), and each key the broad schema requires is still
-// required. So an instance of the constraint is an instance of the schema,
+// Every constraint only narrows its schema: without the keywords it may
+// add, it is the schema itself, and each key the broad schema requires is
+// still required. So an instance of the constraint is an instance of the schema,
 // and a reply from a server that enforces the constraint never fails
 // validation.
 func TestConstraintOnlyNarrows(t *testing.T) {
@@ -73,11 +75,7 @@ func TestConstraintOnlyNarrows(t *testing.T) {
 			if err := json.Unmarshal(p.Constraint, &narrow); err != nil {
 				t.Fatal(err)
 			}
-			sb, sn := strip(broad), strip(narrow)
-			// Enums the constraint added are gone from sn only if the
-			// broad schema had none there: compare without enums, then
-			// check the broad enums survive.
-			if !reflect.DeepEqual(dropEnums(sb), dropEnums(sn)) {
+			if !reflect.DeepEqual(without(broad, added), without(narrow, added)) {
 				t.Errorf("constraint is not the schema narrowed:\nschema     %s\nconstraint %s", p.Schema, p.Constraint)
 			}
 			rb, rn := map[string][]any{}, map[string][]any{}
@@ -97,26 +95,6 @@ func TestConstraintOnlyNarrows(t *testing.T) {
 	}
 }
 
-func dropEnums(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, val := range x {
-			if k != "enum" {
-				out[k] = dropEnums(val)
-			}
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, val := range x {
-			out[i] = dropEnums(val)
-		}
-		return out
-	}
-	return v
-}
-
 // The ids a constraint admits are exactly those its prompt shows.
 func TestConstraintIDs(t *testing.T) {
 	at := func(t *testing.T, c json.RawMessage, path ...string) map[string]any {
@@ -125,15 +103,7 @@ func TestConstraintIDs(t *testing.T) {
 		if err := json.Unmarshal(c, &s); err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range path {
-			if p == "[]" {
-				s, _ = s["items"].(map[string]any)
-			} else {
-				props, _ := s["properties"].(map[string]any)
-				s, _ = props[p].(map[string]any)
-			}
-		}
-		return s
+		return llmtest.SchemaAt(s, path...)
 	}
 	enum := func(s map[string]any) []string {
 		var out []string

@@ -77,14 +77,14 @@ func conform(v any, s map[string]any, used chosen) any {
 				required[name] = true
 			}
 		}
-		out := &orderedObject{}
+		out := jsonx.NewObject()
 		for _, name := range propOrder(s) {
 			ps, _ := props[name].(map[string]any)
 			val, written := obj[name]
 			if !written && !required[name] {
 				continue
 			}
-			out.add(name, conform(val, ps, used))
+			out.Set(name, conform(val, ps, used))
 		}
 		return out
 	case "array":
@@ -212,34 +212,17 @@ func intOf(v any) (int, bool) {
 	return int(f), ok
 }
 
-// orderedObject is an object written with its keys in insertion order.
-type orderedObject struct {
-	keys []string
-	vals []any
-}
-
-func (o *orderedObject) add(k string, v any) {
-	o.keys = append(o.keys, k)
-	o.vals = append(o.vals, v)
-}
-
-// MarshalJSON writes the keys in order.
-func (o *orderedObject) MarshalJSON() ([]byte, error) {
-	var b strings.Builder
-	b.WriteByte('{')
-	for i, k := range o.keys {
-		if i > 0 {
-			b.WriteByte(',')
+// SchemaAt returns the part of a decoded JSON Schema at path: property
+// names, "[]" for an array's items; nil when the schema has none there.
+// Tests read what a request sent with it.
+func SchemaAt(s map[string]any, path ...string) map[string]any {
+	for _, p := range path {
+		if p == "[]" {
+			s, _ = s["items"].(map[string]any)
+			continue
 		}
-		kb, _ := json.Marshal(k)
-		vb, err := json.Marshal(o.vals[i])
-		if err != nil {
-			return nil, err
-		}
-		b.Write(kb)
-		b.WriteByte(':')
-		b.Write(vb)
+		props, _ := s["properties"].(map[string]any)
+		s, _ = props[p].(map[string]any)
 	}
-	b.WriteByte('}')
-	return []byte(b.String()), nil
+	return s
 }
