@@ -337,35 +337,15 @@ var metaWords = set(strings.Fields(`time times fact facts event events turn turn
 	information info detail details thing things something stuff general misc miscellaneous other update updated
 	relevant irrelevant true false yes no ok okay people person persons`))
 
-// taskPhrases are word pairs that talk about the task, not the
-// conversation: "The new turns are now in order." (a summary the real
-// 270M model wrote for every event). Not "new event": paper mode titles
-// a new event "New event by <speaker>", as the reference does.
-var taskPhrases = []string{"new turn", "new turns", "these turns", "the turns"}
-
 // vacuous reports whether text has no content word outside the stop and
-// meta words, or at most one beside a phrase about the task itself.
+// meta words.
 func vacuous(text string) bool {
-	w := words(text)
-	content := 0
-	for _, x := range w {
-		if !metaWords[x] && !textnorm.IsStop(x) && !isNumber(x) {
-			content++
+	for _, w := range words(text) {
+		if !metaWords[w] && !textnorm.IsStop(w) && !isNumber(w) {
+			return false
 		}
 	}
-	if content == 0 {
-		return true
-	}
-	if content > 1 {
-		return false
-	}
-	joined := " " + strings.Join(w, " ") + " "
-	for _, p := range taskPhrases {
-		if strings.Contains(joined, " "+p+" ") {
-			return true
-		}
-	}
-	return false
+	return true
 }
 
 func isNumber(w string) bool {
@@ -402,11 +382,11 @@ var labelRE = regexp.MustCompile(`(?i)^\s*(new|e\d+|event)\s*(:\s*\d+)?\s*$`)
 // junkTitle says why a title is not one, or "".
 func (s Shown) junkTitle(t string) string {
 	switch {
-	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)]:
+	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)], strings.Contains(t, " :: "):
 		return JunkTitle
 	case s.copied(t):
 		return Copied
-	case vacuous(t):
+	case vacuous(t), talksTask(t):
 		return Vacuous
 	}
 	return ""
@@ -415,14 +395,33 @@ func (s Shown) junkTitle(t string) string {
 // junkText says why a summary, context or fact is not one, or "".
 func (s Shown) junkText(t string) string {
 	switch {
-	case !hasLetter(t), jsonish(t):
+	case !hasLetter(t), jsonish(t), strings.Contains(t, " :: "):
+		// " :: " parts an event's title from its summary in the prompts:
+		// a text holding it copies the prompt's layout.
 		return JunkText
 	case s.copied(t):
 		return Copied
-	case vacuous(t):
+	case vacuous(t), talksTask(t):
 		return Vacuous
 	}
 	return ""
+}
+
+// taskTalk are phrases about the task rather than the conversation, which
+// the real 270M model wrote as summaries and titles: "The new events are
+// the same as the old ones, but they have different people and places.",
+// "The new event is a person's name, and it was created by …".
+var taskTalk = []string{"new turn", "new turns", "new events", "the new event", "these turns", "the turns"}
+
+// talksTask reports whether text speaks of the task (see taskTalk).
+func talksTask(text string) bool {
+	joined := " " + strings.Join(words(text), " ") + " "
+	for _, p := range taskTalk {
+		if strings.Contains(joined, " "+p+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // cut shortens s to at most n characters, at a word boundary.

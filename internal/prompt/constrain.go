@@ -29,9 +29,9 @@ import (
 // characters over the bound or an id outside the enum, and such a reply
 // must reach the semantic checks of internal/memcheck, which repair or
 // reject it as before, not fail validation and cost a re-ask. So the
-// narrowed schema only ever adds keywords to the broad one (a test checks
-// that every instance of it is an instance of Schema) and a change to a
-// reply schema carries over by itself.
+// narrowed schema only ever adds keywords to the broad one, so that an
+// instance of it is an instance of Schema (TestConstraintOnlyNarrows), and
+// a change to a reply schema carries over by itself.
 
 // Bounds of the strings a constraint sets (characters). They follow what
 // the prompts ask ("a short title", "one sentence", "2 to 3 sentences")
@@ -70,7 +70,7 @@ type constrainer interface {
 	constrain(root node)
 }
 
-// Constrain returns schema narrowed for data, or nil when data has no
+// constrain returns schema narrowed for data, or nil when data has no
 // narrowing or the schema is empty.
 func constrain(schema string, data any) (json.RawMessage, error) {
 	c, ok := data.(constrainer)

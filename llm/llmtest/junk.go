@@ -373,6 +373,30 @@ var JunkShapes = []JunkShape{
 		out["people"] = people
 		return js(out)
 	}},
+	{Name: "recorded narrowed: the key of the event on every turn", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["keywords"], it["tags"], it["context"] = []string{"key"}, []string{"key"}, "the key of the event"
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: one summary for every event", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["events"] = []string{fmt.Sprintf("new:%d", i%2+1)}
+			return it
+		}, records(func(string) map[string]any {
+			return map[string]any{"title": "Caroline's week", "summary": "Caroline has a pet and a job she likes.", "keywords": []string{"pet"}}
+		}, "new:1", "new:2"))
+	}},
+	{Name: "recorded narrowed: summary about the new events, with the prompt's ::", Kind: "build_batch", Want: "vacuous", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "The new event is a person's name, and it was created by Caroline.",
+				"summary": "The new events are the same as the old ones, but they have different people and places. :: The person who is named in this event has a pet.",
+				"keywords": []string{"pet"}}
+		}, "new:1"))
+	}},
 	{Name: "query copied from instructions", Kind: "query", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})
 	}},
