@@ -305,7 +305,7 @@ var JunkShapes = []JunkShape{
 	}},
 	// Recorded from the same server answering the select and the
 	// event-updates prompt that build_batch now folds in
-	// (testdata/llamacpp-gemma3-270m-default.jsonl).
+	// (an earlier recording of testdata/llamacpp-gemma3-270m-default.jsonl).
 	{Name: "recorded: select 1 … 30", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
 		ids := make([]string, 30)
 		for i := range ids {
