@@ -87,17 +87,19 @@ func intent(junkIDs bool) llmtest.Handler {
 		switch {
 		case strings.HasPrefix(user, "Organise new conversation turns"):
 			var turns []map[string]any
-			for _, id := range newTurnIDs(user) {
+			for i, id := range newTurnIDs(user) {
 				tid, evs := id, []string{"new:1"}
-				kws := []string{"pottery class", "Clayworks"}
+				// Each turn's own context and keywords (the semantic checks
+				// drop what three turns say alike).
+				kws := []string{"pottery class", fmt.Sprintf("visit %d", i)}
 				if junkIDs {
 					tid, evs = ":{", []string{"events:1"}
 				} else {
 					evs = append(evs, "e9")
-					kws = []string{"pottery class", "Clayworks", "Elm Street", "bowl", "glaze", "studio", "hospital"}
+					kws = []string{"pottery class", "Clayworks", "Elm Street", "bowl", "glaze", "studio", fmt.Sprintf("visit %d", i)}
 				}
 				turns = append(turns, map[string]any{"id": tid, "keywords": kws, "tags": []string{"hobby"},
-					"context": "Priya and Tom talk about her first pottery class.", "events": evs})
+					"context": fmt.Sprintf("Priya and Tom talk about her first pottery class, part %d.", i+1), "events": evs})
 			}
 			title, id := "Priya's first pottery class", "new:1"
 			if junkIDs {
