@@ -53,8 +53,8 @@ const (
 
 // annotationFromNote turns a turn_note reply into an annotation; entities
 // and time expressions always come from the rules too, and so does what
-// the reply left empty. When nothing of the reply is left the annotation
-// is the rules' and its producer ends in +fallback.
+// the reply left empty. When the reply has no keywords left, the rules'
+// keywords stand in and the producer ends in +fallback.
 func annotationFromNote(t store.Turn, kw, tags []string, context string, entities []string, producer string) store.Annotation {
 	a := annotateRules(t)
 	a.Producer = producer
@@ -66,9 +66,10 @@ func annotationFromNote(t store.Turn, kw, tags []string, context string, entitie
 	if c != "" {
 		a.Context = c
 	}
-	if len(k) == 0 && len(a.Tags) == 0 && c == "" {
-		// Nothing of the model's note was left (the semantic checks
-		// dropped it): the rules' annotation stands in, and says so.
+	if len(k) == 0 {
+		// None of the model's keywords was left (the semantic checks
+		// dropped them): the rules' keywords, what an annotation is
+		// searched by, stand in, and the producer says so.
 		a.Producer = producer + fallbackSuffix
 	}
 	for _, e := range cleanList(entities, 20) {
