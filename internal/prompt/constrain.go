@@ -42,8 +42,8 @@ import (
 // every token is slow (on the reference server about 9 tokens/s against
 // 33 without), so the bounds are what keeps a reply within its budget
 // (prompt.MaxTokens). On the real server, a build reply for 18 turns
-// under bounds twice as loose listed 60 facts and was cut at 3,040
-// tokens after 5.5 minutes.
+// under looser bounds (72 facts allowed) ran on listing facts until it
+// was cut at its 3,040-token budget after 5.5 minutes.
 const (
 	maxTermChars    = 24  // a keyword, tag or entity
 	maxTitleChars   = 60  // a short title (the engine's cap is 90)
