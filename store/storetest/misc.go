@@ -23,6 +23,7 @@ func (e *env) readCalls(r store.Reader, sp store.Space) map[string]error {
 	_, errs["ListVectors"] = r.ListVectors(e.ctx, sp, store.VectorTurn, "e1")
 	_, errs["History"] = r.History(e.ctx, sp, "", "")
 	_, errs["Stats"] = r.Stats(e.ctx, sp)
+	_, errs["Changes"] = r.Changes(e.ctx, sp, 0, "e1")
 	return errs
 }
 

@@ -1,0 +1,51 @@
+package store
+
+// Changes is what was written to a space after a version (see
+// Reader.Changes and "The journal"): applied to a cache of the space as it
+// stood at Since, it gives the space as it stands at Version.
+//
+// A record appears at most once, as it stands at Version; a turn or event
+// deleted and stored again since Since appears both among the deleted ids
+// and among the records (apply deletes first). Deleting a turn also
+// deletes its annotation, its vector and the links that touch it, and
+// deleting an event its vector; those leave no entry of their own.
+type Changes struct {
+	// Since is the version asked from.
+	Since int64 `json:"since"`
+	// Version is the space's version as the snapshot saw it (0 when the
+	// space does not exist). Inside a transaction that has locked or
+	// written the space, it is the version the transaction will commit,
+	// and the transaction's own writes are among the changes.
+	Version int64 `json:"version"`
+	// Reset says that the journal does not reach back to Since: the
+	// space was deleted (or deleted and written anew) after it, Since is
+	// below the space's journal floor, or a write was not journalled.
+	// Every other field is then empty, and a cache must read the space
+	// afresh.
+	Reset bool `json:"reset,omitempty"`
+	// Turns are the turns stored after Since, ordered by Seq (then ID).
+	Turns []Turn `json:"turns,omitempty"`
+	// Annotations are the annotations stored or replaced after Since,
+	// ordered by their turns' Seq.
+	Annotations []Annotation `json:"annotations,omitempty"`
+	// Events are the events stored or replaced after Since, ordered like
+	// ListEvents (by CreatedAt, then ID).
+	Events []Event `json:"events,omitempty"`
+	// Links are the links stored or replaced after Since, ordered like
+	// ListLinks.
+	Links []Link `json:"links,omitempty"`
+	// Vectors are the vectors of the embedder asked for, stored or
+	// replaced after Since, ordered by Kind, then ID.
+	Vectors []Vector `json:"vectors,omitempty"`
+	// DeletedTurns and DeletedEvents are the ids of the turns and events
+	// deleted after Since, sorted. An id may also be among the records,
+	// when it was stored again afterwards.
+	DeletedTurns  []string `json:"deleted_turns,omitempty"`
+	DeletedEvents []string `json:"deleted_events,omitempty"`
+}
+
+// Empty reports whether c holds no change (and no Reset).
+func (c Changes) Empty() bool {
+	return !c.Reset && len(c.Turns)+len(c.Annotations)+len(c.Events)+len(c.Links)+len(c.Vectors)+
+		len(c.DeletedTurns)+len(c.DeletedEvents) == 0
+}
