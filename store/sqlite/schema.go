@@ -131,6 +131,9 @@ CREATE TABLE space_clock (
 );
 INSERT INTO space_clock (id, version) VALUES (1, 1);
 `,
+	// 3: the journal (journal.go): per-record versions, tombstones of
+	// deleted turns and events, and each space's journal floor.
+	journalMigration,
 }
 
 // migrate brings the database up to len(migs) in one transaction and
