@@ -130,6 +130,9 @@ CREATE TABLE history (
 );
 CREATE INDEX history_record ON history (space_id, kind, id, seq);
 `,
+	// 2: the journal (journal.go): per-record versions, tombstones of
+	// deleted turns and events, and each space's journal floor.
+	journalMigration,
 }
 
 // migrate creates schema (when not empty) and brings it up to len(migs)
