@@ -130,7 +130,14 @@ func newTurnInfo(n int) turnInfo {
 
 // add appends the facts of turn t.
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
-	sp := strings.ToLower(t.Speaker)
+	ti.addFacts(strings.ToLower(t.Speaker), prev != nil && prev.SessionID == t.SessionID,
+		strings.Contains(t.Text, "?"), hasNumber(content(t)))
+}
+
+// addFacts appends a turn said by speaker sp (lower-cased), in the
+// session of the turn before or not, asking a question or not, mentioning
+// a number or not; without time expressions or an event yet.
+func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool) {
 	id, ok := ti.speakerID[sp]
 	if !ok {
 		id = int32(len(ti.speakers))
@@ -139,9 +146,9 @@ func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	}
 	ti.timeRefs = append(ti.timeRefs, nil)
 	ti.dated = append(ti.dated, false)
-	ti.sameSession = append(ti.sameSession, prev != nil && prev.SessionID == t.SessionID)
-	ti.question = append(ti.question, strings.Contains(t.Text, "?"))
-	ti.number = append(ti.number, hasNumber(content(t)))
+	ti.sameSession = append(ti.sameSession, sameSession)
+	ti.question = append(ti.question, question)
+	ti.number = append(ti.number, number)
 	ti.event = append(ti.event, -1)
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)

@@ -34,8 +34,10 @@ type Changes struct {
 	// Links are the links stored or replaced after Since, ordered like
 	// ListLinks.
 	Links []Link `json:"links,omitempty"`
-	// Vectors are the vectors of the embedder asked for, stored or
-	// replaced after Since, ordered by Kind, then ID.
+	// Vectors are the vectors of the embedder asked for that were stored
+	// or replaced after Since, and those of the turns and events among
+	// the changes whenever they were stored (a record rewritten without
+	// its vector keeps its old one), ordered by Kind, then ID.
 	Vectors []Vector `json:"vectors,omitempty"`
 	// DeletedTurns and DeletedEvents are the ids of the turns and events
 	// deleted after Since, sorted. An id may also be among the records,

@@ -342,6 +342,25 @@ func (ix *Index) resetLocked() {
 	ix.postings, ix.dead, ix.totalLen, ix.live = 0, 0, 0, 0
 }
 
+// MapRefs gives every document that has a ref the ref f(ref) (a negative
+// result leaves it without one). A caller whose refs are positions in its
+// own slice calls it after inserting or removing items among them.
+func (ix *Index) MapRefs(f func(ref int) int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		if d.ref < 0 || ix.lens[i] < 0 {
+			continue
+		}
+		r := f(int(d.ref))
+		if r < 0 || r > math.MaxInt32 {
+			r = -1
+		}
+		d.ref = int32(r)
+	}
+}
+
 // Len returns the number of documents in the index.
 func (ix *Index) Len() int {
 	ix.mu.RLock()

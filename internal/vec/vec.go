@@ -117,12 +117,10 @@ func (m *Matrix) Append(v []float32) int {
 
 // Set replaces row i.
 func (m *Matrix) Set(i int, v []float32) {
-	if m.q != nil {
-		m.q.addSum(m.Row(i), -1)
-	}
 	copy(m.Data[i*m.Dim:(i+1)*m.Dim], v)
 	if m.q != nil {
-		m.q.set(i, m.Row(i))
+		m.q.quantize(i, m.Row(i))
+		m.q.stale.Store(true)
 	}
 }
 

@@ -61,6 +61,7 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 		ch.Reset = true
 		return ch
 	}
+	vecs := map[vecKey]bool{}
 	for k, v := range sp.written {
 		if v <= since {
 			continue
@@ -75,9 +76,18 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 		case "link":
 			ch.Links = append(ch.Links, sp.links[k.link()])
 		case "vector":
-			if x := sp.vectors[k.vector()]; x.Embedder == embedder && embedder != "" {
-				ch.Vectors = append(ch.Vectors, copyVector(x))
-			}
+			vecs[k.vector()] = true
+		}
+	}
+	for _, t := range ch.Turns {
+		vecs[vecKey{store.VectorTurn, t.ID}] = true
+	}
+	for _, e := range ch.Events {
+		vecs[vecKey{store.VectorEvent, e.ID}] = true
+	}
+	for k := range vecs {
+		if x, ok := sp.vectors[k]; ok && x.Embedder == embedder && embedder != "" {
+			ch.Vectors = append(ch.Vectors, copyVector(x))
 		}
 	}
 	for k, v := range sp.tombs {

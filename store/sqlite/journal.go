@@ -76,7 +76,15 @@ const (
 	qChangedEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = ? AND written > ?
 	ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
 	qChangedLinks   = `SELECT ` + linkCols + ` FROM links WHERE space_id = ? AND written > ? ORDER BY source, target, relation`
-	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = ? AND written > ? AND embedder = ? ORDER BY kind, id`
+	// qChangedVectors reads the vectors written since, and those of the
+	// turns and events written since (?1 the space, ?2 the version, ?3
+	// the embedder).
+	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = ?1 AND written > ?2 AND embedder = ?3
+	UNION SELECT v.kind, v.id, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
+	WHERE t.space_id = ?1 AND t.written > ?2 AND v.embedder = ?3
+	UNION SELECT v.kind, v.id, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
+	WHERE e.space_id = ?1 AND e.written > ?2 AND v.embedder = ?3
+	ORDER BY 1, 2`
 	qDeleted        = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
 )
 

@@ -61,6 +61,7 @@ func (m *jmodel) stamp(keys map[string]bool, v int64) {
 // version version.
 func (m *jmodel) want(since, version int64, embedder string) store.Changes {
 	ch := store.Changes{Since: since, Version: version}
+	vecs := map[[2]string]bool{}
 	for k, v := range m.written {
 		if v <= since {
 			continue
@@ -76,9 +77,19 @@ func (m *jmodel) want(since, version int64, embedder string) store.Changes {
 		case "link":
 			ch.Links = append(ch.Links, m.links[[3]string{parts[1], parts[2], parts[3]}])
 		case "vector":
-			if vec := m.vecs[[2]string{parts[1], parts[2]}]; embedder != "" && vec.Embedder == embedder {
-				ch.Vectors = append(ch.Vectors, vec)
-			}
+			vecs[[2]string{parts[1], parts[2]}] = true
+		}
+	}
+	// The vectors of the turns and events among the changes too.
+	for _, t := range ch.Turns {
+		vecs[[2]string{string(store.VectorTurn), t.ID}] = true
+	}
+	for _, e := range ch.Events {
+		vecs[[2]string{string(store.VectorEvent), e.ID}] = true
+	}
+	for k := range vecs {
+		if vec, ok := m.vecs[k]; ok && embedder != "" && vec.Embedder == embedder {
+			ch.Vectors = append(ch.Vectors, vec)
 		}
 	}
 	for k, v := range m.tombs {
