@@ -425,4 +425,3 @@ func namesOnly(l []byte, kept map[string]bool) bool {
 	}
 	return len(ids) > 0 && !slices.ContainsFunc(ids, func(id string) bool { return !kept[id] })
 }
-

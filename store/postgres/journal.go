@@ -77,7 +77,7 @@ const (
 	WHERE a.space_id = $1 AND a.written > $2 ORDER BY t.seq, t.id`
 	qChangedEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = $1 AND written > $2
 	ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
-	qChangedLinks   = `SELECT ` + linkCols + ` FROM links WHERE space_id = $1 AND written > $2 ORDER BY source, target, relation`
+	qChangedLinks = `SELECT ` + linkCols + ` FROM links WHERE space_id = $1 AND written > $2 ORDER BY source, target, relation`
 	// qChangedVectors reads the vectors written since, and those of the
 	// turns and events written since.
 	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = $1 AND written > $2 AND embedder = $3
@@ -86,7 +86,7 @@ const (
 	UNION SELECT v.kind, v.id, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
 	WHERE e.space_id = $1 AND e.written > $2 AND v.embedder = $3
 	ORDER BY 1, 2`
-	qDeleted        = `SELECT kind, id FROM tombstones WHERE space_id = $1 AND version > $2 ORDER BY kind, id`
+	qDeleted = `SELECT kind, id FROM tombstones WHERE space_id = $1 AND version > $2 ORDER BY kind, id`
 )
 
 // version returns the version the transaction writes space row sid with,

@@ -75,7 +75,7 @@ const (
 	WHERE a.space_id = ? AND a.written > ? ORDER BY t.seq, t.id`
 	qChangedEvents = `SELECT ` + eventCols + ` FROM events WHERE space_id = ? AND written > ?
 	ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
-	qChangedLinks   = `SELECT ` + linkCols + ` FROM links WHERE space_id = ? AND written > ? ORDER BY source, target, relation`
+	qChangedLinks = `SELECT ` + linkCols + ` FROM links WHERE space_id = ? AND written > ? ORDER BY source, target, relation`
 	// qChangedVectors reads the vectors written since, and those of the
 	// turns and events written since (?1 the space, ?2 the version, ?3
 	// the embedder).
@@ -85,7 +85,7 @@ const (
 	UNION SELECT v.kind, v.id, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
 	WHERE e.space_id = ?1 AND e.written > ?2 AND v.embedder = ?3
 	ORDER BY 1, 2`
-	qDeleted        = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
+	qDeleted = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
 )
 
 // journalReads and journalWrites list the journal's statements, to
