@@ -220,6 +220,7 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	for i := range n {
 		if d.gone[st.turns[i].ID] {
 			moved[i] = -1
+			st.recBytes -= turnBytes(&st.turns[i])
 			continue
 		}
 		for k < len(d.add) && compareStored(d.add[k], st.turns[i]) < 0 {
@@ -256,6 +257,7 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	docs := make([]bm25.Doc, len(d.add))
 	for k, t := range d.add {
 		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: turnLexText(t)}
+		st.recBytes += turnBytes(&d.add[k])
 	}
 	st.turnLex.AddBatch(docs)
 	st.turns = turns
@@ -292,7 +294,9 @@ func spliceInfo(old *turnInfo, turns []store.Turn, src []int) turnInfo {
 			continue
 		}
 		ti.addFacts(old.speakers[old.speaker[p]], prev != nil && prev.SessionID == t.SessionID, old.question[p], old.number[p])
-		ti.timeRefs[j], ti.dated[j] = old.timeRefs[p], old.dated[p]
+		if old.timeRefs[p] != nil {
+			ti.setTimeRefs(j, old.timeRefs[p])
+		}
 		ti.event[j] = old.event[p]
 	}
 	return ti
@@ -323,6 +327,7 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 			e := d.evPut[i]
 			st.evPos[e.ID] = len(st.events)
 			st.events = append(st.events, e)
+			st.recBytes += eventBytes(&e)
 			st.evTurns = append(st.evTurns, nil)
 			if hasVecs {
 				if st.eventVec.Dim == 0 {
@@ -335,6 +340,7 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 	for i, e := range d.evPut {
 		j := st.evPos[e.ID]
 		if !inserted[i] {
+			st.recBytes += eventBytes(&e) - eventBytes(&st.events[j])
 			st.events[j] = e
 			if hasVecs {
 				st.eventVec.Set(j, d.evVecs[i])
@@ -363,6 +369,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	k := 0
 	insert := func() {
 		e := d.evPut[ins[k]]
+		st.recBytes += eventBytes(&e)
 		if hasVecs {
 			addVecs = append(addVecs, d.evVecs[ins[k]])
 		}
@@ -374,6 +381,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	for i := range n {
 		if d.evGone[st.events[i].ID] {
 			moved[i] = -1
+			st.recBytes -= eventBytes(&st.events[i])
 			continue
 		}
 		for k < len(ins) && compareEvents(d.evPut[ins[k]], st.events[i]) < 0 {
@@ -528,8 +536,13 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 // applyLinks removes the links of the turns removed and puts the links of
 // d, each list in the order loading gives it (Source, Target, Relation).
 func (st *spaceState) applyLinks(d *delta) {
+	dropped := map[[3]string]bool{}
 	for id := range d.gone {
 		for _, l := range st.links[id] {
+			if k := [3]string{l.Source, l.Target, l.Relation}; !dropped[k] {
+				dropped[k] = true
+				st.recBytes -= linkSize(&l)
+			}
 			other := l.Target
 			if other == id {
 				other = l.Source
@@ -547,6 +560,12 @@ func (st *spaceState) applyLinks(d *delta) {
 		delete(st.links, id)
 	}
 	for _, l := range d.links {
+		st.recBytes += linkSize(&l)
+		if ls := st.links[l.Source]; len(ls) > 0 {
+			if at, found := slices.BinarySearchFunc(ls, l, compareLinks); found {
+				st.recBytes -= linkSize(&ls[at])
+			}
+		}
 		st.putLink(l.Source, l)
 		if l.Target != l.Source {
 			st.putLink(l.Target, l)

@@ -229,6 +229,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.turnVec, st.eventVec = ns.turnVec, ns.eventVec
 	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
+	st.recBytes = ns.recBytes
 	st.annLoaded.Store(ns.annLoaded.Load())
 	st.version.Store(ns.version.Load())
 	st.size.Store(ns.estimateSize())
