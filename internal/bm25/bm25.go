@@ -80,7 +80,7 @@ type Index struct {
 	// idBytes and termBytes are the bytes of the ids and term strings
 	// the index holds (for Bytes).
 	idBytes, termBytes int64
-	compacts int // number of compactions, for tests
+	compacts           int // number of compactions, for tests
 
 	// bufs holds *searchBuf. It is a pointer so that the runtime's list of
 	// pools does not keep a dropped index alive.
