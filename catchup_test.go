@@ -297,8 +297,11 @@ func randomCatchUps(t *testing.T, backend string, mode Mode, steps int, seed uin
 			what = "import from another space"
 			var buf bytes.Buffer
 			if err = writer.Export(ctx, other, &buf); err == nil {
-				// Only some of its turns, and their records.
-				_, err = writer.Import(ctx, sp, bytes.NewReader(someLines(buf.Bytes(), rng)))
+				// Only some of its turns, and their records, with links
+				// among them and to turns of the space.
+				lines := someLines(buf.Bytes(), rng)
+				lines = append(lines, someLinks(lines, live, rng)...)
+				_, err = writer.Import(ctx, sp, bytes.NewReader(lines))
 			}
 		case r < 17 && len(exports) > 0:
 			what = "import an older export of the space"
@@ -390,6 +393,36 @@ func someLines(export []byte, rng *rand.Rand) []byte {
 		}
 	}
 	return append(bytes.Join(out, []byte("\n")), '\n')
+}
+
+// someLinks returns a few link lines (JSON lines of an export) from turns
+// of the export lines to turns of the export or of live.
+func someLinks(lines []byte, live []Turn, rng *rand.Rand) []byte {
+	var ids []string
+	for _, l := range bytes.Split(lines, []byte("\n")) {
+		var rec struct {
+			Kind string
+			Turn *struct{ ID string }
+		}
+		if json.Unmarshal(l, &rec) == nil && rec.Kind == "turn" {
+			ids = append(ids, rec.Turn.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var out []byte
+	for range 1 + rng.IntN(3) {
+		target := ids[rng.IntN(len(ids))]
+		if len(live) > 0 && rng.IntN(2) == 0 {
+			target = live[rng.IntN(len(live))].ID
+		}
+		l := store.Link{Source: ids[rng.IntN(len(ids))], Target: target, Relation: []string{"answer_to", "continues"}[rng.IntN(2)],
+			Confidence: float64(rng.IntN(100)) / 100}
+		b, _ := json.Marshal(map[string]any{"kind": "link", "link": l})
+		out = append(append(out, b...), '\n')
+	}
+	return out
 }
 
 // namesOnly reports whether every turn id an export line names is in kept.

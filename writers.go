@@ -180,12 +180,9 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 		return nil
 	}
 	// The state moved on by itself (a reader caught up meanwhile, which
-	// then read this batch too) or is stale: report, and let the next use
-	// catch up from the store.
+	// then read this batch too) or is behind: report, and let the next use
+	// catch up from the store's journal.
 	st.report(b, res)
-	if st.version.Load() != head.Next {
-		st.loaded = false
-	}
 	return nil
 }
 
