@@ -53,8 +53,9 @@ type profileCache struct {
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and
-// only ever appended to the state's slice (a delete reloads the state into
-// a new slice), so the slice's array and length change with every write;
+// only ever appended to the state's slice (a delete, or a turn stored among
+// the others, puts the turns into a new slice, see catchUp), so the slice's
+// array and length change with every write;
 // the sums of sequence numbers and stored-at times and the last turn guard
 // against a slice rebuilt in place all the same. It costs a pass over
 // integers, far less than a derivation (which reads every text).
