@@ -468,24 +468,25 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 		}
 		touched[t.ID] = true
 	}
-	for i := range st.events {
-		if redo[i] {
+	if turnMoved != nil {
+		for i := range st.events {
+			if redo[i] {
+				continue
+			}
 			members := st.evTurns[i][:0]
-			for _, id := range st.events[i].TurnIDs {
-				if p, ok := st.pos[id]; ok {
-					members = append(members, int32(p))
+			for _, p := range st.evTurns[i] {
+				if q := turnMoved[p]; q >= 0 {
+					members = append(members, q)
 				}
 			}
 			st.evTurns[i] = members
-			continue
 		}
-		if turnMoved == nil {
-			continue
-		}
+	}
+	for i := range redo {
 		members := st.evTurns[i][:0]
-		for _, p := range st.evTurns[i] {
-			if q := turnMoved[p]; q >= 0 {
-				members = append(members, q)
+		for _, id := range st.events[i].TurnIDs {
+			if p, ok := st.pos[id]; ok {
+				members = append(members, int32(p))
 			}
 		}
 		st.evTurns[i] = members
@@ -519,17 +520,47 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 	for _, e := range d.evPut {
 		st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
 	}
-	if len(d.evPut)+len(d.evGone) > 0 {
-		st.lastEvent = ""
-		var latest *store.Event
+	st.latestEvent(d, was)
+}
+
+// latestEvent sets lastEvent as loading finds it: the first event, in
+// order, updated last. Looking at the events put is enough unless the
+// latest one was removed or rewritten (was), or events moved.
+func (st *spaceState) latestEvent(d *delta, was map[string][]string) {
+	if len(d.evPut)+len(d.evGone) == 0 {
+		return
+	}
+	latest := -1
+	if i, ok := st.evPos[st.lastEvent]; ok && len(d.evGone) == 0 {
+		if _, rewritten := was[st.lastEvent]; !rewritten {
+			latest = i
+		}
+	}
+	better := func(i int) bool {
+		if latest < 0 {
+			return true
+		}
+		a, b := st.events[i].UpdatedAt, st.events[latest].UpdatedAt
+		return a.After(b) || a.Equal(b) && i < latest
+	}
+	if latest < 0 || len(d.evGone) > 0 {
+		// Scan them all.
+		latest = -1
 		for i := range st.events {
-			if latest == nil || st.events[i].UpdatedAt.After(latest.UpdatedAt) {
-				latest = &st.events[i]
+			if better(i) {
+				latest = i
 			}
 		}
-		if latest != nil {
-			st.lastEvent = latest.ID
+	} else {
+		for _, e := range d.evPut {
+			if i := st.evPos[e.ID]; better(i) {
+				latest = i
+			}
 		}
+	}
+	st.lastEvent = ""
+	if latest >= 0 {
+		st.lastEvent = st.events[latest].ID
 	}
 }
 

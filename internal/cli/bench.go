@@ -82,6 +82,7 @@ one space and into 4 spaces, and the heap in use after one Memory searched
 	f.BoolVar(&o.writers, "writers", false, "measure many writers: version check, catch-up, concurrent ingest, memory of many spaces")
 	f.StringVar(&o.foreign, "foreign", "1,100,10000", "with --writers: turns another writer adds (and imports) before each timed catch-up")
 	f.StringVar(&o.deletes, "foreign-deletes", "1,100", "with --writers: turns another writer deletes before each timed catch-up (at most half the space)")
+	f.IntVar(&o.wcfg.Repeat, "repeat", 5, "with --writers: times each catch-up below 1,000 foreign writes is timed (the median is reported)")
 	f.StringVar(&o.parts, "parts", strings.Join(bench.WritersParts, ","), "with --writers: the measurements to make")
 	f.IntVar(&o.wcfg.WriterTurns, "writer-turns", 2000, "with --writers: turns ingested per concurrent-ingest row")
 	f.IntVar(&o.wcfg.Spaces, "spaces", 1000, "with --writers: spaces of the memory run")
@@ -103,8 +104,8 @@ func benchWriters(cmd *cobra.Command, a *app, o *benchOptions) error {
 	if w.ForeignDeletes, err = parseInts(o.deletes); err != nil {
 		return fmt.Errorf("--foreign-deletes: %w", err)
 	}
-	if w.WriterTurns < 4 || w.Spaces <= 0 || w.SpaceTurns <= 0 || o.cacheMiB <= 0 {
-		return fmt.Errorf("--writer-turns must be at least 4, --spaces, --space-turns and --cache-mib positive")
+	if w.WriterTurns < 4 || w.Spaces <= 0 || w.SpaceTurns <= 0 || o.cacheMiB <= 0 || w.Repeat <= 0 {
+		return fmt.Errorf("--writer-turns must be at least 4, --spaces, --space-turns, --cache-mib and --repeat positive")
 	}
 	w.CacheBytes = o.cacheMiB << 20
 	for _, p := range strings.Split(o.parts, ",") {
