@@ -183,6 +183,7 @@ func (st *spaceState) applyDelta(d *delta) {
 	turnMoved := st.applyTurns(d)
 	evMoved := st.applyEvents(d)
 	st.applyMembership(d, was, turnMoved, evMoved)
+	st.latestEvent(d)
 	st.applyLinks(d)
 	if st.annLoaded.Load() {
 		for _, a := range d.anns {
@@ -520,42 +521,18 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 	for _, e := range d.evPut {
 		st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
 	}
-	st.latestEvent(d, was)
 }
 
 // latestEvent sets lastEvent as loading finds it: the first event, in
-// order, updated last. Looking at the events put is enough unless the
-// latest one was removed or rewritten (was), or events moved.
-func (st *spaceState) latestEvent(d *delta, was map[string][]string) {
+// order, updated last (a pass over the events' times, when any changed).
+func (st *spaceState) latestEvent(d *delta) {
 	if len(d.evPut)+len(d.evGone) == 0 {
 		return
 	}
 	latest := -1
-	if i, ok := st.evPos[st.lastEvent]; ok && len(d.evGone) == 0 {
-		if _, rewritten := was[st.lastEvent]; !rewritten {
+	for i := range st.events {
+		if latest < 0 || st.events[i].UpdatedAt.After(st.events[latest].UpdatedAt) {
 			latest = i
-		}
-	}
-	better := func(i int) bool {
-		if latest < 0 {
-			return true
-		}
-		a, b := st.events[i].UpdatedAt, st.events[latest].UpdatedAt
-		return a.After(b) || a.Equal(b) && i < latest
-	}
-	if latest < 0 || len(d.evGone) > 0 {
-		// Scan them all.
-		latest = -1
-		for i := range st.events {
-			if better(i) {
-				latest = i
-			}
-		}
-	} else {
-		for _, e := range d.evPut {
-			if i := st.evPos[e.ID]; better(i) {
-				latest = i
-			}
 		}
 	}
 	st.lastEvent = ""
