@@ -167,7 +167,9 @@ func catchUp(ctx context.Context, cfg WritersConfig, from, path string, base syn
 		if n > c.BaseTurns/2 {
 			continue
 		}
-		if err := row("delete", n, cfg.timesOf(n), func() error {
+		// A delete costs the writer a pass over the space: from 100
+		// deletes on, a row is timed once.
+		if err := row("delete", n, cfg.timesOf(n*10), func() error {
 			ts, err := writer.List(ctx, space, higmem.ListOptions{})
 			if err != nil {
 				return err

@@ -36,7 +36,7 @@ type WritersConfig struct {
 	Foreign []int
 	// ForeignDeletes are the numbers of turns another writer deletes
 	// before a timed search of the catch-up run (default 1, 100; at most
-	// half the space).
+	// half the space; from 100 on timed once).
 	ForeignDeletes []int
 	// Repeat is how many times each catch-up below 1,000 foreign writes
 	// is timed (the median is reported; default 5). Larger ones are timed
