@@ -1,5 +1,10 @@
 package store
 
+import (
+	"cmp"
+	"slices"
+)
+
 // Changes is what was written to a space after a version (see
 // Reader.Changes and "The journal"): applied to a cache of the space as it
 // stood at Since, it gives the space as it stands at Version.
@@ -50,4 +55,12 @@ type Changes struct {
 func (c Changes) Empty() bool {
 	return !c.Reset && len(c.Turns)+len(c.Annotations)+len(c.Events)+len(c.Links)+len(c.Vectors)+
 		len(c.DeletedTurns)+len(c.DeletedEvents) == 0
+}
+
+// UniqueVectors sorts vs by Kind, then ID, and keeps one vector of each,
+// for a backend whose query of Changes.Vectors may list one twice.
+func UniqueVectors(vs []Vector) []Vector {
+	by := func(a, b Vector) int { return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID)) }
+	slices.SortFunc(vs, by)
+	return slices.CompactFunc(vs, func(a, b Vector) bool { return by(a, b) == 0 })
 }

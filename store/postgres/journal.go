@@ -80,12 +80,12 @@ const (
 	qChangedLinks = `SELECT ` + linkCols + ` FROM links WHERE space_id = $1 AND written > $2 ORDER BY source, target, relation`
 	// qChangedVectors reads the vectors written since, and those of the
 	// turns and events written since.
+	// (a vector may come twice: sorted and made unique in Go).
 	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = $1 AND written > $2 AND embedder = $3
-	UNION SELECT v.kind, v.id, v.dim, v.data FROM turns t JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
+	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM turns t JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
 	WHERE t.space_id = $1 AND t.written > $2 AND v.embedder = $3
-	UNION SELECT v.kind, v.id, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
-	WHERE e.space_id = $1 AND e.written > $2 AND v.embedder = $3
-	ORDER BY 1, 2`
+	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
+	WHERE e.space_id = $1 AND e.written > $2 AND v.embedder = $3`
 	qDeleted = `SELECT kind, id FROM tombstones WHERE space_id = $1 AND version > $2 ORDER BY kind, id`
 )
 
@@ -231,6 +231,7 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		}); err != nil {
 			return fail(err)
 		}
+		ch.Vectors = store.UniqueVectors(ch.Vectors)
 	}
 	rows, err = r.q.Query(ctx, qDeleted, sid, since)
 	type gone struct{ kind, id string }

@@ -78,13 +78,13 @@ const (
 	qChangedLinks = `SELECT ` + linkCols + ` FROM links WHERE space_id = ? AND written > ? ORDER BY source, target, relation`
 	// qChangedVectors reads the vectors written since, and those of the
 	// turns and events written since (?1 the space, ?2 the version, ?3
-	// the embedder).
+	// the embedder); a vector may come twice (sorted and made unique in
+	// Go, which spares SQLite sorting the vectors' bytes).
 	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = ?1 AND written > ?2 AND embedder = ?3
-	UNION SELECT v.kind, v.id, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
+	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
 	WHERE t.space_id = ?1 AND t.written > ?2 AND v.embedder = ?3
-	UNION SELECT v.kind, v.id, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
-	WHERE e.space_id = ?1 AND e.written > ?2 AND v.embedder = ?3
-	ORDER BY 1, 2`
+	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
+	WHERE e.space_id = ?1 AND e.written > ?2 AND v.embedder = ?3`
 	qDeleted = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
 )
 
@@ -273,6 +273,7 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		}); err != nil {
 			return fail(err)
 		}
+		ch.Vectors = store.UniqueVectors(ch.Vectors)
 	}
 	rows, err = r.query(ctx, qDeleted, sid, since)
 	type gone struct{ kind, id string }
