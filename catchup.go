@@ -212,11 +212,25 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 		return nil
 	}
 	// Merge the turns that stay with those added, by (Seq, ID): src[j]
-	// is new turn j's old position, or -(k+1) for d.add[k].
+	// is new turn j's old position, or -(k+1) for d.add[k]. When every
+	// turn added goes after those that stay (the store hands out Seq in
+	// order), the turns move down in place, else into a new slice.
 	n := len(st.turns)
+	inPlace := true
+	if len(d.add) > 0 {
+		for i := n - 1; i >= 0; i-- {
+			if !d.gone[st.turns[i].ID] {
+				inPlace = compareStored(st.turns[i], d.add[0]) < 0
+				break
+			}
+		}
+	}
 	src := make([]int, 0, n-len(d.gone)+len(d.add))
 	moved := make([]int32, n)
-	turns := make([]store.Turn, 0, cap(src))
+	turns := st.turns[:0]
+	if !inPlace {
+		turns = make([]store.Turn, 0, cap(src))
+	}
 	k := 0
 	for i := range n {
 		if d.gone[st.turns[i].ID] {
@@ -233,10 +247,14 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 		src = append(src, i)
 		turns = append(turns, st.turns[i])
 	}
+	if inPlace {
+		clear(st.turns[len(turns):n]) // what moved down, for the collector
+	}
 	for ; k < len(d.add); k++ {
 		src = append(src, -(k + 1))
 		turns = append(turns, d.add[k])
 	}
+	st.profileCache.Store(nil) // the slice may be the same array
 	// Positions, facts, vectors and the lexical index follow the order.
 	for id := range d.gone {
 		delete(st.pos, id)

@@ -113,9 +113,12 @@ func (m *Matrix) resum() {
 	if !q.stale.Load() {
 		return
 	}
-	clear(q.sum)
+	sum := q.sum[:m.Dim]
+	clear(sum)
 	for i := range m.Rows() {
-		q.addSum(m.Row(i), 1)
+		for j, x := range m.Data[i*m.Dim : (i+1)*m.Dim : (i+1)*m.Dim][:len(sum)] {
+			sum[j] += float64(x)
+		}
 	}
 	q.stale.Store(false)
 }
