@@ -115,23 +115,21 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 	// Vectors: the stored ones, else embedded here.
 	var texts []string
 	var fill []*[]float32
+	need := func(dst [][]float32, kind store.VectorKind, i int, id string, text func() string) {
+		if v, ok := stored[kind][id]; ok {
+			dst[i] = v
+			return
+		}
+		texts = append(texts, text())
+		fill = append(fill, &dst[i])
+	}
 	d.addVecs = make([][]float32, len(d.add))
 	for i, t := range d.add {
-		if v, ok := stored[store.VectorTurn][t.ID]; ok {
-			d.addVecs[i] = v
-			continue
-		}
-		texts = append(texts, turnEmbedText(t))
-		fill = append(fill, &d.addVecs[i])
+		need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
 	}
 	d.evVecs = make([][]float32, len(d.evPut))
 	for i, e := range d.evPut {
-		if v, ok := stored[store.VectorEvent][e.ID]; ok {
-			d.evVecs[i] = v
-			continue
-		}
-		texts = append(texts, eventText(e))
-		fill = append(fill, &d.evVecs[i])
+		need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
 	}
 	if len(texts) > 0 {
 		m.opts.Logger.Debug("embedding vectors missing from the store while catching up",

@@ -70,23 +70,28 @@ func (s *watchedStore) Watch(ctx context.Context, changed func(store.Space)) err
 	}
 }
 
+// watchedPair opens two memories on one watched store, as two processes
+// on one database whose writes each hears.
+func watchedPair(t *testing.T) (a, b *higmem.Memory) {
+	t.Helper()
+	st := &watchedStore{Store: memstore.New()}
+	for _, m := range []**higmem.Memory{&a, &b} {
+		var err error
+		if *m, err = higmem.Open(t.Context(), higmem.Options{Store: st}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*m).Close() })
+	}
+	return a, b
+}
+
 // TestWatchCatchesUpBeforeTheRead: memory A has a space loaded; memory B
 // (another process) writes to it; A's watcher hears of it and catches the
 // space up in the background, so that A's next read finds it current and
 // has nothing left to catch up.
 func TestWatchCatchesUpBeforeTheRead(t *testing.T) {
 	ctx := t.Context()
-	st := &watchedStore{Store: memstore.New()}
-	a, err := higmem.Open(ctx, higmem.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := higmem.Open(ctx, higmem.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := watchedPair(t)
 	sp := higmem.Space{UserID: "alice"}
 	if _, err := a.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Alice", Text: "I adopted a greyhound called Biscuit."}}); err != nil {
 		t.Fatal(err)
@@ -126,17 +131,7 @@ func TestWatchCatchesUpBeforeTheRead(t *testing.T) {
 // next read neither catches up nor sees the turn.
 func TestWatchCatchesUpDeletesInPlace(t *testing.T) {
 	ctx := t.Context()
-	st := &watchedStore{Store: memstore.New()}
-	a, err := higmem.Open(ctx, higmem.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := higmem.Open(ctx, higmem.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := watchedPair(t)
 	sp := higmem.Space{UserID: "alice"}
 	if _, err := a.Add(ctx, sp, []higmem.TurnInput{
 		{ID: "keep", Speaker: "Alice", Text: "I adopted a greyhound called Biscuit."},

@@ -575,3 +575,64 @@ func testJournalFloor(t *testing.T, e *env) {
 		t.Errorf("%d deletes with a bound of %d tombstones: no version is below the journal floor", n, bound)
 	}
 }
+
+// UnjournalledWrite checks what a store does after a write that did not
+// keep the journal, as a build of higmem without it wrote: oldWrite must
+// store turn "b" (Seq 2) of the space it is given and bump the space's
+// version, without the journal, the way that build did. Changes from
+// before it must then report Reset; a write that keeps the journal again
+// starts a floor that caches at or after it pass.
+func UnjournalledWrite(t *testing.T, s store.Store, oldWrite func(sp store.Space)) {
+	t.Helper()
+	ctx := t.Context()
+	sp := store.Space{UserID: "u"}
+	put := func(id string, seq int64) {
+		t.Helper()
+		if err := s.Update(ctx, func(tx store.Tx) error {
+			_, err := tx.PutTurn(ctx, store.Turn{Space: sp, ID: id, Seq: seq, Speaker: "A", Text: id})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version := func() int64 {
+		t.Helper()
+		v, err := s.SpaceVersion(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	changes := func(since int64) store.Changes {
+		t.Helper()
+		ch, err := s.Changes(ctx, sp, since, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ch
+	}
+	put("a", 1)
+	v1 := version()
+	oldWrite(sp)
+	v2 := version()
+	if v2 <= v1 {
+		t.Fatalf("the old write left the version at %d", v2)
+	}
+	for _, since := range []int64{v1, v2} {
+		if ch := changes(since); !ch.Reset || ch.Version != v2 {
+			t.Errorf("Changes since %d after a write without the journal = %+v; want Reset at %d", since, ch, v2)
+		}
+	}
+	put("c", 3)
+	v3 := version()
+	if ch := changes(v1); !ch.Reset {
+		t.Errorf("Changes since %d (before the old write) = %+v; want Reset", v1, ch)
+	}
+	if ch := changes(v3); ch.Reset || !ch.Empty() || ch.Version != v3 {
+		t.Errorf("Changes since %d, the write that kept the journal again = %+v; want nothing", v3, ch)
+	}
+	put("d", 4)
+	if ch := changes(v3); ch.Reset || len(ch.Turns) != 1 || ch.Turns[0].ID != "d" {
+		t.Errorf("Changes since %d = %+v; want turn d", v3, ch)
+	}
+}
