@@ -27,7 +27,10 @@ const (
 	eventStructBytes = 320
 	linkBytes        = 104
 	timeRefBytes     = 88
-	mapEntryBytes    = 48
+	// profileRecordBytes is a profile record with its statement (store.
+	// ProfileRecord, profile.Statement).
+	profileRecordBytes = 160 + 96
+	mapEntryBytes      = 48
 	// infoBytes is turnInfo per turn: a time-ref header, five flags, the
 	// event, speaker and run indexes.
 	infoBytes = 24 + 5 + 8 + 4 + 4
@@ -65,6 +68,9 @@ func (st *spaceState) estimateSize() int64 {
 	}
 	n += st.turnVec.Bytes() + st.eventVec.Bytes()
 	n += st.recBytes
+	if st.records != nil {
+		n += st.records.bytes
+	}
 	return int64(float64(n) * (1 + fragmentation))
 }
 

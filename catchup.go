@@ -71,13 +71,17 @@ type delta struct {
 	evVecs    [][]float32
 	evSetVecs map[string][]float32
 	links     []store.Link
+
+	records     []store.ProfileRecord // profile records put
+	recordsGone []string              // profile records deleted
 }
 
 // planDelta works out the delta of ch for st, reading the vectors it
 // needs from ch and embedding (without storing) those missing, as loading
 // the space would. Caller holds st.mu.
 func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes) (*delta, error) {
-	d := &delta{gone: map[string]bool{}, evGone: map[string]bool{}, anns: ch.Annotations, links: ch.Links}
+	d := &delta{gone: map[string]bool{}, evGone: map[string]bool{}, anns: ch.Annotations, links: ch.Links,
+		records: ch.ProfileRecords, recordsGone: ch.DeletedProfileRecords}
 	emb := m.opts.Embedder
 	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}}
 	for _, v := range ch.Vectors {
@@ -183,6 +187,7 @@ func (st *spaceState) applyDelta(d *delta) {
 	st.applyMembership(d, was, turnMoved, evMoved)
 	st.latestEvent(d)
 	st.applyLinks(d)
+	st.applyRecords(d)
 	if st.annLoaded.Load() {
 		for _, a := range d.anns {
 			if i, ok := st.pos[a.TurnID]; ok {
@@ -595,6 +600,21 @@ func (st *spaceState) applyLinks(d *delta) {
 			st.putLink(l.Target, l)
 		}
 	}
+}
+
+// applyRecords brings the profile records up to date: those citing a turn
+// removed go with it (as the store removed them), those deleted go, those
+// put replace or join them.
+func (st *spaceState) applyRecords(d *delta) {
+	drop := d.recordsGone
+	if len(d.gone) > 0 {
+		for _, r := range st.records.list() {
+			if slices.ContainsFunc(r.TurnIDs, func(id string) bool { return d.gone[id] }) {
+				drop = append(drop, r.ID)
+			}
+		}
+	}
+	st.records = st.records.with(d.records, drop)
 }
 
 // putLink puts l in the links of turn id, replacing the link with its key.

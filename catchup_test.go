@@ -53,6 +53,7 @@ type stateView struct {
 	Links     map[string][]store.Link
 	EventSeq  int
 	LastEvent string
+	Records   []store.ProfileRecord
 	Version   int64
 	TurnLex   map[string][]float64
 	EventLex  map[string][]float64
@@ -104,7 +105,7 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 		Question: st.info.question, Number: st.info.number, TurnEvent: st.info.event, Speaker: st.info.speaker,
 		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.run,
 		RunStart: st.info.runStart, RunAsks: st.info.runAsks, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
-		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(),
+		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.list(),
 		EventsOf: map[string][]string{}, Links: map[string][]store.Link{}}
 	for id, evs := range st.eventsOf {
 		if len(evs) > 0 {
@@ -236,6 +237,10 @@ func randomCatchUps(t *testing.T, backend string, mode Mode, steps int, seed uin
 	rng := rand.New(rand.NewPCG(5+seed, uint64(len(mode))))
 	topics := []string{"sailing on the lake", "my sister's wedding in June", "the new job at the bakery", "training for a marathon",
 		"adopting a cat named Miso", "a trip to Kyoto last week"}
+	// What people tell of themselves, which default mode stores as
+	// profile records (with the scripted model).
+	statements := []string{"I live in Lisbon now.", "I moved to Berlin last month.", "I work as a nurse at the hospital.",
+		"My new flat in York is tiny.", "I have a dog called Max.", "My favorite book is Dune."}
 	n := 0
 	turns := func(k int, ids bool) []TurnInput {
 		var in []TurnInput
@@ -247,6 +252,9 @@ func randomCatchUps(t *testing.T, backend string, mode Mode, steps int, seed uin
 				Time: fmt.Sprintf("2023-05-%02dT10:%02d:00Z", 1+n/20, j%60)}
 			if ids {
 				ti.ID = fmt.Sprint("w", n)
+			}
+			if rng.IntN(4) == 0 {
+				ti.Text = statements[rng.IntN(len(statements))]
 			}
 			in = append(in, ti)
 		}

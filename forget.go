@@ -203,10 +203,11 @@ func annotationHolds(tr *trace, a store.Annotation) bool {
 
 // forgetPlan is what deleting one turn changes besides the turn itself.
 type forgetPlan struct {
-	trace   *trace
-	dropped []string      // events left without members
-	rebuilt []store.Event // events rewritten without the turn
-	anns    []store.Annotation
+	trace    *trace
+	dropped  []string      // events left without members
+	rebuilt  []store.Event // events rewritten without the turn
+	anns     []store.Annotation
+	profiles profileForget
 }
 
 // planForget works out the events and annotations to rewrite when gone is
@@ -231,6 +232,7 @@ func planForget(st *spaceState, gone store.Turn, anns []store.Annotation, now ti
 		c.UpdatedAt = now
 		p.rebuilt = append(p.rebuilt, *c)
 	}
+	p.profiles = planProfileForget(st.records.list(), p.trace)
 	for _, a := range anns {
 		if a.TurnID == gone.ID || !annotationHolds(p.trace, a) {
 			continue

@@ -131,8 +131,6 @@ func items(data any) int {
 			n += len(e.Turns)
 		}
 		return n
-	case prompt.EventUpdatesData:
-		return len(d.Events)
 	}
 	return 1
 }

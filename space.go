@@ -75,9 +75,17 @@ type spaceState struct {
 	annLoaded atomic.Bool
 	reader    store.Reader
 
-	// profileCache holds the profiles derived from turns (see
-	// spaceState.profiles); it is checked against the turns on every use.
+	// records holds the space's stored profile records (what a model
+	// stated about a person), nil when there are none; it is replaced,
+	// never changed in place, whenever they change (guarded by mu).
+	records *profileRecords
+
+	// profileCache holds the profiles derived from turns and records (see
+	// spaceState.profiles); it is checked against both on every use.
 	profileCache atomic.Pointer[profileCache]
+	// profileMu serialises deriving them (a derivation is extended in
+	// place).
+	profileMu sync.Mutex
 
 	// scratch holds *scratch buffers for queries (see getScratch). It is
 	// a pointer so that the runtime's list of pools does not keep the

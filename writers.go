@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
 
@@ -113,6 +114,9 @@ func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.T
 			return m.buildOffline(ctx, st, c, res)
 		}
 		err = m.build(ctx, st, c, rec, res)
+		if errors.Is(err, llm.ErrContextLength) {
+			return m.tooLong(ctx, st, c, pending, rec, res)
+		}
 		if !errors.Is(err, errMoved) {
 			return err
 		}
@@ -120,6 +124,26 @@ func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.T
 			return err
 		}
 	}
+}
+
+// tooLong adds a batch whose build prompt the model refused as too long
+// for its context, even compacted: in two halves, each built on its own
+// (and split again if need be); a single turn is placed by offline
+// construction, with a note.
+func (m *Memory) tooLong(ctx context.Context, st *spaceState, c *chunk, pending []store.Turn, rec *recorder, res *AddResult) error {
+	if len(pending) > 1 {
+		half := len(pending) / 2
+		rec.note("batch from %s: prompt over the model's context; built in two halves", c.turns[0].ID)
+		if err := m.addChunk(ctx, st, pending[:half], rec, res); err != nil {
+			return err
+		}
+		return m.addChunk(ctx, st, pending[half:], rec, res)
+	}
+	rec.note("turn %s: prompt over the model's context even alone; placed by offline segmentation", c.turns[0].ID)
+	if m.opts.Ablations.NoEvents {
+		return m.buildTurnsOnly(ctx, st, c, res)
+	}
+	return m.buildOffline(ctx, st, c, res)
 }
 
 // commitWith commits batch b. When the space moved since b's state
@@ -227,6 +251,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
 	st.recBytes = ns.recBytes
+	st.records = ns.records
 	st.annLoaded.Store(ns.annLoaded.Load())
 	st.version.Store(ns.version.Load())
 	st.size.Store(ns.estimateSize())

@@ -9,11 +9,12 @@ import (
 // Reader.Changes and "The journal"): applied to a cache of the space as it
 // stood at Since, it gives the space as it stands at Version.
 //
-// A record appears at most once, as it stands at Version; a turn or event
-// deleted and stored again since Since appears both among the deleted ids
-// and among the records (apply deletes first). Deleting a turn also
-// deletes its annotation, its vector and the links that touch it, and
-// deleting an event its vector; those leave no entry of their own.
+// A record appears at most once, as it stands at Version; a turn, event or
+// profile record deleted and stored again since Since appears both among
+// the deleted ids and among the records (apply deletes first). Deleting a
+// turn also deletes its annotation, its vector, the links that touch it
+// and the profile records that cite it, and deleting an event its vector;
+// those leave no entry of their own.
 type Changes struct {
 	// Since is the version asked from.
 	Since int64 `json:"since"`
@@ -44,17 +45,23 @@ type Changes struct {
 	// the changes whenever they were stored (a record rewritten without
 	// its vector keeps its old one), ordered by Kind, then ID.
 	Vectors []Vector `json:"vectors,omitempty"`
-	// DeletedTurns and DeletedEvents are the ids of the turns and events
-	// deleted after Since, sorted. An id may also be among the records,
-	// when it was stored again afterwards.
-	DeletedTurns  []string `json:"deleted_turns,omitempty"`
-	DeletedEvents []string `json:"deleted_events,omitempty"`
+	// ProfileRecords are the profile records stored or replaced after
+	// Since, ordered like ListProfileRecords (by Entity, then ID).
+	ProfileRecords []ProfileRecord `json:"profile_records,omitempty"`
+	// DeletedTurns, DeletedEvents and DeletedProfileRecords are the ids
+	// of the turns, events and profile records deleted after Since,
+	// sorted. An id may also be among the records, when it was stored
+	// again afterwards. (The profile records a turn's delete removed, as
+	// those citing it, are not listed: they go with the turn.)
+	DeletedTurns          []string `json:"deleted_turns,omitempty"`
+	DeletedEvents         []string `json:"deleted_events,omitempty"`
+	DeletedProfileRecords []string `json:"deleted_profile_records,omitempty"`
 }
 
 // Empty reports whether c holds no change (and no Reset).
 func (c Changes) Empty() bool {
-	return !c.Reset && len(c.Turns)+len(c.Annotations)+len(c.Events)+len(c.Links)+len(c.Vectors)+
-		len(c.DeletedTurns)+len(c.DeletedEvents) == 0
+	return !c.Reset && len(c.Turns)+len(c.Annotations)+len(c.Events)+len(c.Links)+len(c.Vectors)+len(c.ProfileRecords)+
+		len(c.DeletedTurns)+len(c.DeletedEvents)+len(c.DeletedProfileRecords) == 0
 }
 
 // UniqueVectors sorts vs by Kind, then ID, and keeps one vector of each,

@@ -1,6 +1,6 @@
 // Package store defines how higmem persists memory: the record types (turns,
-// annotations, events, links, vectors, history) and the Store interface every
-// backend implements.
+// annotations, events, links, vectors, history, profile records) and the
+// Store interface every backend implements.
 //
 // Implementations live in subpackages: store/sqlite (the default, an embedded
 // pure-Go SQLite file), store/memstore (in memory, for tests and ephemeral
@@ -53,11 +53,12 @@
 // A store keeps, for every space, enough to answer Reader.Changes: what
 // was written after a given version, so that a cache of the space catches
 // up by reading what changed instead of the whole space. Each stored
-// record (turn, annotation, event, link, vector) remembers the version
-// that last wrote it, and each deleted turn or event leaves a tombstone
-// (its kind, id and the version that deleted it; never its content). The
-// annotation, vector and links of a deleted turn, and the vector of a
-// deleted event, go with it and leave no tombstone of their own.
+// record (turn, annotation, event, link, vector, profile record)
+// remembers the version that last wrote it, and each deleted turn, event
+// or profile record leaves a tombstone (its kind, id and the version that
+// deleted it; never its content). The annotation, vector, links and the
+// profile records citing a deleted turn, and the vector of a deleted
+// event, go with it and leave no tombstone of their own.
 //
 // Tombstones are bounded per space: when a space holds more than the
 // backend's bound, the oldest are dropped and the space's journal floor
@@ -70,9 +71,9 @@
 //
 // Turns are what was said and are never rewritten: PutTurn with an existing
 // id and identical content is a no-op, and with different content it fails
-// with ErrConflict. Derived records (annotations, events, links, vectors) can
-// be replaced; each change to them is recorded with AppendHistory by the
-// engine.
+// with ErrConflict. Derived records (annotations, events, links, vectors,
+// profile records) can be replaced; each change to them is recorded with
+// AppendHistory by the engine.
 package store
 
 import (
@@ -242,7 +243,7 @@ type Vector struct {
 type Change struct {
 	// Seq is assigned by the store, increasing within the space.
 	Seq    int64  `json:"seq"`
-	Kind   string `json:"kind"`   // "event", "annotation", "link", "turn"
+	Kind   string `json:"kind"`   // "event", "annotation", "link", "turn", "profile"
 	ID     string `json:"id"`     // id of the changed record
 	Action string `json:"action"` // "create", "update", "delete"
 	// Actor names who made the change: a producer string or "user".
@@ -362,6 +363,10 @@ type Reader interface {
 	Spaces(ctx context.Context) ([]Space, error)
 	// Stats summarises one space.
 	Stats(ctx context.Context, space Space) (Stats, error)
+	// ListProfileRecords returns the profile records of one entity (every
+	// record of the space when entity is empty), ordered by (Entity, ID).
+	// Entities are compared exactly.
+	ListProfileRecords(ctx context.Context, space Space, entity string) ([]ProfileRecord, error)
 	// Changes returns what was written to space after version since (a
 	// version SpaceVersion, Tx.Lock or an earlier Changes reported, or 0),
 	// read in one snapshot: see "The journal" and the type Changes.
@@ -391,9 +396,16 @@ type Writer interface {
 	// AppendHistory records a change; the store assigns Seq (and At when
 	// zero).
 	AppendHistory(ctx context.Context, space Space, c Change) error
-	// DeleteTurn removes a turn with its annotation, vector and links
-	// (ErrNotFound when absent). Event membership is the engine's business.
+	// DeleteTurn removes a turn with its annotation, vector and links, and
+	// every profile record that cites it (ErrNotFound when absent). Event
+	// membership is the engine's business.
 	DeleteTurn(ctx context.Context, space Space, id string) error
+	// PutProfileRecord stores or replaces the profile record with r.ID
+	// (ErrNotFound when a turn it cites is not stored in the space).
+	PutProfileRecord(ctx context.Context, space Space, r ProfileRecord) error
+	// DeleteProfileRecord removes a profile record (ErrNotFound when
+	// absent).
+	DeleteProfileRecord(ctx context.Context, space Space, id string) error
 	// DeleteSpace removes every record of the space, history included.
 	DeleteSpace(ctx context.Context, space Space) error
 	// Lock takes the write lock of space for the rest of the transaction

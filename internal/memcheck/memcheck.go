@@ -180,6 +180,10 @@ type Shown struct {
 	turns, events map[string]bool
 	instr         map[string]bool // word trigrams of the instructions
 	instrText     string          // the instructions, folded
+	// names holds the lower-cased words that may name a person: the
+	// speakers of the turns shown, the capitalised words of their texts
+	// and the people the prompt lists (see people.go).
+	names map[string]bool
 }
 
 var (
@@ -190,14 +194,24 @@ var (
 // FromPrompt reads what p showed: turn lines "[id] date | speaker: text",
 // event lines "(event id) title :: summary", and the instructions, which
 // are all other lines except the data lines that follow "Keywords:",
-// "Tags:", "Question:" and fact lines "- (date) …". Turns listed after a
-// header starting with "New turn" are also the New turns.
+// "Tags:", "Question:", fact lines "- (date) …" and what the prompt says
+// memory knows about people (see peopleData). Turns listed after a header
+// starting with "New turn" are also the New turns.
 func FromPrompt(p prompt.Prompt) Shown {
 	var turns, events, news []string
 	var instr strings.Builder
-	inNew := false
+	names := map[string]bool{}
+	inNew, inKnown := false, false
 	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
 		t := strings.TrimSpace(l)
+		addNames(names, t)
+		inKnown = inKnown && strings.HasPrefix(t, "- ")
+		if peopleData(t) || inKnown {
+			// What memory knows about people is data, not instructions:
+			// a reply may restate it (a value it ends).
+			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
+			continue
+		}
 		switch {
 		case turnLine.MatchString(t):
 			id := turnLine.FindStringSubmatch(t)[1]
@@ -217,7 +231,9 @@ func FromPrompt(p prompt.Prompt) Shown {
 			instr.WriteByte('\n')
 		}
 	}
-	return NewShown(turns, events, news, instr.String())
+	s := NewShown(turns, events, news, instr.String())
+	s.names = names
+	return s
 }
 
 // NewShown builds a Shown from its parts.
@@ -354,6 +370,15 @@ func cut(s string, n int) string {
 		t = t[:i]
 	}
 	return strings.TrimRight(t, " ,;:-")
+}
+
+// Terms returns the keywords or tags of in that a check would keep, at
+// most max: for lists the engine writes itself (an offline summary
+// standing in for a model's), so that nothing it stores beside model
+// output reads as junk.
+func Terms(in []string, max int) []string {
+	var r result
+	return r.terms("", in, max)
 }
 
 // terms cleans a keyword or tag list: trimmed of quotes and punctuation,

@@ -38,6 +38,7 @@ type jkey struct {
 
 func turnKey(id string) jkey            { return jkey{kind: "turn", a: id} }
 func annKey(id string) jkey             { return jkey{kind: "annotation", a: id} }
+func profileKey(id string) jkey         { return jkey{kind: "profile", a: id} }
 func eventKey(id string) jkey           { return jkey{kind: "event", a: id} }
 func linkJKey(k linkKey) jkey           { return jkey{kind: "link", a: k.source, b: k.target, c: k.relation} }
 func vectorJKey(k vecKey) jkey          { return jkey{kind: "vector", a: string(k.kind), b: k.id} }
@@ -75,6 +76,8 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 			ch.Events = append(ch.Events, copyEvent(sp.events[k.a]))
 		case "link":
 			ch.Links = append(ch.Links, sp.links[k.link()])
+		case "profile":
+			ch.ProfileRecords = append(ch.ProfileRecords, copyProfile(sp.profiles[k.a]))
 		case "vector":
 			vecs[k.vector()] = true
 		}
@@ -99,6 +102,8 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 			ch.DeletedTurns = append(ch.DeletedTurns, k.a)
 		case "event":
 			ch.DeletedEvents = append(ch.DeletedEvents, k.a)
+		case "profile":
+			ch.DeletedProfileRecords = append(ch.DeletedProfileRecords, k.a)
 		}
 	}
 	slices.SortFunc(ch.Turns, compareTurns)
@@ -107,8 +112,12 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 	slices.SortFunc(ch.Events, compareEvents)
 	slices.SortFunc(ch.Links, compareLinks)
 	slices.SortFunc(ch.Vectors, func(a, b store.Vector) int { return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(ch.ProfileRecords, func(a, b store.ProfileRecord) int {
+		return cmp.Or(cmp.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID))
+	})
 	slices.Sort(ch.DeletedTurns)
 	slices.Sort(ch.DeletedEvents)
+	slices.Sort(ch.DeletedProfileRecords)
 	return ch
 }
 

@@ -21,6 +21,8 @@ type space struct {
 	links   map[linkKey]store.Link
 	vectors map[vecKey]store.Vector
 	history []store.Change
+	// profiles holds the profile records by id (profiles.go).
+	profiles map[string]store.ProfileRecord
 	// version is the space's store.Store version (see SpaceVersion).
 	version int64
 	// written, tombs and floor are the space's journal (journal.go).
@@ -38,13 +40,14 @@ type vecKey struct {
 
 func newSpace() *space {
 	return &space{
-		turns:   map[string]store.Turn{},
-		anns:    map[string]store.Annotation{},
-		events:  map[string]store.Event{},
-		links:   map[linkKey]store.Link{},
-		vectors: map[vecKey]store.Vector{},
-		written: map[jkey]int64{},
-		tombs:   map[jkey]int64{},
+		turns:    map[string]store.Turn{},
+		anns:     map[string]store.Annotation{},
+		events:   map[string]store.Event{},
+		links:    map[linkKey]store.Link{},
+		vectors:  map[vecKey]store.Vector{},
+		profiles: map[string]store.ProfileRecord{},
+		written:  map[jkey]int64{},
+		tombs:    map[jkey]int64{},
 	}
 }
 
@@ -55,22 +58,23 @@ func (sp *space) clone() *space {
 		return newSpace()
 	}
 	return &space{
-		turns:   maps.Clone(sp.turns),
-		anns:    maps.Clone(sp.anns),
-		events:  maps.Clone(sp.events),
-		links:   maps.Clone(sp.links),
-		vectors: maps.Clone(sp.vectors),
-		history: slices.Clip(slices.Clone(sp.history)),
-		version: sp.version,
-		written: maps.Clone(sp.written),
-		tombs:   maps.Clone(sp.tombs),
-		floor:   sp.floor,
+		turns:    maps.Clone(sp.turns),
+		anns:     maps.Clone(sp.anns),
+		events:   maps.Clone(sp.events),
+		links:    maps.Clone(sp.links),
+		vectors:  maps.Clone(sp.vectors),
+		history:  slices.Clip(slices.Clone(sp.history)),
+		profiles: maps.Clone(sp.profiles),
+		version:  sp.version,
+		written:  maps.Clone(sp.written),
+		tombs:    maps.Clone(sp.tombs),
+		floor:    sp.floor,
 	}
 }
 
 // empty reports whether the space holds no record at all.
 func (sp *space) empty() bool {
-	return sp == nil || len(sp.turns)+len(sp.anns)+len(sp.events)+len(sp.links)+len(sp.vectors)+len(sp.history) == 0
+	return sp == nil || len(sp.turns)+len(sp.anns)+len(sp.events)+len(sp.links)+len(sp.vectors)+len(sp.history)+len(sp.profiles) == 0
 }
 
 // visible reports whether Spaces lists the space.

@@ -307,6 +307,7 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	delete(x.written, annKey(id))
 	delete(x.written, vectorJKey(vecKey{store.VectorTurn, id}))
 	x.tombs[tombKey("turn", id)] = v
+	x.dropProfilesCiting(id)
 	return nil
 }
 

@@ -23,7 +23,7 @@ import (
 // taken before any read or write of the space, keeps a space's versions in
 // commit order.
 
-// journalMigration is schema version 2.
+// journalMigration is schema version 3.
 const journalMigration = `
 ALTER TABLE spaces ADD COLUMN journal_floor bigint NOT NULL DEFAULT 0;
 ALTER TABLE spaces ADD COLUMN journal_version bigint NOT NULL DEFAULT -1;
@@ -33,11 +33,13 @@ ALTER TABLE annotations ADD COLUMN written bigint NOT NULL DEFAULT 0;
 ALTER TABLE events ADD COLUMN written bigint NOT NULL DEFAULT 0;
 ALTER TABLE links ADD COLUMN written bigint NOT NULL DEFAULT 0;
 ALTER TABLE vectors ADD COLUMN written bigint NOT NULL DEFAULT 0;
+ALTER TABLE profile_records ADD COLUMN written bigint NOT NULL DEFAULT 0;
 CREATE INDEX turns_written ON turns (space_id, written);
 CREATE INDEX annotations_written ON annotations (space_id, written);
 CREATE INDEX events_written ON events (space_id, written);
 CREATE INDEX links_written ON links (space_id, written);
 CREATE INDEX vectors_written ON vectors (space_id, written);
+CREATE INDEX profile_records_written ON profile_records (space_id, written);
 CREATE TABLE tombstones (
 	space_id bigint NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
 	kind     text COLLATE "C" NOT NULL,
@@ -86,7 +88,8 @@ const (
 	WHERE t.space_id = $1 AND t.written > $2 AND v.embedder = $3
 	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
 	WHERE e.space_id = $1 AND e.written > $2 AND v.embedder = $3`
-	qDeleted = `SELECT kind, id FROM tombstones WHERE space_id = $1 AND version > $2 ORDER BY kind, id`
+	qChangedProfiles = `SELECT ` + profileCols + ` FROM profile_records WHERE space_id = $1 AND written > $2 ORDER BY entity, id`
+	qDeleted         = `SELECT kind, id FROM tombstones WHERE space_id = $1 AND version > $2 ORDER BY kind, id`
 )
 
 // version returns the version the transaction writes space row sid with,
@@ -233,6 +236,10 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		}
 		ch.Vectors = store.UniqueVectors(ch.Vectors)
 	}
+	rows, err = r.q.Query(ctx, qChangedProfiles, sid, since)
+	if ch.ProfileRecords, err = collect(rows, err, 0, scanProfile); err != nil {
+		return fail(err)
+	}
 	rows, err = r.q.Query(ctx, qDeleted, sid, since)
 	type gone struct{ kind, id string }
 	deleted, err := collect(rows, err, 0, func(rows pgx.Rows) (gone, error) {
@@ -248,6 +255,8 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 			ch.DeletedTurns = append(ch.DeletedTurns, g.id)
 		case "event":
 			ch.DeletedEvents = append(ch.DeletedEvents, g.id)
+		case "profile":
+			ch.DeletedProfileRecords = append(ch.DeletedProfileRecords, g.id)
 		}
 	}
 	return ch, nil

@@ -51,8 +51,8 @@
 // the connection pool so they can keep their own tables in the same
 // schema. They must use names with a prefix of their own, such as
 // "llmcache_", and never touch the store's tables: schema_version, spaces,
-// turns, annotations, events, links, vectors, history, tombstones and the
-// sequence space_version.
+// turns, annotations, events, links, vectors, history, profile_records,
+// tombstones and the sequence space_version.
 package postgres
 
 import (

@@ -415,8 +415,8 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 }
 
 // deleteRecord deletes the turn or event id with q, then its vector of
-// kind, then (links set) the links touching it; store.ErrNotFound when q
-// deletes nothing.
+// kind, then (links set: a turn) the links touching it and the profile
+// records citing it; store.ErrNotFound when q deletes nothing.
 func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kind store.VectorKind, links bool) error {
 	sid, ok, err := t.spaceID(ctx, sp, false)
 	if err != nil {
@@ -436,6 +436,9 @@ func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kin
 	}
 	if links {
 		if _, err := t.pgTx.Exec(ctx, qLinksDelete, sid, id); err != nil {
+			return err
+		}
+		if _, err := t.pgTx.Exec(ctx, qProfilesCiting, sid, id); err != nil {
 			return err
 		}
 	}

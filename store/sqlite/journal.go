@@ -24,7 +24,7 @@ import (
 // write (tick), which its records carry and which the space row takes at
 // Lock or at commit (setVersion).
 
-// journalMigration is schema version 3.
+// journalMigration is schema version 4.
 const journalMigration = `
 ALTER TABLE spaces ADD COLUMN journal_floor INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE spaces ADD COLUMN journal_version INTEGER NOT NULL DEFAULT -1;
@@ -34,11 +34,13 @@ ALTER TABLE annotations ADD COLUMN written INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE events ADD COLUMN written INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE links ADD COLUMN written INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE vectors ADD COLUMN written INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE profile_records ADD COLUMN written INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX turns_written ON turns (space_id, written);
 CREATE INDEX annotations_written ON annotations (space_id, written);
 CREATE INDEX events_written ON events (space_id, written);
 CREATE INDEX links_written ON links (space_id, written);
 CREATE INDEX vectors_written ON vectors (space_id, written);
+CREATE INDEX profile_records_written ON profile_records (space_id, written);
 CREATE TABLE tombstones (
 	space_id INTEGER NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
 	kind     TEXT NOT NULL,
@@ -85,13 +87,15 @@ const (
 	WHERE t.space_id = ?1 AND t.written > ?2 AND v.embedder = ?3
 	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
 	WHERE e.space_id = ?1 AND e.written > ?2 AND v.embedder = ?3`
-	qDeleted = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
+	qChangedProfiles = `SELECT ` + profileCols + ` FROM profile_records WHERE space_id = ? AND written > ? ORDER BY entity, id`
+	qDeleted         = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
 )
 
 // journalReads and journalWrites list the journal's statements, to
 // prepare them up front.
 var (
-	journalReads  = []string{qJournalSpace, qChangedTurns, qChangedAnns, qChangedEvents, qChangedLinks, qChangedVectors, qDeleted}
+	journalReads = []string{qJournalSpace, qChangedTurns, qChangedAnns, qChangedEvents, qChangedLinks, qChangedVectors,
+		qChangedProfiles, qDeleted}
 	journalWrites = []string{qSetVersion, qTombstonePut, qTombstoneCount, qTombstoneCut, qTombstonePrune, qFloorRaise}
 )
 
@@ -275,6 +279,10 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		}
 		ch.Vectors = store.UniqueVectors(ch.Vectors)
 	}
+	rows, err = r.query(ctx, qChangedProfiles, sid, since)
+	if ch.ProfileRecords, err = collect(rows, err, scanProfile); err != nil {
+		return fail(err)
+	}
 	rows, err = r.query(ctx, qDeleted, sid, since)
 	type gone struct{ kind, id string }
 	deleted, err := collect(rows, err, func(sc scanner) (gone, error) {
@@ -290,9 +298,12 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 			ch.DeletedTurns = append(ch.DeletedTurns, g.id)
 		case "event":
 			ch.DeletedEvents = append(ch.DeletedEvents, g.id)
+		case "profile":
+			ch.DeletedProfileRecords = append(ch.DeletedProfileRecords, g.id)
 		}
 	}
 	slices.Sort(ch.DeletedTurns)
 	slices.Sort(ch.DeletedEvents)
+	slices.Sort(ch.DeletedProfileRecords)
 	return ch, nil
 }

@@ -10,7 +10,7 @@ import (
 
 // fullScan matches a query-plan line that reads a whole table of the
 // store, or a temporary sort.
-var fullScan = regexp.MustCompile(`^SCAN (turns|annotations|events|links|vectors|history|t|a)\b|USE TEMP B-TREE`)
+var fullScan = regexp.MustCompile(`^SCAN (turns|annotations|events|links|vectors|history|profile_records|t|a)\b|USE TEMP B-TREE`)
 
 // param matches a query parameter.
 var param = regexp.MustCompile(`\?\d*`)

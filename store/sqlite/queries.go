@@ -124,7 +124,7 @@ func readQueries() []string {
 	for _, c := range bools(2) {
 		qs = append(qs, qListAnnotations(c[0]), qListLinks(c[0]), qHistory(c[0], c[1]))
 	}
-	return qs
+	return append(qs, profileReadQueries()...)
 }
 
 // runner hands out prepared statements: from the store's read pool, or

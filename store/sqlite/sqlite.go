@@ -30,7 +30,7 @@
 // must create and migrate their own tables under their own names, with a
 // prefix of their own such as "llmcache_", and never touch the store's
 // tables: schema_version, space_clock, spaces, turns, annotations, events,
-// links, vectors, history and tombstones.
+// links, vectors, history, profile_records and tombstones.
 package sqlite
 
 import (

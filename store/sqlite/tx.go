@@ -63,6 +63,7 @@ func writeQueries() []string {
 	qs := append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
 		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend,
 		qSpaceVersion, qClockTick, qLastSeq, qHistoryRedact)
+	qs = append(qs, profileWriteQueries()...)
 	return append(qs, journalWrites...)
 }
 
@@ -514,6 +515,9 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	}
 	if err == nil && n > 0 {
 		_, err = t.exec(ctx, qLinksDelete, sid, id)
+	}
+	if err == nil && n > 0 {
+		_, err = t.exec(ctx, qProfilesCiting, sid, id)
 	}
 	if err == nil && n > 0 {
 		err = t.deleted(ctx, sid, "turn", id)

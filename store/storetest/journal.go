@@ -30,18 +30,20 @@ type jmodel struct {
 	events  map[string]store.Event
 	links   map[[3]string]store.Link
 	vecs    map[[2]string]store.Vector // by kind, id
-	written map[string]int64           // by record key (see the key functions)
-	tombs   map[string]int64           // "turn\x1fid", "event\x1fid"
+	recs    map[string]store.ProfileRecord
+	written map[string]int64 // by record key (see jkey)
+	tombs   map[string]int64 // "turn\x1fid", "event\x1fid", "profile\x1fid"
 }
 
 func newJModel() *jmodel {
 	return &jmodel{turns: map[string]store.Turn{}, anns: map[string]store.Annotation{}, events: map[string]store.Event{},
-		links: map[[3]string]store.Link{}, vecs: map[[2]string]store.Vector{}, written: map[string]int64{}, tombs: map[string]int64{}}
+		links: map[[3]string]store.Link{}, vecs: map[[2]string]store.Vector{}, recs: map[string]store.ProfileRecord{},
+		written: map[string]int64{}, tombs: map[string]int64{}}
 }
 
 func (m *jmodel) clone() *jmodel {
 	return &jmodel{turns: maps.Clone(m.turns), anns: maps.Clone(m.anns), events: maps.Clone(m.events),
-		links: maps.Clone(m.links), vecs: maps.Clone(m.vecs), written: maps.Clone(m.written), tombs: maps.Clone(m.tombs)}
+		links: maps.Clone(m.links), vecs: maps.Clone(m.vecs), recs: maps.Clone(m.recs), written: maps.Clone(m.written), tombs: maps.Clone(m.tombs)}
 }
 
 func jkey(parts ...string) string { return strings.Join(parts, "\x1f") }
@@ -78,6 +80,8 @@ func (m *jmodel) want(since, version int64, embedder string) store.Changes {
 			ch.Links = append(ch.Links, m.links[[3]string{parts[1], parts[2], parts[3]}])
 		case "vector":
 			vecs[[2]string{parts[1], parts[2]}] = true
+		case "profile":
+			ch.ProfileRecords = append(ch.ProfileRecords, m.recs[parts[1]])
 		}
 	}
 	// The vectors of the turns and events among the changes too.
@@ -96,11 +100,13 @@ func (m *jmodel) want(since, version int64, embedder string) store.Changes {
 		if v <= since {
 			continue
 		}
-		kind, id, _ := strings.Cut(k, "\x1f")
-		if kind == "turn" {
+		switch kind, id, _ := strings.Cut(k, "\x1f"); kind {
+		case "turn":
 			ch.DeletedTurns = append(ch.DeletedTurns, id)
-		} else {
+		case "event":
 			ch.DeletedEvents = append(ch.DeletedEvents, id)
+		case "profile":
+			ch.DeletedProfileRecords = append(ch.DeletedProfileRecords, id)
 		}
 	}
 	byTurn := func(a, b store.Turn) int { return cmp.Or(cmp.Compare(a.Seq, b.Seq), cmp.Compare(a.ID, b.ID)) }
@@ -113,8 +119,12 @@ func (m *jmodel) want(since, version int64, embedder string) store.Changes {
 		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Relation, b.Relation))
 	})
 	slices.SortFunc(ch.Vectors, func(a, b store.Vector) int { return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.ID, b.ID)) })
+	slices.SortFunc(ch.ProfileRecords, func(a, b store.ProfileRecord) int {
+		return cmp.Or(cmp.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID))
+	})
 	slices.Sort(ch.DeletedTurns)
 	slices.Sort(ch.DeletedEvents)
+	slices.Sort(ch.DeletedProfileRecords)
 	return ch
 }
 
@@ -147,7 +157,7 @@ func pick[K cmp.Ordered, V any](rng *rand.Rand, m map[K]V) (K, bool) {
 // the keys it writes in keys.
 func (w *jwriter) op(tx store.Tx, p *jmodel, keys map[string]bool) error {
 	ctx, sp, rng := w.ctx, w.sp, w.rng
-	switch r := rng.IntN(20); {
+	switch r := rng.IntN(23); {
 	case r < 5 || len(p.turns) == 0: // a new turn, or one deleted before stored again
 		id := fmt.Sprint("t", w.n+1)
 		if gone, ok := pick(rng, p.tombs); ok && rng.IntN(3) == 0 && strings.HasPrefix(gone, "turn\x1f") {
@@ -248,9 +258,37 @@ func (w *jwriter) op(tx store.Tx, p *jmodel, keys map[string]bool) error {
 				drop(jkey("link", k[0], k[1], k[2]))
 			}
 		}
+		for rid, rec := range p.recs {
+			if slices.Contains(rec.TurnIDs, id) {
+				delete(p.recs, rid)
+				drop(jkey("profile", rid))
+			}
+		}
 		keys[jkey("tomb", "turn", id)] = true
 	case r < 19:
 		return tx.AppendHistory(ctx, sp, store.Change{Kind: "turn", ID: "x", Action: "note"})
+	case r < 21:
+		id := fmt.Sprint("p", rng.IntN(6))
+		t1, _ := pick(rng, p.turns)
+		rec := mkProfile(id, []string{"Caroline", "Melanie"}[rng.IntN(2)], t1)
+		rec.Value = fmt.Sprint("value ", rng.IntN(100))
+		if err := tx.PutProfileRecord(ctx, sp, rec); err != nil {
+			return err
+		}
+		p.recs[id] = rec
+		keys[jkey("profile", id)] = true
+	case r < 22:
+		id, ok := pick(rng, p.recs)
+		if !ok {
+			return nil
+		}
+		if err := tx.DeleteProfileRecord(ctx, sp, id); err != nil {
+			return err
+		}
+		delete(p.recs, id)
+		delete(p.written, jkey("profile", id))
+		delete(keys, jkey("profile", id))
+		keys[jkey("tomb", "profile", id)] = true
 	default:
 		_, err := tx.Lock(ctx, sp)
 		return err

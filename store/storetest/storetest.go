@@ -38,6 +38,10 @@
 //   - A Tx used after its Update returned fails with store.ErrClosed, and so
 //     does a second Close.
 //   - DeleteSpace of an empty space is not an error.
+//   - Profile records are listed by (Entity, ID), entities compared
+//     exactly; a record must cite stored turns of its space (else
+//     store.ErrNotFound), and DeleteTurn removes every record citing the
+//     turn.
 //
 // Optional capabilities (store.VectorsIntoReader, store.EmbedderLister) are
 // checked on the stores that implement them; on the others their tests are
@@ -83,6 +87,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.Store, opts Options)
 		{"Links", linkTests},
 		{"Vectors", vectorTests},
 		{"History", historyTests},
+		{"Profiles", profileTests},
 		{"Spaces", spaceTests},
 		{"Stats", statsTests},
 		{"Scope", scopeTests},
