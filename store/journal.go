@@ -71,3 +71,32 @@ func UniqueVectors(vs []Vector) []Vector {
 	slices.SortFunc(vs, by)
 	return slices.CompactFunc(vs, func(a, b Vector) bool { return by(a, b) == 0 })
 }
+
+// Tombstone kinds, as backends record them.
+const (
+	TombstoneTurn    = "turn"
+	TombstoneEvent   = "event"
+	TombstoneProfile = "profile"
+)
+
+// AddDeleted files the tombstone of a turn, event or profile record (kind
+// TombstoneTurn, TombstoneEvent or TombstoneProfile; others are skipped)
+// among c's deleted ids, for a backend reading its tombstones; call
+// SortDeleted when done.
+func (c *Changes) AddDeleted(kind, id string) {
+	switch kind {
+	case TombstoneTurn:
+		c.DeletedTurns = append(c.DeletedTurns, id)
+	case TombstoneEvent:
+		c.DeletedEvents = append(c.DeletedEvents, id)
+	case TombstoneProfile:
+		c.DeletedProfileRecords = append(c.DeletedProfileRecords, id)
+	}
+}
+
+// SortDeleted sorts c's deleted ids, as Changes lists them.
+func (c *Changes) SortDeleted() {
+	slices.Sort(c.DeletedTurns)
+	slices.Sort(c.DeletedEvents)
+	slices.Sort(c.DeletedProfileRecords)
+}

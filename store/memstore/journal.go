@@ -97,14 +97,7 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 		if v <= since {
 			continue
 		}
-		switch k.kind {
-		case "turn":
-			ch.DeletedTurns = append(ch.DeletedTurns, k.a)
-		case "event":
-			ch.DeletedEvents = append(ch.DeletedEvents, k.a)
-		case "profile":
-			ch.DeletedProfileRecords = append(ch.DeletedProfileRecords, k.a)
-		}
+		ch.AddDeleted(k.kind, k.a)
 	}
 	slices.SortFunc(ch.Turns, compareTurns)
 	seq := func(id string) store.Turn { return sp.turns[id] }
@@ -115,9 +108,7 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 	slices.SortFunc(ch.ProfileRecords, func(a, b store.ProfileRecord) int {
 		return cmp.Or(cmp.Compare(a.Entity, b.Entity), cmp.Compare(a.ID, b.ID))
 	})
-	slices.Sort(ch.DeletedTurns)
-	slices.Sort(ch.DeletedEvents)
-	slices.Sort(ch.DeletedProfileRecords)
+	ch.SortDeleted()
 	return ch
 }
 

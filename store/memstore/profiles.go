@@ -94,6 +94,6 @@ func (t *tx) DeleteProfileRecord(ctx context.Context, sp store.Space, id string)
 	x, v := t.write(sp)
 	delete(x.profiles, id)
 	delete(x.written, profileKey(id))
-	x.tombs[tombKey("profile", id)] = v
+	x.tombs[tombKey(store.TombstoneProfile, id)] = v
 	return nil
 }

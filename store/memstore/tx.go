@@ -219,7 +219,7 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 	delete(x.vectors, vecKey{store.VectorEvent, id})
 	delete(x.written, eventKey(id))
 	delete(x.written, vectorJKey(vecKey{store.VectorEvent, id}))
-	x.tombs[tombKey("event", id)] = v
+	x.tombs[tombKey(store.TombstoneEvent, id)] = v
 	return nil
 }
 
@@ -306,7 +306,7 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	delete(x.written, turnKey(id))
 	delete(x.written, annKey(id))
 	delete(x.written, vectorJKey(vecKey{store.VectorTurn, id}))
-	x.tombs[tombKey("turn", id)] = v
+	x.tombs[tombKey(store.TombstoneTurn, id)] = v
 	x.dropProfilesCiting(id)
 	return nil
 }

@@ -250,14 +250,8 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		return fail(err)
 	}
 	for _, g := range deleted {
-		switch g.kind {
-		case "turn":
-			ch.DeletedTurns = append(ch.DeletedTurns, g.id)
-		case "event":
-			ch.DeletedEvents = append(ch.DeletedEvents, g.id)
-		case "profile":
-			ch.DeletedProfileRecords = append(ch.DeletedProfileRecords, g.id)
-		}
+		ch.AddDeleted(g.kind, g.id)
 	}
+	ch.SortDeleted()
 	return ch, nil
 }

@@ -124,7 +124,7 @@ func (t *tx) DeleteProfileRecord(ctx context.Context, sp store.Space, id string)
 		return fmt.Errorf("postgres: delete profile record %q: %w", id, store.ErrNotFound)
 	}
 	t.dirty[sid] = true
-	if err := t.tombstone(ctx, sid, "profile", clean(id)); err != nil {
+	if err := t.tombstone(ctx, sid, store.TombstoneProfile, clean(id)); err != nil {
 		return fmt.Errorf("postgres: delete profile record %q: %w", id, err)
 	}
 	return nil
