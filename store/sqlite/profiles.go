@@ -133,7 +133,7 @@ func (t *tx) DeleteProfileRecord(ctx context.Context, sp store.Space, id string)
 		n, err = t.affected(ctx, qProfileDelete, sid, id)
 	}
 	if err == nil && n > 0 {
-		err = t.deleted(ctx, sid, store.TombstoneProfile, id)
+		err = t.tombstone(ctx, sid, store.TombstoneProfile, id)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete profile record %q: %w", id, err)

@@ -400,7 +400,7 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 		_, err = t.exec(ctx, qVectorDelete, sid, string(store.VectorEvent), id)
 	}
 	if err == nil && n > 0 {
-		err = t.deleted(ctx, sid, store.TombstoneEvent, id)
+		err = t.tombstone(ctx, sid, store.TombstoneEvent, id)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete event %q: %w", id, err)
@@ -520,7 +520,7 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 		_, err = t.exec(ctx, qProfilesCiting, sid, id)
 	}
 	if err == nil && n > 0 {
-		err = t.deleted(ctx, sid, store.TombstoneTurn, id)
+		err = t.tombstone(ctx, sid, store.TombstoneTurn, id)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete turn %q: %w", id, err)
