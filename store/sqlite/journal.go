@@ -121,8 +121,8 @@ func (t *tx) setVersion(ctx context.Context, sid, v int64) error {
 	return err
 }
 
-// tombstone records that the turn, event or profile record id of space row sid was deleted
-// (its tombstone).
+// tombstone records that the turn, event or profile record id of space
+// row sid was deleted.
 func (t *tx) tombstone(ctx context.Context, sid int64, kind, id string) error {
 	v, err := t.version(ctx, sid)
 	if err != nil {
