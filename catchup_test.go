@@ -3,7 +3,6 @@ package higmem
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -314,13 +313,6 @@ func randomCatchUps(t *testing.T, backend string, mode Mode, steps int, seed uin
 		case r < 17 && len(exports) > 0:
 			what = "import an older export of the space"
 			_, err = writer.Import(ctx, sp, bytes.NewReader(exports[rng.IntN(len(exports))]))
-			if errors.Is(err, ErrInvalidInput) && strings.Contains(err.Error(), "a fact cites turn") {
-				// An event of the export has a fact citing a turn deleted
-				// before the export was taken (a delete keeps the facts
-				// of an event it rebuilds by the offline rules; main does
-				// the same): the import refuses it, nothing is written.
-				what, err = "import refused", nil
-			}
 		case r < 18 && step > steps/2:
 			what = "delete the space and write it anew"
 			reset = true
