@@ -237,14 +237,6 @@ func (st *spaceState) apply(b *batch, vs [][]float32, res *AddResult) {
 		tv = vs[:len(b.turns)]
 	}
 	st.addTurns(b.turns, tv)
-	grow := int64(len(vs)*st.turnVec.Dim) * 5
-	for i := range b.turns {
-		grow += turnBytes(&b.turns[i])
-	}
-	for _, e := range b.events {
-		grow += eventBytes(e)
-	}
-	st.size.Add(grow)
 	for id, a := range b.ann {
 		if i, ok := st.pos[id]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)
@@ -266,6 +258,7 @@ func (st *spaceState) apply(b *batch, vs [][]float32, res *AddResult) {
 			st.lastEvent = evs[0]
 		}
 	}
+	st.size.Store(st.estimateSize())
 	st.report(b, res)
 }
 

@@ -121,10 +121,11 @@
 // on a state another writer has since changed is built again (offline
 // construction inside the transaction; model-built batches outside it, then
 // by offline construction after a few tries), never written over it. Every
-// read checks the space's version (one indexed query) and reloads the
-// space when another writer committed, so a read sees every write committed
-// before it started. Loaded spaces are kept within Options.CacheBytes. See
-// docs/CONCURRENCY.md.
+// read checks the space's version (one indexed query) and, when another
+// writer committed, catches the loaded space up in place from the store's
+// journal (store.Reader.Changes: only what was written since), so a read
+// sees every write committed before it started. Loaded spaces are kept
+// within Options.CacheBytes. See docs/CONCURRENCY.md.
 //
 // # Errors
 //

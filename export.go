@@ -171,7 +171,8 @@ type ImportResult struct {
 // From another space, an imported event whose id is taken gets a fresh id,
 // so the stored events stay as they are. An imported profile record
 // replaces the stored one with the same id. Vectors are recomputed with
-// this memory's embedder the next time the space is used.
+// this memory's embedder the next time the space is used (also for an
+// event whose text the import replaced).
 func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResult, error) {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
@@ -279,6 +280,13 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 			case "event":
 				e := ev.place(*l.Event)
 				e.Space = sp
+				if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
+					// The stored vector embeds the old text: the event goes
+					// with it, so that the next load embeds the new text.
+					if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
+						return fmt.Errorf("event %q: %w", e.ID, err)
+					}
+				}
 				if err := tx.PutEvent(ctx, e); err != nil {
 					return fmt.Errorf("event %q: %w", e.ID, err)
 				}

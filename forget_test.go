@@ -283,3 +283,66 @@ func TestDeleteForgets(t *testing.T) {
 		}
 	}
 }
+
+// TestDeletesLeaveNoFactOfADeletedTurn: an event a model wrote facts for is
+// rebuilt by rules after a first delete; a second delete of another member
+// must still take the facts citing that turn with it, so that every fact
+// cites a live turn and an export imports again (it did not: the rebuilt
+// event's producer was the rules', whose facts were left alone).
+func TestDeletesLeaveNoFactOfADeletedTurn(t *testing.T) {
+	ctx := t.Context()
+	turns, _ := example(t)
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: llmtest.NewScripted()})
+	if _, err := m.Add(ctx, sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	// An event with facts citing at least two of its members.
+	evs, err := m.Events(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victims []string
+	for _, ev := range evs {
+		cited := map[string]bool{}
+		for _, f := range ev.Event.Facts {
+			if f.TurnID != "" && slices.Contains(ev.Event.TurnIDs, f.TurnID) {
+				cited[f.TurnID] = true
+			}
+		}
+		if len(cited) >= 2 && len(ev.Event.TurnIDs) >= 3 {
+			for _, id := range ev.Event.TurnIDs {
+				if cited[id] && len(victims) < 2 {
+					victims = append(victims, id)
+				}
+			}
+			break
+		}
+	}
+	if len(victims) < 2 {
+		t.Fatalf("no event with facts citing two of its turns: %+v", evs)
+	}
+	for _, id := range victims {
+		if err := m.Delete(ctx, sp, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err = m.Events(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		for _, f := range ev.Event.Facts {
+			if slices.Contains(victims, f.TurnID) {
+				t.Errorf("event %s keeps fact %q citing deleted turn %s", ev.Event.ID, f.Text, f.TurnID)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := m.Export(ctx, sp, &buf); err != nil {
+		t.Fatal(err)
+	}
+	other := higmem.Space{UserID: "u2"}
+	if _, err := m.Import(ctx, other, &buf); err != nil {
+		t.Errorf("the export of the space after the deletes does not import: %v", err)
+	}
+}

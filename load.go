@@ -243,6 +243,7 @@ func (l *loading) install() error {
 		}
 	}
 	st.annLoaded.Store(l.eager)
+	st.recBytes = st.recordBytes()
 	st.turnVec, st.eventVec = vec.Matrix{}, vec.Matrix{}
 	if l.emb != nil {
 		tmat, emat := l.tmat, l.emat
@@ -348,6 +349,7 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 		}
 	}
 	st.annLoaded.Store(true)
+	st.size.Store(st.estimateSize())
 	return nil
 }
 

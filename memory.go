@@ -240,7 +240,8 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	if err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}
-	m.invalidate(sp)
+	// The next use of the space catches up from the journal (catchUp),
+	// which holds the delete and the records it rewrote.
 	if err := m.afterDelete(ctx, plan.trace); err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}

@@ -123,8 +123,9 @@ type Options struct {
 	EvidenceTokens int
 	// Location is used for times given without a zone (default UTC).
 	Location *time.Location
-	// CacheBytes bounds the memory of the spaces kept loaded (their turns,
-	// events, vectors and search indexes, as estimated by the engine).
+	// CacheBytes bounds the memory of the spaces kept loaded (the heap their
+	// turns, events, vectors and search indexes take, as estimated by the
+	// engine with an allowance for fragmentation, see docs/CONCURRENCY.md).
 	// When loaded spaces exceed it, the least recently used ones are
 	// dropped and load again from the store on their next use. Zero means
 	// DefaultCacheBytes; negative means no bound. The space in use is

@@ -70,6 +70,7 @@ type profileCache struct {
 type profileRecords struct {
 	recs  []store.ProfileRecord
 	stmts []profile.Statement
+	bytes int64 // what they take on the heap (see estimateSize)
 }
 
 // newProfileRecords returns the set holding rs (nil when empty), ordered
@@ -85,6 +86,8 @@ func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
 	})
 	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
 	for i, r := range rs {
+		p.bytes += profileRecordBytes + allocBytes(len(r.ID)) + allocBytes(len(r.Entity)) + allocBytes(len(r.Attribute)) +
+			allocBytes(len(r.Value)) + allocBytes(len(r.Producer)) + stringsBytes(r.TurnIDs)
 		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
 			Turns: r.TurnIDs, Producer: r.Producer}
 	}
@@ -137,8 +140,9 @@ func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profile
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and
-// only ever appended to the state's slice (a delete reloads the state into
-// a new slice), so the slice's array and length change with every write;
+// only ever appended to the state's slice (a delete, or a turn stored among
+// the others, puts the turns into a new slice, see catchUp), so the slice's
+// array and length change with every write;
 // the sums of sequence numbers and stored-at times and the last turn guard
 // against a slice rebuilt in place all the same. It costs a pass over
 // integers, far less than a derivation (which reads every text).

@@ -48,6 +48,25 @@
 // Lock are allowed and still bump the version at commit; Lock is how a
 // writer learns whether the state it built from is still current.
 //
+// # The journal
+//
+// A store keeps, for every space, enough to answer Reader.Changes: what
+// was written after a given version, so that a cache of the space catches
+// up by reading what changed instead of the whole space. Each stored
+// record (turn, annotation, event, link, vector, profile record)
+// remembers the version that last wrote it, and each deleted turn, event
+// or profile record leaves a tombstone (its kind, id and the version that
+// deleted it; never its content). The annotation, vector, links and the
+// profile records citing a deleted turn, and the vector of a deleted
+// event, go with it and leave no tombstone of their own.
+//
+// Tombstones are bounded per space: when a space holds more than the
+// backend's bound, the oldest are dropped and the space's journal floor
+// rises past them. Changes since a version below the floor, or from
+// before a DeleteSpace (or a write the journal did not record, such as
+// one by a build of higmem without it), report Reset: the caller reads
+// the space afresh.
+//
 // # Immutability
 //
 // Turns are what was said and are never rewritten: PutTurn with an existing
@@ -348,6 +367,11 @@ type Reader interface {
 	// record of the space when entity is empty), ordered by (Entity, ID).
 	// Entities are compared exactly.
 	ListProfileRecords(ctx context.Context, space Space, entity string) ([]ProfileRecord, error)
+	// Changes returns what was written to space after version since (a
+	// version SpaceVersion, Tx.Lock or an earlier Changes reported, or 0),
+	// read in one snapshot: see "The journal" and the type Changes.
+	// Vectors are those made by embedder (none when it is empty).
+	Changes(ctx context.Context, space Space, since int64, embedder string) (Changes, error)
 }
 
 // Writer is the write side of a store, only available inside Update.

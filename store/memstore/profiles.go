@@ -35,9 +35,16 @@ func (sp *space) listProfiles(entity string) []store.ProfileRecord {
 	return out
 }
 
-// dropProfilesCiting removes the records that cite turn id.
+// dropProfilesCiting removes the records that cite turn id (with the
+// turn's tombstone, they leave none of their own).
 func (sp *space) dropProfilesCiting(id string) {
-	maps.DeleteFunc(sp.profiles, func(_ string, r store.ProfileRecord) bool { return slices.Contains(r.TurnIDs, id) })
+	maps.DeleteFunc(sp.profiles, func(pid string, r store.ProfileRecord) bool {
+		if slices.Contains(r.TurnIDs, id) {
+			delete(sp.written, profileKey(pid))
+			return true
+		}
+		return false
+	})
 }
 
 // ListProfileRecords implements store.Reader.
@@ -70,7 +77,9 @@ func (t *tx) PutProfileRecord(ctx context.Context, sp store.Space, r store.Profi
 			return fmt.Errorf("memstore: profile record %q cites turn %q: %w", r.ID, id, store.ErrNotFound)
 		}
 	}
-	t.write(sp).profiles[r.ID] = r
+	x, v := t.write(sp)
+	x.profiles[r.ID] = r
+	x.stamp(profileKey(r.ID), v)
 	return nil
 }
 
@@ -82,6 +91,9 @@ func (t *tx) DeleteProfileRecord(ctx context.Context, sp store.Space, id string)
 	if v := t.view(sp); v == nil || v.profiles[id].ID == "" {
 		return fmt.Errorf("memstore: deleting profile record %q: %w", id, store.ErrNotFound)
 	}
-	delete(t.write(sp).profiles, id)
+	x, v := t.write(sp)
+	delete(x.profiles, id)
+	delete(x.written, profileKey(id))
+	x.tombs[tombKey(store.TombstoneProfile, id)] = v
 	return nil
 }

@@ -25,6 +25,10 @@ type space struct {
 	profiles map[string]store.ProfileRecord
 	// version is the space's store.Store version (see SpaceVersion).
 	version int64
+	// written, tombs and floor are the space's journal (journal.go).
+	written map[jkey]int64
+	tombs   map[jkey]int64
+	floor   int64
 }
 
 type linkKey struct{ source, target, relation string }
@@ -42,6 +46,8 @@ func newSpace() *space {
 		links:    map[linkKey]store.Link{},
 		vectors:  map[vecKey]store.Vector{},
 		profiles: map[string]store.ProfileRecord{},
+		written:  map[jkey]int64{},
+		tombs:    map[jkey]int64{},
 	}
 }
 
@@ -60,6 +66,9 @@ func (sp *space) clone() *space {
 		history:  slices.Clip(slices.Clone(sp.history)),
 		profiles: maps.Clone(sp.profiles),
 		version:  sp.version,
+		written:  maps.Clone(sp.written),
+		tombs:    maps.Clone(sp.tombs),
+		floor:    sp.floor,
 	}
 }
 
@@ -233,10 +242,18 @@ func (sp *space) listEvents() []store.Event {
 	for _, e := range sp.events {
 		out = append(out, copyEvent(e))
 	}
-	slices.SortFunc(out, func(a, b store.Event) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(out, compareEvents)
 	return out
+}
+
+// compareEvents orders events by CreatedAt, then ID.
+func compareEvents(a, b store.Event) int {
+	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+}
+
+// compareLinks orders links by Source, Target, then Relation.
+func compareLinks(a, b store.Link) int {
+	return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Relation, b.Relation))
 }
 
 func (sp *space) listLinks(ids []string) []store.Link {
@@ -250,9 +267,7 @@ func (sp *space) listLinks(ids []string) []store.Link {
 			out = append(out, l)
 		}
 	}
-	slices.SortFunc(out, func(a, b store.Link) int {
-		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Relation, b.Relation))
-	})
+	slices.SortFunc(out, compareLinks)
 	return out
 }
 

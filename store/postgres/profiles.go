@@ -16,10 +16,10 @@ import (
 const profileCols = `id, entity, attribute, value, ended, turn_ids, stated_at, producer, created_at`
 
 const (
-	qProfilePut = `INSERT INTO profile_records (space_id, ` + profileCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+	qProfilePut = `INSERT INTO profile_records (space_id, ` + profileCols + `, written) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
 	ON CONFLICT (space_id, id) DO UPDATE SET entity = excluded.entity, attribute = excluded.attribute,
 		value = excluded.value, ended = excluded.ended, turn_ids = excluded.turn_ids, stated_at = excluded.stated_at,
-		producer = excluded.producer, created_at = excluded.created_at`
+		producer = excluded.producer, created_at = excluded.created_at, written = excluded.written`
 	qProfileDelete = `DELETE FROM profile_records WHERE space_id = $1 AND id = $2`
 	// qProfilesCiting deletes the records that cite a turn (DeleteTurn).
 	qProfilesCiting = `DELETE FROM profile_records WHERE space_id = $1 AND $2 = ANY(turn_ids)`
@@ -34,21 +34,24 @@ func (r reader) ListProfileRecords(ctx context.Context, sp store.Space, entity s
 		q += ` AND entity = ` + a.add(clean(entity))
 	}
 	rows, err := r.q.Query(ctx, q+` ORDER BY entity, id`, a...)
-	rs, err := collect(rows, err, 0, func(rows pgx.Rows) (store.ProfileRecord, error) {
-		var p store.ProfileRecord
-		var stated, created *string
-		if err := rows.Scan(&p.ID, &p.Entity, &p.Attribute, &p.Value, &p.Ended, &p.TurnIDs, &stated, &p.Producer, &created); err != nil {
-			return p, err
-		}
-		var err1, err2 error
-		p.StatedAt, err1 = decodeTime(stated)
-		p.CreatedAt, err2 = decodeTime(created)
-		return p, errors.Join(err1, err2)
-	})
+	rs, err := collect(rows, err, 0, scanProfile)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list profile records: %w", err)
 	}
 	return rs, nil
+}
+
+// scanProfile scans the columns profileCols.
+func scanProfile(rows pgx.Rows) (store.ProfileRecord, error) {
+	var p store.ProfileRecord
+	var stated, created *string
+	if err := rows.Scan(&p.ID, &p.Entity, &p.Attribute, &p.Value, &p.Ended, &p.TurnIDs, &stated, &p.Producer, &created); err != nil {
+		return p, err
+	}
+	var err1, err2 error
+	p.StatedAt, err1 = decodeTime(stated)
+	p.CreatedAt, err2 = decodeTime(created)
+	return p, errors.Join(err1, err2)
 }
 
 // ListProfileRecords implements store.Reader.
@@ -88,9 +91,13 @@ func (t *tx) PutProfileRecord(ctx context.Context, sp store.Space, r store.Profi
 	if err == nil && !ok {
 		return fmt.Errorf("postgres: profile record %q cites a turn that is not stored: %w", r.ID, store.ErrNotFound)
 	}
+	var v int64
+	if err == nil {
+		v, err = t.version(ctx, sid)
+	}
 	if err == nil {
 		_, err = t.pgTx.Exec(ctx, qProfilePut, sid, clean(r.ID), clean(r.Entity), clean(r.Attribute), clean(r.Value), r.Ended,
-			tids, stated, clean(r.Producer), created)
+			tids, stated, clean(r.Producer), created, v)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: put profile record %q: %w", r.ID, err)
@@ -117,5 +124,8 @@ func (t *tx) DeleteProfileRecord(ctx context.Context, sp store.Space, id string)
 		return fmt.Errorf("postgres: delete profile record %q: %w", id, store.ErrNotFound)
 	}
 	t.dirty[sid] = true
+	if err := t.tombstone(ctx, sid, store.TombstoneProfile, clean(id)); err != nil {
+		return fmt.Errorf("postgres: delete profile record %q: %w", id, err)
+	}
 	return nil
 }

@@ -148,6 +148,10 @@ CREATE TABLE profile_records (
 );
 CREATE INDEX profile_records_entity ON profile_records (space_id, entity, id);
 `,
+	// 3: the journal (journal.go): per-record versions, tombstones of
+	// deleted turns, events and profile records, and each space's journal
+	// floor.
+	journalMigration,
 }
 
 // migrate creates schema (when not empty) and brings it up to len(migs)

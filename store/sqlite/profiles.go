@@ -19,10 +19,10 @@ var (
 	qListProfilesOf = `SELECT ` + profileCols + ` FROM profile_records WHERE space_id = ` + spaceSub +
 		` AND entity = ? ORDER BY entity, id`
 
-	qProfilePut = `INSERT INTO profile_records (space_id, ` + profileCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	qProfilePut = `INSERT INTO profile_records (space_id, ` + profileCols + `, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (space_id, id) DO UPDATE SET entity = excluded.entity, attribute = excluded.attribute,
 		value = excluded.value, ended = excluded.ended, turn_ids = excluded.turn_ids, stated_at = excluded.stated_at,
-		producer = excluded.producer, created_at = excluded.created_at`
+		producer = excluded.producer, created_at = excluded.created_at, written = excluded.written`
 	qProfileDelete = `DELETE FROM profile_records WHERE space_id = ? AND id = ?`
 	// qProfilesCiting deletes the records that cite a turn (DeleteTurn).
 	qProfilesCiting = `DELETE FROM profile_records WHERE space_id = ?1
@@ -107,9 +107,13 @@ func (t *tx) PutProfileRecord(ctx context.Context, sp store.Space, r store.Profi
 	if err == nil && !ok {
 		return fmt.Errorf("sqlite: profile record %q cites a turn that is not stored: %w", r.ID, store.ErrNotFound)
 	}
+	var v int64
 	if err == nil {
 		t.touch(sid)
-		_, err = t.exec(ctx, qProfilePut, sid, r.ID, r.Entity, r.Attribute, r.Value, r.Ended, tids, stated, r.Producer, created)
+		v, err = t.version(ctx, sid)
+	}
+	if err == nil {
+		_, err = t.exec(ctx, qProfilePut, sid, r.ID, r.Entity, r.Attribute, r.Value, r.Ended, tids, stated, r.Producer, created, v)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: put profile record %q: %w", r.ID, err)
@@ -127,6 +131,9 @@ func (t *tx) DeleteProfileRecord(ctx context.Context, sp store.Space, id string)
 	if err == nil && ok {
 		t.touch(sid)
 		n, err = t.affected(ctx, qProfileDelete, sid, id)
+	}
+	if err == nil && n > 0 {
+		err = t.tombstone(ctx, sid, store.TombstoneProfile, id)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete profile record %q: %w", id, err)

@@ -150,6 +150,10 @@ CREATE TABLE profile_records (
 );
 CREATE INDEX profile_records_entity ON profile_records (space_id, entity, id);
 `,
+	// 4: the journal (journal.go): per-record versions, tombstones of
+	// deleted turns, events and profile records, and each space's journal
+	// floor.
+	journalMigration,
 }
 
 // migrate brings the database up to len(migs) in one transaction and

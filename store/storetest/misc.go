@@ -24,6 +24,7 @@ func (e *env) readCalls(r store.Reader, sp store.Space) map[string]error {
 	_, errs["History"] = r.History(e.ctx, sp, "", "")
 	_, errs["Stats"] = r.Stats(e.ctx, sp)
 	_, errs["ListProfileRecords"] = r.ListProfileRecords(e.ctx, sp, "")
+	_, errs["Changes"] = r.Changes(e.ctx, sp, 0, "e1")
 	return errs
 }
 

@@ -62,6 +62,10 @@ type Options struct {
 	// then never reads the store itself from inside an Update function,
 	// which would deadlock, and skips the test that needs it.
 	SerialReads bool
+	// JournalTombstones is the bound of tombstones per space the store
+	// was opened with (see store's "The journal"), kept small so that the
+	// suite can pass it; 0 skips the test of the journal floor.
+	JournalTombstones int
 }
 
 // Run runs the whole conformance suite against the stores made by open.
@@ -93,6 +97,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.Store, opts Options)
 		{"Close", closeTests},
 		{"Concurrency", concurrencyTests},
 		{"Versions", versionTests},
+		{"Journal", journalTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
