@@ -107,8 +107,8 @@ func TestRealServerReplay(t *testing.T) {
 				t.Errorf("%d replies rejected, yet no event is marked +fallback and nothing was warned", rejected)
 			}
 			reqs := counter.take()
-			t.Logf("build: %d turns, %d events (%d marked +fallback), %d annotations marked +fallback, %d calls, %d HTTP requests, %d warnings",
-				len(turns), events, marked, annFallbacks, len(res.Calls), reqs, len(res.Warnings))
+			t.Logf("build: %d turns, %d events (%d marked +fallback), %d annotations marked +fallback, %d calls, %d HTTP requests, %d prompt tokens, %d warnings",
+				len(turns), events, marked, annFallbacks, len(res.Calls), reqs, promptTokens(res.Calls), len(res.Warnings))
 
 			for _, q := range conv.Questions[:c.asked] {
 				ans, err := m.Ask(ctx, sp, q.Question, higmem.RetrieveOptions{})
@@ -132,8 +132,8 @@ func TestRealServerReplay(t *testing.T) {
 						t.Errorf("%q: the %s reply was rejected, yet no note says so", q.Question, call.Operation)
 					}
 				}
-				t.Logf("%q: %d calls (%d HTTP requests) in %d rounds; answer %q; evidence %v (gold %v); notes %q",
-					q.Question, len(ans.Trace.Calls), counter.take(), ans.Trace.Rounds, ans.Text, ans.IDs(), q.Evidence, ans.Trace.Notes)
+				t.Logf("%q: %d calls (%d HTTP requests) in %d rounds, %d prompt tokens; answer %q; evidence %v (gold %v); notes %q",
+					q.Question, len(ans.Trace.Calls), counter.take(), ans.Trace.Rounds, promptTokens(ans.Trace.Calls), ans.Text, ans.IDs(), q.Evidence, ans.Trace.Notes)
 			}
 			counter.mu.Lock()
 			tally.reasked(counter.reasked)
@@ -142,6 +142,15 @@ func TestRealServerReplay(t *testing.T) {
 			save()
 		})
 	}
+}
+
+// promptTokens sums the prompt tokens of calls (as the server reported
+// them, or estimated where it streamed no usage).
+func promptTokens(calls []higmem.Call) (n int) {
+	for _, c := range calls {
+		n += c.Usage.PromptTokens
+	}
+	return n
 }
 
 // loadConversation reads a replay conversation; "" is the example.
