@@ -86,6 +86,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 			{Role: "user", Content: p.User},
 		},
 		Schema:     p.Schema,
+		Constraint: p.Constraint,
 		SchemaName: p.Name,
 		Operation:  p.Name,
 		MaxTokens:  prompt.MaxTokens(name, items(data)),

@@ -99,11 +99,16 @@ func (b *batchCheck) turns(r *prompt.BuildBatchReply) {
 		if len(evs) == 0 && len(t.Events) > 0 {
 			res.fix(Empty, f+".events", strings.Join(t.Events, ", "))
 		}
+		context := res.text(b.s, f+".context", t.Context, c.TextChars)
+		if other := b.s.copiedFrom(id, context); other != "" {
+			res.fix(Copied, f+".context", "turn "+other+": "+context)
+			context = ""
+		}
 		kept = append(kept, prompt.BatchTurn{
 			ID:       id,
 			Keywords: res.terms(f+".keywords", t.Keywords, c.Keywords),
 			Tags:     res.terms(f+".tags", t.Tags, c.Tags),
-			Context:  res.text(b.s, f+".context", t.Context, c.TextChars),
+			Context:  context,
 			Events:   evs,
 		})
 	}
@@ -112,7 +117,42 @@ func (b *batchCheck) turns(r *prompt.BuildBatchReply) {
 			res.fix(MissingID, "turns", id)
 		}
 	}
+	b.repeated(kept)
 	r.Turns = kept
+}
+
+// repeated drops what three or more kept turn items of a batch say word
+// for word alike: a context (it says what its turn is about, and turns
+// differ) or a whole keyword list. The real 270M model, its ids fixed by
+// the narrowed schema, wrote "the key of the event" with the keywords
+// ["key"] for all twelve turns of a batch, and "I'm a doctor" for six.
+// Tags are left alone: a batch on one topic may well share its broad
+// categories.
+func (b *batchCheck) repeated(kept []prompt.BatchTurn) {
+	same := func(field string, get func(*prompt.BatchTurn) string, clear func(*prompt.BatchTurn)) {
+		n := map[string]int{}
+		for i := range kept {
+			if v := get(&kept[i]); v != "" {
+				n[v]++
+			}
+		}
+		for i := range kept {
+			if v := get(&kept[i]); v != "" && n[v] >= 3 {
+				b.res.fix(Duplicate, fmt.Sprintf("turns[%d].%s", i, field), v)
+				clear(&kept[i])
+			}
+		}
+	}
+	same("context", func(t *prompt.BatchTurn) string { return strings.Join(words(t.Context), " ") },
+		func(t *prompt.BatchTurn) { t.Context = "" })
+	same("keywords", func(t *prompt.BatchTurn) string {
+		ks := make([]string, len(t.Keywords))
+		for i, k := range t.Keywords {
+			ks[i] = strings.ToLower(k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, "; ")
+	}, func(t *prompt.BatchTurn) { t.Keywords = nil })
 }
 
 // events checks the "events" section: one record per event the kept
@@ -177,7 +217,34 @@ func (b *batchCheck) events(r *prompt.BuildBatchReply) {
 			res.fix(MissingID, "events", id)
 		}
 	}
-	r.Events = kept
+	r.Events = b.alike(kept)
+}
+
+// alike drops the summaries and titles that two or more records of one
+// reply share: a summary covers its own event, and the real 270M model
+// wrote the same one for every event of a batch. A record left with
+// neither is dropped (its event falls back).
+func (b *batchCheck) alike(kept []prompt.BatchEvent) []prompt.BatchEvent {
+	summaries, titles := map[string]int{}, map[string]int{}
+	for _, e := range kept {
+		summaries[strings.Join(words(e.Summary), " ")]++
+		titles[strings.Join(words(e.Title), " ")]++
+	}
+	out := kept[:0]
+	for i, e := range kept {
+		if e.Summary != "" && summaries[strings.Join(words(e.Summary), " ")] > 1 {
+			b.res.fix(Duplicate, fmt.Sprintf("events[%d].summary", i), e.Summary)
+			e.EventUpdateReply = prompt.EventUpdateReply{}
+		}
+		if e.Title != "" && titles[strings.Join(words(e.Title), " ")] > 1 {
+			b.res.fix(Duplicate, fmt.Sprintf("events[%d].title", i), e.Title)
+			e.Title = ""
+		}
+		if e.Title != "" || e.Summary != "" {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // people checks the "people" section (what the turns state about

@@ -47,7 +47,9 @@ type Set struct {
 	Schemas map[string]string
 }
 
-// Render executes the named template with data and attaches its schema.
+// Render executes the named template with data and attaches its schema,
+// and the schema narrowed for data when data narrows it (see
+// constrain.go).
 func (s *Set) Render(name string, data any) (Prompt, error) {
 	schema, ok := s.Schemas[name]
 	if !ok {
@@ -63,11 +65,16 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 	if err := s.Templates.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
 		return Prompt{}, fmt.Errorf("%s: render %s: %w", s.Prefix, name, err)
 	}
+	constraint, err := constrain(schema, data)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("%s: %s: %w", s.Prefix, name, err)
+	}
 	return Prompt{
-		Name:   name,
-		System: strings.TrimSpace(sys.String()),
-		User:   strings.TrimSpace(user.String()),
-		Schema: json.RawMessage(schema),
+		Name:       name,
+		System:     strings.TrimSpace(sys.String()),
+		User:       strings.TrimSpace(user.String()),
+		Schema:     json.RawMessage(schema),
+		Constraint: constraint,
 	}, nil
 }
 
@@ -202,7 +209,13 @@ type Prompt struct {
 	Name   string
 	System string
 	User   string
+	// Schema is the reply schema: what any reply to this kind of prompt
+	// must satisfy. Replies are validated against it.
 	Schema json.RawMessage
+	// Constraint is Schema narrowed to this rendering (the ids it shows as
+	// enums, counts and lengths bounded), to send in its place
+	// (llm.Request.Constraint); nil when the prompt has no narrowing.
+	Constraint json.RawMessage
 }
 
 // Render renders one of higmem's prompts.

@@ -88,24 +88,31 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := "SYSTEM:\n" + p.System + "\n\nUSER:\n" + p.User + "\n"
-			path := filepath.Join("testdata", c.file+".golden")
-			if *update {
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./internal/prompt -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("rendered prompt differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
-			}
+			golden(t, filepath.Join("testdata", c.file+".golden"), got)
+			// What the request sends in place of the schema (constrain.go).
+			golden(t, filepath.Join("testdata", c.file+".constraint.json"), string(p.Constraint)+"\n")
 			if strings.Contains(p.User, "<no value>") {
 				t.Errorf("template printed <no value>:\n%s", p.User)
 			}
 		})
+	}
+}
+
+// golden compares got with the file at path, or writes it with -update.
+func golden(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/prompt -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("rendered prompt differs from %s:\n--- got\n%s\n--- want\n%s", path, got, want)
 	}
 }
 

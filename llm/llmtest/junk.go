@@ -305,7 +305,7 @@ var JunkShapes = []JunkShape{
 	}},
 	// Recorded from the same server answering the select and the
 	// event-updates prompt that build_batch now folds in
-	// (testdata/llamacpp-gemma3-270m-default.jsonl).
+	// (an earlier recording of testdata/llamacpp-gemma3-270m-default.jsonl).
 	{Name: "recorded: select 1 … 30", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
 		ids := make([]string, 30)
 		for i := range ids {
@@ -319,6 +319,83 @@ var JunkShapes = []JunkShape{
 			items = append(items, map[string]any{"id": ":{", "summary": "}, {", "keywords": []string{"when"}})
 		}
 		return viewOf(r).batch(plainItem, items)
+	}},
+	// Recorded from the same server under the schemas narrowed per request
+	// (internal/prompt/constrain.go): the ids are now right, the words are
+	// not (BENCHMARKS.md, issue 17, narrowed schemas).
+	{Name: "recorded narrowed: summary the new turns are now in order", Kind: "build_batch", Want: "vacuous", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "New events", "summary": "The new turns are now in order.", "keywords": []string{"people"},
+				"tags": []string{"person"}, "new_facts": []any{}}
+		}, "new:1"))
+	}},
+	{Name: "recorded narrowed: every context is another turn's text", Kind: "build_batch", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		other := v.turns[len(v.turns)-1].text
+		return v.batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			if i < len(v.turns)-1 {
+				it["context"] = other
+			}
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: keywords people, tags person on every turn", Kind: "build_batch", Want: "stop_word", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["keywords"], it["tags"] = []string{"people"}, []string{"person"}
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: a turn joins one label twice", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["events"] = []string{"new:1", "new:1"}
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: facts }, { citing the first turn", Kind: "build_batch", Want: "junk_text", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "Weekend plans", "summary": goodSummary, "keywords": []string{"painting"},
+				"new_facts": []map[string]string{{"time": "2023-04-15T16:08:09+00:0", "fact": "}, {", "turn_id": v.turns[0].id}}}
+		}, "new:1"))
+	}},
+	{Name: "recorded narrowed: people of labels", Kind: "build_batch", Want: "unknown_id", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		var people []map[string]any
+		for i := range 3 {
+			people = append(people, map[string]any{"entity": fmt.Sprintf("new:%d", i+1), "attribute": fmt.Sprintf("new:%d", i+2),
+				"value": "New events", "turn_ids": v.ids(), "ended": false})
+		}
+		var out map[string]any
+		_ = json.Unmarshal([]byte(v.batch(plainItem, withTitle("Weekend plans"))), &out)
+		out["people"] = people
+		return js(out)
+	}},
+	{Name: "recorded narrowed: the key of the event on every turn", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["keywords"], it["tags"], it["context"] = []string{"key"}, []string{"key"}, "the key of the event"
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: one summary for every event", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["events"] = []string{fmt.Sprintf("new:%d", i%2+1)}
+			return it
+		}, records(func(string) map[string]any {
+			return map[string]any{"title": "Caroline's week", "summary": "Caroline has a pet and a job she likes.", "keywords": []string{"pet"}}
+		}, "new:1", "new:2"))
+	}},
+	{Name: "recorded narrowed: summary about the new events, with the prompt's ::", Kind: "build_batch", Want: "vacuous", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "The new event is a person's name, and it was created by Caroline.",
+				"summary": "The new events are the same as the old ones, but they have different people and places. :: The person who is named in this event has a pet.",
+				"keywords": []string{"pet"}}
+		}, "new:1"))
 	}},
 	{Name: "query copied from instructions", Kind: "query", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})
