@@ -393,7 +393,7 @@ var JunkShapes = []JunkShape{
 	{Name: "recorded narrowed: summary about the new events, with the prompt's ::", Kind: "build_batch", Want: "vacuous", Reply: func(r llm.Request) string {
 		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
 			return map[string]any{"title": "The new event is a person's name, and it was created by Caroline.",
-				"summary": "The new events are the same as the old ones, but they have different people and places. :: The person who is named in this event has a pet.",
+				"summary":  "The new events are the same as the old ones, but they have different people and places. :: The person who is named in this event has a pet.",
 				"keywords": []string{"pet"}}
 		}, "new:1"))
 	}},
