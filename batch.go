@@ -22,8 +22,10 @@ type batch struct {
 	before map[string]store.Event  // state before the batch; absent for new events
 	order  []string                // touched event ids, first touch first
 	links  []store.Link
-	now    time.Time
-	lastID int // highest event number handed out by this batch
+	// profiles are the profile records the batch's model calls stated.
+	profiles []store.ProfileRecord
+	now      time.Time
+	lastID   int // highest event number handed out by this batch
 	// turnVecs, when set, holds the vectors of turns (same order), already
 	// computed during construction, so commit does not embed them twice.
 	turnVecs [][]float32
@@ -230,6 +232,9 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 			return err
 		}
 	}
+	if err := writeProfileRecords(ctx, tx, sp, b.profiles, b.st.records, b.now); err != nil {
+		return err
+	}
 	if len(vrecs) > 0 {
 		return tx.PutVectors(ctx, sp, vrecs)
 	}
@@ -244,14 +249,6 @@ func (st *spaceState) apply(b *batch, vs, wvs [][]float32, res *AddResult) {
 		tv = vs[:len(b.turns)]
 	}
 	st.addTurns(b.turns, tv, wvs)
-	grow := int64((len(vs)+len(wvs))*st.turnVec.Dim) * 5
-	for i := range b.turns {
-		grow += turnBytes(&b.turns[i])
-	}
-	for _, e := range b.events {
-		grow += eventBytes(e)
-	}
-	st.size.Add(grow)
 	for id, a := range b.ann {
 		if i, ok := st.pos[id]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)
@@ -267,11 +264,13 @@ func (st *spaceState) apply(b *batch, vs, wvs [][]float32, res *AddResult) {
 	for _, l := range b.links {
 		st.addLink(l)
 	}
+	st.records = st.records.with(b.profiles, nil)
 	if n := len(b.turns); n > 0 {
 		if evs := st.eventsOf[b.turns[n-1].ID]; len(evs) > 0 {
 			st.lastEvent = evs[0]
 		}
 	}
+	st.size.Store(st.estimateSize())
 	st.report(b, res)
 }
 

@@ -213,9 +213,11 @@ func BenchmarkConcurrentAdds(b *testing.B) {
 
 // BenchmarkCatchUp measures the first search after another writer (a
 // second Memory on the same SQLite file) appended turns to a space of 2,000
-// turns: caught up in place from what was appended (foreign=1, foreign=100:
-// turns in one Add), against a search with nothing to catch up (foreign=0)
-// and loading the space afresh (reload). Offline mode, no embedder.
+// turns: caught up in place from the store's journal (foreign=1,
+// foreign=100: turns in one Add), against a search with nothing to catch
+// up (foreign=0) and loading the space afresh (reload). Offline mode, no
+// embedder. `higmem bench --writers` measures deletes and imports too, at
+// larger sizes.
 func BenchmarkCatchUp(b *testing.B) {
 	ctx := context.Background()
 	conv := synth.Generate(synth.Options{Turns: 2100, Seed: 1})

@@ -2,17 +2,25 @@ package higmem
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
 
-// buildDefault builds a batch of turns with one annotation-and-assignment
-// call (build_batch) and one event_updates call for the events the batch
-// touched (one per updatesPerCall events).
+// buildDefault builds a batch of turns with one build_batch call: the
+// model annotates the turns, puts each into events (candidates shown with
+// their current records, or new ones) and writes the record (title,
+// summary, keywords, facts) of every event the turns joined. Every part of
+// the reply passes its memcheck check first; what is missing or junk falls
+// back per turn (rules and the offline segmenter) and per event (an
+// existing event keeps its record, a new one gets an offline summary and a
+// producer marked +fallback), with a note. No model is called under the
+// space's lock.
 func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
 	turns := c.turns
 	b := newBatch(st, c, m.now().UTC())
@@ -34,19 +42,27 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		b.turnVecs, queryVecs = vs[:len(turns)], vs[len(turns):]
 	}
 
+	data := prompt.BuildBatchData{New: promptTurns(turns), AskPeople: !m.opts.Ablations.NoProfiles}
+	var ids []string
+	var prevEvents []string
 	st.mu.RLock()
-	ids, cands, prevEvents := m.candidateEvents(st, turns, queryVecs)
-	st.mu.RUnlock()
-	if m.opts.Ablations.NoEvents {
-		cands, ids = nil, nil
+	if !m.opts.Ablations.NoEvents {
+		ids, data.Candidates, prevEvents = m.candidateEvents(st, turns, queryVecs)
 	}
+	if data.AskPeople {
+		data.People = knownPeople(st, turns) // profile facts: build_default_profiles.go
+	}
+	st.mu.RUnlock()
 	var reply prompt.BuildBatchReply
-	replyErr := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, prompt.BuildBatchData{Candidates: cands, New: promptTurns(turns)}, &reply)
+	replyErr := m.askBuild(ctx, rec, data, &reply)
 	if replyErr != nil && !invalid(replyErr) {
 		return replyErr
 	}
 	if replyErr != nil {
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
+	}
+	if replyErr == nil && data.AskPeople {
+		b.profiles = peopleRecords(b, reply.People, defaultProducer)
 	}
 
 	st.mu.RLock()
@@ -68,26 +84,77 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		st.mu.RUnlock()
 		return m.commit(ctx, b, res)
 	}
-	missing := m.assignBatch(st, b, reply, byID, ids, prevEvents)
+	labels, missing := m.assignBatch(st, b, reply, byID, ids, prevEvents)
 	if missing > 0 && replyErr == nil {
 		rec.note("batch from %s: %d turns missing from the build reply were placed by offline segmentation", turns[0].ID, missing)
 	}
-	jobs := m.updateJobs(st, b)
+	applyRecords(rec, b, reply.Events, labels, replyErr == nil)
 	st.mu.RUnlock()
+	return m.commit(ctx, b, res)
+}
 
-	if err := m.updateBatchEvents(ctx, rec, b, jobs); err != nil {
+// Bounds of what a build_batch prompt shows of each candidate event: its
+// latest facts and its summary cut to a length. Candidates are at most
+// Options.KEvent and turns at most Options.BatchSize, each cut to
+// maxPromptTurnBytes; a prompt the server still finds too long for its
+// context is shown again compacted (askBuild), then split (addChunk).
+const (
+	batchFactsShown   = 3
+	batchSummaryBytes = 600
+	// compactCandidates is how many candidates a compacted prompt shows,
+	// without facts or keywords and with summaries cut to
+	// compactSummaryBytes.
+	compactCandidates   = 3
+	compactSummaryBytes = 200
+)
+
+// askBuild makes the batch's build_batch call. When the server refuses
+// the prompt as too long for its context (llm.ErrContextLength), it is
+// shown once more compacted; if that is still too long the error is
+// returned, and addChunk splits the batch.
+func (m *Memory) askBuild(ctx context.Context, rec *recorder, data prompt.BuildBatchData, out *prompt.BuildBatchReply) error {
+	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, data, out)
+	if !errors.Is(err, llm.ErrContextLength) {
 		return err
 	}
-	for _, j := range jobs {
-		finishEvent(rec, j.e, b.ann[j.added[0].ID], defaultProducer, j.wrote)
+	small := compactEvents(data.Candidates)
+	if !shrinks(data.Candidates, small) {
+		return err
 	}
-	return m.commit(ctx, b, res)
+	rec.note("batch from %s: prompt over the model's context; asked again with %d of %d candidate events, without their facts", data.New[0].ID, len(small), len(data.Candidates))
+	*out = prompt.BuildBatchReply{}
+	data.Candidates = small
+	return m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.BuildBatch, data, out)
+}
+
+// shrinks reports whether the compacted candidates small show less than
+// cands.
+func shrinks(cands, small []prompt.Event) bool {
+	if len(small) < len(cands) {
+		return true
+	}
+	for i, e := range cands {
+		if len(e.Facts) > 0 || len(e.Keywords) > 0 || len(e.Summary) > len(small[i].Summary) {
+			return true
+		}
+	}
+	return false
+}
+
+// compactEvents is what a compacted build_batch prompt shows of cands.
+func compactEvents(cands []prompt.Event) []prompt.Event {
+	out := make([]prompt.Event, 0, compactCandidates)
+	for _, e := range cands[:min(len(cands), compactCandidates)] {
+		out = append(out, prompt.Event{ID: e.ID, Title: e.Title, Summary: cutText(e.Summary, compactSummaryBytes)})
+	}
+	return out
 }
 
 // candidateEvents returns the events a batch may join, best first, at most
 // KEvent: those similar to any turn of the batch (queryVecs, when set,
 // holds the turns' query vectors), plus the events of the turn just before
-// the batch (continuity), which it also returns. Caller holds st.mu.
+// the batch (continuity), which it also returns; cands is how the prompt
+// shows them (their records, bounded). Caller holds st.mu.
 func (m *Memory) candidateEvents(st *spaceState, turns []store.Turn, queryVecs [][]float32) (ids []string, cands []prompt.Event, prevEvents []string) {
 	score := map[string]float64{}
 	if n := len(st.turns); n > 0 {
@@ -126,24 +193,31 @@ func (m *Memory) candidateEvents(st *spaceState, turns []store.Turn, queryVecs [
 	}
 	for _, id := range ids {
 		e, _ := st.event(id)
-		cands = append(cands, prompt.Event{ID: e.ID, Title: e.Title, Summary: e.Summary})
+		pe := promptEvent(e)
+		pe.Summary = cutText(pe.Summary, batchSummaryBytes)
+		pe.Tags = nil
+		pe.Facts = pe.Facts[max(0, len(pe.Facts)-batchFactsShown):]
+		cands = append(cands, pe)
 	}
 	return ids, cands, prevEvents
 }
 
 // assignBatch annotates the batch's turns and puts each into the events
-// the build reply names: candidates (ids) or new events by label. A turn
-// the reply names no event for joins the previous turn's event while that
-// is not too large, else a new one; a turn missing from the reply is
-// annotated by rules and placed by the offline segmenter. It returns how
-// many turns were missing. byID maps a turn id to its entry in the reply.
-// Caller holds st.mu.
-func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchReply, byID map[string]int, ids, prevEvents []string) (missing int) {
+// the build reply names: candidates (ids) or new events by label, titled
+// by their records. A turn the reply names no event for joins the previous
+// turn's event while that is not too large, else a new one; a turn missing
+// from the reply is annotated by rules and placed by the offline
+// segmenter. It returns the events made for labels and how many turns
+// were missing. byID maps a turn id to its entry in the reply. Caller
+// holds st.mu.
+func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchReply, byID map[string]int, ids, prevEvents []string) (labels map[string]*store.Event, missing int) {
 	titles := map[string]string{}
-	for _, ne := range reply.NewEvents {
-		titles[strings.TrimSpace(ne.Label)] = strings.TrimSpace(ne.Title)
+	for _, r := range reply.Events {
+		if t := strings.TrimSpace(r.Title); t != "" && titles[r.ID] == "" {
+			titles[r.ID] = t
+		}
 	}
-	labels := map[string]*store.Event{}
+	labels = map[string]*store.Event{}
 	isCand := map[string]bool{}
 	for _, id := range ids {
 		isCand[id] = true
@@ -206,109 +280,63 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 		}
 		prev = joined[0]
 	}
-	return missing
+	return labels, missing
 }
 
-// Caps of the event_updates call.
-const (
-	// updatesPerCall caps the events one event_updates call rewrites: a
-	// batch rarely touches more, so that a batch costs two calls.
-	updatesPerCall = 24
-	// updateFactsShown caps the latest facts each event shows it.
-	updateFactsShown = 12
-)
-
-// updateJob is one event of a default-mode batch's event_updates calls:
-// the event's working copy, how its prompt shows it and the batch turns
-// that joined it.
-type updateJob struct {
-	e     *store.Event
-	item  prompt.EventUpdatesItem
-	added []store.Turn
-	wrote bool // the update reply for it was applied
-}
-
-// updateJobs snapshots what each touched event's update needs, so that the
-// calls run without the lock. Caller holds st.mu.
-func (m *Memory) updateJobs(st *spaceState, b *batch) []updateJob {
-	var jobs []updateJob
+// applyRecords writes the event records of a build reply into the events
+// the batch's turns joined (records name candidates by id and new events
+// by label). An event without a usable record falls back: an existing one
+// keeps its record, a new one (or one without a summary) gets an offline
+// extractive summary (a model title kept) and a producer marked
+// +fallback. usable says whether
+// the reply as a whole was usable: only then is each fallback noted (an
+// unusable reply was noted once). Caller holds b.st.mu.
+func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels map[string]*store.Event, usable bool) {
+	byEvent := map[string]prompt.BatchEvent{}
+	for _, r := range records {
+		id := r.ID
+		if e := labels[id]; e != nil {
+			id = e.ID
+		}
+		if _, dup := byEvent[id]; !dup {
+			byEvent[id] = r
+		}
+	}
 	for _, id := range b.order {
 		e := b.events[id]
 		var added []store.Turn
-		var ids []string
 		for _, t := range b.turns {
 			if slices.Contains(e.TurnIDs, t.ID) {
 				added = append(added, t)
-				ids = append(ids, t.ID)
 			}
 		}
 		if len(added) == 0 {
 			continue
 		}
-		old := promptEvent(*e)
-		if len(old.Facts) > updateFactsShown {
-			old.Facts = old.Facts[len(old.Facts)-updateFactsShown:]
-		}
-		if _, existed := b.before[id]; !existed {
-			old.Summary, old.Facts, old.Keywords, old.Tags = "", nil, nil, nil
-		}
-		if strings.TrimSpace(old.Title) == "" {
-			old.Title = "New event"
-		}
-		jobs = append(jobs, updateJob{e: e, added: added, item: prompt.EventUpdatesItem{Event: old, NewIDs: ids}})
-	}
-	return jobs
-}
-
-// updateBatchEvents rewrites the events of jobs with event_updates calls
-// of at most updatesPerCall events each, in parallel. Each call shows the
-// turns before the batch and the batch turns its events got. An unusable
-// reply, or an event a reply leaves out or answers with junk, keeps that
-// event's record, and is noted.
-func (m *Memory) updateBatchEvents(ctx context.Context, rec *recorder, b *batch, jobs []updateJob) error {
-	st := b.st
-	st.mu.RLock()
-	window := promptTurns(st.window(m.opts.Window, b.turns, 0))
-	st.mu.RUnlock()
-	var groups [][]int
-	for i := range jobs {
-		if i%updatesPerCall == 0 {
-			groups = append(groups, nil)
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], i)
-	}
-	return parallel(ctx, m.opts.Concurrency, len(groups), func(ctx context.Context, g int) error {
-		data := prompt.EventUpdatesData{Window: window}
-		var news []store.Turn
-		for _, i := range groups[g] {
-			data.Events = append(data.Events, jobs[i].item)
-			for _, t := range jobs[i].added {
-				if !slices.ContainsFunc(news, func(n store.Turn) bool { return n.ID == t.ID }) {
-					news = append(news, t)
-				}
+		_, existed := b.before[id]
+		r, ok := byEvent[id]
+		switch {
+		case ok && r.Summary != "":
+			applyUpdate(e, r.EventUpdateReply, added)
+			e.Producer = defaultProducer
+		case existed && e.Summary != "":
+			if usable {
+				rec.note("event %s: build reply unusable for it (left out or junk), summary kept", id)
+			}
+		default:
+			title := e.Title
+			summariseExtractive(b.st, b, e)
+			e.Keywords = memcheck.Terms(e.Keywords, maxEventKeywords)
+			if title != "" {
+				e.Title = title
+			}
+			e.Producer = defaultProducer + fallbackSuffix
+			if usable {
+				rec.note("event %s: build reply unusable for it (left out or junk), an offline summary stands in, marked in the producer", id)
 			}
 		}
-		slices.SortFunc(news, compareTurns)
-		data.New = promptTurns(news)
-		var r prompt.EventUpdatesReply
-		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdates, data, &r)
-		if err != nil && !invalid(err) {
-			return err
+		if e.Title == "" {
+			e.Title = titleFrom(e.Summary)
 		}
-		if err != nil {
-			rec.note("batch from %s: updates reply unusable, summaries kept: %v", b.turns[0].ID, err)
-			return nil
-		}
-		for _, i := range groups[g] {
-			j := &jobs[i]
-			k := slices.IndexFunc(r.Events, func(it prompt.EventUpdatesReplyItem) bool { return it.ID == j.e.ID })
-			if k < 0 {
-				rec.note("event %s: updates reply unusable for it (left out or junk), summary kept", j.e.ID)
-				continue
-			}
-			applyUpdate(j.e, r.Events[k].EventUpdateReply, j.added)
-			j.wrote = true
-		}
-		return nil
-	})
+	}
 }

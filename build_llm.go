@@ -52,16 +52,25 @@ const (
 )
 
 // annotationFromNote turns a turn_note reply into an annotation; entities
-// and time expressions always come from the rules too.
+// and time expressions always come from the rules too, and so does what
+// the reply left empty. When the reply has no keywords left, the rules'
+// keywords stand in and the producer ends in +fallback.
 func annotationFromNote(t store.Turn, kw, tags []string, context string, entities []string, producer string) store.Annotation {
 	a := annotateRules(t)
 	a.Producer = producer
-	if k := cleanList(kw, 12); len(k) > 0 {
+	k, c := cleanList(kw, 12), strings.TrimSpace(context)
+	if len(k) > 0 {
 		a.Keywords = k
 	}
 	a.Tags = cleanList(tags, 8)
-	if c := strings.TrimSpace(context); c != "" {
+	if c != "" {
 		a.Context = c
+	}
+	if len(k) == 0 {
+		// None of the model's keywords was left (the semantic checks
+		// dropped them): the rules' keywords, what an annotation is
+		// searched by, stand in, and the producer says so.
+		a.Producer = producer + fallbackSuffix
 	}
 	for _, e := range cleanList(entities, 20) {
 		if !slices.Contains(a.Entities, e) {

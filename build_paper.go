@@ -30,16 +30,15 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	st.mu.RLock()
 	window := st.window(m.opts.Window, nil, 0)
 	var cands []prompt.Event
-	candIDs := map[string]bool{}
 	for _, h := range st.searchEvents(content(t), qv, m.opts.KEvent, nil) {
-		e := st.events[h.Index]
-		cands = append(cands, prompt.Event{ID: e.ID, Title: e.Title})
-		candIDs[e.ID] = true
+		cands = append(cands, paperEvent(st.events[h.Index]))
 	}
 	var last *prompt.Event
 	if e, ok := st.event(st.lastEvent); ok {
-		last = &prompt.Event{ID: e.ID, Title: e.Title}
+		pe := paperEvent(e)
+		last = &pe
 	}
+	prevMain, hadPrev := st.lastTurnEvent()
 	st.mu.RUnlock()
 
 	// 1. Annotation.
@@ -83,8 +82,8 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 			newFirst = true
 			continue
 		}
-		// The reference accepts any existing id; we keep that in paper
-		// mode but drop ids that do not exist.
+		// The reference accepts any existing id; memcheck has kept only
+		// the ids shown (candidates and the last event; docs/PAPER.md).
 		if e := b.event(id); e != nil && !slices.Contains(joined, e) {
 			joined = append(joined, e)
 		}
@@ -93,6 +92,12 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	if newFirst || len(joined) == 0 {
 		e := b.newEvent("New event by "+t.Speaker, paperProducer)
 		joined = append([]*store.Event{e}, joined...)
+	}
+	// Profiles (Options.PaperProfiles): the previous turn's event ended.
+	if m.opts.PaperProfiles && hadPrev && prevMain.ID != joined[0].ID {
+		if err := m.paperProfiles(ctx, rec, b, prevMain); err != nil {
+			return err
+		}
 	}
 
 	// 3. One update per joined event, in parallel.
@@ -109,6 +114,23 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		finishEvent(rec, e, b.ann[t.ID], paperProducer, wrote[i])
 	}
 	return m.commit(ctx, b, res)
+}
+
+// paperEvent is how paper mode shows an event to the affiliation and
+// prediction prompts: its id and its current summary, as the reference
+// does in its event-metadata-only setting, where the event's "title" field
+// holds the 2–3-sentence summary that every small-event update rewrites
+// (reference-higmem.md §1.2: "The small-event update rewrites it as a
+// concise 2–3-sentence summary"; §2 step 5: the candidates go to the
+// affiliation prompt as {id, title}, and so does the last updated event;
+// §3 step 5: the per-event prediction shows "the event title"). An event
+// without a summary yet shows its title ("New event by <speaker>").
+func paperEvent(e store.Event) prompt.Event {
+	text := e.Summary
+	if text == "" {
+		text = e.Title
+	}
+	return prompt.Event{ID: e.ID, Title: text}
 }
 
 // updatePaperEvents runs one update call per joined event, in parallel:

@@ -1,6 +1,9 @@
 package higmem_test
 
 import (
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/higmem/higmem"
@@ -12,8 +15,10 @@ import (
 
 // TestCostBudget holds default mode to its budget on a 400-turn synthetic
 // conversation with LoCoMo's session length (about 22 turns) and the
-// scripted model: two calls per batch (one build, one update of the events
-// it touched), so at most 0.1 LLM calls per ingested turn; per question at
+// scripted model: one build_batch call per batch (it also writes the
+// records of the events the batch touched), so at most 0.1 LLM calls per
+// ingested turn (FriendsQA's scenes of about 16 turns too: see
+// TestCostBudgetShortSessions); per question at
 // most 3 calls in at most 2 sequential rounds and 5,000 prompt tokens (the
 // fake counts 4 bytes per token). Paper mode keeps the reference's calls:
 // 3 per turn (annotate, affiliate, update), and per question a rewrite, a
@@ -61,8 +66,8 @@ func TestCostBudget(t *testing.T) {
 				if perTurn > 0.1 {
 					t.Errorf("construction: %.3f calls per turn, budget 0.1", perTurn)
 				}
-				if byOp[prompt.EventUpdates] > byOp[prompt.BuildBatch] {
-					t.Errorf("construction: %v: more than one update call per batch", byOp)
+				if len(byOp) != 1 || byOp[prompt.BuildBatch] == 0 {
+					t.Errorf("construction: %v: want build_batch calls only, one per batch", byOp)
 				}
 			case higmem.ModePaper:
 				if perTurn < 3 {
@@ -71,5 +76,67 @@ func TestCostBudget(t *testing.T) {
 			}
 			t.Logf("%s: %.3f calls per turn %v", mode, perTurn, byOp)
 		})
+	}
+}
+
+// FriendsQA's scenes are short (about 16 turns): construction stays within
+// 0.1 calls per turn on sessions of 12 turns too, one build_batch call per
+// session.
+func TestCostBudgetShortSessions(t *testing.T) {
+	conv := synth.Generate(synth.Options{Turns: 240, Seed: 3, SessionTurns: 12})
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: llmtest.NewScripted(), Embedder: hashing.New(0)})
+	res, err := m.Add(t.Context(), sp, conv.Turns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions := map[string]bool{}
+	for _, tr := range conv.Turns {
+		sessions[tr.SessionID] = true
+	}
+	perTurn := float64(len(res.Calls)) / float64(len(conv.Turns))
+	if perTurn > 0.1 || len(res.Calls) != len(sessions) {
+		t.Errorf("%d calls for %d turns in %d sessions (%.3f per turn): want one per session, at most 0.1 per turn", len(res.Calls), len(conv.Turns), len(sessions), perTurn)
+	}
+	if len(res.Warnings) > 0 {
+		t.Errorf("warnings %q", res.Warnings)
+	}
+}
+
+// A select call shows at most about 2,700 tokens of events and turns, so
+// that with the answer's evidence a question stays within 5,000 prompt
+// tokens, however long the turns: the events shown lose members first,
+// and the search hits always show.
+func TestSelectPromptBounded(t *testing.T) {
+	var turns []higmem.TurnInput
+	filler := strings.Repeat("We talked about the garden, the weather, the neighbours and the long drive home again. ", 6)
+	for i := range 80 {
+		turns = append(turns, higmem.TurnInput{ID: fmt.Sprintf("D%d:%d", i/20+1, i%20+1), SessionID: fmt.Sprint(i/20 + 1), Speaker: []string{"Ann", "Bo"}[i%2],
+			Text: fmt.Sprintf("Turn %d about the garden: %s", i, filler), Time: fmt.Sprintf("2024-03-%02dT10:%02d:00Z", i/20+1, i%20)})
+	}
+	rec := &recording{inner: llmtest.NewScripted()}
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: rec, Embedder: hashing.New(0)})
+	if _, err := m.Add(t.Context(), sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	ans, err := m.Ask(t.Context(), sp, "What did Ann say about the garden and the long drive home?", higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokens := 0
+	for _, c := range ans.Trace.Calls {
+		tokens += c.Usage.PromptTokens
+	}
+	sel := rec.of(prompt.Select)
+	if len(sel) != 1 || len(sel[0])/4 > 3000 || tokens > 5000 {
+		t.Errorf("%d select prompts of %d bytes; %d prompt tokens for the question", len(sel), len(sel[0]), tokens)
+	}
+	shown := ans.Trace.Stage("shown")
+	for _, id := range ans.Trace.Stage("search") {
+		if !slices.Contains(shown, id) {
+			t.Errorf("search hit %s not shown", id)
+		}
+	}
+	if !strings.Contains(sel[0], "\nEvent:\n") {
+		t.Errorf("no event shown:\n%s", sel[0])
 	}
 }

@@ -50,26 +50,30 @@
 //
 // A Profile is what the turns say about one person (see Memory.Profiles):
 // home, job, employer, pets, partner, favourites, plans, each value with
-// its evidence turns and the time it held on both clocks. A newer
-// contradicting statement closes the older value without deleting it.
-// Profiles are derived by rules from the live turns, so deleting a turn
-// removes what it said.
+// its evidence turns, the time it held on both clocks and what stated it.
+// A newer contradicting statement closes the older value without deleting
+// it. Profiles are read by rules from the live turns in every mode, and
+// merged with the profile records a model stated (default mode: in the
+// build call of each batch; paper mode with Options.PaperProfiles: the
+// reference's profile layer); deleting a turn removes what it said.
 //
 // # Modes
 //
-// ModePaper reproduces the reference HiGMem pipeline: per turn an annotation
-// call, an affiliation call against the top-k similar events, and an update
-// call per joined event; per question a query rewrite, one turn-prediction
-// call per candidate event (in parallel), a chunked relevance filter (in
-// parallel) and the answer — four sequential LLM rounds.
+// ModePaper reproduces the reference HiGMem pipeline in its paper setting:
+// per turn an annotation call, an affiliation call against the top-k
+// similar events (shown by their current summaries), and an update call
+// per joined event; per question a query rewrite, one turn-prediction call
+// per candidate event (in parallel), a chunked relevance filter (in
+// parallel) and the answer — four sequential LLM rounds. docs/PAPER.md
+// lists what still differs from the reference, and the option of each.
 //
 // ModeDefault keeps the same layers but is cheaper and sturdier: one call
-// annotates a batch of turns (up to BatchSize, within a session) and
-// assigns them to events (only candidate ids are accepted), one call
-// updates the events the batch touched (up to 24 per call), and a question
-// needs two calls in two rounds: one select call, shown the candidate
-// events each with its member turns closest to the question and the
-// search hits no event showed, picks the evidence; then the answer.
+// per batch of turns (up to BatchSize, within a session) annotates them,
+// assigns them to events (only candidate ids are accepted) and writes the
+// records of the events they joined, and a question needs two calls in two
+// rounds: one select call, shown the candidate events each with its member
+// turns closest to the question and the search hits no event showed,
+// picks the evidence; then the answer.
 //
 // In every LLM mode each reply passes a semantic check before anything of
 // it is stored (junk titles, summaries copied from the prompt, ids the
@@ -117,10 +121,11 @@
 // on a state another writer has since changed is built again (offline
 // construction inside the transaction; model-built batches outside it, then
 // by offline construction after a few tries), never written over it. Every
-// read checks the space's version (one indexed query) and reloads the
-// space when another writer committed, so a read sees every write committed
-// before it started. Loaded spaces are kept within Options.CacheBytes. See
-// docs/CONCURRENCY.md.
+// read checks the space's version (one indexed query) and, when another
+// writer committed, catches the loaded space up in place from the store's
+// journal (store.Reader.Changes: only what was written since), so a read
+// sees every write committed before it started. Loaded spaces are kept
+// within Options.CacheBytes. See docs/CONCURRENCY.md.
 //
 // # Errors
 //

@@ -13,25 +13,29 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-// ExportVersion is the version of the JSONL export format.
-const ExportVersion = 1
+// ExportVersion is the version of the JSONL export format. Version 2 added
+// profile lines; Import reads versions 1 and 2.
+const ExportVersion = 2
 
 // exportLine is one line of an export: a header, then turns, annotations,
-// events and links. Vectors are not exported; Import recomputes them with
-// the importing memory's embedder.
+// events, links and profile records. Vectors are not exported; Import
+// recomputes them with the importing memory's embedder. Rule-derived
+// profiles are not either: they follow from the turns.
 type exportLine struct {
-	Kind       string            `json:"kind"` // header, turn, annotation, event, link
-	Version    int               `json:"version,omitempty"`
-	Space      *store.Space      `json:"space,omitempty"`
-	ExportedAt *time.Time        `json:"exported_at,omitempty"`
-	Turn       *store.Turn       `json:"turn,omitempty"`
-	Annotation *store.Annotation `json:"annotation,omitempty"`
-	Event      *store.Event      `json:"event,omitempty"`
-	Link       *store.Link       `json:"link,omitempty"`
+	Kind       string               `json:"kind"` // header, turn, annotation, event, link, profile
+	Version    int                  `json:"version,omitempty"`
+	Space      *store.Space         `json:"space,omitempty"`
+	ExportedAt *time.Time           `json:"exported_at,omitempty"`
+	Turn       *store.Turn          `json:"turn,omitempty"`
+	Annotation *store.Annotation    `json:"annotation,omitempty"`
+	Event      *store.Event         `json:"event,omitempty"`
+	Link       *store.Link          `json:"link,omitempty"`
+	Profile    *store.ProfileRecord `json:"profile,omitempty"`
 }
 
 // Export writes a space as JSON lines: a header line, then every turn,
-// annotation, event and link, all of one committed state of the space
+// annotation, event, link and profile record (what a model stated about a
+// person), all of one committed state of the space
 // even while other writers (of this or another process) commit. The output
 // can be read back with Import.
 func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
@@ -42,7 +46,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("higmem: export: %w", err)
 	}
-	turns, anns, events, links := snap.turns, snap.anns, snap.events, snap.links
+	turns, anns, events, links, profiles := snap.turns, snap.anns, snap.events, snap.links, snap.profiles
 	now := m.now().UTC()
 	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
 	for i := range turns {
@@ -56,6 +60,9 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	}
 	for i := range links {
 		lines = append(lines, exportLine{Kind: "link", Link: &links[i]})
+	}
+	for i := range profiles {
+		lines = append(lines, exportLine{Kind: "profile", Profile: &profiles[i]})
 	}
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
@@ -72,10 +79,11 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 
 // exportRecords is what an export holds.
 type exportRecords struct {
-	turns  []store.Turn
-	anns   []store.Annotation
-	events []store.Event
-	links  []store.Link
+	turns    []store.Turn
+	anns     []store.Annotation
+	events   []store.Event
+	links    []store.Link
+	profiles []store.ProfileRecord
 }
 
 // exportSnapshotTries is how many times Export reads a space outside a
@@ -135,7 +143,10 @@ func readExport(ctx context.Context, r store.Reader, sp Space) (exportRecords, e
 	if recs.events, err = r.ListEvents(ctx, sp); err != nil {
 		return recs, err
 	}
-	recs.links, err = r.ListLinks(ctx, sp, nil)
+	if recs.links, err = r.ListLinks(ctx, sp, nil); err != nil {
+		return recs, err
+	}
+	recs.profiles, err = r.ListProfileRecords(ctx, sp, "")
 	return recs, err
 }
 
@@ -146,6 +157,7 @@ type ImportResult struct {
 	Annotations int `json:"annotations"`
 	Events      int `json:"events"`
 	Links       int `json:"links"`
+	Profiles    int `json:"profiles"`
 }
 
 // Import reads an export (see Export) into space sp, which may differ from
@@ -157,8 +169,10 @@ type ImportResult struct {
 // when the export is of this same space (a restore); a stored turn the
 // replaced event held, and no event holds after the import, stays in it.
 // From another space, an imported event whose id is taken gets a fresh id,
-// so the stored events stay as they are. Vectors are recomputed with this
-// memory's embedder the next time the space is used.
+// so the stored events stay as they are. An imported profile record
+// replaces the stored one with the same id. Vectors are recomputed with
+// this memory's embedder the next time the space is used (also for an
+// event whose text the import replaced).
 func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResult, error) {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {
@@ -266,6 +280,13 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 			case "event":
 				e := ev.place(*l.Event)
 				e.Space = sp
+				if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
+					// The stored vector embeds the old text: the event goes
+					// with it, so that the next load embeds the new text.
+					if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
+						return fmt.Errorf("event %q: %w", e.ID, err)
+					}
+				}
 				if err := tx.PutEvent(ctx, e); err != nil {
 					return fmt.Errorf("event %q: %w", e.ID, err)
 				}
@@ -279,6 +300,19 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 				}
 				res.Links++
 			}
+		}
+		// Profile records last: they cite turns, which are all stored now.
+		for _, l := range lines {
+			if l.Kind != "profile" {
+				continue
+			}
+			if err := tx.PutProfileRecord(ctx, sp, *l.Profile); err != nil {
+				return fmt.Errorf("profile record %q: %w", l.Profile.ID, err)
+			}
+			if err := appendChange(ctx, tx, sp, "profile", l.Profile.ID, "import", "import", nil, l.Profile, now); err != nil {
+				return err
+			}
+			res.Profiles++
 		}
 		return ev.keepMembers(ctx, tx, sp, now)
 	})
@@ -303,6 +337,8 @@ func validateLine(l exportLine) error {
 		ok = l.Event != nil && l.Event.ID != ""
 	case "link":
 		ok = l.Link != nil && l.Link.Source != "" && l.Link.Target != ""
+	case "profile":
+		ok = l.Profile != nil && l.Profile.ID != ""
 	default:
 		return fmt.Errorf("unknown kind %q", l.Kind)
 	}

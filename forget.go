@@ -203,10 +203,11 @@ func annotationHolds(tr *trace, a store.Annotation) bool {
 
 // forgetPlan is what deleting one turn changes besides the turn itself.
 type forgetPlan struct {
-	trace   *trace
-	dropped []string      // events left without members
-	rebuilt []store.Event // events rewritten without the turn
-	anns    []store.Annotation
+	trace    *trace
+	dropped  []string      // events left without members
+	rebuilt  []store.Event // events rewritten without the turn
+	anns     []store.Annotation
+	profiles profileForget
 	// windows are the turns whose window vector held the turn, and
 	// windowTexts their windows without it (see spaceState.windowsWithout).
 	windows, windowTexts []string
@@ -234,6 +235,7 @@ func planForget(st *spaceState, gone store.Turn, anns []store.Annotation, now ti
 		c.UpdatedAt = now
 		p.rebuilt = append(p.rebuilt, *c)
 	}
+	p.profiles = planProfileForget(st.records.list(), p.trace)
 	for _, a := range anns {
 		if a.TurnID == gone.ID || !annotationHolds(p.trace, a) {
 			continue
@@ -249,8 +251,8 @@ func planForget(st *spaceState, gone store.Turn, anns []store.Annotation, now ti
 
 // rebuildEvent rewrites e from its (remaining) members: time span and
 // speakers from the turns, title, summary and keywords by the offline
-// rules. Of what a model wrote, the tags, entities and facts that do not
-// hold the trace (and facts that do not cite the deleted turn) are kept.
+// rules. Facts that cite the deleted turn or hold the trace go; of what a
+// model wrote, the tags and entities that do not hold the trace are kept.
 func rebuildEvent(st *spaceState, b *batch, e *store.Event, tr *trace) {
 	e.Start, e.End = time.Time{}, time.Time{}
 	var speakers []string
@@ -271,8 +273,11 @@ func rebuildEvent(st *spaceState, b *batch, e *store.Event, tr *trace) {
 			speakers = append(speakers, t.Speaker)
 		}
 	}
+	// Facts citing the deleted turn, or holding its words, go whoever wrote
+	// them: an event a model wrote and an earlier delete rebuilt by rules
+	// still holds the model's facts.
+	e.Facts = slices.DeleteFunc(e.Facts, func(f store.Fact) bool { return f.TurnID == tr.id || tr.in(f.Text, f.Time) })
 	if e.Producer != offlineProducer {
-		e.Facts = slices.DeleteFunc(e.Facts, func(f store.Fact) bool { return f.TurnID == tr.id || tr.in(f.Text, f.Time) })
 		e.Tags = tr.keep(e.Tags)
 		for _, x := range tr.keep(e.Entities) {
 			if !slices.Contains(speakers, x) {

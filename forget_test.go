@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -28,7 +29,7 @@ const secret = "hunter2"
 var secretTurns = []higmem.TurnInput{
 	{ID: "b1", SessionID: "S1", Speaker: "Alice", Text: "I opened a new account at the river bank downtown yesterday.", Time: "1:00 pm on 8 May, 2023"},
 	{ID: "b2", SessionID: "S1", Speaker: "Bob", Text: "Nice, which bank did you pick for the account?", Time: "1:01 pm on 8 May, 2023"},
-	{ID: "s1", SessionID: "S1", Speaker: "Alice", Text: "My bank password is " + secret + ", please keep it secret.", Time: "1:02 pm on 8 May, 2023"},
+	{ID: "s1", SessionID: "S1", Speaker: "Alice", Text: "My bank password is " + secret + ", please keep it secret. I love my new flat in Hunter2ville.", Time: "1:02 pm on 8 May, 2023"},
 	{ID: "b3", SessionID: "S1", Speaker: "Bob", Text: "I will not tell anyone about your bank account.", Time: "1:03 pm on 8 May, 2023"},
 	{ID: "h1", SessionID: "S2", Speaker: "Alice", Text: "Let's plan the hiking trip to the mountains next weekend.", Time: "9:00 am on 20 May, 2023"},
 	{ID: "h2", SessionID: "S2", Speaker: "Bob", Text: "Great, I will bring the tent and the maps for hiking.", Time: "9:01 am on 20 May, 2023"},
@@ -155,14 +156,33 @@ func everything(t *testing.T, m *higmem.Memory) map[string]string {
 	var exp bytes.Buffer
 	err = m.Export(ctx, sp, &exp)
 	js("export", exp.String(), err)
+	ps, err := m.Profiles(ctx, sp, higmem.ProfileOptions{})
+	js("profiles", ps, err)
 	return out
+}
+
+// secretRecords returns the profile records of the space that hold the
+// secret (what a model stated of the turn that says it).
+func secretRecords(t *testing.T, s store.Store) []store.ProfileRecord {
+	t.Helper()
+	rs, err := s.ListProfileRecords(t.Context(), sp, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slices.DeleteFunc(rs, func(r store.ProfileRecord) bool {
+		return !strings.Contains(strings.ToLower(r.Value), secret) && !slices.Contains(r.TurnIDs, "s1")
+	})
 }
 
 // TestDeleteForgets adds a turn holding a secret, builds memory, deletes
 // the turn and then finds the secret nowhere: not in what the API shows
-// (events, annotations, history, export, answers), not in the LLM cache,
-// and not in the bytes the store keeps (SQLite's database and log files,
-// every PostgreSQL table), in offline mode and with a (scripted) model.
+// (events, annotations, history, export, answers, profiles), not in the LLM
+// cache, and not in the bytes the store keeps (SQLite's database and log
+// files, every PostgreSQL table, profile records included), in offline mode
+// and with a (scripted) model. Profile records stating the secret are
+// present before the delete in every mode: stated by the model in default
+// mode and in paper mode (with its profile layer on), and stored as a
+// model would have (or an import) in offline mode.
 func TestDeleteForgets(t *testing.T) {
 	backends := []struct {
 		name string
@@ -177,7 +197,7 @@ func TestDeleteForgets(t *testing.T) {
 			t.Run(be.name+"/"+string(mode), func(t *testing.T) {
 				ctx := t.Context()
 				b := be.open(t)
-				o := higmem.Options{Store: b.store, Mode: mode, Embedder: hashing.New(64), BatchSize: 3}
+				o := higmem.Options{Store: b.store, Mode: mode, Embedder: hashing.New(64), BatchSize: 3, PaperProfiles: true}
 				var c *cache.Cache
 				if mode != higmem.ModeOffline {
 					c = cache.New(llmtest.NewScripted(), b.cache, cache.Options{Model: "scripted"})
@@ -185,11 +205,36 @@ func TestDeleteForgets(t *testing.T) {
 					o.MemoryModel = meter.Wrap(llm.RoleMemory, "scripted", c)
 				}
 				m := open(t, o)
-				if _, err := m.Add(ctx, sp, secretTurns); err != nil {
+				addRes, err := m.Add(ctx, sp, secretTurns)
+				if err != nil {
 					t.Fatal(err)
 				}
+				if mode == higmem.ModeOffline {
+					// No model states profile facts offline: store one as a
+					// model would have.
+					err := b.store.Update(ctx, func(tx store.Tx) error {
+						return tx.PutProfileRecord(ctx, sp, store.ProfileRecord{ID: "p-secret", Entity: "Alice", Attribute: "home",
+							Value: "Hunter2ville", TurnIDs: []string{"s1", "b1"}, Producer: "llm:default:test"})
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+				}
+				if rs := secretRecords(t, b.store); len(rs) == 0 {
+					evs, _ := m.Events(ctx, sp)
+					for _, e := range evs {
+						t.Logf("event %s %q %v", e.Event.ID, e.Event.Title, e.Event.TurnIDs)
+					}
+					all, _ := b.store.ListProfileRecords(ctx, sp, "")
+					t.Logf("records %+v", all)
+					for _, c := range addRes.Calls {
+						t.Logf("call %s %s %s cached=%v", c.Operation, c.Check, c.Error, c.Cached)
+					}
+					t.Logf("warnings %q", addRes.Warnings)
+					t.Fatalf("before the delete, no profile record holds %q or cites s1: the test proves nothing for them", secret)
+				}
 				before := everything(t, m)
-				for _, where := range []string{"turns", "events", "history", "export"} {
+				for _, where := range []string{"turns", "events", "history", "export", "profiles"} {
 					if !strings.Contains(strings.ToLower(before[where]), secret) {
 						t.Fatalf("before the delete, %s does not hold %q: the test proves nothing\n%s", where, secret, before[where])
 					}
@@ -200,6 +245,9 @@ func TestDeleteForgets(t *testing.T) {
 
 				if err := m.Delete(ctx, sp, "s1"); err != nil {
 					t.Fatal(err)
+				}
+				if rs := secretRecords(t, b.store); len(rs) != 0 {
+					t.Errorf("after the delete, profile records hold %q or cite s1: %+v", secret, rs)
 				}
 				after := everything(t, m)
 				for where, s := range after {
@@ -233,5 +281,68 @@ func TestDeleteForgets(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestDeletesLeaveNoFactOfADeletedTurn: an event a model wrote facts for is
+// rebuilt by rules after a first delete; a second delete of another member
+// must still take the facts citing that turn with it, so that every fact
+// cites a live turn and an export imports again (it did not: the rebuilt
+// event's producer was the rules', whose facts were left alone).
+func TestDeletesLeaveNoFactOfADeletedTurn(t *testing.T) {
+	ctx := t.Context()
+	turns, _ := example(t)
+	m := open(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: llmtest.NewScripted()})
+	if _, err := m.Add(ctx, sp, turns); err != nil {
+		t.Fatal(err)
+	}
+	// An event with facts citing at least two of its members.
+	evs, err := m.Events(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var victims []string
+	for _, ev := range evs {
+		cited := map[string]bool{}
+		for _, f := range ev.Event.Facts {
+			if f.TurnID != "" && slices.Contains(ev.Event.TurnIDs, f.TurnID) {
+				cited[f.TurnID] = true
+			}
+		}
+		if len(cited) >= 2 && len(ev.Event.TurnIDs) >= 3 {
+			for _, id := range ev.Event.TurnIDs {
+				if cited[id] && len(victims) < 2 {
+					victims = append(victims, id)
+				}
+			}
+			break
+		}
+	}
+	if len(victims) < 2 {
+		t.Fatalf("no event with facts citing two of its turns: %+v", evs)
+	}
+	for _, id := range victims {
+		if err := m.Delete(ctx, sp, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	evs, err = m.Events(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range evs {
+		for _, f := range ev.Event.Facts {
+			if slices.Contains(victims, f.TurnID) {
+				t.Errorf("event %s keeps fact %q citing deleted turn %s", ev.Event.ID, f.Text, f.TurnID)
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := m.Export(ctx, sp, &buf); err != nil {
+		t.Fatal(err)
+	}
+	other := higmem.Space{UserID: "u2"}
+	if _, err := m.Import(ctx, other, &buf); err != nil {
+		t.Errorf("the export of the space after the deletes does not import: %v", err)
 	}
 }

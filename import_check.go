@@ -4,15 +4,18 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/higmem/higmem/store"
 )
 
 // maxImportProblems is how many problems an import error lists.
 const maxImportProblems = 10
 
 // checkImport checks what an import's records refer to before anything is
-// written: every turn an annotation, event, fact or link names must be in
-// the import or already stored in the space; ids are not given twice; times
-// are in range and event spans in order. It returns one ErrInvalidInput
+// written: every turn an annotation, event, fact, link or profile record
+// names must be in the import or already stored in the space; ids are not
+// given twice; times are in range and event spans in order; profile records
+// are complete (store.ProfileRecord.Validate). It returns one ErrInvalidInput
 // listing the first problems with their line numbers, or nil. nos[i] is
 // the line of lines[i]. Caller holds st.mu for reading.
 func checkImport(st *spaceState, lines []exportLine, nos []int) error {
@@ -38,7 +41,7 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 		return ok
 	}
 	badTime := func(t time.Time) bool { return !t.IsZero() && (t.Year() < 1 || t.Year() > 9999) }
-	annLine, eventLine := map[string]int{}, map[string]int{}
+	annLine, eventLine, profileLine := map[string]int{}, map[string]int{}, map[string]int{}
 	// again records id on line no in seen and returns the line it was first
 	// seen on, if any.
 	again := func(seen map[string]int, id string, no int) (int, bool) {
@@ -107,6 +110,22 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 			}
 			if badTime(k.CreatedAt) || badTime(k.InvalidatedAt) {
 				add(no, "link %s -> %s: a time outside the years 1 to 9999", k.Source, k.Target)
+			}
+		case "profile":
+			p := l.Profile
+			if first, ok := again(profileLine, p.ID, no); ok {
+				add(no, "profile record %q given twice (first on line %d)", p.ID, first)
+			}
+			if err := p.Validate(); err != nil {
+				add(no, "profile record %q: %v", p.ID, strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
+			}
+			for _, id := range p.TurnIDs {
+				if id != "" && !known(id) {
+					add(no, "profile record %q cites turn %q, which is neither in the import nor stored", p.ID, id)
+				}
+			}
+			if badTime(p.StatedAt) || badTime(p.CreatedAt) {
+				add(no, "profile record %q: a time outside the years 1 to 9999", p.ID)
 			}
 		}
 	}

@@ -58,6 +58,14 @@ func TestImportRejectsDanglingReferences(t *testing.T) {
 			`{"kind":"event","event":{"id":"e11","turn_ids":["g11"]}}`, `{"kind":"event","event":{"id":"e12","turn_ids":["g12"]}}`),
 			[]string{"12 problems, nothing imported", `line 3: event "e1"`, `line 12: event "e10"`, "; and 2 more"}},
 		{"no header first", impT1 + "\n", []string{"line 1: want a header line first"}},
+		{"profile record cites a missing turn", importLines(impT1, `{"kind":"profile","profile":{"id":"p1","entity":"a","attribute":"home","value":"Lisbon","turn_ids":["t1","ghost"]}}`),
+			[]string{`line 3: profile record "p1" cites turn "ghost", which is neither in the import nor stored`}},
+		{"profile record twice", importLines(impT1, `{"kind":"profile","profile":{"id":"p1","entity":"a","attribute":"home","turn_ids":["t1"]}}`,
+			`{"kind":"profile","profile":{"id":"p1","entity":"a","attribute":"job","turn_ids":["t1"]}}`),
+			[]string{`line 4: profile record "p1" given twice (first on line 3)`}},
+		{"profile record without entity or turns", importLines(impT1, `{"kind":"profile","profile":{"id":"p1","attribute":"home"}}`),
+			[]string{`line 3: profile record "p1": profile record needs an id, an entity and an attribute`}},
+		{"profile line without its record", importLines(impT1, `{"kind":"profile"}`), []string{"line 3: profile line misses its record"}},
 		{"two values on a line", importLines(impT1 + " " + impT2), []string{"line 2: more than one JSON value"}},
 	}
 	for _, tc := range cases {
@@ -92,13 +100,16 @@ func TestImportResolvesStoredTurns(t *testing.T) {
 	big := strings.Repeat("long words ", 200_000) // a 2.2 MB line
 	in := importLines(`{"kind":"turn","turn":{"id":"t3","speaker":"a","text":"`+big+`"}}`,
 		`{"kind":"event","event":{"id":"e7","title":"x","turn_ids":["t1","t3"],"version":1}}`,
-		`{"kind":"link","link":{"source":"t3","target":"t1","relation":"answers"}}`)
+		`{"kind":"link","link":{"source":"t3","target":"t1","relation":"answers"}}`,
+		`{"kind":"profile","profile":{"id":"p1","entity":"a","attribute":"home","value":"Lisbon","turn_ids":["t1"],"producer":"llm:default:p2"}}`,
+		`{"kind":"profile","profile":{"id":"p0","entity":"a","attribute":"pet","value":"Max (dog)","turn_ids":["t4"]}}`,
+		`{"kind":"turn","turn":{"id":"t4","speaker":"a","text":"my dog Max"}}`)
 	res, err := m.Import(ctx, sp, strings.NewReader(in))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Turns != 1 || res.Events != 1 || res.Links != 1 {
-		t.Errorf("import result %+v; want 1 turn, 1 event, 1 link", res)
+	if res.Turns != 2 || res.Events != 1 || res.Links != 1 || res.Profiles != 2 {
+		t.Errorf("import result %+v; want 2 turns, 1 event, 1 link, 2 profile records", res)
 	}
 	got, err := m.Get(ctx, sp, "t3")
 	if err != nil || got.Text != big {

@@ -90,6 +90,7 @@ type loading struct {
 	linkMap           map[string][]store.Link
 	eventSeq          int
 	lastEvent         string
+	records           *profileRecords
 }
 
 // readTurns reads the turns, then indexes their text while another
@@ -171,9 +172,9 @@ func (l *loading) readWindowVectors() {
 	l.wmat, l.wok = storedMatrix(l.wvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
 }
 
-// readEvents reads the events (indexing their text), the links and the
-// event vectors, then builds event membership once the turn positions are
-// known.
+// readEvents reads the events (indexing their text), the links, the profile
+// records and the event vectors, then builds event membership once the turn
+// positions are known.
 func (l *loading) readEvents() {
 	sp, ctx := l.st.space, l.ctx
 	if l.events, l.errs[3] = l.r.ListEvents(ctx, sp); l.errs[3] != nil {
@@ -188,6 +189,11 @@ func (l *loading) readEvents() {
 	if l.links, l.errs[3] = l.r.ListLinks(ctx, sp, nil); l.errs[3] != nil {
 		return
 	}
+	var rs []store.ProfileRecord
+	if rs, l.errs[3] = l.r.ListProfileRecords(ctx, sp, ""); l.errs[3] != nil {
+		return
+	}
+	l.records = newProfileRecords(rs)
 	if vi, ok := l.r.(store.VectorsIntoReader); ok && l.emb != nil {
 		epos := make(map[string]int, len(events))
 		for i, e := range events {
@@ -258,12 +264,14 @@ func (l *loading) install() error {
 	st.links = l.linkMap
 	st.turnLex, st.eventLex = l.turnLex, l.eventLex
 	st.eventSeq, st.lastEvent = l.eventSeq, l.lastEvent
+	st.records = l.records
 	for _, a := range l.anns {
 		if i, ok := st.pos[a.TurnID]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)
 		}
 	}
 	st.annLoaded.Store(l.eager)
+	st.recBytes = st.recordBytes()
 	st.turnVec, st.winVec, st.eventVec = vec.Matrix{}, vec.Matrix{}, vec.Matrix{}
 	if emb := l.emb; emb != nil {
 		tmat, wmat, emat := l.tmat, l.wmat, l.emat
@@ -387,6 +395,7 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 		}
 	}
 	st.annLoaded.Store(true)
+	st.size.Store(st.estimateSize())
 	return nil
 }
 

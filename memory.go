@@ -214,12 +214,13 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 
 // Delete removes a turn with its annotation, vector and links, and forgets
 // it: the events it belonged to are rebuilt from their remaining turns (an
-// event left empty is deleted), any other derived record repeating its
-// text is rebuilt by the offline rules, history entries that held its text
-// keep only that a change happened, the LLM response cache drops replies
-// repeating it, and a store that can (store.Purger) purges its files. Every
-// change is recorded in the history; docs/PRIVACY.md says what is
-// guaranteed.
+// event left empty is deleted), the profile records citing it go (those
+// with other evidence are stored again without it), any other derived
+// record repeating its text is rebuilt by the offline rules (or, for a
+// profile record, removed), history entries that held its text keep only
+// that a change happened, the LLM response cache drops replies repeating
+// it, and a store that can (store.Purger) purges its files. Every change
+// is recorded in the history; docs/PRIVACY.md says what is guaranteed.
 //
 // The plan of what to rebuild is made from the cached space; when another
 // writer committed to the space before Delete took the store's lock, it is
@@ -239,7 +240,8 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	if err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}
-	m.invalidate(sp)
+	// The next use of the space catches up from the journal (catchUp),
+	// which holds the delete and the records it rewrote.
 	if err := m.afterDelete(ctx, plan.trace); err != nil {
 		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
 	}
@@ -291,6 +293,9 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 			return err
 		}
 		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
+			return err
+		}
+		if err := plan.profiles.apply(ctx, tx, sp, now); err != nil {
 			return err
 		}
 		for _, eid := range plan.dropped {

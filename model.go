@@ -86,6 +86,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 			{Role: "user", Content: p.User},
 		},
 		Schema:     p.Schema,
+		Constraint: p.Constraint,
 		SchemaName: p.Name,
 		Operation:  p.Name,
 		MaxTokens:  prompt.MaxTokens(name, items(data)),
@@ -131,8 +132,6 @@ func items(data any) int {
 			n += len(e.Turns)
 		}
 		return n
-	case prompt.EventUpdatesData:
-		return len(d.Events)
 	}
 	return 1
 }

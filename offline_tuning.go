@@ -65,10 +65,10 @@ const (
 
 	// turnBM25B is the length normalisation b of the turns' BM25 index
 	// (bm25.Options.B: 0 is the library's 0.75, negative is none), read
-	// by every mode's turn search. Messages are short and rarely repeat a
-	// word, so normalising by length mostly punishes the messages that say
-	// more.
-	turnBM25B = -1.0
+	// by every mode's turn search: how much a long message's matches are
+	// discounted for its length. The library's 0.75 stays; no length
+	// normalisation was tried (branch offline) and is not measured here.
+	turnBM25B = 0.0
 
 	// Keywords and summaries.
 	keywordsPerTurn   = 8

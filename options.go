@@ -19,14 +19,16 @@ const (
 	// ModeAuto chooses ModeDefault with an LLM and ModeOffline without.
 	ModeAuto Mode = ""
 	// ModeDefault is higmem's own pipeline: turns are annotated and
-	// assigned to events in batches (about one LLM call per several turns),
-	// and a question takes two sequential LLM rounds (turn selection and
-	// filtering in parallel, then the answer).
+	// assigned to events, and the events written, in batches (one LLM call
+	// per batch of up to BatchSize turns of a session), and a question
+	// takes two sequential LLM calls (one selection over the candidate
+	// events and search hits, then the answer).
 	ModeDefault Mode = "default"
-	// ModePaper reproduces the HiGMem reference: per turn an annotation
-	// call, an affiliation call and one update call per joined event; per
-	// question a query rewrite, per-event turn prediction, a chunked
-	// relevance filter and the answer (four sequential rounds).
+	// ModePaper reproduces the HiGMem reference in its paper setting: per
+	// turn an annotation call, an affiliation call and one update call per
+	// joined event; per question a query rewrite, one turn-prediction call
+	// per candidate event, a chunked relevance filter and the answer (four
+	// sequential rounds). docs/PAPER.md lists what still differs.
 	ModePaper Mode = "paper"
 	// ModeOffline uses no LLM: rule-based annotation, similarity-based
 	// event segmentation and a scored turn selection. Ask returns evidence
@@ -83,22 +85,37 @@ type Options struct {
 	SmallEvent int
 	// BatchSize caps the turns annotated together in default mode
 	// (default 40: most sessions of a conversation are one batch, built
-	// with one build call and one call updating the events it touched).
+	// with one call that also writes the records of the events it
+	// touched).
 	BatchSize int
 	// FilterChunk is how many turns one relevance-filter call judges in
 	// paper mode (default 10); default mode's select call shows up to
 	// that many timeline turns.
 	FilterChunk int
 	// PredictChunk caps the member turns shown in one per-event prediction
-	// call of paper mode (default 40): a larger event is shown in several
-	// calls. Default mode's select call shows each candidate event's 10
-	// members most similar to the question.
+	// call of paper mode. Zero, the default, shows every member of an
+	// event in one call, as the reference does (one call per candidate
+	// event, docs/PAPER.md); a positive value shows a larger event in
+	// several calls, bounding each prompt. Either way a prompt the model
+	// refuses as too long for its context is asked again in halves.
+	// Default mode's select call shows each candidate event's 10 members
+	// most similar to the question.
 	PredictChunk int
 	// PaperLinks turns on A-Mem style links between turns in paper mode:
 	// each turn's annotation call sees the recent window and proposes
 	// links, and retrieval adds the linked turns before the relevance
 	// filter. The other modes neither make nor follow links.
 	PaperLinks bool
+	// PaperProfiles turns on the reference's profile layer in paper mode:
+	// when the main event a turn joins is not the previous turn's, one
+	// call decides whose profile the previous event should update, and
+	// one call per person chosen rewrites their profile summary (citing
+	// turns) and states attribute values, stored as profile records and
+	// merged with the rules' profiles (docs/PROFILES.md). Off by default,
+	// as the reference's paper setting runs without profiles
+	// (--ablation-no-profile). Other modes ignore it; default mode states
+	// profile facts in its build call.
+	PaperProfiles bool
 	// EvidenceTokens is the token budget of the evidence passed to the
 	// answer model (about 4 characters per token). The default is 2000,
 	// except in paper mode, which like the reference passes everything the
@@ -106,8 +123,9 @@ type Options struct {
 	EvidenceTokens int
 	// Location is used for times given without a zone (default UTC).
 	Location *time.Location
-	// CacheBytes bounds the memory of the spaces kept loaded (their turns,
-	// events, vectors and search indexes, as estimated by the engine).
+	// CacheBytes bounds the memory of the spaces kept loaded (the heap their
+	// turns, events, vectors and search indexes take, as estimated by the
+	// engine with an allowance for fragmentation, see docs/CONCURRENCY.md).
 	// When loaded spaces exceed it, the least recently used ones are
 	// dropped and load again from the store on their next use. Zero means
 	// DefaultCacheBytes; negative means no bound. The space in use is
@@ -145,9 +163,11 @@ type Ablations struct {
 	// temporal (no timeline candidates, no date-aware scoring, no temporal
 	// answer instruction) and evidence carries no resolved dates.
 	NoTemporal bool
-	// NoProfiles stops offline retrieval from adding the evidence of
+	// NoProfiles stops retrieval (every mode) from adding the evidence of
 	// profile attributes (the turns stating where a person lives, their
-	// job...) to questions that ask about them.
+	// job...) to questions that ask about them, and default mode's build
+	// call from stating profile facts. Profiles read by the rules stay
+	// available (Memory.Profiles).
 	NoProfiles bool
 }
 
@@ -210,7 +230,6 @@ func (o *Options) setDefaults() {
 	def(&o.SmallEvent, 10)
 	def(&o.BatchSize, 40)
 	def(&o.FilterChunk, 10)
-	def(&o.PredictChunk, 40)
 	o.MaxTurnBytes = capDefault(o.MaxTurnBytes, DefaultMaxTurnBytes)
 	o.MaxBatchTurns = capDefault(o.MaxBatchTurns, DefaultMaxBatchTurns)
 	o.MaxQuestionBytes = capDefault(o.MaxQuestionBytes, DefaultMaxQuestionBytes)

@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -13,9 +14,10 @@ import (
 )
 
 // Profiles: what memory knows about each person of a space, derived by
-// rules from the space's live turns (internal/profile). They are not
-// stored: a space's profiles are computed on first use and kept until a
-// turn is added or deleted, so a deleted turn's facts go with it.
+// rules from the space's live turns and merged with the profile records a
+// model stated (internal/profile). The rules' reading is not stored; a
+// space's profiles are computed on first use and kept until a turn or a
+// record is added or deleted, so a deleted turn's facts go with it.
 
 type (
 	// Profile is what the turns of a space say about one person: a
@@ -27,9 +29,13 @@ type (
 	// pet, partner, relationship, favorite, plan, hometown, relation) with
 	// the values it has held.
 	ProfileAttribute = profile.Attribute
-	// ProfileValue is one value of an attribute, with its evidence turns
-	// and when it held, in conversation time and in stored-at time.
+	// ProfileValue is one value of an attribute, with its evidence turns,
+	// when it held (in conversation time and in stored-at time) and what
+	// stated it (the rules, a model).
 	ProfileValue = profile.Value
+	// ProfileSummary is a model's narrative of a person (paper mode with
+	// Options.PaperProfiles), citing turns.
+	ProfileSummary = profile.Summary
 )
 
 // ProfileOptions selects what Profiles and Profile return. The zero value
@@ -42,19 +48,101 @@ type ProfileOptions struct {
 }
 
 // profileCache holds the derived profiles of a space and the key of the
-// turns they were derived from.
+// turns and records they were derived from.
 type profileCache struct {
 	key turnsKey
 	// turns is the slice the profiles were derived from: holding it keeps
 	// its array alive, so that no later slice of turns can have its
-	// address (key.data).
+	// address (key.data). records is held for the same reason.
 	turns    []store.Turn
+	records  *profileRecords
 	profiles []Profile
+	// deriv is the derivation, which turns appended later extend (it is
+	// at deriv.Read() turns only while no later cache extended it; used
+	// under spaceState.profileMu).
+	deriv *profile.Derivation
+	n     int
+}
+
+// profileRecords is the set of a space's stored profile records, as the
+// statements internal/profile merges. It is never changed once made: a
+// change makes a new one, so that its address identifies its content.
+type profileRecords struct {
+	recs  []store.ProfileRecord
+	stmts []profile.Statement
+	bytes int64 // what they take on the heap (see estimateSize)
+}
+
+// newProfileRecords returns the set holding rs (nil when empty), ordered
+// as the store lists them, by (Entity, ID), so that the profiles merged
+// from them do not depend on how the set was made.
+func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
+	if len(rs) == 0 {
+		return nil
+	}
+	rs = slices.Clone(rs)
+	slices.SortFunc(rs, func(a, b store.ProfileRecord) int {
+		return cmp.Or(strings.Compare(a.Entity, b.Entity), strings.Compare(a.ID, b.ID))
+	})
+	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
+	for i, r := range rs {
+		p.bytes += profileRecordBytes + allocBytes(len(r.ID)) + allocBytes(len(r.Entity)) + allocBytes(len(r.Attribute)) +
+			allocBytes(len(r.Value)) + allocBytes(len(r.Producer)) + stringsBytes(r.TurnIDs)
+		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
+			Turns: r.TurnIDs, Producer: r.Producer}
+	}
+	return p
+}
+
+// list returns the records (nil for a nil set).
+func (p *profileRecords) list() []store.ProfileRecord {
+	if p == nil {
+		return nil
+	}
+	return p.recs
+}
+
+// statements returns the statements (nil for a nil set).
+func (p *profileRecords) statements() []profile.Statement {
+	if p == nil {
+		return nil
+	}
+	return p.stmts
+}
+
+// with returns the set with put added (replacing records of the same id)
+// and the records of ids dropped removed.
+func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profileRecords {
+	if len(put) == 0 && len(drop) == 0 {
+		return p
+	}
+	gone := map[string]bool{}
+	for _, id := range drop {
+		gone[id] = true
+	}
+	last := map[string]int{} // the last put of each id wins, as in the store
+	for i, r := range put {
+		gone[r.ID] = true
+		last[r.ID] = i
+	}
+	var out []store.ProfileRecord
+	for _, r := range p.list() {
+		if !gone[r.ID] {
+			out = append(out, r)
+		}
+	}
+	for i, r := range put {
+		if last[r.ID] == i {
+			out = append(out, r)
+		}
+	}
+	return newProfileRecords(out)
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and
-// only ever appended to the state's slice (a delete reloads the state into
-// a new slice), so the slice's array and length change with every write;
+// only ever appended to the state's slice (a delete, or a turn stored among
+// the others, puts the turns into a new slice, see catchUp), so the slice's
+// array and length change with every write;
 // the sums of sequence numbers and stored-at times and the last turn guard
 // against a slice rebuilt in place all the same. It costs a pass over
 // integers, far less than a derivation (which reads every text).
@@ -143,6 +231,11 @@ func findProfile(ps []Profile, entity string) (Profile, bool) {
 // zero). The result shares nothing with p.
 func asOf(p Profile, t time.Time) Profile {
 	out := Profile{Entity: p.Entity, Speaker: p.Speaker, Attributes: make([]ProfileAttribute, 0, len(p.Attributes))}
+	if p.Summary != nil {
+		s := *p.Summary
+		s.Evidence = slices.Clone(s.Evidence)
+		out.Summary = &s
+	}
 	for _, a := range p.Attributes {
 		vs := a.Values
 		if !t.IsZero() {
@@ -154,6 +247,7 @@ func asOf(p Profile, t time.Time) Profile {
 		c := ProfileAttribute{Name: a.Name, Key: a.Key, Values: make([]ProfileValue, len(vs))}
 		for i, v := range vs {
 			v.Evidence = slices.Clone(v.Evidence)
+			v.Producers = slices.Clone(v.Producers)
 			c.Values[i] = v
 		}
 		out.Attributes = append(out.Attributes, c)
@@ -161,21 +255,51 @@ func asOf(p Profile, t time.Time) Profile {
 	return out
 }
 
-// profiles returns the space's derived profiles, deriving them when the
-// turns changed since the last call. Callers must not modify the result.
-// Caller holds st.mu (for reading is enough).
+// profiles returns the space's profiles, deriving them when the turns or
+// the profile records changed since the last call (only the turns appended
+// since then, when that is all that changed). Callers must not modify the
+// result. Caller holds st.mu (for reading is enough).
 func (st *spaceState) profiles() []Profile {
 	key := keyOf(st.turns)
-	if c := st.profileCache.Load(); c != nil && c.key == key {
+	if c := st.profileCache.Load(); c != nil && c.key == key && c.records == st.records {
 		return c.profiles
 	}
-	ts := make([]profile.Turn, len(st.turns))
-	for i, t := range st.turns {
-		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
+	st.profileMu.Lock()
+	defer st.profileMu.Unlock()
+	old := st.profileCache.Load()
+	if old != nil && old.key == key && old.records == st.records {
+		return old.profiles // another reader derived them meanwhile
 	}
-	c := &profileCache{key: key, turns: st.turns, profiles: profile.Derive(ts)}
+	c := &profileCache{key: key, turns: st.turns, records: st.records, n: len(st.turns)}
+	stmts := st.records.statements()
+	// Turns appended since the last derivation (the usual case: each
+	// batch) are read alone; anything else reads every turn again.
+	if old != nil && old.deriv != nil && old.deriv.Read() == old.n && old.n <= len(st.turns) && samePrefix(keyOf(st.turns[:old.n]), old.key) {
+		if ps, ok := old.deriv.Extend(profileTurns(st.turns[old.n:]), stmts); ok {
+			c.deriv, c.profiles = old.deriv, ps
+		}
+	}
+	if c.deriv == nil {
+		c.deriv, c.profiles = profile.Start(profileTurns(st.turns), stmts)
+	}
 	st.profileCache.Store(c)
 	return c.profiles
+}
+
+// samePrefix reports whether a and b are keys of the same turns, wherever
+// their slices are.
+func samePrefix(a, b turnsKey) bool {
+	a.data, b.data = nil, nil
+	return a == b
+}
+
+// profileTurns returns what the rules read of turns.
+func profileTurns(turns []store.Turn) []profile.Turn {
+	ts := make([]profile.Turn, len(turns))
+	for i, t := range turns {
+		ts[i] = profile.Turn{ID: t.ID, Seq: t.Seq, Speaker: t.Speaker, Text: t.Text, OccurredAt: t.OccurredAt, RecordedAt: t.RecordedAt}
+	}
+	return ts
 }
 
 // profileWords map question words to the profile attributes they ask
@@ -204,15 +328,37 @@ func init() {
 var pastWords = map[string]bool{"before": true, "previously": true, "used": true, "formerly": true, "former": true,
 	"originally": true, "old": true, "earlier": true, "past": true, "first": true, "previous": true}
 
-// addProfileEvidence adds, for a question that names a person with a
-// profile and an attribute word ("Where does Ana live?"), the evidence turns
-// of the attribute's current value (with RetrieveOptions.AsOf, the value
-// memory held then; with a word like "before", the earlier values too) as
-// candidates with the source "profile", scored like the best candidate so
-// far. Caller holds st.mu.
+// addProfileEvidence adds the profile evidence of the question (see
+// profileEvidence) as candidates with the source "profile", scored like the
+// best candidate so far, and records them as the "profile" stage (offline
+// retrieval). Caller holds st.mu.
 func (q *query) addProfileEvidence() {
-	if len(q.info.Entities) == 0 {
+	ids := q.profileEvidence()
+	if len(ids) == 0 {
 		return
+	}
+	top := 1.0
+	if len(q.cand) > 0 {
+		top = 0
+		for _, ev := range q.cand {
+			top = max(top, ev.Score)
+		}
+	}
+	for _, id := range ids {
+		q.addCand(id, "profile", top)
+	}
+	q.stage("profile", ids)
+}
+
+// profileEvidence returns, for a question that names a person with a
+// profile and an attribute word ("Where does Ana live?"), the evidence
+// turns of the attribute's current value (with RetrieveOptions.AsOf, the
+// value memory held then; with a word like "before", the earlier values
+// too) that the query may see, each once; nil with Ablations.NoProfiles.
+// Caller holds st.mu.
+func (q *query) profileEvidence() []string {
+	if len(q.info.Entities) == 0 || q.noProfiles {
+		return nil
 	}
 	var attrs []string
 	past := false
@@ -225,7 +371,7 @@ func (q *query) addProfileEvidence() {
 		past = past || pastWords[w]
 	}
 	if len(attrs) == 0 {
-		return
+		return nil
 	}
 	ps := q.st.profiles()
 	var ids []string
@@ -249,22 +395,12 @@ func (q *query) addProfileEvidence() {
 			}
 		}
 	}
-	if len(ids) == 0 {
-		return
-	}
-	top := 1.0
-	if len(q.cand) > 0 {
-		top = 0
-		for _, ev := range q.cand {
-			top = max(top, ev.Score)
-		}
-	}
-	var added []string
+	var out []string
 	for _, id := range ids {
-		if !slices.Contains(added, id) {
-			added = append(added, id)
-			q.addCand(id, "profile", top)
+		i, ok := q.st.pos[id]
+		if ok && !slices.Contains(out, id) && (q.keepTurn == nil || q.keepTurn(i)) {
+			out = append(out, id)
 		}
 	}
-	q.stage("profile", added)
+	return out
 }

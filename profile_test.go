@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/llm/llmtest"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -58,11 +59,15 @@ func loadKU(t *testing.T) kuSet {
 	return s
 }
 
-// kuProfiles builds an offline memory of one case and returns its profiles.
-func kuProfiles(t *testing.T, c kuCase, po ProfileOptions) []Profile {
+// kuProfiles builds a memory of one case (offline unless o says
+// otherwise) and returns its profiles.
+func kuProfiles(t *testing.T, c kuCase, o Options, po ProfileOptions) []Profile {
 	t.Helper()
 	ctx := context.Background()
-	m, err := Open(ctx, Options{Mode: ModeOffline})
+	if o.Mode == "" {
+		o.Mode = ModeOffline
+	}
+	m, err := Open(ctx, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,25 +105,48 @@ func values(ps []Profile, entity, label string) (current, past []string) {
 	return
 }
 
-// TestKnowledgeUpdate runs the knowledge-update set in offline mode: for
-// every case the rules can decide, the current and past values (and the
-// values as of the times asked) are the expected ones. The cases marked
+// TestKnowledgeUpdate runs the knowledge-update set. Offline, for every
+// case the rules can decide, the current and past values (and the values
+// as of the times asked) are the expected ones; the cases marked
 // rules_undecidable (the change is implied, never stated) are counted, and
-// what the rules say of them is logged.
+// what the rules say of them is logged. In default mode with the scripted
+// model every case is checked, the whole dialogue in one batch and one
+// turn per batch (where the model sees earlier facts only as what memory
+// knows): the scripted fake is ours (llm/llmtest/people.go), so this proves
+// the plumbing (the build call's people facts, their checks, storage and
+// merging across sources), not what a real model reads.
 func TestKnowledgeUpdate(t *testing.T) {
 	s := loadKU(t)
+	for _, mode := range []struct {
+		name string
+		opts func() Options
+		all  bool // check the cases rules cannot decide too
+	}{
+		{"offline", func() Options { return Options{Mode: ModeOffline} }, false},
+		{"default", func() Options { return Options{Mode: ModeDefault, MemoryModel: llmtest.NewScripted()} }, true},
+		{"default-batch1", func() Options { return Options{Mode: ModeDefault, MemoryModel: llmtest.NewScripted(), BatchSize: 1} }, true},
+	} {
+		t.Run(mode.name, func(t *testing.T) { runKU(t, s, mode.opts, mode.all) })
+	}
+}
+
+// runKU checks the knowledge-update set with memories opened with opts;
+// with all, the cases the rules cannot decide too.
+func runKU(t *testing.T, s kuSet, opts func() Options, all bool) {
 	sortS := cmpopts.SortSlices(func(a, b string) bool { return a < b })
-	decided, undecidable, checks := 0, 0, 0
+	decided, undecidable, checks, byModel := 0, 0, 0, 0
 	for _, c := range s.Cases {
 		t.Run(c.Name, func(t *testing.T) {
-			ps := kuProfiles(t, c, ProfileOptions{})
+			ps := kuProfiles(t, c, opts(), ProfileOptions{})
 			if c.Undecidable != "" {
 				undecidable++
-				for _, e := range c.Expect {
-					cur, _ := values(ps, e.Entity, e.Attribute)
-					t.Logf("undecidable (%s): %s %s: rules say current %q, the dialogue says %q", c.Undecidable, e.Entity, e.Attribute, cur, e.Current)
+				if !all {
+					for _, e := range c.Expect {
+						cur, _ := values(ps, e.Entity, e.Attribute)
+						t.Logf("undecidable (%s): %s %s: rules say current %q, the dialogue says %q", c.Undecidable, e.Entity, e.Attribute, cur, e.Current)
+					}
+					return
 				}
-				return
 			}
 			decided++
 			for _, e := range c.Expect {
@@ -130,9 +158,16 @@ func TestKnowledgeUpdate(t *testing.T) {
 				if d := cmp.Diff(e.Past, past, sortS); d != "" {
 					t.Errorf("%s %s past (-want +got):\n%s", e.Entity, e.Attribute, d)
 				}
+				if p, ok := findProfile(ps, e.Entity); ok {
+					if a, ok := p.Attribute(e.Attribute); ok && slices.ContainsFunc(a.Values, func(v ProfileValue) bool {
+						return slices.ContainsFunc(v.Producers, func(p string) bool { return p != "rules" }) || v.ClosedByProducer != "" && v.ClosedByProducer != "rules"
+					}) {
+						byModel++
+					}
+				}
 				for _, at := range e.AsOf {
 					checks++
-					cur, past := values(kuProfiles(t, c, ProfileOptions{AsOf: at.Time}), e.Entity, e.Attribute)
+					cur, past := values(kuProfiles(t, c, opts(), ProfileOptions{AsOf: at.Time}), e.Entity, e.Attribute)
 					got := append(cur, past...)
 					if d := cmp.Diff(at.Values, got, sortS, cmpopts.EquateEmpty()); d != "" {
 						t.Errorf("%s %s as of %s (-want +got):\n%s", e.Entity, e.Attribute, at.Time.Format(time.DateOnly), d)
@@ -141,7 +176,11 @@ func TestKnowledgeUpdate(t *testing.T) {
 			}
 		})
 	}
-	t.Logf("knowledge update: %d cases, %d decided by rules (%d checks), %d marked undecidable", len(s.Cases), decided, checks, undecidable)
+	if all && byModel == 0 {
+		t.Errorf("no expected attribute holds a value a model stated or closed: the model's facts did not reach the profiles")
+	}
+	t.Logf("knowledge update: %d cases, %d checked (%d checks, %d attributes with a model's value), %d marked undecidable by rules",
+		len(s.Cases), decided, checks, byModel, undecidable)
 }
 
 // TestProfilesDeleteForgets: a deleted turn's facts leave the profile, and
@@ -269,27 +308,44 @@ func TestProfileErrors(t *testing.T) {
 	}
 }
 
+// whereDoesAnaLive asks where Ana lives of a memory opened with o holding
+// movedAmidFiller(n).
+func whereDoesAnaLive(t *testing.T, o Options, n int) *Result {
+	t.Helper()
+	ctx := context.Background()
+	m, err := Open(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	sp := Space{UserID: "u"}
+	if _, err := m.Add(ctx, sp, movedAmidFiller(n)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// movedAmidFiller is Ana's old home ("home-old"), n turns of filler, and
+// her move ("home-new").
+func movedAmidFiller(n int) []TurnInput {
+	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
+	for i := range n {
+		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
+			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
+	}
+	return append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
+}
+
 // TestRetrieveProfileEvidence: offline retrieval of a question about a
 // person's current home adds the turn that states it, and not the one that
 // stated the old home; with Ablations.NoProfiles it does not.
 func TestRetrieveProfileEvidence(t *testing.T) {
-	ctx := context.Background()
-	turns := []TurnInput{{ID: "home-old", Speaker: "Ana", Text: "I live in Porto.", Time: "2023-01-01T10:00:00Z"}}
-	for i := range 40 {
-		turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: []string{"Ana", "Ben"}[i%2],
-			Text: fmt.Sprintf("Filler talk number %d about gardens, weather and where the best coffee is.", i), Time: "2023-02-01T10:00:00Z"})
-	}
-	turns = append(turns, TurnInput{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"})
 	for _, off := range []bool{false, true} {
-		m, _ := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
-		sp := Space{UserID: "u"}
-		if _, err := m.Add(ctx, sp, turns); err != nil {
-			t.Fatal(err)
-		}
-		res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := whereDoesAnaLive(t, Options{Ablations: Ablations{NoProfiles: off}}, 40)
 		ids := res.IDs()
 		if got := slices.Contains(ids, "home-new"); got == off {
 			t.Errorf("NoProfiles=%v: evidence %v, home-new included = %v", off, ids, got)
@@ -297,7 +353,6 @@ func TestRetrieveProfileEvidence(t *testing.T) {
 		if !off && !slices.Contains(res.Trace.Stage("profile"), "home-new") || slices.Contains(res.Trace.Stage("profile"), "home-old") {
 			t.Errorf("NoProfiles=%v: profile stage %v", off, res.Trace.Stage("profile"))
 		}
-		m.Close()
 	}
 }
 
@@ -414,4 +469,26 @@ func BenchmarkRetrieveProfiles(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*len(st.turns)), "ms/turn")
 	})
+}
+
+// TestRetrieveProfileEvidenceLLM: in default and paper mode the turns
+// stating a person's current home join what the model is shown (the select
+// call's turns; the filter's union) as the "profile" stage, and the old
+// home's turn does not; Ablations.NoProfiles turns it off.
+func TestRetrieveProfileEvidenceLLM(t *testing.T) {
+	for _, mode := range []Mode{ModeDefault, ModePaper} {
+		for _, off := range []bool{false, true} {
+			res := whereDoesAnaLive(t, Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Ablations: Ablations{NoProfiles: off}, KTurn: 3, KEvent: 2}, 30)
+			stage, shown := res.Trace.Stage("profile"), res.Trace.Stage("shown")
+			if mode == ModePaper {
+				shown = res.Trace.Stage("union")
+			}
+			switch {
+			case off && stage != nil:
+				t.Errorf("%s, NoProfiles: profile stage %v", mode, stage)
+			case !off && (!slices.Equal(stage, []string{"home-new"}) || !slices.Contains(shown, "home-new")):
+				t.Errorf("%s: profile stage %v, shown %v; want home-new shown to the model", mode, stage, shown)
+			}
+		}
+	}
 }

@@ -182,7 +182,7 @@ func (q *query) fresh() *query {
 	tr.Stages = nil
 	return &query{st: q.st, question: q.question, info: q.info, qv: q.qv, search: q.search, ro: q.ro,
 		keepTurn: q.keepTurn, keepEv: q.keepEv, trace: &tr, rec: q.rec, cand: map[string]*Evidence{},
-		noEvents: q.noEvents, noTemporal: q.noTemporal, sc: q.sc, ctx: q.ctx}
+		noEvents: q.noEvents, noTemporal: q.noTemporal, noProfiles: q.noProfiles, sc: q.sc, ctx: q.ctx}
 }
 
 // analyzeRules analyses a question without an LLM.

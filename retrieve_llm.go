@@ -3,6 +3,7 @@ package higmem
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -90,13 +91,16 @@ func (q *query) timeline(n int) []string {
 }
 
 // eventChunks returns the member turns one event shows its prediction
-// calls (paper mode): every member, in chunks of PredictChunk turns (one
-// call each).
+// calls (paper mode): every member, in one call as the reference does, or
+// in chunks of Options.PredictChunk turns (one call each) when set.
 func (m *Memory) eventChunks(q *query, e store.Event) [][]store.Turn {
 	idx := q.members(e)
 	var out [][]store.Turn
 	for len(idx) > 0 {
-		n := min(len(idx), m.opts.PredictChunk)
+		n := len(idx)
+		if m.opts.PredictChunk > 0 {
+			n = min(n, m.opts.PredictChunk)
+		}
 		chunk := make([]store.Turn, n)
 		for j, i := range idx[:n] {
 			chunk[j] = q.st.turns[i]
@@ -185,26 +189,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	defer q.st.mu.RLock()
 	err := parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
-		var ids []string
-		var err error
-		switch j.kind {
-		case prompt.Predict:
-			var r prompt.PredictReply
-			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
-				Question: q.question, Event: promptEvent(j.event), Turns: promptTurns(j.turns), Part: j.part, Max: predictMax,
-			}, &r)
-			ids = r.TurnIDs
-		case prompt.Select:
-			var r prompt.SelectReply
-			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Select, *j.sel, &r)
-			ids = r.TurnIDs
-		default:
-			var r prompt.FilterReply
-			err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
-				Question: q.question, Turns: promptTurns(j.turns),
-			}, &r)
-			ids = r.RelevantIDs
-		}
+		ids, err := m.askJob(ctx, q, round, j, j.turns)
 		if invalid(err) {
 			j.unusable = true
 			if j.kind == prompt.Select {
@@ -230,6 +215,58 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		q.trace.Rounds++
 	}
 	return err
+}
+
+// askJob makes job j's call showing turns (all of j's, or part of them)
+// and returns the ids the reply chose. A prediction or filter prompt the
+// model refuses as too long for its context (llm.ErrContextLength) is
+// asked again in two halves, down to single turns; a select prompt, or a
+// single turn, that does not fit is an unusable reply (its fallback
+// applies).
+func (m *Memory) askJob(ctx context.Context, q *query, round int, j *llmJob, turns []store.Turn) ([]string, error) {
+	var ids []string
+	var err error
+	switch j.kind {
+	case prompt.Predict:
+		var r prompt.PredictReply
+		err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Predict, prompt.PredictData{
+			Question: q.question, Event: paperEvent(j.event), Turns: promptTurns(turns), Part: j.part, Max: predictMax,
+		}, &r)
+		ids = r.TurnIDs
+	case prompt.Select:
+		var r prompt.SelectReply
+		err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Select, *j.sel, &r)
+		ids = r.TurnIDs
+	default:
+		var r prompt.FilterReply
+		err = m.callModel(ctx, q.rec, llm.RoleMemory, round, prompt.Filter, prompt.FilterData{
+			Question: q.question, Turns: promptTurns(turns),
+		}, &r)
+		ids = r.RelevantIDs
+	}
+	if !errors.Is(err, llm.ErrContextLength) {
+		return ids, err
+	}
+	if j.kind == prompt.Select || len(turns) < 2 {
+		return nil, fmt.Errorf("%w: %w", llm.ErrInvalidOutput, err)
+	}
+	q.rec.note("%s prompt of %d turns over the model's context; asked again in two halves", j.kind, len(turns))
+	h := len(turns) / 2
+	first, err := m.askJob(ctx, q, round, j, turns[:h])
+	if err != nil && !invalid(err) {
+		return nil, err
+	}
+	second, err2 := m.askJob(ctx, q, round, j, turns[h:])
+	if err2 != nil && !invalid(err2) {
+		return nil, err2
+	}
+	switch {
+	case err != nil && err2 != nil:
+		return nil, err // neither half was usable
+	case err != nil || err2 != nil:
+		q.rec.note("%s call unusable, it selected nothing of half its turns: %v", j.kind, errors.Join(err, err2))
+	}
+	return append(first, second...), nil
 }
 
 func (m *Memory) predictJobs(q *query, events []rank.Hit) []*llmJob {
@@ -279,7 +316,10 @@ func jobIDs(jobs []*llmJob, kind string) []string {
 }
 
 // retrievePaper follows the reference: search, one prediction call per
-// candidate event, then a relevance filter over the union in chunks.
+// candidate event, then a relevance filter over the union in chunks. The
+// union also holds the profile evidence of the question (see
+// profileEvidence; the reference's own profile path, off in its paper
+// setting, is not reproduced).
 func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
 	searched := make([]string, len(turns))
@@ -299,6 +339,17 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 		}
 	}
 	union = m.withLinks(q, union)
+	prof := q.profileEvidence()
+	if len(prof) > 0 {
+		// The turns stating what the question asks of a person's profile
+		// go to the filter too.
+		q.stage("profile", prof)
+		for _, id := range prof {
+			if !slices.Contains(union, id) {
+				union = append(union, id)
+			}
+		}
+	}
 	q.stage("union", union)
 	if m.opts.Ablations.NoFilter {
 		for i, id := range union {
@@ -318,8 +369,11 @@ func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
 	}
 	for _, id := range kept {
 		src := "event"
-		if rank[id] > 0 {
+		switch {
+		case rank[id] > 0:
 			src = "search"
+		case slices.Contains(prof, id) && !slices.Contains(predicted, id):
+			src = "profile"
 		}
 		q.addCand(id, src, 1+boost(rank[id]))
 	}
@@ -333,14 +387,29 @@ const (
 	selectMembers = 10
 	// selectMax caps the turns one select call may return.
 	selectMax = 30
+	// selectTokens bounds what a select call shows (its events and turns,
+	// about 4 bytes per token), so that with the answer's evidence budget
+	// (Options.EvidenceTokens, 2,000) a question stays within 5,000 prompt
+	// tokens.
+	selectTokens = 2700
 )
+
+// promptTurnBytes and promptEventBytes are the sizes of a turn's and an
+// event's lines in a prompt, near enough.
+func promptTurnBytes(t prompt.Turn) int {
+	return len(t.ID) + len(t.Date) + len(t.Speaker) + len(t.Text) + len(t.Note) + 8
+}
+
+func promptEventBytes(e prompt.Event) int { return len(e.ID) + len(e.Title) + len(e.Summary) + 12 }
 
 // retrieveDefault makes one select call (one round): it shows the
 // candidate events, each with its selectMembers turns closest to the
-// question, then the searched and timeline turns no event showed, and the
-// model picks the evidence, at most selectMax turns. An unusable reply
-// (junk, or only ids that were not shown) leaves the search and timeline
-// hits as the evidence. With NoFilter there is no call: every shown turn is
+// question, then the searched, timeline and profile turns no event showed
+// (see profileEvidence; within selectTokens: fewer members per event, then
+// fewer events, when they would not fit), and the model picks the
+// evidence, at most selectMax turns. An unusable reply (junk, or only ids
+// that were not shown) leaves the search, timeline and profile hits as the
+// evidence. With NoFilter there is no call: every shown turn is
 // evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	turns, events := q.searchStage()
@@ -352,42 +421,76 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	if len(tl) > 0 {
 		q.stage("timeline", tl)
 	}
-	data := &prompt.SelectData{Question: q.question, Max: selectMax}
-	job := &llmJob{kind: prompt.Select, sel: data}
-	shown := map[string]string{} // id → where it was shown: "event", "search" or "timeline"
-	var shownIDs []string
-	for _, h := range events {
-		e := q.st.events[h.Index]
-		se := prompt.SelectEvent{Event: promptEvent(e)}
-		se.Event.Facts = nil
-		for _, t := range q.topMembers(e, selectMembers) {
-			if shown[t.ID] == "" {
-				shown[t.ID] = "event"
-				shownIDs = append(shownIDs, t.ID)
-				se.Turns = append(se.Turns, promptTurn(t))
-				job.turns = append(job.turns, t)
-			}
-		}
-		if len(se.Turns) > 0 {
-			data.Events = append(data.Events, se)
-		}
-	}
 	rank := map[string]int{}
 	for i, id := range searched {
 		rank[id] = i + 1
 	}
-	for _, id := range append(slices.Clone(searched), tl...) {
-		if shown[id] != "" {
-			continue
+	// The turns stating what the question asks of a person's profile
+	// (current value, or the one held as of RetrieveOptions.AsOf) are
+	// shown with the search hits.
+	prof := q.profileEvidence()
+	if len(prof) > 0 {
+		q.stage("profile", prof)
+	}
+	// What the call shows: the candidate events (at most nev), each with
+	// its n members closest to the question, then the searched, timeline
+	// and profile turns no event showed.
+	var data *prompt.SelectData
+	var job *llmJob
+	var shown map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
+	var shownIDs []string
+	show := func(n, nev int) (size int) {
+		data = &prompt.SelectData{Question: q.question, Max: selectMax}
+		job = &llmJob{kind: prompt.Select, sel: data}
+		shown, shownIDs = map[string]string{}, nil
+		for _, h := range events[:nev] {
+			e := q.st.events[h.Index]
+			se := prompt.SelectEvent{Event: promptEvent(e)}
+			se.Event.Facts = nil
+			for _, t := range q.topMembers(e, n) {
+				if shown[t.ID] == "" {
+					shown[t.ID] = "event"
+					shownIDs = append(shownIDs, t.ID)
+					se.Turns = append(se.Turns, promptTurn(t))
+					job.turns = append(job.turns, t)
+				}
+			}
+			if len(se.Turns) > 0 {
+				data.Events = append(data.Events, se)
+				size += promptEventBytes(se.Event)
+			}
 		}
-		t, _ := q.st.turn(id)
-		shown[id] = "search"
-		if rank[id] == 0 {
-			shown[id] = "timeline"
+		for _, id := range slices.Concat(searched, tl, prof) {
+			if shown[id] != "" {
+				continue
+			}
+			t, _ := q.st.turn(id)
+			switch {
+			case rank[id] > 0:
+				shown[id] = "search"
+			case slices.Contains(tl, id):
+				shown[id] = "timeline"
+			default:
+				shown[id] = "profile"
+			}
+			shownIDs = append(shownIDs, id)
+			data.Turns = append(data.Turns, promptTurn(t))
+			job.turns = append(job.turns, t)
 		}
-		shownIDs = append(shownIDs, id)
-		data.Turns = append(data.Turns, promptTurn(t))
-		job.turns = append(job.turns, t)
+		for _, t := range job.turns {
+			size += promptTurnBytes(promptTurn(t))
+		}
+		return size
+	}
+	// Within the budget: fewer members per event first, then fewer
+	// events; the searched, timeline and profile turns always show.
+	n, nev := selectMembers, len(events)
+	for show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
+		if n > 1 {
+			n--
+		} else {
+			nev--
+		}
 	}
 	q.stage("shown", shownIDs)
 	selected := shownIDs
@@ -400,7 +503,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 			// The model's reply said nothing usable: the search (and
 			// timeline) hits are the evidence, as without the call.
 			selected = nil
-			for _, id := range append(slices.Clone(searched), tl...) {
+			for _, id := range slices.Concat(searched, tl, prof) {
 				if !slices.Contains(selected, id) {
 					selected = append(selected, id)
 				}

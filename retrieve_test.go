@@ -181,7 +181,8 @@ func TestEvidenceCarriesResolvedDates(t *testing.T) {
 }
 
 // oneEvent wraps the scripted model so that construction puts every turn
-// into a single event, and records the largest predict prompt.
+// into a single event (default mode's build_batch, paper mode's
+// affiliate), and records the largest select or predict prompt.
 type oneEvent struct {
 	inner    llm.Model
 	maxShown atomic.Int64
@@ -207,9 +208,20 @@ func (o *oneEvent) Complete(ctx context.Context, r llm.Request) (llm.Response, e
 		for _, t := range rep["turns"].([]any) {
 			t.(map[string]any)["events"] = []string{target}
 		}
-		rep["new_events"] = []map[string]string{{"label": "new:1", "title": "everything"}}
+		// One record for it, summing up the fake's records.
+		var sum []string
+		for _, r := range rep["events"].([]any) {
+			sum = append(sum, r.(map[string]any)["summary"].(string))
+		}
+		rep["events"] = []map[string]string{{"id": target, "title": "everything", "summary": strings.Join(sum, " ")}}
 		b, _ := json.Marshal(rep)
 		resp.Content = string(b)
+	case "affiliate":
+		// The last updated event, once there is one.
+		if _, after, ok := strings.Cut(user, "Most recently updated event:\n(event "); ok {
+			id, _, _ := strings.Cut(after, ")")
+			resp.Content = `{"affiliations":["` + id + `"]}`
+		}
 	case "select":
 		// The turn lines under the event's "Its turns:".
 		_, after, _ := strings.Cut(user, "Its turns:\n")

@@ -41,6 +41,9 @@ type spaceState struct {
 	// mu guards every field below.
 	mu     sync.RWMutex
 	loaded bool
+	// recBytes is what the records' contents take on the heap (see
+	// estimateSize): their strings and lists, kept as records come and go.
+	recBytes int64
 	// torn is set when the state was read while the space changed (its
 	// reads may not be one snapshot): it is then loaded afresh, never
 	// caught up, on its next refresh.
@@ -73,9 +76,17 @@ type spaceState struct {
 	annLoaded atomic.Bool
 	reader    store.Reader
 
-	// profileCache holds the profiles derived from turns (see
-	// spaceState.profiles); it is checked against the turns on every use.
+	// records holds the space's stored profile records (what a model
+	// stated about a person), nil when there are none; it is replaced,
+	// never changed in place, whenever they change (guarded by mu).
+	records *profileRecords
+
+	// profileCache holds the profiles derived from turns and records (see
+	// spaceState.profiles); it is checked against both on every use.
 	profileCache atomic.Pointer[profileCache]
+	// profileMu serialises deriving them (a derivation is extended in
+	// place).
+	profileMu sync.Mutex
 
 	// scratch holds *scratch buffers for queries (see getScratch). It is
 	// a pointer so that the runtime's list of pools does not keep the
@@ -115,6 +126,8 @@ type turnInfo struct {
 	// words is the number of words of each turn's content, and winStart
 	// the index of the first turn of its window (window.go).
 	words, winStart []int32
+	// refBytes is what timeRefs take on the heap (see estimateSize).
+	refBytes int64
 }
 
 // newTurnInfo returns an empty turnInfo with room for n turns.
@@ -136,7 +149,15 @@ func newTurnInfo(n int) turnInfo {
 
 // add appends the facts of turn t.
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
-	sp := strings.ToLower(t.Speaker)
+	ti.addFacts(strings.ToLower(t.Speaker), prev != nil && prev.SessionID == t.SessionID,
+		strings.Contains(t.Text, "?"), hasNumber(content(t)), wordCount(&t))
+}
+
+// addFacts appends a turn said by speaker sp (lower-cased), in the
+// session of the turn before or not, asking a question or not, mentioning
+// a number or not, of so many words; without time expressions or an event
+// yet.
+func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, words int) {
 	id, ok := ti.speakerID[sp]
 	if !ok {
 		id = int32(len(ti.speakers))
@@ -145,19 +166,20 @@ func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	}
 	ti.timeRefs = append(ti.timeRefs, nil)
 	ti.dated = append(ti.dated, false)
-	ti.sameSession = append(ti.sameSession, prev != nil && prev.SessionID == t.SessionID)
-	ti.question = append(ti.question, strings.Contains(t.Text, "?"))
-	ti.number = append(ti.number, hasNumber(content(t)))
+	ti.sameSession = append(ti.sameSession, sameSession)
+	ti.question = append(ti.question, question)
+	ti.number = append(ti.number, number)
 	ti.event = append(ti.event, -1)
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
-	ti.words = append(ti.words, int32(wordCount(&t)))
+	ti.words = append(ti.words, int32(words))
 	ti.addRun(len(ti.speaker) - 1)
 	ti.addWindow(len(ti.speaker) - 1)
 }
 
 // setTimeRefs records the time expressions of turn i's annotation.
 func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
+	ti.refBytes += timeRefsBytes(refs) - timeRefsBytes(ti.timeRefs[i])
 	ti.timeRefs[i] = refs
 	ti.dated[i] = len(refs) > 0
 }
@@ -225,6 +247,7 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 		st.info.add(t, prev)
 		st.pos[t.ID] = len(st.turns)
 		st.turns = append(st.turns, t)
+		st.recBytes += turnBytes(&t)
 		if vs != nil {
 			if st.turnVec.Dim == 0 {
 				st.turnVec.Dim = len(vs[i])
@@ -245,7 +268,9 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 func (st *spaceState) putEvent(e store.Event, v []float32) {
 	i, ok := st.evPos[e.ID]
 	var old []string
+	st.recBytes += eventBytes(&e)
 	if ok {
+		st.recBytes -= eventBytes(&st.events[i])
 		old = st.events[i].TurnIDs
 		for _, id := range old {
 			st.eventsOf[id] = slices.DeleteFunc(st.eventsOf[id], func(x string) bool { return x == e.ID })
@@ -300,21 +325,30 @@ func (st *spaceState) refreshEvent(turnID string) {
 }
 
 // addLink indexes a link under both of its ends. Caller holds st.mu.
-func (st *spaceState) addLink(l store.Link) { addLink(st.links, l) }
+func (st *spaceState) addLink(l store.Link) {
+	if addLink(st.links, l) {
+		st.recBytes += linkSize(&l)
+	}
+}
 
-// addLink indexes a link under both of its ends in links.
-func addLink(links map[string][]store.Link, l store.Link) {
+// addLink indexes a link under both of its ends in links, and reports
+// whether it was new.
+func addLink(links map[string][]store.Link, l store.Link) bool {
 	has := func(ls []store.Link) bool {
 		return slices.ContainsFunc(ls, func(x store.Link) bool {
 			return x.Source == l.Source && x.Target == l.Target && x.Relation == l.Relation
 		})
 	}
+	added := false
 	if !has(links[l.Source]) {
 		links[l.Source] = append(links[l.Source], l)
+		added = true
 	}
 	if l.Target != l.Source && !has(links[l.Target]) {
 		links[l.Target] = append(links[l.Target], l)
+		added = true
 	}
+	return added
 }
 
 // turn returns the turn with the given id. Caller holds st.mu.

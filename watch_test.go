@@ -38,7 +38,8 @@ func (s *watchedStore) Update(ctx context.Context, fn func(store.Tx) error) erro
 	return nil
 }
 
-// spyTx records the spaces a transaction writes turns to.
+// spyTx records the spaces a transaction writes turns to or deletes
+// turns from.
 type spyTx struct {
 	store.Tx
 	touched *[]store.Space
@@ -47,6 +48,11 @@ type spyTx struct {
 func (t spyTx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 	*t.touched = append(*t.touched, tr.Space)
 	return t.Tx.PutTurn(ctx, tr)
+}
+
+func (t spyTx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
+	*t.touched = append(*t.touched, sp)
+	return t.Tx.DeleteTurn(ctx, sp, id)
 }
 
 func (s *watchedStore) Watch(ctx context.Context, changed func(store.Space)) error {
@@ -64,23 +70,28 @@ func (s *watchedStore) Watch(ctx context.Context, changed func(store.Space)) err
 	}
 }
 
+// watchedPair opens two memories on one watched store, as two processes
+// on one database whose writes each hears.
+func watchedPair(t *testing.T) (a, b *higmem.Memory) {
+	t.Helper()
+	st := &watchedStore{Store: memstore.New()}
+	for _, m := range []**higmem.Memory{&a, &b} {
+		var err error
+		if *m, err = higmem.Open(t.Context(), higmem.Options{Store: st}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { (*m).Close() })
+	}
+	return a, b
+}
+
 // TestWatchCatchesUpBeforeTheRead: memory A has a space loaded; memory B
 // (another process) writes to it; A's watcher hears of it and catches the
 // space up in the background, so that A's next read finds it current and
 // has nothing left to catch up.
 func TestWatchCatchesUpBeforeTheRead(t *testing.T) {
 	ctx := t.Context()
-	st := &watchedStore{Store: memstore.New()}
-	a, err := higmem.Open(ctx, higmem.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := higmem.Open(ctx, higmem.Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := watchedPair(t)
 	sp := higmem.Space{UserID: "alice"}
 	if _, err := a.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Alice", Text: "I adopted a greyhound called Biscuit."}}); err != nil {
 		t.Fatal(err)
@@ -111,5 +122,47 @@ func TestWatchCatchesUpBeforeTheRead(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("B's turn not retrieved through A: %+v", res.Evidence)
+	}
+}
+
+// TestWatchCatchesUpDeletesInPlace: memory B (another process) deletes a
+// turn of a space A has loaded; A's watcher applies the delete from the
+// store's journal in the background, in place (no reload), so that A's
+// next read neither catches up nor sees the turn.
+func TestWatchCatchesUpDeletesInPlace(t *testing.T) {
+	ctx := t.Context()
+	a, b := watchedPair(t)
+	sp := higmem.Space{UserID: "alice"}
+	if _, err := a.Add(ctx, sp, []higmem.TurnInput{
+		{ID: "keep", Speaker: "Alice", Text: "I adopted a greyhound called Biscuit."},
+		{ID: "gone", Speaker: "Alice", Text: "Biscuit runs on the beach at Matosinhos."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Retrieve(ctx, sp, "Biscuit", higmem.RetrieveOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	watched, inPlace := higmem.WatchCatchUps(a), higmem.CatchUps(a)
+	if err := b.Delete(ctx, sp, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	for higmem.WatchCatchUps(a) == watched { // no read on a meanwhile
+		time.Sleep(time.Millisecond)
+	}
+	if higmem.CatchUps(a) == inPlace {
+		t.Error("the watcher loaded the space afresh instead of applying the delete in place")
+	}
+	reads := higmem.CatchUps(a)
+	res, err := a.Retrieve(ctx, sp, "Where does Biscuit run?", higmem.RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := higmem.CatchUps(a); got != reads {
+		t.Errorf("the read caught up %d more time(s): the watcher left the space behind", got-reads)
+	}
+	for _, e := range res.Evidence {
+		if e.Turn.ID == "gone" {
+			t.Errorf("the deleted turn is still retrieved through A: %+v", e)
+		}
 	}
 }

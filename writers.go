@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
 
@@ -113,6 +114,9 @@ func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.T
 			return m.buildOffline(ctx, st, c, res)
 		}
 		err = m.build(ctx, st, c, rec, res)
+		if errors.Is(err, llm.ErrContextLength) {
+			return m.tooLong(ctx, st, c, pending, rec, res)
+		}
 		if !errors.Is(err, errMoved) {
 			return err
 		}
@@ -120,6 +124,26 @@ func (m *Memory) addChunk(ctx context.Context, st *spaceState, pending []store.T
 			return err
 		}
 	}
+}
+
+// tooLong adds a batch whose build prompt the model refused as too long
+// for its context, even compacted: in two halves, each built on its own
+// (and split again if need be); a single turn is placed by offline
+// construction, with a note.
+func (m *Memory) tooLong(ctx context.Context, st *spaceState, c *chunk, pending []store.Turn, rec *recorder, res *AddResult) error {
+	if len(pending) > 1 {
+		half := len(pending) / 2
+		rec.note("batch from %s: prompt over the model's context; built in two halves", c.turns[0].ID)
+		if err := m.addChunk(ctx, st, pending[:half], rec, res); err != nil {
+			return err
+		}
+		return m.addChunk(ctx, st, pending[half:], rec, res)
+	}
+	rec.note("turn %s: prompt over the model's context even alone; placed by offline segmentation", c.turns[0].ID)
+	if m.opts.Ablations.NoEvents {
+		return m.buildTurnsOnly(ctx, st, c, res)
+	}
+	return m.buildOffline(ctx, st, c, res)
 }
 
 // commitWith commits batch b. When the space moved since b's state
@@ -180,12 +204,9 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 		return nil
 	}
 	// The state moved on by itself (a reader caught up meanwhile, which
-	// then read this batch too) or is stale: report, and let the next use
-	// catch up from the store.
+	// then read this batch too) or is behind: report, and let the next use
+	// catch up from the store's journal.
 	st.report(b, res)
-	if st.version.Load() != head.Next {
-		st.loaded = false
-	}
 	return nil
 }
 
@@ -195,9 +216,8 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head store.Head) (*spaceState, error) {
 	if st.mu.TryLock() {
 		defer st.mu.Unlock()
-		caught, err := m.catchUp(ctx, st, tx)
+		_, caught, err := m.catchUp(ctx, st, tx)
 		if err != nil {
-			st.loaded = false
 			return nil, err
 		}
 		if caught {
@@ -230,6 +250,8 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.turnVec, st.winVec, st.eventVec = ns.turnVec, ns.winVec, ns.eventVec
 	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
+	st.recBytes = ns.recBytes
+	st.records = ns.records
 	st.annLoaded.Store(ns.annLoaded.Load())
 	st.version.Store(ns.version.Load())
 	st.size.Store(ns.estimateSize())
@@ -249,29 +271,32 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	// A load reads on several connections at once; it is one snapshot
-	// when the version did not move while it ran. Else read again (a few
-	// times), and keep the older version, so that the next use and every
-	// commit (which compares versions) know the state may be behind. A
-	// state caught up from reads that were not one snapshot is loaded
-	// afresh the next time.
+	// A catch-up reads the journal in one snapshot, and brings the state
+	// to the version of that snapshot. A load reads on several
+	// connections at once; it is one snapshot when the version did not
+	// move while it ran. Else read again (a few times), and keep the
+	// older version, so that the next use and every commit (which
+	// compares versions) know the state may be behind. A state loaded
+	// from reads that were not one snapshot is loaded afresh the next
+	// time, never caught up.
 	for attempt := 0; ; attempt++ {
 		if st.loaded && st.version.Load() == v {
 			return nil
 		}
-		caught, err := m.catchUp(ctx, st, m.store)
+		at, caught, err := m.catchUp(ctx, st, m.store)
 		if err != nil {
+			return err
+		}
+		if caught {
+			st.version.Store(at)
+			return nil
+		}
+		if err := m.load(ctx, st); err != nil {
 			st.loaded = false
 			return err
 		}
-		if !caught {
-			if err := m.load(ctx, st); err != nil {
-				st.loaded = false
-				return err
-			}
-			st.size.Store(st.estimateSize())
-			st.torn = false
-		}
+		st.size.Store(st.estimateSize())
+		st.torn = false
 		st.loaded = true
 		st.version.Store(v)
 		after, err := m.store.SpaceVersion(ctx, st.space)
@@ -288,182 +313,4 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 		v = after
 		st.version.Store(-1)
 	}
-}
-
-// catchUp applies to st, in place, what other writers appended since st
-// was loaded — new turns after its last Seq with their annotations,
-// vectors and links, and new or changed events — and reports true. It
-// reports false, changing nothing, when they did more than append (a turn
-// or an event is gone, a turn was stored below the last Seq), and the
-// caller loads the space afresh. The reads must see one state of the space
-// (a transaction, or a version that did not move while they ran). Caller
-// holds st.mu for writing, or owns st.
-func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (bool, error) {
-	if !st.loaded || st.torn {
-		return false, nil
-	}
-	sp := st.space
-	var last int64
-	if n := len(st.turns); n > 0 {
-		last = st.turns[n-1].Seq
-	}
-	stats, err := r.Stats(ctx, sp)
-	if err != nil {
-		return false, err
-	}
-	if stats.LastSeq < last || stats.Events < len(st.events) {
-		return false, nil
-	}
-	fresh, err := r.ListTurns(ctx, sp, store.TurnQuery{AfterSeq: last})
-	if err != nil {
-		return false, err
-	}
-	if stats.Turns != len(st.turns)+len(fresh) {
-		return false, nil // something was deleted, or stored below last
-	}
-	// The first and last cached turns are still there as they were (not a
-	// space deleted and written anew meanwhile).
-	for _, i := range []int{0, len(st.turns) - 1} {
-		if len(st.turns) == 0 {
-			break
-		}
-		t, err := r.GetTurn(ctx, sp, st.turns[i].ID)
-		if errors.Is(err, store.ErrNotFound) || (err == nil && (t.Seq != st.turns[i].Seq || !sameTurn(t, st.turns[i]))) {
-			return false, nil
-		}
-		if err != nil {
-			return false, err
-		}
-	}
-	evs, err := r.ListEvents(ctx, sp)
-	if err != nil {
-		return false, err
-	}
-	var changed []store.Event
-	seen := 0
-	for _, e := range evs {
-		old, ok := st.event(e.ID)
-		if ok {
-			seen++
-			if old.Version == e.Version && old.UpdatedAt.Equal(e.UpdatedAt) && len(old.TurnIDs) == len(e.TurnIDs) {
-				continue
-			}
-		}
-		changed = append(changed, e)
-	}
-	if seen != len(st.events) {
-		return false, nil // an event is gone
-	}
-	ids := make([]string, len(fresh))
-	for i, t := range fresh {
-		ids[i] = t.ID
-	}
-	var anns []store.Annotation
-	var links []store.Link
-	if len(fresh) > 0 {
-		if anns, err = r.ListAnnotations(ctx, sp, ids); err != nil {
-			return false, err
-		}
-		if links, err = r.ListLinks(ctx, sp, ids); err != nil {
-			return false, err
-		}
-	}
-	var tv, wv, ev [][]float32
-	if emb := m.opts.Embedder; emb != nil {
-		if len(fresh) > 0 {
-			if tv, err = m.vectorsOf(ctx, r, sp, store.VectorTurn, emb.ID(), ids, func(i int) string { return turnEmbedText(fresh[i]) }); err != nil {
-				return false, err
-			}
-			windows := st.windowTexts(fresh)
-			if wv, err = m.vectorsOf(ctx, r, sp, store.VectorWindow, windowEmbedder(emb), ids, func(i int) string { return windows[i] }); err != nil {
-				return false, err
-			}
-		}
-		if len(changed) > 0 {
-			eids := make([]string, len(changed))
-			for i, e := range changed {
-				eids[i] = e.ID
-			}
-			if ev, err = m.vectorsOf(ctx, r, sp, store.VectorEvent, emb.ID(), eids, func(i int) string { return eventText(changed[i]) }); err != nil {
-				return false, err
-			}
-		}
-	}
-	if len(fresh) > 0 {
-		st.addTurns(fresh, tv, wv)
-	}
-	if st.annLoaded.Load() || len(st.turns) < st.limits.eagerAnnotations {
-		for _, a := range anns {
-			if i, ok := st.pos[a.TurnID]; ok {
-				st.info.setTimeRefs(i, a.TimeRefs)
-			}
-		}
-	}
-	for i, e := range changed {
-		var v []float32
-		if ev != nil {
-			v = ev[i]
-		}
-		st.putEvent(e, v)
-	}
-	for _, l := range links {
-		st.addLink(l)
-	}
-	if len(changed) > 0 {
-		latest := &st.events[0]
-		for i := range st.events {
-			if st.events[i].UpdatedAt.After(latest.UpdatedAt) {
-				latest = &st.events[i]
-			}
-		}
-		st.lastEvent = latest.ID
-	}
-	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
-	st.winVec.QuantizeFrom(st.limits.quantizeRows)
-	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
-	st.size.Store(st.estimateSize())
-	m.catchUps.Add(1)
-	return true, nil
-}
-
-// vectorsOf returns the stored vectors of the given ids made by the
-// memory's embedder (stored under embedder id embID), in order, embedding
-// (without storing) those missing.
-func (m *Memory) vectorsOf(ctx context.Context, r store.Reader, sp store.Space, kind store.VectorKind, embID string, ids []string, text func(i int) string) ([][]float32, error) {
-	emb := m.opts.Embedder
-	stored, err := r.ListVectors(ctx, sp, kind, embID)
-	if err != nil {
-		return nil, err
-	}
-	byID := make(map[string][]float32, len(ids))
-	want := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		want[id] = true
-	}
-	for _, v := range stored {
-		if want[v.ID] && len(v.Values) == emb.Dim() {
-			byID[v.ID] = v.Values
-		}
-	}
-	out := make([][]float32, len(ids))
-	var missing []int
-	var texts []string
-	for i, id := range ids {
-		if v, ok := byID[id]; ok {
-			out[i] = v
-			continue
-		}
-		missing = append(missing, i)
-		texts = append(texts, text(i))
-	}
-	if len(missing) > 0 {
-		vs, err := m.embed(ctx, texts)
-		if err != nil {
-			return nil, err
-		}
-		for j, i := range missing {
-			out[i] = vs[j]
-		}
-	}
-	return out, nil
 }

@@ -230,13 +230,26 @@ type Profile struct {
 	Speaker bool `json:"speaker"`
 	// Attributes are sorted by name and key.
 	Attributes []ProfileAttribute `json:"attributes"`
+	// Summary is a model's narrative of the person (paper mode's profile
+	// layer), when one was written.
+	Summary *ProfileSummary `json:"summary,omitempty"`
+}
+
+// ProfileSummary is a model's narrative of a person, citing turns as
+// [turn id].
+type ProfileSummary struct {
+	Text string `json:"text"`
+	// Evidence lists the turns the text cites.
+	Evidence []string `json:"evidence"`
+	Producer string   `json:"producer,omitempty"`
 }
 
 // ProfileAttribute is one attribute of a profile with the values it has
 // held, oldest first.
 type ProfileAttribute struct {
 	// Name is home, hometown, job, employer, pet, partner, relationship,
-	// favorite, plan or relation.
+	// favorite, plan or relation, or a model's own lower-case key
+	// ("hobby").
 	Name string `json:"name"`
 	// Key qualifies a favorite ("book").
 	Key    string         `json:"key,omitempty"`
@@ -253,6 +266,13 @@ type ProfileValue struct {
 	// Evidence lists the turns that state the value.
 	Evidence []string `json:"evidence"`
 	ClosedBy string   `json:"closed_by,omitempty"`
+	// ClosedByProducer names what read the closing turn so: "rules" or a
+	// model's producer.
+	ClosedByProducer string `json:"closed_by_producer,omitempty"`
+	// Producers names what stated the value: "rules" (the offline rules)
+	// and the producers of the models that stated it (such as
+	// "llm:default:p3").
+	Producers []string `json:"producers"`
 	// ValidFrom and ValidTo bound the value in conversation time (when
 	// its turns were said); RecordedFrom and RecordedTo in stored-at time.
 	// Absent bounds are unknown or open.
@@ -266,7 +286,8 @@ type ProfileValue struct {
 type Change struct {
 	// Seq increases within the space.
 	Seq int64 `json:"seq"`
-	// Kind is "event", "annotation", "link" or "turn".
+	// Kind is "event", "annotation", "link", "turn" or "profile" (a
+	// profile record).
 	Kind string `json:"kind"`
 	// ID is the changed record's id.
 	ID string `json:"id"`
@@ -297,4 +318,7 @@ type ImportResponse struct {
 	Annotations int `json:"annotations"`
 	Events      int `json:"events"`
 	Links       int `json:"links"`
+	// Profiles counts profile records (what a model stated about a
+	// person).
+	Profiles int `json:"profiles"`
 }

@@ -105,7 +105,7 @@ func reask(req Request, first Response, problem error) Request {
 		// The cut reply is left out: it is long, and showing it primes the
 		// model to repeat it.
 		retry.Messages = append(append(make([]Message, 0, len(req.Messages)+1), req.Messages...),
-			Message{Role: "user", Content: Shorter(first.Usage.CompletionTokens, req.Schema)})
+			Message{Role: "user", Content: Shorter(first.Usage.CompletionTokens, req.SentSchema())})
 		switch {
 		case req.MaxTokens > 0:
 			retry.MaxTokens = 2 * req.MaxTokens
@@ -119,7 +119,7 @@ func reask(req Request, first Response, problem error) Request {
 	}
 	retry.Messages = append(append(make([]Message, 0, len(req.Messages)+2), req.Messages...),
 		Message{Role: "assistant", Content: first.Content},
-		Message{Role: "user", Content: Correction(problem, req.Schema)},
+		Message{Role: "user", Content: Correction(problem, req.SentSchema())},
 	)
 	return retry
 }

@@ -10,7 +10,11 @@
 // it pass it to the server; callers then decode the reply with CompleteJSON,
 // which extracts JSON tolerantly, validates it against the schema, asks the
 // model once more with a correction when the reply is unusable, and otherwise
-// returns an error wrapping ErrInvalidOutput.
+// returns an error wrapping ErrInvalidOutput. A Request may also carry a
+// Constraint: the schema narrowed to that one request (ids as enums,
+// counts and lengths bounded), which backends send in place of Schema so
+// that a server enforcing it (a grammar) cannot write outside it, while
+// the reply is still validated against Schema (see Request.Constraint).
 package llm
 
 import (
@@ -67,6 +71,18 @@ type Request struct {
 	// Schema is a JSON Schema (draft 2020-12 subset: type, properties,
 	// required, items, enum) the reply must satisfy. Nil asks for free text.
 	Schema json.RawMessage
+	// Constraint, when set, is the schema sent to the server in place of
+	// Schema: Schema narrowed for this one request (the ids its prompt
+	// shows as enums, counts and string lengths bounded; see
+	// internal/prompt's constrain.go). A server that enforces the schema
+	// it is sent (llama.cpp's grammars) then cannot write outside it. The
+	// reply is still validated against Schema alone: a server that does
+	// not enforce schemas (json_object or plain mode, json_schema without
+	// strict) may break a narrowed bound, and such a reply must reach the
+	// caller's semantic checks, which repair or reject it, rather than fail
+	// validation and be re-asked. A Constraint must therefore only narrow
+	// Schema, never widen or change it. Ignored when Schema is empty.
+	Constraint json.RawMessage
 	// SchemaName names the schema for servers that want one (json_schema
 	// response_format). It also identifies the prompt kind in fakes and logs.
 	SchemaName string
@@ -86,6 +102,15 @@ type Request struct {
 	// Operation labels the call for accounting ("annotate", "affiliate",
 	// "predict", "filter", "answer", ...). It is not sent to the server.
 	Operation string
+}
+
+// SentSchema is the schema to send to the server: Constraint when set (and
+// Schema is), else Schema.
+func (r Request) SentSchema() json.RawMessage {
+	if len(r.Schema) > 0 && len(r.Constraint) > 0 {
+		return r.Constraint
+	}
+	return r.Schema
 }
 
 // Usage counts tokens of one call.

@@ -87,7 +87,7 @@ func badCases() []badCase {
 		{name: "negative after_seq", method: "GET", path: "/v1/turns?user_id=alice&after_seq=-1", status: 400, code: api.CodeInvalidRequest, msg: `after_seq: want 0 or more`},
 		{name: "bad filters JSON", method: "GET", path: "/v1/turns?user_id=alice&filters=" + url.QueryEscape(`{"a":`), status: 400, code: api.CodeInvalidRequest, msg: "filters"},
 		{name: "filters empty condition", method: "GET", path: "/v1/turns?user_id=alice&filters=" + url.QueryEscape(`{"a":{}}`), status: 400, code: api.CodeInvalidRequest, msg: "empty condition"},
-		{name: "bad history kind", method: "GET", path: "/v1/history?user_id=alice&kind=turns", status: 400, code: api.CodeInvalidRequest, msg: `kind: want event, annotation, link or turn, got "turns"`},
+		{name: "bad history kind", method: "GET", path: "/v1/history?user_id=alice&kind=turns", status: 400, code: api.CodeInvalidRequest, msg: `kind: want event, annotation, link, turn or profile, got "turns"`},
 		{name: "negative k_turn", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","k_turn":-1}`, status: 400, code: api.CodeInvalidRequest, msg: "k_turn"},
 		{name: "huge max_evidence", method: "POST", path: "/v1/ask", body: `{"user_id":"alice","question":"x","max_evidence":100000}`, status: 400, code: api.CodeInvalidRequest, msg: "max_evidence"},
 		{name: "empty question", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"  "}`, status: 400, code: api.CodeInvalidInput, msg: "question"},

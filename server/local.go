@@ -390,9 +390,9 @@ func (l *Local) History(ctx context.Context, req api.HistoryRequest) (*api.Histo
 		return nil, err
 	}
 	switch req.Kind {
-	case "", "event", "annotation", "link", "turn":
+	case "", "event", "annotation", "link", "turn", "profile":
 	default:
-		return nil, badRequest("kind: want event, annotation, link or turn, got %q", req.Kind)
+		return nil, badRequest("kind: want event, annotation, link, turn or profile, got %q", req.Kind)
 	}
 	if err := checkID("id", req.ID); err != nil {
 		return nil, err

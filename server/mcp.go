@@ -140,7 +140,8 @@ type deleteArgs struct {
 // deleteOut is api.DeleteResult: {"deleted":"turn","id":...}.
 type deleteOut = api.DeleteResult
 
-// newMCP builds the MCP server: six tools and the event resources.
+// newMCP builds the MCP server: six tools, the event resources and the
+// profile resources.
 func (s *Server) newMCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "higmem", Title: "higmem long-term memory", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: "higmem is long-term memory. Store what the user says with add_memory; before answering " +
@@ -160,21 +161,39 @@ func (s *Server) newMCP() *mcp.Server {
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolDelete, Description: "Delete one remembered turn by id and forget it: its events are rebuilt without it and no stored record keeps its text.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true)}}, tool(s, true, s.toolDelete))
 
-	srv.AddResource(&mcp.Resource{URI: "higmem://events", Name: "events", MIMEType: "application/json",
-		Description: "Every event of the default space, with member turn ids."}, s.readEvents)
-	for _, t := range []*mcp.ResourceTemplate{
-		{URITemplate: "higmem://users/{user_id}/events", Name: "user-events", MIMEType: "application/json",
-			Description: "Every event of a user's space (no agent)."},
-		{URITemplate: "higmem://users/{user_id}/events/{event_id}", Name: "user-event", MIMEType: "application/json",
-			Description: "One event with its member turns (no agent)."},
-		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/events", Name: "agent-events", MIMEType: "application/json",
-			Description: "Every event of a user/agent space."},
-		{URITemplate: "higmem://users/{user_id}/agents/{agent_id}/events/{event_id}", Name: "agent-event", MIMEType: "application/json",
-			Description: "One event of a user/agent space with its member turns."},
-	} {
-		srv.AddResourceTemplate(t, s.readEvents)
-	}
+	addResources(srv, resourceKind{coll: "events", one: "event", item: "event_id", read: s.readEvents,
+		all:  "Every event of the default space, with member turn ids.",
+		list: "Every event of %s.", each: "One event of %s with its member turns."})
+	addResources(srv, resourceKind{coll: "profiles", one: "profile", item: "entity", read: s.readProfiles,
+		all:  "What memory knows about each person of the default space: attributes with their values, evidence turn ids, validity and producers.",
+		list: "Every profile of %s.", each: "One person's profile in %s; the entity is the name, path-escaped."})
 	return srv
+}
+
+// resourceKind describes a collection of resources: higmem://COLL for the
+// default space, and templates for a user's or a user/agent space's
+// collection and items.
+type resourceKind struct {
+	coll, one, item string // "events", "event", "event_id"
+	read            mcp.ResourceHandler
+	// all describes the default space's collection; list and each (with
+	// %s, the space) a space's collection and one item.
+	all, list, each string
+}
+
+// addResources registers the resource and the four templates of k.
+func addResources(srv *mcp.Server, k resourceKind) {
+	srv.AddResource(&mcp.Resource{URI: "higmem://" + k.coll, Name: k.coll, MIMEType: "application/json", Description: k.all}, k.read)
+	for _, sc := range []struct{ name, path, what string }{
+		{"user", "users/{user_id}", "a user's space (no agent)"},
+		{"agent", "users/{user_id}/agents/{agent_id}", "a user/agent space"},
+	} {
+		base := "higmem://" + sc.path + "/" + k.coll
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: base, Name: sc.name + "-" + k.coll, MIMEType: "application/json",
+			Description: fmt.Sprintf(k.list, sc.what)}, k.read)
+		srv.AddResourceTemplate(&mcp.ResourceTemplate{URITemplate: base + "/{" + k.item + "}", Name: sc.name + "-" + k.one, MIMEType: "application/json",
+			Description: fmt.Sprintf(k.each, sc.what)}, k.read)
+	}
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -398,14 +417,16 @@ func (s *Server) toolDelete(ctx context.Context, sc api.Scope, in deleteArgs) (d
 	return *res, nil
 }
 
-// parseEventURI parses higmem://events and the higmem://users/... forms
-// into a space (zero for the default one) and an event id ("" for all).
-func parseEventURI(raw string) (sp higmem.Space, id string, dflt bool, err error) {
+// parseResourceURI parses higmem://COLL and the
+// higmem://users/{user}[/agents/{agent}]/COLL[/{id}] forms of a collection
+// ("events", "profiles") into a space (zero for the default one), dflt, and
+// an id ("" for all).
+func parseResourceURI(raw, coll string) (sp higmem.Space, id string, dflt bool, err error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "higmem" {
 		return sp, "", false, fmt.Errorf("not a higmem URI: %q", raw)
 	}
-	if u.Host == "events" && (u.Path == "" || u.Path == "/") {
+	if u.Host == coll && (u.Path == "" || u.Path == "/") {
 		return sp, "", true, nil
 	}
 	if u.Host != "users" {
@@ -419,14 +440,14 @@ func parseEventURI(raw string) (sp higmem.Space, id string, dflt bool, err error
 		}
 		segs = append(segs, v)
 	}
-	// user/events[/id] or user/agents/agent/events[/id]
+	// user/COLL[/id] or user/agents/agent/COLL[/id]
 	if len(segs) >= 3 && segs[1] == "agents" {
 		sp.AgentID = segs[2]
 		segs = append(segs[:1], segs[3:]...)
 	}
 	switch {
-	case len(segs) == 2 && segs[1] == "events":
-	case len(segs) == 3 && segs[1] == "events":
+	case len(segs) == 2 && segs[1] == coll:
+	case len(segs) == 3 && segs[1] == coll:
 		id = segs[2]
 	default:
 		return sp, "", false, fmt.Errorf("unknown higmem URI: %q", raw)
@@ -464,9 +485,13 @@ func rpcError(err error, uri string) error {
 	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: ae.code + ": " + ae.msg}
 }
 
-func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+// readResource reads a resource of collection coll: it parses and
+// authorizes the URI's space, then renders as JSON what read returns for
+// the space and the id in the URI ("" for the whole collection).
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest, coll string,
+	read func(ctx context.Context, sp higmem.Space, id string) (any, error)) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	sp, id, dflt, err := parseEventURI(uri)
+	sp, id, dflt, err := parseResourceURI(uri, coll)
 	if err != nil {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
@@ -479,23 +504,71 @@ func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (
 	}
 	ctx, done, _ := s.opCtx(ctx, false)
 	defer done()
-	var v any
-	if id == "" {
-		l, err := s.local.Events(ctx, apiScope(sp))
-		if err != nil {
-			return nil, rpcError(err, uri)
-		}
-		v = compactEvents(sp, l, false)
-	} else {
-		e, err := s.local.Event(ctx, apiScope(sp), id)
-		if err != nil {
-			return nil, rpcError(err, uri)
-		}
-		v = compactEvent(sp, *e, true)
+	v, err := read(ctx, sp, id)
+	if err != nil {
+		return nil, rpcError(err, uri)
 	}
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return nil, rpcError(err, uri)
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+func (s *Server) readEvents(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return s.readResource(ctx, req, "events", func(ctx context.Context, sp higmem.Space, id string) (any, error) {
+		if id == "" {
+			l, err := s.local.Events(ctx, apiScope(sp))
+			if err != nil {
+				return nil, err
+			}
+			return compactEvents(sp, l, false), nil
+		}
+		e, err := s.local.Event(ctx, apiScope(sp), id)
+		if err != nil {
+			return nil, err
+		}
+		return compactEvent(sp, *e, true), nil
+	})
+}
+
+// profileURI is the resource URI of one person's profile.
+func profileURI(sp higmem.Space, entity string) string {
+	u := "higmem://users/" + url.PathEscape(sp.UserID)
+	if sp.AgentID != "" {
+		u += "/agents/" + url.PathEscape(sp.AgentID)
+	}
+	return u + "/profiles/" + url.PathEscape(entity)
+}
+
+// mcpProfile is api.Profile with the profile's resource URI.
+type mcpProfile struct {
+	URI string `json:"uri"`
+	api.Profile
+}
+
+// mcpProfiles is the profiles resource of a space.
+type mcpProfiles struct {
+	Profiles []mcpProfile `json:"profiles"`
+}
+
+func (s *Server) readProfiles(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	return s.readResource(ctx, req, "profiles", func(ctx context.Context, sp higmem.Space, entity string) (any, error) {
+		if entity == "" {
+			l, err := s.local.Profiles(ctx, api.ProfilesRequest{Scope: apiScope(sp)})
+			if err != nil {
+				return nil, err
+			}
+			out := mcpProfiles{Profiles: make([]mcpProfile, len(l.Profiles))}
+			for i, p := range l.Profiles {
+				out.Profiles[i] = mcpProfile{URI: profileURI(sp, p.Entity), Profile: p}
+			}
+			return out, nil
+		}
+		p, err := s.local.Profile(ctx, api.ProfilesRequest{Scope: apiScope(sp), Entity: entity})
+		if err != nil {
+			return nil, err
+		}
+		return mcpProfile{URI: profileURI(sp, p.Entity), Profile: *p}, nil
+	})
 }

@@ -129,14 +129,36 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 
 	// Resources: the default space's index, and one event by URI.
 	res, err := cs.ListResources(ctx, nil)
-	if err != nil || len(res.Resources) != 1 || res.Resources[0].URI != "higmem://events" {
+	var uris []string
+	for _, r := range res.Resources {
+		uris = append(uris, r.URI)
+	}
+	slices.Sort(uris)
+	if err != nil || !slices.Equal(uris, []string{"higmem://events", "higmem://profiles"}) {
 		t.Fatalf("resources %+v %v", res, err)
 	}
 	tmpls, err := cs.ListResourceTemplates(ctx, nil)
-	if err != nil || len(tmpls.ResourceTemplates) != 4 {
+	if err != nil || len(tmpls.ResourceTemplates) != 8 {
 		t.Fatalf("templates %+v %v", tmpls, err)
 	}
-	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "higmem://events"})
+	// Profiles: the index links each person's resource, which reads as
+	// the REST profile does.
+	rr, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "higmem://profiles"})
+	if err != nil || len(rr.Contents) != 1 {
+		t.Fatalf("read profiles: %v", err)
+	}
+	var pl mcpProfiles
+	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &pl); err != nil || len(pl.Profiles) != 2 || pl.Profiles[0].Entity != "Carol" ||
+		pl.Profiles[0].URI != profileURI(def, "Carol") || plan(pl.Profiles[0].Profile) != "trip to Lisbon" {
+		t.Fatalf("profiles resource %s: %v", rr.Contents[0].Text, err)
+	}
+	rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: strings.Replace(pl.Profiles[0].URI, "Carol", "carol", 1)})
+	var one mcpProfile
+	if err != nil || json.Unmarshal([]byte(rr.Contents[0].Text), &one) != nil || one.Entity != "Carol" || plan(one.Profile) != "trip to Lisbon" ||
+		!slices.Contains(one.Attributes[0].Values[0].Producers, "rules") {
+		t.Fatalf("profile resource: %+v %v", one, err)
+	}
+	rr, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "higmem://events"})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, evs.Events[0].ID) {
 		t.Fatalf("read events: %+v %v", rr, err)
 	}
@@ -144,8 +166,8 @@ func mcpRoundTrip(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def h
 	if err != nil || len(rr.Contents) != 1 {
 		t.Fatalf("read %s: %v", evs.Events[0].URI, err)
 	}
-	var one mcpEvent
-	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &one); err != nil || one.ID != evs.Events[0].ID || len(one.Turns) == 0 {
+	var oneEv mcpEvent
+	if err := json.Unmarshal([]byte(rr.Contents[0].Text), &oneEv); err != nil || oneEv.ID != evs.Events[0].ID || len(oneEv.Turns) == 0 {
 		t.Fatalf("event resource %s: %v", rr.Contents[0].Text, err)
 	}
 	if _, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: strings.TrimSuffix(evs.Events[0].URI, evs.Events[0].ID) + "e999"}); err == nil {
@@ -264,6 +286,9 @@ func TestMCPHTTP(t *testing.T) {
 			t.Errorf("%s as bob with alice's key: %q", name, e)
 		}
 	}
+	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "higmem://users/bob/profiles"}); err == nil || !strings.Contains(err.Error(), "forbidden") {
+		t.Errorf("reading another user's profiles: %v", err)
+	}
 	if _, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "higmem://users/bob/events"}); err == nil || !strings.Contains(err.Error(), "forbidden") {
 		t.Errorf("bob's events resource with alice's key: %v", err)
 	}
@@ -362,6 +387,8 @@ func mcpBadInput(t *testing.T, cs *mcp.ClientSession, mem *higmem.Memory, def hi
 		code int64
 	}{
 		{"higmem://users/" + def.UserID + "/events/nope", rpcResourceNotFound},
+		{"higmem://users/" + def.UserID + "/profiles/Nobody", rpcResourceNotFound},
+		{"higmem://users/" + long + "/profiles", jsonrpcInvalidParams},
 		{"higmem://users/" + long + "/events", jsonrpcInvalidParams},
 	} {
 		_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: tc.uri})

@@ -1,14 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/llm/llmtest"
 )
 
 // TestProfilesREST drives GET /v1/profiles[/{entity}] through the Go
@@ -97,4 +100,54 @@ func TestProfilesREST(t *testing.T) {
 			t.Errorf("%s was not served", pat)
 		}
 	}
+}
+
+// TestProfilesRESTModel: with a memory model (default mode, the scripted
+// fake), REST shows the values the model stated with their producers, a
+// rules' value closed by a turn only the model read, and its closer; an
+// export carries the records and an import into another space shows the
+// same profile.
+func TestProfilesRESTModel(t *testing.T) {
+	ctx := context.Background()
+	_, ts, _ := start(t, newMem(t, higmem.Options{Mode: higmem.ModeDefault, MemoryModel: llmtest.NewScripted()}), Options{})
+	c := api.NewClient(ts.URL, aliceKey, http.DefaultClient)
+	sc := api.Scope{UserID: "alice"}
+	if _, err := c.Add(ctx, api.AddRequest{UserID: "alice", Turns: []api.TurnInput{
+		{ID: "j1", Speaker: "Jo", Text: "I live in Leeds.", Time: "2023-01-05T08:00:00Z"},
+		{ID: "j2", Speaker: "Jo", Text: "The view from my new flat in York is lovely.", Time: "2023-04-05T08:00:00Z"},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(sc api.Scope) {
+		t.Helper()
+		p, err := c.Profile(ctx, api.ProfilesRequest{Scope: sc, Entity: "Jo"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var hv []api.ProfileValue
+		for _, a := range p.Attributes {
+			if a.Name == "home" {
+				hv = a.Values
+			}
+		}
+		if len(hv) != 2 || hv[0].Value != "Leeds" || hv[0].ClosedBy != "j2" || !strings.HasPrefix(hv[0].ClosedByProducer, "llm:default:") ||
+			!slices.Contains(hv[0].Producers, "rules") || hv[1].Value != "York" || !hv[1].Current ||
+			len(hv[1].Producers) != 1 || !strings.HasPrefix(hv[1].Producers[0], "llm:default:") {
+			t.Fatalf("%s: Jo's home %+v", sc.UserID, hv)
+		}
+	}
+	check(sc)
+	var exp bytes.Buffer
+	if err := c.Export(ctx, sc, &exp); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(exp.String(), `"kind":"profile"`) {
+		t.Fatalf("the export holds no profile record:\n%s", exp.String())
+	}
+	copyScope := api.Scope{UserID: "alice", AgentID: "copy"}
+	res, err := c.Import(ctx, copyScope, &exp)
+	if err != nil || res.Profiles == 0 {
+		t.Fatalf("import: %+v %v", res, err)
+	}
+	check(copyScope)
 }

@@ -167,12 +167,19 @@ func apiProfile(p higmem.Profile) api.Profile {
 		vs := make([]api.ProfileValue, len(a.Values))
 		for j, v := range a.Values {
 			vs[j] = api.ProfileValue{Value: v.Value, Current: v.Current(), Evidence: slices.Clone(v.Evidence), ClosedBy: v.ClosedBy,
+				ClosedByProducer: v.ClosedByProducer, Producers: slices.Clone(v.Producers),
 				ValidFrom: v.ValidFrom, ValidTo: v.ValidTo, RecordedFrom: v.RecordedFrom, RecordedTo: v.RecordedTo}
 			if vs[j].Evidence == nil {
 				vs[j].Evidence = []string{}
 			}
+			if vs[j].Producers == nil {
+				vs[j].Producers = []string{}
+			}
 		}
 		out.Attributes[i] = api.ProfileAttribute{Name: a.Name, Key: a.Key, Values: vs}
+	}
+	if s := p.Summary; s != nil {
+		out.Summary = &api.ProfileSummary{Text: s.Text, Evidence: slices.Clone(s.Evidence), Producer: s.Producer}
 	}
 	return out
 }
@@ -196,7 +203,7 @@ func apiImportResponse(r *higmem.ImportResult) *api.ImportResponse {
 	if r == nil {
 		return nil
 	}
-	return &api.ImportResponse{Turns: r.Turns, Skipped: r.Skipped, Annotations: r.Annotations, Events: r.Events, Links: r.Links}
+	return &api.ImportResponse{Turns: r.Turns, Skipped: r.Skipped, Annotations: r.Annotations, Events: r.Events, Links: r.Links, Profiles: r.Profiles}
 }
 
 // engineSpace is the space of a scope.

@@ -1,6 +1,6 @@
 // Package store defines how higmem persists memory: the record types (turns,
-// annotations, events, links, vectors, history) and the Store interface every
-// backend implements.
+// annotations, events, links, vectors, history, profile records) and the
+// Store interface every backend implements.
 //
 // Implementations live in subpackages: store/sqlite (the default, an embedded
 // pure-Go SQLite file), store/memstore (in memory, for tests and ephemeral
@@ -48,13 +48,32 @@
 // Lock are allowed and still bump the version at commit; Lock is how a
 // writer learns whether the state it built from is still current.
 //
+// # The journal
+//
+// A store keeps, for every space, enough to answer Reader.Changes: what
+// was written after a given version, so that a cache of the space catches
+// up by reading what changed instead of the whole space. Each stored
+// record (turn, annotation, event, link, vector, profile record)
+// remembers the version that last wrote it, and each deleted turn, event
+// or profile record leaves a tombstone (its kind, id and the version that
+// deleted it; never its content). The annotation, vector, links and the
+// profile records citing a deleted turn, and the vector of a deleted
+// event, go with it and leave no tombstone of their own.
+//
+// Tombstones are bounded per space: when a space holds more than the
+// backend's bound, the oldest are dropped and the space's journal floor
+// rises past them. Changes since a version below the floor, or from
+// before a DeleteSpace (or a write the journal did not record, such as
+// one by a build of higmem without it), report Reset: the caller reads
+// the space afresh.
+//
 // # Immutability
 //
 // Turns are what was said and are never rewritten: PutTurn with an existing
 // id and identical content is a no-op, and with different content it fails
-// with ErrConflict. Derived records (annotations, events, links, vectors) can
-// be replaced; each change to them is recorded with AppendHistory by the
-// engine.
+// with ErrConflict. Derived records (annotations, events, links, vectors,
+// profile records) can be replaced; each change to them is recorded with
+// AppendHistory by the engine.
 package store
 
 import (
@@ -63,6 +82,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -214,6 +234,14 @@ const (
 	VectorWindow VectorKind = "window"
 )
 
+// MadeBy reports whether a vector stored under embedder id stored was
+// made by embedder or by an embedder derived from it: an id of embedder,
+// "+" and a variant (window vectors are stored under such an id, so that
+// a change of what a window holds makes them again).
+func MadeBy(stored, embedder string) bool {
+	return embedder != "" && (stored == embedder || strings.HasPrefix(stored, embedder+"+"))
+}
+
 // TurnVectorKinds are the kinds of vector keyed by a turn's id: DeleteTurn
 // removes the turn's vector of each.
 var TurnVectorKinds = []VectorKind{VectorTurn, VectorWindow}
@@ -232,7 +260,7 @@ type Vector struct {
 type Change struct {
 	// Seq is assigned by the store, increasing within the space.
 	Seq    int64  `json:"seq"`
-	Kind   string `json:"kind"`   // "event", "annotation", "link", "turn"
+	Kind   string `json:"kind"`   // "event", "annotation", "link", "turn", "profile"
 	ID     string `json:"id"`     // id of the changed record
 	Action string `json:"action"` // "create", "update", "delete"
 	// Actor names who made the change: a producer string or "user".
@@ -352,6 +380,17 @@ type Reader interface {
 	Spaces(ctx context.Context) ([]Space, error)
 	// Stats summarises one space.
 	Stats(ctx context.Context, space Space) (Stats, error)
+	// ListProfileRecords returns the profile records of one entity (every
+	// record of the space when entity is empty), ordered by (Entity, ID).
+	// Entities are compared exactly.
+	ListProfileRecords(ctx context.Context, space Space, entity string) ([]ProfileRecord, error)
+	// Changes returns what was written to space after version since (a
+	// version SpaceVersion, Tx.Lock or an earlier Changes reported, or 0),
+	// read in one snapshot: see "The journal" and the type Changes.
+	// Vectors are those made by embedder and by the embedders derived from
+	// it (see MadeBy), with the embedder each was made by; none when
+	// embedder is empty.
+	Changes(ctx context.Context, space Space, since int64, embedder string) (Changes, error)
 }
 
 // Writer is the write side of a store, only available inside Update.
@@ -377,8 +416,15 @@ type Writer interface {
 	// zero).
 	AppendHistory(ctx context.Context, space Space, c Change) error
 	// DeleteTurn removes a turn with its annotation, vectors (one of each
-	// of TurnVectorKinds) and links (ErrNotFound when absent). Event membership is the engine's business.
+	// of TurnVectorKinds) and links, and every profile record that cites it
+	// (ErrNotFound when absent). Event membership is the engine's business.
 	DeleteTurn(ctx context.Context, space Space, id string) error
+	// PutProfileRecord stores or replaces the profile record with r.ID
+	// (ErrNotFound when a turn it cites is not stored in the space).
+	PutProfileRecord(ctx context.Context, space Space, r ProfileRecord) error
+	// DeleteProfileRecord removes a profile record (ErrNotFound when
+	// absent).
+	DeleteProfileRecord(ctx context.Context, space Space, id string) error
 	// DeleteSpace removes every record of the space, history included.
 	DeleteSpace(ctx context.Context, space Space) error
 	// Lock takes the write lock of space for the rest of the transaction

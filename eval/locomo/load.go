@@ -280,6 +280,28 @@ func (s *Sample) index() {
 	}
 }
 
+// FirstSessions returns a copy of the sample that keeps its first n
+// sessions (all of them when n <= 0 or the sample has no more), with its own
+// index. Its questions are the sample's, unchanged (so that their indexes
+// stay those of the file); InSlice tells which of them the kept sessions can
+// answer.
+func (s *Sample) FirstSessions(n int) Sample {
+	out := Sample{ID: s.ID, Index: s.Index, SpeakerA: s.SpeakerA, SpeakerB: s.SpeakerB, Sessions: s.Sessions, QA: s.QA}
+	if n > 0 && n < len(s.Sessions) {
+		out.Sessions = s.Sessions[:n]
+	}
+	out.index()
+	return out
+}
+
+// InSlice reports whether every evidence turn of q is a turn of this
+// sample: on a sample cut by FirstSessions, whether the kept sessions hold
+// what q asks about. A question without evidence is never in a slice, as
+// nothing says where its answer lies.
+func (s *Sample) InSlice(q QA) bool {
+	return len(q.Evidence) > 0 && len(s.UnknownEvidence(q)) == 0
+}
+
 // Load reads a LoCoMo JSON file (an array of samples).
 func Load(path string) ([]Sample, error) {
 	f, err := os.Open(path)

@@ -103,7 +103,7 @@ func TestRunReuse(t *testing.T) {
 func TestRunWritersSmall(t *testing.T) {
 	var steps []string
 	r, err := RunWriters(t.Context(), WritersConfig{
-		Sizes: []int{150, 300}, Queries: 5, Foreign: []int{1, 40}, Repeat: 2,
+		Sizes: []int{150, 300}, Queries: 5, Foreign: []int{1, 40}, ForeignDeletes: []int{1, 10}, Repeat: 2,
 		WriterTurns: 80, Spaces: 12, SpaceTurns: 30, CacheBytes: 64 << 10,
 		Dir: t.TempDir(), Progress: func(s string) { steps = append(steps, s) },
 	})
@@ -118,16 +118,21 @@ func TestRunWritersSmall(t *testing.T) {
 			t.Errorf("incomplete version check %+v", v)
 		}
 	}
-	c := r.CatchUp
-	if c == nil {
-		t.Fatal("no catch-up result")
+	if len(r.CatchUp) != 2 {
+		t.Fatalf("catch-up results %+v, want one per size", r.CatchUp)
 	}
-	if c.BaseTurns != 300 || c.Steady <= 0 || c.Reload <= 0 || len(c.Rows) != 2 {
-		t.Fatalf("catch-up %+v", c)
-	}
-	for i, row := range c.Rows {
-		if row.Foreign != []int{1, 40}[i] || row.Times != 2 || row.Search <= 0 {
-			t.Errorf("catch-up row %+v", row)
+	for i, c := range r.CatchUp {
+		if c.BaseTurns != []int{150, 300}[i] || c.Steady <= 0 || c.Reload <= 0 || len(c.Rows) != 6 {
+			t.Fatalf("catch-up %+v", c)
+		}
+		for j, row := range c.Rows {
+			want := []struct {
+				kind string
+				n    int
+			}{{"add", 1}, {"add", 40}, {"delete", 1}, {"delete", 10}, {"import", 1}, {"import", 40}}[j]
+			if row.Kind != want.kind || row.Foreign != want.n || row.Times != 2 || row.Search <= 0 || row.Write <= 0 {
+				t.Errorf("catch-up row %+v, want %s of %d, timed twice", row, want.kind, want.n)
+			}
 		}
 	}
 	if len(r.Ingest) != 3 {
@@ -143,7 +148,7 @@ func TestRunWritersSmall(t *testing.T) {
 	}
 	var tab bytes.Buffer
 	WritersTable(&tab, r)
-	for _, want := range []string{"| 300 |", "| 40 | 2 |", "| 4 | 4 | 80 |", "| 12 | 30 | 0 MiB |"} {
+	for _, want := range []string{"| 300 |", "| 300 | add 40 | 2 |", "| 150 | delete 10 | 2 |", "| 300 | import 40 | 2 |", "| 4 | 4 | 80 |", "| 12 | 30 | 0 MiB |"} {
 		if !strings.Contains(tab.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tab.String())
 		}
@@ -151,7 +156,7 @@ func TestRunWritersSmall(t *testing.T) {
 
 	// One part alone; the catch-up without the version run is refused.
 	r, err = RunWriters(t.Context(), WritersConfig{Parts: []string{"ingest"}, WriterTurns: 8, Dir: t.TempDir()})
-	if err != nil || len(r.Ingest) != 3 || r.Memory != nil || len(r.Version) != 0 || r.CatchUp != nil {
+	if err != nil || len(r.Ingest) != 3 || r.Memory != nil || len(r.Version) != 0 || len(r.CatchUp) != 0 {
 		t.Errorf("ingest alone: %+v, %v", r, err)
 	}
 	if _, err := RunWriters(t.Context(), WritersConfig{Parts: []string{"catchup"}}); err == nil {

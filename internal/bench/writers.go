@@ -30,11 +30,15 @@ type WritersConfig struct {
 	Sizes []int
 	// Queries is the number of searches timed per size (default 200).
 	Queries int
-	// Foreign are the numbers of turns another writer adds before a
-	// timed search of the catch-up run (default 1, 100, 10,000); the
-	// space they are added to is a copy of the largest of Sizes.
+	// Foreign are the numbers of turns another writer adds, and
+	// imports, before a timed search of the catch-up run (default 1, 100,
+	// 10,000), on a copy of each space of Sizes.
 	Foreign []int
-	// Repeat is how many times each catch-up below 1,000 foreign turns
+	// ForeignDeletes are the numbers of turns another writer deletes
+	// before a timed search of the catch-up run (default 1, 100; at most
+	// half the space; from 100 on timed once).
+	ForeignDeletes []int
+	// Repeat is how many times each catch-up below 1,000 foreign writes
 	// is timed (the median is reported; default 5). Larger ones are timed
 	// once.
 	Repeat int
@@ -78,6 +82,9 @@ func (c *WritersConfig) defaults() {
 	if len(c.Foreign) == 0 {
 		c.Foreign = []int{1, 100, 10000}
 	}
+	if len(c.ForeignDeletes) == 0 {
+		c.ForeignDeletes = []int{1, 100}
+	}
 	if c.Repeat == 0 {
 		c.Repeat = 5
 	}
@@ -102,7 +109,7 @@ func (c *WritersConfig) defaults() {
 // nanoseconds in JSON.
 type WritersResult struct {
 	Version []VersionCheck `json:"version_check,omitempty"`
-	CatchUp *CatchUp       `json:"catch_up,omitempty"`
+	CatchUp []CatchUp      `json:"catch_up,omitempty"`
 	Ingest  []WriterIngest `json:"ingest,omitempty"`
 	Memory  *SpacesMemory  `json:"memory,omitempty"`
 }
@@ -118,25 +125,6 @@ type VersionCheck struct {
 	SearchP50  time.Duration `json:"search_p50_ns"`
 	SearchP95  time.Duration `json:"search_p95_ns"`
 	Operations int           `json:"operations"`
-}
-
-// CatchUp is the catch-up run: a reader Memory and a writer Memory, each
-// on its own store handle of one SQLite file; the writer adds N turns, and
-// the reader's next search is timed (it catches up in place).
-type CatchUp struct {
-	BaseTurns int `json:"base_turns"`
-	// Steady is the median search with nothing to catch up; Reload a new
-	// Memory's first search of the space (a load from scratch).
-	Steady time.Duration `json:"steady_ns"`
-	Reload time.Duration `json:"reload_ns"`
-	Rows   []CatchUpRow  `json:"rows"`
-}
-
-// CatchUpRow is the search after Foreign turns from the other writer.
-type CatchUpRow struct {
-	Foreign int           `json:"foreign"`
-	Times   int           `json:"times"`
-	Search  time.Duration `json:"search_ns"`
 }
 
 // WriterIngest is one row of the writers run: Writers Memories, each on its
@@ -182,8 +170,11 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 	}
 	part := func(p string) bool { return slices.Contains(cfg.Parts, p) }
 	res := &WritersResult{}
-	var largest string
-	var largestConv synth.Conversation
+	type built struct {
+		path string
+		conv synth.Conversation
+	}
+	var spaces []built
 	for _, n := range cfg.Sizes {
 		if !part("version") {
 			break
@@ -200,17 +191,21 @@ func RunWriters(ctx context.Context, cfg WritersConfig) (*WritersResult, error) 
 		}
 		v.Turns = len(conv.Turns)
 		res.Version = append(res.Version, v)
-		if largest == "" || n > len(largestConv.Turns) {
-			largest, largestConv = path, conv
-		}
+		spaces = append(spaces, built{path, conv})
 	}
-	if part("catchup") && len(cfg.Foreign) > 0 && largest != "" {
-		cfg.Progress(fmt.Sprintf("catch-up on a copy of the %d-turn space", len(largestConv.Turns)))
-		c, err := catchUp(ctx, cfg, largest, filepath.Join(dir, "catchup.db"), largestConv)
+	if part("catchup") && len(spaces) > 0 {
+		imports, err := importSources(ctx, cfg, filepath.Join(dir, "import-sources.db"))
 		if err != nil {
 			return res, fmt.Errorf("bench: catch-up: %w", err)
 		}
-		res.CatchUp = &c
+		for _, b := range spaces {
+			cfg.Progress(fmt.Sprintf("catch-up on a copy of the %d-turn space", len(b.conv.Turns)))
+			c, err := catchUp(ctx, cfg, b.path, filepath.Join(dir, "catchup.db"), b.conv, imports)
+			if err != nil {
+				return res, fmt.Errorf("bench: catch-up, %d turns: %w", len(b.conv.Turns), err)
+			}
+			res.CatchUp = append(res.CatchUp, c)
+		}
 	}
 	for _, row := range []struct{ writers, spaces int }{{1, 1}, {4, 1}, {4, 4}} {
 		if !part("ingest") {
@@ -339,103 +334,6 @@ func copyDB(from, to string) error {
 	return nil
 }
 
-// catchUp runs the catch-up measurement on a copy of the space at from.
-func catchUp(ctx context.Context, cfg WritersConfig, from, path string, base synth.Conversation) (CatchUp, error) {
-	c := CatchUp{BaseTurns: len(base.Turns)}
-	if err := copyDB(from, path); err != nil {
-		return c, err
-	}
-	defer removeDB(path)
-	times := func(n int) int {
-		if n < 1000 {
-			return cfg.Repeat
-		}
-		return 1
-	}
-	total := 0
-	for _, n := range cfg.Foreign {
-		total += n * times(n)
-	}
-	// The foreign turns continue the conversation: later sessions, new ids.
-	all := synth.Generate(synth.Options{Turns: len(base.Turns) + total, Seed: cfg.Seed}).Turns
-	foreign := all[len(base.Turns):]
-	for i := range foreign {
-		foreign[i].ID = fmt.Sprintf("f%d", i)
-	}
-	q := queries(base, 1)[0]
-
-	reader, _, closeReader, err := openOffline(ctx, path, -1)
-	if err != nil {
-		return c, err
-	}
-	defer closeReader()
-	writer, _, closeWriter, err := openOffline(ctx, path, -1)
-	if err != nil {
-		return c, err
-	}
-	defer closeWriter()
-	search := func() (time.Duration, error) {
-		t0 := time.Now()
-		_, err := reader.Retrieve(ctx, space, q, higmem.RetrieveOptions{})
-		return time.Since(t0), err
-	}
-	if _, err := search(); err != nil {
-		return c, err
-	}
-	var steady []time.Duration
-	for range max(cfg.Repeat, 5) {
-		d, err := search()
-		if err != nil {
-			return c, err
-		}
-		steady = append(steady, d)
-	}
-	slices.Sort(steady)
-	c.Steady = pct(steady, 50)
-	for _, n := range cfg.Foreign {
-		row := CatchUpRow{Foreign: n, Times: times(n)}
-		var ds []time.Duration
-		for range row.Times {
-			if err := addSessions(ctx, writer, space, foreign[:n]); err != nil {
-				return c, err
-			}
-			foreign = foreign[n:]
-			d, err := search()
-			if err != nil {
-				return c, err
-			}
-			ds = append(ds, d)
-		}
-		slices.Sort(ds)
-		row.Search = pct(ds, 50)
-		c.Rows = append(c.Rows, row)
-		cfg.Progress(fmt.Sprintf("catch-up after %d foreign turns: %s", n, ms(row.Search)))
-	}
-	// Check that the reader saw every foreign turn.
-	want, err := writer.Stats(ctx, space)
-	if err != nil {
-		return c, err
-	}
-	got, err := reader.Stats(ctx, space)
-	if err != nil {
-		return c, err
-	}
-	if got.Turns != want.Turns || want.Turns != len(base.Turns)+total {
-		return c, fmt.Errorf("reader has %d turns, writer %d, want %d", got.Turns, want.Turns, len(base.Turns)+total)
-	}
-	fresh, _, closeFresh, err := openOffline(ctx, path, -1)
-	if err != nil {
-		return c, err
-	}
-	defer closeFresh()
-	t0 := time.Now()
-	if _, err := fresh.Retrieve(ctx, space, q, higmem.RetrieveOptions{}); err != nil {
-		return c, err
-	}
-	c.Reload = time.Since(t0)
-	return c, nil
-}
-
 // writersIngest ingests cfg.WriterTurns turns from writers Memories on
 // their own store handles of one new file, into spaces spaces (writer w
 // writes into space w mod spaces), all at once.
@@ -561,13 +459,8 @@ func WritersTable(w io.Writer, r *WritersResult) {
 			fmt.Fprintf(&b, "| %d | %.3f ms | %.3f ms | %s | %s |\n", v.Turns, float64(v.CheckP50)/1e6, float64(v.CheckP95)/1e6, ms(v.SearchP50), ms(v.SearchP95))
 		}
 	}
-	if c := r.CatchUp; c != nil {
-		fmt.Fprintf(&b, "\nCatch-up (search after another Memory on the same file added N turns; base %d turns; nothing to catch up %s; reload from scratch %s):\n\n",
-			c.BaseTurns, ms(c.Steady), ms(c.Reload))
-		b.WriteString("| foreign turns | times | search (median) |\n|---:|---:|---:|\n")
-		for _, row := range c.Rows {
-			fmt.Fprintf(&b, "| %d | %d | %s |\n", row.Foreign, row.Times, ms(row.Search))
-		}
+	if len(r.CatchUp) > 0 {
+		catchUpTable(&b, r.CatchUp)
 	}
 	if len(r.Ingest) > 0 {
 		b.WriteString("\nIngest (Memories on their own store handles of one file, goroutines of one process; a session per Add):\n\n")

@@ -77,7 +77,10 @@ type Index struct {
 	terms    []term
 	dead     int // postings that belong to removed documents
 	postings int // all postings, live and dead
-	compacts int // number of compactions, for tests
+	// idBytes and termBytes are the bytes of the ids and term strings
+	// the index holds (for Bytes).
+	idBytes, termBytes int64
+	compacts           int // number of compactions, for tests
 
 	// bufs holds *searchBuf. It is a pointer so that the runtime's list of
 	// pools does not keep a dropped index alive.
@@ -234,6 +237,7 @@ func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 			tid = int32(len(ix.terms))
 			// A copy: analyzers may return substrings of the text.
 			ix.termIDs[strings.Clone(t)] = tid
+			ix.termBytes += int64(len(t))
 			ix.terms = append(ix.terms, term{})
 		}
 		tr := &ix.terms[tid]
@@ -245,6 +249,7 @@ func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 	ix.docs = append(ix.docs, d)
 	ix.lens = append(ix.lens, int32(a.n))
 	ix.ids[id] = slot
+	ix.idBytes += int64(len(id))
 	ix.live++
 	ix.totalLen += int64(a.n)
 	ix.maybeCompactLocked()
@@ -273,6 +278,7 @@ func (ix *Index) removeLocked(slot int32) {
 	ix.live--
 	ix.totalLen -= int64(ix.lens[slot])
 	delete(ix.ids, d.id)
+	ix.idBytes -= int64(len(d.id))
 	ix.lens[slot] = -1
 	d.terms = nil
 }
@@ -316,9 +322,11 @@ func (ix *Index) maybeCompactLocked() {
 		terms = append(terms, term{postings: ps, df: old.df})
 	}
 	termIDs := make(map[string]int32, len(terms))
+	ix.termBytes = 0
 	for t, tid := range ix.termIDs {
 		if nt := termRemap[tid]; nt >= 0 {
 			termIDs[t] = nt
+			ix.termBytes += int64(len(t))
 		}
 	}
 	for i := range docs {
@@ -340,6 +348,42 @@ func (ix *Index) resetLocked() {
 	ix.termIDs = make(map[string]int32)
 	ix.ids = make(map[string]int32)
 	ix.postings, ix.dead, ix.totalLen, ix.live = 0, 0, 0, 0
+	ix.idBytes, ix.termBytes = 0, 0
+}
+
+// MapRefs gives every document that has a ref the ref f(ref) (a negative
+// result leaves it without one). A caller whose refs are positions in its
+// own slice calls it after inserting or removing items among them.
+func (ix *Index) MapRefs(f func(ref int) int) {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	for i := range ix.docs {
+		d := &ix.docs[i]
+		if d.ref < 0 || ix.lens[i] < 0 {
+			continue
+		}
+		r := f(int(d.ref))
+		if r < 0 || r > math.MaxInt32 {
+			r = -1
+		}
+		d.ref = int32(r)
+	}
+}
+
+// Bytes estimates the memory the index holds, in O(1): its documents and
+// postings, its id and term maps with their strings (removed documents
+// count until compaction drops them). It is what a cache of indexes
+// weighs them by.
+func (ix *Index) Bytes() int64 {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	const (
+		docBytes   = 48 // id, ref, the header of terms
+		termBytes  = 32 // the header of postings, df
+		entryBytes = 40 // a map entry of a string and an int32, with the map's slack
+	)
+	return int64(cap(ix.docs))*docBytes + int64(cap(ix.lens))*4 + int64(ix.postings)*(8+4) + // postings and doc.terms
+		int64(cap(ix.terms))*termBytes + int64(len(ix.ids)+len(ix.termIDs))*entryBytes + ix.idBytes + ix.termBytes
 }
 
 // Len returns the number of documents in the index.

@@ -410,3 +410,29 @@ func TestAddBatchMatchesAdd(t *testing.T) {
 		}
 	}
 }
+
+// TestMapRefs checks that MapRefs moves every ref, drops those mapped to a
+// negative, and leaves documents without a ref alone.
+func TestMapRefs(t *testing.T) {
+	ix := New(Options{Analyzer: fields})
+	ix.AddRef("a", 0, "apple")
+	ix.AddRef("b", 1, "apple banana")
+	ix.Add("c", "apple")
+	ix.AddRef("d", 2, "apple")
+	ix.MapRefs(func(ref int) int {
+		if ref == 1 {
+			return -1
+		}
+		return 10 - ref
+	})
+	dst := make([]float64, 12)
+	touched := ix.ScoreRefs("apple", dst, nil)
+	slices.Sort(touched)
+	if !slices.Equal(touched, []int{8, 10}) {
+		t.Fatalf("refs after MapRefs: %v, want [8 10]", touched)
+	}
+	want := ix.Scores("apple")
+	if dst[10] != want["a"] || dst[8] != want["d"] {
+		t.Errorf("scores by ref %v, by id %v", dst, want)
+	}
+}

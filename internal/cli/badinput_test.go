@@ -58,7 +58,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"add", "--id", "S1:1", "different text"}, `conflicting turn with the same id`},
 		{[]string{"--user", "", "ask", "q?"}, "user_id is required"},
 		{[]string{"--user", "a\tb", "ask", "q?"}, "user_id contains control characters"},
-		{[]string{"history", "--kind", "turns"}, `kind: want event, annotation, link or turn, got "turns"`},
+		{[]string{"history", "--kind", "turns"}, `kind: want event, annotation, link, turn or profile, got "turns"`},
 		{[]string{"import", filepath.Join(dir, "missing.jsonl")}, "no such file"},
 		{[]string{"import", garbage}, "line 1"},
 		{[]string{"import", ghost}, `"ghost"`},

@@ -23,6 +23,7 @@ type benchOptions struct {
 	writers  bool
 	wcfg     bench.WritersConfig
 	foreign  string
+	deletes  string
 	parts    string
 	cacheMiB int64
 }
@@ -55,7 +56,9 @@ trace, to check that two builds retrieve the same.
 --writers measures many writers instead (offline mode, hashing embedder): the
 version check every read makes (p50/p95 of the one SpaceVersion query at each
 of --sizes, beside the search), the search after another Memory on the same
-SQLite file added each of --foreign turns (caught up in place), ingest turns/s
+SQLite file added, or imported, each of --foreign turns, or deleted each of
+--foreign-deletes (caught up in place from the store's journal), against a
+load from scratch, at each of --sizes, ingest turns/s
 with 1 and 4 writers (Memories on their own store handles of one file) into
 one space and into 4 spaces, and the heap in use after one Memory searched
 --spaces spaces of --space-turns turns under --cache-mib.`,
@@ -77,7 +80,9 @@ one space and into 4 spaces, and the heap in use after one Memory searched
 	f.BoolVar(&cfg.Reuse, "reuse", false, "reuse the SQLite files already in --dir (skip ingest; ingest figures are then zero)")
 	f.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each phase (ingest, open, retrieve) into this directory")
 	f.BoolVar(&o.writers, "writers", false, "measure many writers: version check, catch-up, concurrent ingest, memory of many spaces")
-	f.StringVar(&o.foreign, "foreign", "1,100,10000", "with --writers: turns another writer adds before each timed catch-up")
+	f.StringVar(&o.foreign, "foreign", "1,100,10000", "with --writers: turns another writer adds (and imports) before each timed catch-up")
+	f.StringVar(&o.deletes, "foreign-deletes", "1,100", "with --writers: turns another writer deletes before each timed catch-up (at most half the space)")
+	f.IntVar(&o.wcfg.Repeat, "repeat", 5, "with --writers: times each catch-up below 1,000 foreign writes is timed (the median is reported)")
 	f.StringVar(&o.parts, "parts", strings.Join(bench.WritersParts, ","), "with --writers: the measurements to make")
 	f.IntVar(&o.wcfg.WriterTurns, "writer-turns", 2000, "with --writers: turns ingested per concurrent-ingest row")
 	f.IntVar(&o.wcfg.Spaces, "spaces", 1000, "with --writers: spaces of the memory run")
@@ -96,8 +101,11 @@ func benchWriters(cmd *cobra.Command, a *app, o *benchOptions) error {
 	if w.Foreign, err = parseInts(o.foreign); err != nil {
 		return fmt.Errorf("--foreign: %w", err)
 	}
-	if w.WriterTurns < 4 || w.Spaces <= 0 || w.SpaceTurns <= 0 || o.cacheMiB <= 0 {
-		return fmt.Errorf("--writer-turns must be at least 4, --spaces, --space-turns and --cache-mib positive")
+	if w.ForeignDeletes, err = parseInts(o.deletes); err != nil {
+		return fmt.Errorf("--foreign-deletes: %w", err)
+	}
+	if w.WriterTurns < 4 || w.Spaces <= 0 || w.SpaceTurns <= 0 || o.cacheMiB <= 0 || w.Repeat <= 0 {
+		return fmt.Errorf("--writer-turns must be at least 4, --spaces, --space-turns, --cache-mib and --repeat positive")
 	}
 	w.CacheBytes = o.cacheMiB << 20
 	for _, p := range strings.Split(o.parts, ",") {

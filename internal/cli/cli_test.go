@@ -330,12 +330,12 @@ func TestErrorLine(t *testing.T) {
 // TestBenchWriters runs `higmem bench --writers` on tiny sizes.
 func TestBenchWriters(t *testing.T) {
 	env := baseEnv(t)
-	out, errOut, code := runCLI(t, env, "bench", "--writers", "--sizes", "120", "--queries", "3", "--foreign", "1,20",
+	out, errOut, code := runCLI(t, env, "bench", "--writers", "--sizes", "120", "--queries", "3", "--foreign", "1,20", "--foreign-deletes", "2",
 		"--writer-turns", "40", "--spaces", "5", "--space-turns", "20", "--cache-mib", "1", "--dir", t.TempDir(), "-q")
 	if code != 0 {
 		t.Fatalf("bench --writers: code %d\n%s\n%s", code, out, errOut)
 	}
-	for _, want := range []string{"Version check", "| 120 |", "| 20 | 5 |", "| 4 | 1 | 40 |", "| 5 | 20 | 1 MiB |"} {
+	for _, want := range []string{"Version check", "| 120 |", "| 120 | add 20 | 5 |", "| 120 | delete 2 | 5 |", "| 120 | import 20 | 5 |", "| 4 | 1 | 40 |", "| 5 | 20 | 1 MiB |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

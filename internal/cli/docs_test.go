@@ -52,7 +52,7 @@ var docRewrites = []struct {
 		"the benchmark's sizes would take minutes: the test runs it on 300 turns (BENCHMARKS.md has the real runs and their commands)"},
 	{regexp.MustCompile(`(?m)^higmem bench --writers(.*)$`), "higmem bench --writers --sizes 200 --queries 5 --foreign 1,20 --writer-turns 40 --spaces 5 --space-turns 20 --cache-mib 1$1", "README.md",
 		"the many-writers run builds a million turns: the test runs it on tiny sizes (BENCHMARKS.md has the real runs and their commands)"},
-	{regexp.MustCompile(`(?m)^(.*# with an LLM endpoint.*)$`), "HIGMEM_LLM_BASE_URL={{LLM}} HIGMEM_MEMORY_MODEL=scripted $1", "README.md",
+	{regexp.MustCompile(`(?m)^(.*# with an LLM endpoint.*)$`), "HIGMEM_LLM_BASE_URL={{LLM}} HIGMEM_MEMORY_MODEL=scripted $1", "",
 		"a scripted OpenAI-compatible server (llm/llmtest) in the test stands in for the endpoint"},
 	{regexp.MustCompile(`(?m)^export PG=postgres://\S+`), `export PG="$$__PG"`, "",
 		"the test's PostgreSQL server (HIGMEM_TEST_POSTGRES), in a schema of its own, stands in for db.internal"},

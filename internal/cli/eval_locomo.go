@@ -4,17 +4,22 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/bpe"
 	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/llm/openai"
 )
 
 // defaultLoCoMo is the dev file used when no FILE is given.
@@ -67,6 +72,7 @@ to ` + defaultLoCoMo + `.`,
 	f.StringSliceVar(&o.systems, "systems", defaultEvalSystems, "systems to run, comma-separated, or all")
 	f.StringSliceVar(&cfg.Samples, "samples", nil, "samples by 0-based index or id (default all)")
 	f.IntVar(&cfg.MaxQuestions, "max-questions", 0, "questions per sample, in file order after --categories (0 = all)")
+	f.IntVar(&cfg.MaxSessions, "max-sessions", 0, "keep each sample's first N sessions and the questions whose evidence is all within them (0 = all): a slice for slow models")
 	f.IntSliceVar(&cfg.Categories, "categories", nil, "question categories by number (default every category of the file)")
 	f.IntVar(&cfg.Concurrency, "concurrency", 1, "memory builds and questions in flight")
 	f.IntVar(&cfg.Env.K, "k", 10, "turns passed to the answer model by hybrid-topk, dense-topk and bm25-topk")
@@ -74,7 +80,7 @@ to ` + defaultLoCoMo + `.`,
 	f.IntVar(&cfg.JudgeRuns, "judge-runs", 1, "times the judge grades each answer (J is mean ± sd over runs)")
 	f.StringVar(&cfg.Out, "out", "", "run directory (default eval-runs/locomo-<config hash>; the same command resumes)")
 	f.StringVar(&o.tokenizer, "tokenizer", "estimate", "also count tokens with a real tokenizer: estimate (server usage, or 4 bytes per token) or o200k_base (fetch it first: higmem models fetch --tokenizer o200k_base)")
-	f.StringVar(&o.fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless) or real-junk (a small real model's junk replies)")
+	f.StringVar(&o.fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless) or real-junk (a small real model's junk replies); with -http (scripted-http), served on a loopback port to the real OpenAI-compatible client, so that HTTP requests are counted too")
 	_ = f.MarkHidden("fake-llm")
 	return cmd
 }
@@ -130,9 +136,14 @@ func evalLoCoMoFunc(cmd *cobra.Command, a *app, o *evalLoCoMoOptions, args []str
 func (a *app) evalModels(ctx context.Context, cfg *harness.Config, fake string) error {
 	cfg.Models = map[string]string{}
 	if fake != "" {
-		m, err := harness.FakeModel(fake)
+		m, err := harness.FakeModel(strings.TrimSuffix(fake, "-http"))
 		if err != nil {
 			return err
+		}
+		if strings.HasSuffix(fake, "-http") {
+			if m, err = a.serveFake(ctx, m); err != nil {
+				return err
+			}
 		}
 		emb, err := a.openEmbedder()
 		if err != nil {
@@ -233,4 +244,21 @@ func printEvalSummary(w io.Writer, rep *harness.Report) {
 	if len(rep.Runs) == 1 {
 		fmt.Fprintf(w, "\nreport: %s\n", filepath.Join(rep.Runs[0].Dir, harness.ReportFile))
 	}
+}
+
+// serveFake serves fake model m on a loopback port, as an OpenAI-compatible
+// endpoint, until the command ends, and returns the real client of it
+// (--llm-concurrency requests in flight), so that an evaluation with a
+// fake model still goes through HTTP: structured-output negotiation,
+// budgets and request counts are the real client's.
+func (a *app) serveFake(ctx context.Context, m llm.Model) (llm.Model, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: llmtest.HTTPHandler(llmtest.ModelHandler(m)), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	a.closers = append(a.closers, srv.Close)
+	return openai.New(openai.Options{BaseURL: "http://" + l.Addr().String() + "/v1", Model: "scripted",
+		MaxConcurrency: a.llmConcurrency, Logger: a.log})
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -141,5 +142,36 @@ func TestEvalLoCoMoBadFlags(t *testing.T) {
 		} else if args[1] == "report" && err == nil {
 			t.Errorf("%v: no error", args)
 		}
+	}
+}
+
+// --fake-llm scripted-http serves the scripted fake on a loopback port to
+// the real OpenAI-compatible client: every logical call is an HTTP
+// request, counted in questions.jsonl as such.
+func TestEvalScriptedOverHTTP(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "run")
+	if _, errOut, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted-http", "--embedder", "none",
+		"--systems", "higmem", "--max-questions", "2", "--samples", "0", "--out", dir, "-q"); err != nil {
+		t.Fatal(err, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, harness.QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls, requests int
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var rec struct {
+			Calls []harness.CallStat `json:"calls"`
+		}
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range rec.Calls {
+			calls += c.Calls
+			requests += c.Requests
+		}
+	}
+	if calls == 0 || requests != calls {
+		t.Errorf("%d logical calls, %d HTTP requests: want one request per call", calls, requests)
 	}
 }

@@ -33,7 +33,7 @@ the REST response {"changes": [...]}.`,
 			return historyFunc(cmd, a, o, id)
 		},
 	}
-	cmd.Flags().StringVar(&o.kind, "kind", "", "only this kind: event, annotation, turn, link")
+	cmd.Flags().StringVar(&o.kind, "kind", "", "only this kind: event, annotation, turn, link, profile")
 	return cmd
 }
 

@@ -49,7 +49,7 @@ func importFunc(cmd *cobra.Command, a *app, path string) error {
 	if a.jsonOut {
 		return writeJSON(cmd.OutOrStdout(), res)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "imported %d turns (%d already stored), %d annotations, %d events, %d links\n",
-		res.Turns, res.Skipped, res.Annotations, res.Events, res.Links)
+	fmt.Fprintf(cmd.OutOrStdout(), "imported %d turns (%d already stored), %d annotations, %d events, %d links, %d profile records\n",
+		res.Turns, res.Skipped, res.Annotations, res.Events, res.Links, res.Profiles)
 	return nil
 }

@@ -90,6 +90,8 @@ func TestLocalLLMDocWalkthrough(t *testing.T) {
 			switch {
 			case strings.HasSuffix(w, "locomo_dev.json"):
 				w = data
+			case len(args) > 0 && args[len(args)-1] == "--out":
+				w = filepath.Join(t.TempDir(), "eval")
 			case strings.HasPrefix(w, "/tmp/local-llm/"):
 				w = db
 			}
@@ -100,9 +102,12 @@ func TestLocalLLMDocWalkthrough(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%s: exit %d\n%s\n%s", l, code, out, errOut)
 		}
+		if args[0] == "eval" && !strings.Contains(out, "higmem-paper") {
+			t.Errorf("%s: the report names no higmem-paper run:\n%s", l, out)
+		}
 		ran++
 	}
-	if ran < 2 {
+	if ran < 3 {
 		t.Fatalf("ran %d higmem commands from the doc", ran)
 	}
 	// The one-slot server never saw two requests at once, and the client

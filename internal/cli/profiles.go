@@ -27,7 +27,9 @@ func newProfilesCommand(a *app) *cobra.Command {
 people a speaker names, as in "my sister Ana"): where they live, their job and employer,
 pets, partner and relationship status, favourites and plans. Each value lists the
 turns that state it and when it held; a value that changed is shown closed, with the
-turn that ended it. With ENTITY only that person (a unique first name works). With
+turn that ended it. Values a model stated (default and paper mode) name their producers
+("by llm:default:p3"); values only the offline rules read name none. With ENTITY only
+that person (a unique first name works). With
 --json it prints the REST response: {"profiles": [...]} for all, one profile for ENTITY.`,
 		Example: `  higmem profiles
   higmem profiles Priya --as-of 2023-05-01`,
@@ -84,6 +86,9 @@ func printProfile(w io.Writer, p api.Profile, currentOnly bool) {
 		who = "named by a speaker"
 	}
 	fmt.Fprintf(w, "%s (%s)\n", safe(p.Entity), who)
+	if s := p.Summary; s != nil {
+		fmt.Fprintf(w, "    summary:         %s  [%s] by %s\n", safe(s.Text), safeJoin(s.Evidence, " "), safe(s.Producer))
+	}
 	if len(p.Attributes) == 0 {
 		fmt.Fprintln(w, "    nothing known")
 	}
@@ -100,9 +105,17 @@ func printProfile(w io.Writer, p api.Profile, currentOnly bool) {
 			if v.Current {
 				span += "now"
 			} else {
-				span += day(v.ValidTo) + " (ended by " + safe(v.ClosedBy) + ")"
+				by := ""
+				if v.ClosedByProducer != "" && v.ClosedByProducer != "rules" {
+					by = " per " + safe(v.ClosedByProducer)
+				}
+				span += day(v.ValidTo) + " (ended by " + safe(v.ClosedBy) + by + ")"
 			}
-			fmt.Fprintf(w, "    %-16s %-24s %s  [%s]\n", safe(label)+":", safe(v.Value), span, safeJoin(v.Evidence, " "))
+			producers := ""
+			if len(v.Producers) > 0 && (len(v.Producers) > 1 || v.Producers[0] != "rules") {
+				producers = " by " + safeJoin(v.Producers, ", ")
+			}
+			fmt.Fprintf(w, "    %-16s %-24s %s  [%s]%s\n", safe(label)+":", safe(v.Value), span, safeJoin(v.Evidence, " "), producers)
 		}
 	}
 }

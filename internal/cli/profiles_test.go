@@ -60,3 +60,23 @@ func TestProfilesCommand(t *testing.T) {
 		t.Fatalf("after deleting S3:6:\n%s", out)
 	}
 }
+
+// TestPrintProfileProducers: the text output names the producers of a
+// value a model stated, the model that closed one, and a summary; a value
+// only the rules read names none.
+func TestPrintProfileProducers(t *testing.T) {
+	var b strings.Builder
+	printProfile(&b, api.Profile{Entity: "Jo", Speaker: true,
+		Summary: &api.ProfileSummary{Text: "Jo moved to York [j2].", Evidence: []string{"j2"}, Producer: "llm:paper:p3"},
+		Attributes: []api.ProfileAttribute{{Name: "home", Values: []api.ProfileValue{
+			{Value: "Leeds", Evidence: []string{"j1"}, ClosedBy: "j2", ClosedByProducer: "llm:default:p3", Producers: []string{"rules"}},
+			{Value: "York", Current: true, Evidence: []string{"j2"}, Producers: []string{"llm:default:p3", "rules"}},
+		}}}}, false)
+	want := "Jo (speaker)\n" +
+		"    summary:         Jo moved to York [j2].  [j2] by llm:paper:p3\n" +
+		"    home:            Leeds                    ?..? (ended by j2 per llm:default:p3)  [j1]\n" +
+		"    home:            York                     ?..now  [j2] by llm:default:p3, rules\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -67,7 +67,7 @@ func Parse(text string, schema json.RawMessage) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(schema)) == 0 {
 		return Extract(text)
 	}
-	s, err := compileSchema(schema)
+	s, err := schemas.compiled(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func Validate(doc json.RawMessage, schema json.RawMessage) (json.RawMessage, err
 		}
 		return canonical(v)
 	}
-	s, err := compileSchema(schema)
+	s, err := schemas.compiled(schema)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,9 @@ package jsonx
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -267,5 +269,42 @@ func TestCutInsideLastItemDropped(t *testing.T) {
 	// A cut reply whose bad item is not the last is not "repaired" that way.
 	if _, err := Parse(`{"turns":[{"id":"a"},{"id":"b"},{"id":"c","ev`, schema); err == nil {
 		t.Error("bad middle item accepted")
+	}
+}
+
+// A schema is compiled once and kept, within the cache's bound, and the
+// kept form serves concurrent calls.
+func TestSchemaCache(t *testing.T) {
+	schema := json.RawMessage(`{"type":"object","properties":{"cache_test":{"type":"string"}},"required":["cache_test"]}`)
+	if _, err := Parse(`{"cache_test":"a"}`, schema); err != nil {
+		t.Fatal(err)
+	}
+	first, err := schemas.compiled(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			if _, err := Parse(fmt.Sprintf(`{"cache_test":"%d"}`, i), schema); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if again, _ := schemas.compiled(schema); again != first {
+		t.Error("the same schema was compiled again")
+	}
+	for i := range 2 * schemaCacheSize {
+		s := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"k%d":{"type":"string"}}}`, i))
+		if _, err := Validate(json.RawMessage(`{}`), s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := schemas.len(); n > schemaCacheSize {
+		t.Errorf("%d schemas kept, bound %d", n, schemaCacheSize)
+	}
+	if _, err := Parse(`{}`, json.RawMessage(`{"type":"nonsense"}`)); !errors.Is(err, ErrBadSchema) {
+		t.Errorf("bad schema: %v", err)
 	}
 }

@@ -3,7 +3,9 @@ package memcheck
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
@@ -12,66 +14,51 @@ import (
 // newLabel is a label for an event the reply creates: "new:1", "NEW:2".
 var newLabel = regexp.MustCompile(`(?i)^new:(\d+)$`)
 
-// BuildBatch checks a build_batch reply: items only for the new turns
-// shown, once each; events among those shown or declared in new_events,
-// at most EventsPerTurn per turn; no more new events than new turns, each
-// used by some turn, with a real title ("" when the model's was junk: the
-// caller derives one and marks it); clean keywords, tags and context. It
-// rejects a reply with no usable item.
+// BuildBatch checks a build_batch reply, one section after the other
+// (batchCheck: turns, then events, which needs to know the events the
+// turns joined). Turns: items only for the new turns shown, once each;
+// events among those shown or new labels "new:N", at most EventsPerTurn
+// per turn and no more new events than new turns; clean keywords, tags and
+// context. Events: one record per event a kept turn joined (others are
+// unknown or unused), with a real summary (else the item keeps only its
+// title, and the caller falls back for that event), a real title for a new
+// event ("" when the model's was junk: the caller derives one), clean
+// keywords, tags and facts. People: facts about people as people checks
+// them. It rejects a reply with no usable turn item.
 func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
-	c := caps.withDefaults()
-	var res result
-	news := s.New
-	if len(news) == 0 {
-		news = s.Turns
+	b := batchCheck{s: s, c: caps.withDefaults(), joined: map[string]int{}}
+	b.news = s.New
+	if len(b.news) == 0 {
+		b.news = s.Turns
 	}
-	allowed := set(news)
+	b.turns(r)
+	b.events(r)
+	b.people(r)
+	if len(r.Turns) == 0 {
+		b.res.reject(Empty, "turns", "")
+	}
+	return b.res.Result
+}
 
-	// New events: well-formed labels, once each, at most one per new turn.
-	type newEvent = struct {
-		Label string `json:"label"`
-		Title string `json:"title"`
-	}
-	declared := map[string]bool{}
-	events := make([]newEvent, 0, len(r.NewEvents))
-	for i, ne := range r.NewEvents {
-		f := fmt.Sprintf("new_events[%d]", i)
-		label := strings.ToLower(strings.TrimSpace(ne.Label))
-		switch {
-		case !newLabel.MatchString(label):
-			res.fix(UnknownID, f+".label", ne.Label)
-			continue
-		case declared[label]:
-			res.fix(Duplicate, f+".label", ne.Label)
-			continue
-		case len(events) == len(news):
-			res.fix(OverCap, f, ne.Label)
-			continue
-		}
-		title := strings.TrimSpace(ne.Title)
-		if title == "" {
-			res.fix(Empty, f+".title", "")
-		} else if why := s.junkTitle(title); why != "" {
-			res.fix(why, f+".title", ne.Title)
-			title = ""
-		} else if t := cut(title, c.TitleChars); t != title {
-			res.fix(OverCap, f+".title", ne.Title)
-			title = t
-		}
-		declared[label] = true
-		events = append(events, newEvent{label, title})
-	}
+// batchCheck is the state of one BuildBatch check, shared by its section
+// checks: a new section of the reply adds a method here.
+type batchCheck struct {
+	s    Shown
+	c    Caps
+	res  result
+	news []string // the ids of the new turns shown
+	// joined counts the kept turns that joined each event (shown id or
+	// new label).
+	joined map[string]int
+	labels int // distinct new labels used
+}
 
-	type item = struct {
-		ID       string   `json:"id"`
-		Keywords []string `json:"keywords"`
-		Tags     []string `json:"tags"`
-		Context  string   `json:"context"`
-		Events   []string `json:"events"`
-	}
+// turns checks the "turns" section.
+func (b *batchCheck) turns(r *prompt.BuildBatchReply) {
+	res, c := &b.res, b.c
+	allowed := set(b.news)
 	seen := map[string]bool{}
-	used := map[string]bool{}
-	kept := make([]item, 0, len(r.Turns))
+	kept := make([]prompt.BatchTurn, 0, len(r.Turns))
 	for i, t := range r.Turns {
 		f := fmt.Sprintf("turns[%d]", i)
 		id := strings.TrimSpace(t.ID)
@@ -79,23 +66,22 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 			continue
 		}
 		var evs []string
-		inTurn := map[string]bool{}
 		for j, e := range t.Events {
 			fe := fmt.Sprintf("%s.events[%d]", f, j)
 			e = strings.TrimSpace(e)
-			if newLabel.MatchString(e) {
+			isNew := newLabel.MatchString(e)
+			if isNew {
 				e = strings.ToLower(e)
 			}
 			switch {
-			case inTurn[e]:
+			case slices.Contains(evs, e):
 				res.fix(Duplicate, fe, e)
 				continue
-			case s.events[e], declared[e]:
-			case newLabel.MatchString(e) && len(events) < len(news):
-				// Used but not declared: declared here, with no title.
-				res.fix(Empty, "new_events."+e+".title", "")
-				declared[e] = true
-				events = append(events, newEvent{e, ""})
+			case b.s.events[e]:
+			case isNew && (b.joined[e] > 0 || b.labels < len(b.news)):
+			case isNew:
+				res.fix(OverCap, fe, e)
+				continue
 			default:
 				res.fix(UnknownID, fe, e)
 				continue
@@ -104,39 +90,167 @@ func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
 				res.fix(OverCap, fe, e)
 				continue
 			}
-			inTurn[e] = true
+			if isNew && b.joined[e] == 0 {
+				b.labels++
+			}
 			evs = append(evs, e)
-			used[e] = true
+			b.joined[e]++
 		}
 		if len(evs) == 0 && len(t.Events) > 0 {
 			res.fix(Empty, f+".events", strings.Join(t.Events, ", "))
 		}
-		kept = append(kept, item{
+		context := res.text(b.s, f+".context", t.Context, c.TextChars)
+		if other := b.s.copiedFrom(id, context); other != "" {
+			res.fix(Copied, f+".context", "turn "+other+": "+context)
+			context = ""
+		}
+		kept = append(kept, prompt.BatchTurn{
 			ID:       id,
 			Keywords: res.terms(f+".keywords", t.Keywords, c.Keywords),
 			Tags:     res.terms(f+".tags", t.Tags, c.Tags),
-			Context:  res.text(s, f+".context", t.Context, c.TextChars),
+			Context:  context,
 			Events:   evs,
 		})
 	}
-	for _, id := range news {
+	for _, id := range b.news {
 		if !seen[id] {
 			res.fix(MissingID, "turns", id)
 		}
 	}
-	r.NewEvents = r.NewEvents[:0]
-	for _, ne := range events {
-		if !used[ne.Label] {
-			res.fix(Unused, "new_events", ne.Label)
+	b.repeated(kept)
+	r.Turns = kept
+}
+
+// repeated drops what three or more kept turn items of a batch say word
+// for word alike: a context (it says what its turn is about, and turns
+// differ) or a whole keyword list. The real 270M model, its ids fixed by
+// the narrowed schema, wrote "the key of the event" with the keywords
+// ["key"] for all twelve turns of a batch, and "I'm a doctor" for six.
+// Tags are left alone: a batch on one topic may well share its broad
+// categories.
+func (b *batchCheck) repeated(kept []prompt.BatchTurn) {
+	same := func(field string, get func(*prompt.BatchTurn) string, clear func(*prompt.BatchTurn)) {
+		n := map[string]int{}
+		for i := range kept {
+			if v := get(&kept[i]); v != "" {
+				n[v]++
+			}
+		}
+		for i := range kept {
+			if v := get(&kept[i]); v != "" && n[v] >= 3 {
+				b.res.fix(Duplicate, fmt.Sprintf("turns[%d].%s", i, field), v)
+				clear(&kept[i])
+			}
+		}
+	}
+	same("context", func(t *prompt.BatchTurn) string { return strings.Join(words(t.Context), " ") },
+		func(t *prompt.BatchTurn) { t.Context = "" })
+	same("keywords", func(t *prompt.BatchTurn) string {
+		ks := make([]string, len(t.Keywords))
+		for i, k := range t.Keywords {
+			ks[i] = strings.ToLower(k)
+		}
+		slices.Sort(ks)
+		return strings.Join(ks, "; ")
+	}, func(t *prompt.BatchTurn) { t.Keywords = nil })
+}
+
+// events checks the "events" section: one record per event the kept
+// turns joined.
+func (b *batchCheck) events(r *prompt.BuildBatchReply) {
+	res, c := &b.res, b.c
+	seen := map[string]bool{}
+	kept := make([]prompt.BatchEvent, 0, len(r.Events))
+	for i, e := range r.Events {
+		f := fmt.Sprintf("events[%d]", i)
+		id := strings.TrimSpace(e.ID)
+		isNew := newLabel.MatchString(id)
+		if isNew {
+			id = strings.ToLower(id)
+		}
+		switch {
+		case b.joined[id] == 0 && (isNew || b.s.events[id]):
+			res.fix(Unused, f+".id", e.ID)
+			continue
+		case b.joined[id] == 0:
+			res.fix(UnknownID, f+".id", e.ID)
+			continue
+		case seen[id]:
+			res.fix(Duplicate, f+".id", e.ID)
 			continue
 		}
-		r.NewEvents = append(r.NewEvents, ne)
+		seen[id] = true
+		e.ID = id
+		title := strings.TrimSpace(e.Title)
+		switch {
+		case !isNew:
+			title = "" // an event shown keeps its title
+		case title == "":
+			res.fix(Empty, f+".title", "")
+		case b.s.junkTitle(title) != "":
+			res.fix(b.s.junkTitle(title), f+".title", e.Title)
+			title = ""
+		case cut(title, c.TitleChars) != title:
+			res.fix(OverCap, f+".title", e.Title)
+			title = cut(title, c.TitleChars)
+		}
+		e.Title = title
+		one := c
+		if one.Facts <= 0 {
+			one.Facts = 4 * b.joined[id]
+		}
+		up := EventUpdate(&e.EventUpdateReply, b.s, one)
+		for _, p := range up.Problems {
+			res.fix(p.Kind, f+"."+p.Field, p.Value)
+		}
+		if up.Verdict == Rejected {
+			// Nothing of the record is used but a new event's title.
+			e.EventUpdateReply = prompt.EventUpdateReply{}
+		}
+		if e.Title == "" && e.Summary == "" {
+			continue
+		}
+		kept = append(kept, e)
 	}
-	r.Turns = kept
-	if len(kept) == 0 {
-		res.reject(Empty, "turns", "")
+	for _, id := range slices.Sorted(maps.Keys(b.joined)) {
+		if !seen[id] {
+			res.fix(MissingID, "events", id)
+		}
 	}
-	return res.Result
+	r.Events = b.alike(kept)
+}
+
+// alike drops the summaries and titles that two or more records of one
+// reply share: a summary covers its own event, and the real 270M model
+// wrote the same one for every event of a batch. A record left with
+// neither is dropped (its event falls back).
+func (b *batchCheck) alike(kept []prompt.BatchEvent) []prompt.BatchEvent {
+	summaries, titles := map[string]int{}, map[string]int{}
+	for _, e := range kept {
+		summaries[strings.Join(words(e.Summary), " ")]++
+		titles[strings.Join(words(e.Title), " ")]++
+	}
+	out := kept[:0]
+	for i, e := range kept {
+		if e.Summary != "" && summaries[strings.Join(words(e.Summary), " ")] > 1 {
+			b.res.fix(Duplicate, fmt.Sprintf("events[%d].summary", i), e.Summary)
+			e.EventUpdateReply = prompt.EventUpdateReply{}
+		}
+		if e.Title != "" && titles[strings.Join(words(e.Title), " ")] > 1 {
+			b.res.fix(Duplicate, fmt.Sprintf("events[%d].title", i), e.Title)
+			e.Title = ""
+		}
+		if e.Title != "" || e.Summary != "" {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// people checks the "people" section (what the turns state about
+// people): at most peoplePerTurn facts per new turn.
+func (b *batchCheck) people(r *prompt.BuildBatchReply) {
+	r.People = b.res.people(b.s, "people", r.People, peoplePerTurn*max(1, len(b.news)))
 }
 
 // admit reports whether id (written raw) may be kept: allowed and not seen
@@ -163,20 +277,26 @@ func EventUpdate(r *prompt.EventUpdateReply, s Shown, caps Caps) Result {
 		c.Facts = 4 * max(1, len(s.New))
 	}
 	var res result
-	summary := strings.TrimSpace(r.Summary)
-	if summary == "" {
-		res.reject(Empty, "summary", "")
-	} else if why := s.junkText(summary); why != "" {
-		res.reject(why, "summary", summary)
-	} else if t := cut(summary, c.TextChars); t != summary {
-		res.fix(OverCap, "summary", summary)
-		summary = t
-	}
-	r.Summary = summary
+	r.Summary = res.summary(s, r.Summary, c.TextChars)
 	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
 	r.Tags = res.terms("tags", r.Tags, c.Tags)
 	r.NewFacts = res.facts(s, r.NewFacts, c)
 	return res.Result
+}
+
+// summary checks a required summary: it rejects an empty or junk one and
+// cuts a long one to max.
+func (res *result) summary(s Shown, text string, max int) string {
+	summary := strings.TrimSpace(text)
+	if summary == "" {
+		res.reject(Empty, "summary", "")
+	} else if why := s.junkText(summary); why != "" {
+		res.reject(why, "summary", summary)
+	} else if t := cut(summary, max); t != summary {
+		res.fix(OverCap, "summary", summary)
+		summary = t
+	}
+	return summary
 }
 
 // facts cleans new facts.
@@ -328,42 +448,6 @@ func Select(r *prompt.SelectReply, s Shown, caps Caps) Result {
 	return res.Result
 }
 
-// EventUpdates checks an event_updates reply: one item per event shown,
-// each checked as an event_update (an item EventUpdate would reject is
-// dropped: that event keeps its record); an event shown but not answered
-// is missing. It rejects a reply with no usable item.
-func EventUpdates(r *prompt.EventUpdatesReply, s Shown, caps Caps) Result {
-	var res result
-	seen := map[string]bool{}
-	kept := r.Events[:0]
-	for i, it := range r.Events {
-		f := fmt.Sprintf("events[%d]", i)
-		id := strings.TrimSpace(it.ID)
-		if !res.admit(f+".id", it.ID, id, s.events, seen) {
-			continue
-		}
-		one := EventUpdate(&it.EventUpdateReply, s, caps)
-		for _, p := range one.Problems {
-			res.fix(p.Kind, f+"."+p.Field, p.Value)
-		}
-		if one.Verdict == Rejected {
-			continue
-		}
-		it.ID = id
-		kept = append(kept, it)
-	}
-	r.Events = kept
-	for _, id := range s.Events {
-		if !seen[id] {
-			res.fix(MissingID, "events", id)
-		}
-	}
-	if len(kept) == 0 {
-		res.reject(Empty, "events", "")
-	}
-	return res.Result
-}
-
 // Filter checks a filter reply like Predict.
 func Filter(r *prompt.FilterReply, s Shown, caps Caps) Result {
 	var res result
@@ -439,8 +523,6 @@ func newReply(kind string) any {
 		return &prompt.BuildBatchReply{}
 	case prompt.EventUpdate:
 		return &prompt.EventUpdateReply{}
-	case prompt.EventUpdates:
-		return &prompt.EventUpdatesReply{}
 	case prompt.EventCheck:
 		return &prompt.EventCheckReply{}
 	case prompt.TurnNote:
@@ -457,6 +539,10 @@ func newReply(kind string) any {
 		return &prompt.QueryReply{}
 	case prompt.Answer:
 		return &prompt.AnswerReply{}
+	case prompt.ProfileDecide:
+		return &prompt.ProfileDecideReply{}
+	case prompt.ProfileUpdate:
+		return &prompt.ProfileUpdateReply{}
 	}
 	return nil
 }
@@ -470,8 +556,6 @@ func Reply(reply any, s Shown, caps Caps) (res Result, ok bool) {
 		return BuildBatch(r, s, caps), true
 	case *prompt.EventUpdateReply:
 		return EventUpdate(r, s, caps), true
-	case *prompt.EventUpdatesReply:
-		return EventUpdates(r, s, caps), true
 	case *prompt.EventCheckReply:
 		return EventCheck(r, s, caps), true
 	case *prompt.TurnNoteReply:
@@ -488,6 +572,10 @@ func Reply(reply any, s Shown, caps Caps) (res Result, ok bool) {
 		return Query(r, s, caps), true
 	case *prompt.AnswerReply:
 		return Answer(r, s, caps), true
+	case *prompt.ProfileDecideReply:
+		return ProfileDecide(r, s, caps), true
+	case *prompt.ProfileUpdateReply:
+		return ProfileUpdate(r, s, caps), true
 	}
 	return Result{}, false
 }

@@ -44,15 +44,7 @@ func FuzzBuildBatch(f *testing.F) {
 		}
 		shown := set(s.New)
 		labels := map[string]bool{}
-		for _, ne := range r.NewEvents {
-			labels[ne.Label] = true
-			if ne.Title != "" && s.junkTitle(ne.Title) != "" {
-				t.Fatalf("junk title kept: %q", ne.Title)
-			}
-		}
-		if len(r.NewEvents) > len(s.New) {
-			t.Fatalf("%d new events for %d turns", len(r.NewEvents), len(s.New))
-		}
+		joined := map[string]bool{}
 		seen := map[string]bool{}
 		for _, it := range r.Turns {
 			if !shown[it.ID] || seen[it.ID] {
@@ -63,8 +55,32 @@ func FuzzBuildBatch(f *testing.F) {
 				t.Fatalf("%d events for %s", len(it.Events), it.ID)
 			}
 			for _, e := range it.Events {
-				if !s.events[e] && !labels[e] {
-					t.Fatalf("event %q neither shown nor declared", e)
+				joined[e] = true
+				if newLabel.MatchString(e) {
+					labels[e] = true
+				} else if !s.events[e] {
+					t.Fatalf("event %q neither shown nor a label", e)
+				}
+			}
+		}
+		if len(labels) > len(s.New) {
+			t.Fatalf("%d new events for %d turns", len(labels), len(s.New))
+		}
+		recorded := map[string]bool{}
+		for _, e := range r.Events {
+			if !joined[e.ID] || recorded[e.ID] {
+				t.Fatalf("record of %q kept (joined %v, twice %v)", e.ID, joined[e.ID], recorded[e.ID])
+			}
+			recorded[e.ID] = true
+			if e.Title != "" && (s.junkTitle(e.Title) != "" || !labels[e.ID]) {
+				t.Fatalf("title %q kept for %s", e.Title, e.ID)
+			}
+			if e.Summary != "" && s.junkText(e.Summary) != "" {
+				t.Fatalf("junk summary kept: %q", e.Summary)
+			}
+			for _, k := range e.Keywords {
+				if vacuous(k) || jsonish(k) {
+					t.Fatalf("junk keyword kept: %q", k)
 				}
 			}
 		}

@@ -178,8 +178,14 @@ type Shown struct {
 	New []string
 
 	turns, events map[string]bool
-	instr         map[string]bool // word trigrams of the instructions
-	instrText     string          // the instructions, folded
+	// said holds the folded words of each turn shown, by id.
+	said      map[string][]string
+	instr     map[string]bool // word trigrams of the instructions
+	instrText string          // the instructions, folded
+	// names holds the lower-cased words that may name a person: the
+	// speakers of the turns shown, the capitalised words of their texts
+	// and the people the prompt lists (see people.go).
+	names map[string]bool
 }
 
 var (
@@ -190,18 +196,32 @@ var (
 // FromPrompt reads what p showed: turn lines "[id] date | speaker: text",
 // event lines "(event id) title :: summary", and the instructions, which
 // are all other lines except the data lines that follow "Keywords:",
-// "Tags:", "Question:" and fact lines "- (date) …". Turns listed after a
-// header starting with "New turn" are also the New turns.
+// "Tags:", "Question:", fact lines "- (date) …" and what the prompt says
+// memory knows about people (see peopleData). Turns listed after a header
+// starting with "New turn" are also the New turns.
 func FromPrompt(p prompt.Prompt) Shown {
 	var turns, events, news []string
 	var instr strings.Builder
-	inNew := false
+	names := map[string]bool{}
+	said := map[string][]string{}
+	inNew, inKnown := false, false
 	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
 		t := strings.TrimSpace(l)
+		addNames(names, t)
+		inKnown = inKnown && strings.HasPrefix(t, "- ")
+		if peopleData(t) || inKnown {
+			// What memory knows about people is data, not instructions:
+			// a reply may restate it (a value it ends).
+			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
+			continue
+		}
 		switch {
 		case turnLine.MatchString(t):
 			id := turnLine.FindStringSubmatch(t)[1]
 			turns = append(turns, id)
+			if _, text, ok := strings.Cut(t, ": "); ok {
+				said[id] = words(text)
+			}
 			if inNew {
 				news = append(news, id)
 			}
@@ -217,7 +237,10 @@ func FromPrompt(p prompt.Prompt) Shown {
 			instr.WriteByte('\n')
 		}
 	}
-	return NewShown(turns, events, news, instr.String())
+	s := NewShown(turns, events, news, instr.String())
+	s.names = names
+	s.said = said
+	return s
 }
 
 // NewShown builds a Shown from its parts.
@@ -265,6 +288,45 @@ func (s Shown) copied(text string) bool {
 	return n > 0 && 2*hit >= n
 }
 
+// copiedFrom returns the id of a turn shown, other than own, whose text
+// text copies (at least five words, most of whose word trigrams are that
+// turn's), or "". A 270M model wrote one turn's text as the context of
+// every turn of its batch; a context that restates its own turn is not
+// caught.
+func (s Shown) copiedFrom(own, text string) string {
+	w := words(text)
+	if len(w) < 5 {
+		return ""
+	}
+	grams := func(ws []string) map[string]bool {
+		m := map[string]bool{}
+		for i := 0; i+3 <= len(ws); i++ {
+			m[strings.Join(ws[i:i+3], " ")] = true
+		}
+		return m
+	}
+	if ownGrams := grams(s.said[own]); overlap(w, ownGrams)*2 >= len(w)-2 {
+		return ""
+	}
+	for _, id := range s.Turns {
+		if id != own && overlap(w, grams(s.said[id]))*5 >= 4*(len(w)-2) {
+			return id
+		}
+	}
+	return ""
+}
+
+// overlap counts the word trigrams of w found in grams.
+func overlap(w []string, grams map[string]bool) int {
+	n := 0
+	for i := 0; i+3 <= len(w); i++ {
+		if grams[strings.Join(w[i:i+3], " ")] {
+			n++
+		}
+	}
+	return n
+}
+
 // metaWords are the words of the task itself: a record whose content words
 // are all among them says nothing about the conversation.
 var metaWords = set(strings.Fields(`time times fact facts event events turn turns new summary summaries keyword keywords
@@ -273,7 +335,7 @@ var metaWords = set(strings.Fields(`time times fact facts event events turn turn
 	question questions topic topics happening example examples none null nil unknown n a na etc text value values field
 	fields short brief sentence sentences statement statements one two three entity entities category categories
 	information info detail details thing things something stuff general misc miscellaneous other update updated
-	relevant irrelevant true false yes no ok okay`))
+	relevant irrelevant true false yes no ok okay people person persons`))
 
 // vacuous reports whether text has no content word outside the stop and
 // meta words.
@@ -320,11 +382,11 @@ var labelRE = regexp.MustCompile(`(?i)^\s*(new|e\d+|event)\s*(:\s*\d+)?\s*$`)
 // junkTitle says why a title is not one, or "".
 func (s Shown) junkTitle(t string) string {
 	switch {
-	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)]:
+	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)], strings.Contains(t, " :: "):
 		return JunkTitle
 	case s.copied(t):
 		return Copied
-	case vacuous(t):
+	case vacuous(t), talksTask(t):
 		return Vacuous
 	}
 	return ""
@@ -333,14 +395,33 @@ func (s Shown) junkTitle(t string) string {
 // junkText says why a summary, context or fact is not one, or "".
 func (s Shown) junkText(t string) string {
 	switch {
-	case !hasLetter(t), jsonish(t):
+	case !hasLetter(t), jsonish(t), strings.Contains(t, " :: "):
+		// " :: " parts an event's title from its summary in the prompts:
+		// a text holding it copies the prompt's layout.
 		return JunkText
 	case s.copied(t):
 		return Copied
-	case vacuous(t):
+	case vacuous(t), talksTask(t):
 		return Vacuous
 	}
 	return ""
+}
+
+// taskTalk are phrases about the task rather than the conversation, which
+// the real 270M model wrote as summaries and titles: "The new events are
+// the same as the old ones, but they have different people and places.",
+// "The new event is a person's name, and it was created by …".
+var taskTalk = []string{"new turn", "new turns", "new events", "the new event", "these turns", "the turns"}
+
+// talksTask reports whether text speaks of the task (see taskTalk).
+func talksTask(text string) bool {
+	joined := " " + strings.Join(words(text), " ") + " "
+	for _, p := range taskTalk {
+		if strings.Contains(joined, " "+p+" ") {
+			return true
+		}
+	}
+	return false
 }
 
 // cut shortens s to at most n characters, at a word boundary.
@@ -354,6 +435,15 @@ func cut(s string, n int) string {
 		t = t[:i]
 	}
 	return strings.TrimRight(t, " ,;:-")
+}
+
+// Terms returns the keywords or tags of in that a check would keep, at
+// most max: for lists the engine writes itself (an offline summary
+// standing in for a model's), so that nothing it stores beside model
+// output reads as junk.
+func Terms(in []string, max int) []string {
+	var r result
+	return r.terms("", in, max)
 }
 
 // terms cleans a keyword or tag list: trimmed of quotes and punctuation,

@@ -25,7 +25,7 @@ var (
 // fixtures are the prompts the shapes answer, rendered by the real
 // templates.
 var fixtures = map[string]any{
-	prompt.BuildBatch:  prompt.BuildBatchData{Candidates: []prompt.Event{ev}, New: []prompt.Turn{t1, t2, t3}},
+	prompt.BuildBatch:  prompt.BuildBatchData{Candidates: []prompt.Event{ev, ev2}, New: []prompt.Turn{t1, t2, t3}},
 	prompt.EventUpdate: prompt.EventUpdateData{Event: ev, Window: []prompt.Turn{t1}, New: []prompt.Turn{t2, t3}},
 	prompt.EventCheck:  prompt.EventUpdateData{Event: ev, New: []prompt.Turn{t3}},
 	prompt.TurnNote:    prompt.TurnNoteData{Turn: t1},
@@ -34,10 +34,10 @@ var fixtures = map[string]any{
 	prompt.Filter:      prompt.FilterData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t2, t3}},
 	prompt.Select: prompt.SelectData{Question: "What inspired Caroline?", Events: []prompt.SelectEvent{{Event: ev, Turns: []prompt.Turn{t1, t2}}},
 		Turns: []prompt.Turn{t3}, Max: 3},
-	prompt.EventUpdates: prompt.EventUpdatesData{Window: []prompt.Turn{t1}, New: []prompt.Turn{t2, t3},
-		Events: []prompt.EventUpdatesItem{{Event: ev, NewIDs: []string{"D1:4", "D1:5"}}, {Event: prompt.Event{ID: "e2", Title: "New event"}, NewIDs: []string{"D1:5"}}}},
-	prompt.Query:  prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
-	prompt.Answer: prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.Query:         prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
+	prompt.Answer:        prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.ProfileDecide: prompt.ProfileDecideData{Event: ev, Entities: []string{"Caroline", "Melanie"}},
+	prompt.ProfileUpdate: prompt.ProfileUpdateData{Person: prompt.KnownPerson{Name: "Caroline", Facts: []string{"home: Boston"}}, Event: ev, Turns: []prompt.Turn{t1, t2, t3}},
 }
 
 func render(t testing.TB, kind string) prompt.Prompt {
@@ -132,22 +132,24 @@ func TestGoodRepliesValid(t *testing.T) {
 			{"id":"D1:3","keywords":["LGBTQ support group","powerful"],"tags":["identity"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","events":["e1"]},
 			{"id":"D1:4","keywords":["support group"],"tags":["identity"],"context":"Melanie asks what happened at the group.","events":["e1"]},
 			{"id":"D1:5","keywords":["transgender stories","painting"],"tags":["art","identity"],"context":"Caroline wants to paint the stories.","events":["e1","new:1"]}],
-			"new_events":[{"label":"new:1","title":"Caroline's painting project"}]}`,
+			"events":[{"id":"e1","summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her to paint.",
+			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
+			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]},
+			{"id":"new:1","title":"Caroline's painting project","summary":"Caroline plans to paint the transgender stories she heard.","keywords":["painting"],"tags":["art"],"new_facts":[]}]}`,
 		prompt.EventUpdate: `{"summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her to paint.",
 			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
 			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]}`,
-		prompt.EventCheck: `{"is_relevant":true,"keywords":["support group","transgender stories"],"tags":["identity"]}`,
-		prompt.TurnNote:   `{"keywords":["LGBTQ","support group"],"tags":["identity","community"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","entities":["Caroline"]}`,
-		prompt.Affiliate:  `{"affiliations":["e1"],"reasoning":"Melanie answers Caroline about the group."}`,
-		prompt.Predict:    `{"turn_ids":["D1:5","D1:3"]}`,
-		prompt.Filter:     `{"relevant_ids":["D1:5"]}`,
-		prompt.Select:     `{"turn_ids":["D1:5","D1:3"]}`,
-		prompt.EventUpdates: `{"events":[{"id":"e1","summary":"Caroline attended an LGBTQ support group on 7 May 2023 and told Melanie the transgender stories inspired her to paint.",
-			"keywords":["support group","LGBTQ","painting"],"tags":["identity","art"],
-			"new_facts":[{"time":"8 May 2023","fact":"Caroline wants to paint the transgender stories","turn_id":"D1:5"}]},
-			{"id":"e2","summary":"Caroline plans to paint the transgender stories she heard.","keywords":["painting"],"tags":["art"],"new_facts":[]}]}`,
-		prompt.Query:  `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
-		prompt.Answer: `{"answer":"Not mentioned in the conversation"}`,
+		prompt.EventCheck:    `{"is_relevant":true,"keywords":["support group","transgender stories"],"tags":["identity"]}`,
+		prompt.TurnNote:      `{"keywords":["LGBTQ","support group"],"tags":["identity","community"],"context":"Caroline went to an LGBTQ support group on 7 May 2023.","entities":["Caroline"]}`,
+		prompt.Affiliate:     `{"affiliations":["e1"],"reasoning":"Melanie answers Caroline about the group."}`,
+		prompt.Predict:       `{"turn_ids":["D1:5","D1:3"]}`,
+		prompt.Filter:        `{"relevant_ids":["D1:5"]}`,
+		prompt.Select:        `{"turn_ids":["D1:5","D1:3"]}`,
+		prompt.Query:         `{"keyword_query":"Caroline LGBTQ support group","entities":["Caroline"],"temporal":true}`,
+		prompt.Answer:        `{"answer":"Not mentioned in the conversation"}`,
+		prompt.ProfileDecide: `{"update_decisions":[{"entity_name":"Caroline","should_update":true,"reasoning":"she goes to a support group"},{"entity_name":"Melanie","should_update":false}]}`,
+		prompt.ProfileUpdate: `{"summary":"Caroline lives in Boston and goes to an LGBTQ support group [D1:3]; its stories inspire her to paint [D1:5].",
+			"facts":[{"entity":"Caroline","attribute":"hobby","value":"painting","turn_ids":["D1:5"]}]}`,
 	}
 	for kind, content := range good {
 		p := render(t, kind)
@@ -186,8 +188,14 @@ func TestRunawayCapped(t *testing.T) {
 	shape := llmtest.JunkShapes[slices.IndexFunc(llmtest.JunkShapes, func(s llmtest.JunkShape) bool { return strings.HasPrefix(s.Name, "runaway") })]
 	_, reply, _ := check(t, prompt.BuildBatch, shape.Reply(request(p)), p)
 	r := reply.(*prompt.BuildBatchReply)
-	if len(r.NewEvents) > 3 {
-		t.Errorf("%d new events for 3 turns", len(r.NewEvents))
+	labels := map[string]bool{}
+	for _, it := range r.Turns {
+		for _, e := range it.Events {
+			labels[e] = true
+		}
+	}
+	if len(labels) > 3 || len(r.Events) > 3 {
+		t.Errorf("%d new events, %d records for 3 turns", len(labels), len(r.Events))
 	}
 	for _, it := range r.Turns {
 		if len(it.Events) > 3 {
@@ -198,7 +206,7 @@ func TestRunawayCapped(t *testing.T) {
 
 func TestRejectedWhenNothingLeft(t *testing.T) {
 	p := render(t, prompt.BuildBatch)
-	res, _, _ := check(t, prompt.BuildBatch, `{"turns":[{"id":"X1","events":["new:1"]}],"new_events":[]}`, p)
+	res, _, _ := check(t, prompt.BuildBatch, `{"turns":[{"id":"X1","events":["new:1"]}],"events":[]}`, p)
 	if res.Verdict != Rejected {
 		t.Errorf("batch with no shown turn: %v", res)
 	}
@@ -214,18 +222,40 @@ func TestRejectedWhenNothingLeft(t *testing.T) {
 	}
 }
 
-// An event_updates reply keeps the events it updated well and drops the
-// item the event_update check rejects (that event keeps its record).
-func TestEventUpdatesDropsOneItem(t *testing.T) {
-	p := render(t, prompt.EventUpdates)
-	res, reply, _ := check(t, prompt.EventUpdates, `{"events":[{"id":"e1","summary":"Caroline told Melanie about the LGBTQ support group she attended.","keywords":["support group"]},
-		{"id":"e2","summary":"}, "},{"id":"e1","summary":"Again."}]}`, p)
-	r := reply.(*prompt.EventUpdatesReply)
-	if res.Verdict != Repaired || len(r.Events) != 1 || r.Events[0].ID != "e1" || res.Count(JunkText) != 1 || res.Count(Duplicate) != 1 || res.Count(MissingID) != 0 {
-		t.Errorf("got %v, events %+v", res, r.Events)
+// The events section of a build_batch reply keeps the records of the
+// events the turns joined: a junk summary drops the record but a new
+// event's real title, a second record of one event and records of events
+// nobody joined (or never shown) are dropped, an event joined without a
+// record is missing; facts are capped by the turns that joined.
+func TestBuildBatchEventRecords(t *testing.T) {
+	p := render(t, prompt.BuildBatch)
+	turns := `"turns":[{"id":"D1:3","keywords":["support group"],"context":"Caroline went to a support group.","events":["e1"]},
+		{"id":"D1:4","keywords":["support group"],"context":"Melanie asks about the group.","events":["e1","new:1"]},
+		{"id":"D1:5","keywords":["painting"],"context":"Caroline wants to paint.","events":["new:2"]}]`
+	facts := `[{"fact":"Caroline painted one"},{"fact":"Caroline painted two"},{"fact":"Caroline painted three"},{"fact":"Caroline painted four"},{"fact":"Caroline painted five"}]`
+	res, reply, _ := check(t, prompt.BuildBatch, `{`+turns+`,"events":[
+		{"id":"e1","summary":"Caroline told Melanie about the LGBTQ support group she attended.","keywords":["support group"],"title":"Ignored"},
+		{"id":"new:1","title":"Melanie's questions","summary":"}, "},
+		{"id":"e1","summary":"Again, a second record."},
+		{"id":"e2","summary":"Melanie's pottery class went on."},
+		{"id":"e9","summary":"An event never shown."},
+		{"id":"NEW:2","title":"Caroline's painting plans","summary":"Caroline wants to paint the stories she heard.","new_facts":`+facts+`}]}`, p)
+	r := reply.(*prompt.BuildBatchReply)
+	if res.Verdict != Repaired || res.Count(JunkText) != 1 || res.Count(Duplicate) != 1 || res.Count(Unused) != 1 || res.Count(UnknownID) != 1 || res.Count(OverCap) != 1 {
+		t.Errorf("got %v", res)
 	}
-	if res, _, _ := check(t, prompt.EventUpdates, `{"events":[{"id":"e2","summary":"}, "}]}`, p); res.Verdict != Rejected {
-		t.Errorf("only junk: %v", res)
+	if len(r.Events) != 3 || r.Events[0].ID != "e1" || r.Events[0].Title != "" || r.Events[1].ID != "new:1" || r.Events[1].Summary != "" ||
+		r.Events[1].Title != "Melanie's questions" || r.Events[2].ID != "new:2" || len(r.Events[2].NewFacts) != 4 {
+		t.Errorf("records %+v", r.Events)
+	}
+	// No events section: the turns are used, each event is missing.
+	res, reply, _ = check(t, prompt.BuildBatch, `{`+turns+`}`, p)
+	if res.Verdict != Repaired || res.Count(MissingID) != 3 || len(reply.(*prompt.BuildBatchReply).Turns) != 3 {
+		t.Errorf("no records: %v", res)
+	}
+	// Records alone place no turn.
+	if res, _, _ := check(t, prompt.BuildBatch, `{"turns":[],"events":[{"id":"e1","summary":"Caroline told Melanie about the group."}]}`, p); res.Verdict != Rejected {
+		t.Errorf("records without turns: %v", res)
 	}
 }
 

@@ -13,8 +13,15 @@
 // fact to inventing one: questions, hypotheticals and negations are skipped,
 // and places, companies and names must be capitalised.
 //
-// Derive is a pure function of the turns: deleting a turn and deriving again
-// forgets what only that turn said.
+// Build merges into the same profiles what a model stated (Statement, from
+// the store's profile records): a stated value enters the history at the
+// turn that states it, exactly as a rule's reading does, so that a newer
+// contradicting value closes the older one whichever source either came
+// from. Every value lists its producers ("rules", a model's producer).
+//
+// Derive and Build are pure functions of their input: deleting a turn (and
+// the statements citing it) and deriving again forgets what only that turn
+// said.
 package profile
 
 import (
@@ -76,6 +83,9 @@ type Value struct {
 	// ClosedBy is the id of the turn that ended the value (a move, a
 	// breakup, a rename), empty while it holds.
 	ClosedBy string `json:"closed_by,omitempty"`
+	// ClosedByProducer names what read the closing turn so: RulesProducer
+	// or a model's producer.
+	ClosedByProducer string `json:"closed_by_producer,omitempty"`
 	// ValidFrom and ValidTo bound the value in conversation time: when the
 	// first evidence turn and the closing turn were said. Zero ValidFrom
 	// is unknown (or a value only reported as past); zero ValidTo with an
@@ -86,7 +96,14 @@ type Value struct {
 	// clock: when the first evidence and the closing turn were stored.
 	RecordedFrom time.Time `json:"recorded_from,omitzero"`
 	RecordedTo   time.Time `json:"recorded_to,omitzero"`
+	// Producers names what stated the value: "rules" (RulesProducer) for
+	// the offline rules, a model's producer string for a Statement;
+	// sorted, each once.
+	Producers []string `json:"producers"`
 }
+
+// RulesProducer is the producer of the values the rules read.
+const RulesProducer = "rules"
 
 // Current reports whether the value still holds.
 func (v Value) Current() bool { return v.ClosedBy == "" }
@@ -166,6 +183,17 @@ type Profile struct {
 	Speaker bool `json:"speaker"`
 	// Attributes are sorted by label.
 	Attributes []Attribute `json:"attributes"`
+	// Summary, when a model wrote one (paper mode's profile layer), is a
+	// narrative of the person citing turns as [turn id].
+	Summary *Summary `json:"summary,omitempty"`
+}
+
+// Summary is a model's narrative of a person.
+type Summary struct {
+	Text string `json:"text"`
+	// Evidence lists the turns the text cites.
+	Evidence []string `json:"evidence"`
+	Producer string   `json:"producer,omitempty"`
 }
 
 // Attribute returns the attribute with the given label ("home",
@@ -185,50 +213,71 @@ func Key(name string) string { return strings.ToLower(strings.TrimSpace(name)) }
 // Derive returns the profiles the turns support, sorted by entity (speakers
 // first). Turns are read in conversation order: by OccurredAt (unknown
 // times last), then Seq. Every speaker gets a profile, even an empty one.
-func Derive(turns []Turn) []Profile {
-	ts := slices.Clone(turns)
-	slices.SortStableFunc(ts, func(a, b Turn) int {
-		az, bz := a.OccurredAt.IsZero(), b.OccurredAt.IsZero()
-		switch {
-		case az && !bz:
-			return 1
-		case !az && bz:
-			return -1
-		case !az && !bz:
-			if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
-				return c
-			}
-		}
-		return cmp.Compare(a.Seq, b.Seq)
-	})
-	d := &deriver{ents: map[string]*entity{}}
-	for _, t := range ts {
-		if strings.TrimSpace(t.Speaker) != "" {
-			d.entity(t.Speaker, true)
+func Derive(turns []Turn) []Profile { return Build(turns, nil) }
+
+// Build returns the profiles the turns support by rules merged with what
+// the statements say (see Statement). It is Derive when stmts is empty.
+func Build(turns []Turn, stmts []Statement) []Profile {
+	_, ps := Start(turns, stmts)
+	return ps
+}
+
+// compareTurns orders turns as the rules read them: by OccurredAt (unknown
+// times last), then Seq.
+func compareTurns(a, b Turn) int {
+	az, bz := a.OccurredAt.IsZero(), b.OccurredAt.IsZero()
+	switch {
+	case az && !bz:
+		return 1
+	case !az && bz:
+		return -1
+	case !az && !bz:
+		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
+			return c
 		}
 	}
+	return cmp.Compare(a.Seq, b.Seq)
+}
+
+// read applies the rules, then the statements scheduled at it, to each of
+// ts (in conversation order).
+func (d *deriver) read(ts []Turn, at map[string][]Statement) {
 	for _, t := range ts {
+		// The rules' reading of a turn comes first (it sees what memory
+		// held before the turn, whatever a model said of the turn), the
+		// model's statements second; where they disagree about the turn,
+		// the rules' reading holds (see Statement).
+		d.by = RulesProducer
 		d.turn(t)
+		for _, s := range at[t.ID] {
+			d.state(s, t)
+		}
 	}
-	return d.profiles()
 }
 
 // entity is a profile under construction.
 type entity struct {
+	d       *deriver
 	name    string
 	speaker bool
 	attrs   map[string]*Attribute // by label
+	summary *Summary
 }
 
 type deriver struct {
 	ents map[string]*entity
+	// by is the producer of what is being applied: RulesProducer, or a
+	// statement's producer.
+	by string
+	// pos orders turn ids in conversation order (see schedule).
+	pos map[string]int
 }
 
 func (d *deriver) entity(name string, speaker bool) *entity {
 	k := Key(name)
 	e := d.ents[k]
 	if e == nil {
-		e = &entity{name: strings.TrimSpace(name), attrs: map[string]*Attribute{}}
+		e = &entity{d: d, name: strings.TrimSpace(name), attrs: map[string]*Attribute{}}
 		d.ents[k] = e
 	}
 	e.speaker = e.speaker || speaker
@@ -238,9 +287,23 @@ func (d *deriver) entity(name string, speaker bool) *entity {
 func (d *deriver) profiles() []Profile {
 	out := make([]Profile, 0, len(d.ents))
 	for _, e := range d.ents {
+		// Deep copies: a Derivation goes on changing its entities.
 		p := Profile{Entity: e.name, Speaker: e.speaker, Attributes: []Attribute{}}
+		if e.summary != nil {
+			s := *e.summary
+			s.Evidence = slices.Clone(s.Evidence)
+			p.Summary = &s
+		}
 		for _, a := range e.attrs {
-			p.Attributes = append(p.Attributes, *a)
+			c := Attribute{Name: a.Name, Key: a.Key, Values: make([]Value, len(a.Values))}
+			for i, v := range a.Values {
+				v.Evidence = slices.Clone(v.Evidence)
+				// Statements add evidence out of turn order.
+				slices.SortStableFunc(v.Evidence, func(x, y string) int { return d.pos[x] - d.pos[y] })
+				v.Producers = slices.Clone(v.Producers)
+				c.Values[i] = v
+			}
+			p.Attributes = append(p.Attributes, c)
 		}
 		slices.SortFunc(p.Attributes, func(a, b Attribute) int { return cmp.Compare(a.Label(), b.Label()) })
 		out = append(out, p)
@@ -288,6 +351,10 @@ func (e *entity) set(name, key, value string, t Turn, reopen bool) {
 			if !slices.Contains(v.Evidence, t.ID) {
 				v.Evidence = append(v.Evidence, t.ID)
 			}
+			if e.d.by == RulesProducer && !slices.Contains(v.Producers, RulesProducer) {
+				v.Value = value // the rules' wording of a model's value
+			}
+			v.addProducer(e.d.by)
 			return
 		}
 		if !reopen {
@@ -297,11 +364,19 @@ func (e *entity) set(name, key, value string, t Turn, reopen bool) {
 	if !multi[name] {
 		for i := range a.Values {
 			if a.Values[i].Current() {
-				closeValue(&a.Values[i], t)
+				closeValue(&a.Values[i], t, e.d.by)
 			}
 		}
 	}
-	a.Values = append(a.Values, Value{Value: value, Evidence: []string{t.ID}, ValidFrom: t.OccurredAt, RecordedFrom: t.RecordedAt})
+	a.Values = append(a.Values, Value{Value: value, Evidence: []string{t.ID}, ValidFrom: t.OccurredAt, RecordedFrom: t.RecordedAt,
+		Producers: []string{e.d.by}})
+}
+
+// addProducer records that p states the value too.
+func (v *Value) addProducer(p string) {
+	if i, found := slices.BinarySearch(v.Producers, p); !found {
+		v.Producers = slices.Insert(v.Producers, i, p)
+	}
 }
 
 // close ends the current values of the attribute that match accepts (every
@@ -315,7 +390,7 @@ func (e *entity) close(name, key string, t Turn, match func(string) bool) int {
 	for i := range a.Values {
 		v := &a.Values[i]
 		if v.Current() && (match == nil || match(v.Value)) {
-			closeValue(v, t)
+			closeValue(v, t, e.d.by)
 			n++
 		}
 	}
@@ -330,13 +405,14 @@ func (e *entity) past(name, key, value string, t Turn) {
 		return
 	}
 	a := e.attr(name, key)
-	for _, v := range a.Values {
-		if !v.Current() && same(v.Value, value) {
+	for i := range a.Values {
+		if v := &a.Values[i]; !v.Current() && same(v.Value, value) {
+			v.addProducer(e.d.by)
 			return
 		}
 	}
-	v := Value{Value: value, Evidence: []string{t.ID}}
-	closeValue(&v, t)
+	v := Value{Value: value, Evidence: []string{t.ID}, Producers: []string{e.d.by}}
+	closeValue(&v, t, e.d.by)
 	a.Values = append(a.Values, v)
 }
 
@@ -355,8 +431,9 @@ func (e *entity) current(name, key string) []string {
 	return out
 }
 
-func closeValue(v *Value, t Turn) {
+func closeValue(v *Value, t Turn, by string) {
 	v.ClosedBy = t.ID
+	v.ClosedByProducer = by
 	v.ValidTo = t.OccurredAt
 	v.RecordedTo = t.RecordedAt
 }

@@ -21,7 +21,7 @@ import (
 
 // Version identifies the prompt set. It is part of every producer string, so
 // records made by older prompts can be told apart.
-const Version = "p2"
+const Version = "p3"
 
 //go:embed templates/*.tmpl
 var files embed.FS
@@ -47,11 +47,16 @@ type Set struct {
 	Schemas map[string]string
 }
 
-// Render executes the named template with data and attaches its schema.
+// Render executes the named template with data and attaches its schema,
+// and the schema narrowed for data when data narrows it (see
+// constrain.go).
 func (s *Set) Render(name string, data any) (Prompt, error) {
 	schema, ok := s.Schemas[name]
 	if !ok {
 		return Prompt{}, fmt.Errorf("%s: unknown prompt %q", s.Prefix, name)
+	}
+	if x, ok := data.(schemaExtender); ok {
+		schema = x.extendSchema(schema)
 	}
 	var sys, user bytes.Buffer
 	if err := s.Templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
@@ -60,28 +65,32 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 	if err := s.Templates.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
 		return Prompt{}, fmt.Errorf("%s: render %s: %w", s.Prefix, name, err)
 	}
+	constraint, err := constrain(schema, data)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("%s: %s: %w", s.Prefix, name, err)
+	}
 	return Prompt{
-		Name:   name,
-		System: strings.TrimSpace(sys.String()),
-		User:   strings.TrimSpace(user.String()),
-		Schema: json.RawMessage(schema),
+		Name:       name,
+		System:     strings.TrimSpace(sys.String()),
+		User:       strings.TrimSpace(user.String()),
+		Schema:     json.RawMessage(schema),
+		Constraint: constraint,
 	}, nil
 }
 
 // Names of the prompts, which are also the schema names sent to models.
 const (
-	TurnNote     = "turn_note"     // paper mode: annotate one turn
-	Affiliate    = "affiliate"     // paper mode: choose events for one turn
-	EventUpdate  = "event_update"  // small event: rewrite summary, add facts
-	EventCheck   = "event_check"   // large event: relevance + keywords/tags
-	BuildBatch   = "build_batch"   // default mode: annotate and assign a batch
-	Query        = "query"         // query analysis / rewrite
-	Predict      = "predict"       // per-event turn prediction
-	Filter       = "filter"        // relevance filter
-	Select       = "select"        // default mode: one selection over events and search hits
-	EventUpdates = "event_updates" // default mode: update every event a batch touched
-	Answer       = "answer"        // final answer
-	Judge        = "judge"         // LLM-as-judge in evaluation
+	TurnNote    = "turn_note"    // paper mode: annotate one turn
+	Affiliate   = "affiliate"    // paper mode: choose events for one turn
+	EventUpdate = "event_update" // small event: rewrite summary, add facts
+	EventCheck  = "event_check"  // large event: relevance + keywords/tags
+	BuildBatch  = "build_batch"  // default mode: annotate and assign a batch
+	Query       = "query"        // query analysis / rewrite
+	Predict     = "predict"      // per-event turn prediction
+	Filter      = "filter"       // relevance filter
+	Select      = "select"       // default mode: one selection over events and search hits
+	Answer      = "answer"       // final answer
+	Judge       = "judge"        // LLM-as-judge in evaluation
 )
 
 // Turn is how a turn is shown to a model.
@@ -133,10 +142,17 @@ type EventUpdateData struct {
 	New    []Turn
 }
 
-// BuildBatchData fills the build_batch template.
+// BuildBatchData fills the build_batch template: the events the batch
+// may continue, each with its current record (title, summary, keywords
+// and its latest facts: the caller bounds how many), and the batch's
+// turns.
 type BuildBatchData struct {
 	Candidates []Event
 	New        []Turn
+	// AskPeople asks for what the turns state about people ("people" in
+	// the reply, see profiles.go); People is what memory knows of them now.
+	AskPeople bool
+	People    []KnownPerson
 }
 
 // QueryData fills the query template.
@@ -168,22 +184,6 @@ type SelectData struct {
 	Max      int
 }
 
-// EventUpdatesItem is one event of an EventUpdates prompt: the event as
-// stored before the batch (no title or summary for a new one) and the ids
-// of the batch's turns that joined it.
-type EventUpdatesItem struct {
-	Event  Event
-	NewIDs []string
-}
-
-// EventUpdatesData fills the event_updates template: the turns before the
-// batch, the batch's turns and the events they joined.
-type EventUpdatesData struct {
-	Window []Turn
-	New    []Turn
-	Events []EventUpdatesItem
-}
-
 // FilterData fills the filter template.
 type FilterData struct {
 	Question string
@@ -209,7 +209,13 @@ type Prompt struct {
 	Name   string
 	System string
 	User   string
+	// Schema is the reply schema: what any reply to this kind of prompt
+	// must satisfy. Replies are validated against it.
 	Schema json.RawMessage
+	// Constraint is Schema narrowed to this rendering (the ids it shows as
+	// enums, counts and lengths bounded), to send in its place
+	// (llm.Request.Constraint); nil when the prompt has no narrowing.
+	Constraint json.RawMessage
 }
 
 // Render renders one of higmem's prompts.
@@ -219,6 +225,37 @@ const strList = `{"type":"array","items":{"type":"string"}}`
 
 var factList = `{"type":"array","items":{"type":"object","properties":{"time":{"type":"string"},"fact":{"type":"string"},"turn_id":{"type":"string"}},"required":["fact"]}}`
 
+// section is one top-level property of a reply object.
+type section struct {
+	name, schema string
+	required     bool
+}
+
+// buildBatchSections are the sections of a build_batch reply, in schema
+// order. Only "turns" is required: the engine falls back per event when
+// "events" is missing or junk. Another optional section (say, profile
+// facts) is one more entry here, one more field of BuildBatchReply, its
+// check in internal/memcheck (BuildBatch runs one check per section) and
+// its use in the engine's default construction.
+var buildBatchSections = []section{
+	{"turns", `{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"keywords":` + strList +
+		`,"tags":` + strList + `,"context":{"type":"string"},"events":` + strList + `},"required":["id","events"]}}`, true},
+	{"events", `{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"title":{"type":"string"},"summary":{"type":"string"},"keywords":` + strList +
+		`,"tags":` + strList + `,"new_facts":` + factList + `},"required":["id","summary"]}}`, false},
+}
+
+// objectSchema is the schema of an object with the given sections.
+func objectSchema(secs []section) string {
+	var props, req []string
+	for _, s := range secs {
+		props = append(props, fmt.Sprintf("%q:%s", s.name, s.schema))
+		if s.required {
+			req = append(req, fmt.Sprintf("%q", s.name))
+		}
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `},"required":[` + strings.Join(req, ",") + `]}`
+}
+
 var schemas = map[string]string{
 	TurnNote: `{"type":"object","properties":{"keywords":` + strList + `,"tags":` + strList +
 		`,"context":{"type":"string"},"entities":` + strList +
@@ -227,18 +264,14 @@ var schemas = map[string]string{
 	EventUpdate: `{"type":"object","properties":{"summary":{"type":"string"},"keywords":` + strList + `,"tags":` + strList +
 		`,"new_facts":` + factList + `},"required":["summary","keywords"]}`,
 	EventCheck: `{"type":"object","properties":{"is_relevant":{"type":"boolean"},"keywords":` + strList + `,"tags":` + strList + `},"required":["is_relevant"]}`,
-	BuildBatch: `{"type":"object","properties":{"turns":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"keywords":` + strList +
-		`,"tags":` + strList + `,"context":{"type":"string"},"events":` + strList + `},"required":["id","events"]}},` +
-		`"new_events":{"type":"array","items":{"type":"object","properties":{"label":{"type":"string"},"title":{"type":"string"}},"required":["label","title"]}}},"required":["turns"]}`,
+	BuildBatch: objectSchema(buildBatchSections),
 	Query: `{"type":"object","properties":{"keyword_query":{"type":"string"},"entities":` + strList +
-		`,"temporal":{"type":"boolean"},"time_range":{"type":"object","properties":{"start":{"type":"string"},"end":{"type":"string"}}}},"required":["keyword_query","temporal"]}`,
+		`,"temporal":{"type":"boolean"}},"required":["keyword_query","temporal"]}`,
 	Predict: `{"type":"object","properties":{"turn_ids":` + strList + `},"required":["turn_ids"]}`,
 	Filter:  `{"type":"object","properties":{"relevant_ids":` + strList + `},"required":["relevant_ids"]}`,
 	Select:  `{"type":"object","properties":{"turn_ids":` + strList + `},"required":["turn_ids"]}`,
-	EventUpdates: `{"type":"object","properties":{"events":{"type":"array","items":{"type":"object","properties":{"id":{"type":"string"},"summary":{"type":"string"},"keywords":` + strList +
-		`,"tags":` + strList + `,"new_facts":` + factList + `},"required":["id","summary"]}}},"required":["events"]}`,
-	Answer: `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,
-	Judge:  `{"type":"object","properties":{"label":{"type":"string","enum":["CORRECT","WRONG"]},"reasoning":{"type":"string"}},"required":["label"]}`,
+	Answer:  `{"type":"object","properties":{"answer":{"type":"string"}},"required":["answer"]}`,
+	Judge:   `{"type":"object","properties":{"label":{"type":"string","enum":["CORRECT","WRONG"]},"reasoning":{"type":"string"}},"required":["label"]}`,
 }
 
 // Reply types: what each prompt's JSON decodes into.
@@ -283,19 +316,34 @@ type EventCheckReply struct {
 	Tags       []string `json:"tags"`
 }
 
-// BuildBatchReply is the reply to BuildBatch.
+// BuildBatchReply is the reply to BuildBatch: one item per new turn
+// (its annotation and the events it joins) and one record per event the
+// turns continue or start (see buildBatchSections for adding a section).
 type BuildBatchReply struct {
-	Turns []struct {
-		ID       string   `json:"id"`
-		Keywords []string `json:"keywords"`
-		Tags     []string `json:"tags"`
-		Context  string   `json:"context"`
-		Events   []string `json:"events"`
-	} `json:"turns"`
-	NewEvents []struct {
-		Label string `json:"label"`
-		Title string `json:"title"`
-	} `json:"new_events"`
+	Turns  []BatchTurn  `json:"turns"`
+	Events []BatchEvent `json:"events"`
+	// People holds what the turns state about people (when asked:
+	// BuildBatchData.AskPeople).
+	People []PersonFact `json:"people"`
+}
+
+// BatchTurn is one turn of a BuildBatchReply: its annotation and the
+// events it joins (ids of events shown, or labels "new:N" of new ones).
+type BatchTurn struct {
+	ID       string   `json:"id"`
+	Keywords []string `json:"keywords"`
+	Tags     []string `json:"tags"`
+	Context  string   `json:"context"`
+	Events   []string `json:"events"`
+}
+
+// BatchEvent is one event of a BuildBatchReply: the id of an event shown
+// or the label of a new one, its title (new events), and its record
+// rewritten for the turns that joined it.
+type BatchEvent struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	EventUpdateReply
 }
 
 // QueryReply is the reply to Query.
@@ -303,10 +351,6 @@ type QueryReply struct {
 	KeywordQuery string   `json:"keyword_query"`
 	Entities     []string `json:"entities"`
 	Temporal     bool     `json:"temporal"`
-	TimeRange    struct {
-		Start string `json:"start"`
-		End   string `json:"end"`
-	} `json:"time_range"`
 }
 
 // PredictReply is the reply to Predict.
@@ -317,18 +361,6 @@ type PredictReply struct {
 // SelectReply is the reply to Select.
 type SelectReply struct {
 	TurnIDs []string `json:"turn_ids"`
-}
-
-// EventUpdatesReply is the reply to EventUpdates: one EventUpdateReply per
-// event, with its id.
-type EventUpdatesReply struct {
-	Events []EventUpdatesReplyItem `json:"events"`
-}
-
-// EventUpdatesReplyItem is one event's update in an EventUpdatesReply.
-type EventUpdatesReplyItem struct {
-	ID string `json:"id"`
-	EventUpdateReply
 }
 
 // FilterReply is the reply to Filter.
@@ -349,16 +381,16 @@ type JudgeReply struct {
 
 // MaxTokens is a completion budget for a reply to prompt name that covers
 // n items (the new turns of BuildBatch, the turns shown to Predict, Filter
-// and Select, the events of EventUpdates; n is ignored for the others). It is about twice what a complete,
-// terse reply takes (measured on LoCoMo with the scripted model: 47 tokens
-// per turn of a build batch, 190 per event update, 8–15 per prediction),
-// so that a good reply is never cut and a runaway one stops early. 0 for
-// an unknown prompt.
+// and Select; n is ignored for the others). It is about twice what a
+// complete, terse reply takes (measured on LoCoMo with the scripted model:
+// about 90 tokens per turn of a build batch, its share of the event records
+// included, 8–15 per prediction), so that a good reply is never cut and a
+// runaway one stops early. 0 for an unknown prompt.
 func MaxTokens(name string, n int) int {
 	n = max(n, 1)
 	switch name {
 	case BuildBatch:
-		return 96 + 96*n
+		return min(160+160*n, 8192)
 	case EventUpdate:
 		return 512
 	case EventCheck:
@@ -373,12 +405,14 @@ func MaxTokens(name string, n int) int {
 		return min(32+12*n, 1024)
 	case Select:
 		return 32 + 12*min(n, 40)
-	case EventUpdates:
-		return min(128+384*n, 4096)
 	case Answer:
 		return 128
 	case Judge:
 		return 96
+	case ProfileDecide:
+		return 192
+	case ProfileUpdate:
+		return 640
 	}
 	return 0
 }

@@ -37,13 +37,14 @@ type Summary struct {
 	Links       int    `json:"links"`
 	Vectors     int    `json:"vectors"`
 	Changes     int    `json:"changes"`
+	Profiles    int    `json:"profiles"`
 	SHA256      string `json:"sha256"`
 }
 
 // String renders the counts and the checksum on one line.
 func (s Summary) String() string {
-	return fmt.Sprintf("%d spaces, %d turns, %d annotations, %d events, %d links, %d vectors, %d changes, sha256 %s",
-		s.Spaces, s.Turns, s.Annotations, s.Events, s.Links, s.Vectors, s.Changes, s.SHA256)
+	return fmt.Sprintf("%d spaces, %d turns, %d annotations, %d events, %d links, %d vectors, %d changes, %d profile records, sha256 %s",
+		s.Spaces, s.Turns, s.Annotations, s.Events, s.Links, s.Vectors, s.Changes, s.Profiles, s.SHA256)
 }
 
 // space is everything stored in one space.
@@ -55,6 +56,7 @@ type space struct {
 	links       []store.Link
 	vectors     [][]store.Vector // one list per (kind, embedder), in sorted order
 	history     []store.Change
+	profiles    []store.ProfileRecord
 }
 
 // vectorKinds are the kinds of vector a store holds.
@@ -94,6 +96,9 @@ func readSpace(ctx context.Context, r store.Reader, sp store.Space) (*space, err
 		}
 	}
 	if x.history, err = r.History(ctx, sp, "", ""); err != nil {
+		return nil, err
+	}
+	if x.profiles, err = r.ListProfileRecords(ctx, sp, ""); err != nil {
 		return nil, err
 	}
 	return x, nil
@@ -227,6 +232,11 @@ func write(ctx context.Context, tx store.Tx, x *space, batch int) error {
 			return err
 		}
 	}
+	for _, p := range x.profiles {
+		if err := tx.PutProfileRecord(ctx, x.sp, p); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -296,11 +306,15 @@ func (d *digester) add(x *space) {
 	for _, c := range x.history {
 		d.record("change", c)
 	}
+	for _, p := range x.profiles {
+		d.record("profile", p)
+	}
 	d.s.Turns += len(x.turns)
 	d.s.Annotations += len(x.annotations)
 	d.s.Events += len(x.events)
 	d.s.Links += len(x.links)
 	d.s.Changes += len(x.history)
+	d.s.Profiles += len(x.profiles)
 }
 
 func (d *digester) sum() Summary {

@@ -78,6 +78,11 @@ func fill(t *testing.T, s store.Store) {
 			if err := tx.PutEvent(t.Context(), store.Event{Space: sp, ID: "e2", Title: "Empty"}); err != nil {
 				return err
 			}
+			if err := tx.PutProfileRecord(t.Context(), sp, store.ProfileRecord{ID: "p1", Entity: "Alice", Attribute: "pet",
+				Value: "Caf\xe9 (cat) \x00", TurnIDs: []string{fmt.Sprintf("D%d:1", si), fmt.Sprintf("D%d:0", si)},
+				StatedAt: at, Producer: "llm:default:p2", CreatedAt: at}); err != nil {
+				return err
+			}
 			if err := tx.PutLink(t.Context(), sp, store.Link{Source: "D0:1", Target: "D0:0", Relation: "answer_to", Confidence: 0.5, CreatedAt: at}); err != nil {
 				return err
 			}
@@ -120,7 +125,7 @@ func TestCopyBetweenBackends(t *testing.T) {
 				t.Fatal(err)
 			}
 			if want.Spaces != 2 || want.Turns != 10 || want.Annotations != 10 || want.Events != 4 || want.Links != 2 ||
-				want.Vectors != 20 || want.Changes != 4 {
+				want.Vectors != 20 || want.Changes != 4 || want.Profiles != 2 {
 				t.Fatalf("source summary %s", want)
 			}
 			for _, step := range []struct{ dst, src store.Store }{{b, a}, {c, b}} {

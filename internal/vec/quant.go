@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // An int8 copy of a matrix makes scanning it four times cheaper in memory
@@ -27,8 +28,13 @@ type quant struct {
 	// errQ is ||v − s*c|| plus Dot's rounding bound per unit ||q||; errT is
 	// s*||c||₁/2, the bound per unit t. Both are rounded up.
 	errQ, errT []float64
-	// sum is the sum of the rows, for MeanDot.
-	sum []float64
+	// sum is the sum of the rows, for MeanDot, taken in row order as
+	// appends add to it. Set and Splice leave it stale: MeanDot then sums
+	// the rows again (under sumMu), so that it never depends on how the
+	// matrix came to hold its rows.
+	sum   []float64
+	stale atomic.Bool
+	sumMu sync.Mutex
 }
 
 // QuantizeFrom makes the matrix keep an int8 copy of its rows (see
@@ -90,11 +96,31 @@ func (q *quant) addSum(v []float32, sign float64) {
 	}
 }
 
-// set quantizes v into row i and adds it to the sum (from which the
-// caller has taken row i's previous value, if any).
+// set quantizes v into row i and adds it to the sum.
 func (q *quant) set(i int, v []float32) {
 	q.addSum(v, 1)
 	q.quantize(i, v)
+}
+
+// resum sums the rows of m again, in row order, when the sum is stale.
+func (m *Matrix) resum() {
+	q := m.q
+	if !q.stale.Load() {
+		return
+	}
+	q.sumMu.Lock()
+	defer q.sumMu.Unlock()
+	if !q.stale.Load() {
+		return
+	}
+	sum := q.sum[:m.Dim]
+	clear(sum)
+	for i := range m.Rows() {
+		for j, x := range m.Data[i*m.Dim : (i+1)*m.Dim : (i+1)*m.Dim][:len(sum)] {
+			sum[j] += float64(x)
+		}
+	}
+	q.stale.Store(false)
 }
 
 // quantize writes the codes, scale and error bounds of row i.
@@ -152,6 +178,7 @@ func (m *Matrix) MeanDot(q []float32) float64 {
 	if m.q == nil {
 		panic("vec: MeanDot on a matrix that is not quantized")
 	}
+	m.resum()
 	s := 0.0
 	for j, x := range q[:m.Dim] {
 		s += float64(x) * m.q.sum[j]

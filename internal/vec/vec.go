@@ -117,13 +117,21 @@ func (m *Matrix) Append(v []float32) int {
 
 // Set replaces row i.
 func (m *Matrix) Set(i int, v []float32) {
-	if m.q != nil {
-		m.q.addSum(m.Row(i), -1)
-	}
 	copy(m.Data[i*m.Dim:(i+1)*m.Dim], v)
 	if m.q != nil {
-		m.q.set(i, m.Row(i))
+		m.q.quantize(i, m.Row(i))
+		m.q.stale.Store(true)
 	}
+}
+
+// Bytes returns the memory the matrix holds: its rows, and its int8 copy
+// with the copy's scales, bounds and row sum.
+func (m *Matrix) Bytes() int64 {
+	n := int64(cap(m.Data)) * 4
+	if q := m.q; q != nil {
+		n += int64(cap(q.codes)) + int64(cap(q.scale))*4 + int64(cap(q.errQ)+cap(q.errT)+len(q.sum))*8
+	}
+	return n
 }
 
 // Row returns row i (aliasing the matrix storage).

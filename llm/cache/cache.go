@@ -186,9 +186,13 @@ func (c *Cache) Complete(ctx context.Context, req llm.Request) (llm.Response, er
 
 // keyDoc is what a key hashes.
 type keyDoc struct {
-	Model       string          `json:"model"`
-	Messages    []llm.Message   `json:"messages"`
-	Schema      json.RawMessage `json:"schema,omitempty"`
+	Model    string          `json:"model"`
+	Messages []llm.Message   `json:"messages"`
+	Schema   json.RawMessage `json:"schema,omitempty"`
+	// Constraint is what the server was sent in place of Schema (it
+	// shapes the reply of a server that enforces it); absent when none,
+	// so keys of requests without one are unchanged.
+	Constraint  json.RawMessage `json:"constraint,omitempty"`
 	Temperature float64         `json:"temperature"`
 	MaxTokens   int             `json:"max_tokens"`
 	Seed        *int64          `json:"seed,omitempty"`
@@ -196,9 +200,9 @@ type keyDoc struct {
 }
 
 // Key returns the cache key of req for model: the hex SHA-256 of the
-// canonical JSON of the model name, messages, schema (re-encoded with
-// sorted keys, so formatting does not matter), temperature, max tokens and
-// seed.
+// canonical JSON of the model name, messages, schema and constraint
+// (re-encoded with sorted keys, so formatting does not matter),
+// temperature, max tokens and seed.
 func Key(model string, req llm.Request) string {
 	doc := keyDoc{
 		Model:       model,
@@ -208,6 +212,9 @@ func Key(model string, req llm.Request) string {
 		MaxTokens:   req.MaxTokens,
 		Seed:        req.Seed,
 		Stop:        req.Stop,
+	}
+	if len(req.Schema) > 0 && len(req.Constraint) > 0 {
+		doc.Constraint = canonicalJSON(req.Constraint)
 	}
 	if doc.Messages == nil {
 		doc.Messages = []llm.Message{}

@@ -79,16 +79,16 @@ func js(v any) string {
 }
 
 // batch builds a build_batch reply with one item per turn from item, and
-// new events from events.
-func (v view) batch(item func(i int, t line) map[string]any, events []map[string]string) string {
+// the event records events.
+func (v view) batch(item func(i int, t line) map[string]any, events []map[string]any) string {
 	items := []map[string]any{}
 	for i, t := range v.turns {
 		items = append(items, item(i, t))
 	}
 	if events == nil {
-		events = []map[string]string{}
+		events = []map[string]any{}
 	}
-	return js(map[string]any{"turns": items, "new_events": events})
+	return js(map[string]any{"turns": items, "events": events})
 }
 
 func plainItem(i int, t line) map[string]any {
@@ -96,8 +96,23 @@ func plainItem(i int, t line) map[string]any {
 		"context": t.speaker + " talks about " + strings.Join(keywords(t.text, 2), " and ") + ".", "events": []string{"new:1"}}
 }
 
-func withTitle(title string) []map[string]string {
-	return []map[string]string{{"label": "new:1", "title": title}}
+// goodSummary is a summary with nothing wrong in it.
+const goodSummary = "Melanie has been painting a lake at sunrise since May 2023."
+
+// withTitle is the record of event new:1 under title, otherwise sound.
+func withTitle(title string) []map[string]any {
+	return []map[string]any{{"id": "new:1", "title": title, "summary": goodSummary, "keywords": []string{"painting", "lake"}}}
+}
+
+// records writes one record per id from rec.
+func records(rec func(id string) map[string]any, ids ...string) []map[string]any {
+	out := []map[string]any{}
+	for _, id := range ids {
+		r := rec(id)
+		r["id"] = id
+		out = append(out, r)
+	}
+	return out
 }
 
 // JunkShapes are the bad replies seen from the real server, at least one
@@ -117,10 +132,10 @@ var JunkShapes = []JunkShape{
 	}},
 	{Name: "runaway new:1 … new:232", Kind: "build_batch", Want: "over_cap", Reply: func(r llm.Request) string {
 		labels := make([]string, 232)
-		var evs []map[string]string
+		var evs []map[string]any
 		for i := range labels {
 			labels[i] = fmt.Sprintf("new:%d", i+1)
-			evs = append(evs, map[string]string{"label": labels[i], "title": "Event " + labels[i]})
+			evs = append(evs, map[string]any{"id": labels[i], "title": "Event " + labels[i], "summary": goodSummary})
 		}
 		return viewOf(r).batch(func(i int, t line) map[string]any {
 			m := plainItem(i, t)
@@ -169,14 +184,14 @@ var JunkShapes = []JunkShape{
 		v := viewOf(r)
 		t := v.turns[0]
 		items := []map[string]any{plainItem(0, t), plainItem(0, t), plainItem(0, t)}
-		return js(map[string]any{"turns": items, "new_events": withTitle("Weekend plans")})
+		return js(map[string]any{"turns": items, "events": withTitle("Weekend plans")})
 	}},
 	{Name: "only the first turn answered", Kind: "build_batch", Want: "missing", Reply: func(r llm.Request) string {
 		v := viewOf(r)
-		return js(map[string]any{"turns": []map[string]any{plainItem(0, v.turns[0])}, "new_events": withTitle("Weekend plans")})
+		return js(map[string]any{"turns": []map[string]any{plainItem(0, v.turns[0])}, "events": withTitle("Weekend plans")})
 	}},
 	{Name: "new event nobody joins", Kind: "build_batch", Want: "unused", Reply: func(r llm.Request) string {
-		return viewOf(r).batch(plainItem, []map[string]string{{"label": "new:1", "title": "Weekend plans"}, {"label": "new:2", "title": "Painting class"}})
+		return viewOf(r).batch(plainItem, append(withTitle("Weekend plans"), map[string]any{"id": "new:2", "title": "Painting class", "summary": goodSummary}))
 	}},
 	{Name: "truncated JSON", Kind: "build_batch", Syntax: true, Want: "missing", Reply: func(r llm.Request) string {
 		full := viewOf(r).batch(plainItem, withTitle("Weekend plans"))
@@ -268,28 +283,29 @@ var JunkShapes = []JunkShape{
 		ids := viewOf(r).ids()
 		return js(map[string]any{"turn_ids": append(ids, ids...)})
 	}},
-	{Name: "updates: summaries copied from instructions", Kind: "event_updates", Want: "copied_instructions", Reply: func(r llm.Request) string {
-		items := []map[string]any{}
-		for _, e := range viewOf(r).events {
-			items = append(items, map[string]any{"id": e.id, "summary": "2 to 3 sentences covering the whole event so far, including what its new turns add",
-				"keywords": []string{"time"}, "new_facts": []any{}})
-		}
-		return js(map[string]any{"events": items})
+	{Name: "records: summaries copied from instructions", Kind: "build_batch", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "Weekend plans", "summary": "2 to 3 sentences covering the whole event so far, including what its new turns add",
+				"keywords": []string{"time"}, "new_facts": []any{}}
+		}, "new:1"))
 	}},
-	{Name: "updates: summary }, with facts the new", Kind: "event_updates", Want: "junk_text", Reply: func(r llm.Request) string {
-		items := []map[string]any{}
-		for _, e := range viewOf(r).events {
-			items = append(items, map[string]any{"id": e.id, "summary": "}, ", "keywords": []string{"time"}, "tags": []string{"new_facts"},
-				"new_facts": []map[string]string{{"fact": "the new", "turn_id": "}, {"}}})
-		}
-		return js(map[string]any{"events": items})
+	{Name: "records: summary }, with facts the new", Kind: "build_batch", Want: "junk_text", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "Weekend plans", "summary": "}, ", "keywords": []string{"time"}, "tags": []string{"new_facts"},
+				"new_facts": []map[string]string{{"fact": "the new", "turn_id": "}, {"}}}
+		}, "new:1"))
 	}},
-	{Name: "updates: events not shown", Kind: "event_updates", Want: "unknown_id", Reply: func(r llm.Request) string {
-		return js(map[string]any{"events": []map[string]any{{"id": "e999", "summary": "Melanie has been painting a lake at sunrise since May 2023.", "keywords": []string{"painting"}},
-			{"id": "new:1", "summary": "Caroline went to a support group.", "keywords": []string{"support group"}}}})
+	{Name: "records: events not shown", Kind: "build_batch", Want: "unknown_id", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, []map[string]any{{"id": "e999", "summary": goodSummary, "keywords": []string{"painting"}},
+			{"id": "new:1", "title": "Support group", "summary": "Caroline went to a support group.", "keywords": []string{"support group"}}})
 	}},
-	// Recorded from the same server answering the select and
-	// event_updates prompts (testdata/llamacpp-gemma3-270m-default.jsonl).
+	{Name: "records: an event shown that no turn joined", Kind: "build_batch", Want: "unused", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(plainItem, append(withTitle("Weekend plans"), map[string]any{"id": v.eventID(), "summary": goodSummary}))
+	}},
+	// Recorded from the same server answering the select and the
+	// event-updates prompt that build_batch now folds in
+	// (an earlier recording of testdata/llamacpp-gemma3-270m-default.jsonl).
 	{Name: "recorded: select 1 … 30", Kind: "select", Want: "unknown_id", Reply: func(r llm.Request) string {
 		ids := make([]string, 30)
 		for i := range ids {
@@ -297,12 +313,89 @@ var JunkShapes = []JunkShape{
 		}
 		return js(map[string]any{"turn_ids": ids})
 	}},
-	{Name: "recorded: updates of id :{ and summary }, {", Kind: "event_updates", Want: "unknown_id", Reply: func(r llm.Request) string {
+	{Name: "recorded: records of id :{ and summary }, {", Kind: "build_batch", Want: "unknown_id", Reply: func(r llm.Request) string {
 		items := []map[string]any{{"id": ":{", "summary": "}, {", "keywords": []string{"who", "what", "where"}, "tags": []string{"when"}}}
 		for range 11 {
 			items = append(items, map[string]any{"id": ":{", "summary": "}, {", "keywords": []string{"when"}})
 		}
-		return js(map[string]any{"events": items})
+		return viewOf(r).batch(plainItem, items)
+	}},
+	// Recorded from the same server under the schemas narrowed per request
+	// (internal/prompt/constrain.go): the ids are now right, the words are
+	// not (BENCHMARKS.md, issue 17, narrowed schemas).
+	{Name: "recorded narrowed: summary the new turns are now in order", Kind: "build_batch", Want: "vacuous", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "New events", "summary": "The new turns are now in order.", "keywords": []string{"people"},
+				"tags": []string{"person"}, "new_facts": []any{}}
+		}, "new:1"))
+	}},
+	{Name: "recorded narrowed: every context is another turn's text", Kind: "build_batch", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		other := v.turns[len(v.turns)-1].text
+		return v.batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			if i < len(v.turns)-1 {
+				it["context"] = other
+			}
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: keywords people, tags person on every turn", Kind: "build_batch", Want: "stop_word", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["keywords"], it["tags"] = []string{"people"}, []string{"person"}
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: a turn joins one label twice", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["events"] = []string{"new:1", "new:1"}
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: facts }, { citing the first turn", Kind: "build_batch", Want: "junk_text", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "Weekend plans", "summary": goodSummary, "keywords": []string{"painting"},
+				"new_facts": []map[string]string{{"time": "2023-04-15T16:08:09+00:0", "fact": "}, {", "turn_id": v.turns[0].id}}}
+		}, "new:1"))
+	}},
+	{Name: "recorded narrowed: people of labels", Kind: "build_batch", Want: "unknown_id", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		var people []map[string]any
+		for i := range 3 {
+			people = append(people, map[string]any{"entity": fmt.Sprintf("new:%d", i+1), "attribute": fmt.Sprintf("new:%d", i+2),
+				"value": "New events", "turn_ids": v.ids(), "ended": false})
+		}
+		var out map[string]any
+		_ = json.Unmarshal([]byte(v.batch(plainItem, withTitle("Weekend plans"))), &out)
+		out["people"] = people
+		return js(out)
+	}},
+	{Name: "recorded narrowed: the key of the event on every turn", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["keywords"], it["tags"], it["context"] = []string{"key"}, []string{"key"}, "the key of the event"
+			return it
+		}, withTitle("Weekend plans"))
+	}},
+	{Name: "recorded narrowed: one summary for every event", Kind: "build_batch", Want: "duplicate", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(func(i int, t line) map[string]any {
+			it := plainItem(i, t)
+			it["events"] = []string{fmt.Sprintf("new:%d", i%2+1)}
+			return it
+		}, records(func(string) map[string]any {
+			return map[string]any{"title": "Caroline's week", "summary": "Caroline has a pet and a job she likes.", "keywords": []string{"pet"}}
+		}, "new:1", "new:2"))
+	}},
+	{Name: "recorded narrowed: summary about the new events, with the prompt's ::", Kind: "build_batch", Want: "vacuous", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": "The new event is a person's name, and it was created by Caroline.",
+				"summary":  "The new events are the same as the old ones, but they have different people and places. :: The person who is named in this event has a pet.",
+				"keywords": []string{"pet"}}
+		}, "new:1"))
 	}},
 	{Name: "query copied from instructions", Kind: "query", Want: "copied_instructions", Reply: func(r llm.Request) string {
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})

@@ -27,7 +27,10 @@ import (
 //     four characters per token), and at the first stop sequence;
 //   - a prompt that does not fit n_ctx is refused with 400 and OpenAI's
 //     "maximum context length" message;
-//   - streams report no usage.
+//   - streams report no usage;
+//   - with Grammar set, the schema of {"type":"json_object","schema":S}
+//     constrains what the model writes (see Conform), as the real server's
+//     grammar does.
 //
 // Generate says what the model would write, whole; the fake cuts it.
 type LlamaCpp struct {
@@ -37,6 +40,12 @@ type LlamaCpp struct {
 	NCtx int
 	// PerToken is how long generating one token takes (0: no wait).
 	PerToken time.Duration
+	// Grammar makes the fake enforce the schema a request sends, as
+	// llama-cpp-python does: the generated text is conformed to it
+	// (Conform) before it is cut and sent. Without it the fake writes
+	// whatever the handler says, as a server in json_object mode without
+	// a schema, or one that ignores schemas, does.
+	Grammar bool
 
 	gen Handler
 	srv *httptest.Server
@@ -173,6 +182,13 @@ func (s *LlamaCpp) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	text, finish := rep.Content, "stop"
+	if s.Grammar && req.ResponseFormatSchema() {
+		var rf struct {
+			Schema json.RawMessage `json:"schema"`
+		}
+		_ = json.Unmarshal(req.ResponseFormat, &rf)
+		text = Conform(text, rf.Schema)
+	}
 	for _, stop := range req.Stop {
 		if i := strings.Index(text, stop); stop != "" && i >= 0 {
 			text = text[:i]

@@ -114,18 +114,19 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 
 // replies maps each higmem prompt kind to the fake's answer.
 var replies = map[string]func(parsed) map[string]any{
-	"turn_note":     parsed.turnNote,
-	"affiliate":     parsed.affiliate,
-	"event_update":  parsed.eventUpdate,
-	"event_check":   parsed.eventCheck,
-	"build_batch":   parsed.buildBatch,
-	"query":         parsed.query,
-	"predict":       parsed.predict,
-	"filter":        parsed.filter,
-	"select":        parsed.selectIDs,
-	"event_updates": parsed.eventUpdates,
-	"answer":        parsed.answer,
-	"judge":         parsed.judge,
+	"turn_note":      parsed.turnNote,
+	"affiliate":      parsed.affiliate,
+	"event_update":   parsed.eventUpdate,
+	"event_check":    parsed.eventCheck,
+	"build_batch":    parsed.buildBatch,
+	"query":          parsed.query,
+	"predict":        parsed.predict,
+	"filter":         parsed.filter,
+	"select":         parsed.selectIDs,
+	"answer":         parsed.answer,
+	"judge":          parsed.judge,
+	"profile_decide": parsed.profileDecide,
+	"profile_update": parsed.profileUpdate,
 }
 
 // Junk is a model that never returns JSON.
@@ -153,20 +154,14 @@ type event struct {
 // parsed is what the fake understood of a prompt. Turns and events are
 // grouped by the section header that precedes them.
 type parsed struct {
+	raw      string // the user message
 	question string
 	sections map[string][]line
 	events   map[string][]event
 	order    []string
 	gold     string
 	graded   string
-	max      int        // the "at most N" of the instructions, 0 when none
-	updates  []toUpdate // event_updates: the events and their new turns
-}
-
-// toUpdate is one event of an event_updates prompt.
-type toUpdate struct {
-	id     string
-	newIDs []string
+	max      int // the "at most N" of the instructions, 0 when none
 }
 
 var atMostRE = regexp.MustCompile(`at most (\d+)`)
@@ -177,24 +172,12 @@ var (
 )
 
 func parse(s string) parsed {
-	p := parsed{sections: map[string][]line{}, events: map[string][]event{}}
+	p := parsed{raw: s, sections: map[string][]line{}, events: map[string][]event{}}
 	section := ""
 	if m := atMostRE.FindStringSubmatch(s); m != nil {
 		p.max, _ = strconv.Atoi(m[1])
 	}
-	inUpdates := false // below "Events to update:", the last section
 	for _, l := range strings.Split(s, "\n") {
-		if l == "Events to update:" {
-			inUpdates = true
-		}
-		if inUpdates {
-			if m := eventRE.FindStringSubmatch(l); m != nil {
-				p.updates = append(p.updates, toUpdate{id: m[1]})
-			} else if ids, ok := strings.CutPrefix(l, "Its new turns: "); ok && len(p.updates) > 0 {
-				p.updates[len(p.updates)-1].newIDs = strings.Split(ids, ", ")
-				continue
-			}
-		}
 		switch {
 		case strings.HasPrefix(l, "Question: "):
 			p.question = strings.TrimPrefix(l, "Question: ")
@@ -355,7 +338,12 @@ func (p parsed) affiliate() map[string]any {
 }
 
 func (p parsed) eventUpdate() map[string]any {
-	ts := p.turnsIn("New turn")
+	return record(p.turnsIn("New turn"))
+}
+
+// record is the fake's record of an event whose new turns are ts: the
+// speakers and their first keywords, and one fact per turn.
+func record(ts []line) map[string]any {
 	var kws []string
 	var speakers []string
 	facts := []map[string]string{}
@@ -396,11 +384,17 @@ func (p parsed) eventCheck() map[string]any {
 	return map[string]any{"is_relevant": rel, "keywords": kw, "tags": []string{"conversation"}}
 }
 
+// buildBatch answers build_batch: each turn joins the candidate event it
+// shares most words with, else the running event while it stays on topic
+// (a shared word, or a short reply), else a new one; then one record per
+// event joined, written from its new turns as eventUpdate does.
 func (p parsed) buildBatch() map[string]any {
 	cands := p.eventsIn("Existing events")
 	var items []map[string]any
-	newEvents := []map[string]string{}
-	cur, curText := "", ""
+	titles := map[string]string{}
+	var order []string            // events joined, first join first
+	joined := map[string][]line{} // event → its new turns
+	cur, curText, labels := "", "", 0
 	for _, t := range p.turnsIn("New turns") {
 		ev := bestEvent(cands, t.text, 2)
 		switch {
@@ -410,14 +404,19 @@ func (p parsed) buildBatch() map[string]any {
 			// short reply.
 			ev = cur
 		default:
-			ev = fmt.Sprintf("new:%d", len(newEvents)+1)
-			newEvents = append(newEvents, map[string]string{"label": ev, "title": t.speaker + " on " + strings.Join(keywords(t.text, 3), ", ")})
+			labels++
+			ev = fmt.Sprintf("new:%d", labels)
+			titles[ev] = t.speaker + " on " + strings.Join(keywords(t.text, 3), ", ")
 		}
 		if ev != cur {
 			curText = ""
 		}
 		cur = ev
 		curText += " " + t.text
+		if joined[ev] == nil {
+			order = append(order, ev)
+		}
+		joined[ev] = append(joined[ev], t)
 		kw := keywords(t.text, 4)
 		items = append(items, map[string]any{
 			"id": t.id, "keywords": kw, "tags": []string{"conversation"},
@@ -428,7 +427,20 @@ func (p parsed) buildBatch() map[string]any {
 	if items == nil {
 		items = []map[string]any{}
 	}
-	return map[string]any{"turns": items, "new_events": newEvents}
+	events := []map[string]any{}
+	for _, ev := range order {
+		r := record(joined[ev])
+		r["id"] = ev
+		if t := titles[ev]; t != "" {
+			r["title"] = t
+		}
+		events = append(events, r)
+	}
+	r := map[string]any{"turns": items, "events": events}
+	if strings.Contains(p.raw, `Also return "people"`) {
+		r["people"] = peopleJSON(peopleFacts(p.turnsIn("New turns"), knownFacts(p.raw, "")))
+	}
+	return r
 }
 
 func (p parsed) query() map[string]any {
@@ -438,7 +450,6 @@ func (p parsed) query() map[string]any {
 		"keyword_query": strings.Join(keywords(p.question, 10), " "),
 		"entities":      capitalised(p.question),
 		"temporal":      temporal,
-		"time_range":    map[string]string{"start": "", "end": ""},
 	}
 }
 
@@ -490,29 +501,6 @@ func (p parsed) selectIDs() map[string]any {
 	return map[string]any{"turn_ids": p.ranked(all, max(p.max, 1))}
 }
 
-// eventUpdates answers event_updates: for each event, what eventUpdate
-// answers for its new turns.
-func (p parsed) eventUpdates() map[string]any {
-	byID := map[string]line{}
-	for _, t := range p.turnsIn("New turns") {
-		byID[t.id] = t
-	}
-	items := []map[string]any{}
-	for _, u := range p.updates {
-		one := parsed{sections: map[string][]line{}}
-		for _, id := range u.newIDs {
-			if t, ok := byID[id]; ok {
-				one.sections["New turns:"] = append(one.sections["New turns:"], t)
-			}
-		}
-		one.order = []string{"New turns:"}
-		r := one.eventUpdate()
-		r["id"] = u.id
-		items = append(items, r)
-	}
-	return map[string]any{"events": items}
-}
-
 func (p parsed) answer() map[string]any {
 	ts := p.turnsIn("Memory")
 	best := p.ranked(ts, 1)
@@ -543,7 +531,14 @@ func (p parsed) judge() map[string]any {
 // it recovers the prompt kind from response_format.json_schema.name and the
 // messages from the request. Use it to run the real llm/openai client, and
 // the CLI, against scripted answers.
-func (s *Scripted) Handler() Handler {
+func (s *Scripted) Handler() Handler { return ModelHandler(s) }
+
+// ModelHandler returns a fake-server handler answering like m (a scripted
+// fake, or one wrapping it): the request becomes an llm.Request whose
+// SchemaName is response_format.json_schema.name, or, in plain and
+// json_object modes where the name is not on the wire, the prompt kind
+// recognised from the prompt's first words.
+func ModelHandler(m llm.Model) Handler {
 	return func(_ int, req *ChatRequest) Reply {
 		var rf struct {
 			JSONSchema struct {
@@ -557,9 +552,10 @@ func (s *Scripted) Handler() Handler {
 			// guess it from the prompt's first line.
 			name = kindFromPrompt(req.Messages)
 		}
-		resp, err := s.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: name})
+		resp, err := m.Complete(context.Background(), llm.Request{Messages: req.Messages, SchemaName: name})
 		if err != nil {
-			return Reply{Status: 400, Body: `{"error":{"message":"` + err.Error() + `"}}`}
+			b, _ := json.Marshal(map[string]any{"error": map[string]string{"message": err.Error()}})
+			return Reply{Status: 400, Body: string(b)}
 		}
 		return Reply{Content: resp.Content}
 	}
@@ -575,21 +571,22 @@ func kindFromPrompt(msgs []llm.Message) string {
 		}
 	}
 	for prefix, kind := range map[string]string{
-		"Annotate one conversation turn":          "turn_note",
-		"Decide which ongoing event":              "affiliate",
-		"Update the memory record":                "event_update",
-		"A large event in memory":                 "event_check",
-		"Organise new conversation turns":         "build_batch",
-		"Prepare a memory search":                 "query",
-		"Pick the turns of one memory event":      "predict",
-		"Judge which memory items":                "filter",
-		"Pick the memory turns that answer":       "select",
-		"Update the memory records of the events": "event_updates",
-		"Answer a question about past":            "answer",
-		"Grade an answer to a question about":     "judge",
+		"Annotate one conversation turn":         "turn_note",
+		"Decide which ongoing event":             "affiliate",
+		"Update the memory record":               "event_update",
+		"A large event in memory":                "event_check",
+		"Organise new conversation turns":        "build_batch",
+		"Prepare a memory search":                "query",
+		"Pick the turns of one memory event":     "predict",
+		"Judge which memory items":               "filter",
+		"Pick the memory turns that answer":      "select",
+		"Answer a question about past":           "answer",
+		"Grade an answer to a question about":    "judge",
+		"An event of the conversation has ended": "profile_decide",
+		"Update what memory knows about":         "profile_update",
 	} {
-		// The longest prefix wins: "Update the memory record" starts
-		// "Update the memory records of the events" too.
+		// The longest prefix wins, should one prompt's opening start
+		// another's.
 		if strings.HasPrefix(user, prefix) && len(prefix) > len(best) {
 			best, found = prefix, kind
 		}

@@ -131,9 +131,13 @@ type Server struct {
 
 	srv     *httptest.Server
 	handler Handler
+	// unrecorded drops requests once answered (HTTPHandler), so that a
+	// long-running fake does not grow.
+	unrecorded bool
 
-	mu       sync.Mutex // guards requests
+	mu       sync.Mutex // guards requests and served
 	requests []ChatRequest
+	served   int
 }
 
 // NewServer starts a Server answering with h and closes it when the test
@@ -145,6 +149,15 @@ func NewServer(t testing.TB, h Handler) *Server {
 	s.URL = s.srv.URL
 	t.Cleanup(s.Close)
 	return s
+}
+
+// HTTPHandler returns h as an OpenAI-compatible endpoint (the routes of a
+// Server) for programs that serve a fake themselves, such as the eval
+// command's --fake-llm scripted-http, which puts the real client and its
+// HTTP requests in the loop. It keeps no record of the requests.
+func HTTPHandler(h Handler) http.Handler {
+	s := &Server{handler: h, unrecorded: true}
+	return http.HandlerFunc(s.serve)
 }
 
 // BaseURL is the API root clients should be configured with (URL + "/v1").
@@ -208,8 +221,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	req.Header = r.Header.Clone()
 	req.Body = body
 	s.mu.Lock()
-	s.requests = append(s.requests, req)
-	n := len(s.requests)
+	s.served++
+	n := s.served
+	if !s.unrecorded {
+		s.requests = append(s.requests, req)
+	}
 	s.mu.Unlock()
 
 	rep := s.handler(n, &req)

@@ -536,7 +536,7 @@ func (c *Client) encode(req llm.Request, mode Mode) ([]byte, error) {
 				"type": "json_schema",
 				"json_schema": map[string]any{
 					"name":   name,
-					"schema": json.RawMessage(req.Schema),
+					"schema": req.SentSchema(),
 					"strict": false,
 				},
 			})
@@ -545,16 +545,16 @@ func (c *Client) encode(req llm.Request, mode Mode) ([]byte, error) {
 			}
 			cr.ResponseFormat = rf
 		case JSONObjectSchema:
-			rf, err := json.Marshal(map[string]any{"type": "json_object", "schema": json.RawMessage(req.Schema)})
+			rf, err := json.Marshal(map[string]any{"type": "json_object", "schema": req.SentSchema()})
 			if err != nil {
 				return nil, fmt.Errorf("openai: encoding schema %s: %w", req.SchemaName, err)
 			}
 			cr.ResponseFormat = rf
 		case JSONObject:
 			cr.ResponseFormat = json.RawMessage(`{"type":"json_object"}`)
-			cr.Messages = withSchemaInstruction(req.Messages, req.Schema)
+			cr.Messages = withSchemaInstruction(req.Messages, req.SentSchema())
 		default:
-			cr.Messages = withSchemaInstruction(req.Messages, req.Schema)
+			cr.Messages = withSchemaInstruction(req.Messages, req.SentSchema())
 		}
 	}
 	body, err := json.Marshal(cr)

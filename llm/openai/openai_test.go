@@ -779,3 +779,35 @@ func TestUnrelated400DoesNotDowngrade(t *testing.T) {
 		}
 	}
 }
+
+// A request's Constraint is what the server is sent, in every structured
+// mode (the response_format's schema, or the instruction in the system
+// prompt); the reply is validated against the broad Schema, so a reply
+// outside the narrowed enum is no reason for a re-ask.
+func TestConstraintSentInEveryMode(t *testing.T) {
+	narrowed := `{"type":"object","properties":{"reasoning":{"type":"string","maxLength":80},` +
+		`"affiliations":{"type":"array","items":{"type":"string","enum":["e1","NEW"]},"minItems":1,"maxItems":3}},"required":["reasoning","affiliations"]}`
+	for _, mode := range []Mode{JSONSchema, JSONObjectSchema, JSONObject, Plain} {
+		t.Run(mode.String(), func(t *testing.T) {
+			srv := llmtest.NewServer(t, llmtest.Always(llmtest.Text(`{"reasoning":"x","affiliations":["e9"]}`)))
+			c, _ := newClient(t, srv.BaseURL(), Options{Structured: mode})
+			req := schemaRequest()
+			req.Constraint = json.RawMessage(narrowed)
+			var out struct{ Affiliations []string }
+			if _, err := llm.CompleteJSON(t.Context(), c, req, &out); err != nil {
+				t.Fatal(err)
+			}
+			if srv.Calls() != 1 || len(out.Affiliations) != 1 || out.Affiliations[0] != "e9" {
+				t.Errorf("%d requests, affiliations %v: want one request and the reply as written", srv.Calls(), out.Affiliations)
+			}
+			r := srv.Request(1)
+			sent := string(r.ResponseFormat)
+			if mode >= JSONObject {
+				sent = r.Messages[0].Content
+			}
+			if !strings.Contains(sent, `"enum":["e1","NEW"]`) || !strings.Contains(sent, `"maxItems":3`) {
+				t.Errorf("the narrowed schema was not sent: %s", sent)
+			}
+		})
+	}
+}

@@ -13,7 +13,7 @@ import (
 // stageOrder is the order of the retrieval stages the Ask page draws.
 // The stages of the question's mode (drawnIn) are always drawn (a stage
 // that did not run says so); the others only when recorded.
-var stageOrder = []string{"search", "events", "predicted", "timeline", "union", "shown", "selected", "filtered", "final"}
+var stageOrder = []string{"search", "events", "predicted", "timeline", "profile", "union", "shown", "selected", "filtered", "final"}
 
 // drawnIn lists, per mode, the stages the Ask page always draws.
 var drawnIn = map[string][]string{
@@ -28,8 +28,9 @@ var stageDesc = map[string]string{
 	"events":    "candidate events",
 	"predicted": "turns the model chose inside the candidate events",
 	"timeline":  "turns in the time range the question names",
+	"profile":   "turns stating what the question asks of a person's profile (the value that holds, or held then)",
 	"union":     "all candidates together",
-	"shown":     "turns shown to the model: each candidate event's closest, then the search and timeline hits",
+	"shown":     "turns shown to the model: each candidate event's closest, then the search, timeline and profile hits",
 	"selected":  "turns the model selected as evidence",
 	"filtered":  "turns the relevance filter kept",
 	"final":     "the evidence, after budgets",

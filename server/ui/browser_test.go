@@ -180,6 +180,17 @@ func TestBrowser(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
+	// A space whose facts change, some read by the rules, some only by
+	// the (scripted) model.
+	moves := higmem.Space{UserID: "priya", AgentID: "moves"}
+	if _, err := e.mem.Add(ctx, moves, []higmem.TurnInput{
+		{ID: "m1", SessionID: "1", Speaker: "Jo", Text: "I live in Leeds and work as a nurse.", Time: "2023-01-05T08:00:00Z"},
+		{ID: "m2", SessionID: "1", Speaker: "Jo", Text: "My boyfriend Raj cooks every Sunday.", Time: "2023-01-05T08:01:00Z"},
+		{ID: "m3", SessionID: "2", Speaker: "Jo", Text: "The view from my new flat in York is lovely.", Time: "2023-04-05T08:00:00Z"},
+		{ID: "m4", SessionID: "2", Speaker: "Jo", Text: "Ran into my ex Raj at the station, so awkward.", Time: "2023-04-05T08:02:00Z"},
+	}); err != nil {
+		t.Fatal(err)
+	}
 	b := newBrowser(t, e.ts.URL)
 
 	t.Run("wrong key refused", func(t *testing.T) {
@@ -302,6 +313,61 @@ func TestBrowser(t *testing.T) {
 		b.shot("ask-trace")
 	})
 
+	t.Run("profiles link values to their evidence", func(t *testing.T) {
+		b.t = t
+		b.open(demoPath("space"))
+		b.click("nav a[href*='/ui/profiles?']")
+		if got := b.text("h1"); got != "Profiles" {
+			t.Fatalf("the nav's Profiles link opens %q", got)
+		}
+		people := eval[[]string](b, `[...document.querySelectorAll('table tbody tr td:first-child a')].map(e => e.innerText)`)
+		for _, want := range []string{"Priya", "Tom", "Anna", "Jonas"} {
+			if !slices.Contains(people, want) {
+				t.Errorf("profiles list %v lacks %s", people, want)
+			}
+		}
+		b.shot("profiles")
+		b.click("table tbody tr td:first-child a[href*='entity=Tom']")
+		if got := b.text("h1"); got != "Tom" {
+			t.Fatalf("Tom's link opens %q", got)
+		}
+		row := b.text("section[aria-label='employer'] tbody tr")
+		for _, want := range []string{"Windrose", "current", "llm:default:", "rules", "turn S3:3", "I got the Windrose job"} {
+			if !strings.Contains(row, want) {
+				t.Errorf("Tom's employer row %q lacks %q", row, want)
+			}
+		}
+		b.shot("profile")
+		b.click("section[aria-label='employer'] a[href*='/ui/event?']")
+		if n := b.count("ol.turns li[id='turn-S3:3']"); n != 1 {
+			t.Errorf("the evidence's event link opens %q without turn S3:3", b.text("h1"))
+		}
+		b.open(demoPath("profile", "entity", "Tom"))
+		b.click("section[aria-label='employer'] a[href*='/ui/turn?']")
+		if got := b.text("h1"); got != "Turn S3:3" {
+			t.Errorf("the evidence link opens %q, want Turn S3:3", got)
+		}
+		// Values that changed: closed, with the turn (and the producer)
+		// that closed them.
+		b.open("/ui/profile?user=priya&agent=moves&entity=Jo")
+		home := b.text("section[aria-label='home'] tbody")
+		for _, want := range []string{"Leeds", "closed by turn m3", "York", "current", "llm:default:"} {
+			if !strings.Contains(home, want) {
+				t.Errorf("Jo's home %q lacks %q", home, want)
+			}
+		}
+		if got := b.text("section[aria-label='partner'] tbody tr"); !strings.Contains(got, "closed by turn m4") {
+			t.Errorf("Jo's partner row %q: want Raj closed by m4", got)
+		}
+		b.shot("profile-history")
+		// As of a day before the job: no employer.
+		b.open(demoPath("profile", "entity", "Tom"))
+		b.submit("#as-of", "2024-05-01")
+		if n := b.count("section[aria-label='employer']"); n != 0 {
+			t.Errorf("as of 1 May 2024 Tom's page still shows an employer")
+		}
+	})
+
 	t.Run("delete removes a turn", func(t *testing.T) {
 		b.t = t
 		b.open(demoPath("turn", "id", "S3:8"))
@@ -327,7 +393,8 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("injection renders as text", func(t *testing.T) {
 		b.t = t
-		for _, p := range []string{"/ui/turns?user=priya&agent=hostile", "/ui/space?user=priya&agent=hostile", "/ui/turn?user=priya&agent=hostile&id=h1"} {
+		for _, p := range []string{"/ui/turns?user=priya&agent=hostile", "/ui/space?user=priya&agent=hostile", "/ui/turn?user=priya&agent=hostile&id=h1",
+			"/ui/profiles?user=priya&agent=hostile"} {
 			b.open(p)
 			if n := b.count("main script, main img, main b"); n != 0 {
 				t.Errorf("%s: %d injected elements in the page", p, n)
@@ -441,6 +508,8 @@ func TestBrowser(t *testing.T) {
 			{"turns", demoPath("turns", "speaker", "Priya")},
 			{"ask", demoPath("ask", "q", "Which company did Tom join, and when did he start?")},
 			{"turn", demoPath("turn", "id", "S1:2")},
+			{"profiles", demoPath("profiles")},
+			{"profile", demoPath("profile", "entity", "Priya")},
 			{"error", demoPath("event", "id", "no-such-event")},
 		} {
 			b.open(p.path)
@@ -454,7 +523,7 @@ func TestBrowser(t *testing.T) {
 				wide := eval[string](b, `[...document.querySelectorAll('body *')].filter(e => e.getBoundingClientRect().right > 376 && !e.closest('.scroll')).slice(0, 5).map(e => e.tagName + '.' + e.className).join(' ')`)
 				t.Errorf("%s at 375 px: the page is %d px wide (overflowing: %s)", p.name, sw, wide)
 			}
-			if p.name == "timeline" || p.name == "ask" {
+			if p.name == "timeline" || p.name == "ask" || p.name == "profile" {
 				b.shot(p.name + "-375")
 			}
 		}

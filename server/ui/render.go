@@ -17,7 +17,7 @@ import (
 // page is what every template gets.
 type page struct {
 	Title        string
-	Nav          string     // the current section: spaces, timeline, turns, ask
+	Nav          string     // the current section: spaces, timeline, turns, profiles, ask
 	Scope        *api.Scope // the space shown, if any
 	Key          *api.KeyInfo
 	AuthRequired bool
@@ -27,7 +27,7 @@ type page struct {
 
 // pageNames are the templates under templates/, each rendered inside
 // base.html.
-var pageNames = []string{"login", "error", "spaces", "timeline", "event", "turns", "turn", "ask", "imported"}
+var pageNames = []string{"login", "error", "spaces", "timeline", "event", "turns", "turn", "ask", "imported", "profiles", "profile"}
 
 var funcs = template.FuncMap{
 	"spaceURL": spaceURL,

@@ -1,7 +1,8 @@
 // Package ui serves higmem's web pages under /ui/ on a server.Server: the
 // spaces a key may see, a space's timeline of events, an event with its
-// fact sheet, member turns and history, turn search, Ask with the
-// retrieval trace drawn stage by stage, and deleting a turn. Pages are
+// fact sheet, member turns and history, turn search, the profiles of the
+// people of a space (each value with its validity, producers and evidence),
+// Ask with the retrieval trace drawn stage by stage, and deleting a turn. Pages are
 // rendered on the server with html/template (every stored string is
 // escaped) from templates and a style sheet embedded in the binary: no
 // script, no CDN, no network.
@@ -141,6 +142,8 @@ func (h *Handler) routes() *http.ServeMux {
 	mux.HandleFunc("GET "+Prefix+"turn", h.authed(h.turn))
 	mux.HandleFunc("POST "+Prefix+"turn/delete", h.authed(h.deleteTurn))
 	mux.HandleFunc("GET "+Prefix+"ask", h.authed(h.ask))
+	mux.HandleFunc("GET "+Prefix+"profiles", h.authed(h.profiles))
+	mux.HandleFunc("GET "+Prefix+"profile", h.authed(h.profile))
 	mux.HandleFunc("GET "+Prefix+"export", h.authed(h.export))
 	mux.HandleFunc("POST "+Prefix+"import", h.authed(h.importSpace))
 	mux.HandleFunc(Prefix, func(w http.ResponseWriter, r *http.Request) {

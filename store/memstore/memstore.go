@@ -32,13 +32,20 @@ type Store struct {
 	spaces map[store.Space]*space
 	closed bool
 	clock  int64 // the last version handed out; guarded by wmu
+	opts   Options
 }
 
 var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
-func New() *Store {
-	return &Store{spaces: map[store.Space]*space{}}
+func New() *Store { return NewWithOptions(Options{}) }
+
+// NewWithOptions returns an empty store tuned by opts.
+func NewWithOptions(opts Options) *Store {
+	if opts.JournalTombstones <= 0 {
+		opts.JournalTombstones = DefaultJournalTombstones
+	}
+	return &Store{spaces: map[store.Space]*space{}, opts: opts}
 }
 
 // read runs fn on the committed space sp under the read lock.
@@ -140,7 +147,8 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) error {
 	}
 	// Only this goroutine changes s.spaces while it holds wmu, so the
 	// transaction may read it without the read lock.
-	tx := &tx{base: s.spaces, dirty: map[store.Space]*space{}, clock: s.clock, locked: map[store.Space]store.Head{}}
+	tx := &tx{base: s.spaces, dirty: map[store.Space]*space{}, clock: s.clock, locked: map[store.Space]store.Head{},
+		vers: map[store.Space]int64{}, bound: s.opts.JournalTombstones}
 	defer tx.done.Store(true) // also on a panic, which then goes on up
 	if err := fn(tx); err != nil {
 		return err

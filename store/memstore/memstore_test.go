@@ -11,11 +11,11 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store {
-		s := memstore.New()
+	storetest.RunOptions(t, func(t *testing.T) store.Store {
+		s := memstore.NewWithOptions(memstore.Options{JournalTombstones: 8})
 		t.Cleanup(func() { _ = s.Close() })
 		return s
-	})
+	}, storetest.Options{JournalTombstones: 8})
 }
 
 // BenchmarkPutTurns stores 1,000 turns in one Update.

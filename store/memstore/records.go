@@ -21,8 +21,14 @@ type space struct {
 	links   map[linkKey]store.Link
 	vectors map[vecKey]store.Vector
 	history []store.Change
+	// profiles holds the profile records by id (profiles.go).
+	profiles map[string]store.ProfileRecord
 	// version is the space's store.Store version (see SpaceVersion).
 	version int64
+	// written, tombs and floor are the space's journal (journal.go).
+	written map[jkey]int64
+	tombs   map[jkey]int64
+	floor   int64
 }
 
 type linkKey struct{ source, target, relation string }
@@ -34,11 +40,14 @@ type vecKey struct {
 
 func newSpace() *space {
 	return &space{
-		turns:   map[string]store.Turn{},
-		anns:    map[string]store.Annotation{},
-		events:  map[string]store.Event{},
-		links:   map[linkKey]store.Link{},
-		vectors: map[vecKey]store.Vector{},
+		turns:    map[string]store.Turn{},
+		anns:     map[string]store.Annotation{},
+		events:   map[string]store.Event{},
+		links:    map[linkKey]store.Link{},
+		vectors:  map[vecKey]store.Vector{},
+		profiles: map[string]store.ProfileRecord{},
+		written:  map[jkey]int64{},
+		tombs:    map[jkey]int64{},
 	}
 }
 
@@ -49,19 +58,23 @@ func (sp *space) clone() *space {
 		return newSpace()
 	}
 	return &space{
-		turns:   maps.Clone(sp.turns),
-		anns:    maps.Clone(sp.anns),
-		events:  maps.Clone(sp.events),
-		links:   maps.Clone(sp.links),
-		vectors: maps.Clone(sp.vectors),
-		history: slices.Clip(slices.Clone(sp.history)),
-		version: sp.version,
+		turns:    maps.Clone(sp.turns),
+		anns:     maps.Clone(sp.anns),
+		events:   maps.Clone(sp.events),
+		links:    maps.Clone(sp.links),
+		vectors:  maps.Clone(sp.vectors),
+		history:  slices.Clip(slices.Clone(sp.history)),
+		profiles: maps.Clone(sp.profiles),
+		version:  sp.version,
+		written:  maps.Clone(sp.written),
+		tombs:    maps.Clone(sp.tombs),
+		floor:    sp.floor,
 	}
 }
 
 // empty reports whether the space holds no record at all.
 func (sp *space) empty() bool {
-	return sp == nil || len(sp.turns)+len(sp.anns)+len(sp.events)+len(sp.links)+len(sp.vectors)+len(sp.history) == 0
+	return sp == nil || len(sp.turns)+len(sp.anns)+len(sp.events)+len(sp.links)+len(sp.vectors)+len(sp.history)+len(sp.profiles) == 0
 }
 
 // visible reports whether Spaces lists the space.
@@ -229,10 +242,18 @@ func (sp *space) listEvents() []store.Event {
 	for _, e := range sp.events {
 		out = append(out, copyEvent(e))
 	}
-	slices.SortFunc(out, func(a, b store.Event) int {
-		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
-	})
+	slices.SortFunc(out, compareEvents)
 	return out
+}
+
+// compareEvents orders events by CreatedAt, then ID.
+func compareEvents(a, b store.Event) int {
+	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.ID, b.ID))
+}
+
+// compareLinks orders links by Source, Target, then Relation.
+func compareLinks(a, b store.Link) int {
+	return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Relation, b.Relation))
 }
 
 func (sp *space) listLinks(ids []string) []store.Link {
@@ -246,9 +267,7 @@ func (sp *space) listLinks(ids []string) []store.Link {
 			out = append(out, l)
 		}
 	}
-	slices.SortFunc(out, func(a, b store.Link) int {
-		return cmp.Or(cmp.Compare(a.Source, b.Source), cmp.Compare(a.Target, b.Target), cmp.Compare(a.Relation, b.Relation))
-	})
+	slices.SortFunc(out, compareLinks)
 	return out
 }
 

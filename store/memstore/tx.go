@@ -23,6 +23,11 @@ type tx struct {
 	// it; locked holds the heads Lock gave out.
 	clock  int64
 	locked map[store.Space]store.Head
+	// vers holds the version each written space gets at commit (given
+	// on its first write, see write); bound is the store's
+	// Options.JournalTombstones.
+	vers  map[store.Space]int64
+	bound int
 }
 
 var _ store.Tx = (*tx)(nil)
@@ -43,18 +48,28 @@ func (t *tx) view(sp store.Space) *space {
 	return t.base[sp]
 }
 
-// write returns the transaction's own copy of the space.
-func (t *tx) write(sp store.Space) *space {
+// write returns the transaction's own copy of the space, and the version
+// its records are written with: the version the space gets at commit,
+// given on the first write (a space created now starts its journal
+// there).
+func (t *tx) write(sp store.Space) (*space, int64) {
+	v, ok := t.vers[sp]
+	if !ok {
+		t.clock++
+		v = t.clock
+		t.vers[sp] = v
+	}
 	x, ok := t.dirty[sp]
 	if !ok || x == nil {
-		if !ok {
+		if !ok && t.base[sp] != nil {
 			x = t.base[sp].clone()
 		} else {
 			x = newSpace()
+			x.floor = v
 		}
 		t.dirty[sp] = x
 	}
-	return x
+	return x, v
 }
 
 func (t *tx) read(sp store.Space, fn func(*space) error) error {
@@ -142,7 +157,9 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 		}
 		return false, fmt.Errorf("memstore: turn %q: %w", tr.ID, store.ErrConflict)
 	}
-	t.write(tr.Space).turns[tr.ID] = copyTurn(tr)
+	x, v := t.write(tr.Space)
+	x.turns[tr.ID] = copyTurn(tr)
+	x.stamp(turnKey(tr.ID), v)
 	return true, nil
 }
 
@@ -166,7 +183,9 @@ func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotati
 	if _, ok := t.view(sp).turn(a.TurnID); !ok {
 		return fmt.Errorf("memstore: annotating turn %q: %w", a.TurnID, store.ErrNotFound)
 	}
-	t.write(sp).anns[a.TurnID] = a
+	x, v := t.write(sp)
+	x.anns[a.TurnID] = a
+	x.stamp(annKey(a.TurnID), v)
 	return nil
 }
 
@@ -181,7 +200,9 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 	if err := normTimes("event time", &e.Start, &e.End, &e.CreatedAt, &e.UpdatedAt); err != nil {
 		return err
 	}
-	t.write(e.Space).events[e.ID] = copyEvent(e)
+	x, v := t.write(e.Space)
+	x.events[e.ID] = copyEvent(e)
+	x.stamp(eventKey(e.ID), v)
 	return nil
 }
 
@@ -193,9 +214,12 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 	if _, err := t.view(sp).getEvent(id); err != nil {
 		return fmt.Errorf("memstore: deleting event %q: %w", id, store.ErrNotFound)
 	}
-	x := t.write(sp)
+	x, v := t.write(sp)
 	delete(x.events, id)
 	delete(x.vectors, vecKey{store.VectorEvent, id})
+	delete(x.written, eventKey(id))
+	delete(x.written, vectorJKey(vecKey{store.VectorEvent, id}))
+	x.tombs[tombKey(store.TombstoneEvent, id)] = v
 	return nil
 }
 
@@ -210,7 +234,10 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 	if err := normTimes("link time", &l.CreatedAt, &l.InvalidatedAt); err != nil {
 		return err
 	}
-	t.write(sp).links[linkKey{l.Source, l.Target, l.Relation}] = l
+	x, v := t.write(sp)
+	k := linkKey{l.Source, l.Target, l.Relation}
+	x.links[k] = l
+	x.stamp(linkJKey(k), v)
 	return nil
 }
 
@@ -228,9 +255,11 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 	if len(vs) == 0 {
 		return nil
 	}
-	x := t.write(sp)
+	x, ver := t.write(sp)
 	for _, v := range vs {
-		x.vectors[vecKey{v.Kind, v.ID}] = copyVector(v)
+		k := vecKey{v.Kind, v.ID}
+		x.vectors[k] = copyVector(v)
+		x.stamp(vectorJKey(k), ver)
 	}
 	return nil
 }
@@ -246,7 +275,7 @@ func (t *tx) AppendHistory(ctx context.Context, sp store.Space, c store.Change) 
 	if err := normTimes("change time", &c.At); err != nil {
 		return err
 	}
-	x := t.write(sp)
+	x, _ := t.write(sp)
 	c.Seq = 1
 	if n := len(x.history); n > 0 {
 		c.Seq = x.history[n-1].Seq + 1
@@ -263,13 +292,24 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	if _, ok := t.view(sp).turn(id); !ok {
 		return fmt.Errorf("memstore: deleting turn %q: %w", id, store.ErrNotFound)
 	}
-	x := t.write(sp)
+	x, v := t.write(sp)
 	delete(x.turns, id)
 	delete(x.anns, id)
 	for _, k := range store.TurnVectorKinds {
 		delete(x.vectors, vecKey{k, id})
+		delete(x.written, vectorJKey(vecKey{k, id}))
 	}
-	maps.DeleteFunc(x.links, func(k linkKey, _ store.Link) bool { return k.source == id || k.target == id })
+	maps.DeleteFunc(x.links, func(k linkKey, _ store.Link) bool {
+		if k.source == id || k.target == id {
+			delete(x.written, linkJKey(k))
+			return true
+		}
+		return false
+	})
+	delete(x.written, turnKey(id))
+	delete(x.written, annKey(id))
+	x.tombs[tombKey(store.TombstoneTurn, id)] = v
+	x.dropProfilesCiting(id)
 	return nil
 }
 
@@ -280,6 +320,7 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 	}
 	t.dirty[sp] = nil
 	delete(t.locked, sp)
+	delete(t.vers, sp)
 	return nil
 }
 
@@ -290,11 +331,10 @@ func (t *tx) Lock(ctx context.Context, sp store.Space) (store.Head, error) {
 		return store.Head{}, err
 	}
 	h, ok := t.locked[sp]
-	x := t.write(sp)
+	x, v := t.write(sp)
 	if !ok {
 		h.Version = x.version
-		t.clock++
-		h.Next = t.clock
+		h.Next = v
 		x.version = h.Next
 		t.locked[sp] = h
 	}
@@ -305,18 +345,15 @@ func (t *tx) Lock(ctx context.Context, sp store.Space) (store.Head, error) {
 	return h, nil
 }
 
-// bumpVersions gives every space written without Lock a new version.
+// bumpVersions gives every space written without Lock its new version,
+// and bounds the tombstones of every written space.
 func (t *tx) bumpVersions() {
-	var v int64
 	for sp, x := range t.dirty {
-		if _, ok := t.locked[sp]; ok || x == nil {
+		if x == nil {
 			continue
 		}
-		if v == 0 {
-			t.clock++
-			v = t.clock
-		}
-		x.version = v
+		x.version = t.vers[sp]
+		x.prune(t.bound)
 	}
 }
 
@@ -332,7 +369,7 @@ func (t *tx) RedactHistory(ctx context.Context, sp store.Space, seqs []int64, no
 	for _, q := range seqs {
 		set[q] = true
 	}
-	x := t.write(sp)
+	x, _ := t.write(sp)
 	for i, c := range x.history {
 		if set[c.Seq] {
 			if len(c.Before) > 0 {

@@ -51,8 +51,8 @@
 // the connection pool so they can keep their own tables in the same
 // schema. They must use names with a prefix of their own, such as
 // "llmcache_", and never touch the store's tables: schema_version, spaces,
-// turns, annotations, events, links, vectors, history and the sequence
-// space_version.
+// turns, annotations, events, links, vectors, history, profile_records,
+// tombstones and the sequence space_version.
 package postgres
 
 import (
@@ -77,6 +77,11 @@ type Options struct {
 	// (the larger of 4 and the number of CPUs). At least 2 are used, so
 	// that reads outside an Update never wait for it.
 	MaxConns int32
+	// JournalTombstones bounds the tombstones (ids of deleted turns and
+	// events) a space keeps for Changes: past it, the older half is
+	// dropped and the space's journal floor rises (see store's "The
+	// journal"). Zero means DefaultJournalTombstones.
+	JournalTombstones int
 }
 
 // Store is a store.Store in a PostgreSQL database. It is safe for
@@ -86,6 +91,7 @@ type Store struct {
 	schema string // the schema of the tables, as the server names it
 
 	wsem chan struct{} // bounds the Updates of this process holding a connection
+	opts Options
 
 	mu     sync.RWMutex // held for reading by every call, for writing by Close
 	closed bool
@@ -117,7 +123,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
-	s := &Store{pool: pool, wsem: make(chan struct{}, max(1, cfg.MaxConns/2))}
+	if opts.JournalTombstones <= 0 {
+		opts.JournalTombstones = DefaultJournalTombstones
+	}
+	s := &Store{pool: pool, wsem: make(chan struct{}, max(1, cfg.MaxConns/2)), opts: opts}
 	if _, err := migrate(ctx, pool, opts.Schema, lockKey("migrate", opts.Schema), migrations); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("postgres: open: %w", err)
@@ -184,7 +193,7 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 	}
 	// Rollback must run even when ctx has ended.
 	rollback := func() { _ = pgTx.Rollback(context.WithoutCancel(ctx)) }
-	t := newTx(pgTx, s.schema)
+	t := newTx(pgTx, s.schema, s.opts.JournalTombstones)
 	defer func() {
 		t.done.Store(true)
 		if p := recover(); p != nil {

@@ -32,7 +32,15 @@ func open(t testing.TB) *postgres.Store {
 }
 
 func TestConformance(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return open(t) })
+	storetest.RunOptions(t, func(t *testing.T) store.Store {
+		dsn, schema := pgtest.Schema(t)
+		s, err := postgres.Open(t.Context(), dsn, postgres.Options{Schema: schema, JournalTombstones: 8})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}, storetest.Options{JournalTombstones: 8})
 }
 
 // mutant is the PostgreSQL store with one deliberate bug, to check that

@@ -129,6 +129,32 @@ func scanEvent(sc scanner, sp store.Space) (store.Event, error) {
 	return e, errors.Join(errors.Join(errs[:]...), decodeJSON("facts", facts, &e.Facts))
 }
 
+// scanAnnotation scans the columns annCols.
+func scanAnnotation(rows pgx.Rows) (store.Annotation, error) {
+	var an store.Annotation
+	var trs []byte
+	var upd *string
+	if err := rows.Scan(&an.TurnID, &an.Keywords, &an.Tags, &an.Entities, &an.Context, &trs, &an.Producer, &upd); err != nil {
+		return an, err
+	}
+	var err error
+	an.UpdatedAt, err = decodeTime(upd)
+	return an, errors.Join(err, decodeJSON("time refs", trs, &an.TimeRefs))
+}
+
+// scanLink scans the columns linkCols.
+func scanLink(rows pgx.Rows) (store.Link, error) {
+	var l store.Link
+	var created, inval *string
+	if err := rows.Scan(&l.Source, &l.Target, &l.Relation, &l.Confidence, &created, &inval); err != nil {
+		return l, err
+	}
+	var err1, err2 error
+	l.CreatedAt, err1 = decodeTime(created)
+	l.InvalidatedAt, err2 = decodeTime(inval)
+	return l, errors.Join(err1, err2)
+}
+
 func (r reader) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
 	rows, err := r.q.Query(ctx, qGetTurn, clean(sp.UserID), clean(sp.AgentID), clean(id))
 	ts, err := collect(rows, err, 1, func(rows pgx.Rows) (store.Turn, error) { return scanTurn(rows, sp) })
@@ -196,17 +222,7 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 	}
 	q += ` ORDER BY t.seq, t.id`
 	rows, err := r.q.Query(ctx, q, a...)
-	as, err := collect(rows, err, 0, func(rows pgx.Rows) (store.Annotation, error) {
-		var an store.Annotation
-		var trs []byte
-		var upd *string
-		if err := rows.Scan(&an.TurnID, &an.Keywords, &an.Tags, &an.Entities, &an.Context, &trs, &an.Producer, &upd); err != nil {
-			return an, err
-		}
-		var err error
-		an.UpdatedAt, err = decodeTime(upd)
-		return an, errors.Join(err, decodeJSON("time refs", trs, &an.TimeRefs))
-	})
+	as, err := collect(rows, err, 0, scanAnnotation)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list annotations: %w", err)
 	}
@@ -236,17 +252,7 @@ func (r reader) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]
 	}
 	q += ` ORDER BY source, target, relation`
 	rows, err := r.q.Query(ctx, q, a...)
-	ls, err := collect(rows, err, 0, func(rows pgx.Rows) (store.Link, error) {
-		var l store.Link
-		var created, inval *string
-		if err := rows.Scan(&l.Source, &l.Target, &l.Relation, &l.Confidence, &created, &inval); err != nil {
-			return l, err
-		}
-		var err1, err2 error
-		l.CreatedAt, err1 = decodeTime(created)
-		l.InvalidatedAt, err2 = decodeTime(inval)
-		return l, errors.Join(err1, err2)
-	})
+	ls, err := collect(rows, err, 0, scanLink)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: list links: %w", err)
 	}

@@ -130,6 +130,28 @@ CREATE TABLE history (
 );
 CREATE INDEX history_record ON history (space_id, kind, id, seq);
 `,
+	// 2: profile records (what a model stated about a person). turn_ids is
+	// never empty; DeleteTurn removes the records citing the deleted turn.
+	`
+CREATE TABLE profile_records (
+	space_id   bigint NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	id         text COLLATE "C" NOT NULL,
+	entity     text COLLATE "C" NOT NULL,
+	attribute  text COLLATE "C" NOT NULL,
+	value      text NOT NULL,
+	ended      boolean NOT NULL,
+	turn_ids   text[] NOT NULL,
+	stated_at  text COLLATE "C",
+	producer   text NOT NULL,
+	created_at text COLLATE "C",
+	PRIMARY KEY (space_id, id)
+);
+CREATE INDEX profile_records_entity ON profile_records (space_id, entity, id);
+`,
+	// 3: the journal (journal.go): per-record versions, tombstones of
+	// deleted turns, events and profile records, and each space's journal
+	// floor.
+	journalMigration,
 }
 
 // migrate creates schema (when not empty) and brings it up to len(migs)

@@ -20,34 +20,34 @@ const (
 	qSpaceID     = `SELECT id FROM spaces WHERE user_id = $1 AND agent_id = $2`
 	qSpaceCreate = `INSERT INTO spaces (user_id, agent_id) VALUES ($1, $2) ON CONFLICT (user_id, agent_id) DO NOTHING RETURNING id`
 	qSpaceDelete = `DELETE FROM spaces WHERE user_id = $1 AND agent_id = $2`
-	qSpaceBump   = `UPDATE spaces SET version = nextval('space_version') WHERE id = ANY($1)`
 
-	qTurnInsert = `INSERT INTO turns (space_id, ` + turnCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+	qTurnInsert = `INSERT INTO turns (space_id, ` + turnCols + `, written) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 	ON CONFLICT (space_id, id) DO NOTHING`
 	qTurnIdentity = `SELECT session_id, speaker, text, occurred_raw, attachments FROM turns WHERE space_id = $1 AND id = $2`
 	qTurnDelete   = `DELETE FROM turns WHERE space_id = $1 AND id = $2` // the annotation goes by cascade
 
-	qAnnotationPut = `INSERT INTO annotations (space_id, turn_id, keywords, tags, entities, context, time_refs, producer, updated_at)
-	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9 WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = $1 AND id = $2)
+	qAnnotationPut = `INSERT INTO annotations (space_id, turn_id, keywords, tags, entities, context, time_refs, producer, updated_at, written)
+	SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10 WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = $1 AND id = $2)
 	ON CONFLICT (space_id, turn_id) DO UPDATE SET keywords = excluded.keywords, tags = excluded.tags,
 		entities = excluded.entities, context = excluded.context, time_refs = excluded.time_refs,
-		producer = excluded.producer, updated_at = excluded.updated_at`
+		producer = excluded.producer, updated_at = excluded.updated_at, written = excluded.written`
 
-	qEventPut = `INSERT INTO events (space_id, ` + eventCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+	qEventPut = `INSERT INTO events (space_id, ` + eventCols + `, written) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 	ON CONFLICT (space_id, id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
 		facts = excluded.facts, entities = excluded.entities, keywords = excluded.keywords, tags = excluded.tags,
 		turn_ids = excluded.turn_ids, start_at = excluded.start_at, end_at = excluded.end_at,
 		producer = excluded.producer, version = excluded.version, created_at = excluded.created_at,
-		updated_at = excluded.updated_at`
+		updated_at = excluded.updated_at, written = excluded.written`
 	qEventDelete = `DELETE FROM events WHERE space_id = $1 AND id = $2`
 
-	qLinkPut = `INSERT INTO links (space_id, ` + linkCols + `) VALUES ($1, $2, $3, $4, $5, $6, $7)
+	qLinkPut = `INSERT INTO links (space_id, ` + linkCols + `, written) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
 	ON CONFLICT (space_id, source, target, relation) DO UPDATE SET confidence = excluded.confidence,
-		created_at = excluded.created_at, invalidated_at = excluded.invalidated_at`
+		created_at = excluded.created_at, invalidated_at = excluded.invalidated_at, written = excluded.written`
 	qLinksDelete = `DELETE FROM links WHERE space_id = $1 AND (source = $2 OR target = $2)`
 
-	qVectorPut = `INSERT INTO vectors (space_id, kind, id, embedder, dim, data) VALUES ($1, $2, $3, $4, $5, $6)
-	ON CONFLICT (space_id, kind, id) DO UPDATE SET embedder = excluded.embedder, dim = excluded.dim, data = excluded.data`
+	qVectorPut = `INSERT INTO vectors (space_id, kind, id, embedder, dim, data, written) VALUES ($1, $2, $3, $4, $5, $6, $7)
+	ON CONFLICT (space_id, kind, id) DO UPDATE SET embedder = excluded.embedder, dim = excluded.dim, data = excluded.data,
+		written = excluded.written`
 	qVectorDelete = `DELETE FROM vectors WHERE space_id = $1 AND kind = $2 AND id = $3`
 
 	qHistoryAppend = `INSERT INTO history (space_id, seq, kind, id, action, actor, before, after, at)
@@ -67,6 +67,9 @@ type tx struct {
 	schema  string                // the schema, part of every space lock key
 	held    map[store.Space]bool  // spaces whose write lock is held
 	deleted []store.Space         // spaces deleted by DeleteSpace
+	vers    map[int64]int64       // the version each space row is written with (see version)
+	tombs   map[int64]bool        // space rows the transaction left tombstones in
+	bound   int                   // the store's Options.JournalTombstones
 }
 
 var (
@@ -74,9 +77,10 @@ var (
 	_ store.EmbedderLister = (*tx)(nil)
 )
 
-func newTx(pgTx pgx.Tx, schema string) *tx {
+func newTx(pgTx pgx.Tx, schema string, bound int) *tx {
 	return &tx{reader: reader{q: pgTx}, pgTx: pgTx, schema: schema, spaces: map[store.Space]int64{},
-		dirty: map[int64]bool{}, locked: map[int64]store.Head{}, held: map[store.Space]bool{}}
+		dirty: map[int64]bool{}, locked: map[int64]store.Head{}, held: map[store.Space]bool{},
+		vers: map[int64]int64{}, tombs: map[int64]bool{}, bound: bound}
 }
 
 // alive fails once Update has returned.
@@ -142,30 +146,28 @@ func (t *tx) spaceID(ctx context.Context, sp store.Space, create bool) (id int64
 	return id, true, nil
 }
 
-// bumpVersions gives every space the transaction changed a new version,
-// just before the commit, and tells the watchers (see Store.Watch): the
+// bumpVersions gives every space the transaction changed without locking
+// it its new version and bounds the tombstones, just before the commit,
+// and tells the watchers (see Store.Watch): the
 // notifications go out when the transaction commits, and not at all when
 // it rolls back. A no-op PutTurn changes nothing.
 func (t *tx) bumpVersions(ctx context.Context) error {
 	if err := t.notify(ctx); err != nil {
 		return err
 	}
-	if len(t.dirty) == 0 {
-		return nil
-	}
-	ids := make([]int64, 0, len(t.dirty))
-	for id := range t.dirty {
-		if _, ok := t.locked[id]; !ok {
-			ids = append(ids, id)
+	for sid := range t.dirty {
+		if _, ok := t.locked[sid]; ok {
+			continue
+		}
+		v, err := t.version(ctx, sid)
+		if err == nil {
+			err = t.setVersion(ctx, sid, v)
+		}
+		if err != nil {
+			return fmt.Errorf("bumping space versions: %w", err)
 		}
 	}
-	if len(ids) == 0 {
-		return nil
-	}
-	if _, err := t.pgTx.Exec(ctx, qSpaceBump, ids); err != nil {
-		return fmt.Errorf("bumping space versions: %w", err)
-	}
-	return nil
+	return t.pruneTombstones(ctx)
 }
 
 // notify queues one notification per written space on the schema's
@@ -295,10 +297,14 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 		}
 	}
 	sid, _, err := t.spaceID(ctx, tr.Space, true)
+	var v int64
+	if err == nil {
+		v, err = t.version(ctx, sid)
+	}
 	if err != nil {
 		return false, fmt.Errorf("postgres: put turn %q: %w", tr.ID, err)
 	}
-	tag, err := t.pgTx.Exec(ctx, qTurnInsert, sid, tr.ID, tr.SessionID, tr.Seq, tr.Speaker, tr.Text, att, occ, tr.OccurredRaw, rec, metaJSON)
+	tag, err := t.pgTx.Exec(ctx, qTurnInsert, sid, tr.ID, tr.SessionID, tr.Seq, tr.Speaker, tr.Text, att, occ, tr.OccurredRaw, rec, metaJSON, v)
 	if err != nil {
 		return false, fmt.Errorf("postgres: put turn %q: %w", tr.ID, err)
 	}
@@ -338,11 +344,14 @@ func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotati
 		}
 	}
 	sid, ok, err := t.spaceID(ctx, sp, false)
-	var n int64
+	var n, v int64
+	if err == nil && ok {
+		v, err = t.version(ctx, sid)
+	}
 	if err == nil && ok {
 		var tag pgconn.CommandTag
 		tag, err = t.pgTx.Exec(ctx, qAnnotationPut, sid, clean(a.TurnID), cleanList(a.Keywords), cleanList(a.Tags),
-			cleanList(a.Entities), clean(a.Context), trs, clean(a.Producer), upd)
+			cleanList(a.Entities), clean(a.Context), trs, clean(a.Producer), upd, v)
 		n = tag.RowsAffected()
 	}
 	if err != nil {
@@ -378,10 +387,14 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 		}
 	}
 	sid, _, err := t.spaceID(ctx, e.Space, true)
+	var v int64
+	if err == nil {
+		v, err = t.version(ctx, sid)
+	}
 	if err == nil {
 		_, err = t.pgTx.Exec(ctx, qEventPut, sid, clean(e.ID), clean(e.Title), clean(e.Summary), factsJSON,
 			cleanList(e.Entities), cleanList(e.Keywords), cleanList(e.Tags), cleanList(e.TurnIDs), times[0], times[1],
-			clean(e.Producer), e.Version, times[2], times[3])
+			clean(e.Producer), e.Version, times[2], times[3], v)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: put event %q: %w", e.ID, err)
@@ -402,8 +415,8 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 }
 
 // deleteRecord deletes the turn or event id with q, then its vector of
-// kind, then (links set) the links touching it; store.ErrNotFound when q
-// deletes nothing.
+// kinds, then (links set: a turn) the links touching it and the profile
+// records citing it; store.ErrNotFound when q deletes nothing.
 func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kinds []store.VectorKind, links bool) error {
 	sid, ok, err := t.spaceID(ctx, sp, false)
 	if err != nil {
@@ -427,9 +440,12 @@ func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kin
 		if _, err := t.pgTx.Exec(ctx, qLinksDelete, sid, id); err != nil {
 			return err
 		}
+		if _, err := t.pgTx.Exec(ctx, qProfilesCiting, sid, id); err != nil {
+			return err
+		}
 	}
 	t.dirty[sid] = true
-	return nil
+	return t.tombstone(ctx, sid, string(kinds[0]), id) // the record's own kind: turn or event
 }
 
 // PutLink implements store.Writer.
@@ -448,8 +464,12 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 		}
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
+	var v int64
 	if err == nil {
-		_, err = t.pgTx.Exec(ctx, qLinkPut, sid, clean(l.Source), clean(l.Target), clean(l.Relation), l.Confidence, created, inval)
+		v, err = t.version(ctx, sid)
+	}
+	if err == nil {
+		_, err = t.pgTx.Exec(ctx, qLinkPut, sid, clean(l.Source), clean(l.Target), clean(l.Relation), l.Confidence, created, inval, v)
 	}
 	if err != nil {
 		return fmt.Errorf("postgres: put link %s -> %s: %w", l.Source, l.Target, err)
@@ -473,12 +493,16 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 		return nil
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
+	var ver int64
+	if err == nil {
+		ver, err = t.version(ctx, sid)
+	}
 	if err != nil {
 		return fmt.Errorf("postgres: put vectors: %w", err)
 	}
 	var b pgx.Batch
 	for _, v := range vs {
-		b.Queue(qVectorPut, sid, clean(string(v.Kind)), clean(v.ID), clean(v.Embedder), len(v.Values), encodeVector(v.Values))
+		b.Queue(qVectorPut, sid, clean(string(v.Kind)), clean(v.ID), clean(v.Embedder), len(v.Values), encodeVector(v.Values), ver)
 	}
 	if err := t.pgTx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres: put vectors: %w", err)
@@ -543,6 +567,8 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 	if id, ok := t.spaces[sp]; ok {
 		delete(t.dirty, id)
 		delete(t.locked, id)
+		delete(t.vers, id)
+		delete(t.tombs, id)
 		delete(t.spaces, sp)
 	}
 	return nil
@@ -581,7 +607,10 @@ func (t *tx) lock(ctx context.Context, sp store.Space) (store.Head, error) {
 		if !existed {
 			h.Version = 0
 		}
-		if err := t.pgTx.QueryRow(ctx, `UPDATE spaces SET version = nextval('space_version') WHERE id = $1 RETURNING version`, sid).Scan(&h.Next); err != nil {
+		if h.Next, err = t.version(ctx, sid); err != nil {
+			return store.Head{}, err
+		}
+		if err := t.setVersion(ctx, sid, h.Next); err != nil {
 			return store.Head{}, err
 		}
 		t.locked[sid] = h

@@ -117,13 +117,14 @@ func bools(n int) [][]bool {
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
 	qs := []string{qGetTurn, qListEvents, qListVectors, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
+	qs = append(qs, journalReads...)
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
 	}
 	for _, c := range bools(2) {
 		qs = append(qs, qListAnnotations(c[0]), qListLinks(c[0]), qHistory(c[0], c[1]))
 	}
-	return qs
+	return append(qs, profileReadQueries()...)
 }
 
 // runner hands out prepared statements: from the store's read pool, or
@@ -175,6 +176,32 @@ func scanEvent(sc scanner, sp store.Space) (store.Event, error) {
 		decodeJSON("facts", facts, &e.Facts), decodeJSON("entities", ents, &e.Entities),
 		decodeJSON("keywords", kws, &e.Keywords), decodeJSON("tags", tags, &e.Tags),
 		decodeJSON("turn ids", tids, &e.TurnIDs))
+}
+
+// scanAnnotation scans the columns annCols.
+func scanAnnotation(sc scanner) (store.Annotation, error) {
+	var a store.Annotation
+	var kws, tags, ents, trs, upd sql.NullString
+	if err := sc.Scan(&a.TurnID, &kws, &tags, &ents, &a.Context, &trs, &a.Producer, &upd); err != nil {
+		return a, err
+	}
+	var err error
+	a.UpdatedAt, err = decodeTime(upd)
+	return a, errors.Join(err, decodeJSON("keywords", kws, &a.Keywords), decodeJSON("tags", tags, &a.Tags),
+		decodeJSON("entities", ents, &a.Entities), decodeJSON("time refs", trs, &a.TimeRefs))
+}
+
+// scanLink scans the columns linkCols.
+func scanLink(sc scanner) (store.Link, error) {
+	var l store.Link
+	var created, inval sql.NullString
+	if err := sc.Scan(&l.Source, &l.Target, &l.Relation, &l.Confidence, &created, &inval); err != nil {
+		return l, err
+	}
+	var err1, err2 error
+	l.CreatedAt, err1 = decodeTime(created)
+	l.InvalidatedAt, err2 = decodeTime(inval)
+	return l, errors.Join(err1, err2)
 }
 
 // collect scans every row with scan.
@@ -283,17 +310,7 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 		args = append(args, idsArg(ids))
 	}
 	rows, err := r.query(ctx, qListAnnotations(ids != nil), args...)
-	as, err := collect(rows, err, func(sc scanner) (store.Annotation, error) {
-		var a store.Annotation
-		var kws, tags, ents, trs, upd sql.NullString
-		if err := sc.Scan(&a.TurnID, &kws, &tags, &ents, &a.Context, &trs, &a.Producer, &upd); err != nil {
-			return a, err
-		}
-		var err error
-		a.UpdatedAt, err = decodeTime(upd)
-		return a, errors.Join(err, decodeJSON("keywords", kws, &a.Keywords), decodeJSON("tags", tags, &a.Tags),
-			decodeJSON("entities", ents, &a.Entities), decodeJSON("time refs", trs, &a.TimeRefs))
-	})
+	as, err := collect(rows, err, scanAnnotation)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list annotations: %w", err)
 	}
@@ -320,17 +337,7 @@ func (r reader) ListLinks(ctx context.Context, sp store.Space, ids []string) ([]
 		args = append(args, arg, arg)
 	}
 	rows, err := r.query(ctx, qListLinks(ids != nil), args...)
-	ls, err := collect(rows, err, func(sc scanner) (store.Link, error) {
-		var l store.Link
-		var created, inval sql.NullString
-		if err := sc.Scan(&l.Source, &l.Target, &l.Relation, &l.Confidence, &created, &inval); err != nil {
-			return l, err
-		}
-		var err1, err2 error
-		l.CreatedAt, err1 = decodeTime(created)
-		l.InvalidatedAt, err2 = decodeTime(inval)
-		return l, errors.Join(err1, err2)
-	})
+	ls, err := collect(rows, err, scanLink)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list links: %w", err)
 	}

@@ -131,6 +131,29 @@ CREATE TABLE space_clock (
 );
 INSERT INTO space_clock (id, version) VALUES (1, 1);
 `,
+	// 3: profile records (what a model stated about a person). turn_ids
+	// is a JSON array, never empty; DeleteTurn removes the records citing
+	// the deleted turn.
+	`
+CREATE TABLE profile_records (
+	space_id   INTEGER NOT NULL REFERENCES spaces (id) ON DELETE CASCADE,
+	id         TEXT NOT NULL,
+	entity     TEXT NOT NULL,
+	attribute  TEXT NOT NULL,
+	value      TEXT NOT NULL,
+	ended      INTEGER NOT NULL,
+	turn_ids   TEXT NOT NULL,
+	stated_at  TEXT,
+	producer   TEXT NOT NULL,
+	created_at TEXT,
+	PRIMARY KEY (space_id, id)
+);
+CREATE INDEX profile_records_entity ON profile_records (space_id, entity, id);
+`,
+	// 4: the journal (journal.go): per-record versions, tombstones of
+	// deleted turns, events and profile records, and each space's journal
+	// floor.
+	journalMigration,
 }
 
 // migrate brings the database up to len(migs) in one transaction and

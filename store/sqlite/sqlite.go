@@ -30,7 +30,7 @@
 // must create and migrate their own tables under their own names, with a
 // prefix of their own such as "llmcache_", and never touch the store's
 // tables: schema_version, space_clock, spaces, turns, annotations, events,
-// links, vectors and history.
+// links, vectors, history, profile_records and tombstones.
 package sqlite
 
 import (
@@ -59,6 +59,11 @@ type Options struct {
 	// MaxReadConns caps the connections used by reads outside Update and by
 	// DB. Zero means 4. Ignored for ":memory:", which has one connection.
 	MaxReadConns int
+	// JournalTombstones bounds the tombstones (ids of deleted turns and
+	// events) a space keeps for Changes: past it, the older half is
+	// dropped and the space's journal floor rises (see store's "The
+	// journal"). Zero means DefaultJournalTombstones.
+	JournalTombstones int
 }
 
 // Store is a store.Store in one SQLite database. It is safe for concurrent
@@ -70,6 +75,8 @@ type Store struct {
 	rstmts *stmtCache // prepared on rdb on first use
 
 	wmu sync.Mutex // serialises Update
+
+	opts Options
 
 	mu     sync.RWMutex // held for reading by every call, for writing by Close
 	closed bool
@@ -97,6 +104,9 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if opts.MaxReadConns <= 0 {
 		opts.MaxReadConns = 4
 	}
+	if opts.JournalTombstones <= 0 {
+		opts.JournalTombstones = DefaultJournalTombstones
+	}
 	mem := path == Memory
 	// secure_delete: deleted and replaced content is overwritten with
 	// zeros as its space is freed, so a deleted turn's text does not stay
@@ -116,7 +126,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	wdb.SetMaxIdleConns(1)
 	wdb.SetConnMaxLifetime(0)
 	wdb.SetConnMaxIdleTime(0)
-	s := &Store{wdb: wdb, rdb: wdb}
+	s := &Store{wdb: wdb, rdb: wdb, opts: opts}
 	fail := func(err error) (*Store, error) {
 		_ = s.closeAll()
 		return nil, err

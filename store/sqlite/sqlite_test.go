@@ -30,18 +30,25 @@ func openFile(t testing.TB) *sqlite.Store {
 }
 
 func TestConformanceFile(t *testing.T) {
-	storetest.Run(t, func(t *testing.T) store.Store { return openFile(t) })
-}
-
-func TestConformanceMemory(t *testing.T) {
 	storetest.RunOptions(t, func(t *testing.T) store.Store {
-		s, err := sqlite.Open(t.Context(), sqlite.Memory, sqlite.Options{})
+		s, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "higmem.db"), sqlite.Options{JournalTombstones: 8})
 		if err != nil {
 			t.Fatalf("Open: %v", err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
 		return s
-	}, storetest.Options{SerialReads: true})
+	}, storetest.Options{JournalTombstones: 8})
+}
+
+func TestConformanceMemory(t *testing.T) {
+	storetest.RunOptions(t, func(t *testing.T) store.Store {
+		s, err := sqlite.Open(t.Context(), sqlite.Memory, sqlite.Options{JournalTombstones: 8})
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	}, storetest.Options{SerialReads: true, JournalTombstones: 8})
 }
 
 func TestPersistence(t *testing.T) {

@@ -18,36 +18,36 @@ const (
 	ON CONFLICT (user_id, agent_id) DO UPDATE SET user_id = excluded.user_id RETURNING id`
 	qSpaceDelete = `DELETE FROM spaces WHERE user_id = ? AND agent_id = ?`
 
-	qTurnInsert = `INSERT INTO turns (space_id, ` + turnCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	qTurnInsert = `INSERT INTO turns (space_id, ` + turnCols + `, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (space_id, id) DO NOTHING`
 	qTurnIdentity = `SELECT session_id, speaker, text, occurred_raw, attachments FROM turns WHERE space_id = ? AND id = ?`
 	qTurnDelete   = `DELETE FROM turns WHERE space_id = ? AND id = ?` // the annotation goes by cascade
 
-	qAnnotationPut = `INSERT INTO annotations (space_id, turn_id, keywords, tags, entities, context, time_refs, producer, updated_at)
-	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9 WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = ?1 AND id = ?2)
+	qAnnotationPut = `INSERT INTO annotations (space_id, turn_id, keywords, tags, entities, context, time_refs, producer, updated_at, written)
+	SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10 WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = ?1 AND id = ?2)
 	ON CONFLICT (space_id, turn_id) DO UPDATE SET keywords = excluded.keywords, tags = excluded.tags,
 		entities = excluded.entities, context = excluded.context, time_refs = excluded.time_refs,
-		producer = excluded.producer, updated_at = excluded.updated_at`
+		producer = excluded.producer, updated_at = excluded.updated_at, written = excluded.written`
 
-	qEventPut = `INSERT INTO events (space_id, ` + eventCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	qEventPut = `INSERT INTO events (space_id, ` + eventCols + `, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (space_id, id) DO UPDATE SET title = excluded.title, summary = excluded.summary,
 		facts = excluded.facts, entities = excluded.entities, keywords = excluded.keywords, tags = excluded.tags,
 		turn_ids = excluded.turn_ids, start_at = excluded.start_at, end_at = excluded.end_at,
 		producer = excluded.producer, version = excluded.version, created_at = excluded.created_at,
-		updated_at = excluded.updated_at`
+		updated_at = excluded.updated_at, written = excluded.written`
 	qEventDelete = `DELETE FROM events WHERE space_id = ? AND id = ?`
 
-	qLinkPut = `INSERT INTO links (space_id, ` + linkCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)
+	qLinkPut = `INSERT INTO links (space_id, ` + linkCols + `, written) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
 	ON CONFLICT (space_id, source, target, relation) DO UPDATE SET confidence = excluded.confidence,
-		created_at = excluded.created_at, invalidated_at = excluded.invalidated_at`
+		created_at = excluded.created_at, invalidated_at = excluded.invalidated_at, written = excluded.written`
 	qLinksDelete = `DELETE FROM links WHERE space_id = ?1 AND (source = ?2 OR target = ?2)`
 
-	qVectorPut = `INSERT INTO vectors (space_id, kind, id, embedder, dim, data) VALUES (?, ?, ?, ?, ?, ?)
-	ON CONFLICT (space_id, kind, id) DO UPDATE SET embedder = excluded.embedder, dim = excluded.dim, data = excluded.data`
+	qVectorPut = `INSERT INTO vectors (space_id, kind, id, embedder, dim, data, written) VALUES (?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (space_id, kind, id) DO UPDATE SET embedder = excluded.embedder, dim = excluded.dim, data = excluded.data,
+		written = excluded.written`
 	qVectorDelete = `DELETE FROM vectors WHERE space_id = ? AND kind = ? AND id = ?`
 
 	qSpaceVersion = `SELECT version FROM spaces WHERE id = ?`
-	qSpaceSetVer  = `UPDATE spaces SET version = ? WHERE id = ?`
 	qClockTick    = `UPDATE space_clock SET version = version + 1 RETURNING version`
 	qLastSeq      = `SELECT coalesce(max(seq), 0) FROM turns WHERE space_id = ?`
 
@@ -60,9 +60,11 @@ const (
 // writeQueries lists every statement a transaction runs, to prepare them
 // on the write connection up front.
 func writeQueries() []string {
-	return append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
+	qs := append(readQueries(), qSpaceID, qSpaceCreate, qSpaceDelete, qTurnInsert, qTurnIdentity, qTurnDelete,
 		qAnnotationPut, qEventPut, qEventDelete, qLinkPut, qLinksDelete, qVectorPut, qVectorDelete, qHistoryAppend,
-		qSpaceVersion, qSpaceSetVer, qClockTick, qLastSeq, qHistoryRedact)
+		qSpaceVersion, qClockTick, qLastSeq, qHistoryRedact)
+	qs = append(qs, profileWriteQueries()...)
+	return append(qs, journalWrites...)
 }
 
 // tx is a store.Tx over a *sql.Tx on the write connection.
@@ -75,6 +77,8 @@ type tx struct {
 	spaces map[store.Space]int64 // space row ids seen in this transaction
 	dirty  map[int64]bool        // space rows written in this transaction
 	locked map[int64]store.Head  // space rows locked (and given their version) by Lock
+	vers   map[int64]int64       // the version each space row is written with (see version)
+	tombs  map[int64]bool        // space rows the transaction left tombstones in
 }
 
 var (
@@ -84,7 +88,7 @@ var (
 
 func newTx(s *Store, sqlTx *sql.Tx) *tx {
 	t := &tx{s: s, sqlTx: sqlTx, stmts: map[string]*sql.Stmt{}, spaces: map[store.Space]int64{},
-		dirty: map[int64]bool{}, locked: map[int64]store.Head{}}
+		dirty: map[int64]bool{}, locked: map[int64]store.Head{}, vers: map[int64]int64{}, tombs: map[int64]bool{}}
 	t.reader = reader{run: t}
 	return t
 }
@@ -261,10 +265,14 @@ func (t *tx) PutTurn(ctx context.Context, tr store.Turn) (bool, error) {
 		}
 	}
 	sid, _, err := t.spaceID(ctx, tr.Space, true)
+	var v int64
+	if err == nil {
+		v, err = t.version(ctx, sid)
+	}
 	if err != nil {
 		return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
 	}
-	n, err := t.affected(ctx, qTurnInsert, sid, tr.ID, tr.SessionID, tr.Seq, tr.Speaker, tr.Text, att, occ, tr.OccurredRaw, rec, meta)
+	n, err := t.affected(ctx, qTurnInsert, sid, tr.ID, tr.SessionID, tr.Seq, tr.Speaker, tr.Text, att, occ, tr.OccurredRaw, rec, meta, v)
 	if err != nil {
 		return false, fmt.Errorf("sqlite: put turn %q: %w", tr.ID, err)
 	}
@@ -312,9 +320,11 @@ func (t *tx) PutAnnotation(ctx context.Context, sp store.Space, a store.Annotati
 	}
 	sid, ok, err := t.spaceID(ctx, sp, false)
 	t.touch(sid)
-	var n int64
+	var n, v int64
 	if err == nil && ok {
-		n, err = t.affected(ctx, qAnnotationPut, sid, a.TurnID, kws, tags, ents, a.Context, trs, a.Producer, upd)
+		if v, err = t.version(ctx, sid); err == nil {
+			n, err = t.affected(ctx, qAnnotationPut, sid, a.TurnID, kws, tags, ents, a.Context, trs, a.Producer, upd, v)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: annotate turn %q: %w", a.TurnID, err)
@@ -333,7 +343,7 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	args := make([]any, 0, 15)
+	args := make([]any, 0, 16)
 	var errs []error
 	add := func(v any, err error) {
 		args = append(args, v)
@@ -354,6 +364,7 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 	add(e.Version, nil)
 	add(encodeTime("created at", e.CreatedAt))
 	add(encodeTime("updated at", e.UpdatedAt))
+	add(nil, nil) // the version, below
 	for _, err := range errs {
 		if err != nil {
 			return fmt.Errorf("sqlite: put event %q: %w", e.ID, err)
@@ -363,6 +374,9 @@ func (t *tx) PutEvent(ctx context.Context, e store.Event) error {
 	t.touch(sid)
 	if err == nil {
 		args[0] = sid
+		args[len(args)-1], err = t.version(ctx, sid)
+	}
+	if err == nil {
 		_, err = t.exec(ctx, qEventPut, args...)
 	}
 	if err != nil {
@@ -384,6 +398,9 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 	}
 	if err == nil && n > 0 {
 		_, err = t.exec(ctx, qVectorDelete, sid, string(store.VectorEvent), id)
+	}
+	if err == nil && n > 0 {
+		err = t.tombstone(ctx, sid, store.TombstoneEvent, id)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete event %q: %w", id, err)
@@ -411,8 +428,12 @@ func (t *tx) PutLink(ctx context.Context, sp store.Space, l store.Link) error {
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
 	t.touch(sid)
+	var v int64
 	if err == nil {
-		_, err = t.exec(ctx, qLinkPut, sid, l.Source, l.Target, l.Relation, l.Confidence, created, inval)
+		v, err = t.version(ctx, sid)
+	}
+	if err == nil {
+		_, err = t.exec(ctx, qLinkPut, sid, l.Source, l.Target, l.Relation, l.Confidence, created, inval, v)
 	}
 	if err != nil {
 		return fmt.Errorf("sqlite: put link %s -> %s: %w", l.Source, l.Target, err)
@@ -436,6 +457,10 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 	}
 	sid, _, err := t.spaceID(ctx, sp, true)
 	t.touch(sid)
+	var ver int64
+	if err == nil {
+		ver, err = t.version(ctx, sid)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite: put vectors: %w", err)
 	}
@@ -444,7 +469,7 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 		return fmt.Errorf("sqlite: put vectors: %w", err)
 	}
 	for _, v := range vs {
-		if _, err := st.ExecContext(ctx, sid, string(v.Kind), v.ID, v.Embedder, len(v.Values), encodeVector(v.Values)); err != nil {
+		if _, err := st.ExecContext(ctx, sid, string(v.Kind), v.ID, v.Embedder, len(v.Values), encodeVector(v.Values), ver); err != nil {
 			return fmt.Errorf("sqlite: put vector %s %q: %w", v.Kind, v.ID, err)
 		}
 	}
@@ -493,6 +518,12 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	if err == nil && n > 0 {
 		_, err = t.exec(ctx, qLinksDelete, sid, id)
 	}
+	if err == nil && n > 0 {
+		_, err = t.exec(ctx, qProfilesCiting, sid, id)
+	}
+	if err == nil && n > 0 {
+		err = t.tombstone(ctx, sid, store.TombstoneTurn, id)
+	}
 	if err != nil {
 		return fmt.Errorf("sqlite: delete turn %q: %w", id, err)
 	}
@@ -514,6 +545,8 @@ func (t *tx) DeleteSpace(ctx context.Context, sp store.Space) error {
 	if sid, ok := t.spaces[sp]; ok {
 		delete(t.dirty, sid)
 		delete(t.locked, sid)
+		delete(t.vers, sid)
+		delete(t.tombs, sid)
 	}
 	delete(t.spaces, sp)
 	return nil
@@ -568,10 +601,10 @@ func (t *tx) lock(ctx context.Context, sp store.Space) (store.Head, error) {
 		if err := st.QueryRowContext(ctx, sid).Scan(&h.Version); err != nil {
 			return store.Head{}, err
 		}
-		if h.Next, err = t.tick(ctx); err != nil {
+		if h.Next, err = t.version(ctx, sid); err != nil {
 			return store.Head{}, err
 		}
-		if _, err := t.exec(ctx, qSpaceSetVer, h.Next, sid); err != nil {
+		if err := t.setVersion(ctx, sid, h.Next); err != nil {
 			return store.Head{}, err
 		}
 		t.locked[sid] = h
@@ -587,24 +620,21 @@ func (t *tx) lock(ctx context.Context, sp store.Space) (store.Head, error) {
 }
 
 // bumpVersions gives every space the transaction wrote without locking it
-// a new version, just before the commit.
+// its new version, and bounds the tombstones, just before the commit.
 func (t *tx) bumpVersions(ctx context.Context) error {
-	var v int64
 	for sid := range t.dirty {
 		if _, ok := t.locked[sid]; ok {
 			continue
 		}
-		if v == 0 {
-			var err error
-			if v, err = t.tick(ctx); err != nil {
-				return err
-			}
+		v, err := t.version(ctx, sid)
+		if err == nil {
+			err = t.setVersion(ctx, sid, v)
 		}
-		if _, err := t.exec(ctx, qSpaceSetVer, v, sid); err != nil {
+		if err != nil {
 			return fmt.Errorf("bumping space versions: %w", err)
 		}
 	}
-	return nil
+	return t.pruneTombstones(ctx)
 }
 
 // RedactHistory implements store.Writer. With secure_delete on (see Open)

@@ -111,6 +111,21 @@ func mkLink(src, dst, rel string) store.Link {
 	}
 }
 
+// mkProfile returns a profile record with every field set, citing turns.
+func mkProfile(id, entity string, turns ...string) store.ProfileRecord {
+	return store.ProfileRecord{
+		ID:        id,
+		Entity:    entity,
+		Attribute: "home",
+		Value:     "Lisbon",
+		Ended:     true,
+		TurnIDs:   turns,
+		StatedAt:  base.Add(2 * time.Minute),
+		Producer:  "test/v1",
+		CreatedAt: base.Add(time.Hour),
+	}
+}
+
 // mkVector returns a small vector.
 func mkVector(kind store.VectorKind, id, embedder string, x float32) store.Vector {
 	return store.Vector{Kind: kind, ID: id, Embedder: embedder, Values: []float32{x, -x, 0.5, 1e-30}}
@@ -169,6 +184,7 @@ type snapshot struct {
 	Links       []store.Link
 	Vectors     map[string][]store.Vector
 	History     []store.Change
+	Profiles    []store.ProfileRecord
 	Stats       store.Stats
 	Spaces      []store.Space
 }
@@ -207,6 +223,8 @@ func (e *env) snap(r store.Reader, sp store.Space) snapshot {
 	}
 	s.History, err = r.History(e.ctx, sp, "", "")
 	must("History")
+	s.Profiles, err = r.ListProfileRecords(e.ctx, sp, "")
+	must("ListProfileRecords")
 	s.Stats, err = r.Stats(e.ctx, sp)
 	must("Stats")
 	s.Spaces, err = r.Spaces(e.ctx)
@@ -246,6 +264,11 @@ func (e *env) populate(sp store.Space, tag string) {
 			mkVector(store.VectorTurn, "D1:2", "e1", 2),
 			mkVector(store.VectorEvent, "E1", "e1", 3),
 		}); err != nil {
+			return err
+		}
+		p := mkProfile("P1", "Caroline", "D1:1", "D1:3")
+		p.Value = tag
+		if err := tx.PutProfileRecord(e.ctx, sp, p); err != nil {
 			return err
 		}
 		return tx.AppendHistory(e.ctx, sp, store.Change{
@@ -299,6 +322,13 @@ func (e *env) checkTimes(v any) {
 		check("Link.CreatedAt", r.CreatedAt)
 		check("Link.InvalidatedAt", r.InvalidatedAt)
 	case []store.Link:
+		for _, x := range r {
+			e.checkTimes(x)
+		}
+	case store.ProfileRecord:
+		check("ProfileRecord.StatedAt", r.StatedAt)
+		check("ProfileRecord.CreatedAt", r.CreatedAt)
+	case []store.ProfileRecord:
 		for _, x := range r {
 			e.checkTimes(x)
 		}

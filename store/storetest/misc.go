@@ -23,6 +23,8 @@ func (e *env) readCalls(r store.Reader, sp store.Space) map[string]error {
 	_, errs["ListVectors"] = r.ListVectors(e.ctx, sp, store.VectorTurn, "e1")
 	_, errs["History"] = r.History(e.ctx, sp, "", "")
 	_, errs["Stats"] = r.Stats(e.ctx, sp)
+	_, errs["ListProfileRecords"] = r.ListProfileRecords(e.ctx, sp, "")
+	_, errs["Changes"] = r.Changes(e.ctx, sp, 0, "e1")
 	return errs
 }
 
@@ -37,6 +39,8 @@ func (e *env) writeCalls(tx store.Tx, sp store.Space) map[string]error {
 	errs["PutLink"] = tx.PutLink(e.ctx, sp, mkLink("a", "b", "r"))
 	errs["PutVectors"] = tx.PutVectors(e.ctx, sp, []store.Vector{mkVector(store.VectorTurn, "a", "e1", 1)})
 	errs["AppendHistory"] = tx.AppendHistory(e.ctx, sp, store.Change{Kind: "turn", ID: "a", Action: "create"})
+	errs["PutProfileRecord"] = tx.PutProfileRecord(e.ctx, sp, mkProfile("P1", "Caroline", "D1:1"))
+	errs["DeleteProfileRecord"] = tx.DeleteProfileRecord(e.ctx, sp, "P1")
 	errs["DeleteTurn"] = tx.DeleteTurn(e.ctx, sp, "D1:1")
 	errs["DeleteSpace"] = tx.DeleteSpace(e.ctx, sp)
 	return errs
@@ -83,10 +87,21 @@ func testValidationEmptyIDs(t *testing.T, e *env) {
 		e.wantErr("PutLink with a NaN confidence", tx.PutLink(e.ctx, spaceA, nan), store.ErrInvalid)
 		e.wantErr("DeleteTurn with an empty id", tx.DeleteTurn(e.ctx, spaceA, ""), store.ErrNotFound)
 		e.wantErr("DeleteEvent with an empty id", tx.DeleteEvent(e.ctx, spaceA, ""), store.ErrNotFound)
+		for name, p := range map[string]store.ProfileRecord{
+			"an empty id":        mkProfile("", "Caroline", "D1:1"),
+			"an empty entity":    mkProfile("P", "", "D1:1"),
+			"no turn":            mkProfile("P", "Caroline"),
+			"an empty turn id":   mkProfile("P", "Caroline", "D1:1", ""),
+			"a turn cited twice": mkProfile("P", "Caroline", "D1:1", "D1:1"),
+			"an empty attribute": func() store.ProfileRecord { p := mkProfile("P", "Caroline", "D1:1"); p.Attribute = ""; return p }(),
+		} {
+			e.wantErr("PutProfileRecord with "+name, tx.PutProfileRecord(e.ctx, spaceA, p), store.ErrInvalid)
+		}
+		e.wantErr("DeleteProfileRecord with an empty id", tx.DeleteProfileRecord(e.ctx, spaceA, ""), store.ErrNotFound)
 		return nil
 	})
 	s := e.snap(e.s, spaceA)
-	if len(s.Turns) != 1 || len(s.Annotations)+len(s.Events)+len(s.Links) != 0 {
+	if len(s.Turns) != 1 || len(s.Annotations)+len(s.Events)+len(s.Links)+len(s.Profiles) != 0 {
 		t.Errorf("invalid records were stored: %+v", s)
 	}
 }
@@ -105,6 +120,7 @@ func testTimesZero(t *testing.T, e *env) {
 	a.TimeRefs[0].Start, a.TimeRefs[0].End = time.Time{}, time.Time{}
 	ev := store.Event{Space: spaceA, ID: "E"}
 	l := store.Link{Source: "t", Target: "u"}
+	pr := store.ProfileRecord{ID: "P", Entity: "Caroline", Attribute: "home", TurnIDs: []string{"t"}}
 	e.update(func(tx store.Tx) error {
 		if _, err := tx.PutTurn(e.ctx, tr); err != nil {
 			return err
@@ -115,10 +131,13 @@ func testTimesZero(t *testing.T, e *env) {
 		if err := tx.PutEvent(e.ctx, ev); err != nil {
 			return err
 		}
+		if err := tx.PutProfileRecord(e.ctx, spaceA, pr); err != nil {
+			return err
+		}
 		return tx.PutLink(e.ctx, spaceA, l)
 	})
 	s := e.snap(e.s, spaceA)
-	if len(s.Turns) != 1 || len(s.Annotations) != 1 || len(s.Events) != 1 || len(s.Links) != 1 {
+	if len(s.Turns) != 1 || len(s.Annotations) != 1 || len(s.Events) != 1 || len(s.Links) != 1 || len(s.Profiles) != 1 {
 		t.Fatalf("records missing: %+v", s)
 	}
 	zeros := map[string]time.Time{
@@ -132,6 +151,8 @@ func testTimesZero(t *testing.T, e *env) {
 		"Event.UpdatedAt":      s.Events[0].UpdatedAt,
 		"Link.CreatedAt":       s.Links[0].CreatedAt,
 		"Link.InvalidatedAt":   s.Links[0].InvalidatedAt,
+		"Profile.StatedAt":     s.Profiles[0].StatedAt,
+		"Profile.CreatedAt":    s.Profiles[0].CreatedAt,
 	}
 	for name, tm := range zeros {
 		if tm != (time.Time{}) {
@@ -145,6 +166,7 @@ func testTimesZero(t *testing.T, e *env) {
 	e.checkTimes(s.Annotations)
 	e.checkTimes(s.Events)
 	e.checkTimes(s.Links)
+	e.checkTimes(s.Profiles)
 }
 
 func testTimesExtremes(t *testing.T, e *env) {
@@ -164,6 +186,11 @@ func testTimesExtremes(t *testing.T, e *env) {
 			ev := mkEvent(spaceA, fmt.Sprint(i), tm)
 			ev.Start, ev.End, ev.UpdatedAt = tm, tm, tm
 			if err := tx.PutEvent(e.ctx, ev); err != nil {
+				return err
+			}
+			p := mkProfile(fmt.Sprint(i), "Caroline", fmt.Sprint(i))
+			p.StatedAt, p.CreatedAt = tm, tm
+			if err := tx.PutProfileRecord(e.ctx, spaceA, p); err != nil {
 				return err
 			}
 		}
@@ -187,6 +214,16 @@ func testTimesExtremes(t *testing.T, e *env) {
 		}
 		e.checkTimes(ev)
 	}
+	ps, err := e.s.ListProfileRecords(e.ctx, spaceA, "")
+	if err != nil || len(ps) != len(cases) {
+		t.Fatalf("ListProfileRecords = %+v, %v", ps, err)
+	}
+	for i, p := range ps {
+		if tm := cases[i]; !p.StatedAt.Equal(tm) || !p.CreatedAt.Equal(tm) {
+			t.Errorf("profile record %s times %v, %v; want %v", p.ID, p.StatedAt, p.CreatedAt, tm)
+		}
+	}
+	e.checkTimes(ps)
 	// RecordedBefore works across the whole range.
 	got := ids(e.listTurns(e.s, spaceA, store.TurnQuery{RecordedBefore: cases[2]}))
 	if d := diff([]string{"0", "2"}, got); d != "" {
@@ -210,11 +247,20 @@ func testTimesOutOfRange(t *testing.T, e *env) {
 			e.wantErr(fmt.Sprintf("PutTurn with OccurredAt %v", tm), err, store.ErrInvalid)
 			ev := mkEvent(spaceA, "E", tm)
 			e.wantErr(fmt.Sprintf("PutEvent with CreatedAt %v", tm), tx.PutEvent(e.ctx, ev), store.ErrInvalid)
+			if _, err := tx.PutTurn(e.ctx, mkTurn(spaceA, "ok", 2)); err != nil {
+				return err
+			}
+			p := mkProfile("P", "Caroline", "ok")
+			p.StatedAt = tm
+			e.wantErr(fmt.Sprintf("PutProfileRecord with StatedAt %v", tm), tx.PutProfileRecord(e.ctx, spaceA, p), store.ErrInvalid)
 			return nil
 		})
 	}
-	if ts := e.listTurns(e.s, spaceA, store.TurnQuery{}); len(ts) != 0 {
+	if ts := e.listTurns(e.s, spaceA, store.TurnQuery{}); len(ts) != 1 || ts[0].ID != "ok" {
 		t.Errorf("turns with out-of-range times were stored: %+v", ts)
+	}
+	if ps, err := e.s.ListProfileRecords(e.ctx, spaceA, ""); err != nil || len(ps) != 0 {
+		t.Errorf("profile records with out-of-range times were stored: %+v, %v", ps, err)
 	}
 }
 

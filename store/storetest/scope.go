@@ -118,6 +118,9 @@ func (e *env) checkPopulated(sp store.Space, tag string) {
 	if len(s.Links) == 2 && s.Links[1].Relation != tag {
 		e.Errorf("%s: link %+v: leaked from another space", sp, s.Links[1])
 	}
+	if len(s.Profiles) != 1 || s.Profiles[0].Value != tag {
+		e.Errorf("%s: profile records %+v: want the one of %q", sp, s.Profiles, tag)
+	}
 	for _, c := range s.History {
 		if c.Actor != tag {
 			e.Errorf("%s: change by %q: leaked from another space", sp, c.Actor)
@@ -183,6 +186,12 @@ func testScopeIsolation(t *testing.T, e *env) {
 		if err := tx.PutVectors(e.ctx, spaceB, []store.Vector{mkVector(store.VectorTurn, "D1:1", "e2", 5)}); err != nil {
 			return err
 		}
+		if err := tx.PutProfileRecord(e.ctx, spaceB, mkProfile("P1", "Mel", "D1:1")); err != nil {
+			return err
+		}
+		if err := tx.PutProfileRecord(e.ctx, spaceB, mkProfile("P2", "Mel", "D1:3")); err != nil {
+			return err
+		}
 		return tx.AppendHistory(e.ctx, spaceB, store.Change{Kind: "event", ID: "E1", Action: "delete"})
 	})
 	if d := diff(beforeA, e.snap(e.s, spaceA)); d != "" {
@@ -192,6 +201,7 @@ func testScopeIsolation(t *testing.T, e *env) {
 	e.update(func(tx store.Tx) error {
 		e.wantErr("DeleteTurn of another space's turn", tx.DeleteTurn(e.ctx, spaceC, "shared"), store.ErrNotFound)
 		e.wantErr("DeleteEvent of another space's event", tx.DeleteEvent(e.ctx, spaceB, "E1"), store.ErrNotFound)
+		e.wantErr("DeleteProfileRecord of another space's record", tx.DeleteProfileRecord(e.ctx, spaceC, "P2"), store.ErrNotFound)
 		return nil
 	})
 }
@@ -202,7 +212,7 @@ func testScopeDeleteSpace(t *testing.T, e *env) {
 	}
 	e.update(func(tx store.Tx) error { return tx.DeleteSpace(e.ctx, spaceC) })
 	empty := e.snap(e.s, spaceC)
-	if len(empty.Turns)+len(empty.Annotations)+len(empty.Events)+len(empty.Links)+len(empty.Vectors)+len(empty.History) != 0 ||
+	if len(empty.Turns)+len(empty.Annotations)+len(empty.Events)+len(empty.Links)+len(empty.Vectors)+len(empty.History)+len(empty.Profiles) != 0 ||
 		empty.Stats != (store.Stats{}) {
 		t.Errorf("deleted space still holds records: %+v", empty)
 	}

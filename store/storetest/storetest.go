@@ -38,6 +38,10 @@
 //   - A Tx used after its Update returned fails with store.ErrClosed, and so
 //     does a second Close.
 //   - DeleteSpace of an empty space is not an error.
+//   - Profile records are listed by (Entity, ID), entities compared
+//     exactly; a record must cite stored turns of its space (else
+//     store.ErrNotFound), and DeleteTurn removes every record citing the
+//     turn.
 //
 // Optional capabilities (store.VectorsIntoReader, store.EmbedderLister) are
 // checked on the stores that implement them; on the others their tests are
@@ -58,6 +62,10 @@ type Options struct {
 	// then never reads the store itself from inside an Update function,
 	// which would deadlock, and skips the test that needs it.
 	SerialReads bool
+	// JournalTombstones is the bound of tombstones per space the store
+	// was opened with (see store's "The journal"), kept small so that the
+	// suite can pass it; 0 skips the test of the journal floor.
+	JournalTombstones int
 }
 
 // Run runs the whole conformance suite against the stores made by open.
@@ -79,6 +87,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.Store, opts Options)
 		{"Links", linkTests},
 		{"Vectors", vectorTests},
 		{"History", historyTests},
+		{"Profiles", profileTests},
 		{"Spaces", spaceTests},
 		{"Stats", statsTests},
 		{"Scope", scopeTests},
@@ -88,6 +97,7 @@ func RunOptions(t *testing.T, open func(t *testing.T) store.Store, opts Options)
 		{"Close", closeTests},
 		{"Concurrency", concurrencyTests},
 		{"Versions", versionTests},
+		{"Journal", journalTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -34,6 +34,13 @@ func (m mutant) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, 
 	return es, err
 }
 
+func (m mutant) ListProfileRecords(ctx context.Context, sp store.Space, entity string) ([]store.ProfileRecord, error) {
+	if m.bug == "profile-entity" {
+		entity = ""
+	}
+	return m.Store.ListProfileRecords(ctx, sp, entity)
+}
+
 func (m mutant) Update(ctx context.Context, fn func(store.Tx) error) error {
 	if m.bug != "no-rollback" {
 		return m.Store.Update(ctx, fn)
@@ -99,6 +106,7 @@ func TestSuiteCatchesBugs(t *testing.T) {
 		{"no-rollback", "Tx/ErrorRollsBack"},
 		{"close-noop", "Close/ErrClosed"},
 		{"vectors-into-dim", "Vectors/VectorsInto"},
+		{"profile-entity", "Profiles/PutListReplace"},
 	}
 	for _, tc := range cases {
 		t.Run("bug="+tc.bug, func(t *testing.T) {

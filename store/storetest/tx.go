@@ -48,6 +48,12 @@ func (e *env) writeEverything(tx store.Tx) error {
 	if err := tx.AppendHistory(e.ctx, spaceA, store.Change{Kind: "event", ID: "E9", Action: "create", After: json.RawMessage(`{}`)}); err != nil {
 		return err
 	}
+	if err := tx.PutProfileRecord(e.ctx, spaceA, mkProfile("P9", "Caroline", "new", "D1:1")); err != nil {
+		return err
+	}
+	if err := tx.PutProfileRecord(e.ctx, spaceA, mkProfile("P8", "Mel", "D1:2")); err != nil {
+		return err
+	}
 	if err := tx.DeleteTurn(e.ctx, spaceA, "D1:2"); err != nil {
 		return err
 	}
@@ -144,6 +150,14 @@ func testTxReadOwnWrites(t *testing.T, e *env) {
 	}
 	if d := diff([]store.Space{spaceA}, inside.Spaces); d != "" {
 		t.Errorf("tx.Spaces (-want +got):\n%s", d)
+	}
+	// P1 (populate) stays, P9 is new, P8 went with the turn it cites.
+	var got []string
+	for _, p := range inside.Profiles {
+		got = append(got, p.ID)
+	}
+	if d := diff([]string{"P1", "P9"}, got); d != "" {
+		t.Errorf("profile records seen inside the tx (-want +got):\n%s", d)
 	}
 	if len(inside.Annotations) != 3 || len(inside.History) != 2 || len(inside.Vectors["turn/e1"]) != 1 ||
 		len(inside.Vectors["turn/e2"]) != 1 || len(inside.Vectors["event/e1"]) != 0 {

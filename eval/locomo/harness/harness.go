@@ -137,10 +137,10 @@ type systemInfo struct {
 }
 
 var registry = []systemInfo{
-	{"higmem", "higmem default mode: batched annotation and event assignment, batched event updates; per question one select call over the candidate events and search hits, then the answer",
-		func() System { return &engineSystem{name: "higmem", mode: higmem.ModeDefault, links: true} }},
-	{"higmem-paper", "higmem paper mode (the HiGMem reference): per turn annotation, affiliation and event updates; per question query rewrite, per-event prediction, chunked filter, answer (links on)",
-		func() System { return &engineSystem{name: "higmem-paper", mode: higmem.ModePaper, links: true} }},
+	{"higmem", "higmem default mode: one call per batch annotates the turns, assigns them to events and writes those events' records; per question one select call over the candidate events and search hits, then the answer",
+		func() System { return &engineSystem{name: "higmem", mode: higmem.ModeDefault} }},
+	{"higmem-paper", "higmem paper mode as the HiGMem reference's paper command runs (--ablation-no-profile --ablation-event-metadata-only --ablation-no-link --k_event 10): per turn annotation, affiliation and event updates; per question query rewrite, one prediction call per candidate event, chunked filter, answer; links off (docs/PAPER.md lists what still differs)",
+		func() System { return &engineSystem{name: "higmem-paper", mode: higmem.ModePaper} }},
 	{"offline", "higmem offline mode: no LLM; rule-based annotation, similarity-based events, scored turn selection; no written answer",
 		func() System { return &engineSystem{name: "offline", mode: higmem.ModeOffline, retrieveOnly: true} }},
 	{"full-context", "every turn, chronologically, to the answer model",
@@ -161,17 +161,15 @@ var registry = []systemInfo{
 		func() System { return &amemSystem{} }},
 	{"no-event", "ablation of higmem: no event layer (turn annotation, turn search and filter only)",
 		func() System {
-			return &engineSystem{name: "no-event", mode: higmem.ModeDefault, links: true, noEvents: true}
+			return &engineSystem{name: "no-event", mode: higmem.ModeDefault, noEvents: true}
 		}},
 	{"no-filter", "ablation of higmem: no relevance filter (every searched and predicted turn is evidence, up to the token budget)",
 		func() System {
-			return &engineSystem{name: "no-filter", mode: higmem.ModeDefault, links: true, noFilter: true}
+			return &engineSystem{name: "no-filter", mode: higmem.ModeDefault, noFilter: true}
 		}},
-	{"no-links", "ablation of higmem: links off (default-mode construction makes no links today, so this equals higmem)",
-		func() System { return &engineSystem{name: "no-links", mode: higmem.ModeDefault} }},
 	{"no-temporal", "ablation of higmem: no temporal route (no time-aware question analysis, timeline candidates or resolved dates in the evidence)",
 		func() System {
-			return &engineSystem{name: "no-temporal", mode: higmem.ModeDefault, links: true, noTemporal: true}
+			return &engineSystem{name: "no-temporal", mode: higmem.ModeDefault, noTemporal: true}
 		}},
 	{"offline-no-temporal", "ablation of offline: no temporal route (no date cues in scoring, no resolved dates)",
 		func() System {
@@ -183,18 +181,21 @@ var registry = []systemInfo{
 		}},
 	{"paper-no-event", "ablation of higmem-paper: no event layer (one annotation call per turn; turn search, filter, answer)",
 		func() System {
-			return &engineSystem{name: "paper-no-event", mode: higmem.ModePaper, links: true, noEvents: true}
+			return &engineSystem{name: "paper-no-event", mode: higmem.ModePaper, noEvents: true}
 		}},
 	{"paper-no-filter", "ablation of higmem-paper: no relevance filter",
 		func() System {
-			return &engineSystem{name: "paper-no-filter", mode: higmem.ModePaper, links: true, noFilter: true}
+			return &engineSystem{name: "paper-no-filter", mode: higmem.ModePaper, noFilter: true}
 		}},
-	{"paper-no-links", "ablation of higmem-paper: isolated annotation (no window, no links) and no link expansion",
-		func() System { return &engineSystem{name: "paper-no-links", mode: higmem.ModePaper} }},
+	{"paper-links", "variant of higmem-paper with A-Mem style links on (Options.PaperLinks, the reference without --ablation-no-link, as its developers' logged run): the annotation call sees the recent turns and proposes links, retrieval adds linked turns before the filter",
+		func() System { return &engineSystem{name: "paper-links", mode: higmem.ModePaper, links: true} }},
 }
 
 // aliases maps former system names to current ones.
-var aliases = map[string]string{"vector-topk": "hybrid-topk"}
+// Links exist only in paper mode (Options.PaperLinks): "no-links" was
+// default mode without them, which is default mode; "paper-no-links" is
+// the paper setting itself now that higmem-paper runs with links off.
+var aliases = map[string]string{"vector-topk": "hybrid-topk", "no-links": "higmem", "paper-no-links": "higmem-paper"}
 
 // SystemNames returns the names of every system, in report order.
 func SystemNames() []string {

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
@@ -575,5 +576,68 @@ func TestCategoryNamesFromFile(t *testing.T) {
 		if bytes.Contains(md, []byte("| "+bad)) || bytes.Contains(md, []byte(" "+bad+" |")) {
 			t.Errorf("report.md names a LoCoMo category: %q", bad)
 		}
+	}
+}
+
+// higmem-paper runs as the reference's paper command does: paper mode with
+// links off (the command passes --ablation-no-link) and the reference's
+// one prediction call per event (PredictChunk zero); links are the
+// paper-links variant's. Default-mode systems never ask for links (they
+// are a paper-mode option), and the former names still resolve.
+func TestPaperSystemsAsTheReference(t *testing.T) {
+	for name, wantLinks := range map[string]bool{"higmem-paper": false, "paper-no-event": false, "paper-no-filter": false, "paper-links": true} {
+		s, err := NewSystem(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := s.(*engineSystem)
+		if e.mode != higmem.ModePaper || e.links != wantLinks {
+			t.Errorf("%s: mode %s, links %v; want paper mode, links %v", name, e.mode, e.links, wantLinks)
+		}
+	}
+	for _, info := range registry {
+		if e, ok := info.make().(*engineSystem); ok && e.mode != higmem.ModePaper && e.links {
+			t.Errorf("%s asks for links outside paper mode", info.name)
+		}
+	}
+	for old, now := range map[string]string{"paper-no-links": "higmem-paper", "no-links": "higmem"} {
+		if s, err := NewSystem(old); err != nil || s.Name() != now {
+			t.Errorf("%s resolves to %v, %v; want %s", old, s, err, now)
+		}
+	}
+}
+
+// TestMaxSessions: a slice keeps the first sessions of each sample and the
+// questions whose evidence is all within them, builds only those sessions,
+// and is recorded in the run's configuration.
+func TestMaxSessions(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	rep, err := Run(ctx, Config{Data: miniData, Out: dir, Systems: []string{"offline"}, Samples: []string{"0"}, MaxSessions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := readJSONL[QuestionRecord](filepath.Join(dir, QuestionsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int
+	for _, r := range recs {
+		got = append(got, r.QA)
+	}
+	// conv-a's questions with every evidence id in session 1: q0 (D1:1),
+	// q1 (D1:6), q4 and q9 (D1:4), q5 (D1:3); q10 has no evidence.
+	if !reflect.DeepEqual(got, []int{0, 1, 4, 5, 9}) {
+		t.Errorf("questions %v, want [0 1 4 5 9]", got)
+	}
+	builds, err := readJSONL[BuildRecord](filepath.Join(dir, BuildsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(builds) != 1 || builds[0].Session != 1 || builds[0].Turns != 6 {
+		t.Errorf("builds %+v, want session 1 only, 6 turns", builds)
+	}
+	if c := rep.Runs[0].Config; c.MaxSessions != 1 {
+		t.Errorf("max sessions recorded %d", c.MaxSessions)
 	}
 }

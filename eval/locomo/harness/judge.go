@@ -23,6 +23,7 @@ func Judge(ctx context.Context, model llm.Model, question, gold, answer string, 
 	req := llm.Request{
 		Messages:   []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: p.User}},
 		Schema:     p.Schema,
+		Constraint: p.Constraint,
 		SchemaName: p.Name,
 		Operation:  p.Name,
 		Seed:       &seed,

@@ -237,6 +237,9 @@ func Markdown(rep *Report) string {
 		if c.MaxQuestions > 0 {
 			max = fmt.Sprint(c.MaxQuestions)
 		}
+		if c.MaxSessions > 0 {
+			max += fmt.Sprintf(", first %d sessions", c.MaxSessions)
+		}
 		rows = append(rows, []string{r.Name, fmt.Sprintf("`%s` (sha256 %s…)", filepath.Base(c.Data), sha),
 			fmt.Sprintf("%d: %s", len(c.Samples), strings.Join(c.Samples, ", ")),
 			fmt.Sprintf("%v, max %s per sample", c.Categories, max),

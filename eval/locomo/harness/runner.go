@@ -60,6 +60,12 @@ type Config struct {
 	// MaxQuestions caps the questions per sample, taken in file order
 	// after the category filter; 0 means all.
 	MaxQuestions int
+	// MaxSessions, when positive, cuts each sample to its first
+	// MaxSessions sessions and asks only the questions whose evidence is
+	// all within them (locomo.Sample.FirstSessions and InSlice; questions
+	// keep their indexes in the file): a slice that a slow model can build
+	// and answer in reasonable time.
+	MaxSessions int
 	// JudgeRuns is how many times the judge grades each answer (default 1;
 	// needs Judge).
 	JudgeRuns int
@@ -105,6 +111,7 @@ type RunConfig struct {
 	// number; see locomo.CategoryNames).
 	CategoryNames map[string]string `json:"category_names,omitempty"`
 	MaxQuestions  int               `json:"max_questions"`
+	MaxSessions   int               `json:"max_sessions,omitempty"`
 	K             int               `json:"k"`
 	AMemK         int               `json:"amem_k"`
 	JudgeRuns     int               `json:"judge_runs"`
@@ -191,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	rc := RunConfig{
 		Harness: Version, Data: cfg.Data, DataSHA256: hex.EncodeToString(sum[:]),
 		Categories: categories(cfg.Categories, samples), MaxQuestions: cfg.MaxQuestions,
-		K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
+		MaxSessions: cfg.MaxSessions, K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
 		Models: map[string]string{}, Embedder: "none (BM25 only)",
 		PromptVersion: prompt.Version, AMemPrompts: amem.PromptVersion, FakeLLM: cfg.FakeLLM,
 		Tokenizer: cfg.TokenizerName,
@@ -524,9 +531,12 @@ func selectQuestions(samples []locomo.Sample, cfg Config) ([]plan, error) {
 		if len(want) > 0 && !want[i] {
 			continue
 		}
+		if cfg.MaxSessions > 0 {
+			samples[i] = samples[i].FirstSessions(cfg.MaxSessions)
+		}
 		p := plan{sample: &samples[i]}
 		for qi, qa := range samples[i].QA {
-			if !slices.Contains(cats, qa.Category) {
+			if !slices.Contains(cats, qa.Category) || (cfg.MaxSessions > 0 && !samples[i].InSlice(qa)) {
 				continue
 			}
 			if cfg.MaxQuestions > 0 && len(p.questions) == cfg.MaxQuestions {

@@ -294,6 +294,7 @@ func answerFromTurns(ctx context.Context, model llm.Model, s *locomo.Sample, que
 	req := llm.Request{
 		Messages:   []llm.Message{{Role: "system", Content: p.System}, {Role: "user", Content: p.User}},
 		Schema:     p.Schema,
+		Constraint: p.Constraint,
 		SchemaName: p.Name,
 		Operation:  p.Name,
 		MaxTokens:  prompt.MaxTokens(prompt.Answer, 1),

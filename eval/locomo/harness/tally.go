@@ -181,7 +181,6 @@ var fallbackOps = []struct{ phrase, op string }{
 	{"annotation reply unusable", "turn_note"},
 	{"affiliation reply unusable", "affiliate"},
 	{"update reply unusable", "event_update"},
-	{"updates reply unusable", "event_updates"},
 	{"check reply unusable", "event_check"},
 	{"build reply unusable", "build_batch"},
 	{"placed by offline segmentation", "build_batch"},

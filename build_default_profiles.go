@@ -1,0 +1,59 @@
+package higmem
+
+import (
+	"slices"
+
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/store"
+)
+
+// Default mode's profile facts: the one build_batch call of a batch also
+// returns what the batch's turns state about people ("people"), checked by
+// memcheck (a person the prompt named, a known or normalised attribute, a
+// value that says something, turn ids of the batch). No call is added. The
+// prompt shows what memory knows now about the batch's speakers, so that
+// the model can say what a turn ends. Ablations.NoProfiles leaves it out.
+
+// knownPeopleShown caps the people whose current values a build prompt
+// shows.
+const knownPeopleShown = 6
+
+// knownPeople returns what the profiles of st say now about the speakers of
+// turns, for the build prompt: people with at least one current value.
+// Caller holds st.mu.
+func knownPeople(st *spaceState, turns []store.Turn) []prompt.KnownPerson {
+	ps := st.profiles()
+	var out []prompt.KnownPerson
+	var seen []string
+	for _, t := range turns {
+		if t.Speaker == "" || slices.Contains(seen, t.Speaker) || len(out) == knownPeopleShown {
+			continue
+		}
+		seen = append(seen, t.Speaker)
+		if kp, _ := knownPerson(ps, t.Speaker); len(kp.Facts) > 0 {
+			out = append(out, kp)
+		}
+	}
+	return out
+}
+
+// peopleRecords turns the people of a build reply into profile records of
+// batch b, made by producer. Facts citing no turn of the batch are dropped
+// (the prompt showed only the batch's turns).
+func peopleRecords(b *batch, facts []prompt.PersonFact, producer string) []store.ProfileRecord {
+	at := b.turnAt(nil)
+	var out []store.ProfileRecord
+	for _, f := range facts {
+		var ids []string
+		for _, id := range f.TurnIDs {
+			if _, ok := at(id); ok {
+				ids = append(ids, id)
+			}
+		}
+		if len(ids) == 0 {
+			continue
+		}
+		out = append(out, newProfileRecord(f.Entity, f.Attribute, f.Value, f.Ended, ids, at, producer, b.now))
+	}
+	return out
+}
