@@ -134,8 +134,9 @@ func (m *Memory) commit(ctx context.Context, b *batch, res *AddResult) error {
 }
 
 // batchVectors stamps the batch's touched events and embeds its turns
-// (unless construction did) and events.
-func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs [][]float32, vrecs []store.Vector, err error) {
+// (unless construction did), their windows (wvs, window.go) and events.
+// vs holds the turns' vectors, then the events'.
+func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float32, vrecs []store.Vector, err error) {
 	var texts []string
 	if b.turnVecs == nil {
 		for _, t := range b.turns {
@@ -148,23 +149,34 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs [][]float32, vr
 		e.UpdatedAt = b.now
 		texts = append(texts, eventText(*e))
 	}
+	var windows []string
+	if m.opts.Embedder != nil {
+		b.st.mu.RLock()
+		windows = b.st.windowTexts(b.turns)
+		b.st.mu.RUnlock()
+		texts = append(texts, windows...)
+	}
 	vs, err = m.embed(ctx, texts)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	if vs != nil {
+		vs, wvs = vs[:len(vs)-len(windows)], vs[len(vs)-len(windows):]
 	}
 	if vs != nil && b.turnVecs != nil {
 		vs = append(slices.Clone(b.turnVecs), vs...)
 	}
 	if vs != nil {
-		emb := m.opts.Embedder.ID()
+		emb, wemb := m.opts.Embedder.ID(), windowEmbedder(m.opts.Embedder)
 		for i, t := range b.turns {
-			vrecs = append(vrecs, store.Vector{Kind: store.VectorTurn, ID: t.ID, Embedder: emb, Values: vs[i]})
+			vrecs = append(vrecs, store.Vector{Kind: store.VectorTurn, ID: t.ID, Embedder: emb, Values: vs[i]},
+				store.Vector{Kind: store.VectorWindow, ID: t.ID, Embedder: wemb, Values: wvs[i]})
 		}
 		for j, id := range b.order {
 			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: id, Embedder: emb, Values: vs[len(b.turns)+j]})
 		}
 	}
-	return vs, vrecs, nil
+	return vs, wvs, vrecs, nil
 }
 
 // eventVersion is the version of event id before the batch (0 for a new
@@ -229,14 +241,14 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 	return nil
 }
 
-// apply puts a committed batch into the state and reports it in res.
-// Caller holds st.mu for writing.
-func (st *spaceState) apply(b *batch, vs [][]float32, res *AddResult) {
+// apply puts a committed batch into the state and reports it in res (vs
+// and wvs as batchVectors returns them). Caller holds st.mu for writing.
+func (st *spaceState) apply(b *batch, vs, wvs [][]float32, res *AddResult) {
 	var tv [][]float32
 	if vs != nil {
 		tv = vs[:len(b.turns)]
 	}
-	st.addTurns(b.turns, tv)
+	st.addTurns(b.turns, tv, wvs)
 	for id, a := range b.ann {
 		if i, ok := st.pos[id]; ok {
 			st.info.setTimeRefs(i, a.TimeRefs)

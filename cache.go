@@ -56,7 +56,7 @@ func (st *spaceState) estimateSize() int64 {
 	n := int64(stateBytes) + int64(cap(st.turns))*turnStructBytes
 	n += int64(len(st.pos)) * mapEntryBytes
 	n += int64(cap(st.info.event)) * (infoBytes + scratchBytes)
-	n += int64(len(st.info.runStart))*5 + st.info.refBytes
+	n += int64(len(st.info.runStart))*5 + int64(len(st.info.winStart))*8 + st.info.refBytes
 	n += int64(cap(st.events)) * eventStructBytes
 	n += int64(len(st.evPos)+len(st.eventsOf)+len(st.links)) * mapEntryBytes
 	n += int64(cap(st.evTurns)) * 24
@@ -66,7 +66,7 @@ func (st *spaceState) estimateSize() int64 {
 	if st.eventLex != nil {
 		n += st.eventLex.Bytes()
 	}
-	n += st.turnVec.Bytes() + st.eventVec.Bytes()
+	n += st.turnVec.Bytes() + st.winVec.Bytes() + st.eventVec.Bytes()
 	n += st.recBytes
 	if st.records != nil {
 		n += st.records.bytes

@@ -49,7 +49,7 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (i
 		return ch.Version, true, nil
 	}
 	d, err := m.planDelta(ctx, st, ch)
-	if err != nil {
+	if err != nil || d == nil {
 		return 0, false, err
 	}
 	st.applyDelta(d)
@@ -64,7 +64,11 @@ type delta struct {
 	add     []store.Turn    // turns to put in, by (Seq, ID)
 	addVecs [][]float32     // their vectors (nil without an embedder)
 	setVecs map[string][]float32
-	anns    []store.Annotation
+	// addWin and setWin are the window vectors (window.go) of the turns
+	// added and of turns that stay whose stored window changed.
+	addWin [][]float32
+	setWin map[string][]float32
+	anns   []store.Annotation
 
 	evGone    map[string]bool // cached events to remove (deleted, or moved)
 	evPut     []store.Event   // events to put in or replace, ordered like ListEvents
@@ -78,14 +82,23 @@ type delta struct {
 
 // planDelta works out the delta of ch for st, reading the vectors it
 // needs from ch and embedding (without storing) those missing, as loading
-// the space would. Caller holds st.mu.
+// the space would. It returns nil when a window vector is missing for a
+// turn stored among the existing ones (its window is known only in the new
+// order): the caller loads the space afresh. Caller holds st.mu.
 func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes) (*delta, error) {
 	d := &delta{gone: map[string]bool{}, evGone: map[string]bool{}, anns: ch.Annotations, links: ch.Links,
 		records: ch.ProfileRecords, recordsGone: ch.DeletedProfileRecords}
 	emb := m.opts.Embedder
-	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}}
+	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}, store.VectorWindow: {}}
 	for _, v := range ch.Vectors {
-		if emb != nil && len(v.Values) == emb.Dim() && stored[v.Kind] != nil {
+		if emb == nil || len(v.Values) != emb.Dim() || stored[v.Kind] == nil {
+			continue
+		}
+		made := emb.ID()
+		if v.Kind == store.VectorWindow {
+			made = windowEmbedder(emb)
+		}
+		if v.Embedder == made {
 			stored[v.Kind][v.ID] = v.Values
 		}
 	}
@@ -131,6 +144,22 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 	for i, t := range d.add {
 		need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
 	}
+	d.addWin = make([][]float32, len(d.add))
+	var windows []string
+	for i, t := range d.add {
+		if v, ok := stored[store.VectorWindow][t.ID]; ok {
+			d.addWin[i] = v
+			continue
+		}
+		if len(d.gone) > 0 || len(st.turns) > 0 && compareStored(st.turns[len(st.turns)-1], d.add[0]) >= 0 {
+			return nil, nil // not an append: a fresh load makes it
+		}
+		if windows == nil {
+			windows = st.windowTexts(d.add)
+		}
+		texts = append(texts, windows[i])
+		fill = append(fill, &d.addWin[i])
+	}
 	d.evVecs = make([][]float32, len(d.evPut))
 	for i, e := range d.evPut {
 		need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
@@ -157,6 +186,14 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 				d.setVecs = map[string][]float32{}
 			}
 			d.setVecs[id] = v
+		}
+	}
+	for id, v := range stored[store.VectorWindow] {
+		if i, ok := st.pos[id]; ok && !d.gone[id] && st.winVec.Rows() == len(st.turns) && !slices.Equal(st.winVec.Row(i), v) {
+			if d.setWin == nil {
+				d.setWin = map[string][]float32{}
+			}
+			d.setWin[id] = v
 		}
 	}
 	for id, v := range stored[store.VectorEvent] {
@@ -196,6 +233,7 @@ func (st *spaceState) applyDelta(d *delta) {
 		}
 	}
 	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	st.size.Store(st.estimateSize())
 }
@@ -205,12 +243,16 @@ func (st *spaceState) applyDelta(d *delta) {
 // removed turn); nil when turns were only appended.
 func (st *spaceState) applyTurns(d *delta) []int32 {
 	hasVecs := len(st.turns) > 0 && st.turnVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addVecs != nil
+	hasWin := len(st.turns) > 0 && st.winVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addWin != nil
 	if len(d.gone) == 0 && (len(d.add) == 0 || len(st.turns) == 0 || compareStored(st.turns[len(st.turns)-1], d.add[0]) < 0) {
-		var vs [][]float32
+		var vs, ws [][]float32
 		if hasVecs {
 			vs = d.addVecs
 		}
-		st.addTurns(d.add, vs)
+		if hasWin {
+			ws = d.addWin
+		}
+		st.addTurns(d.add, vs, ws)
 		st.setTurnVectors(d)
 		return nil
 	}
@@ -270,6 +312,9 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	if hasVecs {
 		st.turnVec = st.turnVec.Splice(src, d.addVecs)
 	}
+	if hasWin {
+		st.winVec = st.winVec.Splice(src, d.addWin)
+	}
 	st.turnLex.MapRefs(func(ref int) int {
 		if ref < n {
 			return int(moved[ref])
@@ -287,12 +332,17 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	return moved
 }
 
-// setTurnVectors replaces the vectors of turns that stay and whose stored
-// vector changed.
+// setTurnVectors replaces the vectors and window vectors of turns that
+// stay and whose stored vector changed.
 func (st *spaceState) setTurnVectors(d *delta) {
 	for id, v := range d.setVecs {
 		if i, ok := st.pos[id]; ok && st.turnVec.Rows() == len(st.turns) {
 			st.turnVec.Set(i, v)
+		}
+	}
+	for id, v := range d.setWin {
+		if i, ok := st.pos[id]; ok && st.winVec.Rows() == len(st.turns) {
+			st.winVec.Set(i, v)
 		}
 	}
 }
@@ -315,7 +365,7 @@ func spliceInfo(old *turnInfo, turns []store.Turn, src []int) turnInfo {
 			ti.add(t, prev)
 			continue
 		}
-		ti.addFacts(old.speakers[old.speaker[p]], prev != nil && prev.SessionID == t.SessionID, old.question[p], old.number[p])
+		ti.addFacts(old.speakers[old.speaker[p]], prev != nil && prev.SessionID == t.SessionID, old.question[p], old.number[p], int(old.words[p]))
 		if old.timeRefs[p] != nil {
 			ti.setTimeRefs(j, old.timeRefs[p])
 		}

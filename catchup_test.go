@@ -45,6 +45,8 @@ type stateView struct {
 	Run       []int32
 	RunStart  []int32
 	RunAsks   []bool
+	Words     []int32
+	WinStart  []int32
 	Events    []store.Event
 	EvPos     map[string]int
 	EvTurns   [][]int32
@@ -58,6 +60,7 @@ type stateView struct {
 	EventLex  map[string][]float64
 	LexLen    [2]int
 	TurnVec   matrixView
+	WinVec    matrixView
 	EventVec  matrixView
 }
 
@@ -103,7 +106,7 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	v := stateView{Turns: st.turns, Pos: st.pos, TimeRefs: st.info.timeRefs, Dated: st.info.dated, Same: st.info.sameSession,
 		Question: st.info.question, Number: st.info.number, TurnEvent: st.info.event, Speaker: st.info.speaker,
 		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.run,
-		RunStart: st.info.runStart, RunAsks: st.info.runAsks, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
+		RunStart: st.info.runStart, RunAsks: st.info.runAsks, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
 		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.list(),
 		EventsOf: map[string][]string{}, Links: map[string][]store.Link{}}
 	for id, evs := range st.eventsOf {
@@ -145,6 +148,7 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 		}
 	}
 	v.TurnVec = viewMatrix(&st.turnVec, probes, true)
+	v.WinVec = viewMatrix(&st.winVec, probes, true)
 	v.EventVec = viewMatrix(&st.eventVec, probes, false)
 	return v
 }

@@ -208,6 +208,9 @@ type forgetPlan struct {
 	rebuilt  []store.Event // events rewritten without the turn
 	anns     []store.Annotation
 	profiles profileForget
+	// windows are the turns whose window vector held the turn, and
+	// windowTexts their windows without it (see spaceState.windowsWithout).
+	windows, windowTexts []string
 }
 
 // planForget works out the events and annotations to rewrite when gone is

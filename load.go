@@ -27,12 +27,13 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 // and re-embedded vectors are written through it.
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
-		turnLex: bm25.New(bm25.Options{}), eventLex: bm25.New(bm25.Options{}),
+		turnLex: bm25.New(bm25.Options{B: turnBM25B}), eventLex: bm25.New(bm25.Options{}),
 		turnsReady: make(chan struct{}), posReady: make(chan struct{})}
 	if tx != nil {
 		l.readTurns()
 		if l.emb != nil {
 			l.readTurnVectors()
+			l.readWindowVectors()
 		}
 		l.readEvents()
 		l.readAnnotations()
@@ -42,6 +43,7 @@ func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, t
 			// After the turns: reading them first lets their BM25 index (the
 			// longest step) start early, while the other core reads these.
 			l.wg.Go(l.readTurnVectors)
+			l.wg.Go(l.readWindowVectors)
 		}
 		l.wg.Go(l.readEvents)
 		l.wg.Go(l.readAnnotations)
@@ -63,9 +65,9 @@ type loading struct {
 	r   store.Reader // where the space is read from
 	tx  store.Tx     // set when r is a transaction
 	wg  sync.WaitGroup
-	// errs holds the error of readTurns, readAnnotations, readTurnVectors
-	// and readEvents, in that order.
-	errs [4]error
+	// errs holds the error of readTurns, readAnnotations, readTurnVectors,
+	// readEvents and readWindowVectors, in that order.
+	errs [5]error
 	// turnsReady is closed once turns is set (or failed), posReady once pos
 	// and info are built from them.
 	turnsReady, posReady chan struct{}
@@ -77,8 +79,9 @@ type loading struct {
 	anns              []store.Annotation
 	eager             bool // anns holds every annotation
 	tvecs, evecs      []store.Vector
-	tmat, emat        vec.Matrix
-	tok, eok          bool // tmat (emat) holds every vector
+	wvecs             []store.Vector
+	tmat, emat, wmat  vec.Matrix
+	tok, eok, wok     bool // tmat (emat, wmat) holds every vector
 	events            []store.Event
 	links             []store.Link
 	evPos             map[string]int
@@ -142,6 +145,31 @@ func (l *loading) readTurnVectors() {
 		return
 	}
 	l.tmat, l.tok = storedMatrix(l.tvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+}
+
+// readWindowVectors reads the window vectors (window.go) of the memory's
+// embedder into a matrix whose rows follow the turns: straight into it
+// when the store can (store.VectorsIntoReader), once the turn positions
+// are known.
+func (l *loading) readWindowVectors() {
+	emb, sp := windowEmbedder(l.emb), l.st.space
+	if vi, ok := l.r.(store.VectorsIntoReader); ok {
+		<-l.posReady
+		if l.errs[0] != nil {
+			return
+		}
+		if l.wmat, l.wok, l.errs[4] = intoMatrixOf(l.ctx, vi, sp, store.VectorWindow, emb, l.emb.Dim(), len(l.turns), l.pos, l.st.limits.quantizeRows); l.errs[4] != nil || l.wok {
+			return
+		}
+	}
+	if l.wvecs, l.errs[4] = l.r.ListVectors(l.ctx, sp, store.VectorWindow, emb); l.errs[4] != nil {
+		return
+	}
+	<-l.turnsReady
+	if l.errs[0] != nil {
+		return
+	}
+	l.wmat, l.wok = storedMatrix(l.wvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
 }
 
 // readEvents reads the events (indexing their text), the links, the profile
@@ -244,26 +272,39 @@ func (l *loading) install() error {
 	}
 	st.annLoaded.Store(l.eager)
 	st.recBytes = st.recordBytes()
-	st.turnVec, st.eventVec = vec.Matrix{}, vec.Matrix{}
-	if l.emb != nil {
-		tmat, emat := l.tmat, l.emat
+	st.turnVec, st.winVec, st.eventVec = vec.Matrix{}, vec.Matrix{}, vec.Matrix{}
+	if emb := l.emb; emb != nil {
+		tmat, wmat, emat := l.tmat, l.wmat, l.emat
+		turnID := func(i int) string { return l.turns[i].ID }
 		if !l.tok {
-			tv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorTurn, l.tvecs, l.turns, nil)
+			tv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
+				func(i int) string { return turnEmbedText(l.turns[i]) })
 			if err != nil {
 				return err
 			}
-			tmat = rowsMatrix(tv, l.emb.Dim())
+			tmat = rowsMatrix(tv, emb.Dim())
+		}
+		if !l.wok {
+			at := func(j int) *store.Turn { return &l.turns[j] }
+			wv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
+				func(i int) string { return windowText(at, int(st.info.winStart[i]), i) })
+			if err != nil {
+				return err
+			}
+			wmat = rowsMatrix(wv, emb.Dim())
 		}
 		if !l.eok {
-			ev, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorEvent, l.evecs, nil, l.events)
+			ev, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
+				func(i int) string { return l.events[i].ID }, func(i int) string { return eventText(l.events[i]) })
 			if err != nil {
 				return err
 			}
-			emat = rowsMatrix(ev, l.emb.Dim())
+			emat = rowsMatrix(ev, emb.Dim())
 		}
-		st.turnVec, st.eventVec = tmat, emat
+		st.turnVec, st.winVec, st.eventVec = tmat, wmat, emat
 	}
 	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	return nil
 }
@@ -272,10 +313,15 @@ func (l *loading) install() error {
 // follow pos (id -> row), quantized from quantizeRows rows; ok is false when
 // one is missing or of another dimension.
 func intoMatrix(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
-	dim := emb.Dim()
+	return intoMatrixOf(ctx, vi, sp, kind, emb.ID(), emb.Dim(), n, pos, quantizeRows)
+}
+
+// intoMatrixOf is intoMatrix for the vectors stored under embedder id embID
+// with dim dimensions.
+func intoMatrixOf(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, embID string, dim, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
 	data := make([]float32, n*dim)
 	seen := make([]bool, n)
-	got, err := vi.VectorsInto(ctx, sp, kind, emb.ID(), dim, data, func(id string) int {
+	got, err := vi.VectorsInto(ctx, sp, kind, embID, dim, data, func(id string) int {
 		if i, ok := pos[id]; ok && !seen[i] {
 			seen[i] = true
 			return i
@@ -385,10 +431,11 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 	return out, nil
 }
 
-// matchVectors returns one vector per turn (or event), in order, from the
-// stored ones, embedding and storing those that are missing or were made by
-// another embedder (through tx when set).
-func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, kind store.VectorKind, stored []store.Vector, turns []store.Turn, events []store.Event) ([][]float32, error) {
+// matchVectors returns the n vectors of one kind (those of the records
+// id(0) to id(n-1)), in order, from the stored ones (made under embedder id
+// embID), embedding text(i) and storing the vectors that are missing or
+// were made by another embedder (through tx when set).
+func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, kind store.VectorKind, embID string, stored []store.Vector, n int, id, text func(i int) string) ([][]float32, error) {
 	emb := m.opts.Embedder
 	byID := make(map[string][]float32, len(stored))
 	for _, v := range stored {
@@ -396,33 +443,22 @@ func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, 
 			byID[v.ID] = v.Values
 		}
 	}
-	n := len(turns) + len(events)
 	out := make([][]float32, n)
 	var missing []int
 	var texts []string
 	for i := range n {
-		var id string
-		if kind == store.VectorTurn {
-			id = turns[i].ID
-		} else {
-			id = events[i].ID
-		}
-		if v, ok := byID[id]; ok {
+		if v, ok := byID[id(i)]; ok {
 			out[i] = v
 			continue
 		}
 		missing = append(missing, i)
-		if kind == store.VectorTurn {
-			texts = append(texts, turnEmbedText(turns[i]))
-		} else {
-			texts = append(texts, eventText(events[i]))
-		}
+		texts = append(texts, text(i))
 	}
 	if len(missing) == 0 {
 		return out, nil
 	}
 	m.opts.Logger.Info("re-embedding vectors made by another embedder or missing",
-		"space", sp.String(), "kind", kind, "count", len(missing), "embedder", emb.ID())
+		"space", sp.String(), "kind", kind, "count", len(missing), "embedder", embID)
 	vs, err := m.embed(ctx, texts)
 	if err != nil {
 		return nil, err
@@ -430,13 +466,7 @@ func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, 
 	recs := make([]store.Vector, len(missing))
 	for j, i := range missing {
 		out[i] = vs[j]
-		id := ""
-		if kind == store.VectorTurn {
-			id = turns[i].ID
-		} else {
-			id = events[i].ID
-		}
-		recs[j] = store.Vector{Kind: kind, ID: id, Embedder: emb.ID(), Values: vs[j]}
+		recs[j] = store.Vector{Kind: kind, ID: id(i), Embedder: embID, Values: vs[j]}
 	}
 	if tx != nil {
 		err = tx.PutVectors(ctx, sp, recs)

@@ -258,7 +258,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 	}
 	now := m.now().UTC()
 	version := st.version.Load()
-	plan, vs, err := m.planDelete(ctx, st, id, anns, now)
+	plan, vs, wvs, err := m.planDelete(ctx, st, id, anns, now)
 	if err != nil {
 		return forgetPlan{}, err
 	}
@@ -278,7 +278,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 			if err != nil {
 				return err
 			}
-			if plan, vs, err = m.planDelete(ctx, ns, id, anns, now); err != nil {
+			if plan, vs, wvs, err = m.planDelete(ctx, ns, id, anns, now); err != nil {
 				return err
 			}
 		}
@@ -326,33 +326,43 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 				return err
 			}
 		}
+		for i, wid := range plan.windows {
+			if wvs != nil {
+				vrecs = append(vrecs, store.Vector{Kind: store.VectorWindow, ID: wid, Embedder: windowEmbedder(m.opts.Embedder), Values: wvs[i]})
+			}
+		}
 		return tx.PutVectors(ctx, sp, vrecs)
 	})
 	return plan, err
 }
 
 // planDelete plans the delete of turn id on state st (see planForget) and
-// embeds the events it rebuilds.
-func (m *Memory) planDelete(ctx context.Context, st *spaceState, id string, anns []store.Annotation, now time.Time) (forgetPlan, [][]float32, error) {
+// embeds the events it rebuilds (vs) and the windows that held the turn
+// (wvs, in the order of plan.windows).
+func (m *Memory) planDelete(ctx context.Context, st *spaceState, id string, anns []store.Annotation, now time.Time) (plan forgetPlan, vs, wvs [][]float32, err error) {
 	st.mu.RLock()
 	gone, ok := st.turn(id)
-	var plan forgetPlan
 	if ok {
 		plan = planForget(st, gone, anns, now)
+		plan.windows, plan.windowTexts = st.windowsWithout(st.pos[id])
 	}
 	st.mu.RUnlock()
 	if !ok {
-		return forgetPlan{}, nil, ErrNotFound
+		return forgetPlan{}, nil, nil, ErrNotFound
 	}
-	texts := make([]string, len(plan.rebuilt))
+	texts := make([]string, len(plan.rebuilt), len(plan.rebuilt)+len(plan.windowTexts))
 	for i, e := range plan.rebuilt {
 		texts[i] = eventText(e)
 	}
-	vs, err := m.embed(ctx, texts)
+	texts = append(texts, plan.windowTexts...)
+	vs, err = m.embed(ctx, texts)
 	if err != nil {
-		return forgetPlan{}, nil, err
+		return forgetPlan{}, nil, nil, err
 	}
-	return plan, vs, nil
+	if vs != nil {
+		vs, wvs = vs[:len(plan.rebuilt)], vs[len(plan.rebuilt):]
+	}
+	return plan, vs, wvs, nil
 }
 
 // DeleteSpace removes everything stored for a space, history included, and

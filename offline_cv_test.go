@@ -13,7 +13,10 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/rank"
 	"github.com/higmem/higmem/internal/textnorm"
+	"github.com/higmem/higmem/internal/vec"
 )
 
 // Cross-validation of offline retrieval by conversation (issue 15): the
@@ -43,23 +46,32 @@ type cvQuestion struct {
 	wh   string
 	f    *turnFeatures
 	gold []int
-	// winDense is the cosine with each turn's window vector (the turn
-	// embedded with its neighbours), nil without an embedder.
-	winDense []float64
-	// prevDense is the same for the causal window: the turn with the one
-	// before it in its session.
-	prevDense []float64
+	// win holds, per window variant (cvWindows), the cosine with each
+	// turn's window vector (the turn embedded with its neighbours); empty
+	// without an embedder.
+	win map[string][]float64
 	// prfLex is the BM25 score of every turn for the words the first
 	// retrieval's best turns add to the question (nil when none).
 	prfLex []float64
 	// entity marks turns that mention a name the question mentions.
 	entity []bool
+	// qterms are the question's distinct index terms, sorted.
+	qterms []string
+	// lexB holds the BM25 scores under other length normalisations
+	// (cvLexBs).
+	lexB map[float64][]float64
+	// evDense is the cosine of the question with each turn's first
+	// event's vector (NaN without one); lexWin the BM25 score of each
+	// turn's window text; lexNoReport the BM25 scores of the question
+	// without reporting verbs (set with HIGMEM_CV_MORE=1).
+	evDense, lexWin, lexNoReport []float64
 }
 
 // cvConv is one conversation, built into an offline memory.
 type cvConv struct {
-	id string
-	st *spaceState
+	id    string
+	st    *spaceState
+	facts *cvConvFacts
 }
 
 // cvSet is one dev set, or a synthetic variant of one.
@@ -77,9 +89,8 @@ type cvTune struct {
 	// Window mixes the window cosine into the turn's cosine with this
 	// weight (0: the turn's own, 1: the window's).
 	Window float64
-	// Causal takes the window of the turn and the one before it (what is
-	// known when the turn is added) instead of one either side.
-	Causal bool
+	// Win names the window variant (cvWindows); "" is "sym1".
+	Win string
 	// PRF adds this share of the expansion words' max-normalised BM25 to
 	// the lexical score (query expansion from the first retrieval).
 	PRF float64
@@ -88,6 +99,14 @@ type cvTune struct {
 	EntityBump float64
 	// WhMaxK, when set, is the stopping rule's max K per question type.
 	WhMaxK map[string]int
+	// TopK, when set, ranks by relevance alone and keeps this many (the
+	// hybrid-topk baseline).
+	TopK int
+	// X holds the candidate features of offline_features_cv_test.go.
+	X cvExtra
+	// KeepSlope raises the stopping rule's keep ratio by this much per
+	// turn past MinK.
+	KeepSlope float64
 }
 
 // whWords are the question types of the stopping rule by type.
@@ -107,15 +126,38 @@ func whOf(question string) string {
 // relevance applied.
 func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 	f := q.f
-	if ct.Window == 0 && ct.PRF == 0 {
+	if ct.Window == 0 && ct.PRF == 0 && ct.X.LexB == 0 && ct.X.EventDense == 0 && ct.X.LexWin == 0 && !ct.X.NoReport {
 		return f
 	}
 	g := *f
-	w := q.winDense
-	if ct.Causal {
-		w = q.prevDense
+	if ct.X.LexB != 0 {
+		g.lex = q.lexB[ct.X.LexB]
+		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
 	}
-	if ct.Window != 0 && w != nil {
+	if ct.X.NoReport && q.lexNoReport != nil {
+		g.lex = q.lexNoReport
+		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
+	}
+	if ct.X.LexWin != 0 && q.lexWin != nil {
+		mixed := make([]float64, len(g.lex))
+		lmax, wmax := slices.Max(g.lex), slices.Max(q.lexWin)
+		for i := range mixed {
+			mixed[i] = (1 - ct.X.LexWin) * g.lex[i]
+			if wmax > 0 {
+				mixed[i] += ct.X.LexWin * lmax * q.lexWin[i] / wmax
+			}
+		}
+		g.lex = mixed
+		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
+	}
+	win := ct.Win
+	if win == "" {
+		win = "sym1"
+	}
+	w := q.win[win]
+	if ct.Window == 1 && w != nil {
+		g.dense = w
+	} else if ct.Window != 0 && w != nil {
 		g.dense = make([]float64, len(f.dense))
 		for i := range g.dense {
 			g.dense[i] = (1-ct.Window)*f.dense[i] + ct.Window*w[i]
@@ -137,7 +179,14 @@ func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 // scores returns every turn's score under the tune.
 func (ct cvTune) scores(q *cvQuestion) []float64 {
 	f := ct.features(q)
-	sc := ct.tu.score(f, ct.tu.relevance(f))
+	rel := ct.tu.relevance(f)
+	if ct.X.EventDense != 0 {
+		ct.X.addEventDense(q, rel)
+	}
+	sc := ct.tu.score(f, rel)
+	if !ct.X.zero() {
+		ct.X.apply(q, rel, sc)
+	}
 	if ct.EntityBump != 0 && ct.EntityBump != 1 && q.entity != nil {
 		for i := range sc {
 			if q.entity[i] {
@@ -150,12 +199,33 @@ func (ct cvTune) scores(q *cvQuestion) []float64 {
 
 // sel returns the turns the tune selects for a question.
 func (ct cvTune) sel(q *cvQuestion) []int {
+	if ct.TopK > 0 {
+		ranked := rankPositive(ct.tu.relevance(ct.features(q)))
+		return ranked[:min(ct.TopK, len(ranked))]
+	}
 	sc := ct.scores(q)
-	ranked := rankPositive(sc)
 	tu := ct.tu
+	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 {
+		return ct.X.selectExtra(q, tu, sc)
+	}
+	maxK := tu.MaxK
+	for _, k := range ct.WhMaxK {
+		maxK = max(maxK, k)
+	}
+	ranked := rank.Top(sc, nil, maxK)
 	if k, ok := ct.WhMaxK[q.wh]; ok {
 		tu.MaxK = k
 		tu.MinK = min(tu.MinK, k)
+	}
+	if ct.KeepSlope != 0 {
+		n := 0
+		for n < len(ranked) && n < tu.MaxK {
+			if n >= tu.MinK && sc[ranked[n]] < (tu.KeepRatio+ct.KeepSlope*float64(n-tu.MinK))*sc[ranked[0]] {
+				break
+			}
+			n++
+		}
+		return ranked[:n]
 	}
 	return ranked[:tu.cut(ranked, sc)]
 }
@@ -286,28 +356,13 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 		c := &cvConv{id: s.ID, st: st}
 		set.convs = append(set.convs, c)
 		st.mu.RLock()
+		c.facts = factsOf(st)
 		n := len(st.turns)
-		var win, prev [][]float32
+		var ixs map[float64]*bm25.Index
+		var winIx *bm25.Index
+		var wins map[string][][]float32
 		if window && emb != nil {
-			line := func(j int) string { return st.turns[j].Speaker + ": " + content(st.turns[j]) }
-			sym, causal := make([]string, n), make([]string, n)
-			for i := range n {
-				sym[i], causal[i] = line(i), line(i)
-				if i > 0 && st.info.sameSession[i] {
-					sym[i] = line(i-1) + "\n" + sym[i]
-					causal[i] = sym[i]
-				}
-				if i+1 < n && st.info.sameSession[i+1] {
-					sym[i] += "\n" + line(i+1)
-				}
-			}
-			var err error
-			if win, err = emb.Embed(ctx, sym); err != nil {
-				t.Fatal(err)
-			}
-			if prev, err = emb.Embed(ctx, causal); err != nil {
-				t.Fatal(err)
-			}
+			wins = cvWindowVectors(ctx, t, emb, st)
 		}
 		texts := make([]string, n)
 		for i := range n {
@@ -320,13 +375,45 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 			}
 			q := questionFor(ctx, t, m, st, qa.Question)
 			st.mu.RLock()
-			cq := cvQuestion{conv: c, category: qa.Category, text: qa.Question, wh: whOf(qa.Question), f: q.offlineFeatures(), gold: goldIndexes(st, qa.Evidence)}
+			cq := cvQuestion{conv: c, category: qa.Category, text: qa.Question, wh: whOf(qa.Question), f: q.offlineFeaturesW(0), gold: goldIndexes(st, qa.Evidence)}
 			cq.f.speaker, cq.f.dense = slices.Clone(cq.f.speaker), slices.Clone(cq.f.dense)
-			if win != nil && q.qv != nil {
-				cq.winDense, cq.prevDense = make([]float64, n), make([]float64, n)
+			if os.Getenv("HIGMEM_CV_LEXB") == "1" {
+				cq.lexB = map[float64][]float64{}
+				if ixs == nil {
+					ixs = lexIndexes(st)
+				}
+				for b, ix := range ixs {
+					cq.lexB[b] = make([]float64, n)
+					ix.ScoreRefs(qa.Question, cq.lexB[b], nil)
+				}
+			}
+			if os.Getenv("HIGMEM_CV_MORE") == "1" {
+				if winIx == nil {
+					winIx = windowIndex(st)
+				}
+				cq.evDense, cq.lexWin, cq.lexNoReport = moreFeatures(st, winIx, q, qa.Question)
+			}
+			cq.qterms = textnorm.Terms(qa.Question)
+			slices.Sort(cq.qterms)
+			cq.qterms = slices.Compact(cq.qterms)
+			if st.winVec.Rows() == n && q.qv != nil {
+				// The engine's window vectors (window.go).
+				w := make([]float64, n)
 				for i := range n {
-					cq.winDense[i] = float64(dot32(q.qv, win[i]))
-					cq.prevDense[i] = float64(dot32(q.qv, prev[i]))
+					w[i] = float64(vec.Dot(q.qv, st.winVec.Row(i)))
+				}
+				cq.win = map[string][]float64{"engine": w}
+			}
+			if wins != nil && q.qv != nil {
+				if cq.win == nil {
+					cq.win = map[string][]float64{}
+				}
+				for name, vs := range wins {
+					w := make([]float64, n)
+					for i := range n {
+						w[i] = float64(vec.Dot(q.qv, vs[i]))
+					}
+					cq.win[name] = w
 				}
 			}
 			// Query expansion: the distinctive words of the first
@@ -362,14 +449,6 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 		}
 	}
 	return set
-}
-
-func dot32(a, b []float32) float32 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return s
 }
 
 // loadCVSets loads LoCoMo dev, FriendsQA dev and the burst variant of
@@ -506,6 +585,15 @@ func (res cvResults) choose(sets []*cvSet, tuned []bool, maxK float64, train fun
 // scored on the held-out fold of every set. It reports the held-out recall,
 // precision and K per fold, their mean and spread, and per category.
 func crossValidate(sets []*cvSet, tuned []bool, grid []cvConfig, res cvResults, folds int, maxK float64) string {
+	return heldOut(sets, grid, res, folds, maxK, func(fold int) int {
+		return res.choose(sets, tuned, maxK, func(_, c int) bool { return c%folds != fold })
+	})
+}
+
+// heldOut reports the held-out scores of configuration pick(fold) on each
+// fold (pick returns -1 when none fits within K maxK), their mean and
+// spread, and per category.
+func heldOut(sets []*cvSet, grid []cvConfig, res cvResults, folds int, maxK float64, pick func(fold int) int) string {
 	var b strings.Builder
 	b.WriteString("| fold | chosen |")
 	for _, set := range sets {
@@ -519,7 +607,7 @@ func crossValidate(sets []*cvSet, tuned []bool, grid []cvConfig, res cvResults, 
 		cats[si] = map[int]*cvScore{}
 	}
 	for fold := range folds {
-		ci := res.choose(sets, tuned, maxK, func(_, c int) bool { return c%folds != fold })
+		ci := pick(fold)
 		if ci < 0 {
 			fmt.Fprintf(&b, "| %d | none within K %.1f |\n", fold, maxK)
 			continue
@@ -694,7 +782,9 @@ func cvIdeaGrid() []cvParam {
 	return []cvParam{
 		{"minK", []float64{6, 7}, func(ct *cvTune, v float64) { ct.tu.MinK = int(v) }},
 		// window: 0 none, 1 one turn either side, 2 the turn before (causal).
-		{"window", []float64{0, 1, 2}, func(ct *cvTune, v float64) { ct.Window, ct.Causal = min(v, 1)*0.5, v == 2 }},
+		{"window", []float64{0, 1, 2}, func(ct *cvTune, v float64) {
+			ct.Window, ct.Win = min(v, 1)*0.5, map[bool]string{false: "sym1", true: "prev1"}[v == 2]
+		}},
 		{"prf", []float64{0, 0.3}, func(ct *cvTune, v float64) { ct.PRF = v }},
 	}
 }
@@ -712,10 +802,10 @@ func cvIdeaSingles(windows bool) []cvConfig {
 	if windows {
 		for _, w := range []float64{0.3, 0.5, 0.7, 1} {
 			add(fmt.Sprintf("window %.1f", w), func(ct *cvTune) { ct.Window = w })
-			add(fmt.Sprintf("causal window %.1f", w), func(ct *cvTune) { ct.Window, ct.Causal = w, true })
+			add(fmt.Sprintf("causal window %.1f", w), func(ct *cvTune) { ct.Window, ct.Win = w, "prev1" })
 		}
 		add("window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.PRF, ct.tu.MinK = 0.5, 0.3, 7 })
-		add("causal window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.Causal, ct.PRF, ct.tu.MinK = 0.5, true, 0.3, 7 })
+		add("causal window 0.5, prf 0.3, min K 7", func(ct *cvTune) { ct.Window, ct.Win, ct.PRF, ct.tu.MinK = 0.5, "prev1", 0.3, 7 })
 	}
 	add("min K 7", func(ct *cvTune) { ct.tu.MinK = 7 })
 	for _, p := range []float64{0.15, 0.3, 0.5} {

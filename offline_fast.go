@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"github.com/higmem/higmem/internal/rank"
-	"github.com/higmem/higmem/internal/vec"
 )
 
 // The pruned offline scorer. On a large space, an unfiltered offline
@@ -23,6 +22,7 @@ import (
 type fastScan struct {
 	q  *query
 	tu offlineTuning
+	dm denseMix
 	sc *scratch
 	f  *turnFeatures
 	n  int
@@ -59,11 +59,11 @@ type fastScan struct {
 // that cannot be guaranteed cheaply (fewer than MaxK turns reach KeepRatio
 // of the best score, or a tuning that is not monotone); the caller then
 // computes every score exactly.
-func (q *query) offlineFast(tu offlineTuning, sc *scratch) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
+func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
 	if !tu.monotone() || q.ro.KTurn <= 0 {
 		return nil, nil, nil, nil, false
 	}
-	fs := newFastScan(q, tu, sc)
+	fs := newFastScan(q, tu, dm, sc)
 	defer fs.release()
 	if !fs.setScale() {
 		return nil, nil, nil, nil, false
@@ -78,25 +78,28 @@ func (q *query) offlineFast(tu offlineTuning, sc *scratch) (rel, scores []float6
 // monotone reports whether scores grow with every relevance and relevance
 // with every cosine, which the bounds of offlineFast rely on.
 func (tu offlineTuning) monotone() bool {
-	return tu.DenseWeight >= 0 && tu.Prev >= 0 && tu.PrevQuestion >= 0 && tu.Next >= 0 && tu.NextQuestion >= 0 &&
-		tu.Far >= 0 && tu.EventShare >= 0 && tu.RunShare >= 0 && tu.SpeakerBump > 0 && tu.TimeBump > 0 && tu.CountBump > 0 && tu.KeepRatio > 0
+	return tu.DenseWeight >= 0 && tu.WindowWeight >= 0 && tu.WindowWeight <= 1 && tu.Prev >= 0 && tu.PrevQuestion >= 0 && tu.Next >= 0 && tu.NextQuestion >= 0 &&
+		tu.Far >= 0 && tu.EventShare >= 0 && tu.RunShare >= 0 && tu.SpeakerBump > 0 && tu.TimeBump > 0 && tu.CountBump > 0 && tu.QuestionBump >= 0 && tu.KeepRatio > 0
 }
 
-// newFastScan estimates the question's cosines and computes its features
-// (at once: they are independent).
-func newFastScan(q *query, tu offlineTuning, sc *scratch) *fastScan {
+// newFastScan estimates the question's cosines (dm) and computes its
+// features (at once: they are independent).
+func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan {
 	st := q.st
 	n := len(st.turns)
-	fs := &fastScan{q: q, tu: tu, sc: sc, n: n, bests: map[int]float64{}, runKnown: map[int]bool{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
+	fs := &fastScan{q: q, tu: tu, dm: dm, sc: sc, n: n, bests: map[int]float64{}, runKnown: map[int]bool{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	fs.est, fs.bound = sc.est, sc.bound
+	if dm.w > 0 && dm.w < 1 {
+		sc.est2, sc.bound2 = grow(sc.est2, n), grow(sc.bound2, n)
+	}
 	var maxLo float64
 	estimated := make(chan struct{})
 	go func() {
 		defer close(estimated)
-		maxLo = st.turnVec.Estimate(q.qv, fs.est, fs.bound)
+		maxLo = dm.estimate(q.qv, fs.est, fs.bound, sc.est2, sc.bound2)
 	}()
-	fs.f = q.featuresIn(sc, false)
+	fs.f = q.featuresIn(sc, dm, false)
 	<-estimated
 	// Exact cosines on demand; known stays all false between questions.
 	sc.exact = grow(sc.exact, n)
@@ -136,7 +139,7 @@ func (fs *fastScan) release() {
 func (fs *fastScan) cos(i int) float64 {
 	sc := fs.sc
 	if !sc.known[i] {
-		sc.exact[i] = float64(vec.Dot(fs.q.qv, fs.q.st.turnVec.Row(i)))
+		sc.exact[i] = fs.dm.exact(fs.q.qv, i)
 		sc.known[i] = true
 		sc.cand = append(sc.cand, i)
 	}

@@ -207,8 +207,8 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.turnVec.Quantized() || len(st.turns) < st.limits.offlineFastRows {
-		t.Fatalf("%d turns, quantized %v: the fast path would not run", len(st.turns), st.turnVec.Quantized())
+	if !st.turnVec.Quantized() || !st.winVec.Quantized() || st.winVec.Rows() != len(st.turns) || len(st.turns) < st.limits.offlineFastRows {
+		t.Fatalf("%d turns, %d window vectors, quantized %v, %v: the fast path would not run", len(st.turns), st.winVec.Rows(), st.turnVec.Quantized(), st.winVec.Quantized())
 	}
 	questions := []string{"What did Ava say about the guitar?", "When did Ben go to Kyoto?", "How many birds did they see near the lake?",
 		"Who bought a telescope?", "What happened at the museum?", "Did Ava bake bread?", "Which puzzle did Ben buy at the market?"}
@@ -238,12 +238,63 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 		if fastUsed(m, sp, qs) {
 			fast++
 		}
+		// Other window weights: the turn's cosine alone (0), and both
+		// matrices mixed, whose bounds are mixed too.
+		for _, w := range []float64{0, 0.5, 0.25} {
+			tu := defaultOfflineTuning()
+			tu.WindowWeight = w
+			got, gotFast := selectWith(m, sp, qs, tu, false)
+			want, _ := selectWith(m, sp, qs, tu, true)
+			if !gotFast {
+				t.Errorf("%q, window weight %g: the fast path did not decide", qs, w)
+			}
+			if got != want {
+				t.Fatalf("%q, window weight %g: selection differs\nfast %s\nfull %s", qs, w, got, want)
+			}
+		}
 	}
 	// Every question here has at least KTurn turns with a positive score:
 	// the pruned path decides each one, even where max K is below KTurn.
 	if fast < len(questions) {
 		t.Fatalf("the fast path decided only %d of %d questions", fast, len(questions))
 	}
+}
+
+// selectWith runs offline selection with tuning tu on the pruned path
+// (unless full) and returns the candidates with their sources and scores
+// and the stages, rendered, and whether the pruned path decided.
+func selectWith(m *Memory, sp Space, question string, tu offlineTuning, full bool) (string, bool) {
+	st, _ := m.state(context.Background(), sp)
+	qv, _ := m.embed(context.Background(), []string{question})
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0],
+		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}, trace: &Trace{}, cand: map[string]*Evidence{}}
+	q.sc = st.getScratch()
+	defer st.putScratch(q.sc)
+	decided := false
+	if !full {
+		_, _, _, _, decided = q.offlineFast(tu, denseOf(st, tu.WindowWeight), q.sc)
+		q.sc.clearLex()
+		q.sc.turnLex = false
+	}
+	st.limits.noOfflineFast = full
+	defer func() { st.limits.noOfflineFast = false }()
+	q.selectOffline(tu)
+	ids := make([]string, 0, len(q.cand))
+	for id := range q.cand {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	for _, id := range ids {
+		e := q.cand[id]
+		fmt.Fprintf(&b, "%s %v %x; ", id, e.Sources, math.Float64bits(e.Score))
+	}
+	for _, s := range q.trace.Stages {
+		fmt.Fprintf(&b, "%s %v; ", s.Name, s.IDs)
+	}
+	return b.String(), decided
 }
 
 // fastUsed reports whether offlineFast decides a question (rather than
@@ -257,6 +308,6 @@ func fastUsed(m *Memory, sp Space, question string) bool {
 		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
-	_, _, _, _, ok := q.offlineFast(defaultOfflineTuning(), q.sc)
+	_, _, _, _, ok := q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc)
 	return ok
 }

@@ -28,6 +28,8 @@ type runInfo struct {
 	run      []int32
 	runStart []int32
 	runAsks  []bool
+	// runWords is the number of words of each run's turns.
+	runWords []int32
 }
 
 // addRun records turn i (already appended to ti's other slices): it joins
@@ -38,9 +40,11 @@ func (ti *turnInfo) addRun(i int) {
 	if !same {
 		ti.runStart = append(ti.runStart, int32(i))
 		ti.runAsks = append(ti.runAsks, false)
+		ti.runWords = append(ti.runWords, 0)
 	}
 	r := len(ti.runStart) - 1
 	ti.run = append(ti.run, int32(r))
+	ti.runWords[r] += ti.words[i]
 	if ti.question[i] {
 		ti.runAsks[r] = true
 	}

@@ -9,7 +9,7 @@ import (
 // withRuns sets the speaker runs of f from each turn's speaker, as
 // turnInfo.addRun does.
 func withRuns(f *turnFeatures, speaker []int32) *turnFeatures {
-	ti := turnInfo{sameSession: f.sameSession, question: f.question, speaker: speaker}
+	ti := turnInfo{sameSession: f.sameSession, question: f.question, speaker: speaker, words: make([]int32, len(speaker))}
 	for i := range speaker {
 		ti.addRun(i)
 	}

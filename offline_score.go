@@ -40,11 +40,12 @@ func (q *query) selectOffline(tu offlineTuning) {
 	// Rows whose rel (scores) are set; nil for all.
 	var relIdx, scoreIdx []int
 	ok := false
-	if q.sumMean() && !st.limits.noOfflineFast {
-		rel, scores, relIdx, scoreIdx, ok = q.offlineFast(tu, sc)
+	dm := denseOf(st, tu.WindowWeight)
+	if q.sumMean(dm) && !st.limits.noOfflineFast {
+		rel, scores, relIdx, scoreIdx, ok = q.offlineFast(tu, dm, sc)
 	}
 	if !ok {
-		f := q.featuresIn(sc, true)
+		f := q.featuresIn(sc, dm, true)
 		n := len(f.lex)
 		sc.rel = grow(sc.rel, n)
 		rel = tu.relevanceInto(f, sc.rel)
@@ -205,6 +206,10 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 	run, rs, asks := f.run[:n], f.runStart, f.runAsks
 	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
 	nr := len(rs)
+	var lf *lengthFactors
+	if tu.LengthPow != 0 && f.runWords != nil {
+		lf = lengthFactorsOf(tu.LengthPow)
+	}
 	arg = lo
 	for i := lo; i < hi; i++ {
 		out[i] = 0
@@ -264,6 +269,12 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 		if f.counted != nil && f.counted[i] {
 			s *= tu.CountBump
 		}
+		if f.question[i] && tu.QuestionBump != 0 {
+			s *= tu.QuestionBump
+		}
+		if lf != nil {
+			s *= lf.of(f.runWords[r])
+		}
 		out[i] = s
 		if s > out[arg] {
 			arg = i
@@ -302,9 +313,11 @@ type turnFeatures struct {
 	// event is the index of the turn's first event, -1 when none.
 	event []int
 	// run, runStart and runAsks are the speaker runs (runInfo); nil run
-	// means every turn is its own run (see singleRuns).
+	// means every turn is its own run (see singleRuns). runWords, the
+	// words of each run, is nil where the length prior does not apply.
 	run, runStart []int32
 	runAsks       []bool
+	runWords      []int32
 	// speaker marks turns said by someone the question names; dated marks
 	// turns that mention a time when the question asks for a time; counted
 	// marks turns with a number when the question asks how many. Each is
@@ -316,11 +329,11 @@ type turnFeatures struct {
 	meanSet bool
 }
 
-// featuresIn computes the features of every turn for a question. The
-// per-question slices live in sc (lex in sc.lex); the others are the
-// space's own turnInfo slices, valid while the caller holds st.mu and never
-// to be written.
-func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
+// featuresIn computes the features of every turn for a question, the
+// cosines (when dense) as dm mixes them. The per-question slices live in
+// sc (lex in sc.lex); the others are the space's own turnInfo slices,
+// valid while the caller holds st.mu and never to be written.
+func (q *query) featuresIn(sc *scratch, dm denseMix, dense bool) *turnFeatures {
 	st := q.st
 	n := len(st.turns)
 	f := &turnFeatures{
@@ -331,23 +344,15 @@ func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
 		run:         st.info.run[:n],
 		runStart:    st.info.runStart,
 		runAsks:     st.info.runAsks,
+		runWords:    st.info.runWords,
 	}
 	if q.sc == sc {
 		f.lex, _ = q.turnLexScores()
 	} else {
 		f.lex, _ = sc.lexScores(st.turnLex, n, q.search)
 	}
-	if q.sumMean() {
-		f.mean, f.meanSet = st.turnVec.MeanDot(q.qv), true
-	}
-	if dense && q.qv != nil && st.turnVec.Rows() == n {
-		sc.dense = grow(sc.dense, n)
-		st.turnVec.ScoresInto(sc.dense, q.qv)
-		sc.dense64 = grow(sc.dense64, n)
-		f.dense = sc.dense64
-		for i, s := range sc.dense {
-			f.dense[i] = float64(s)
-		}
+	if q.sumMean(dm) {
+		f.mean, f.meanSet = dm.meanDot(q.qv), true
 	}
 	if q.keepTurn != nil {
 		sc.visible = grow(sc.visible, n)
@@ -355,6 +360,25 @@ func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
 		for i := range n {
 			f.visible[i] = q.keepTurn(i)
 		}
+	}
+	if dense && q.qv != nil && st.turnVec.Rows() == n {
+		sc.dense = grow(sc.dense, n)
+		sc.dense64 = grow(sc.dense64, n)
+		f.dense = sc.dense64
+		var winVisible func(i int) bool
+		if q.keepTurn != nil {
+			// A window that holds a turn the question must not see is
+			// not read.
+			winVisible = func(i int) bool {
+				for j := int(st.info.winStart[i]); j <= i; j++ {
+					if !f.visible[j] {
+						return false
+					}
+				}
+				return true
+			}
+		}
+		dm.scoresInto(q.qv, f.dense, sc.dense, winVisible)
 	}
 	if speakers := questionSpeakers(st, q.info.Entities); len(speakers) > 0 {
 		named := make([]bool, len(st.info.speakers))
@@ -381,11 +405,12 @@ func (q *query) featuresIn(sc *scratch, dense bool) *turnFeatures {
 }
 
 // sumMean reports whether the question's centred cosine uses the mean from
-// the matrix's sum of rows (see limits.offlineFastRows). Caller holds st.mu.
-func (q *query) sumMean() bool {
+// the matrices' sums of rows (see limits.offlineFastRows). Caller holds
+// st.mu.
+func (q *query) sumMean(dm denseMix) bool {
 	st := q.st
 	n := len(st.turns)
-	return q.keepTurn == nil && q.qv != nil && n >= st.limits.offlineFastRows && st.turnVec.Rows() == n && st.turnVec.Quantized()
+	return q.keepTurn == nil && q.qv != nil && n >= st.limits.offlineFastRows && st.turnVec.Rows() == n && dm.quantized()
 }
 
 // asksCount reports whether a question asks for a number ("how many",

@@ -74,15 +74,18 @@ func rankPositive(scores []float64) []int {
 }
 
 // offlineFeatures computes the features of every turn for a question, in
-// slices of its own. Caller holds st.mu.
-func (q *query) offlineFeatures() *turnFeatures {
-	f := q.featuresIn(&scratch{}, true)
+// slices of its own, as the engine does. Caller holds st.mu.
+func (q *query) offlineFeatures() *turnFeatures { return q.offlineFeaturesW(offWindowWeight) }
+
+// offlineFeaturesW is offlineFeatures with window weight w.
+func (q *query) offlineFeaturesW(w float64) *turnFeatures {
+	f := q.featuresIn(&scratch{}, denseOf(q.st, w), true)
 	f.lex = slices.Clone(f.lex)
 	f.visible = slices.Clone(f.visible)
 	f.sameSession = slices.Clone(f.sameSession)
 	f.question = slices.Clone(f.question)
 	f.event = slices.Clone(f.event)
-	f.run, f.runStart, f.runAsks = slices.Clone(f.run), slices.Clone(f.runStart), slices.Clone(f.runAsks)
+	f.run, f.runStart, f.runAsks, f.runWords = slices.Clone(f.run), slices.Clone(f.runStart), slices.Clone(f.runAsks), slices.Clone(f.runWords)
 	f.dated = slices.Clone(f.dated)
 	f.counted = slices.Clone(f.counted)
 	return f

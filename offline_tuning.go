@@ -46,6 +46,7 @@ const (
 	// (TestOfflineCrossValidation, BENCHMARKS.md issue 15), where the same
 	// setting won in five folds of six.
 	offDenseWeight  = 0.3  // weight of the centred cosine next to max-normalised BM25
+	offWindowWeight = 1.0  // the cosine is the window's (window.go) at this weight, the turn's own at 1 minus it
 	offPrev         = 0.25 // share of the previous run's best relevance a turn receives
 	offPrevQuestion = 0.7  // the same when the previous run asks a question (this run answers it)
 	offNext         = 0.35 // share of the next run's best relevance (a reply echoes what it answers)
@@ -56,9 +57,18 @@ const (
 	offSpeakerBump  = 1.15 // factor for turns said by a speaker the question names
 	offTimeBump     = 1.25 // factor for turns that mention a time, on questions asking for a time
 	offCountBump    = 1.2  // factor for turns with a number, on "how many" questions
+	offQuestionBump = 1.0  // factor for turns that ask something (a question rarely holds its own answer); 0 is 1
+	offLengthPow    = 0.0  // the length prior: scores times (1 + words of the turn's speaker run)^offLengthPow (offline_length.go)
 	offKeepRatio    = 0.55 // stopping rule: after offMinK turns, keep those scoring at least this share of the best
 	offMinK         = 6    // stopping rule: always pass this many turns (when there are)
 	offMaxK         = 9    // stopping rule: never more than this many
+
+	// turnBM25B is the length normalisation b of the turns' BM25 index
+	// (bm25.Options.B: 0 is the library's 0.75, negative is none), read
+	// by every mode's turn search: how much a long message's matches are
+	// discounted for its length. The library's 0.75 stays; no length
+	// normalisation was tried (branch offline) and is not measured here.
+	turnBM25B = 0.0
 
 	// Keywords and summaries.
 	keywordsPerTurn   = 8
@@ -71,10 +81,10 @@ const (
 // always uses defaultOfflineTuning; the type exists so that the scorer can
 // be unit-tested and swept in measurements without changing the constants.
 type offlineTuning struct {
-	DenseWeight                                  float64
+	DenseWeight, WindowWeight                    float64
 	Prev, PrevQuestion, Next, NextQuestion, Far  float64
 	EventShare, SpeakerBump, TimeBump, CountBump float64
-	RunShare                                     float64
+	RunShare, QuestionBump, LengthPow            float64
 	KeepRatio                                    float64
 	MinK, MaxK                                   int
 }
@@ -82,9 +92,9 @@ type offlineTuning struct {
 // defaultOfflineTuning returns the tuning made of the constants above.
 func defaultOfflineTuning() offlineTuning {
 	return offlineTuning{
-		DenseWeight: offDenseWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
+		DenseWeight: offDenseWeight, WindowWeight: offWindowWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
 		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
-		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, RunShare: offRunShare, KeepRatio: offKeepRatio,
+		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, RunShare: offRunShare, QuestionBump: offQuestionBump, LengthPow: offLengthPow, KeepRatio: offKeepRatio,
 		MinK: offMinK, MaxK: offMaxK,
 	}
 }

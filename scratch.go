@@ -25,8 +25,11 @@ type scratch struct {
 	// bests, and exact cosines computed so far (known, kept all false
 	// between questions, and cand, the rows set).
 	est, bound, relHi, scoreHi, bestHi, exact []float64
-	known                                     []bool
-	cand, cands                               []int
+	// est2 and bound2 hold the window matrix's estimates while they are
+	// mixed with the turn matrix's (denseMix.estimate).
+	est2, bound2 []float64
+	known        []bool
+	cand, cands  []int
 	// fastRel, fastScores and fastBest hold exact values offlineFast
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64

@@ -59,6 +59,7 @@ type spaceState struct {
 	eventsOf map[string][]string     // turn id -> event ids
 	links    map[string][]store.Link // turn id (source or target) -> links
 	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder
+	winVec   vec.Matrix              // row i embeds turns[i]'s window (window.go); empty without an embedder
 	eventVec vec.Matrix              // row i embeds events[i]
 	turnLex  *bm25.Index
 	eventLex *bm25.Index
@@ -122,6 +123,9 @@ type turnInfo struct {
 	speakerID map[string]int32
 	// runInfo holds the speaker runs (offline_runs.go).
 	runInfo
+	// words is the number of words of each turn's content, and winStart
+	// the index of the first turn of its window (window.go).
+	words, winStart []int32
 	// refBytes is what timeRefs take on the heap (see estimateSize).
 	refBytes int64
 }
@@ -138,19 +142,22 @@ func newTurnInfo(n int) turnInfo {
 		speaker:     make([]int32, 0, n),
 		visible:     make([]bool, 0, n),
 		speakerID:   map[string]int32{},
+		words:       make([]int32, 0, n),
+		winStart:    make([]int32, 0, n),
 	}
 }
 
 // add appends the facts of turn t.
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	ti.addFacts(strings.ToLower(t.Speaker), prev != nil && prev.SessionID == t.SessionID,
-		strings.Contains(t.Text, "?"), hasNumber(content(t)))
+		strings.Contains(t.Text, "?"), hasNumber(content(t)), wordCount(&t))
 }
 
 // addFacts appends a turn said by speaker sp (lower-cased), in the
 // session of the turn before or not, asking a question or not, mentioning
-// a number or not; without time expressions or an event yet.
-func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool) {
+// a number or not, of so many words; without time expressions or an event
+// yet.
+func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, words int) {
 	id, ok := ti.speakerID[sp]
 	if !ok {
 		id = int32(len(ti.speakers))
@@ -165,7 +172,9 @@ func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool) {
 	ti.event = append(ti.event, -1)
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
+	ti.words = append(ti.words, int32(words))
 	ti.addRun(len(ti.speaker) - 1)
+	ti.addWindow(len(ti.speaker) - 1)
 }
 
 // setTimeRefs records the time expressions of turn i's annotation.
@@ -216,20 +225,20 @@ func (m *Memory) invalidate(sp store.Space) {
 	st.mu.Unlock()
 }
 
-// addTurns appends stored turns (with their vectors, if any) and indexes
-// them. Caller holds st.mu for writing.
-func (st *spaceState) addTurns(turns []store.Turn, vs [][]float32) {
+// addTurns appends stored turns (with their vectors and window vectors,
+// if any) and indexes them. Caller holds st.mu for writing.
+func (st *spaceState) addTurns(turns []store.Turn, vs, wvs [][]float32) {
 	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
 		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: turnLexText(t)}
 	}
 	st.turnLex.AddBatch(docs)
-	st.appendTurns(turns, vs)
+	st.appendTurns(turns, vs, wvs)
 }
 
-// appendTurns appends turns and their vectors without indexing their text.
-// Caller holds st.mu for writing.
-func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
+// appendTurns appends turns, their vectors and their window vectors
+// without indexing their text. Caller holds st.mu for writing.
+func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 	for i, t := range turns {
 		var prev *store.Turn
 		if n := len(st.turns); n > 0 {
@@ -244,6 +253,12 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs [][]float32) {
 				st.turnVec.Dim = len(vs[i])
 			}
 			st.turnVec.Append(vs[i])
+		}
+		if wvs != nil {
+			if st.winVec.Dim == 0 {
+				st.winVec.Dim = len(wvs[i])
+			}
+			st.winVec.Append(wvs[i])
 		}
 	}
 }

@@ -153,7 +153,7 @@ func (m *Memory) tooLong(ctx context.Context, st *spaceState, c *chunk, pending 
 func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebuild func(ctx context.Context, ns *spaceState) (*batch, error)) error {
 	st := b.st
 	sp := st.space
-	vs, vrecs, err := m.batchVectors(ctx, b)
+	vs, wvs, vrecs, err := m.batchVectors(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 			if err != nil {
 				return err
 			}
-			if vs, vrecs, err = m.batchVectors(ctx, nb); err != nil {
+			if vs, wvs, vrecs, err = m.batchVectors(ctx, nb); err != nil {
 				return err
 			}
 			b, fresh = nb, ns
@@ -199,7 +199,7 @@ func (m *Memory) commitWith(ctx context.Context, b *batch, res *AddResult, rebui
 		// Nothing but this batch happened between the state and the
 		// commit: apply it.
 		b.st = st
-		st.apply(b, vs, res)
+		st.apply(b, vs, wvs, res)
 		st.version.Store(head.Next)
 		return nil
 	}
@@ -247,7 +247,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.turns, st.pos, st.info = ns.turns, ns.pos, ns.info
 	st.events, st.evPos, st.evTurns, st.eventsOf = ns.events, ns.evPos, ns.evTurns, ns.eventsOf
 	st.links = ns.links
-	st.turnVec, st.eventVec = ns.turnVec, ns.eventVec
+	st.turnVec, st.winVec, st.eventVec = ns.turnVec, ns.winVec, ns.eventVec
 	st.turnLex, st.eventLex = ns.turnLex, ns.eventLex
 	st.eventSeq, st.lastEvent = ns.eventSeq, ns.lastEvent
 	st.recBytes = ns.recBytes

@@ -82,6 +82,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -227,7 +228,23 @@ type VectorKind string
 const (
 	VectorTurn  VectorKind = "turn"
 	VectorEvent VectorKind = "event"
+	// VectorWindow embeds a turn with the turns just before it in its
+	// session (its window, see the root package's window.go); it has the
+	// turn's id and is deleted with the turn.
+	VectorWindow VectorKind = "window"
 )
+
+// MadeBy reports whether a vector stored under embedder id stored was
+// made by embedder or by an embedder derived from it: an id of embedder,
+// "+" and a variant (window vectors are stored under such an id, so that
+// a change of what a window holds makes them again).
+func MadeBy(stored, embedder string) bool {
+	return embedder != "" && (stored == embedder || strings.HasPrefix(stored, embedder+"+"))
+}
+
+// TurnVectorKinds are the kinds of vector keyed by a turn's id: DeleteTurn
+// removes the turn's vector of each.
+var TurnVectorKinds = []VectorKind{VectorTurn, VectorWindow}
 
 // Vector is the embedding of one turn or event, tagged with the embedder
 // that produced it. A store keeps one vector per (kind, id): putting a
@@ -370,7 +387,9 @@ type Reader interface {
 	// Changes returns what was written to space after version since (a
 	// version SpaceVersion, Tx.Lock or an earlier Changes reported, or 0),
 	// read in one snapshot: see "The journal" and the type Changes.
-	// Vectors are those made by embedder (none when it is empty).
+	// Vectors are those made by embedder and by the embedders derived from
+	// it (see MadeBy), with the embedder each was made by; none when
+	// embedder is empty.
 	Changes(ctx context.Context, space Space, since int64, embedder string) (Changes, error)
 }
 
@@ -396,9 +415,9 @@ type Writer interface {
 	// AppendHistory records a change; the store assigns Seq (and At when
 	// zero).
 	AppendHistory(ctx context.Context, space Space, c Change) error
-	// DeleteTurn removes a turn with its annotation, vector and links, and
-	// every profile record that cites it (ErrNotFound when absent). Event
-	// membership is the engine's business.
+	// DeleteTurn removes a turn with its annotation, vectors (one of each
+	// of TurnVectorKinds) and links, and every profile record that cites it
+	// (ErrNotFound when absent). Event membership is the engine's business.
 	DeleteTurn(ctx context.Context, space Space, id string) error
 	// PutProfileRecord stores or replaces the profile record with r.ID
 	// (ErrNotFound when a turn it cites is not stored in the space).

@@ -83,13 +83,15 @@ func (sp *space) changes(since, version int64, embedder string) store.Changes {
 		}
 	}
 	for _, t := range ch.Turns {
-		vecs[vecKey{store.VectorTurn, t.ID}] = true
+		for _, k := range store.TurnVectorKinds {
+			vecs[vecKey{k, t.ID}] = true
+		}
 	}
 	for _, e := range ch.Events {
 		vecs[vecKey{store.VectorEvent, e.ID}] = true
 	}
 	for k := range vecs {
-		if x, ok := sp.vectors[k]; ok && x.Embedder == embedder && embedder != "" {
+		if x, ok := sp.vectors[k]; ok && store.MadeBy(x.Embedder, embedder) {
 			ch.Vectors = append(ch.Vectors, copyVector(x))
 		}
 	}

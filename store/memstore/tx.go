@@ -295,7 +295,10 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	x, v := t.write(sp)
 	delete(x.turns, id)
 	delete(x.anns, id)
-	delete(x.vectors, vecKey{store.VectorTurn, id})
+	for _, k := range store.TurnVectorKinds {
+		delete(x.vectors, vecKey{k, id})
+		delete(x.written, vectorJKey(vecKey{k, id}))
+	}
 	maps.DeleteFunc(x.links, func(k linkKey, _ store.Link) bool {
 		if k.source == id || k.target == id {
 			delete(x.written, linkJKey(k))
@@ -305,7 +308,6 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	})
 	delete(x.written, turnKey(id))
 	delete(x.written, annKey(id))
-	delete(x.written, vectorJKey(vecKey{store.VectorTurn, id}))
 	x.tombs[tombKey(store.TombstoneTurn, id)] = v
 	x.dropProfilesCiting(id)
 	return nil

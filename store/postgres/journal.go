@@ -83,11 +83,11 @@ const (
 	// qChangedVectors reads the vectors written since, and those of the
 	// turns and events written since.
 	// (a vector may come twice: sorted and made unique in Go).
-	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = $1 AND written > $2 AND embedder = $3
-	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM turns t JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
-	WHERE t.space_id = $1 AND t.written > $2 AND v.embedder = $3
-	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
-	WHERE e.space_id = $1 AND e.written > $2 AND v.embedder = $3`
+	qChangedVectors = `SELECT kind, id, embedder, dim, data FROM vectors WHERE space_id = $1 AND written > $2 AND (embedder = $3 OR left(embedder, length($3) + 1) = $3 || '+')
+	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM turns t JOIN vectors v ON v.space_id = t.space_id AND v.kind IN ('turn', 'window') AND v.id = t.id
+	WHERE t.space_id = $1 AND t.written > $2 AND (v.embedder = $3 OR left(v.embedder, length($3) + 1) = $3 || '+')
+	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
+	WHERE e.space_id = $1 AND e.written > $2 AND (v.embedder = $3 OR left(v.embedder, length($3) + 1) = $3 || '+')`
 	qChangedProfiles = `SELECT ` + profileCols + ` FROM profile_records WHERE space_id = $1 AND written > $2 ORDER BY entity, id`
 	qDeleted         = `SELECT kind, id FROM tombstones WHERE space_id = $1 AND version > $2 ORDER BY kind, id`
 )
@@ -217,11 +217,11 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 	if embedder != "" {
 		rows, err = r.q.Query(ctx, qChangedVectors, sid, since, clean(embedder))
 		if ch.Vectors, err = collect(rows, err, 0, func(rows pgx.Rows) (store.Vector, error) {
-			v := store.Vector{Embedder: embedder}
+			var v store.Vector
 			var kind string
 			var dim int32
 			var data []byte
-			if err := rows.Scan(&kind, &v.ID, &dim, &data); err != nil {
+			if err := rows.Scan(&kind, &v.ID, &v.Embedder, &dim, &data); err != nil {
 				return v, err
 			}
 			v.Kind = store.VectorKind(kind)

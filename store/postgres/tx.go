@@ -408,16 +408,16 @@ func (t *tx) DeleteEvent(ctx context.Context, sp store.Space, id string) error {
 	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
-	if err := t.deleteRecord(ctx, sp, qEventDelete, clean(id), store.VectorEvent, false); err != nil {
+	if err := t.deleteRecord(ctx, sp, qEventDelete, clean(id), []store.VectorKind{store.VectorEvent}, false); err != nil {
 		return fmt.Errorf("postgres: delete event %q: %w", id, err)
 	}
 	return nil
 }
 
 // deleteRecord deletes the turn or event id with q, then its vector of
-// kind, then (links set: a turn) the links touching it and the profile
+// kinds, then (links set: a turn) the links touching it and the profile
 // records citing it; store.ErrNotFound when q deletes nothing.
-func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kind store.VectorKind, links bool) error {
+func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kinds []store.VectorKind, links bool) error {
 	sid, ok, err := t.spaceID(ctx, sp, false)
 	if err != nil {
 		return err
@@ -431,8 +431,10 @@ func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kin
 	if tag.RowsAffected() == 0 {
 		return store.ErrNotFound
 	}
-	if _, err := t.pgTx.Exec(ctx, qVectorDelete, sid, string(kind), id); err != nil {
-		return err
+	for _, kind := range kinds {
+		if _, err := t.pgTx.Exec(ctx, qVectorDelete, sid, string(kind), id); err != nil {
+			return err
+		}
 	}
 	if links {
 		if _, err := t.pgTx.Exec(ctx, qLinksDelete, sid, id); err != nil {
@@ -443,7 +445,7 @@ func (t *tx) deleteRecord(ctx context.Context, sp store.Space, q, id string, kin
 		}
 	}
 	t.dirty[sid] = true
-	return t.tombstone(ctx, sid, string(kind), id)
+	return t.tombstone(ctx, sid, string(kinds[0]), id) // the record's own kind: turn or event
 }
 
 // PutLink implements store.Writer.
@@ -546,7 +548,7 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	if err := t.check(ctx, sp); err != nil {
 		return err
 	}
-	if err := t.deleteRecord(ctx, sp, qTurnDelete, clean(id), store.VectorTurn, true); err != nil {
+	if err := t.deleteRecord(ctx, sp, qTurnDelete, clean(id), store.TurnVectorKinds, true); err != nil {
 		return fmt.Errorf("postgres: delete turn %q: %w", id, err)
 	}
 	return nil

@@ -81,11 +81,11 @@ const (
 	// turns and events written since (?1 the space, ?2 the version, ?3
 	// the embedder); a vector may come twice (sorted and made unique in
 	// Go, which spares SQLite sorting the vectors' bytes).
-	qChangedVectors = `SELECT kind, id, dim, data FROM vectors WHERE space_id = ?1 AND written > ?2 AND embedder = ?3
-	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind = 'turn' AND v.id = t.id
-	WHERE t.space_id = ?1 AND t.written > ?2 AND v.embedder = ?3
-	UNION ALL SELECT v.kind, v.id, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
-	WHERE e.space_id = ?1 AND e.written > ?2 AND v.embedder = ?3`
+	qChangedVectors = `SELECT kind, id, embedder, dim, data FROM vectors WHERE space_id = ?1 AND written > ?2 AND (embedder = ?3 OR substr(embedder, 1, length(?3) + 1) = ?3 || '+')
+	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind IN ('turn', 'window') AND v.id = t.id
+	WHERE t.space_id = ?1 AND t.written > ?2 AND (v.embedder = ?3 OR substr(v.embedder, 1, length(?3) + 1) = ?3 || '+')
+	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
+	WHERE e.space_id = ?1 AND e.written > ?2 AND (v.embedder = ?3 OR substr(v.embedder, 1, length(?3) + 1) = ?3 || '+')`
 	qChangedProfiles = `SELECT ` + profileCols + ` FROM profile_records WHERE space_id = ? AND written > ? ORDER BY entity, id`
 	qDeleted         = `SELECT kind, id FROM tombstones WHERE space_id = ? AND version > ? ORDER BY kind, id`
 )
@@ -263,11 +263,11 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 	if embedder != "" {
 		rows, err = r.query(ctx, qChangedVectors, sid, since, embedder)
 		if ch.Vectors, err = collect(rows, err, func(sc scanner) (store.Vector, error) {
-			v := store.Vector{Embedder: embedder}
+			var v store.Vector
 			var kind string
 			var dim int
 			var data []byte
-			if err := sc.Scan(&kind, &v.ID, &dim, &data); err != nil {
+			if err := sc.Scan(&kind, &v.ID, &v.Embedder, &dim, &data); err != nil {
 				return v, err
 			}
 			v.Kind = store.VectorKind(kind)

@@ -510,8 +510,10 @@ func (t *tx) DeleteTurn(ctx context.Context, sp store.Space, id string) error {
 	if err == nil && ok {
 		n, err = t.affected(ctx, qTurnDelete, sid, id)
 	}
-	if err == nil && n > 0 {
-		_, err = t.exec(ctx, qVectorDelete, sid, string(store.VectorTurn), id)
+	for _, k := range store.TurnVectorKinds {
+		if err == nil && n > 0 {
+			_, err = t.exec(ctx, qVectorDelete, sid, string(k), id)
+		}
 	}
 	if err == nil && n > 0 {
 		_, err = t.exec(ctx, qLinksDelete, sid, id)

@@ -273,6 +273,7 @@ var vectorTests = []test{
 	{name: "BatchAtomic", fn: testVectorBatchAtomic},
 	{name: "VectorsInto", fn: testVectorsInto},
 	{name: "Embedders", fn: testEmbedders},
+	{name: "Window", fn: testWindowVectors},
 }
 
 // testEmbedders checks the optional store.EmbedderLister, when the store

@@ -86,13 +86,15 @@ func (m *jmodel) want(since, version int64, embedder string) store.Changes {
 	}
 	// The vectors of the turns and events among the changes too.
 	for _, t := range ch.Turns {
-		vecs[[2]string{string(store.VectorTurn), t.ID}] = true
+		for _, kind := range store.TurnVectorKinds {
+			vecs[[2]string{string(kind), t.ID}] = true
+		}
 	}
 	for _, e := range ch.Events {
 		vecs[[2]string{string(store.VectorEvent), e.ID}] = true
 	}
 	for k := range vecs {
-		if vec, ok := m.vecs[k]; ok && embedder != "" && vec.Embedder == embedder {
+		if vec, ok := m.vecs[k]; ok && store.MadeBy(vec.Embedder, embedder) {
 			ch.Vectors = append(ch.Vectors, vec)
 		}
 	}
@@ -225,16 +227,23 @@ func (w *jwriter) op(tx store.Tx, p *jmodel, keys map[string]bool) error {
 		keys[jkey("link", k[0], k[1], k[2])] = true
 	case r < 16:
 		kind, id := store.VectorTurn, ""
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(4) {
+		case 0:
 			kind = store.VectorEvent
 			id, _ = pick(rng, p.events)
-		} else {
+		case 1:
+			kind = store.VectorWindow
+			id, _ = pick(rng, p.turns)
+		default:
 			id, _ = pick(rng, p.turns)
 		}
 		if id == "" {
 			return nil
 		}
-		v := mkVector(kind, id, embedders[rng.IntN(2)], float32(rng.IntN(50)))
+		// A vector made by an embedder, by one derived from it (as window
+		// vectors are: MadeBy), or by one whose id only starts alike.
+		emb := embedders[rng.IntN(2)] + []string{"", "", "+w1", "x"}[rng.IntN(4)]
+		v := mkVector(kind, id, emb, float32(rng.IntN(50)))
 		if err := tx.PutVectors(ctx, sp, []store.Vector{v}); err != nil {
 			return err
 		}
@@ -250,8 +259,10 @@ func (w *jwriter) op(tx store.Tx, p *jmodel, keys map[string]bool) error {
 		drop(jkey("turn", id))
 		delete(p.anns, id)
 		drop(jkey("annotation", id))
-		delete(p.vecs, [2]string{string(store.VectorTurn), id})
-		drop(jkey("vector", string(store.VectorTurn), id))
+		for _, kind := range store.TurnVectorKinds {
+			delete(p.vecs, [2]string{string(kind), id})
+			drop(jkey("vector", string(kind), id))
+		}
 		for k := range p.links {
 			if k[0] == id || k[1] == id {
 				delete(p.links, k)

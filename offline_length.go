@@ -1,0 +1,48 @@
+package higmem
+
+import (
+	"math"
+	"sync"
+)
+
+// The length prior of offline retrieval: a turn's context score is
+// multiplied by (1 + w)^offLengthPow, w being the words of its speaker run
+// (the burst the turn belongs to; in a conversation written one message
+// per turn, the turn's own words). A longer burst says more, so it is more
+// likely to hold what a question asks for than "Haha" or "ok, see you";
+// counting the run's words rather than the message's keeps the short
+// messages of an informative burst with it. The prior is a power, so only
+// relative length matters: a chat of short messages and one of long
+// letters rank alike.
+
+// lengthFactors tabulates (1 + w)^pow for w below lengthTableSize words.
+type lengthFactors struct {
+	pow   float64
+	table [lengthTableSize]float64
+}
+
+const lengthTableSize = 512
+
+// of returns (1 + w)^pow.
+func (lf *lengthFactors) of(w int32) float64 {
+	if w >= 0 && int(w) < lengthTableSize {
+		return lf.table[w]
+	}
+	return math.Pow(1+float64(max(w, 0)), lf.pow)
+}
+
+// lengthTables caches the tables by power (the engine uses one).
+var lengthTables sync.Map
+
+// lengthFactorsOf returns the table of pow.
+func lengthFactorsOf(pow float64) *lengthFactors {
+	if lf, ok := lengthTables.Load(pow); ok {
+		return lf.(*lengthFactors)
+	}
+	lf := &lengthFactors{pow: pow}
+	for w := range lf.table {
+		lf.table[w] = math.Pow(1+float64(w), pow)
+	}
+	got, _ := lengthTables.LoadOrStore(pow, lf)
+	return got.(*lengthFactors)
+}
