@@ -31,6 +31,9 @@ var cvWindowTexts = map[string]cvWindowText{
 	"prev1": {before: 1},
 	"prev2": {before: 2},
 	"pw30":  {before: 4, words: 30},
+	"pw20":  {before: 3, words: 20},
+	"pw50":  {before: 6, words: 50},
+	"pw80":  {before: 8, words: 80},
 	"sw15":  {before: 3, after: 3, words: 15},
 }
 
