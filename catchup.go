@@ -90,16 +90,14 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		records: ch.ProfileRecords, recordsGone: ch.DeletedProfileRecords}
 	emb := m.opts.Embedder
 	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}, store.VectorWindow: {}}
-	for _, v := range ch.Vectors {
-		if emb == nil || len(v.Values) != emb.Dim() || stored[v.Kind] == nil {
-			continue
-		}
-		made := emb.ID()
-		if v.Kind == store.VectorWindow {
-			made = windowEmbedder(emb)
-		}
-		if v.Embedder == made {
-			stored[v.Kind][v.ID] = v.Values
+	if emb != nil {
+		// Each kind's vectors as this memory makes them (Changes also
+		// reports those under other variants of the embedder's id).
+		made := map[store.VectorKind]string{store.VectorTurn: emb.ID(), store.VectorEvent: emb.ID(), store.VectorWindow: windowEmbedder(emb)}
+		for _, v := range ch.Vectors {
+			if len(v.Values) == emb.Dim() && made[v.Kind] != "" && v.Embedder == made[v.Kind] {
+				stored[v.Kind][v.ID] = v.Values
+			}
 		}
 	}
 	for _, id := range ch.DeletedTurns {
@@ -151,8 +149,8 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 			d.addWin[i] = v
 			continue
 		}
-		if len(d.gone) > 0 || len(st.turns) > 0 && compareStored(st.turns[len(st.turns)-1], d.add[0]) >= 0 {
-			return nil, nil // not an append: a fresh load makes it
+		if !st.appendsOnly(d) {
+			return nil, nil // a fresh load makes it
 		}
 		if windows == nil {
 			windows = st.windowTexts(d.add)
@@ -244,7 +242,7 @@ func (st *spaceState) applyDelta(d *delta) {
 func (st *spaceState) applyTurns(d *delta) []int32 {
 	hasVecs := len(st.turns) > 0 && st.turnVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addVecs != nil
 	hasWin := len(st.turns) > 0 && st.winVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addWin != nil
-	if len(d.gone) == 0 && (len(d.add) == 0 || len(st.turns) == 0 || compareStored(st.turns[len(st.turns)-1], d.add[0]) < 0) {
+	if st.appendsOnly(d) {
 		var vs, ws [][]float32
 		if hasVecs {
 			vs = d.addVecs
@@ -330,6 +328,12 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	st.turns = turns
 	st.setTurnVectors(d)
 	return moved
+}
+
+// appendsOnly reports whether d removes no turn and adds its turns after
+// all of st's (the store hands out Seq in order).
+func (st *spaceState) appendsOnly(d *delta) bool {
+	return len(d.gone) == 0 && (len(d.add) == 0 || len(st.turns) == 0 || compareStored(st.turns[len(st.turns)-1], d.add[0]) < 0)
 }
 
 // setTurnVectors replaces the vectors and window vectors of turns that

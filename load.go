@@ -137,14 +137,22 @@ func (l *loading) readAnnotations() {
 // readTurnVectors reads the turn vectors of the memory's embedder into a
 // matrix whose rows follow the turns.
 func (l *loading) readTurnVectors() {
-	if l.tvecs, l.errs[2] = l.r.ListVectors(l.ctx, l.st.space, store.VectorTurn, l.emb.ID()); l.errs[2] != nil {
-		return
+	l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, l.emb.ID())
+}
+
+// listedMatrix lists the vectors of kind stored under embedder id embID
+// and, once the turns are read, lays them out in a matrix whose rows
+// follow the turns (ok when every turn has one; see storedMatrix).
+func (l *loading) listedMatrix(kind store.VectorKind, embID string) (vs []store.Vector, m vec.Matrix, ok bool, err error) {
+	if vs, err = l.r.ListVectors(l.ctx, l.st.space, kind, embID); err != nil {
+		return nil, vec.Matrix{}, false, err
 	}
 	<-l.turnsReady
 	if l.errs[0] != nil {
-		return
+		return vs, vec.Matrix{}, false, nil
 	}
-	l.tmat, l.tok = storedMatrix(l.tvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+	m, ok = storedMatrix(vs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+	return vs, m, ok, nil
 }
 
 // readWindowVectors reads the window vectors (window.go) of the memory's
@@ -162,14 +170,7 @@ func (l *loading) readWindowVectors() {
 			return
 		}
 	}
-	if l.wvecs, l.errs[4] = l.r.ListVectors(l.ctx, sp, store.VectorWindow, emb); l.errs[4] != nil {
-		return
-	}
-	<-l.turnsReady
-	if l.errs[0] != nil {
-		return
-	}
-	l.wmat, l.wok = storedMatrix(l.wvecs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+	l.wvecs, l.wmat, l.wok, l.errs[4] = l.listedMatrix(store.VectorWindow, emb)
 }
 
 // readEvents reads the events (indexing their text), the links, the profile
