@@ -403,6 +403,18 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 					w[i] = float64(vec.Dot(q.qv, st.winVec.Row(i)))
 				}
 				cq.win = map[string][]float64{"engine": w}
+				if os.Getenv("HIGMEM_CV_QDECL") == "1" {
+					// The question said as a statement (wh-word and
+					// auxiliary dropped), and the mean of the two.
+					if vs, err := m.embed(ctx, []string{declarative(qa.Question)}); err == nil && vs != nil {
+						d, mix := make([]float64, n), make([]float64, n)
+						for i := range n {
+							d[i] = float64(vec.Dot(vs[0], st.winVec.Row(i)))
+							mix[i] = (d[i] + w[i]) / 2
+						}
+						cq.win["engine-decl"], cq.win["engine-mix"] = d, mix
+					}
+				}
 			}
 			if wins != nil && q.qv != nil {
 				if cq.win == nil {
@@ -865,4 +877,25 @@ func TestCrossValidateChoosesOutOfSample(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, rep)
 		}
 	}
+}
+
+// declarative returns a question as a statement: its wh-word (with "much",
+// "many", "long", "old", "often" after "how") and the auxiliary after it
+// dropped, and the question mark ("Where did Ann go?" → "Ann go").
+func declarative(question string) string {
+	words := strings.Fields(strings.TrimSpace(strings.TrimRight(strings.TrimSpace(question), "?")))
+	i := 0
+	if i < len(words) && slices.Contains(whWords[:7], strings.ToLower(words[i])) {
+		i++
+		if i < len(words) && strings.EqualFold(words[0], "how") && slices.Contains([]string{"much", "many", "long", "old", "often", "far"}, strings.ToLower(words[i])) {
+			i++
+		}
+	}
+	if i < len(words) && slices.Contains([]string{"did", "does", "do", "is", "are", "was", "were", "has", "have", "had", "will", "would", "can", "could", "should", "might"}, strings.ToLower(words[i])) {
+		i++
+	}
+	if i == len(words) {
+		return question
+	}
+	return strings.Join(words[i:], " ")
 }

@@ -109,6 +109,9 @@ func refScore(tu offlineTuning, f *turnFeatures, rel []float64) []float64 {
 		if f.counted != nil && f.counted[i] {
 			s *= tu.CountBump
 		}
+		if f.question[i] && tu.QuestionBump != 0 {
+			s *= tu.QuestionBump
+		}
 		out[i] = s
 	}
 	return out
@@ -238,6 +241,11 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 		if fastUsed(m, sp, qs) {
 			fast++
 		}
+		// Default mode's turn search (scoredTurns) ranks KTurn turns,
+		// more than max K: the same on both paths.
+		if got, want := scoredWith(m, sp, qs, false), scoredWith(m, sp, qs, true); !slices.Equal(got, want) || len(got) != m.opts.KTurn {
+			t.Fatalf("%q: scored turns differ\nfast %v\nfull %v", qs, got, want)
+		}
 		// Other window weights: the turn's cosine alone (0), and both
 		// matrices mixed, whose bounds are mixed too.
 		for _, w := range []float64{0, 0.5, 0.25} {
@@ -295,6 +303,26 @@ func selectWith(m *Memory, sp Space, question string, tu offlineTuning, full boo
 		fmt.Fprintf(&b, "%s %v; ", s.Name, s.IDs)
 	}
 	return b.String(), decided
+}
+
+// scoredWith returns scoredTurns(KTurn) of a question, as ids and
+// scores, on the pruned path (unless full).
+func scoredWith(m *Memory, sp Space, question string, full bool) []string {
+	st, _ := m.state(context.Background(), sp)
+	qv, _ := m.embed(context.Background(), []string{question})
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0],
+		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}}
+	q.sc = st.getScratch()
+	defer st.putScratch(q.sc)
+	st.limits.noOfflineFast = full
+	defer func() { st.limits.noOfflineFast = false }()
+	var out []string
+	for _, h := range q.scoredTurns(m.opts.KTurn) {
+		out = append(out, fmt.Sprintf("%s %x", st.turns[h.Index].ID, math.Float64bits(h.Score)))
+	}
+	return out
 }
 
 // fastUsed reports whether offlineFast decides a question (rather than

@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -9,11 +10,17 @@ import (
 // withRuns sets the speaker runs of f from each turn's speaker, as
 // turnInfo.addRun does.
 func withRuns(f *turnFeatures, speaker []int32) *turnFeatures {
-	ti := turnInfo{sameSession: f.sameSession, question: f.question, speaker: speaker, words: make([]int32, len(speaker))}
+	return withRunWords(f, speaker, make([]int32, len(speaker)))
+}
+
+// withRunWords is withRuns with the words of each turn (for the length
+// prior).
+func withRunWords(f *turnFeatures, speaker, words []int32) *turnFeatures {
+	ti := turnInfo{sameSession: f.sameSession, question: f.question, speaker: speaker, words: words}
 	for i := range speaker {
 		ti.addRun(i)
 	}
-	f.run, f.runStart, f.runAsks = ti.run, ti.runStart, ti.runAsks
+	f.run, f.runStart, f.runAsks, f.runWords = ti.run, ti.runStart, ti.runAsks, ti.runWords
 	return f
 }
 
@@ -60,7 +67,7 @@ func TestScoreSpeakerRuns(t *testing.T) {
 
 // refRunScore is the context score over speaker runs computed naively: the
 // runs around each turn found by walking turns.
-func refRunScore(tu offlineTuning, f *turnFeatures, speaker []int32, rel []float64) []float64 {
+func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel []float64) []float64 {
 	n := len(rel)
 	newRun := func(i int) bool { return i == 0 || !f.sameSession[i] || speaker[i] != speaker[i-1] }
 	runOf := func(i int) (lo, hi int) {
@@ -139,6 +146,16 @@ func refRunScore(tu offlineTuning, f *turnFeatures, speaker []int32, rel []float
 		if f.counted != nil && f.counted[i] {
 			s *= tu.CountBump
 		}
+		if f.question[i] && tu.QuestionBump != 0 {
+			s *= tu.QuestionBump
+		}
+		if tu.LengthPow != 0 {
+			w := 0
+			for j := lo; j < hi; j++ {
+				w += int(words[j])
+			}
+			s *= math.Pow(1+float64(w), tu.LengthPow)
+		}
 		out[i] = s
 	}
 	return out
@@ -157,9 +174,16 @@ func TestRunScoreMatchesReference(t *testing.T) {
 				speaker[i] = speaker[i-1] // bursts
 			}
 		}
-		withRuns(f, speaker)
+		words := make([]int32, n)
+		for i := range words {
+			words[i] = int32(r.IntN(40))
+		}
+		if trial%10 == 0 {
+			words[r.IntN(n)] = lengthTableSize + 7 // past the table
+		}
+		withRunWords(f, speaker, words)
 		rel := tu.relevance(f)
-		if got, want := tu.score(f, rel), refRunScore(tu, f, speaker, rel); !slices.Equal(got, want) {
+		if got, want := tu.score(f, rel), refRunScore(tu, f, speaker, words, rel); !near(got, want) {
 			t.Fatalf("trial %d: scores differ\ngot  %v\nwant %v", trial, got, want)
 		}
 	}

@@ -35,30 +35,8 @@ func (m *Memory) retrieveOffline(q *query) {
 
 // selectOffline runs offline retrieval with the given tuning.
 func (q *query) selectOffline(tu offlineTuning) {
-	st, sc := q.st, q.sc
-	var rel, scores []float64
-	// Rows whose rel (scores) are set; nil for all.
-	var relIdx, scoreIdx []int
-	ok := false
-	dm := denseOf(st, tu.WindowWeight)
-	if q.sumMean(dm) && !st.limits.noOfflineFast {
-		rel, scores, relIdx, scoreIdx, ok = q.offlineFast(tu, dm, sc)
-	}
-	if !ok {
-		f := q.featuresIn(sc, dm, true)
-		n := len(f.lex)
-		sc.rel = grow(sc.rel, n)
-		rel = tu.relevanceInto(f, sc.rel)
-		sc.scores = grow(sc.scores, n)
-		var best []float64
-		if tu.EventShare != 0 {
-			sc.best = grow(sc.best, len(st.events))
-			best = sc.best
-		}
-		scores = tu.scoreInto(f, rel, sc.scores, best, &sc.runs)
-		relIdx, scoreIdx = nil, nil
-	}
-
+	st := q.st
+	rel, scores, relIdx, scoreIdx := q.offlineScores(tu)
 	byRel := rank.Top(rel, relIdx, q.ro.KTurn)
 	search := make([]string, 0, len(byRel))
 	inSearch := make(map[int]bool, len(byRel))
@@ -75,6 +53,52 @@ func (q *query) selectOffline(tu offlineTuning) {
 		}
 		q.addCand(st.turns[i].ID, src, scores[i])
 	}
+}
+
+// offlineScores computes the relevance and the score of the turns under
+// tu: on the pruned path (offlineFast) when it can decide, rel holds the
+// KTurn most relevant and scores the tu.MaxK best (relIdx and scoreIdx
+// list the rows set); otherwise every row, and the lists are nil.
+func (q *query) offlineScores(tu offlineTuning) (rel, scores []float64, relIdx, scoreIdx []int) {
+	st, sc := q.st, q.sc
+	dm := denseOf(st, tu.WindowWeight)
+	if q.sumMean(dm) && !st.limits.noOfflineFast {
+		if rel, scores, relIdx, scoreIdx, ok := q.offlineFast(tu, dm, sc); ok {
+			return rel, scores, relIdx, scoreIdx
+		}
+	}
+	f := q.featuresIn(sc, dm, true)
+	n := len(f.lex)
+	sc.rel = grow(sc.rel, n)
+	rel = tu.relevanceInto(f, sc.rel)
+	sc.scores = grow(sc.scores, n)
+	var best []float64
+	if tu.EventShare != 0 {
+		sc.best = grow(sc.best, len(st.events))
+		best = sc.best
+	}
+	return rel, tu.scoreInto(f, rel, sc.scores, best, &sc.runs), nil, nil
+}
+
+// scoredTurns returns the k turns of the best offline score (relevance,
+// context, cues and length prior, with the engine's tuning), best first,
+// none scoring 0: default mode's turn search, so that the model chooses
+// among the turns offline retrieval ranks highest rather than among those
+// that only match the question's words.
+func (q *query) scoredTurns(k int) []rank.Hit {
+	if k <= 0 || len(q.st.turns) == 0 {
+		return nil
+	}
+	tu := defaultOfflineTuning()
+	tu.MaxK = max(tu.MaxK, k)
+	_, scores, _, scoreIdx := q.offlineScores(tu)
+	var hits []rank.Hit
+	for _, i := range rank.Top(scores, scoreIdx, k) {
+		if scores[i] > 0 {
+			hits = append(hits, rank.Hit{Index: i, Score: scores[i]})
+		}
+	}
+	return hits
 }
 
 // relevanceScale is what one question's relevance is normalised by: the

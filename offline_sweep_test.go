@@ -264,8 +264,8 @@ func fusionTable(qs []sweepQuestion) string {
 		{"RRF (k=60)", rrf},
 		{"sum: BM25/max + 1.0 cosine", sumRaw(1)},
 		{"sum: BM25/max + 1.5 cosine", sumRaw(1.5)},
-		{"sum: BM25/max + 0.3 centred cosine (default)", centred(tu.DenseWeight)},
-		{"sum: BM25/max + 0.5 centred cosine", centred(0.5)},
+		{"sum: BM25/max + 0.3 centred cosine", centred(0.3)},
+		{fmt.Sprintf("sum: BM25/max + %.1f centred cosine (default)", tu.DenseWeight), centred(tu.DenseWeight)},
 		{"sum: BM25/max + 1.0 centred cosine", centred(1)},
 	}
 	var b strings.Builder

@@ -71,8 +71,10 @@ type Options struct {
 	// (default 16, enough for one retrieval round of KEvent predictions
 	// plus the filter chunks to run at once).
 	Concurrency int
-	// KTurn is how many turns lexical/dense search contributes per
-	// question (default 10).
+	// KTurn is how many turns the turn search contributes per question
+	// (default 10): in default mode the best offline scores, in paper
+	// mode the best of hybrid search, in offline mode the most relevant
+	// (recorded as the "search" stage).
 	KTurn int
 	// KEvent is how many events are candidates, both when a turn is
 	// affiliated and when a question is answered (default 10).

@@ -19,11 +19,20 @@ import (
 // predictMax caps how many turns one per-event prediction may return.
 const predictMax = 8
 
-// searchStage runs turn and event search and records both stages.
-func (q *query) searchStage() (turns []rank.Hit, events []rank.Hit) {
+// searchStage runs turn and event search and records both stages. With
+// scored (default mode), the turns are the best of offline retrieval's
+// scores (scoredTurns); otherwise (paper mode, as the reference) those of
+// hybrid search over the question.
+func (q *query) searchStage(scored bool) (turns []rank.Hit, events []rank.Hit) {
+	searchTurns := func() []rank.Hit {
+		if scored {
+			return q.scoredTurns(q.ro.KTurn)
+		}
+		return q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
+	}
 	switch {
 	case q.noEvents:
-		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
+		turns = searchTurns()
 	case len(q.st.events) >= q.st.limits.quantizeRows:
 		// Large: the two searches are independent; run them at once.
 		done := make(chan struct{})
@@ -31,10 +40,10 @@ func (q *query) searchStage() (turns []rank.Hit, events []rank.Hit) {
 			defer close(done)
 			events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
 		}()
-		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
+		turns = searchTurns()
 		<-done
 	default:
-		turns = q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
+		turns = searchTurns()
 		events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
 	}
 	ids := make([]string, len(turns))
@@ -321,7 +330,7 @@ func jobIDs(jobs []*llmJob, kind string) []string {
 // profileEvidence; the reference's own profile path, off in its paper
 // setting, is not reproduced).
 func (m *Memory) retrievePaper(ctx context.Context, q *query) error {
-	turns, events := q.searchStage()
+	turns, events := q.searchStage(false)
 	searched := make([]string, len(turns))
 	for i, h := range turns {
 		searched[i] = q.st.turns[h.Index].ID
@@ -412,7 +421,7 @@ func promptEventBytes(e prompt.Event) int { return len(e.ID) + len(e.Title) + le
 // evidence. With NoFilter there is no call: every shown turn is
 // evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
-	turns, events := q.searchStage()
+	turns, events := q.searchStage(true)
 	var searched []string
 	for _, h := range turns {
 		searched = append(searched, q.st.turns[h.Index].ID)

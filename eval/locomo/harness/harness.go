@@ -147,7 +147,7 @@ var registry = []systemInfo{
 		func() System { return &fullContext{} }},
 	{"oracle", "only the gold evidence turns, chronologically, to the answer model",
 		func() System { return &oracle{} }},
-	{"hybrid-topk", "hybrid top-k turns by the question (offline mode's relevance: BM25/max + 0.3 × cosine centred on the space's mean and scaled to a best of 1; BM25 only without an embedder), chronologically, to the answer model (k from --k); formerly vector-topk",
+	{"hybrid-topk", "hybrid top-k turns by the question (offline mode's relevance: BM25 (length normalisation b 0.3) over its best + 0.5 × the cosine of the turn's window vector, centred on the space's mean and scaled to a best of 1; BM25 only without an embedder), chronologically, to the answer model (k from --k); formerly vector-topk",
 		func() System {
 			return &engineSystem{name: "hybrid-topk", mode: higmem.ModeOffline, noEvents: true, topK: true}
 		}},

@@ -367,7 +367,7 @@ func Markdown(rep *Report) string {
 	}
 	table(&b, append(groupHead("system", allKeys(rep.Systems), rep.Systems), "R per conversation, mean ± sd (samples)"), rows)
 
-	b.WriteString(Sections[8] + "\n\nCandidates after each retrieval step, over the questions with gold evidence (search: lexical/dense top-k; predicted: turns chosen inside candidate events; filtered: kept by the relevance filter; union; links: added by link expansion; final: passed to the answer model).\n\n")
+	b.WriteString(Sections[8] + "\n\nCandidates after each retrieval step, over the questions with gold evidence (search: the turn search's top-k, lexical and dense relevance, in default mode offline mode's scores; predicted: turns chosen inside candidate events; filtered: kept by the relevance filter; union; links: added by link expansion; final: passed to the answer model).\n\n")
 	rows = nil
 	for _, s := range ran(rep.Systems) {
 		for _, st := range s.Stages {

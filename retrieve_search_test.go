@@ -1,0 +1,66 @@
+package higmem
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/store/memstore"
+)
+
+// TestDefaultSearchIsOfflineRanking checks that default mode's turn search
+// is offline retrieval's ranking (scoredTurns: the best scores, context
+// included), written out here in full.
+func TestDefaultSearchIsOfflineRanking(t *testing.T) {
+	ctx := context.Background()
+	m, err := Open(ctx, Options{Mode: ModeDefault, Store: memstore.New(), Embedder: hashing.New(64), MemoryModel: llmtest.NewScripted(), AnswerModel: llmtest.NewScripted()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "search"}
+	if _, err := m.Add(ctx, sp, windowInputs()); err != nil {
+		t.Fatal(err)
+	}
+	for _, question := range []string{"What did Ana eat in Lisbon?", "Where does Ben want to take the train?", "Did they see the castle?"} {
+		res, err := m.Retrieve(ctx, sp, question, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := res.Trace.Stage("search")
+		st, err := m.state(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qv, err := m.embed(ctx, []string{question})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.mu.RLock()
+		q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0], ro: RetrieveOptions{KTurn: m.opts.KTurn}, ctx: ctx}
+		q.sc = st.getScratch()
+		var want []string
+		// Every score written out, ranked: the reference ranking.
+		st.limits.noOfflineFast = true
+		_, scores, _, _ := q.offlineScores(defaultOfflineTuning())
+		idx := make([]int, 0, len(scores))
+		for i, s := range scores {
+			if s > 0 {
+				idx = append(idx, i)
+			}
+		}
+		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+		for _, i := range idx[:min(len(idx), m.opts.KTurn)] {
+			want = append(want, st.turns[i].ID)
+		}
+		st.limits.noOfflineFast = false
+		st.putScratch(q.sc)
+		st.mu.RUnlock()
+		if len(got) == 0 || !slices.Equal(got, want) {
+			t.Errorf("%q: search stage %v, want %v", question, got, want)
+		}
+	}
+}
