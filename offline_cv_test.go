@@ -205,7 +205,7 @@ func (ct cvTune) sel(q *cvQuestion) []int {
 	}
 	sc := ct.scores(q)
 	tu := ct.tu
-	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 {
+	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 || ct.X.LocalDiv != 0 {
 		return ct.X.selectExtra(q, tu, sc)
 	}
 	maxK := tu.MaxK

@@ -110,6 +110,11 @@ type cvExtra struct {
 	// Dedup skips, in the selection, a turn whose vector has at least this
 	// cosine with a turn already selected (0: off).
 	Dedup float64
+	// LocalDiv multiplies, during the selection, the score of a turn
+	// with two or more selected turns within two places of it in its
+	// session by 1-LocalDiv (one spot of the conversation does not take
+	// every slot).
+	LocalDiv float64
 	// SessDiv multiplies, during the selection, the score of turns of a
 	// session not yet covered by 1+SessDiv (0: off).
 	SessDiv float64
@@ -213,7 +218,7 @@ func coverage(q, t []string) float64 {
 // the adjusted scores.
 func (x cvExtra) selectExtra(q *cvQuestion, tu offlineTuning, sc []float64) []int {
 	ranked := rankPositive(sc)
-	if x.Dedup == 0 && x.SessDiv == 0 {
+	if x.Dedup == 0 && x.SessDiv == 0 && x.LocalDiv == 0 {
 		return ranked[:tu.cut(ranked, sc)]
 	}
 	cf := q.conv.facts
@@ -231,6 +236,17 @@ func (x cvExtra) selectExtra(q *cvQuestion, tu offlineTuning, sc []float64) []in
 			s := sc[i]
 			if x.SessDiv != 0 && len(out) > 0 && !covered[cf.session[i]] {
 				s *= 1 + x.SessDiv
+			}
+			if x.LocalDiv != 0 {
+				near := 0
+				for _, o := range out {
+					if o-i <= 2 && i-o <= 2 && cf.session[o] == cf.session[i] {
+						near++
+					}
+				}
+				if near >= 2 {
+					s *= 1 - x.LocalDiv
+				}
 			}
 			if bi < 0 || s > bs {
 				bi, bs = j, s

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -256,7 +257,8 @@ func cvFitted() cvTune {
 func TestOfflineCVVariants(t *testing.T) {
 	sets := loadCVSets(t, true)
 	base := cvFitted()
-	fixed := []cvConfig{{"fitted", base}}
+	base.tu.MinK, base.tu.KeepRatio = offMinK, offKeepRatio
+	fixed := []cvConfig{{"fitted, the engine's stopping rule", base}}
 	add := func(name string, f func(ct *cvTune)) {
 		ct := base
 		f(&ct)
@@ -278,5 +280,20 @@ func TestOfflineCVVariants(t *testing.T) {
 	add("dense: question as a statement", func(ct *cvTune) { ct.Win = "engine-decl" })
 	add("dense: mean of question and statement", func(ct *cvTune) { ct.Win = "engine-mix" })
 	add("run 1", func(ct *cvTune) { ct.tu.RunShare = 1 })
+	for _, v := range []float64{0.1, 0.2, 0.35, 0.5} {
+		add(fmt.Sprintf("local diversity %.2f", v), func(ct *cvTune) { ct.X.LocalDiv = v })
+	}
+	for _, v := range []float64{0.1, 0.2} {
+		add(fmt.Sprintf("session share %.2f", v), func(ct *cvTune) { ct.X.SessShare = v })
+	}
+	if os.Getenv("HIGMEM_CV_MORE") == "1" {
+		for _, v := range []float64{0.1, 0.2, 0.3} {
+			add(fmt.Sprintf("event cosine %.2f", v), func(ct *cvTune) { ct.X.EventDense = v })
+		}
+		for _, v := range []float64{0.2, 0.4} {
+			add(fmt.Sprintf("window BM25 %.2f", v), func(ct *cvTune) { ct.X.LexWin = v })
+		}
+		add("BM25 without reporting verbs", func(ct *cvTune) { ct.X.NoReport = true })
+	}
 	t.Logf("variants of the fitted configuration, every question\n\n%s", fixedTable(sets, fixed, scoreGrid(sets, fixed)))
 }
