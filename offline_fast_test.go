@@ -268,74 +268,70 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 	}
 }
 
-// selectWith runs offline selection with tuning tu on the pruned path
-// (unless full) and returns the candidates with their sources and scores
-// and the stages, rendered, and whether the pruned path decided.
-func selectWith(m *Memory, sp Space, question string, tu offlineTuning, full bool) (string, bool) {
-	st, _ := m.state(context.Background(), sp)
-	qv, _ := m.embed(context.Background(), []string{question})
+// withQuery runs f with a query of question on sp's state, under the
+// state's read lock, set up as retrieve sets one up.
+func withQuery(m *Memory, sp Space, question string, f func(st *spaceState, q *query)) {
+	ctx := context.Background()
+	st, _ := m.state(ctx, sp)
+	qv, _ := m.embed(ctx, []string{question})
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0],
+	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0], ctx: ctx,
 		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}, trace: &Trace{}, cand: map[string]*Evidence{}}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
-	decided := false
-	if !full {
-		_, _, _, _, decided = q.offlineFast(tu, denseOf(st, tu.WindowWeight), q.sc)
-		q.sc.clearLex()
-		q.sc.turnLex = false
-	}
-	st.limits.noOfflineFast = full
-	defer func() { st.limits.noOfflineFast = false }()
-	q.selectOffline(tu)
-	ids := make([]string, 0, len(q.cand))
-	for id := range q.cand {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	var b strings.Builder
-	for _, id := range ids {
-		e := q.cand[id]
-		fmt.Fprintf(&b, "%s %v %x; ", id, e.Sources, math.Float64bits(e.Score))
-	}
-	for _, s := range q.trace.Stages {
-		fmt.Fprintf(&b, "%s %v; ", s.Name, s.IDs)
-	}
-	return b.String(), decided
+	f(st, q)
+}
+
+// selectWith runs offline selection with tuning tu on the pruned path
+// (unless full) and returns the candidates with their sources and scores
+// and the stages, rendered, and whether the pruned path decided.
+func selectWith(m *Memory, sp Space, question string, tu offlineTuning, full bool) (out string, decided bool) {
+	withQuery(m, sp, question, func(st *spaceState, q *query) {
+		if !full {
+			_, _, _, _, decided = q.offlineFast(tu, denseOf(st, tu.WindowWeight), q.sc)
+			q.sc.clearLex()
+			q.sc.turnLex = false
+		}
+		st.limits.noOfflineFast = full
+		defer func() { st.limits.noOfflineFast = false }()
+		q.selectOffline(tu)
+		ids := make([]string, 0, len(q.cand))
+		for id := range q.cand {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		var b strings.Builder
+		for _, id := range ids {
+			e := q.cand[id]
+			fmt.Fprintf(&b, "%s %v %x; ", id, e.Sources, math.Float64bits(e.Score))
+		}
+		for _, s := range q.trace.Stages {
+			fmt.Fprintf(&b, "%s %v; ", s.Name, s.IDs)
+		}
+		out = b.String()
+	})
+	return out, decided
 }
 
 // scoredWith returns scoredTurns(KTurn) of a question, as ids and
 // scores, on the pruned path (unless full).
-func scoredWith(m *Memory, sp Space, question string, full bool) []string {
-	st, _ := m.state(context.Background(), sp)
-	qv, _ := m.embed(context.Background(), []string{question})
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0],
-		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}}
-	q.sc = st.getScratch()
-	defer st.putScratch(q.sc)
-	st.limits.noOfflineFast = full
-	defer func() { st.limits.noOfflineFast = false }()
-	var out []string
-	for _, h := range q.scoredTurns(m.opts.KTurn) {
-		out = append(out, fmt.Sprintf("%s %x", st.turns[h.Index].ID, math.Float64bits(h.Score)))
-	}
+func scoredWith(m *Memory, sp Space, question string, full bool) (out []string) {
+	withQuery(m, sp, question, func(st *spaceState, q *query) {
+		st.limits.noOfflineFast = full
+		defer func() { st.limits.noOfflineFast = false }()
+		for _, h := range q.scoredTurns(m.opts.KTurn) {
+			out = append(out, fmt.Sprintf("%s %x", st.turns[h.Index].ID, math.Float64bits(h.Score)))
+		}
+	})
 	return out
 }
 
 // fastUsed reports whether offlineFast decides a question (rather than
 // falling back to the full computation).
-func fastUsed(m *Memory, sp Space, question string) bool {
-	st, _ := m.state(context.Background(), sp)
-	qv, _ := m.embed(context.Background(), []string{question})
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0],
-		ro: RetrieveOptions{KTurn: m.opts.KTurn, KEvent: m.opts.KEvent}}
-	q.sc = st.getScratch()
-	defer st.putScratch(q.sc)
-	_, _, _, _, ok := q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc)
+func fastUsed(m *Memory, sp Space, question string) (ok bool) {
+	withQuery(m, sp, question, func(st *spaceState, q *query) {
+		_, _, _, _, ok = q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc)
+	})
 	return ok
 }

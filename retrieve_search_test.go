@@ -31,34 +31,23 @@ func TestDefaultSearchIsOfflineRanking(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := res.Trace.Stage("search")
-		st, err := m.state(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		qv, err := m.embed(ctx, []string{question})
-		if err != nil {
-			t.Fatal(err)
-		}
-		st.mu.RLock()
-		q := &query{st: st, question: question, info: analyzeRules(question), search: question, qv: qv[0], ro: RetrieveOptions{KTurn: m.opts.KTurn}, ctx: ctx}
-		q.sc = st.getScratch()
 		var want []string
-		// Every score written out, ranked: the reference ranking.
-		st.limits.noOfflineFast = true
-		_, scores, _, _ := q.offlineScores(defaultOfflineTuning())
-		idx := make([]int, 0, len(scores))
-		for i, s := range scores {
-			if s > 0 {
-				idx = append(idx, i)
+		withQuery(m, sp, question, func(st *spaceState, q *query) {
+			// Every score written out, ranked: the reference ranking.
+			st.limits.noOfflineFast = true
+			defer func() { st.limits.noOfflineFast = false }()
+			_, scores, _, _ := q.offlineScores(defaultOfflineTuning())
+			idx := make([]int, 0, len(scores))
+			for i, s := range scores {
+				if s > 0 {
+					idx = append(idx, i)
+				}
 			}
-		}
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
-		for _, i := range idx[:min(len(idx), m.opts.KTurn)] {
-			want = append(want, st.turns[i].ID)
-		}
-		st.limits.noOfflineFast = false
-		st.putScratch(q.sc)
-		st.mu.RUnlock()
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+			for _, i := range idx[:min(len(idx), m.opts.KTurn)] {
+				want = append(want, st.turns[i].ID)
+			}
+		})
 		if len(got) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%q: search stage %v, want %v", question, got, want)
 		}
