@@ -126,11 +126,16 @@ func whOf(question string) string {
 // relevance applied.
 func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 	f := q.f
-	if ct.Window == 0 && ct.PRF == 0 && ct.X.LexB == 0 && ct.X.EventDense == 0 && ct.X.LexWin == 0 && !ct.X.NoReport {
+	// The engine's own b is what q.f holds.
+	otherB := ct.X.LexB != 0 && ct.X.LexB != cvEngineB()
+	if ct.Window == 0 && ct.PRF == 0 && !otherB && ct.X.EventDense == 0 && ct.X.LexWin == 0 && !ct.X.NoReport {
 		return f
 	}
 	g := *f
-	if ct.X.LexB != 0 {
+	if otherB {
+		if q.lexB == nil {
+			panic("BM25 scores under other b: set HIGMEM_CV_LEXB=1")
+		}
 		g.lex = q.lexB[ct.X.LexB]
 		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
 	}

@@ -169,6 +169,7 @@ func ascend(t *testing.T, sets []*cvSet, tuned []bool, start cvTune, ps []cvPara
 // each fold and reports the held-out results. Skipped unless
 // HIGMEM_OFFLINE_CV=1; HIGMEM_CV_FIT_EXTRA=1 adds the candidate features.
 func TestOfflineCVFit(t *testing.T) {
+	needLexB(t)
 	sets := loadCVSets(t, true)
 	tuned := make([]bool, len(sets))
 	for i, set := range sets {
@@ -205,6 +206,16 @@ func TestOfflineCVFit(t *testing.T) {
 		across = append(across, cvConfig{"fitted on " + set.name + " alone: " + chosen, ct})
 	}
 	t.Logf("fitted on all, and across files\n\n%s", fixedTable(sets, across, scoreGrid(sets, across)))
+}
+
+// needLexB stops a test that scores other BM25 normalisations unless
+// HIGMEM_CV_LEXB=1 computes them (and skips it like loadCVSets unless
+// HIGMEM_OFFLINE_CV=1).
+func needLexB(t *testing.T) {
+	t.Helper()
+	if os.Getenv("HIGMEM_OFFLINE_CV") == "1" && os.Getenv("HIGMEM_CV_LEXB") != "1" {
+		t.Fatal("set HIGMEM_CV_LEXB=1: this test scores other BM25 length normalisations")
+	}
 }
 
 func indexOfConv(set *cvSet, c *cvConv) int {
@@ -255,6 +266,7 @@ func cvFitted() cvTune {
 // TestOfflineCVVariants scores variants of the fitted configuration on
 // every question (in sample: for choices the fit leaves open).
 func TestOfflineCVVariants(t *testing.T) {
+	needLexB(t)
 	sets := loadCVSets(t, true)
 	base := cvFitted()
 	base.tu.MinK, base.tu.KeepRatio = offMinK, offKeepRatio
