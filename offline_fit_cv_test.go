@@ -298,6 +298,13 @@ func TestOfflineCVVariants(t *testing.T) {
 	for _, v := range []float64{0.1, 0.2} {
 		add(fmt.Sprintf("session share %.2f", v), func(ct *cvTune) { ct.X.SessShare = v })
 	}
+	for _, v := range []float64{0.15, 0.3} {
+		for _, k := range [][3]float64{{6, 9, 0.55}, {7, 9, 0.55}, {7, 9, 0.6}, {6, 10, 0.6}} {
+			add(fmt.Sprintf("expansion %.2f, min K %g, max K %g, keep %.2f", v, k[0], k[1], k[2]), func(ct *cvTune) {
+				ct.PRF, ct.tu.MinK, ct.tu.MaxK, ct.tu.KeepRatio = v, int(k[0]), int(k[1]), k[2]
+			})
+		}
+	}
 	if os.Getenv("HIGMEM_CV_MORE") == "1" {
 		for _, v := range []float64{0.1, 0.2, 0.3} {
 			add(fmt.Sprintf("event cosine %.2f", v), func(ct *cvTune) { ct.X.EventDense = v })
