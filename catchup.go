@@ -230,7 +230,7 @@ func (st *spaceState) applyDelta(d *delta) {
 			}
 		}
 	}
-	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.turnVec.QuantizeFrom(st.limits.quantizeFor(store.VectorTurn))
 	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	st.size.Store(st.estimateSize())

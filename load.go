@@ -151,7 +151,7 @@ func (l *loading) listedMatrix(kind store.VectorKind, embID string) (vs []store.
 	if l.errs[0] != nil {
 		return vs, vec.Matrix{}, false, nil
 	}
-	m, ok = storedMatrix(vs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.turns[i].ID })
+	m, ok = storedMatrix(vs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeFor(kind), func(i int) string { return l.turns[i].ID })
 	return vs, m, ok, nil
 }
 
@@ -304,7 +304,7 @@ func (l *loading) install() error {
 		}
 		st.turnVec, st.winVec, st.eventVec = tmat, wmat, emat
 	}
-	st.turnVec.QuantizeFrom(st.limits.quantizeRows)
+	st.turnVec.QuantizeFrom(st.limits.quantizeFor(store.VectorTurn))
 	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	return nil

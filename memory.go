@@ -53,6 +53,7 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 		return nil, fmt.Errorf("%w: mode %s needs a memory model (Options.MemoryModel); use offline mode without one", ErrNoLLM, opts.Mode)
 	}
 	m := &Memory{opts: opts, store: opts.Store, now: time.Now, limits: defaultLimits(), spaces: make(map[store.Space]*spaceState)}
+	m.limits.turnInt8 = opts.Mode == ModePaper
 	if m.store == nil {
 		m.store = memstore.New()
 		m.ownsStore = true

@@ -168,15 +168,26 @@ func TestRelevanceAndScoreMatchReference(t *testing.T) {
 // TestOfflineFastMatchesFull runs offline retrieval on a space large enough
 // (with the thresholds lowered) for the pruned path, and checks every
 // result against the full computation with the same centre: same evidence,
-// scores, sources and trace, bit for bit.
+// scores, sources and trace, bit for bit. It runs as offline mode does,
+// with no int8 copy of the turn vectors, and with one, which the window
+// weights below 1 (mixing both matrices' bounds) need.
 func TestOfflineFastMatchesFull(t *testing.T) {
+	for _, turnInt8 := range []bool{false, true} {
+		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8) })
+	}
+}
+
+func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool) {
 	ctx := context.Background()
 	m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: hashing.New(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	m.limits.quantizeRows, m.limits.offlineFastRows = 64, 256
+	if m.limits.turnInt8 {
+		t.Fatal("offline mode keeps an int8 copy of the turn vectors")
+	}
+	m.limits.quantizeRows, m.limits.offlineFastRows, m.limits.turnInt8 = 64, 256, turnInt8
 	sp := Space{UserID: "fast"}
 	r := rand.New(rand.NewPCG(9, 10))
 	places := strings.Fields("lake Lisbon market gym library Kyoto beach museum studio park Berlin mountains bakery shelter")
@@ -210,7 +221,7 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !st.turnVec.Quantized() || !st.winVec.Quantized() || st.winVec.Rows() != len(st.turns) || len(st.turns) < st.limits.offlineFastRows {
+	if st.turnVec.Quantized() != turnInt8 || !st.winVec.Quantized() || st.winVec.Rows() != len(st.turns) || len(st.turns) < st.limits.offlineFastRows {
 		t.Fatalf("%d turns, %d window vectors, quantized %v, %v: the fast path would not run", len(st.turns), st.winVec.Rows(), st.turnVec.Quantized(), st.winVec.Quantized())
 	}
 	questions := []string{"What did Ava say about the guitar?", "When did Ben go to Kyoto?", "How many birds did they see near the lake?",
@@ -249,6 +260,9 @@ func TestOfflineFastMatchesFull(t *testing.T) {
 		// Other window weights: the turn's cosine alone (0), and both
 		// matrices mixed, whose bounds are mixed too.
 		for _, w := range []float64{0, 0.5, 0.25} {
+			if !turnInt8 {
+				break // the turn vectors' bounds need their int8 copy
+			}
 			tu := defaultOfflineTuning()
 			tu.WindowWeight = w
 			got, gotFast := selectWith(m, sp, qs, tu, false)

@@ -183,6 +183,12 @@ type limits struct {
 	// traffic) and compute exact cosines only for the rows that could rank
 	// (see rank.Searcher). Below it a full exact scan is as fast.
 	quantizeRows int
+	// turnInt8 keeps an int8 copy of the turn vectors too (from
+	// quantizeRows rows). Only paper mode's hybrid search scans them;
+	// offline and default mode rank by the window vectors (window.go), so
+	// without it a loaded space takes a quarter less heap for its turn
+	// vectors and opens without quantizing them.
+	turnInt8 bool
 	// eagerAnnotations is the size below which a space reads its
 	// annotations when it loads (see ensureAnnotations).
 	eagerAnnotations int
@@ -197,6 +203,15 @@ type limits struct {
 	// noOfflineFast turns offlineFast off (tests compare it with the full
 	// computation).
 	noOfflineFast bool
+}
+
+// quantizeFor returns the size from which a matrix of vectors of kind
+// keeps an int8 copy (vec.Matrix.QuantizeFrom; 0 never).
+func (l limits) quantizeFor(kind store.VectorKind) int {
+	if kind == store.VectorTurn && !l.turnInt8 {
+		return 0
+	}
+	return l.quantizeRows
 }
 
 // defaultLimits returns the limits every Memory runs with.

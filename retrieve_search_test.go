@@ -8,6 +8,7 @@ import (
 
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
 )
 
@@ -51,5 +52,26 @@ func TestDefaultSearchIsOfflineRanking(t *testing.T) {
 		if len(got) == 0 || !slices.Equal(got, want) {
 			t.Errorf("%q: search stage %v, want %v", question, got, want)
 		}
+	}
+}
+
+// TestTurnInt8OnlyInPaperMode checks that only paper mode, whose hybrid
+// search scans the turn vectors, keeps their int8 copy.
+func TestTurnInt8OnlyInPaperMode(t *testing.T) {
+	for _, mode := range []Mode{ModeOffline, ModeDefault, ModePaper} {
+		m, err := Open(context.Background(), Options{Mode: mode, MemoryModel: llmtest.NewScripted()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := m.limits.turnInt8, mode == ModePaper; got != want {
+			t.Errorf("%s: turnInt8 %v, want %v", mode, got, want)
+		}
+		if got, want := m.limits.quantizeFor(store.VectorTurn) > 0, mode == ModePaper; got != want {
+			t.Errorf("%s: turn vectors quantized %v, want %v", mode, got, want)
+		}
+		if m.limits.quantizeFor(store.VectorWindow) <= 0 || m.limits.quantizeFor(store.VectorEvent) <= 0 {
+			t.Errorf("%s: window and event vectors must keep their int8 copy", mode)
+		}
+		m.Close()
 	}
 }
