@@ -253,14 +253,13 @@ func cvEngineB() float64 {
 
 // cvFitted is the configuration the fit chose on every conversation of
 // both files (TestOfflineCVFit, round 4: max K at most 9, window weight 1),
-// the base of TestOfflineCVVariants and the engine's defaults.
+// the base of TestOfflineCVVariants: the engine's defaults with the fit's
+// own stopping rule (min K 5, keep 0.5; the engine keeps min K 6, keep
+// 0.55, see offline_tuning.go).
 func cvFitted() cvTune {
-	tu := offlineTuning{
-		DenseWeight: 0.5, WindowWeight: 1, Prev: 0.1, PrevQuestion: 0.5, Next: 0.5, NextQuestion: 0.5, Far: 0.3,
-		EventShare: 0.6, SpeakerBump: 1.15, TimeBump: 1.5, CountBump: 1.4, RunShare: 0.8, QuestionBump: 0.85, LengthPow: 0.15,
-		KeepRatio: 0.5, MinK: 5, MaxK: 9,
-	}
-	return cvTune{tu: tu, Win: "engine", Window: 1, X: cvExtra{LexB: 0.3}}
+	tu := defaultOfflineTuning()
+	tu.MinK, tu.KeepRatio = 5, 0.5
+	return cvTune{tu: tu, Win: "engine", Window: tu.WindowWeight, X: cvExtra{LexB: cvEngineB()}}
 }
 
 // TestOfflineCVVariants scores variants of the fitted configuration on
@@ -276,7 +275,7 @@ func TestOfflineCVVariants(t *testing.T) {
 		f(&ct)
 		fixed = append(fixed, cvConfig{name, ct})
 	}
-	for _, k := range [][3]float64{{5, 8, 0.5}, {5, 8, 0.45}, {6, 8, 0.5}, {6, 8, 0.45}, {7, 8, 0.45}, {5, 9, 0.55}, {6, 9, 0.55}, {5, 10, 0.5}} {
+	for _, k := range [][3]float64{{5, 9, 0.5}, {5, 8, 0.5}, {5, 8, 0.45}, {6, 8, 0.5}, {6, 8, 0.45}, {7, 8, 0.45}, {5, 9, 0.55}, {6, 9, 0.55}, {5, 10, 0.5}} {
 		add(fmt.Sprintf("min K %g, max K %g, keep %.2f", k[0], k[1], k[2]), func(ct *cvTune) {
 			ct.tu.MinK, ct.tu.MaxK, ct.tu.KeepRatio = int(k[0]), int(k[1]), k[2]
 		})

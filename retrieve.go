@@ -308,16 +308,5 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 // compareTurns orders turns chronologically: by OccurredAt (unknown times
 // last), then Seq.
 func compareTurns(a, b store.Turn) int {
-	az, bz := a.OccurredAt.IsZero(), b.OccurredAt.IsZero()
-	switch {
-	case az && !bz:
-		return 1
-	case !az && bz:
-		return -1
-	case !az && !bz:
-		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(a.Seq, b.Seq)
+	return temporal.Compare(temporal.Key{At: a.OccurredAt, Seq: int(a.Seq)}, temporal.Key{At: b.OccurredAt, Seq: int(b.Seq)})
 }

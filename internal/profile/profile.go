@@ -29,6 +29,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/higmem/higmem/internal/temporal"
 )
 
 // Turn is what the rules read of one turn.
@@ -225,18 +227,7 @@ func Build(turns []Turn, stmts []Statement) []Profile {
 // compareTurns orders turns as the rules read them: by OccurredAt (unknown
 // times last), then Seq.
 func compareTurns(a, b Turn) int {
-	az, bz := a.OccurredAt.IsZero(), b.OccurredAt.IsZero()
-	switch {
-	case az && !bz:
-		return 1
-	case !az && bz:
-		return -1
-	case !az && !bz:
-		if c := a.OccurredAt.Compare(b.OccurredAt); c != 0 {
-			return c
-		}
-	}
-	return cmp.Compare(a.Seq, b.Seq)
+	return temporal.Compare(temporal.Key{At: a.OccurredAt, Seq: int(a.Seq)}, temporal.Key{At: b.OccurredAt, Seq: int(b.Seq)})
 }
 
 // read applies the rules, then the statements scheduled at it, to each of
