@@ -98,11 +98,16 @@ func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan
 		fs.maxLo = dm.estimate(q.qv, fs.est, fs.bound, sc.est2, sc.bound2)
 	}()
 	fs.f = q.featuresIn(sc, dm, false)
-	// The best BM25 score, while the estimates may still be running.
-	_, touched := q.turnLexScores()
-	for _, i := range touched {
-		fs.scale.maxLex = max(fs.scale.maxLex, fs.f.lex[i])
+	// The best BM25 score, while the estimates may still be running: a
+	// scan in order (untouched turns score 0) with a branch that is
+	// rarely taken, faster than max over the touched turns at random.
+	maxLex := 0.0
+	for _, x := range fs.f.lex {
+		if x > maxLex {
+			maxLex = x
+		}
 	}
+	fs.scale.maxLex = maxLex
 	fs.scale.mean = fs.f.mean
 	<-estimated
 	// Exact cosines on demand; known stays all false between questions.
@@ -187,18 +192,31 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	rh := &sc.runsHi
 	rh.grow(len(f.runStart))
 	maxLo := fs.maxLo
+	rb := relBound(tu, hiScale)
 	parts := rank.ParallelRange(len(f.runStart), 16384, func(p, lo, hi int) {
 		top := sc.tops[p][:0]
+		est, bound, lex, relHi := fs.est[:n], fs.bound[:n], f.lex[:n], fs.relHi[:n]
 		for r := lo; r < hi; r++ {
 			a, b := runTurns(f, r, n)
+			// As runBests.setRun, on the bounds as they are made.
+			best, second, arg := 0.0, 0.0, int32(-1)
 			for i := a; i < b; i++ {
-				u := fs.est[i] + fs.bound[i]
+				u := est[i] + bound[i]
 				if u >= maxLo {
 					top = append(top, i)
 				}
-				fs.relHi[i] = tu.relevanceOf(f.lex[i], u, hiScale)
+				x := rb.of(lex[i], u)
+				relHi[i] = x
+				switch {
+				case arg < 0:
+					best, arg = x, int32(i)
+				case x > best:
+					second, best, arg = best, x, int32(i)
+				case x > second:
+					second = x
+				}
 			}
-			rh.setRun(f, fs.relHi, r, n)
+			rh.best[r], rh.second[r], rh.arg[r] = best, second, arg
 		}
 		sc.tops[p] = top
 	})
@@ -225,6 +243,34 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 		}
 	}
 	return r0, true
+}
+
+// relevanceBound computes upper bounds of relevanceOf with multiplications
+// where relevanceOf divides (a scan of every turn's bound is bound by its
+// two divisions otherwise). Rounding a product by a rounded reciprocal
+// differs from rounding the quotient by a few units in the last place:
+// margin, far larger, covers that.
+type relevanceBound struct {
+	invLex, mean, perD float64
+}
+
+// relMargin is the relative margin of relevanceBound, 2⁻⁴⁰ (about 1e-12,
+// against errors of a few 2⁻⁵³).
+const relMargin = 1 + 1.0/(1<<40)
+
+// relBound returns the bound of relevanceOf under tu and s.
+func relBound(tu offlineTuning, s relevanceScale) relevanceBound {
+	b := relevanceBound{mean: s.mean, perD: tu.DenseWeight / (s.maxD - s.mean)}
+	if s.maxLex > 0 {
+		b.invLex = 1 / s.maxLex
+	}
+	return b
+}
+
+// of returns a value at least relevanceOf(lex, d, s), for lex >= 0.
+func (b relevanceBound) of(lex, d float64) float64 {
+	dense := [2]float64{0, (d - b.mean) * b.perD}
+	return (lex*b.invLex + dense[b2i(d > b.mean)]) * relMargin
 }
 
 // bestOf returns the exact best relevance among the turns whose first event

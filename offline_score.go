@@ -250,7 +250,7 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 	if tu.QuestionBump == 0 {
 		questionOf[1] = 1
 	}
-	spk, dated, counted, question := f.speaker, f.dated, f.counted, f.question[:n]
+	spk, dated, counted, question, runWords := f.speaker, f.dated, f.counted, f.question[:n], f.runWords
 	var event []int
 	if best != nil {
 		event = f.event[:n]
@@ -301,7 +301,12 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 		}
 		s *= questionOf[b2i(question[i])]
 		if lf != nil {
-			s *= lf.of(f.runWords[r])
+			// The table inline (lf.of is not inlined), the power beyond.
+			if w := runWords[r]; uint32(w) < lengthTableSize {
+				s *= lf.table[w]
+			} else {
+				s *= lf.of(w)
+			}
 		}
 		// Every term 0 scores +0, whatever its signs.
 		s += 0

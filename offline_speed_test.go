@@ -11,13 +11,16 @@ import (
 func benchFeatures(n int) (*turnFeatures, []float64) {
 	r := rand.New(rand.NewPCG(3, 4))
 	f := randomFeatures(r, n, n/4)
-	for i := range f.event {
-		f.event[i] = i / 4
-		f.visible[i] = true
-	}
 	speaker, words := make([]int32, n), make([]int32, n)
 	for i := range n {
-		speaker[i] = int32(r.IntN(2))
+		f.event[i] = i / 4
+		f.visible[i] = true
+		f.sameSession[i] = i%20 != 0
+		f.dated, f.counted = nil, nil
+		speaker[i] = int32(i % 2)
+		if r.IntN(8) == 0 {
+			speaker[i] = 1 - speaker[i] // a burst now and then
+		}
 		words[i] = int32(3 + r.IntN(20))
 	}
 	withRunWords(f, speaker, words)
