@@ -193,9 +193,24 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	rh.grow(len(f.runStart))
 	maxLo := fs.maxLo
 	rb := relBound(tu, hiScale)
-	parts := rank.ParallelRange(len(f.runStart), 16384, func(p, lo, hi int) {
+	// The event bests too: each part into its own slice (part 0 into
+	// bestHi), merged after.
+	var events []int
+	if fs.bestHi != nil && f.event != nil {
+		events = f.event[:n]
+	}
+	parts := rank.ParallelRange(len(f.runStart), fs.chunk(), func(p, lo, hi int) {
 		top := sc.tops[p][:0]
 		est, bound, lex, relHi := fs.est[:n], fs.bound[:n], f.lex[:n], fs.relHi[:n]
+		var eb []float64
+		if events != nil {
+			eb = fs.bestHi
+			if p > 0 {
+				sc.bestParts[p] = grow(sc.bestParts[p], len(fs.bestHi))
+				eb = sc.bestParts[p]
+			}
+			clear(eb)
+		}
 		for r := lo; r < hi; r++ {
 			a, b := runTurns(f, r, n)
 			// As runBests.setRun, on the bounds as they are made.
@@ -207,6 +222,11 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 				}
 				x := rb.of(lex[i], u)
 				relHi[i] = x
+				if events != nil {
+					if e := events[i]; e >= 0 {
+						eb[e] = max(eb[e], x)
+					}
+				}
 				switch {
 				case arg < 0:
 					best, arg = x, int32(i)
@@ -231,11 +251,20 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 			return 0, false
 		}
 	}
-	eventBest(f, fs.relHi, fs.bestHi)
+	if events == nil && fs.bestHi != nil {
+		clear(fs.bestHi) // no events: every best is 0
+	}
+	if events != nil {
+		for _, eb := range sc.bestParts[1:parts] {
+			for e, x := range eb {
+				fs.bestHi[e] = max(fs.bestHi[e], x)
+			}
+		}
+	}
 	sc.scoreHi = grow(sc.scoreHi, n)
 	fs.scoreHi = sc.scoreHi
 	var args [4]int
-	parts = rank.ParallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
+	parts = rank.ParallelRange(n, fs.chunk(), func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
 	r0 = args[0]
 	for _, a := range args[1:parts] {
 		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
@@ -271,6 +300,15 @@ func relBound(tu offlineTuning, s relevanceScale) relevanceBound {
 func (b relevanceBound) of(lex, d float64) float64 {
 	dense := [2]float64{0, (d - b.mean) * b.perD}
 	return (lex*b.invLex + dense[b2i(d > b.mean)]) * relMargin
+}
+
+// chunk returns the fewest turns or runs each core takes in a pass (see
+// limits.offlineChunk).
+func (fs *fastScan) chunk() int {
+	if c := fs.q.st.limits.offlineChunk; c > 0 {
+		return c
+	}
+	return 16384
 }
 
 // bestOf returns the exact best relevance among the turns whose first event
@@ -334,11 +372,21 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// r0's.
 	c := fs.sc.cands[:0]
 	if s0 := fs.scores[r0]; s0 > 0 {
+		// On every core, each part's list in order, then the lists in
+		// the parts' order.
 		floor := fs.tu.KeepRatio * s0
-		for i, s := range fs.scoreHi {
-			if s >= floor {
-				c = append(c, i)
+		tops := &fs.sc.tops
+		parts := rank.ParallelRange(fs.n, fs.chunk(), func(p, lo, hi int) {
+			top := tops[p][:0]
+			for i, s := range fs.scoreHi[lo:hi] {
+				if s >= floor {
+					top = append(top, lo+i)
+				}
 			}
+			tops[p] = top
+		})
+		for _, top := range tops[:parts] {
+			c = append(c, top...)
 		}
 	} else {
 		for i := range fs.scoreHi {

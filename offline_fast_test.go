@@ -171,13 +171,18 @@ func TestRelevanceAndScoreMatchReference(t *testing.T) {
 // scores, sources and trace, bit for bit. It runs as offline mode does,
 // with no int8 copy of the turn vectors, and with one, which the window
 // weights below 1 (mixing both matrices' bounds) need.
+//
+// A third run splits the pruned path's passes over the space into parts of
+// 100 turns, as on a large space with several cores, so that the parts'
+// lists and event bests are merged.
 func TestOfflineFastMatchesFull(t *testing.T) {
 	for _, turnInt8 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8) })
+		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8, 0) })
 	}
+	t.Run("split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100) })
 }
 
-func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool) {
+func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int) {
 	ctx := context.Background()
 	m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: hashing.New(0)})
 	if err != nil {
@@ -187,7 +192,7 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool) {
 	if m.limits.turnInt8 {
 		t.Fatal("offline mode keeps an int8 copy of the turn vectors")
 	}
-	m.limits.quantizeRows, m.limits.offlineFastRows, m.limits.turnInt8 = 64, 256, turnInt8
+	m.limits.quantizeRows, m.limits.offlineFastRows, m.limits.turnInt8, m.limits.offlineChunk = 64, 256, turnInt8, chunk
 	sp := Space{UserID: "fast"}
 	r := rand.New(rand.NewPCG(9, 10))
 	places := strings.Fields("lake Lisbon market gym library Kyoto beach museum studio park Berlin mountains bakery shelter")

@@ -39,6 +39,9 @@ type scratch struct {
 	// tops lists, per part of the bound pass, the rows that can hold the
 	// best cosine.
 	tops [4][]int
+	// bestParts holds the event bests of the bound pass's parts after
+	// the first.
+	bestParts [4][]float64
 }
 
 // getScratch returns a scratch; give it back with putScratch.
