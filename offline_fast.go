@@ -12,7 +12,8 @@ import (
 // question is scored from int8 estimates of its cosines (vec.Matrix.Estimate,
 // with error bounds) instead of a scan of every exact cosine. The formulas
 // are those of offline_score.go, relevanceOf and scoreRange, applied to
-// bounds first and then to exact values for the turns that can matter;
+// bounds first (relevance bounds by relevanceBound, which never falls below
+// relevanceOf) and then to exact values for the turns that can matter;
 // the selection is the reference's, bit for bit (TestOfflineFastMatchesFull
 // compares the two on every question). Speaker runs are bounded the same
 // way: a run's best relevance from its turns' bounds, then exactly for the
@@ -311,6 +312,26 @@ func (fs *fastScan) chunk() int {
 	return 16384
 }
 
+// atLeast appends to dst the indexes of xs whose value is at least floor,
+// in order, and returns it: on every core, each part's list in order, then
+// the lists in the parts' order.
+func (fs *fastScan) atLeast(xs []float64, floor float64, dst []int) []int {
+	tops := &fs.sc.tops
+	parts := rank.ParallelRange(len(xs), fs.chunk(), func(p, lo, hi int) {
+		top := tops[p][:0]
+		for i, x := range xs[lo:hi] {
+			if x >= floor {
+				top = append(top, lo+i)
+			}
+		}
+		tops[p] = top
+	})
+	for _, top := range tops[:parts] {
+		dst = append(dst, top...)
+	}
+	return dst
+}
+
 // bestOf returns the exact best relevance among the turns whose first event
 // is e.
 func (fs *fastScan) bestOf(e int) float64 {
@@ -367,27 +388,12 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// The best score: the turn with the best bound, then every turn whose
 	// bound reaches its score.
 	fs.reach(r0)
-	// One scan lists the turns whose bound reaches KeepRatio of r0's
-	// score: keep below is at least that, as the best score is at least
-	// r0's.
+	// One scan lists the turns whose bound reaches r0's score or
+	// KeepRatio of it, whichever is lower: keep below is at least that, as
+	// the best score is at least r0's.
 	c := fs.sc.cands[:0]
 	if s0 := fs.scores[r0]; s0 > 0 {
-		// On every core, each part's list in order, then the lists in
-		// the parts' order.
-		floor := fs.tu.KeepRatio * s0
-		tops := &fs.sc.tops
-		parts := rank.ParallelRange(fs.n, fs.chunk(), func(p, lo, hi int) {
-			top := tops[p][:0]
-			for i, s := range fs.scoreHi[lo:hi] {
-				if s >= floor {
-					top = append(top, lo+i)
-				}
-			}
-			tops[p] = top
-		})
-		for _, top := range tops[:parts] {
-			c = append(c, top...)
-		}
+		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
 	} else {
 		for i := range fs.scoreHi {
 			c = append(c, i)
@@ -471,12 +477,7 @@ func (fs *fastScan) topRelevance() bool {
 		return false
 	}
 	floor := relTop.Last()
-	rc := fs.sc.cands[:0]
-	for i, r := range fs.relHi {
-		if r >= floor {
-			rc = append(rc, i)
-		}
-	}
+	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
 	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
 	fs.sc.cands = rc
 	relTop = rank.NewTopK(k)

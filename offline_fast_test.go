@@ -354,3 +354,48 @@ func fastUsed(m *Memory, sp Space, question string) (ok bool) {
 	})
 	return ok
 }
+
+// TestRelevanceBound checks that the bound pass's relevance bound
+// (relevanceBound, by multiplications) is at least relevanceOf, for the
+// same cosine and for every smaller cosine under a scale whose best cosine
+// is at least the bound's, on random and edge values.
+func TestRelevanceBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200000 {
+		tu := defaultOfflineTuning()
+		if trial%3 == 0 {
+			tu.DenseWeight = r.Float64() * 3
+		}
+		s := relevanceScale{mean: r.Float64()*0.6 - 0.2}
+		if trial%5 != 0 {
+			s.maxLex = r.Float64() * 20
+		}
+		s.maxD = s.mean + r.Float64()*0.8 + 1e-9
+		lex := 0.0
+		if r.IntN(3) != 0 {
+			lex = r.Float64() * s.maxLex
+		}
+		if trial%7 == 0 {
+			lex = s.maxLex
+		}
+		d := r.Float64()*2 - 1
+		switch trial % 11 {
+		case 0:
+			d = s.mean
+		case 1:
+			d = s.maxD
+		case 2:
+			d = math.Nextafter(s.mean, 2)
+		}
+		b := relBound(tu, s)
+		hi := b.of(lex, d)
+		if want := tu.relevanceOf(lex, d, s); hi < want {
+			t.Fatalf("trial %d: bound %v below relevance %v (lex %v, d %v, scale %+v)", trial, hi, want, lex, d, s)
+		}
+		exact := s
+		exact.maxD += r.Float64() * 0.1
+		if want := tu.relevanceOf(lex, d-r.Float64()*0.1, exact); hi < want {
+			t.Fatalf("trial %d: bound %v below relevance %v under a larger best cosine", trial, hi, want)
+		}
+	}
+}
