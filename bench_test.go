@@ -113,6 +113,54 @@ func BenchmarkRetrieve(b *testing.B) {
 	}
 }
 
+// BenchmarkRetrieveStored measures offline retrieval on a space that
+// higmem bench built and kept (HIGMEM_BENCH_DB, e.g. D/offline-100000.db
+// after higmem bench --dir D), so that two builds time the same space
+// without building it: the bench's questions in turn, wall time per
+// retrieval and, on unix, the process's CPU time per retrieval
+// (cpu-ms/op, which other jobs on a shared machine disturb less than the
+// wall time). Skipped without HIGMEM_BENCH_DB.
+func BenchmarkRetrieveStored(b *testing.B) {
+	path := os.Getenv("HIGMEM_BENCH_DB")
+	if path == "" {
+		b.Skip("HIGMEM_BENCH_DB is not set")
+	}
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	m, err := higmem.Open(ctx, higmem.Options{Store: st, Embedder: hashing.New(0), Mode: higmem.ModeOffline})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	space := higmem.Space{UserID: "bench"} // higmem bench's space
+	stats, err := m.Stats(ctx, space)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if stats.Turns == 0 {
+		b.Fatalf("%s: no turns in higmem bench's space", path)
+	}
+	conv := synth.Generate(synth.Options{Turns: stats.Turns, Seed: 1})
+	if _, err := m.Retrieve(ctx, space, conv.Questions[0].Text, higmem.RetrieveOptions{}); err != nil {
+		b.Fatal(err) // loads the space
+	}
+	before := processCPU()
+	i := 0
+	for b.Loop() {
+		if _, err := m.Retrieve(ctx, space, conv.Questions[i%len(conv.Questions)].Text, higmem.RetrieveOptions{}); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	if cpu := processCPU() - before; cpu > 0 {
+		b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(i), "cpu-ms/op")
+	}
+}
+
 // BenchmarkColdOpen measures opening a stored space of each size (see
 // benchSizes): a new Memory on the SQLite file up to its first retrieval.
 func BenchmarkColdOpen(b *testing.B) {

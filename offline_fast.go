@@ -12,7 +12,8 @@ import (
 // question is scored from int8 estimates of its cosines (vec.Matrix.Estimate,
 // with error bounds) instead of a scan of every exact cosine. The formulas
 // are those of offline_score.go, relevanceOf and scoreRange, applied to
-// bounds first and then to exact values for the turns that can matter;
+// bounds first (relevance bounds by relevanceBound, which never falls below
+// relevanceOf) and then to exact values for the turns that can matter;
 // the selection is the reference's, bit for bit (TestOfflineFastMatchesFull
 // compares the two on every question). Speaker runs are bounded the same
 // way: a run's best relevance from its turns' bounds, then exactly for the
@@ -28,7 +29,9 @@ type fastScan struct {
 	n  int
 	// est and bound are the estimated cosines and their error bounds.
 	est, bound []float64
-	scale      relevanceScale
+	// maxLo is the best lower bound of a cosine.
+	maxLo float64
+	scale relevanceScale
 	// relHi, scoreHi and bestHi are upper bounds of relevance, scores and
 	// the best relevance per event (bestHi is nil when EventShare is 0).
 	relHi, scoreHi, bestHi []float64
@@ -65,11 +68,8 @@ func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch) (rel, sc
 	}
 	fs := newFastScan(q, tu, dm, sc)
 	defer fs.release()
-	if !fs.setScale() {
-		return nil, nil, nil, nil, false
-	}
-	r0 := fs.setBounds()
-	if !fs.topScores(r0) || !fs.topRelevance() {
+	r0, ok := fs.setBounds()
+	if !ok || !fs.topScores(r0) || !fs.topRelevance() {
 		return nil, nil, nil, nil, false
 	}
 	return fs.rel, fs.scores, fs.relIdx, fs.scoreIdx, true
@@ -93,13 +93,23 @@ func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan
 	if dm.w > 0 && dm.w < 1 {
 		sc.est2, sc.bound2 = grow(sc.est2, n), grow(sc.bound2, n)
 	}
-	var maxLo float64
 	estimated := make(chan struct{})
 	go func() {
 		defer close(estimated)
-		maxLo = dm.estimate(q.qv, fs.est, fs.bound, sc.est2, sc.bound2)
+		fs.maxLo = dm.estimate(q.qv, fs.est, fs.bound, sc.est2, sc.bound2)
 	}()
 	fs.f = q.featuresIn(sc, dm, false)
+	// The best BM25 score, while the estimates may still be running: a
+	// scan in order (untouched turns score 0) with a branch that is
+	// rarely taken, faster than max over the touched turns at random.
+	maxLex := 0.0
+	for _, x := range fs.f.lex {
+		if x > maxLex {
+			maxLex = x
+		}
+	}
+	fs.scale.maxLex = maxLex
+	fs.scale.mean = fs.f.mean
 	<-estimated
 	// Exact cosines on demand; known stays all false between questions.
 	sc.exact = grow(sc.exact, n)
@@ -114,14 +124,6 @@ func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan
 	if tu.EventShare != 0 {
 		sc.bestHi, sc.fastBest = grow(sc.bestHi, len(st.events)), grow(sc.fastBest, len(st.events))
 		fs.bestHi, fs.best = sc.bestHi, sc.fastBest
-	}
-	// The best cosine: only rows whose upper bound reaches the best lower
-	// bound can hold it.
-	fs.scale.maxD = math.Inf(-1)
-	for i := range n {
-		if fs.est[i]+fs.bound[i] >= maxLo {
-			fs.scale.maxD = max(fs.scale.maxD, fs.cos(i))
-		}
 	}
 	return fs
 }
@@ -151,48 +153,183 @@ func (fs *fastScan) relX(i int) float64 {
 	return fs.tu.relevanceOf(fs.f.lex[i], fs.cos(i), fs.scale)
 }
 
-// setScale sets the relevance scale: the mean from the matrix's sum of rows
-// (see limits.offlineFastRows), the best cosine and the best BM25 score. It
-// reports false when the dense part would vanish.
-func (fs *fastScan) setScale() bool {
-	fs.scale.mean = fs.f.mean
-	if !(fs.scale.maxD > fs.scale.mean) {
-		return false
-	}
-	_, touched := fs.q.turnLexScores()
-	for _, i := range touched {
-		fs.scale.maxLex = max(fs.scale.maxLex, fs.f.lex[i])
-	}
-	return true
-}
-
 // setBounds computes the upper bounds of every turn's relevance, event best
 // and score, on every core, and returns the turn with the best score bound.
-func (fs *fastScan) setBounds() (r0 int) {
+// It sets the relevance scale (the mean from the matrix's sum of rows, see
+// limits.offlineFastRows, the best cosine and the best BM25 score) and
+// reports false when its dense part would vanish.
+//
+// The relevance bounds and the bounds of each run's bests are one pass,
+// split by runs (a run's turns are consecutive). The best cosine is not
+// known yet in that pass: only the rows whose upper bound reaches the best
+// lower bound, maxLo, can hold it, and the pass lists them. The pass
+// scales the dense part by maxLo instead, which bounds the best cosine
+// from below, and relevanceOf grows as its scale's best cosine falls (each
+// rounded operation is monotone), so its values bound relevance all the
+// same; they are a little looser. When maxLo is not above the mean, the
+// best cosine is found first.
+func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	n, f, tu := fs.n, fs.f, fs.tu
-	fs.sc.relHi = grow(fs.sc.relHi, n)
-	fs.relHi = fs.sc.relHi
-	rank.ParallelRange(n, 16384, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			fs.relHi[i] = tu.relevanceOf(f.lex[i], fs.est[i]+fs.bound[i], fs.scale)
+	sc := fs.sc
+	sc.relHi = grow(sc.relHi, n)
+	fs.relHi = sc.relHi
+	hiScale := fs.scale
+	hiScale.maxD = fs.maxLo
+	exactFirst := !(fs.maxLo > fs.scale.mean)
+	if exactFirst {
+		fs.scale.maxD = math.Inf(-1)
+		for i := range n {
+			if fs.est[i]+fs.bound[i] >= fs.maxLo {
+				fs.scale.maxD = max(fs.scale.maxD, fs.cos(i))
+			}
 		}
-	})
-	eventBest(f, fs.relHi, fs.bestHi)
+		if !(fs.scale.maxD > fs.scale.mean) {
+			return 0, false
+		}
+		hiScale = fs.scale
+	}
 	// The best relevance bound per run bounds the run's best, and the
 	// bound of the other turns' best bounds the best of a run's others.
-	rh := &fs.sc.runsHi
-	rh.fill(f, fs.relHi)
-	fs.sc.scoreHi = grow(fs.sc.scoreHi, n)
-	fs.scoreHi = fs.sc.scoreHi
+	rh := &sc.runsHi
+	rh.grow(len(f.runStart))
+	maxLo := fs.maxLo
+	rb := relBound(tu, hiScale)
+	// The event bests too: each part into its own slice (part 0 into
+	// bestHi), merged after.
+	var events []int
+	if fs.bestHi != nil && f.event != nil {
+		events = f.event[:n]
+	}
+	parts := rank.ParallelRange(len(f.runStart), fs.chunk(), func(p, lo, hi int) {
+		top := sc.tops[p][:0]
+		est, bound, lex, relHi := fs.est[:n], fs.bound[:n], f.lex[:n], fs.relHi[:n]
+		var eb []float64
+		if events != nil {
+			eb = fs.bestHi
+			if p > 0 {
+				sc.bestParts[p] = grow(sc.bestParts[p], len(fs.bestHi))
+				eb = sc.bestParts[p]
+			}
+			clear(eb)
+		}
+		for r := lo; r < hi; r++ {
+			a, b := runTurns(f, r, n)
+			// As runBests.setRun, on the bounds as they are made.
+			best, second, arg := 0.0, 0.0, int32(-1)
+			for i := a; i < b; i++ {
+				u := est[i] + bound[i]
+				if u >= maxLo {
+					top = append(top, i)
+				}
+				x := rb.of(lex[i], u)
+				relHi[i] = x
+				if events != nil {
+					if e := events[i]; e >= 0 {
+						eb[e] = max(eb[e], x)
+					}
+				}
+				switch {
+				case arg < 0:
+					best, arg = x, int32(i)
+				case x > best:
+					second, best, arg = best, x, int32(i)
+				case x > second:
+					second = x
+				}
+			}
+			rh.best[r], rh.second[r], rh.arg[r] = best, second, arg
+		}
+		sc.tops[p] = top
+	})
+	if !exactFirst {
+		fs.scale.maxD = math.Inf(-1)
+		for _, top := range sc.tops[:parts] {
+			for _, i := range top {
+				fs.scale.maxD = max(fs.scale.maxD, fs.cos(i))
+			}
+		}
+		if !(fs.scale.maxD > fs.scale.mean) {
+			return 0, false
+		}
+	}
+	if events == nil && fs.bestHi != nil {
+		clear(fs.bestHi) // no events: every best is 0
+	}
+	if events != nil {
+		for _, eb := range sc.bestParts[1:parts] {
+			for e, x := range eb {
+				fs.bestHi[e] = max(fs.bestHi[e], x)
+			}
+		}
+	}
+	sc.scoreHi = grow(sc.scoreHi, n)
+	fs.scoreHi = sc.scoreHi
 	var args [4]int
-	parts := rank.ParallelRange(n, 16384, func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
+	parts = rank.ParallelRange(n, fs.chunk(), func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
 	r0 = args[0]
 	for _, a := range args[1:parts] {
 		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
 			r0 = a
 		}
 	}
-	return r0
+	return r0, true
+}
+
+// relevanceBound computes upper bounds of relevanceOf with multiplications
+// where relevanceOf divides (a scan of every turn's bound is bound by its
+// two divisions otherwise). Rounding a product by a rounded reciprocal
+// differs from rounding the quotient by a few units in the last place:
+// margin, far larger, covers that.
+type relevanceBound struct {
+	invLex, mean, perD float64
+}
+
+// relMargin is the relative margin of relevanceBound, 2⁻⁴⁰ (about 1e-12,
+// against errors of a few 2⁻⁵³).
+const relMargin = 1 + 1.0/(1<<40)
+
+// relBound returns the bound of relevanceOf under tu and s.
+func relBound(tu offlineTuning, s relevanceScale) relevanceBound {
+	b := relevanceBound{mean: s.mean, perD: tu.DenseWeight / (s.maxD - s.mean)}
+	if s.maxLex > 0 {
+		b.invLex = 1 / s.maxLex
+	}
+	return b
+}
+
+// of returns a value at least relevanceOf(lex, d, s), for lex >= 0.
+func (b relevanceBound) of(lex, d float64) float64 {
+	dense := [2]float64{0, (d - b.mean) * b.perD}
+	return (lex*b.invLex + dense[b2i(d > b.mean)]) * relMargin
+}
+
+// chunk returns the fewest turns or runs each core takes in a pass (see
+// limits.offlineChunk).
+func (fs *fastScan) chunk() int {
+	if c := fs.q.st.limits.offlineChunk; c > 0 {
+		return c
+	}
+	return 16384
+}
+
+// atLeast appends to dst the indexes of xs whose value is at least floor,
+// in order, and returns it: on every core, each part's list in order, then
+// the lists in the parts' order.
+func (fs *fastScan) atLeast(xs []float64, floor float64, dst []int) []int {
+	tops := &fs.sc.tops
+	parts := rank.ParallelRange(len(xs), fs.chunk(), func(p, lo, hi int) {
+		top := tops[p][:0]
+		for i, x := range xs[lo:hi] {
+			if x >= floor {
+				top = append(top, lo+i)
+			}
+		}
+		tops[p] = top
+	})
+	for _, top := range tops[:parts] {
+		dst = append(dst, top...)
+	}
+	return dst
 }
 
 // bestOf returns the exact best relevance among the turns whose first event
@@ -251,19 +388,31 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// The best score: the turn with the best bound, then every turn whose
 	// bound reaches its score.
 	fs.reach(r0)
-	for i, s := range fs.scoreHi {
-		if s >= fs.scores[r0] && i != r0 {
+	// One scan lists the turns whose bound reaches r0's score or
+	// KeepRatio of it, whichever is lower: keep below is at least that, as
+	// the best score is at least r0's.
+	c := fs.sc.cands[:0]
+	if s0 := fs.scores[r0]; s0 > 0 {
+		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
+	} else {
+		for i := range fs.scoreHi {
+			c = append(c, i)
+		}
+	}
+	for _, i := range c {
+		if fs.scoreHi[i] >= fs.scores[r0] && i != r0 {
 			fs.reach(i)
 		}
 	}
 	if !(fs.top > 0) {
+		fs.sc.cands = c
 		return false
 	}
 	keep := fs.tu.KeepRatio * fs.top
 	// The other turns that can reach keep, best bound first (a heap).
-	h := fs.sc.cands[:0]
-	for i, s := range fs.scoreHi {
-		if s >= keep && !fs.reached[i] {
+	h := c[:0]
+	for _, i := range c {
+		if fs.scoreHi[i] >= keep && !fs.reached[i] {
 			h = append(h, i)
 		}
 	}
@@ -328,12 +477,7 @@ func (fs *fastScan) topRelevance() bool {
 		return false
 	}
 	floor := relTop.Last()
-	rc := fs.sc.cands[:0]
-	for i, r := range fs.relHi {
-		if r >= floor {
-			rc = append(rc, i)
-		}
-	}
+	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
 	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
 	fs.sc.cands = rc
 	relTop = rank.NewTopK(k)

@@ -171,13 +171,18 @@ func TestRelevanceAndScoreMatchReference(t *testing.T) {
 // scores, sources and trace, bit for bit. It runs as offline mode does,
 // with no int8 copy of the turn vectors, and with one, which the window
 // weights below 1 (mixing both matrices' bounds) need.
+//
+// A third run splits the pruned path's passes over the space into parts of
+// 100 turns, as on a large space with several cores, so that the parts'
+// lists and event bests are merged.
 func TestOfflineFastMatchesFull(t *testing.T) {
 	for _, turnInt8 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8) })
+		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8, 0) })
 	}
+	t.Run("split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100) })
 }
 
-func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool) {
+func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int) {
 	ctx := context.Background()
 	m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: hashing.New(0)})
 	if err != nil {
@@ -187,7 +192,7 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool) {
 	if m.limits.turnInt8 {
 		t.Fatal("offline mode keeps an int8 copy of the turn vectors")
 	}
-	m.limits.quantizeRows, m.limits.offlineFastRows, m.limits.turnInt8 = 64, 256, turnInt8
+	m.limits.quantizeRows, m.limits.offlineFastRows, m.limits.turnInt8, m.limits.offlineChunk = 64, 256, turnInt8, chunk
 	sp := Space{UserID: "fast"}
 	r := rand.New(rand.NewPCG(9, 10))
 	places := strings.Fields("lake Lisbon market gym library Kyoto beach museum studio park Berlin mountains bakery shelter")
@@ -348,4 +353,49 @@ func fastUsed(m *Memory, sp Space, question string) (ok bool) {
 		_, _, _, _, ok = q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc)
 	})
 	return ok
+}
+
+// TestRelevanceBound checks that the bound pass's relevance bound
+// (relevanceBound, by multiplications) is at least relevanceOf, for the
+// same cosine and for every smaller cosine under a scale whose best cosine
+// is at least the bound's, on random and edge values.
+func TestRelevanceBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for trial := range 200000 {
+		tu := defaultOfflineTuning()
+		if trial%3 == 0 {
+			tu.DenseWeight = r.Float64() * 3
+		}
+		s := relevanceScale{mean: r.Float64()*0.6 - 0.2}
+		if trial%5 != 0 {
+			s.maxLex = r.Float64() * 20
+		}
+		s.maxD = s.mean + r.Float64()*0.8 + 1e-9
+		lex := 0.0
+		if r.IntN(3) != 0 {
+			lex = r.Float64() * s.maxLex
+		}
+		if trial%7 == 0 {
+			lex = s.maxLex
+		}
+		d := r.Float64()*2 - 1
+		switch trial % 11 {
+		case 0:
+			d = s.mean
+		case 1:
+			d = s.maxD
+		case 2:
+			d = math.Nextafter(s.mean, 2)
+		}
+		b := relBound(tu, s)
+		hi := b.of(lex, d)
+		if want := tu.relevanceOf(lex, d, s); hi < want {
+			t.Fatalf("trial %d: bound %v below relevance %v (lex %v, d %v, scale %+v)", trial, hi, want, lex, d, s)
+		}
+		exact := s
+		exact.maxD += r.Float64() * 0.1
+		if want := tu.relevanceOf(lex, d-r.Float64()*0.1, exact); hi < want {
+			t.Fatalf("trial %d: bound %v below relevance %v under a larger best cosine", trial, hi, want)
+		}
+	}
 }

@@ -117,15 +117,17 @@ var noDense = math.Inf(-1)
 // DenseWeight times its cosine d centred on the mean and scaled so that the
 // best turn gets 1 (cosines at or below the mean add nothing). It grows with
 // lex and with d, so that bounds of them give bounds of it.
+//
+// It selects rather than branches on lex and d (a scan over every turn
+// would mispredict them): a part that does not apply is 0, and adding +0
+// leaves a sum as it is.
 func (tu offlineTuning) relevanceOf(lex, d float64, s relevanceScale) float64 {
 	r := 0.0
-	if lex != 0 && s.maxLex > 0 {
-		r = lex / s.maxLex
+	if s.maxLex > 0 {
+		r = lex/s.maxLex + 0 // +0 for lex 0, whatever its sign
 	}
-	if d > s.mean {
-		r += tu.DenseWeight * (d - s.mean) / (s.maxD - s.mean)
-	}
-	return r
+	dense := [2]float64{0, tu.DenseWeight * (d - s.mean) / (s.maxD - s.mean)}
+	return r + dense[b2i(d > s.mean)]
 }
 
 // scaleOf returns the relevance scale of f. Cosines of unrelated texts are
@@ -234,10 +236,29 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 	if tu.LengthPow != 0 && f.runWords != nil {
 		lf = lengthFactorsOf(tu.LengthPow)
 	}
-	arg = lo
+	// The flags of a turn select among two factors each, rather than
+	// branch on it (they vary from turn to turn and would be mispredicted):
+	// a missing factor is 1, and so is a share of 0, which leaves every sum
+	// and product as the formula writes it. Loop-invariant tests stay
+	// branches.
+	prevOf := [2]float64{tu.Prev, tu.PrevQuestion}
+	nextOf := [2]float64{tu.Next, tu.NextQuestion}
+	speakerOf := [2]float64{1, tu.SpeakerBump}
+	datedOf := [2]float64{1, tu.TimeBump}
+	countedOf := [2]float64{1, tu.CountBump}
+	questionOf := [2]float64{1, tu.QuestionBump}
+	if tu.QuestionBump == 0 {
+		questionOf[1] = 1
+	}
+	spk, dated, counted, question, runWords := f.speaker, f.dated, f.counted, f.question[:n], f.runWords
+	var event []int
+	if best != nil {
+		event = f.event[:n]
+	}
+	arg, top := lo, 0.0
 	for i := lo; i < hi; i++ {
-		out[i] = 0
 		if !vis[i] {
+			out[i] = 0
 			continue
 		}
 		// Neighbours are runs, and count only within the session (a run
@@ -257,54 +278,53 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 				n2 = rbest[r+2]
 			}
 		}
-		mate := rbest[r]
-		if int(rarg[r]) == i {
-			mate = rsecond[r]
-		}
+		mates := [2]float64{rbest[r], rsecond[r]}
+		mate := mates[b2i(int(rarg[r]) == i)]
 		x := rel[i]
 		var b float64
-		hasBest := best != nil && f.event[i] >= 0
-		if hasBest {
-			b = best[f.event[i]]
+		if event != nil {
+			if e := event[i]; e >= 0 {
+				b = best[e]
+			}
 		}
-		if x == 0 && p1 == 0 && p2 == 0 && n1 == 0 && n2 == 0 && mate == 0 && b == 0 {
-			continue // every term is 0, and so is the score
+		s := x + prevOf[b2i(pq)]*p1 + nextOf[b2i(nq)]*n1 + tu.Far*(p2+n2)
+		s += tu.RunShare * mate
+		s += tu.EventShare * b
+		if spk != nil {
+			s *= speakerOf[b2i(spk[i])]
 		}
-		prev, next := tu.Prev, tu.Next
-		if pq {
-			prev = tu.PrevQuestion
+		if dated != nil {
+			s *= datedOf[b2i(dated[i])]
 		}
-		if nq {
-			next = tu.NextQuestion
+		if counted != nil {
+			s *= countedOf[b2i(counted[i])]
 		}
-		s := x + prev*p1 + next*n1 + tu.Far*(p2+n2)
-		if mate != 0 {
-			s += tu.RunShare * mate
-		}
-		if hasBest {
-			s += tu.EventShare * b
-		}
-		if f.speaker != nil && f.speaker[i] {
-			s *= tu.SpeakerBump
-		}
-		if f.dated != nil && f.dated[i] {
-			s *= tu.TimeBump
-		}
-		if f.counted != nil && f.counted[i] {
-			s *= tu.CountBump
-		}
-		if f.question[i] && tu.QuestionBump != 0 {
-			s *= tu.QuestionBump
-		}
+		s *= questionOf[b2i(question[i])]
 		if lf != nil {
-			s *= lf.of(f.runWords[r])
+			// The table inline (lf.of is not inlined), the power beyond.
+			if w := runWords[r]; uint32(w) < lengthTableSize {
+				s *= lf.table[w]
+			} else {
+				s *= lf.of(w)
+			}
 		}
+		// Every term 0 scores +0, whatever its signs.
+		s += 0
 		out[i] = s
-		if s > out[arg] {
-			arg = i
+		if s > top {
+			arg, top = i, s
 		}
 	}
 	return arg
+}
+
+// b2i returns 1 for true and 0 for false, without a branch.
+func b2i(b bool) int {
+	var i int
+	if b {
+		i = 1
+	}
+	return i
 }
 
 // cut returns how many of the ranked turns to keep: at least MinK (when

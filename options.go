@@ -200,6 +200,10 @@ type limits struct {
 	// bounds retrieval time on a large space, as every exact cosine must be
 	// read to sum them.
 	offlineFastRows int
+	// offlineChunk is the fewest turns (or speaker runs) each core takes
+	// in offlineFast's passes over the space; 0 is 16384. Tests lower it
+	// so that small spaces are split too.
+	offlineChunk int
 	// noOfflineFast turns offlineFast off (tests compare it with the full
 	// computation).
 	noOfflineFast bool

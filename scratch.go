@@ -36,6 +36,12 @@ type scratch struct {
 	// runs holds the best relevance per speaker run (exact values, where
 	// computed), runsHi their upper bounds on the pruned path.
 	runs, runsHi runBests
+	// tops lists, per part of the bound pass, the rows that can hold the
+	// best cosine.
+	tops [4][]int
+	// bestParts holds the event bests of the bound pass's parts after
+	// the first.
+	bestParts [4][]float64
 }
 
 // getScratch returns a scratch; give it back with putScratch.

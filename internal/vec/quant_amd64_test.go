@@ -17,7 +17,7 @@ func TestDotI8Kernels(t *testing.T) {
 	r := rand.New(rand.NewPCG(17, 18))
 	for name, kernel := range kernels {
 		for _, dim := range []int{16, 32, 48, 256, 384} {
-			for _, n := range []int{0, 1, 2, 3, 5} {
+			for _, n := range []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 13} {
 				p := make([]int16, dim)
 				for j := range p {
 					p[j] = int16(r.IntN(65535) - 32767)
