@@ -21,9 +21,9 @@
 //
 // The zero Options give an in-memory store, lexical (BM25) retrieval and
 // offline mode. A real deployment wires a persistent store (store/sqlite),
-// an embedder (embed/minilm runs all-MiniLM-L6-v2 in pure Go) and, for the
-// LLM-guided pipeline, a model (llm/openai talks to any OpenAI-compatible
-// endpoint). The higmem command (cmd/higmem) does that wiring from flags and
+// an embedder (embed/minilm runs all-MiniLM-L6-v2, or e5-small-v2, in pure
+// Go) and, for the LLM-guided pipeline, a model (llm/openai talks to any
+// OpenAI-compatible endpoint). The higmem command (cmd/higmem) does that wiring from flags and
 // environment variables.
 //
 // # Concepts

@@ -485,7 +485,30 @@ func (m *Memory) embed(ctx context.Context, texts []string) ([][]float32, error)
 	if m.opts.Embedder == nil || len(texts) == 0 {
 		return nil, nil
 	}
-	vs, err := m.opts.Embedder.Embed(ctx, texts)
+	return m.embedWith(ctx, texts, m.opts.Embedder.Embed)
+}
+
+// embedQuestion embeds a question: with EmbedQuery when the embedder is an
+// embed.QueryEmbedder, else as embed does.
+func (m *Memory) embedQuestion(ctx context.Context, question string) ([]float32, error) {
+	if m.opts.Embedder == nil {
+		return nil, nil
+	}
+	fn := m.opts.Embedder.Embed
+	if qe, ok := m.opts.Embedder.(embed.QueryEmbedder); ok {
+		fn = qe.EmbedQuery
+	}
+	vs, err := m.embedWith(ctx, []string{question}, fn)
+	if err != nil {
+		return nil, err
+	}
+	return vs[0], nil
+}
+
+// embedWith embeds texts with fn, one of the embedder's methods, checking
+// and normalising the result.
+func (m *Memory) embedWith(ctx context.Context, texts []string, fn func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
+	vs, err := fn(ctx, texts)
 	if err != nil {
 		return nil, fmt.Errorf("higmem: embed with %s: %w", m.opts.Embedder.ID(), err)
 	}

@@ -33,8 +33,10 @@ import (
 //
 //	HIGMEM_DATA_DIR      the directory of locomo_dev.json and friendsqa_dev.json (default ../shared/data)
 //	HIGMEM_MODELS_DIR    the models root (default minilm.DefaultRoot())
-//	HIGMEM_EMBED_CACHE   a file caching MiniLM vectors between runs
+//	HIGMEM_TEST_MODEL_DIR  another model directory than MiniLM's (e.g. <root>/e5-small-v2)
+//	HIGMEM_EMBED_CACHE   a file caching the vectors between runs (one per model)
 //	HIGMEM_CV_BURST      "0" to leave out the synthetic-burst variant of LoCoMo
+//	HIGMEM_CV_WINDOWS    the window text variants to embed (offline_window_cv_test.go; "none")
 //	HIGMEM_CV_IDEAS      "1" to add the candidate changes to the grid
 
 // cvQuestion is one dev question with what the scorers read.

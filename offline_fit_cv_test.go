@@ -284,6 +284,9 @@ func TestOfflineCVVariants(t *testing.T) {
 	add("length 0", func(ct *cvTune) { ct.tu.LengthPow = 0 })
 	add("question 1", func(ct *cvTune) { ct.tu.QuestionBump = 1 })
 	add("dense 0.3", func(ct *cvTune) { ct.tu.DenseWeight = 0.3 })
+	for _, v := range []float64{0.7, 1, 1.5} {
+		add(fmt.Sprintf("dense %.1f", v), func(ct *cvTune) { ct.tu.DenseWeight = v })
+	}
 	add("top 10 by relevance (hybrid-topk)", func(ct *cvTune) { ct.TopK = 10 })
 	add("top 10 by relevance, turn vectors (hybrid-topk, turn's own)", func(ct *cvTune) { ct.TopK, ct.Window = 10, 0 })
 	add("top 10 by relevance, turn vectors, b 0.75, dense 0.3 (the issue's baseline)", func(ct *cvTune) { ct.TopK, ct.Window, ct.X.LexB, ct.tu.DenseWeight = 10, 0, 0.75, 0.3 })

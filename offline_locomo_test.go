@@ -32,6 +32,8 @@ import (
 //
 //	HIGMEM_LOCOMO_DATA   the data file (default ../shared/data/locomo_dev.json)
 //	HIGMEM_MODELS_DIR    the models root (default minilm.DefaultRoot())
+//	HIGMEM_TEST_MODEL_DIR  a model directory to use instead of MiniLM's
+//	                     (e.g. <root>/e5-small-v2; the CV harness reads it too)
 //	HIGMEM_LOCOMO_EMBED  "bm25" or "minilm" to run one configuration only
 //	HIGMEM_EMBED_CACHE   a file caching MiniLM vectors between runs
 func TestOfflineLoCoMo(t *testing.T) {
@@ -58,9 +60,17 @@ func TestOfflineLoCoMo(t *testing.T) {
 	}
 }
 
-// loadMiniLMForTest loads all-MiniLM-L6-v2, or logs why not and returns nil.
+// loadMiniLMForTest loads all-MiniLM-L6-v2 (or the model in
+// $HIGMEM_TEST_MODEL_DIR), or logs why not and returns nil.
 func loadMiniLMForTest(t *testing.T) embed.Embedder {
 	t.Helper()
+	if dir := os.Getenv("HIGMEM_TEST_MODEL_DIR"); dir != "" {
+		m, err := minilm.Load(dir, minilm.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
 	root := os.Getenv("HIGMEM_MODELS_DIR")
 	if root == "" {
 		r, err := minilm.DefaultRoot()
@@ -113,30 +123,47 @@ func (c *cachedEmbedder) Dim() int { return c.inner.Dim() }
 func (c *cachedEmbedder) ID() string { return c.inner.ID() }
 
 func (c *cachedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return c.cached(ctx, "", texts, c.inner.Embed)
+}
+
+// EmbedQuery caches the inner embedder's EmbedQuery when it has one (under
+// keys of their own), else its Embed.
+func (c *cachedEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	if qe, ok := c.inner.(embed.QueryEmbedder); ok {
+		return c.cached(ctx, "\x00query\x00", texts, qe.EmbedQuery)
+	}
+	return c.Embed(ctx, texts)
+}
+
+// cached returns the vectors of texts under keys prefixed by kind, calling
+// fn for those not cached yet.
+func (c *cachedEmbedder) cached(ctx context.Context, kind string, texts []string, fn func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	var miss []string
+	seen := map[string]bool{}
 	c.mu.Lock()
 	for i, s := range texts {
-		if v, ok := c.vecs[s]; ok {
+		if v, ok := c.vecs[kind+s]; ok {
 			out[i] = slices.Clone(v)
-		} else if !slices.Contains(miss, s) {
+		} else if !seen[s] {
+			seen[s] = true
 			miss = append(miss, s)
 		}
 	}
 	c.mu.Unlock()
 	if len(miss) > 0 {
-		vs, err := c.inner.Embed(ctx, miss)
+		vs, err := fn(ctx, miss)
 		if err != nil {
 			return nil, err
 		}
 		c.mu.Lock()
 		for i, s := range miss {
-			c.vecs[s] = slices.Clone(vs[i])
+			c.vecs[kind+s] = slices.Clone(vs[i])
 		}
 		c.dirty = true
 		for i, s := range texts {
 			if out[i] == nil {
-				out[i] = slices.Clone(c.vecs[s])
+				out[i] = slices.Clone(c.vecs[kind+s])
 			}
 		}
 		c.mu.Unlock()

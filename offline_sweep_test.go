@@ -105,13 +105,11 @@ func ingestState(ctx context.Context, t *testing.T, m *Memory, s *locomo.Sample)
 func questionFor(ctx context.Context, t *testing.T, m *Memory, st *spaceState, question string) *query {
 	t.Helper()
 	q := &query{st: st, question: question, info: analyzeRules(question), search: question, ctx: ctx}
-	vs, err := m.embed(ctx, []string{question})
+	v, err := m.embedQuestion(ctx, question)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if vs != nil {
-		q.qv = vs[0]
-	}
+	q.qv = v
 	return q
 }
 

@@ -16,7 +16,7 @@ import (
 // turn vectors) a turn's window vector is made of. Text variants are
 // embedded (and cached with HIGMEM_EMBED_CACHE); "m" variants average the
 // turns' own vectors and embed nothing. HIGMEM_CV_WINDOWS lists the text
-// variants to compute (default "sym1,prev1").
+// variants to compute (default "sym1,prev1"; "none" computes none).
 
 // cvWindowText is one text variant: before and after say how many turns of
 // the session either side a window takes (words, when set, takes turns
@@ -45,8 +45,11 @@ func cvWindowVectors(ctx context.Context, t *testing.T, emb embed.Embedder, st *
 	line := func(j int) string { return st.turns[j].Speaker + ": " + content(st.turns[j]) }
 	words := func(j int) int { return len(strings.Fields(content(st.turns[j]))) }
 	names := os.Getenv("HIGMEM_CV_WINDOWS")
-	if names == "" {
+	switch names {
+	case "":
 		names = "sym1,prev1"
+	case "none":
+		return nil
 	}
 	out := map[string][][]float32{}
 	for _, name := range strings.Split(names, ",") {

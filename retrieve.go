@@ -118,10 +118,10 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		q.search = q.info.Keywords
 		embedText = q.info.Keywords
 	}
-	if vs, err := m.embed(ctx, []string{embedText}); err != nil {
+	if v, err := m.embedQuestion(ctx, embedText); err != nil {
 		return nil, err
-	} else if vs != nil {
-		q.qv = vs[0]
+	} else if v != nil {
+		q.qv = v
 	}
 
 	st.mu.RLock()

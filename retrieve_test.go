@@ -340,3 +340,53 @@ func TestPaperKeepsSearchHitsFirst(t *testing.T) {
 		}
 	}
 }
+
+// queryEmbedder is a hashing embedder that embeds questions through
+// EmbedQuery with a prompt of its own, recording what each method saw.
+type queryEmbedder struct {
+	*hashing.Embedder
+	docs, queries atomic.Int32
+}
+
+func (e *queryEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	e.docs.Add(int32(len(texts)))
+	return e.Embedder.Embed(ctx, texts)
+}
+
+func (e *queryEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	e.queries.Add(int32(len(texts)))
+	q := make([]string, len(texts))
+	for i, s := range texts {
+		q[i] = "query " + s
+	}
+	return e.Embedder.Embed(ctx, q)
+}
+
+// TestQuestionsUseEmbedQuery checks that an embed.QueryEmbedder embeds the
+// questions, in every mode's retrieval, and Embed everything stored.
+func TestQuestionsUseEmbedQuery(t *testing.T) {
+	for _, mode := range []higmem.Mode{higmem.ModeOffline, higmem.ModeDefault, higmem.ModePaper} {
+		t.Run(string(mode), func(t *testing.T) {
+			ctx := t.Context()
+			e := &queryEmbedder{Embedder: hashing.New(0)}
+			opts := higmem.Options{Mode: mode, Embedder: e}
+			if mode != higmem.ModeOffline {
+				opts.MemoryModel = llmtest.NewScripted()
+			}
+			m := open(t, opts)
+			if _, err := m.Add(ctx, sp, []higmem.TurnInput{{ID: "1", Speaker: "A", Text: "I love my red bicycle"}}); err != nil {
+				t.Fatal(err)
+			}
+			stored := e.docs.Load()
+			if stored == 0 || e.queries.Load() != 0 {
+				t.Fatalf("after Add: %d texts through Embed, %d through EmbedQuery; want some and none", stored, e.queries.Load())
+			}
+			if _, err := m.Retrieve(ctx, sp, "what bicycle?", higmem.RetrieveOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			if e.queries.Load() != 1 || e.docs.Load() != stored {
+				t.Errorf("after Retrieve: %d through EmbedQuery, %d more through Embed; want 1 and 0", e.queries.Load(), e.docs.Load()-stored)
+			}
+		})
+	}
+}

@@ -29,3 +29,13 @@ type Embedder interface {
 	Dim() int
 	ID() string
 }
+
+// QueryEmbedder is an Embedder whose model embeds a question differently
+// from the texts it is matched against, as the e5 models do with their
+// "query: " and "passage: " prefixes. higmem embeds everything it stores
+// with Embed and the questions it is asked with EmbedQuery, whose vectors
+// must be comparable with Embed's (same length, same ID).
+type QueryEmbedder interface {
+	Embedder
+	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
+}

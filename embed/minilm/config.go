@@ -57,6 +57,11 @@ type stConfig struct {
 	LowerInput     bool // sentence-transformers lower-cases the text itself
 	TokenizerLower bool // the tokenizer's do_lower_case (default true)
 	CLSPooling     bool
+	// QueryPrompt and DocumentPrompt are config_sentence_transformers.json's
+	// prompts named "query" and "document" (or "passage"): the text put
+	// before a question and before a text it is matched against, for
+	// models trained that way (e5's "query: " and "passage: ").
+	QueryPrompt, DocumentPrompt string
 }
 
 func readSTConfig(dir string) (stConfig, error) {
@@ -72,6 +77,18 @@ func readSTConfig(dir string) (stConfig, error) {
 	}
 	var tc struct {
 		DoLowerCase *bool `json:"do_lower_case"`
+	}
+	var cst struct {
+		Prompts map[string]string `json:"prompts"`
+	}
+	if ok, err := readOptionalJSON(filepath.Join(dir, "config_sentence_transformers.json"), &cst); err != nil {
+		return c, err
+	} else if ok {
+		c.QueryPrompt = cst.Prompts["query"]
+		c.DocumentPrompt = cst.Prompts["document"]
+		if c.DocumentPrompt == "" {
+			c.DocumentPrompt = cst.Prompts["passage"]
+		}
 	}
 	if ok, err := readOptionalJSON(filepath.Join(dir, "tokenizer_config.json"), &tc); err != nil {
 		return c, err

