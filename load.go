@@ -91,6 +91,11 @@ type loading struct {
 	eventSeq          int
 	lastEvent         string
 	records           *profileRecords
+	// count is the store's count of turns, for the vector matrices to be
+	// sized before the turns are read (storedTurns).
+	countOnce sync.Once
+	count     int
+	countErr  error
 }
 
 // readTurns reads the turns, then indexes their text while another
@@ -147,18 +152,19 @@ func (l *loading) readTurnVectors() {
 }
 
 // turnRowsMatrix reads the vectors of kind stored under embedder id embID
-// into a matrix whose rows follow the turns, once the turns are read. The
-// store decodes them straight into the matrix, in its own order, while the
-// turn positions are still being built; the rows are then moved into the
-// turns' order (permuteRows), without a second matrix. ok is false when a
-// turn has no vector of the embedder's dimension (the caller then lists
-// them, see listedMatrix).
+// into a matrix whose rows follow the turns. The store decodes them
+// straight into the matrix, in its own order, while the turns are still
+// being read (the matrix is sized from the store's count of turns); once
+// the turn positions are known, the rows are moved into the turns' order
+// (permuteRows), without a second matrix. ok is false when a turn has no
+// vector of the embedder's dimension, or the count was not that of the
+// turns read (the caller then lists them, see listedMatrix).
 func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKind, embID string) (m vec.Matrix, ok bool, err error) {
-	<-l.turnsReady
-	if l.errs[0] != nil {
-		return vec.Matrix{}, false, nil
+	n, err := l.storedTurns()
+	if err != nil {
+		return vec.Matrix{}, false, err
 	}
-	n, dim := len(l.turns), l.emb.Dim()
+	dim := l.emb.Dim()
 	data := make([]float32, n*dim)
 	// ids[k] is the id of the vector the store put in row k.
 	ids := make([]string, 0, n)
@@ -169,10 +175,13 @@ func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKi
 		ids = append(ids, id)
 		return len(ids) - 1
 	})
-	if err != nil || got != n || len(ids) != n {
+	if err != nil {
 		return vec.Matrix{}, false, err
 	}
 	<-l.posReady
+	if l.errs[0] != nil || got != n || len(ids) != n || len(l.turns) != n {
+		return vec.Matrix{}, false, nil
+	}
 	// src[i] is the row of turn i's vector.
 	src := make([]int32, n)
 	for i := range src {
@@ -189,6 +198,17 @@ func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKi
 	m = vec.Matrix{Dim: dim, Data: data}
 	m.QuantizeFrom(l.st.limits.quantizeFor(kind))
 	return m, true, nil
+}
+
+// storedTurns returns the store's count of the space's turns, asked once
+// per load.
+func (l *loading) storedTurns() (int, error) {
+	l.countOnce.Do(func() {
+		var s store.Stats
+		s, l.countErr = l.r.Stats(l.ctx, l.st.space)
+		l.count = s.Turns
+	})
+	return l.count, l.countErr
 }
 
 // permuteRows reorders the rows of dim values of data in place so that
