@@ -72,6 +72,21 @@ func (b *batch) event(id string) *store.Event {
 	return &c
 }
 
+// peek returns an event as the batch sees it without touching it (event
+// copies it into the batch, which then writes it): the batch's working
+// copy once it has one, else the state's. The caller must not change it.
+// nil when the event does not exist. Caller holds st.mu for reading or
+// st.writeMu.
+func (b *batch) peek(id string) *store.Event {
+	if e, ok := b.events[id]; ok {
+		return e
+	}
+	if e, ok := b.st.event(id); ok {
+		return &e
+	}
+	return nil
+}
+
 // newEvent creates an event with the next free id ("e<n>", stable and
 // deterministic).
 func (b *batch) newEvent(title, producer string) *store.Event {

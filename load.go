@@ -91,6 +91,11 @@ type loading struct {
 	eventSeq          int
 	lastEvent         string
 	records           *profileRecords
+	// count is the store's count of turns, for the vector matrices to be
+	// sized before the turns are read (storedTurns).
+	countOnce sync.Once
+	count     int
+	countErr  error
 }
 
 // readTurns reads the turns, then indexes their text while another
@@ -135,9 +140,111 @@ func (l *loading) readAnnotations() {
 }
 
 // readTurnVectors reads the turn vectors of the memory's embedder into a
-// matrix whose rows follow the turns.
+// matrix whose rows follow the turns: straight into it when the store can
+// (see turnRowsMatrix).
 func (l *loading) readTurnVectors() {
+	if vi, ok := l.r.(store.VectorsIntoReader); ok {
+		if l.tmat, l.tok, l.errs[2] = l.turnRowsMatrix(vi, store.VectorTurn, l.emb.ID()); l.errs[2] != nil || l.tok || l.errs[0] != nil {
+			return
+		}
+	}
 	l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, l.emb.ID())
+}
+
+// turnRowsMatrix reads the vectors of kind stored under embedder id embID
+// into a matrix whose rows follow the turns. The store decodes them
+// straight into the matrix, in its own order, while the turns are still
+// being read (the matrix is sized from the store's count of turns); once
+// the turn positions are known, the rows are moved into the turns' order
+// (permuteRows), without a second matrix. ok is false when a turn has no
+// vector of the embedder's dimension, or the count was not that of the
+// turns read (the caller then lists them, see listedMatrix).
+func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKind, embID string) (m vec.Matrix, ok bool, err error) {
+	n, err := l.storedTurns()
+	if err != nil {
+		return vec.Matrix{}, false, err
+	}
+	dim := l.emb.Dim()
+	data := make([]float32, n*dim)
+	// ids[k] is the id of the vector the store put in row k.
+	ids := make([]string, 0, n)
+	got, err := vi.VectorsInto(l.ctx, l.st.space, kind, embID, dim, data, func(id string) int {
+		if len(ids) == n {
+			return -1
+		}
+		ids = append(ids, id)
+		return len(ids) - 1
+	})
+	if err != nil {
+		return vec.Matrix{}, false, err
+	}
+	<-l.posReady
+	if l.errs[0] != nil || got != n || len(ids) != n || len(l.turns) != n {
+		return vec.Matrix{}, false, nil
+	}
+	// src[i] is the row of turn i's vector.
+	src := make([]int32, n)
+	for i := range src {
+		src[i] = -1
+	}
+	for k, id := range ids {
+		i, found := l.pos[id]
+		if !found || src[i] >= 0 {
+			return vec.Matrix{}, false, nil
+		}
+		src[i] = int32(k)
+	}
+	permuteRows(data, dim, src)
+	m = vec.Matrix{Dim: dim, Data: data}
+	m.QuantizeFrom(l.st.limits.quantizeFor(kind))
+	return m, true, nil
+}
+
+// storedTurns returns the store's count of the space's turns, asked once
+// per load.
+func (l *loading) storedTurns() (int, error) {
+	l.countOnce.Do(func() {
+		var s store.Stats
+		s, l.countErr = l.r.Stats(l.ctx, l.st.space)
+		l.count = s.Turns
+	})
+	return l.count, l.countErr
+}
+
+// permuteRows reorders the rows of dim values of data in place so that
+// row i holds what row src[i] held; src is a permutation of the rows.
+// Every row is copied once, along the cycles of the permutation, with one
+// row of scratch.
+func permuteRows(data []float32, dim int, src []int32) {
+	if dim <= 0 {
+		return
+	}
+	row := func(i int) []float32 { return data[i*dim : (i+1)*dim : (i+1)*dim] }
+	done := make([]bool, len(src))
+	var tmp []float32
+	for start := range src {
+		if done[start] || int(src[start]) == start {
+			done[start] = true
+			continue
+		}
+		if tmp == nil {
+			tmp = make([]float32, dim)
+		}
+		// Row start is overwritten first: keep it, then pull each row of
+		// the cycle into the one before it.
+		copy(tmp, row(start))
+		i := start
+		for {
+			done[i] = true
+			j := int(src[i])
+			if j == start {
+				copy(row(i), tmp)
+				break
+			}
+			copy(row(i), row(j))
+			i = j
+		}
+	}
 }
 
 // listedMatrix lists the vectors of kind stored under embedder id embID
@@ -157,16 +264,11 @@ func (l *loading) listedMatrix(kind store.VectorKind, embID string) (vs []store.
 
 // readWindowVectors reads the window vectors (window.go) of the memory's
 // embedder into a matrix whose rows follow the turns: straight into it
-// when the store can (store.VectorsIntoReader), once the turn positions
-// are known.
+// when the store can (see turnRowsMatrix).
 func (l *loading) readWindowVectors() {
-	emb, sp := windowEmbedder(l.emb), l.st.space
+	emb := windowEmbedder(l.emb)
 	if vi, ok := l.r.(store.VectorsIntoReader); ok {
-		<-l.posReady
-		if l.errs[0] != nil {
-			return
-		}
-		if l.wmat, l.wok, l.errs[4] = intoMatrixOf(l.ctx, vi, sp, store.VectorWindow, emb, l.emb.Dim(), len(l.turns), l.pos, l.st.limits.quantizeRows); l.errs[4] != nil || l.wok {
+		if l.wmat, l.wok, l.errs[4] = l.turnRowsMatrix(vi, store.VectorWindow, emb); l.errs[4] != nil || l.wok || l.errs[0] != nil {
 			return
 		}
 	}
@@ -314,12 +416,7 @@ func (l *loading) install() error {
 // follow pos (id -> row), quantized from quantizeRows rows; ok is false when
 // one is missing or of another dimension.
 func intoMatrix(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
-	return intoMatrixOf(ctx, vi, sp, kind, emb.ID(), emb.Dim(), n, pos, quantizeRows)
-}
-
-// intoMatrixOf is intoMatrix for the vectors stored under embedder id embID
-// with dim dimensions.
-func intoMatrixOf(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, embID string, dim, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
+	embID, dim := emb.ID(), emb.Dim()
 	data := make([]float32, n*dim)
 	seen := make([]bool, n)
 	got, err := vi.VectorsInto(ctx, sp, kind, embID, dim, data, func(id string) int {

@@ -3,12 +3,16 @@ package higmem
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/vec"
+	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/sqlite"
 )
 
@@ -69,4 +73,109 @@ func TestLazyAnnotations(t *testing.T) {
 		b.Close()
 	}
 	a.Close()
+}
+
+// TestPermuteRows checks permuteRows against moving the rows into a new
+// matrix, on random permutations of every small size.
+func TestPermuteRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 40 {
+		for _, dim := range []int{1, 3} {
+			data := make([]float32, n*dim)
+			for i := range data {
+				data[i] = float32(i)
+			}
+			src := make([]int32, n)
+			for i, p := range rng.Perm(n) {
+				src[i] = int32(p)
+			}
+			want := make([]float32, 0, n*dim)
+			for _, k := range src {
+				want = append(want, data[int(k)*dim:(int(k)+1)*dim]...)
+			}
+			permuteRows(data, dim, src)
+			if !slices.Equal(data, want) {
+				t.Fatalf("n %d dim %d src %v:\ngot  %v\nwant %v", n, dim, src, data, want)
+			}
+		}
+	}
+}
+
+// TestLoadedVectorsFollowTurns checks that a loaded space's turn and
+// window vectors are those stored for each turn, in the turns' order,
+// when the ids sort otherwise than the turns (the store hands vectors over
+// in id order): read straight into the matrix, and through the fallback
+// when a turn's stored vector has another dimension (it is made again) or
+// the store holds a vector of no turn.
+func TestLoadedVectorsFollowTurns(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, err := sqlite.Open(ctx, path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	emb := hashing.New(16)
+	sp := Space{UserID: "order"}
+	w, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in []TurnInput
+	for i := range 30 {
+		// z29 ... z0, with one digit or two: id order is neither Seq
+		// order nor its reverse.
+		in = append(in, TurnInput{ID: fmt.Sprint("z", 29-i), SessionID: strconv.Itoa(i / 7), Speaker: []string{"Ava", "Ben"}[i%2],
+			Text: fmt.Sprintf("turn %d about the lake and bread %d", i, i*i%11)})
+	}
+	if _, err := w.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	check := func(name string) {
+		t.Helper()
+		m, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: emb})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		s, err := m.state(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			kind  store.VectorKind
+			embID string
+			mat   *vec.Matrix
+		}{{store.VectorTurn, emb.ID(), &s.turnVec}, {store.VectorWindow, windowEmbedder(emb), &s.winVec}} {
+			vs, err := st.ListVectors(ctx, sp, c.kind, c.embID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			byID := map[string][]float32{}
+			for _, v := range vs {
+				byID[v.ID] = v.Values
+			}
+			if c.mat.Rows() != len(s.turns) {
+				t.Fatalf("%s: %s: %d rows for %d turns", name, c.kind, c.mat.Rows(), len(s.turns))
+			}
+			for i, tu := range s.turns {
+				if !slices.Equal(c.mat.Row(i), byID[tu.ID]) {
+					t.Fatalf("%s: %s: row %d (turn %s) is not the turn's stored vector", name, c.kind, i, tu.ID)
+				}
+			}
+		}
+	}
+	check("stored")
+	put := func(v store.Vector) {
+		t.Helper()
+		if err := st.Update(ctx, func(tx store.Tx) error { return tx.PutVectors(ctx, sp, []store.Vector{v}) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(store.Vector{Kind: store.VectorWindow, ID: "z7", Embedder: windowEmbedder(emb), Values: make([]float32, 8)})
+	put(store.Vector{Kind: store.VectorTurn, ID: "z12", Embedder: emb.ID(), Values: make([]float32, 8)})
+	check("another dimension")
+	put(store.Vector{Kind: store.VectorTurn, ID: "gone", Embedder: emb.ID(), Values: make([]float32, 16)})
+	check("a vector of no turn")
 }

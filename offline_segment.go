@@ -222,10 +222,13 @@ func (s *segmenter) rejoinScore(e *store.Event, ts []string, v []float32) float6
 // continues it, else the best matching older event, else a new one.
 func (s *segmenter) assign(t store.Turn, v []float32) {
 	ts := slices.Compact(slices.Sorted(slices.Values(textnorm.Terms(content(t)))))
+	// Events are read through peek while they are only weighed, so that
+	// the batch writes (and stamps a new version on) only those a turn
+	// joins.
 	var target, open *store.Event
 	if s.prev.ID != "" && s.prev.SessionID == t.SessionID {
 		if evs := s.b.eventsOf(s.prev.ID); len(evs) > 0 {
-			open = s.b.event(evs[0])
+			open = s.b.peek(evs[0])
 			if s.continues(open, ts, v) {
 				target = open
 			}
@@ -237,7 +240,7 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 	if target == nil && open != nil && len(ts) >= segShortTerms {
 		best, bestSim := (*store.Event)(nil), 0.0
 		consider := func(e *store.Event) {
-			if e == nil || e == open {
+			if e == nil || e.ID == open.ID {
 				return
 			}
 			if sim := s.rejoinScore(e, ts, v); sim > bestSim {
@@ -245,7 +248,7 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 			}
 		}
 		for _, h := range s.st.searchEvents(content(t), v, 5, nil) {
-			consider(s.b.event(s.st.events[h.Index].ID))
+			consider(s.b.peek(s.st.events[h.Index].ID))
 		}
 		// Events created earlier in this batch are not indexed yet.
 		for _, id := range s.b.order {
@@ -255,7 +258,9 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 		}
 		target = best
 	}
-	if target == nil {
+	if target != nil {
+		target = s.b.event(target.ID)
+	} else {
 		target = s.b.newEvent("", offlineProducer)
 	}
 	s.b.join(target, t)

@@ -149,8 +149,9 @@ func newTurnInfo(n int) turnInfo {
 
 // add appends the facts of turn t.
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
+	c := content(t)
 	ti.addFacts(strings.ToLower(t.Speaker), prev != nil && prev.SessionID == t.SessionID,
-		strings.Contains(t.Text, "?"), hasNumber(content(t)), wordCount(&t))
+		strings.Contains(t.Text, "?"), hasNumber(c), countFields(c))
 }
 
 // addFacts appends a turn said by speaker sp (lower-cased), in the

@@ -13,6 +13,9 @@ import (
 // content is the turn text with any image caption, as the reference formats
 // it: "[Image: caption] text".
 func content(t store.Turn) string {
+	if !hasCaption(t.Attachments) {
+		return strings.TrimSpace(t.Text) // no copy of the text
+	}
 	var b strings.Builder
 	for _, a := range t.Attachments {
 		if a.Caption == "" {
@@ -26,6 +29,17 @@ func content(t store.Turn) string {
 	}
 	b.WriteString(t.Text)
 	return strings.TrimSpace(b.String())
+}
+
+// hasCaption reports whether an attachment has a caption (content shows
+// only those).
+func hasCaption(as []store.Attachment) bool {
+	for _, a := range as {
+		if a.Caption != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // turnEmbedText is what a turn's vector embeds (the reference's form).

@@ -3,6 +3,8 @@ package higmem
 import (
 	"math"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/vec"
@@ -64,7 +66,35 @@ func windowStart(i int, same func(j int) bool, words func(j int) int) int {
 
 // wordCount is the number of words of a turn's content, as a window
 // counts them.
-func wordCount(t *store.Turn) int { return len(strings.Fields(content(*t))) }
+func wordCount(t *store.Turn) int { return countFields(content(*t)) }
+
+// countFields returns len(strings.Fields(s)) without building the fields:
+// the number of runs of characters that are not white space
+// (unicode.IsSpace).
+func countFields(s string) int {
+	n := 0
+	inField := false
+	for i := 0; i < len(s); {
+		c := s[i]
+		var space bool
+		if c < utf8.RuneSelf {
+			space = asciiSpace[c]
+			i++
+		} else {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			space = unicode.IsSpace(r)
+			i += size
+		}
+		if !space && !inField {
+			n++
+		}
+		inField = !space
+	}
+	return n
+}
+
+// asciiSpace is unicode.IsSpace for ASCII, as strings.Fields tests it.
+var asciiSpace = [utf8.RuneSelf]bool{'\t': true, '\n': true, '\v': true, '\f': true, '\r': true, ' ': true}
 
 // addWindow records the window start of turn i, whose other facts are
 // already appended.

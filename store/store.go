@@ -484,9 +484,10 @@ type Purger interface {
 // VectorsIntoReader is an optional capability of a Store: decoding stored
 // vectors straight into a caller's row-major matrix, which saves a copy of
 // every vector when a space loads. The engine uses it, when the store has
-// it, for event vectors (found by a type assertion, as database/sql finds
-// the optional interfaces of a driver); without it the engine reads
-// ListVectors. storetest checks it on every store that implements it.
+// it, for turn, window and event vectors (found by a type assertion, as
+// database/sql finds the optional interfaces of a driver); without it the
+// engine reads ListVectors. storetest checks it on every store that
+// implements it.
 type VectorsIntoReader interface {
 	// VectorsInto decodes the vectors of one kind made by embedder into
 	// dst, rows of dim float32s: the vector with id goes to row row(id).

@@ -179,9 +179,84 @@ func (ix *Index) AddBatch(docs []Doc) {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	if ix.addFreshLocked(docs, as) {
+		return
+	}
 	for i, d := range docs {
 		ix.insertLocked(d.ID, d.Ref, as[i])
 	}
+}
+
+// addFreshLocked builds an empty index from a batch of distinct ids (how a
+// space's index is built when it loads) and reports whether it did; else it
+// leaves the index as it was. The result is what insertLocked builds
+// document by document (the same slots, term ids, postings and counts),
+// but each term's postings are sized to its document count up front and
+// cut from one allocation, as are the documents' term lists, so that no
+// slice grows along the way.
+func (ix *Index) addFreshLocked(docs []Doc, as []analyzed) bool {
+	if len(docs) == 0 || len(ix.docs) != 0 || len(ix.ids) != 0 || len(ix.terms) != 0 || len(docs) > math.MaxInt32 {
+		return false
+	}
+	ids := make(map[string]int32, len(docs))
+	for i, d := range docs {
+		if _, dup := ids[d.ID]; dup {
+			return false // a later document replaces an earlier one
+		}
+		ids[d.ID] = int32(i)
+	}
+	total := 0
+	for i := range as {
+		total += len(as[i].terms)
+	}
+	// Term ids in first-appearance order, the documents' term lists, and
+	// the number of postings of each term.
+	dterms := make([]int32, total)
+	var count []int32
+	ix.docs = make([]doc, len(docs))
+	ix.lens = make([]int32, len(docs))
+	off := 0
+	for i, d := range docs {
+		a := &as[i]
+		r := int32(-1)
+		if d.Ref >= 0 && d.Ref <= math.MaxInt32 {
+			r = int32(d.Ref)
+		}
+		tl := dterms[off : off+len(a.terms) : off+len(a.terms)]
+		off += len(a.terms)
+		for j, t := range a.terms {
+			tid, ok := ix.termIDs[t]
+			if !ok {
+				tid = int32(len(count))
+				// A copy: analyzers may return substrings of the text.
+				ix.termIDs[strings.Clone(t)] = tid
+				ix.termBytes += int64(len(t))
+				count = append(count, 0)
+			}
+			count[tid]++
+			tl[j] = tid
+		}
+		ix.docs[i] = doc{id: d.ID, ref: r, terms: tl}
+		ix.lens[i] = int32(a.n)
+		ix.idBytes += int64(len(d.ID))
+		ix.totalLen += int64(a.n)
+	}
+	slab := make([]posting, total)
+	ix.terms = make([]term, len(count))
+	for tid, c := range count {
+		ix.terms[tid] = term{postings: slab[:0:c], df: c}
+		slab = slab[c:]
+	}
+	for i := range ix.docs {
+		for j, tid := range ix.docs[i].terms {
+			tr := &ix.terms[tid]
+			tr.postings = append(tr.postings, posting{doc: int32(i), tf: as[i].tf[j]})
+		}
+	}
+	ix.ids = ids
+	ix.live = len(docs)
+	ix.postings = total
+	return true
 }
 
 // analyzed is a document's distinct terms in first-appearance order with

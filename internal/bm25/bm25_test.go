@@ -436,3 +436,110 @@ func TestMapRefs(t *testing.T) {
 		t.Errorf("scores by ref %v, by id %v", dst, want)
 	}
 }
+
+// sameState reports how two indexes differ in what they hold (nil when
+// they hold the same documents, term ids, postings and counts).
+func sameState(a, b *Index) error {
+	switch {
+	case len(a.docs) != len(b.docs) || !slices.Equal(a.lens, b.lens):
+		return fmt.Errorf("documents or lengths differ")
+	case a.live != b.live || a.totalLen != b.totalLen || a.postings != b.postings || a.dead != b.dead:
+		return fmt.Errorf("counts differ: %d %d %d %d, %d %d %d %d", a.live, a.totalLen, a.postings, a.dead, b.live, b.totalLen, b.postings, b.dead)
+	case a.idBytes != b.idBytes || a.termBytes != b.termBytes:
+		return fmt.Errorf("bytes differ")
+	case len(a.ids) != len(b.ids) || len(a.termIDs) != len(b.termIDs) || len(a.terms) != len(b.terms):
+		return fmt.Errorf("maps or terms differ in size")
+	}
+	for i := range a.docs {
+		x, y := a.docs[i], b.docs[i]
+		if x.id != y.id || x.ref != y.ref || !slices.Equal(x.terms, y.terms) || a.ids[x.id] != b.ids[y.id] {
+			return fmt.Errorf("document %d differs", i)
+		}
+	}
+	for t, tid := range a.termIDs {
+		if u, ok := b.termIDs[t]; !ok || u != tid {
+			return fmt.Errorf("term %q: id %d and %d", t, tid, u)
+		}
+	}
+	for tid := range a.terms {
+		if a.terms[tid].df != b.terms[tid].df || !slices.Equal(a.terms[tid].postings, b.terms[tid].postings) {
+			return fmt.Errorf("term %d: postings differ", tid)
+		}
+	}
+	return nil
+}
+
+// TestAddBatchFreshMatchesAdd checks that a batch of distinct ids into an
+// empty index (addFreshLocked) holds what one AddRef per document holds,
+// that both stay equal through later adds, replacements, removals and the
+// compactions they cause, and that a batch into a non-empty index or with a
+// repeated id takes the document-by-document path with the same result.
+func TestAddBatchFreshMatchesAdd(t *testing.T) {
+	docs, queries := synthCorpus(3000)
+	one, all := New(Options{}), New(Options{})
+	var batch []Doc
+	for i, d := range docs[:2000] {
+		id := fmt.Sprintf("d%d", i)
+		ref := i
+		if i%7 == 0 {
+			ref = -1
+		}
+		one.AddRef(id, ref, d)
+		batch = append(batch, Doc{ID: id, Ref: ref, Text: d})
+	}
+	all.AddBatch(batch)
+	if err := sameState(one, all); err != nil {
+		t.Fatalf("after the batch: %v", err)
+	}
+	for tid, tr := range all.terms {
+		if cap(tr.postings) != int(tr.df) {
+			t.Fatalf("term %d: %d postings in room for %d: the batch did not size them", tid, tr.df, cap(tr.postings))
+		}
+	}
+	// Into a non-empty index, with ids old and repeated.
+	batch = batch[:0]
+	for i, d := range docs[2000:] {
+		id := fmt.Sprintf("d%d", i%600*3)
+		one.AddRef(id, i, d)
+		batch = append(batch, Doc{ID: id, Ref: i, Text: d})
+	}
+	all.AddBatch(batch)
+	if err := sameState(one, all); err != nil {
+		t.Fatalf("after the second batch: %v", err)
+	}
+	for i := range 1800 {
+		id := fmt.Sprintf("d%d", i)
+		one.Remove(id)
+		all.Remove(id)
+	}
+	for i := range 300 {
+		id := fmt.Sprintf("n%d", i)
+		one.Add(id, docs[i])
+		all.Add(id, docs[i])
+	}
+	if err := sameState(one, all); err != nil {
+		t.Fatalf("after removals and adds: %v", err)
+	}
+	if one.compacts == 0 || one.compacts != all.compacts {
+		t.Fatalf("compactions %d and %d, want the same and some", one.compacts, all.compacts)
+	}
+	for _, q := range queries[:50] {
+		if a, b := one.Search(q, 0), all.Search(q, 0); !slices.Equal(a, b) {
+			t.Fatalf("%q: batch %v, one by one %v", q, b, a)
+		}
+	}
+	// A repeated id in a batch into an empty index.
+	one, all = New(Options{}), New(Options{})
+	batch = []Doc{{ID: "a", Ref: 0, Text: docs[0]}, {ID: "b", Ref: 1, Text: docs[1]}, {ID: "a", Ref: 2, Text: docs[2]}}
+	for _, d := range batch {
+		one.AddRef(d.ID, d.Ref, d.Text)
+	}
+	all.AddBatch(batch)
+	if err := sameState(one, all); err != nil {
+		t.Fatalf("a repeated id: %v", err)
+	}
+	all.AddBatch(nil)
+	if err := sameState(one, all); err != nil {
+		t.Fatalf("an empty batch: %v", err)
+	}
+}

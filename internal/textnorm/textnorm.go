@@ -124,6 +124,12 @@ var clitics = [...]string{"'s", "'t", "'m", "'d", "'re", "'ve", "'ll"}
 // trimClitic removes the first of clitics that ends tok, unless it is all
 // of tok.
 func trimClitic(tok string) string {
+	// Every clitic is an apostrophe and one or two letters: most tokens
+	// have no apostrophe there, and are returned at once.
+	n := len(tok)
+	if n < 3 || tok[n-2] != '\'' && tok[n-3] != '\'' {
+		return tok
+	}
 	for _, c := range clitics {
 		if len(tok) > len(c) && strings.HasSuffix(tok, c) {
 			return tok[:len(tok)-len(c)]

@@ -260,3 +260,41 @@ func FuzzTokensFastPath(f *testing.F) {
 		}
 	})
 }
+
+// TestTrimCliticFastPath checks trimClitic, which returns a token with no
+// apostrophe where a clitic would start at once, against trimming by
+// clitics alone, on short tokens of letters and apostrophes (every clitic
+// and every edge case among them).
+func TestTrimCliticFastPath(t *testing.T) {
+	want := func(tok string) string {
+		for _, c := range clitics {
+			if len(tok) > len(c) && strings.HasSuffix(tok, c) {
+				return tok[:len(tok)-len(c)]
+			}
+		}
+		return tok
+	}
+	alphabet := "'sltmdrevxa"
+	var tok []byte
+	var walk func()
+	walk = func() {
+		s := string(tok)
+		if got := trimClitic(s); got != want(s) {
+			t.Fatalf("trimClitic(%q) = %q, want %q", s, got, want(s))
+		}
+		if len(tok) == 5 {
+			return
+		}
+		for i := range len(alphabet) {
+			tok = append(tok, alphabet[i])
+			walk()
+			tok = tok[:len(tok)-1]
+		}
+	}
+	walk()
+	for _, c := range clitics {
+		if c[0] != '\'' || len(c) < 2 || len(c) > 3 {
+			t.Fatalf("clitic %q: trimClitic looks for an apostrophe 2 or 3 bytes from the end", c)
+		}
+	}
+}

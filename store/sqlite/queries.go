@@ -30,6 +30,11 @@ var (
 		` ORDER BY coalesce(created_at, '` + zeroTimeText + `'), id`
 	qListVectors = `SELECT id, dim, data FROM vectors WHERE space_id = ` + spaceSub +
 		` AND kind = ? AND embedder = ? ORDER BY id`
+	// The vectors of one dimension, for VectorsInto: a column less to
+	// convert per row (database/sql converts an integer into an int
+	// through its text) when a space loads.
+	qVectorsOfDim = `SELECT id, data FROM vectors WHERE space_id = ` + spaceSub +
+		` AND kind = ? AND embedder = ? AND dim = ? ORDER BY id`
 	qStats = `WITH sp AS ` + spaceSub + ` SELECT
 	(SELECT count(*) FROM turns WHERE space_id = (SELECT id FROM sp)),
 	(SELECT count(*) FROM events WHERE space_id = (SELECT id FROM sp)),
@@ -116,7 +121,7 @@ func bools(n int) [][]bool {
 
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
-	qs := []string{qGetTurn, qListEvents, qListVectors, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
+	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
 	qs = append(qs, journalReads...)
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
@@ -382,21 +387,23 @@ func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.Vect
 	if dim <= 0 {
 		return 0, fmt.Errorf("sqlite: vectors into a matrix: dimension %d: %w", dim, store.ErrInvalid)
 	}
-	rows, err := r.query(ctx, qListVectors, sp.UserID, sp.AgentID, string(kind), embedder)
+	rows, err := r.query(ctx, qVectorsOfDim, sp.UserID, sp.AgentID, string(kind), embedder, dim)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: list vectors: %w", err)
 	}
 	defer rows.Close()
 	n := 0
 	var id string
-	var d int
 	var data sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&id, &d, &data); err != nil {
+		if err := rows.Scan(&id, &data); err != nil {
 			return n, fmt.Errorf("sqlite: list vectors: %w", err)
 		}
+		if len(data) != 4*dim {
+			continue
+		}
 		i := row(id)
-		if i < 0 || d != dim || len(data) != 4*dim || (i+1)*dim > len(dst) {
+		if i < 0 || (i+1)*dim > len(dst) {
 			continue
 		}
 		decodeVectorInto(dst[i*dim:(i+1)*dim], data)

@@ -1,0 +1,40 @@
+package postgres
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDecodeVectorIntoMatchesSlow checks that decodeVectorInto (a byte copy
+// on a little-endian machine) gives the bits decodeVectorSlow gives, for
+// random bytes (NaN payloads, infinities and subnormals included), at every
+// length and at offsets into a larger matrix.
+func TestDecodeVectorIntoMatchesSlow(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for n := range 70 {
+		b := make([]byte, 4*n+3) // longer than needed: the tail is not read
+		for i := range b {
+			b[i] = byte(r.Uint32())
+		}
+		if n > 2 {
+			copy(b[0:4], []byte{1, 0, 192, 127}) // a NaN with a payload
+			copy(b[4:8], []byte{0, 0, 128, 255}) // -Inf
+			copy(b[8:12], []byte{1, 0, 0, 0})    // the least subnormal
+		}
+		want := make([]float32, n)
+		decodeVectorSlow(want, b)
+		got := make([]float32, 3*n+1)
+		decodeVectorInto(got[n:2*n], b)
+		for i := range n {
+			if math.Float32bits(got[n+i]) != math.Float32bits(want[i]) {
+				t.Fatalf("n=%d: value %d is %08x, want %08x", n, i, math.Float32bits(got[n+i]), math.Float32bits(want[i]))
+			}
+		}
+		for i, x := range got {
+			if (i < n || i >= 2*n) && x != 0 {
+				t.Fatalf("n=%d: wrote outside the destination at %d", n, i)
+			}
+		}
+	}
+}

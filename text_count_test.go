@@ -1,0 +1,49 @@
+package higmem
+
+import (
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/higmem/higmem/store"
+)
+
+// TestCountFields checks countFields against len(strings.Fields) on
+// strings of ASCII and Unicode white space, letters and invalid UTF-8.
+func TestCountFields(t *testing.T) {
+	pieces := []string{" ", "\t", "\n", "\v", "\f", "\r", "\u0085", "\u00a0", "\u2003", "\u3000", "a", "Bé", "日本", "\xff", "\xe2\x80", "x\x00y", "'"}
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 20000 {
+		var b strings.Builder
+		for range r.IntN(12) {
+			b.WriteString(pieces[r.IntN(len(pieces))])
+		}
+		s := b.String()
+		if got, want := countFields(s), len(strings.Fields(s)); got != want {
+			t.Fatalf("countFields(%q) = %d, want %d", s, got, want)
+		}
+	}
+}
+
+// TestContentWithoutCaptions checks that content, which returns the
+// trimmed text itself when no attachment has a caption, gives what it
+// builds with captions in every other case.
+func TestContentWithoutCaptions(t *testing.T) {
+	for _, tc := range []struct {
+		atts []store.Attachment
+		want string
+	}{
+		{nil, "hello  there"},
+		{[]store.Attachment{{Kind: "image"}}, "hello  there"},
+		{[]store.Attachment{{Kind: "image", Caption: "a dog"}}, "[Image: a dog]  hello  there"},
+		{[]store.Attachment{{Kind: "audio"}, {Kind: "file", Caption: "notes"}}, "[File: notes]  hello  there"},
+	} {
+		turn := store.Turn{Text: " hello  there \n", Attachments: tc.atts}
+		if got := content(turn); got != tc.want {
+			t.Errorf("content with %v = %q, want %q", tc.atts, got, tc.want)
+		}
+		if got, want := wordCount(&turn), len(strings.Fields(tc.want)); got != want {
+			t.Errorf("wordCount with %v = %d, want %d", tc.atts, got, want)
+		}
+	}
+}
