@@ -215,6 +215,7 @@ func (ix *Index) addFreshLocked(docs []Doc, as []analyzed) bool {
 	var count []int32
 	ix.docs = make([]doc, len(docs))
 	ix.lens = make([]int32, len(docs))
+	ix.refs = make([]int32, len(docs))
 	off := 0
 	for i, d := range docs {
 		a := &as[i]
@@ -236,7 +237,8 @@ func (ix *Index) addFreshLocked(docs []Doc, as []analyzed) bool {
 			count[tid]++
 			tl[j] = tid
 		}
-		ix.docs[i] = doc{id: d.ID, ref: r, terms: tl}
+		ix.docs[i] = doc{id: d.ID, terms: tl}
+		ix.refs[i] = r
 		ix.lens[i] = int32(a.n)
 		ix.idBytes += int64(len(d.ID))
 		ix.totalLen += int64(a.n)
