@@ -228,14 +228,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 						eb[e] = max(eb[e], x)
 					}
 				}
-				switch {
-				case arg < 0:
-					best, arg = x, int32(i)
-				case x > best:
-					second, best, arg = best, x, int32(i)
-				case x > second:
-					second = x
-				}
+				best, second, arg = bestTwo(best, second, arg, x, int32(i))
 			}
 			rh.best[r], rh.second[r], rh.arg[r] = best, second, arg
 		}

@@ -77,16 +77,23 @@ func (rb *runBests) setRun(f *turnFeatures, rel []float64, r, n int) {
 	best, second, arg := 0.0, 0.0, int32(-1)
 	lo, hi := runTurns(f, r, n)
 	for i := lo; i < hi; i++ {
-		switch x := rel[i]; {
-		case arg < 0:
-			best, arg = x, int32(i)
-		case x > best:
-			second, best, arg = best, x, int32(i)
-		case x > second:
-			second = x
-		}
+		best, second, arg = bestTwo(best, second, arg, rel[i], int32(i))
 	}
 	rb.best[r], rb.second[r], rb.arg[r] = best, second, arg
+}
+
+// bestTwo folds x, the relevance of turn i, into a run's best and second
+// best relevance and the best's turn (arg < 0: no turn yet).
+func bestTwo(best, second float64, arg int32, x float64, i int32) (float64, float64, int32) {
+	switch {
+	case arg < 0:
+		return x, second, i
+	case x > best:
+		return x, best, i
+	case x > second:
+		return best, x, arg
+	}
+	return best, second, arg
 }
 
 // singleRuns sets, on features that have no runs (built by hand in tests),

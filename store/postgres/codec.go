@@ -1,13 +1,10 @@
 package postgres
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/higmem/higmem/store"
 )
@@ -167,40 +164,4 @@ func decodeJSON(what string, b []byte, v any) error {
 		return fmt.Errorf("postgres: stored %s: %w", what, err)
 	}
 	return nil
-}
-
-// encodeVector packs values as little-endian float32s (what SQLite's
-// backend stores too).
-func encodeVector(vs []float32) []byte {
-	b := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
-// nativeLittleEndian reports whether this machine lays out a float32 in
-// memory as vectors are stored (little-endian), so that a stored vector can
-// be copied into a []float32 byte for byte.
-var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// decodeVectorInto unpacks len(dst) float32s from b, which holds at least
-// 4*len(dst) bytes. On a little-endian machine it copies the bytes (loading
-// a space decodes every vector); elsewhere it decodes them one by one
-// (decodeVectorSlow). Both give the same bits, NaNs included.
-func decodeVectorInto(dst []float32, b []byte) {
-	b = b[:4*len(dst)]
-	if nativeLittleEndian && len(dst) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), len(b)), b)
-		return
-	}
-	decodeVectorSlow(dst, b)
-}
-
-// decodeVectorSlow is decodeVectorInto on any machine, one value at a time.
-func decodeVectorSlow(dst []float32, b []byte) {
-	b = b[:4*len(dst)]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -229,7 +230,7 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 				return v, fmt.Errorf("stored vector %q has %d bytes for dimension %d", v.ID, len(data), dim)
 			}
 			v.Values = make([]float32, dim)
-			decodeVectorInto(v.Values, data)
+			vec.DecodeLEInto(v.Values, data)
 			return v, nil
 		}); err != nil {
 			return fail(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -297,7 +298,7 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 		}
 		v.Values = slab[:dim:dim]
 		slab = slab[dim:]
-		decodeVectorInto(v.Values, data)
+		vec.DecodeLEInto(v.Values, data)
 		return v, nil
 	})
 	if err != nil {
@@ -326,7 +327,7 @@ func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.Vect
 		if i < 0 || d != dim || len(data) != 4*dim || (i+1)*dim > len(dst) {
 			continue
 		}
-		decodeVectorInto(dst[i*dim:(i+1)*dim], data)
+		vec.DecodeLEInto(dst[i*dim:(i+1)*dim], data)
 		n++
 	}
 	if err := rows.Err(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -502,7 +503,7 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 	}
 	var b pgx.Batch
 	for _, v := range vs {
-		b.Queue(qVectorPut, sid, clean(string(v.Kind)), clean(v.ID), clean(v.Embedder), len(v.Values), encodeVector(v.Values), ver)
+		b.Queue(qVectorPut, sid, clean(string(v.Kind)), clean(v.ID), clean(v.Embedder), len(v.Values), vec.EncodeLE(v.Values), ver)
 	}
 	if err := t.pgTx.SendBatch(ctx, &b).Close(); err != nil {
 		return fmt.Errorf("postgres: put vectors: %w", err)

@@ -2,15 +2,13 @@ package sqlite
 
 import (
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -185,15 +183,6 @@ func encodeTimeRefs(rs []store.TimeRef) (any, error) {
 	return encodeList("time refs", norm)
 }
 
-// encodeVector packs values as little-endian float32s.
-func encodeVector(vs []float32) []byte {
-	b := make([]byte, 4*len(vs))
-	for i, v := range vs {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
-	}
-	return b
-}
-
 // decodeVector unpacks a blob written by encodeVector.
 func decodeVector(b []byte, dim int) ([]float32, error) {
 	if len(b) != 4*dim {
@@ -203,7 +192,7 @@ func decodeVector(b []byte, dim int) ([]float32, error) {
 		return nil, nil
 	}
 	vs := make([]float32, dim)
-	decodeVectorInto(vs, b)
+	vec.DecodeLEInto(vs, b)
 	return vs, nil
 }
 
@@ -213,30 +202,4 @@ func rawJSON(m json.RawMessage) any {
 		return nil
 	}
 	return []byte(m)
-}
-
-// nativeLittleEndian reports whether this machine lays out a float32 in
-// memory as vectors are stored (little-endian), so that a stored vector can
-// be copied into a []float32 byte for byte.
-var nativeLittleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
-
-// decodeVectorInto unpacks len(dst) float32s from b, which holds at least
-// 4*len(dst) bytes. On a little-endian machine it copies the bytes (loading
-// a space decodes every vector); elsewhere it decodes them one by one
-// (decodeVectorSlow). Both give the same bits, NaNs included.
-func decodeVectorInto(dst []float32, b []byte) {
-	b = b[:4*len(dst)]
-	if nativeLittleEndian && len(dst) > 0 {
-		copy(unsafe.Slice((*byte)(unsafe.Pointer(&dst[0])), len(b)), b)
-		return
-	}
-	decodeVectorSlow(dst, b)
-}
-
-// decodeVectorSlow is decodeVectorInto on any machine, one value at a time.
-func decodeVectorSlow(dst []float32, b []byte) {
-	b = b[:4*len(dst)]
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
 }

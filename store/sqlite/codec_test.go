@@ -3,6 +3,7 @@ package sqlite
 import (
 	"database/sql"
 	"encoding/json"
+	"github.com/higmem/higmem/internal/vec"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ func FuzzVectorRoundTrip(f *testing.F) {
 			t.Fatalf("decodeVector: %v", err)
 		}
 		// Bit-exact, NaNs included.
-		back := encodeVector(vs)
+		back := vec.EncodeLE(vs)
 		if len(raw) > 0 && !slices.Equal(back, raw) {
 			t.Fatalf("round trip changed bytes: %x -> %x", raw, back)
 		}

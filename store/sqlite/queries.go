@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -373,7 +374,7 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 		}
 		v.Values = slab[:dim:dim]
 		slab = slab[dim:]
-		decodeVectorInto(v.Values, data)
+		vec.DecodeLEInto(v.Values, data)
 		return v, nil
 	})
 	if err != nil {
@@ -406,7 +407,7 @@ func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.Vect
 		if i < 0 || (i+1)*dim > len(dst) {
 			continue
 		}
-		decodeVectorInto(dst[i*dim:(i+1)*dim], data)
+		vec.DecodeLEInto(dst[i*dim:(i+1)*dim], data)
 		n++
 	}
 	if err := rows.Err(); err != nil {

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -469,7 +470,7 @@ func (t *tx) PutVectors(ctx context.Context, sp store.Space, vs []store.Vector) 
 		return fmt.Errorf("sqlite: put vectors: %w", err)
 	}
 	for _, v := range vs {
-		if _, err := st.ExecContext(ctx, sid, string(v.Kind), v.ID, v.Embedder, len(v.Values), encodeVector(v.Values), ver); err != nil {
+		if _, err := st.ExecContext(ctx, sid, string(v.Kind), v.ID, v.Embedder, len(v.Values), vec.EncodeLE(v.Values), ver); err != nil {
 			return fmt.Errorf("sqlite: put vector %s %q: %w", v.Kind, v.ID, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package postgres
+package vec
 
 import (
 	"math"
@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// TestDecodeVectorIntoMatchesSlow checks that decodeVectorInto (a byte copy
-// on a little-endian machine) gives the bits decodeVectorSlow gives, for
+// TestDecodeLEIntoMatchesSlow checks that DecodeLEInto (a byte copy
+// on a little-endian machine) gives the bits decodeLESlow gives, for
 // random bytes (NaN payloads, infinities and subnormals included), at every
 // length and at offsets into a larger matrix.
-func TestDecodeVectorIntoMatchesSlow(t *testing.T) {
+func TestDecodeLEIntoMatchesSlow(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for n := range 70 {
 		b := make([]byte, 4*n+3) // longer than needed: the tail is not read
@@ -23,9 +23,9 @@ func TestDecodeVectorIntoMatchesSlow(t *testing.T) {
 			copy(b[8:12], []byte{1, 0, 0, 0})    // the least subnormal
 		}
 		want := make([]float32, n)
-		decodeVectorSlow(want, b)
+		decodeLESlow(want, b)
 		got := make([]float32, 3*n+1)
-		decodeVectorInto(got[n:2*n], b)
+		DecodeLEInto(got[n:2*n], b)
 		for i := range n {
 			if math.Float32bits(got[n+i]) != math.Float32bits(want[i]) {
 				t.Fatalf("n=%d: value %d is %08x, want %08x", n, i, math.Float32bits(got[n+i]), math.Float32bits(want[i]))
