@@ -12,6 +12,7 @@ import (
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/bench"
+	"github.com/higmem/higmem/internal/cputime"
 	"github.com/higmem/higmem/internal/synth"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store/sqlite"
@@ -148,7 +149,7 @@ func BenchmarkRetrieveStored(b *testing.B) {
 	if _, err := m.Retrieve(ctx, space, conv.Questions[0].Text, higmem.RetrieveOptions{}); err != nil {
 		b.Fatal(err) // loads the space
 	}
-	before := processCPU()
+	before := cputime.Process()
 	i := 0
 	for b.Loop() {
 		if _, err := m.Retrieve(ctx, space, conv.Questions[i%len(conv.Questions)].Text, higmem.RetrieveOptions{}); err != nil {
@@ -156,7 +157,7 @@ func BenchmarkRetrieveStored(b *testing.B) {
 		}
 		i++
 	}
-	if cpu := processCPU() - before; cpu > 0 {
+	if cpu := cputime.Process() - before; cpu > 0 {
 		b.ReportMetric(float64(cpu.Microseconds())/1e3/float64(i), "cpu-ms/op")
 	}
 }

@@ -23,11 +23,20 @@ type lengthFactors struct {
 
 const lengthTableSize = 512
 
-// of returns (1 + w)^pow.
+// of returns (1 + w)^pow: from the table (small enough to be inlined in
+// the scorer's loop), else by ofLong.
 func (lf *lengthFactors) of(w int32) float64 {
-	if w >= 0 && int(w) < lengthTableSize {
+	if uint32(w) < lengthTableSize {
 		return lf.table[w]
 	}
+	return lf.ofLong(w)
+}
+
+// ofLong is of beyond the table (or for a negative count, taken as 0). It
+// is kept out of line so that of stays small enough to inline.
+//
+//go:noinline
+func (lf *lengthFactors) ofLong(w int32) float64 {
 	return math.Pow(1+float64(max(w, 0)), lf.pow)
 }
 

@@ -301,12 +301,7 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 		}
 		s *= questionOf[b2i(question[i])]
 		if lf != nil {
-			// The table inline (lf.of is not inlined), the power beyond.
-			if w := runWords[r]; uint32(w) < lengthTableSize {
-				s *= lf.table[w]
-			} else {
-				s *= lf.of(w)
-			}
+			s *= lf.of(runWords[r])
 		}
 		// Every term 0 scores +0, whatever its signs.
 		s += 0

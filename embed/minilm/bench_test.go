@@ -2,6 +2,7 @@ package minilm
 
 import (
 	"context"
+	"github.com/higmem/higmem/internal/cputime"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -50,7 +51,7 @@ func BenchmarkEmbed(b *testing.B) {
 	for _, t := range turns {
 		tokens += len(m.Tokenizer().Encode(t))
 	}
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		if _, err := m.Embed(ctx, turns); err != nil {
 			b.Fatal(err)
@@ -58,7 +59,7 @@ func BenchmarkEmbed(b *testing.B) {
 	}
 	n := float64(b.N * len(turns))
 	b.ReportMetric(n/b.Elapsed().Seconds(), "turns/s")
-	if cpu := processCPU() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(cpu.Seconds()*1000/n, "cpu-ms/turn")
 	}
 	b.ReportMetric(float64(tokens)/float64(len(turns)), "tokens/turn")
@@ -82,7 +83,7 @@ func BenchmarkEmbedOne(b *testing.B) {
 		useAVX2, useAVX512 = v.avx2, v.avx512
 		b.Run(v.name, func(b *testing.B) {
 			i := 0
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				if _, err := m.Embed(ctx, turns[i%len(turns):i%len(turns)+1]); err != nil {
 					b.Fatal(err)
@@ -90,7 +91,7 @@ func BenchmarkEmbedOne(b *testing.B) {
 				i++
 			}
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "turns/s")
-			if cpu := processCPU() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(cpu.Seconds()*1000/float64(b.N), "cpu-ms/turn")
 			}
 		})

@@ -7,26 +7,17 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/cputime"
 	"github.com/higmem/higmem/internal/synth"
 	"github.com/higmem/higmem/server"
 	"github.com/higmem/higmem/server/ui"
 	"github.com/higmem/higmem/store/sqlite"
 )
-
-// cpuTime is the CPU time (user + system) this process has used.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
 
 // BenchmarkTimeline measures the server time of the timeline page (and,
 // for comparison, an event page and the turn list) of a 10,000-turn space
@@ -79,14 +70,14 @@ func BenchmarkTimeline(b *testing.B) {
 					return w.Body.Len()
 				}
 				size := get() // loads the space
-				cpu0 := cpuTime()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					get()
 				}
 				// The machine is shared: CPU time per page says what
 				// the page costs when wall time includes waiting for a
 				// core.
-				b.ReportMetric(float64(cpuTime()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 				b.ReportMetric(float64(size), "bytes/page")
 				b.ReportMetric(float64(len(evs)), "events")
 			})

@@ -1,15 +1,15 @@
 //go:build unix
 
-package minilm
+package cputime
 
 import (
 	"syscall"
 	"time"
 )
 
-// processCPU returns the user+system CPU time of this process, so that
-// benchmarks can report CPU cost per turn even on a busy machine.
-func processCPU() time.Duration {
+// Process returns the user+system CPU time of this process, 0 when it
+// cannot be read.
+func Process() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
