@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
@@ -28,7 +29,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
 		turnLex: bm25.New(bm25.Options{B: turnBM25B}), eventLex: bm25.New(bm25.Options{}),
-		turnsReady: make(chan struct{}), posReady: make(chan struct{})}
+		turnsReady: make(chan struct{}), posReady: make(chan struct{}), evReady: make(chan struct{})}
 	if tx != nil {
 		l.readTurns()
 		if l.emb != nil {
@@ -42,8 +43,13 @@ func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, t
 		if l.emb != nil {
 			// After the turns: reading them first lets their BM25 index (the
 			// longest step) start early, while the other core reads these.
-			l.wg.Go(l.readTurnVectors)
-			l.wg.Go(l.readWindowVectors)
+			if vs, ok := l.r.(store.VectorSetsIntoReader); ok {
+				l.sets = true
+				l.wg.Go(func() { l.readVectorSets(vs) })
+			} else {
+				l.wg.Go(l.readTurnVectors)
+				l.wg.Go(l.readWindowVectors)
+			}
 		}
 		l.wg.Go(l.readEvents)
 		l.wg.Go(l.readAnnotations)
@@ -69,8 +75,14 @@ type loading struct {
 	// readEvents and readWindowVectors, in that order.
 	errs [5]error
 	// turnsReady is closed once turns is set (or failed), posReady once pos
-	// and info are built from them.
-	turnsReady, posReady chan struct{}
+	// and info are built from them, evReady once events and evPos are (or
+	// failed: evOK is false).
+	turnsReady, posReady, evReady chan struct{}
+	evOK                          bool
+	// sets is set when readVectorSets reads every kind of vector (in one
+	// pass, see store.VectorSetsIntoReader): readEvents then leaves the
+	// event vectors to it.
+	sets bool
 
 	turns             []store.Turn
 	pos               map[string]int
@@ -91,10 +103,11 @@ type loading struct {
 	eventSeq          int
 	lastEvent         string
 	records           *profileRecords
-	// count is the store's count of turns, for the vector matrices to be
-	// sized before the turns are read (storedTurns).
+	// stats holds the store's counts of turns and events, for the vector
+	// matrices to be sized before the turns and events are read
+	// (storedStats).
 	countOnce sync.Once
-	count     int
+	stats     store.Stats
 	countErr  error
 }
 
@@ -164,51 +177,139 @@ func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKi
 	if err != nil {
 		return vec.Matrix{}, false, err
 	}
-	dim := l.emb.Dim()
-	data := make([]float32, n*dim)
-	// ids[k] is the id of the vector the store put in row k.
-	ids := make([]string, 0, n)
-	got, err := vi.VectorsInto(l.ctx, l.st.space, kind, embID, dim, data, func(id string) int {
-		if len(ids) == n {
-			return -1
-		}
-		ids = append(ids, id)
-		return len(ids) - 1
-	})
+	rows := newStoreRows(n, l.emb.Dim())
+	got, err := vi.VectorsInto(l.ctx, l.st.space, kind, embID, rows.dim, rows.data, rows.row)
 	if err != nil {
 		return vec.Matrix{}, false, err
 	}
 	<-l.posReady
-	if l.errs[0] != nil || got != n || len(ids) != n || len(l.turns) != n {
+	if l.errs[0] != nil {
 		return vec.Matrix{}, false, nil
 	}
-	// src[i] is the row of turn i's vector.
-	src := make([]int32, n)
-	for i := range src {
-		src[i] = -1
-	}
-	for k, id := range ids {
-		i, found := l.pos[id]
-		if !found || src[i] >= 0 {
-			return vec.Matrix{}, false, nil
-		}
-		src[i] = int32(k)
-	}
-	permuteRows(data, dim, src)
-	m = vec.Matrix{Dim: dim, Data: data}
-	m.QuantizeFrom(l.st.limits.quantizeFor(kind))
-	return m, true, nil
+	m, ok = rows.inOrder(got, l.pos, len(l.turns), l.st.limits.quantizeFor(kind))
+	return m, ok, nil
 }
 
 // storedTurns returns the store's count of the space's turns, asked once
 // per load.
 func (l *loading) storedTurns() (int, error) {
+	s, err := l.storedStats()
+	return s.Turns, err
+}
+
+// storedStats returns the store's counts for the space, asked once per
+// load.
+func (l *loading) storedStats() (store.Stats, error) {
 	l.countOnce.Do(func() {
-		var s store.Stats
-		s, l.countErr = l.r.Stats(l.ctx, l.st.space)
-		l.count = s.Turns
+		l.stats, l.countErr = l.r.Stats(l.ctx, l.st.space)
 	})
-	return l.count, l.countErr
+	return l.stats, l.countErr
+}
+
+// storeRows is a matrix of n rows of dim values filled in the store's own
+// order: ids[k] is the id of the vector the store put in row k. Once the
+// positions of the records are known, inOrder moves each row to the
+// position of its id.
+type storeRows struct {
+	n, dim int
+	data   []float32
+	ids    []string
+	next   atomic.Int64 // rows handed out (or asked for past n)
+}
+
+// newStoreRows returns room for n rows of dim values.
+func newStoreRows(n, dim int) *storeRows {
+	return &storeRows{n: n, dim: dim, data: make([]float32, n*dim), ids: make([]string, n)}
+}
+
+// row gives the next row to the vector with id (-1 when all n are taken).
+// It is safe for concurrent use (see store.VectorSetsIntoReader).
+func (r *storeRows) row(id string) int {
+	k := r.next.Add(1) - 1
+	if k >= int64(r.n) {
+		return -1
+	}
+	r.ids[k] = id
+	return int(k)
+}
+
+// set returns the store.VectorSet that fills r with the vectors of kind
+// made by embedder embID.
+func (r *storeRows) set(kind store.VectorKind, embID string) store.VectorSet {
+	return store.VectorSet{Kind: kind, Embedder: embID, Dim: r.dim, Dst: r.data, Row: r.row}
+}
+
+// inOrder returns the matrix whose row i is the vector of the record at
+// position i (pos maps ids to positions, of n records), moving the rows in
+// place (permuteRows), quantized from quantizeRows rows. got is how many
+// rows the store wrote. ok is false when that is not every record, once
+// each (the caller then lists the vectors, see listedMatrix).
+func (r *storeRows) inOrder(got int, pos map[string]int, n, quantizeRows int) (m vec.Matrix, ok bool) {
+	if got != r.n || r.next.Load() < int64(r.n) || n != r.n {
+		return vec.Matrix{}, false
+	}
+	// src[i] is the row of record i's vector.
+	src := make([]int32, n)
+	for i := range src {
+		src[i] = -1
+	}
+	for k, id := range r.ids {
+		i, found := pos[id]
+		if !found || src[i] >= 0 {
+			return vec.Matrix{}, false
+		}
+		src[i] = int32(k)
+	}
+	permuteRows(r.data, r.dim, src)
+	m = vec.Matrix{Dim: r.dim, Data: r.data}
+	m.QuantizeFrom(quantizeRows)
+	return m, true
+}
+
+// readVectorSets reads the turn, window and event vectors of the memory's
+// embedder at once (store.VectorSetsIntoReader), each into a matrix sized
+// from the store's counts, then puts the rows in the order of the turns
+// and events once these are read. A kind whose vectors are not all there
+// is listed again (as readTurnVectors, readWindowVectors and readEvents do
+// without the sets), to be embedded again by install.
+func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
+	embID, dim := l.emb.ID(), l.emb.Dim()
+	sts, err := l.storedStats()
+	if err != nil {
+		l.errs[2] = err
+		return
+	}
+	turns, wins, events := newStoreRows(sts.Turns, dim), newStoreRows(sts.Turns, dim), newStoreRows(sts.Events, dim)
+	sets := []store.VectorSet{turns.set(store.VectorTurn, embID), wins.set(store.VectorWindow, windowEmbedder(l.emb)), events.set(store.VectorEvent, embID)}
+	if l.errs[2] = vs.VectorSetsInto(l.ctx, l.st.space, sets); l.errs[2] != nil {
+		return
+	}
+	<-l.posReady
+	if l.errs[0] != nil {
+		return
+	}
+	l.tmat, l.tok = turns.inOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
+	if !l.tok {
+		if l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, embID); l.errs[2] != nil {
+			return
+		}
+	}
+	l.wmat, l.wok = wins.inOrder(sets[1].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
+	if !l.wok {
+		if l.wvecs, l.wmat, l.wok, l.errs[4] = l.listedMatrix(store.VectorWindow, windowEmbedder(l.emb)); l.errs[4] != nil {
+			return
+		}
+	}
+	<-l.evReady
+	if !l.evOK {
+		return
+	}
+	if l.emat, l.eok = events.inOrder(sets[2].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
+		if l.evecs, l.errs[2] = l.r.ListVectors(l.ctx, l.st.space, store.VectorEvent, embID); l.errs[2] != nil {
+			return
+		}
+		l.emat, l.eok = storedMatrix(l.evecs, len(l.events), dim, l.st.limits.quantizeRows, func(i int) string { return l.events[i].ID })
+	}
 }
 
 // permuteRows reorders the rows of dim values of data in place so that
@@ -280,10 +381,26 @@ func (l *loading) readWindowVectors() {
 // positions are known.
 func (l *loading) readEvents() {
 	sp, ctx := l.st.space, l.ctx
+	evDone := false
+	defer func() {
+		if !evDone {
+			close(l.evReady)
+		}
+	}()
 	if l.events, l.errs[3] = l.r.ListEvents(ctx, sp); l.errs[3] != nil {
 		return
 	}
 	events := l.events
+	l.evPos = make(map[string]int, len(events))
+	for i, e := range events {
+		if j, dup := l.evPos[e.ID]; dup {
+			l.errs[3] = fmt.Errorf("event %q listed twice (%d, %d)", e.ID, j, i)
+			return
+		}
+		l.evPos[e.ID] = i
+	}
+	l.evOK, evDone = true, true
+	close(l.evReady)
 	docs := make([]bm25.Doc, len(events))
 	for i, e := range events {
 		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
@@ -297,16 +414,12 @@ func (l *loading) readEvents() {
 		return
 	}
 	l.records = newProfileRecords(rs)
-	if vi, ok := l.r.(store.VectorsIntoReader); ok && l.emb != nil {
-		epos := make(map[string]int, len(events))
-		for i, e := range events {
-			epos[e.ID] = i
-		}
-		if l.emat, l.eok, l.errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, l.emb, len(events), epos, l.st.limits.quantizeRows); l.errs[3] != nil {
+	if vi, ok := l.r.(store.VectorsIntoReader); ok && l.emb != nil && !l.sets {
+		if l.emat, l.eok, l.errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, l.emb, len(events), l.evPos, l.st.limits.quantizeRows); l.errs[3] != nil {
 			return
 		}
 	}
-	if l.emb != nil && !l.eok {
+	if l.emb != nil && !l.sets && !l.eok {
 		if l.evecs, l.errs[3] = l.r.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
 			return
 		}
@@ -323,15 +436,10 @@ func (l *loading) readEvents() {
 // and addLink would build them event by event.
 func (l *loading) membership() error {
 	events := l.events
-	l.evPos = make(map[string]int, len(events))
 	l.evTurns = make([][]int32, len(events))
 	l.eventsOf = make(map[string][]string, len(l.turns))
 	var latest *store.Event
 	for i, e := range events {
-		if j, dup := l.evPos[e.ID]; dup {
-			return fmt.Errorf("event %q listed twice (%d, %d)", e.ID, j, i)
-		}
-		l.evPos[e.ID] = i
 		members := make([]int32, 0, len(e.TurnIDs))
 		for _, id := range e.TurnIDs {
 			l.eventsOf[id] = append(l.eventsOf[id], e.ID)

@@ -2,12 +2,14 @@ package higmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
@@ -101,12 +103,13 @@ func TestPermuteRows(t *testing.T) {
 	}
 }
 
-// TestLoadedVectorsFollowTurns checks that a loaded space's turn and
-// window vectors are those stored for each turn, in the turns' order,
-// when the ids sort otherwise than the turns (the store hands vectors over
-// in id order): read straight into the matrix, and through the fallback
-// when a turn's stored vector has another dimension (it is made again) or
-// the store holds a vector of no turn.
+// TestLoadedVectorsFollowTurns checks that a loaded space's turn, window
+// and event vectors are those stored for each turn and event, in their
+// order, when the ids sort otherwise than the turns: read in one pass in
+// the order written (store.VectorSetsIntoReader), in id order, set by set
+// (VectorsInto) and listed, and through the fallback when a turn's stored
+// vector has another dimension (it is made again) or the store holds a
+// vector of no turn or event.
 func TestLoadedVectorsFollowTurns(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
@@ -132,38 +135,61 @@ func TestLoadedVectorsFollowTurns(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Close()
+	// The store as it is (its vector sets read in one pass, in the order
+	// written), then its vector sets read one by one in id order from
+	// goroutines of their own, then without vector sets (VectorsInto),
+	// then with ListVectors alone.
+	stores := []struct {
+		name string
+		s    store.Store
+	}{{"sets", st}, {"sets in id order", setsByID{st, st}}, {"into", vectorsInto{st, st}}, {"listed", struct{ store.Store }{st}}}
 	check := func(name string) {
 		t.Helper()
-		m, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: emb})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		s, err := m.state(ctx, sp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, c := range []struct {
-			kind  store.VectorKind
-			embID string
-			mat   *vec.Matrix
-		}{{store.VectorTurn, emb.ID(), &s.turnVec}, {store.VectorWindow, windowEmbedder(emb), &s.winVec}} {
-			vs, err := st.ListVectors(ctx, sp, c.kind, c.embID)
+		for _, sc := range stores {
+			m, err := Open(ctx, Options{Store: sc.s, Mode: ModeOffline, Embedder: emb})
 			if err != nil {
 				t.Fatal(err)
 			}
-			byID := map[string][]float32{}
-			for _, v := range vs {
-				byID[v.ID] = v.Values
+			s, err := m.state(ctx, sp)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if c.mat.Rows() != len(s.turns) {
-				t.Fatalf("%s: %s: %d rows for %d turns", name, c.kind, c.mat.Rows(), len(s.turns))
+			if len(s.events) == 0 {
+				t.Fatalf("%s: %s: no events", name, sc.name)
 			}
+			eventIDs := make([]string, len(s.events))
+			for i, e := range s.events {
+				eventIDs[i] = e.ID
+			}
+			turnIDs := make([]string, len(s.turns))
 			for i, tu := range s.turns {
-				if !slices.Equal(c.mat.Row(i), byID[tu.ID]) {
-					t.Fatalf("%s: %s: row %d (turn %s) is not the turn's stored vector", name, c.kind, i, tu.ID)
+				turnIDs[i] = tu.ID
+			}
+			for _, c := range []struct {
+				kind  store.VectorKind
+				embID string
+				mat   *vec.Matrix
+				ids   []string
+			}{{store.VectorTurn, emb.ID(), &s.turnVec, turnIDs}, {store.VectorWindow, windowEmbedder(emb), &s.winVec, turnIDs},
+				{store.VectorEvent, emb.ID(), &s.eventVec, eventIDs}} {
+				vs, err := st.ListVectors(ctx, sp, c.kind, c.embID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				byID := map[string][]float32{}
+				for _, v := range vs {
+					byID[v.ID] = v.Values
+				}
+				if c.mat.Rows() != len(c.ids) {
+					t.Fatalf("%s: %s: %s: %d rows for %d records", name, sc.name, c.kind, c.mat.Rows(), len(c.ids))
+				}
+				for i, id := range c.ids {
+					if !slices.Equal(c.mat.Row(i), byID[id]) {
+						t.Fatalf("%s: %s: %s: row %d (%s) is not the stored vector", name, sc.name, c.kind, i, id)
+					}
 				}
 			}
+			m.Close()
 		}
 	}
 	check("stored")
@@ -178,4 +204,31 @@ func TestLoadedVectorsFollowTurns(t *testing.T) {
 	check("another dimension")
 	put(store.Vector{Kind: store.VectorTurn, ID: "gone", Embedder: emb.ID(), Values: make([]float32, 16)})
 	check("a vector of no turn")
+	put(store.Vector{Kind: store.VectorEvent, ID: "gone", Embedder: emb.ID(), Values: make([]float32, 16)})
+	check("a vector of no event")
+}
+
+// vectorsInto is a store with VectorsInto but not VectorSetsInto.
+type vectorsInto struct {
+	store.Store
+	store.VectorsIntoReader
+}
+
+// setsByID is a store whose VectorSetsInto reads each set with VectorsInto
+// (in id order, not the order the vectors were written), all at once.
+type setsByID struct {
+	store.Store
+	vi store.VectorsIntoReader
+}
+
+func (s setsByID) VectorSetsInto(ctx context.Context, sp store.Space, sets []store.VectorSet) error {
+	errs := make([]error, len(sets))
+	var wg sync.WaitGroup
+	for i := range sets {
+		wg.Go(func() {
+			sets[i].N, errs[i] = s.vi.VectorsInto(ctx, sp, sets[i].Kind, sets[i].Embedder, sets[i].Dim, sets[i].Dst, sets[i].Row)
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -25,7 +25,7 @@
 //
 // Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
 // module calls, nothing more. A capability that only some backends can
-// offer is an optional interface (VectorsIntoReader, EmbedderLister, Watcher), found
+// offer is an optional interface (VectorsIntoReader, VectorSetsIntoReader, EmbedderLister, Watcher), found
 // by a type assertion. Extending the contract means adding the method to Reader,
 // Writer or Tx (or a new optional interface), implementing it in every
 // backend, and adding its checks to store/storetest.
@@ -495,6 +495,41 @@ type VectorsIntoReader interface {
 	// dimension, are skipped. It returns how many rows it wrote. A dim
 	// that is not positive fails with ErrInvalid.
 	VectorsInto(ctx context.Context, space Space, kind VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error)
+}
+
+// VectorSet names the vectors of one kind made by one embedder, and the
+// row-major matrix VectorSetsInto decodes them into: the vector with id goes
+// to row Row(id) of Dst, rows of Dim float32s. Vectors whose row is
+// negative or beyond Dst, or of another dimension, are skipped, as
+// VectorsInto skips them.
+type VectorSet struct {
+	// Kind and Embedder select the vectors.
+	Kind     VectorKind
+	Embedder string
+	// Dim is the dimension of the vectors, and of Dst's rows.
+	Dim int
+	// Dst receives the vectors.
+	Dst []float32
+	// Row gives the row of the vector with id; negative skips it.
+	Row func(id string) int
+	// N is set by VectorSetsInto: how many rows it wrote.
+	N int
+}
+
+// VectorSetsIntoReader is an optional capability of a Store: decoding the
+// vectors of several kinds (or embedders) of a space straight into the
+// caller's matrices, in one pass over what the store holds when that is
+// cheaper than one VectorsInto per set. The engine uses it, when the store
+// has it, to read the turn, window and event vectors of a space as it
+// loads. storetest checks it on every store that implements it.
+type VectorSetsIntoReader interface {
+	// VectorSetsInto does what VectorsInto does for every set, setting
+	// each set's N. The Row functions are called once per stored vector of
+	// their set and dimension, in an order the store chooses, possibly
+	// from several goroutines at once (each call with another id). Two
+	// sets with the same kind and embedder, or a dim that is not
+	// positive, fail with ErrInvalid.
+	VectorSetsInto(ctx context.Context, space Space, sets []VectorSet) error
 }
 
 // EmbedderLister is an optional capability of a Store and of its Tx: naming

@@ -245,7 +245,7 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		return ch, nil
 	}
 	rows, err := r.query(ctx, qChangedTurns, sid, since)
-	if ch.Turns, err = collect(rows, err, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) }); err != nil {
+	if ch.Turns, err = collect(rows, err, newTurnScan(sp).scan); err != nil {
 		return fail(err)
 	}
 	rows, err = r.query(ctx, qChangedAnns, sid, since)
@@ -253,7 +253,7 @@ func (r reader) changes(ctx context.Context, sp store.Space, since int64, embedd
 		return fail(err)
 	}
 	rows, err = r.query(ctx, qChangedEvents, sid, since)
-	if ch.Events, err = collect(rows, err, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) }); err != nil {
+	if ch.Events, err = collect(rows, err, newEventScan(sp).scan); err != nil {
 		return fail(err)
 	}
 	rows, err = r.query(ctx, qChangedLinks, sid, since)

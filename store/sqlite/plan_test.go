@@ -74,3 +74,38 @@ func TestQueryPlans(t *testing.T) {
 		}
 	}
 }
+
+// TestVectorSetsPlan checks that the query of VectorSetsInto's one pass
+// reads the vectors table in its own order: no index, no sort (the rows
+// come in the order they were first written, see VectorSetsInto).
+func TestVectorSetsPlan(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for n := 1; n <= maxVectorSets; n++ {
+		args := make([]any, 3*n+2)
+		for i := range args {
+			args[i] = "x"
+		}
+		rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+qVectorSets(n), args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		if len(plan) == 0 || plan[0] != "SCAN vectors" || strings.Contains(strings.Join(plan, "\n"), "TEMP B-TREE") {
+			t.Errorf("%d sets: plan:\n  %s\nwant a scan of vectors, in rowid order", n, strings.Join(plan, "\n  "))
+		}
+	}
+}

@@ -122,7 +122,7 @@ func bools(n int) [][]bool {
 
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
-	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
+	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qVectorsMaxRowid, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
 	qs = append(qs, journalReads...)
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
@@ -154,34 +154,68 @@ func (r reader) query(ctx context.Context, q string, args ...any) (*sql.Rows, er
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-func scanTurn(sc scanner, sp store.Space) (store.Turn, error) {
-	t := store.Turn{Space: sp}
-	var att, meta, occ, rec sql.NullString
-	if err := sc.Scan(&t.ID, &t.SessionID, &t.Seq, &t.Speaker, &t.Text, &att, &occ, &t.OccurredRaw, &rec, &meta); err != nil {
-		return t, err
-	}
-	var err1, err2 error
-	t.OccurredAt, err1 = decodeTime(occ)
-	t.RecordedAt, err2 = decodeTime(rec)
-	return t, errors.Join(err1, err2, decodeJSON("attachments", att, &t.Attachments), decodeJSON("metadata", meta, &t.Metadata))
+// turnScan scans rows of the columns turnCols into one scratch row, with
+// the destinations handed to Scan made once for every row of a query (a
+// space's turns are listed when it loads) rather than once per row.
+type turnScan struct {
+	sp                  store.Space
+	t                   store.Turn
+	att, meta, occ, rec sql.NullString
+	dest                []any
 }
 
-func scanEvent(sc scanner, sp store.Space) (store.Event, error) {
-	e := store.Event{Space: sp}
-	var facts, ents, kws, tags, tids, start, end, created, updated sql.NullString
-	if err := sc.Scan(&e.ID, &e.Title, &e.Summary, &facts, &ents, &kws, &tags, &tids, &start, &end,
-		&e.Producer, &e.Version, &created, &updated); err != nil {
-		return e, err
+// newTurnScan returns a turnScan for turns of space sp.
+func newTurnScan(sp store.Space) *turnScan {
+	s := &turnScan{sp: sp}
+	s.dest = []any{&s.t.ID, &s.t.SessionID, &s.t.Seq, &s.t.Speaker, &s.t.Text, &s.att, &s.occ, &s.t.OccurredRaw, &s.rec, &s.meta}
+	return s
+}
+
+// scan scans one row.
+func (s *turnScan) scan(sc scanner) (store.Turn, error) {
+	s.t = store.Turn{Space: s.sp}
+	if err := sc.Scan(s.dest...); err != nil {
+		return s.t, err
 	}
+	t := s.t
+	var err1, err2 error
+	t.OccurredAt, err1 = decodeTime(s.occ)
+	t.RecordedAt, err2 = decodeTime(s.rec)
+	return t, errors.Join(err1, err2, decodeJSON("attachments", s.att, &t.Attachments), decodeJSON("metadata", s.meta, &t.Metadata))
+}
+
+// eventScan is turnScan for the columns eventCols.
+type eventScan struct {
+	sp                                                 store.Space
+	e                                                  store.Event
+	facts, ents, kws, tags, tids, start, end, crt, upd sql.NullString
+	dest                                               []any
+}
+
+// newEventScan returns an eventScan for events of space sp.
+func newEventScan(sp store.Space) *eventScan {
+	s := &eventScan{sp: sp}
+	s.dest = []any{&s.e.ID, &s.e.Title, &s.e.Summary, &s.facts, &s.ents, &s.kws, &s.tags, &s.tids, &s.start, &s.end,
+		&s.e.Producer, &s.e.Version, &s.crt, &s.upd}
+	return s
+}
+
+// scan scans one row.
+func (s *eventScan) scan(sc scanner) (store.Event, error) {
+	s.e = store.Event{Space: s.sp}
+	if err := sc.Scan(s.dest...); err != nil {
+		return s.e, err
+	}
+	e := s.e
 	var errs [4]error
-	e.Start, errs[0] = decodeTime(start)
-	e.End, errs[1] = decodeTime(end)
-	e.CreatedAt, errs[2] = decodeTime(created)
-	e.UpdatedAt, errs[3] = decodeTime(updated)
+	e.Start, errs[0] = decodeTime(s.start)
+	e.End, errs[1] = decodeTime(s.end)
+	e.CreatedAt, errs[2] = decodeTime(s.crt)
+	e.UpdatedAt, errs[3] = decodeTime(s.upd)
 	return e, errors.Join(errors.Join(errs[:]...),
-		decodeJSON("facts", facts, &e.Facts), decodeJSON("entities", ents, &e.Entities),
-		decodeJSON("keywords", kws, &e.Keywords), decodeJSON("tags", tags, &e.Tags),
-		decodeJSON("turn ids", tids, &e.TurnIDs))
+		decodeJSON("facts", s.facts, &e.Facts), decodeJSON("entities", s.ents, &e.Entities),
+		decodeJSON("keywords", s.kws, &e.Keywords), decodeJSON("tags", s.tags, &e.Tags),
+		decodeJSON("turn ids", s.tids, &e.TurnIDs))
 }
 
 // scanAnnotation scans the columns annCols.
@@ -254,7 +288,7 @@ func idsArg(ids []string) string {
 
 func (r reader) GetTurn(ctx context.Context, sp store.Space, id string) (store.Turn, error) {
 	rows, err := r.query(ctx, qGetTurn, sp.UserID, sp.AgentID, id)
-	ts, err := collect(rows, err, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) })
+	ts, err := collect(rows, err, newTurnScan(sp).scan)
 	if err != nil {
 		return store.Turn{}, fmt.Errorf("sqlite: get turn %q: %w", id, err)
 	}
@@ -300,7 +334,7 @@ func (r reader) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery
 		hint = r.count(ctx, qCountTurns, sp.UserID, sp.AgentID)
 	}
 	rows, err := r.query(ctx, qListTurns(q.IDs != nil, q.SessionID != "", before, q.AfterSeq != 0), args...)
-	ts, err := collectN(rows, err, hint, func(sc scanner) (store.Turn, error) { return scanTurn(sc, sp) })
+	ts, err := collectN(rows, err, hint, newTurnScan(sp).scan)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list turns: %w", err)
 	}
@@ -326,7 +360,7 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
 	hint := r.count(ctx, qCountEvents, sp.UserID, sp.AgentID)
 	rows, err := r.query(ctx, qListEvents, sp.UserID, sp.AgentID)
-	es, err := collectN(rows, err, hint, func(sc scanner) (store.Event, error) { return scanEvent(sc, sp) })
+	es, err := collectN(rows, err, hint, newEventScan(sp).scan)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list events: %w", err)
 	}
@@ -414,6 +448,117 @@ func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.Vect
 		return n, fmt.Errorf("sqlite: list vectors: %w", err)
 	}
 	return n, nil
+}
+
+// maxVectorSets bounds the sets VectorSetsInto reads in one pass (each
+// count of sets is a statement of its own); more are read set by set.
+const maxVectorSets = 8
+
+// qVectorSets returns the query that reads the vectors of n sets of a space
+// in one pass over the vectors table, in rowid order, with the index of the
+// row's set: its arguments are the kind, embedder and dimension of each
+// set, then the space's user and agent. Reading through vectors_embedder
+// looks every row up in the table from the index; a space that holds most
+// of the table is read with fewer page visits by scanning the table once
+// for all its kinds (see VectorSetsInto).
+func qVectorSets(n int) string {
+	var b strings.Builder
+	b.WriteString(`SELECT CASE`)
+	for i := range n {
+		fmt.Fprintf(&b, ` WHEN kind = ? AND embedder = ? AND dim = ? THEN %d`, i)
+	}
+	b.WriteString(` END AS s, id, data FROM vectors NOT INDEXED WHERE space_id = ` + spaceSub + ` AND s IS NOT NULL`)
+	return b.String()
+}
+
+// qVectorsMaxRowid is the largest rowid of the vectors table (0 when it is
+// empty), a bound on its row count found without reading the rows.
+const qVectorsMaxRowid = `SELECT coalesce(max(rowid), 0) FROM vectors`
+
+// VectorSetsInto implements store.VectorSetsIntoReader. When the sets hold
+// at least half as many rows as the vectors table can hold (its largest
+// rowid), the table is read once, in its own order, for every set.
+// Otherwise each set is read through the index, as VectorsInto reads it.
+//
+// Rows come in the order they were first written, which is that of the
+// records they belong to when those were added in order, as the engine adds
+// turns and events: a caller that puts the rows in order afterwards (see
+// higmem's storeRows) then moves none.
+func (r reader) VectorSetsInto(ctx context.Context, sp store.Space, sets []store.VectorSet) error {
+	want := 0
+	for i := range sets {
+		s := &sets[i]
+		if s.Dim <= 0 {
+			return fmt.Errorf("sqlite: vector sets into matrices: dimension %d: %w", s.Dim, store.ErrInvalid)
+		}
+		for _, o := range sets[:i] {
+			if o.Kind == s.Kind && o.Embedder == s.Embedder {
+				return fmt.Errorf("sqlite: vector sets into matrices: %s vectors of %q twice: %w", s.Kind, s.Embedder, store.ErrInvalid)
+			}
+		}
+		s.N = 0
+		want += len(s.Dst) / s.Dim
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	if len(sets) > maxVectorSets || 2*int64(want) < r.count64(ctx, qVectorsMaxRowid) {
+		for i := range sets {
+			s := &sets[i]
+			n, err := r.VectorsInto(ctx, sp, s.Kind, s.Embedder, s.Dim, s.Dst, s.Row)
+			s.N = n
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	args := make([]any, 0, 3*len(sets)+2)
+	for _, s := range sets {
+		args = append(args, string(s.Kind), s.Embedder, s.Dim)
+	}
+	rows, err := r.query(ctx, qVectorSets(len(sets)), append(args, sp.UserID, sp.AgentID)...)
+	if err != nil {
+		return fmt.Errorf("sqlite: list vectors: %w", err)
+	}
+	defer rows.Close()
+	var set int64
+	var id, data sql.RawBytes
+	for rows.Next() {
+		if err := rows.Scan(&set, &id, &data); err != nil {
+			return fmt.Errorf("sqlite: list vectors: %w", err)
+		}
+		if set < 0 || set >= int64(len(sets)) {
+			continue
+		}
+		s := &sets[set]
+		if len(data) != 4*s.Dim {
+			continue
+		}
+		i := s.Row(string(id))
+		if i < 0 || (i+1)*s.Dim > len(s.Dst) {
+			continue
+		}
+		vec.DecodeLEInto(s.Dst[i*s.Dim:(i+1)*s.Dim], data)
+		s.N++
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: list vectors: %w", err)
+	}
+	return nil
+}
+
+// count64 runs a query of one integer; on error it returns 0.
+func (r reader) count64(ctx context.Context, q string, args ...any) int64 {
+	rows, err := r.query(ctx, q, args...)
+	ns, err := collect(rows, err, func(sc scanner) (int64, error) {
+		var n int64
+		return n, sc.Scan(&n)
+	})
+	if err != nil || len(ns) != 1 {
+		return 0
+	}
+	return ns[0]
 }
 
 func (r reader) History(ctx context.Context, sp store.Space, kind, id string) ([]store.Change, error) {

@@ -2,8 +2,10 @@ package storetest
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -272,6 +274,7 @@ var vectorTests = []test{
 	{name: "EmbedderReplaced", fn: testVectorEmbedder},
 	{name: "BatchAtomic", fn: testVectorBatchAtomic},
 	{name: "VectorsInto", fn: testVectorsInto},
+	{name: "VectorSetsInto", fn: testVectorSetsInto},
 	{name: "Embedders", fn: testEmbedders},
 	{name: "Window", fn: testWindowVectors},
 }
@@ -368,6 +371,100 @@ func testVectorsInto(t *testing.T, e *env) {
 	e.wantErr("VectorsInto without a user", err, store.ErrInvalid)
 	_, err = vi.VectorsInto(e.ctx, spaceA, store.VectorTurn, "e", 0, dst, func(string) int { return 0 })
 	e.wantErr("VectorsInto of dimension 0", err, store.ErrInvalid)
+}
+
+// testVectorSetsInto checks the optional store.VectorSetsIntoReader, when
+// the store has it: every set gets what VectorsInto gives it (rows, count),
+// with matrices of every size (a store may read differently when the sets
+// hold most of its vectors), and bad sets fail with ErrInvalid.
+func testVectorSetsInto(t *testing.T, e *env) {
+	vs, ok := e.s.(store.VectorSetsIntoReader)
+	if !ok {
+		t.Skip("store does not implement store.VectorSetsIntoReader (optional)")
+	}
+	vi, ok := e.s.(store.VectorsIntoReader)
+	if !ok {
+		t.Fatal("store implements store.VectorSetsIntoReader but not store.VectorsIntoReader")
+	}
+	var in []store.Vector
+	for i := range 40 {
+		id := fmt.Sprintf("t%02d", (i*7)%40)
+		in = append(in,
+			store.Vector{Kind: store.VectorTurn, ID: id, Embedder: "e", Values: []float32{float32(i), 1}},
+			store.Vector{Kind: store.VectorWindow, ID: id, Embedder: "w", Values: []float32{float32(i), 2}})
+		if i%3 == 0 {
+			in = append(in, store.Vector{Kind: store.VectorEvent, ID: fmt.Sprint("e", i), Embedder: "e", Values: []float32{float32(i), 3}})
+		}
+	}
+	in = append(in,
+		store.Vector{Kind: store.VectorTurn, ID: "x", Embedder: "e", Values: []float32{5, 6, 7}}, // another dimension
+		store.Vector{Kind: store.VectorTurn, ID: "y", Embedder: "other", Values: []float32{8, 9}},
+		store.Vector{Kind: store.VectorWindow, ID: "t00", Embedder: "e", Values: []float32{10, 11}}) // window kind, turn embedder
+	e.update(func(tx store.Tx) error {
+		if err := tx.PutVectors(e.ctx, spaceA, in); err != nil {
+			return err
+		}
+		return tx.PutVectors(e.ctx, spaceB, []store.Vector{{Kind: store.VectorTurn, ID: "t01", Embedder: "e", Values: []float32{-1, -2}}})
+	})
+	type want struct {
+		kind store.VectorKind
+		emb  string
+	}
+	kinds := []want{{store.VectorTurn, "e"}, {store.VectorWindow, "w"}, {store.VectorEvent, "e"}, {store.VectorWindow, "e"}, {store.VectorTurn, "none"}}
+	// rowOf gives each id a row of its own (ids past the matrix are
+	// skipped), the same in both reads.
+	order := map[string]int{}
+	for _, v := range in {
+		if _, ok := order[v.ID]; !ok {
+			order[v.ID] = len(order)
+		}
+	}
+	rowOf := func(id string, rows int) int {
+		if i, ok := order[id]; ok {
+			return i
+		}
+		return -1
+	}
+	for _, rows := range []int{1, 8, 40, 200} {
+		sets := make([]store.VectorSet, len(kinds))
+		var mu sync.Mutex
+		seen := map[string]bool{}
+		for i, k := range kinds {
+			sets[i] = store.VectorSet{Kind: k.kind, Embedder: k.emb, Dim: 2, Dst: make([]float32, 2*rows), Row: func(id string) int {
+				mu.Lock()
+				defer mu.Unlock()
+				key := string(k.kind) + "/" + id
+				if seen[key] {
+					t.Errorf("rows %d: Row(%q) called twice for %s vectors", rows, id, k.kind)
+				}
+				seen[key] = true
+				return rowOf(id, rows)
+			}}
+		}
+		if err := vs.VectorSetsInto(e.ctx, spaceA, sets); err != nil {
+			t.Fatalf("VectorSetsInto: %v", err)
+		}
+		for i, k := range kinds {
+			dst := make([]float32, 2*rows)
+			n, err := vi.VectorsInto(e.ctx, spaceA, k.kind, k.emb, 2, dst, func(id string) int { return rowOf(id, rows) })
+			if err != nil {
+				t.Fatalf("VectorsInto: %v", err)
+			}
+			if sets[i].N != n || !slices.Equal(sets[i].Dst, dst) {
+				t.Errorf("rows %d: VectorSetsInto of %s vectors of %q wrote %d rows %v; VectorsInto wrote %d: %v", rows, k.kind, k.emb, sets[i].N, sets[i].Dst, n, dst)
+			}
+		}
+	}
+	none := func(string) int { return 0 }
+	err := vs.VectorSetsInto(e.ctx, spaceA, []store.VectorSet{{Kind: store.VectorTurn, Embedder: "e", Dim: 2, Row: none}, {Kind: store.VectorTurn, Embedder: "e", Dim: 2, Row: none}})
+	e.wantErr("VectorSetsInto with a set twice", err, store.ErrInvalid)
+	err = vs.VectorSetsInto(e.ctx, spaceA, []store.VectorSet{{Kind: store.VectorTurn, Embedder: "e", Dim: 0, Row: none}})
+	e.wantErr("VectorSetsInto of dimension 0", err, store.ErrInvalid)
+	err = vs.VectorSetsInto(e.ctx, store.Space{}, []store.VectorSet{{Kind: store.VectorTurn, Embedder: "e", Dim: 2, Row: none}})
+	e.wantErr("VectorSetsInto without a user", err, store.ErrInvalid)
+	if err := vs.VectorSetsInto(e.ctx, spaceA, nil); err != nil {
+		t.Errorf("VectorSetsInto of no sets: %v", err)
+	}
 }
 
 func testVectorPutList(t *testing.T, e *env) {
