@@ -318,6 +318,9 @@ func TestChatToolCallsPassThrough(t *testing.T) {
 		t.Errorf("streamed tool calls %+v", sc)
 	}
 	// The tool's result goes back with the assistant's tool call, untouched.
+	// The first exchange is stored in the background: wait for it, as a
+	// tool's round trip would, so that this request has memory to add.
+	e.srv.chat.stores.Wait()
 	params.Messages = append(params.Messages, resp.Choices[0].Message.ToParam(), openai.ToolMessage(`{"temp_c":3}`, "call_1"))
 	final, err := e.client.Chat.Completions.New(ctx, params)
 	if err != nil {
