@@ -35,6 +35,8 @@ import (
 //	HIGMEM_MODELS_DIR    the models root (default minilm.DefaultRoot())
 //	HIGMEM_TEST_MODEL_DIR  another model directory than MiniLM's (e.g. <root>/e5-small-v2)
 //	HIGMEM_EMBED_CACHE   a file caching the vectors between runs (one per model)
+//	HIGMEM_TEST_ENSEMBLE two model directories "a,b": an ensemble of both (offline_ensemble_test.go),
+//	                     cached in HIGMEM_TEST_ENSEMBLE_CACHES "a.gob,b.gob", b weighted by HIGMEM_TEST_ENSEMBLE_WEIGHT
 //	HIGMEM_CV_BURST      "0" to leave out the synthetic-burst variant of LoCoMo
 //	HIGMEM_CV_WINDOWS    the window text variants to embed (offline_window_cv_test.go; "none")
 //	HIGMEM_CV_IDEAS      "1" to add the candidate changes to the grid
@@ -67,6 +69,9 @@ type cvQuestion struct {
 	// turn's window text; lexNoReport the BM25 scores of the question
 	// without reporting verbs (set with HIGMEM_CV_MORE=1).
 	evDense, lexWin, lexNoReport []float64
+	// lexContent holds the BM25 scores of the question against the turns'
+	// content alone, without the speaker's name (HIGMEM_CV_MORE=1).
+	lexContent []float64
 }
 
 // cvConv is one conversation, built into an offline memory.
@@ -109,6 +114,13 @@ type cvTune struct {
 	// KeepSlope raises the stopping rule's keep ratio by this much per
 	// turn past MinK.
 	KeepSlope float64
+	// ZDense, when set, scales the dense part of the relevance by ZDense
+	// standard deviations of the question's cosines over the turns instead
+	// of by the distance from their mean to the best (relevanceOf).
+	ZDense float64
+	// WhDense, when set, replaces the dense weight for questions of the
+	// given types (whOf).
+	WhDense map[string]float64
 }
 
 // whWords are the question types of the stopping rule by type.
@@ -130,7 +142,7 @@ func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 	f := q.f
 	// The engine's own b is what q.f holds.
 	otherB := ct.X.LexB != 0 && ct.X.LexB != cvEngineB()
-	if ct.Window == 0 && ct.PRF == 0 && !otherB && ct.X.EventDense == 0 && ct.X.LexWin == 0 && !ct.X.NoReport {
+	if ct.Window == 0 && ct.PRF == 0 && !otherB && ct.X.EventDense == 0 && ct.X.LexWin == 0 && !ct.X.NoReport && !ct.X.LexContent {
 		return f
 	}
 	g := *f
@@ -143,6 +155,13 @@ func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 	}
 	if ct.X.NoReport && q.lexNoReport != nil {
 		g.lex = q.lexNoReport
+		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
+	}
+	if ct.X.LexContent {
+		if q.lexContent == nil {
+			panic("BM25 scores of the content alone: set HIGMEM_CV_MORE=1")
+		}
+		g.lex = q.lexContent
 		f = &turnFeatures{lex: g.lex, dense: q.f.dense}
 	}
 	if ct.X.LexWin != 0 && q.lexWin != nil {
@@ -186,7 +205,13 @@ func (ct cvTune) features(q *cvQuestion) *turnFeatures {
 // scores returns every turn's score under the tune.
 func (ct cvTune) scores(q *cvQuestion) []float64 {
 	f := ct.features(q)
+	if w, ok := ct.WhDense[q.wh]; ok {
+		ct.tu.DenseWeight = w
+	}
 	rel := ct.tu.relevance(f)
+	if ct.ZDense != 0 && f.dense != nil {
+		rel = zRelevance(ct.tu, f, ct.ZDense)
+	}
 	if ct.X.EventDense != 0 {
 		ct.X.addEventDense(q, rel)
 	}
@@ -366,7 +391,7 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 		c.facts = factsOf(st)
 		n := len(st.turns)
 		var ixs map[float64]*bm25.Index
-		var winIx *bm25.Index
+		var winIx, contentIx *bm25.Index
 		var wins map[string][][]float32
 		if window && emb != nil {
 			wins = cvWindowVectors(ctx, t, emb, st)
@@ -396,9 +421,11 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 			}
 			if os.Getenv("HIGMEM_CV_MORE") == "1" {
 				if winIx == nil {
-					winIx = windowIndex(st)
+					winIx, contentIx = windowIndex(st), contentIndex(st)
 				}
 				cq.evDense, cq.lexWin, cq.lexNoReport = moreFeatures(st, winIx, q, qa.Question)
+				cq.lexContent = make([]float64, n)
+				contentIx.ScoreRefs(qa.Question, cq.lexContent, nil)
 			}
 			cq.qterms = textnorm.Terms(qa.Question)
 			slices.Sort(cq.qterms)
@@ -905,4 +932,31 @@ func declarative(question string) string {
 		return question
 	}
 	return strings.Join(words[i:], " ")
+}
+
+// zRelevance is relevanceOf with the dense part scaled by z standard
+// deviations of the cosines over the turns (ZDense) instead of by the
+// distance from their mean to the best; every turn is visible.
+func zRelevance(tu offlineTuning, f *turnFeatures, z float64) []float64 {
+	n := len(f.lex)
+	maxLex, mean, sq := 0.0, 0.0, 0.0
+	for i := range n {
+		maxLex = max(maxLex, f.lex[i])
+		mean += f.dense[i]
+	}
+	mean /= float64(n)
+	for i := range n {
+		sq += (f.dense[i] - mean) * (f.dense[i] - mean)
+	}
+	sd := math.Sqrt(sq / float64(n))
+	rel := make([]float64, n)
+	for i := range n {
+		if maxLex > 0 {
+			rel[i] = f.lex[i] / maxLex
+		}
+		if d := f.dense[i] - mean; d > 0 && sd > 0 {
+			rel[i] += tu.DenseWeight * d / (z * sd)
+		}
+	}
+	return rel
 }

@@ -130,6 +130,10 @@ type cvExtra struct {
 	// NoReport takes the BM25 scores of the question without reporting
 	// verbs (say, tell, talk, mention, ...).
 	NoReport bool
+	// LexContent takes the BM25 scores of the question against the turns'
+	// content alone, without the speaker's name the index holds
+	// (turnLexText).
+	LexContent bool
 }
 
 func (x cvExtra) zero() bool { return x == cvExtra{} }
@@ -352,6 +356,18 @@ func windowIndex(st *spaceState) *bm25.Index {
 	at := func(j int) *store.Turn { return &st.turns[j] }
 	for i := range st.turns {
 		docs[i] = bm25.Doc{ID: st.turns[i].ID, Ref: i, Text: windowText(at, int(st.info.winStart[i]), i)}
+	}
+	ix.AddBatch(docs)
+	return ix
+}
+
+// contentIndex returns a BM25 index of st's turns' content alone, without
+// the speaker's name (turnLexText has it). Caller holds st.mu.
+func contentIndex(st *spaceState) *bm25.Index {
+	ix := bm25.New(bm25.Options{B: turnBM25B})
+	docs := make([]bm25.Doc, len(st.turns))
+	for i, t := range st.turns {
+		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: content(t)}
 	}
 	ix.AddBatch(docs)
 	return ix

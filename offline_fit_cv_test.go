@@ -308,6 +308,33 @@ func TestOfflineCVVariants(t *testing.T) {
 		}
 	}
 	if os.Getenv("HIGMEM_CV_MORE") == "1" {
+		// Round 6: the speaker's name in the turn's BM25 text, the dense
+		// part scaled by the spread of the cosines, the dense weight by
+		// question type, and stopping rules that reach further.
+		add("BM25 of the content alone (no speaker)", func(ct *cvTune) { ct.X.LexContent = true })
+		for _, v := range []float64{1.3, 1.5} {
+			add(fmt.Sprintf("BM25 of the content alone, speaker %.1f", v), func(ct *cvTune) { ct.X.LexContent, ct.tu.SpeakerBump = true, v })
+		}
+		add("speaker 1.0", func(ct *cvTune) { ct.tu.SpeakerBump = 1 })
+		for _, z := range []float64{2, 3, 4, 5, 6} {
+			add(fmt.Sprintf("dense scaled by %g sd", z), func(ct *cvTune) { ct.ZDense = z })
+		}
+		for _, wh := range whWords {
+			for _, v := range []float64{0.25, 1.0} {
+				add(fmt.Sprintf("%s questions: dense %g", wh, v), func(ct *cvTune) { ct.WhDense = map[string]float64{wh: v} })
+			}
+		}
+		for _, minK := range []int{4, 5, 6} {
+			for _, maxK := range []int{10, 12} {
+				for _, keep := range []float64{0.5, 0.55, 0.6, 0.65, 0.7} {
+					for _, slope := range []float64{0, 0.02, 0.04} {
+						add(fmt.Sprintf("stop: min K %d, max K %d, keep %.2f, slope %.2f", minK, maxK, keep, slope), func(ct *cvTune) {
+							ct.tu.MinK, ct.tu.MaxK, ct.tu.KeepRatio, ct.KeepSlope = minK, maxK, keep, slope
+						})
+					}
+				}
+			}
+		}
 		for _, v := range []float64{0.1, 0.2, 0.3} {
 			add(fmt.Sprintf("event cosine %.2f", v), func(ct *cvTune) { ct.X.EventDense = v })
 		}

@@ -64,6 +64,9 @@ func TestOfflineLoCoMo(t *testing.T) {
 // $HIGMEM_TEST_MODEL_DIR), or logs why not and returns nil.
 func loadMiniLMForTest(t *testing.T) embed.Embedder {
 	t.Helper()
+	if e := ensembleForTest(t); e != nil {
+		return e
+	}
 	if dir := os.Getenv("HIGMEM_TEST_MODEL_DIR"); dir != "" {
 		m, err := minilm.Load(dir, minilm.Options{})
 		if err != nil {
