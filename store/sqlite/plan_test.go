@@ -46,20 +46,7 @@ func TestQueryPlans(t *testing.T) {
 		for i := range args {
 			args[i] = "x"
 		}
-		rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
-		if err != nil {
-			t.Fatalf("EXPLAIN %s: %v", q, err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(ctx, t, s, q, args)
 		for _, line := range plan {
 			if strings.HasPrefix(line, "USE TEMP B-TREE FOR ORDER BY") && strings.Contains(q, "json_each") && !strings.Contains(q, "LIMIT") {
 				continue // sorts only the rows of the ids given
@@ -90,22 +77,32 @@ func TestVectorSetsPlan(t *testing.T) {
 		for i := range args {
 			args[i] = "x"
 		}
-		rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+qVectorSets(n), args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
+		plan := queryPlan(ctx, t, s, qVectorSets(n), args)
 		if len(plan) == 0 || plan[0] != "SCAN vectors" || strings.Contains(strings.Join(plan, "\n"), "TEMP B-TREE") {
 			t.Errorf("%d sets: plan:\n  %s\nwant a scan of vectors, in rowid order", n, strings.Join(plan, "\n  "))
 		}
 	}
+}
+
+// queryPlan returns the lines of SQLite's query plan of q with args.
+func queryPlan(ctx context.Context, t *testing.T, s *Store, q string, args []any) []string {
+	t.Helper()
+	rows, err := s.DB().QueryContext(ctx, "EXPLAIN QUERY PLAN "+q, args...)
+	if err != nil {
+		t.Fatalf("EXPLAIN %s: %v", q, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
