@@ -138,9 +138,12 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		texts = append(texts, text())
 		fill = append(fill, &dst[i])
 	}
-	d.addVecs = make([][]float32, len(d.add))
-	for i, t := range d.add {
-		need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+	if st.turnVecLoaded.Load() {
+		// Else the turn vectors are read from the store when first needed.
+		d.addVecs = make([][]float32, len(d.add))
+		for i, t := range d.add {
+			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+		}
 	}
 	d.addWin = make([][]float32, len(d.add))
 	var windows []string
@@ -179,7 +182,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		put[e.ID] = true
 	}
 	for id, v := range stored[store.VectorTurn] {
-		if i, ok := st.pos[id]; ok && !d.gone[id] && st.turnVec.Rows() == len(st.turns) && !slices.Equal(st.turnVec.Row(i), v) {
+		if i, ok := st.pos[id]; ok && !d.gone[id] && st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns) && !slices.Equal(st.turnVec.Row(i), v) {
 			if d.setVecs == nil {
 				d.setVecs = map[string][]float32{}
 			}
@@ -240,7 +243,7 @@ func (st *spaceState) applyDelta(d *delta) {
 // first change moved, it returns their old positions' new ones (-1 for a
 // removed turn); nil when turns were only appended.
 func (st *spaceState) applyTurns(d *delta) []int32 {
-	hasVecs := len(st.turns) > 0 && st.turnVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addVecs != nil
+	hasVecs := st.turnVecLoaded.Load() && (len(st.turns) > 0 && st.turnVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addVecs != nil)
 	hasWin := len(st.turns) > 0 && st.winVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addWin != nil
 	if st.appendsOnly(d) {
 		var vs, ws [][]float32
@@ -340,7 +343,7 @@ func (st *spaceState) appendsOnly(d *delta) bool {
 // stay and whose stored vector changed.
 func (st *spaceState) setTurnVectors(d *delta) {
 	for id, v := range d.setVecs {
-		if i, ok := st.pos[id]; ok && st.turnVec.Rows() == len(st.turns) {
+		if i, ok := st.pos[id]; ok && st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns) {
 			st.turnVec.Set(i, v)
 		}
 	}

@@ -94,13 +94,16 @@ func viewMatrix(m *vec.Matrix, probes [][]float32, mean bool) matrixView {
 	return v
 }
 
-// view returns the view of st, after reading every annotation (so that a
-// state read lazily and one read eagerly compare).
+// view returns the view of st, after reading every annotation and the turn
+// vectors (so that a state read lazily and one read eagerly compare).
 func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	t.Helper()
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	if err := st.ensureAnnotations(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.ensureTurnVectors(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	v := stateView{Turns: st.turns, Pos: st.pos, TimeRefs: st.info.timeRefs, Dated: st.info.dated, Same: st.info.sameSession,
@@ -287,6 +290,12 @@ func randomCatchUps(t *testing.T, backend string, mode Mode, steps int, seed uin
 			t.Fatal(err)
 		}
 		before := follower.catchUps.Load()
+		if step%2 == 0 {
+			// The follower catches up without its turn vectors, as a
+			// load that leaves them for later makes it (the view reads
+			// them afterwards).
+			unloadTurnVectors(follower.spaceOf(sp))
+		}
 		reset := false
 		switch r := rng.IntN(20); {
 		case r < 5:

@@ -26,6 +26,11 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 // loadFrom reads a space through r. With a transaction (tx, which is r),
 // the reads run one after the other, as a Tx is used from one goroutine,
 // and re-embedded vectors are written through it.
+//
+// The turn vectors of a large space of an offline-mode memory are not read
+// (see lazyTurnVectors): offline retrieval reads the window vectors alone,
+// so such a space opens without reading or holding them, and whatever
+// needs them reads them first (ensureTurnVectors).
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
 		turnLex: bm25.New(bm25.Options{B: turnBM25B}), eventLex: bm25.New(bm25.Options{}),
@@ -33,7 +38,7 @@ func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, t
 	if tx != nil {
 		l.readTurns()
 		if l.emb != nil {
-			l.readTurnVectors()
+			l.readTurnVectors() // never lazily through a transaction
 			l.readWindowVectors()
 		}
 		l.readEvents()
@@ -83,6 +88,9 @@ type loading struct {
 	// pass, see store.VectorSetsIntoReader): readEvents then leaves the
 	// event vectors to it.
 	sets bool
+	// lazy is set when the turn vectors are left to ensureTurnVectors
+	// (see lazyTurnVectors); set by the goroutine that reads the vectors.
+	lazy bool
 
 	turns             []store.Turn
 	pos               map[string]int
@@ -152,10 +160,29 @@ func (l *loading) readAnnotations() {
 	}
 }
 
+// lazyTurnVectors reports whether this load leaves the turn vectors to be
+// read on first need (ensureTurnVectors): only in an offline-mode memory
+// (the other modes read them on every question), from the store itself
+// (never through a transaction, whose state builds a batch at once), and
+// for a space of at least limits.eagerTurnVectors turns by the store's
+// count (below it they cost little to read now). When the count cannot be
+// read, they are read now.
+func (l *loading) lazyTurnVectors() bool {
+	if l.tx != nil || l.m.opts.Mode != ModeOffline {
+		return false
+	}
+	n, err := l.storedTurns()
+	return err == nil && n >= l.st.limits.eagerTurnVectors
+}
+
 // readTurnVectors reads the turn vectors of the memory's embedder into a
 // matrix whose rows follow the turns: straight into it when the store can
-// (see turnRowsMatrix).
+// (see turnRowsMatrix). It reads none when the load leaves them for later
+// (lazyTurnVectors).
 func (l *loading) readTurnVectors() {
+	if l.lazy = l.lazyTurnVectors(); l.lazy {
+		return
+	}
 	if vi, ok := l.r.(store.VectorsIntoReader); ok {
 		if l.tmat, l.tok, l.errs[2] = l.turnRowsMatrix(vi, store.VectorTurn, l.emb.ID()); l.errs[2] != nil || l.tok || l.errs[0] != nil {
 			return
@@ -271,7 +298,8 @@ func (r *storeRows) inOrder(got int, pos map[string]int, n, quantizeRows int) (m
 // from the store's counts, then puts the rows in the order of the turns
 // and events once these are read. A kind whose vectors are not all there
 // is listed again (as readTurnVectors, readWindowVectors and readEvents do
-// without the sets), to be embedded again by install.
+// without the sets), to be embedded again by install. The turn vectors
+// are left out when the load leaves them for later (lazyTurnVectors).
 func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 	embID, dim := l.emb.ID(), l.emb.Dim()
 	sts, err := l.storedStats()
@@ -279,8 +307,14 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 		l.errs[2] = err
 		return
 	}
-	turns, wins, events := newStoreRows(sts.Turns, dim), newStoreRows(sts.Turns, dim), newStoreRows(sts.Events, dim)
-	sets := []store.VectorSet{turns.set(store.VectorTurn, embID), wins.set(store.VectorWindow, windowEmbedder(l.emb)), events.set(store.VectorEvent, embID)}
+	l.lazy = l.lazyTurnVectors()
+	wins, events := newStoreRows(sts.Turns, dim), newStoreRows(sts.Events, dim)
+	sets := []store.VectorSet{wins.set(store.VectorWindow, windowEmbedder(l.emb)), events.set(store.VectorEvent, embID)}
+	var turns *storeRows
+	if !l.lazy {
+		turns = newStoreRows(sts.Turns, dim)
+		sets = append(sets, turns.set(store.VectorTurn, embID))
+	}
 	if l.errs[2] = vs.VectorSetsInto(l.ctx, l.st.space, sets); l.errs[2] != nil {
 		return
 	}
@@ -288,13 +322,15 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 	if l.errs[0] != nil {
 		return
 	}
-	l.tmat, l.tok = turns.inOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
-	if !l.tok {
-		if l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, embID); l.errs[2] != nil {
-			return
+	if !l.lazy {
+		l.tmat, l.tok = turns.inOrder(sets[2].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
+		if !l.tok {
+			if l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, embID); l.errs[2] != nil {
+				return
+			}
 		}
 	}
-	l.wmat, l.wok = wins.inOrder(sets[1].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
+	l.wmat, l.wok = wins.inOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
 	if !l.wok {
 		if l.wvecs, l.wmat, l.wok, l.errs[4] = l.listedMatrix(store.VectorWindow, windowEmbedder(l.emb)); l.errs[4] != nil {
 			return
@@ -304,7 +340,7 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 	if !l.evOK {
 		return
 	}
-	if l.emat, l.eok = events.inOrder(sets[2].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
+	if l.emat, l.eok = events.inOrder(sets[1].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
 		if l.evecs, l.errs[2] = l.r.ListVectors(l.ctx, l.st.space, store.VectorEvent, embID); l.errs[2] != nil {
 			return
 		}
@@ -467,7 +503,8 @@ func (l *loading) membership() error {
 }
 
 // install puts what was read into the state, embedding again the vectors
-// that are missing or were made by another embedder.
+// that are missing or were made by another embedder (the turn vectors, when
+// left for later, once they are read: see ensureTurnVectors).
 func (l *loading) install() error {
 	st := l.st
 	st.turns, st.pos, st.info = l.turns, l.pos, l.info
@@ -487,8 +524,8 @@ func (l *loading) install() error {
 	if emb := l.emb; emb != nil {
 		tmat, wmat, emat := l.tmat, l.wmat, l.emat
 		turnID := func(i int) string { return l.turns[i].ID }
-		if !l.tok {
-			tv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
+		if !l.tok && !l.lazy {
+			tv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
 				func(i int) string { return turnEmbedText(l.turns[i]) })
 			if err != nil {
 				return err
@@ -497,7 +534,7 @@ func (l *loading) install() error {
 		}
 		if !l.wok {
 			at := func(j int) *store.Turn { return &l.turns[j] }
-			wv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
+			wv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
 				func(i int) string { return windowText(at, int(st.info.winStart[i]), i) })
 			if err != nil {
 				return err
@@ -505,15 +542,19 @@ func (l *loading) install() error {
 			wmat = rowsMatrix(wv, emb.Dim())
 		}
 		if !l.eok {
-			ev, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
+			ev, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
 				func(i int) string { return l.events[i].ID }, func(i int) string { return eventText(l.events[i]) })
 			if err != nil {
 				return err
 			}
 			emat = rowsMatrix(ev, emb.Dim())
 		}
+		if l.lazy {
+			tmat = vec.Matrix{}
+		}
 		st.turnVec, st.winVec, st.eventVec = tmat, wmat, emat
 	}
+	st.turnVecLoaded.Store(!l.lazy)
 	st.turnVec.QuantizeFrom(st.limits.quantizeFor(store.VectorTurn))
 	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
@@ -583,8 +624,8 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 	if st.annLoaded.Load() {
 		return nil
 	}
-	st.annMu.Lock()
-	defer st.annMu.Unlock()
+	st.lazyMu.Lock()
+	defer st.lazyMu.Unlock()
 	if st.annLoaded.Load() {
 		return nil
 	}
@@ -601,6 +642,73 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 		}
 	}
 	st.annLoaded.Store(true)
+	st.size.Store(st.estimateSize())
+	return nil
+}
+
+// ensureTurnVectors reads the turn vectors into turnVec, once per load,
+// when the load left them for later (see lazyTurnVectors): offline
+// retrieval reads the window vectors alone, so a large space opens without
+// them, and everything that reads turnVec (hybrid turn search, the LLM
+// modes' member scores, as-of offline questions whose hidden windows fall
+// back to the turn's own cosine, a window weight below 1, segmenting new
+// turns) calls this first. Caller holds st.mu, for reading or writing.
+func (st *spaceState) ensureTurnVectors(ctx context.Context) error {
+	if st.turnVecLoaded.Load() {
+		return nil
+	}
+	return st.loadTurnVectors(ctx, st.reader, nil)
+}
+
+// loadTurnVectors reads the turn vectors, as ensureTurnVectors does,
+// through r (tx when r is a transaction, which re-embedded vectors are
+// then written through). The store is read at its own version, which may
+// be ahead of the state's: the vectors are matched to the state's turns by
+// id, and those of turns the store no longer holds, or holds under another
+// embedder, are embedded again (as a load does), and stored only when the
+// state is at the store's version (a turn deleted since would otherwise
+// get a vector again). Caller holds st.mu, for reading or writing.
+func (st *spaceState) loadTurnVectors(ctx context.Context, r store.Reader, tx store.Tx) error {
+	st.lazyMu.Lock()
+	defer st.lazyMu.Unlock()
+	if st.turnVecLoaded.Load() {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m, sp, n := st.mem, st.space, len(st.turns)
+	var mat vec.Matrix
+	if emb := m.opts.Embedder; emb != nil {
+		quantize := st.limits.quantizeFor(store.VectorTurn)
+		ok := false
+		if vi, into := r.(store.VectorsIntoReader); into {
+			var err error
+			if mat, ok, err = intoMatrix(ctx, vi, sp, store.VectorTurn, emb, n, st.pos, quantize); err != nil {
+				return fmt.Errorf("higmem: load turn vectors of %s: %w", sp, err)
+			}
+		}
+		if !ok {
+			stored, err := r.ListVectors(ctx, sp, store.VectorTurn, emb.ID())
+			if err != nil {
+				return fmt.Errorf("higmem: load turn vectors of %s: %w", sp, err)
+			}
+			put := tx != nil
+			if !put && !st.torn {
+				v, err := m.store.SpaceVersion(ctx, sp)
+				put = err == nil && v == st.version.Load()
+			}
+			vs, err := m.matchVectors(ctx, tx, put, sp, store.VectorTurn, emb.ID(), stored, n,
+				func(i int) string { return st.turns[i].ID }, func(i int) string { return turnEmbedText(st.turns[i]) })
+			if err != nil {
+				return err
+			}
+			mat = rowsMatrix(vs, emb.Dim())
+			mat.QuantizeFrom(quantize)
+		}
+	}
+	st.turnVec = mat
+	st.turnVecLoaded.Store(true)
 	st.size.Store(st.estimateSize())
 	return nil
 }
@@ -639,9 +747,10 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 
 // matchVectors returns the n vectors of one kind (those of the records
 // id(0) to id(n-1)), in order, from the stored ones (made under embedder id
-// embID), embedding text(i) and storing the vectors that are missing or
-// were made by another embedder (through tx when set).
-func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, kind store.VectorKind, embID string, stored []store.Vector, n int, id, text func(i int) string) ([][]float32, error) {
+// embID), embedding text(i) for the vectors that are missing or were made
+// by another embedder, and, when put is set, storing those (through tx when
+// set).
+func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, put bool, sp store.Space, kind store.VectorKind, embID string, stored []store.Vector, n int, id, text func(i int) string) ([][]float32, error) {
 	emb := m.opts.Embedder
 	byID := make(map[string][]float32, len(stored))
 	for _, v := range stored {
@@ -673,6 +782,9 @@ func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, 
 	for j, i := range missing {
 		out[i] = vs[j]
 		recs[j] = store.Vector{Kind: kind, ID: id(i), Embedder: embID, Values: vs[j]}
+	}
+	if !put {
+		return out, nil
 	}
 	if tx != nil {
 		err = tx.PutVectors(ctx, sp, recs)

@@ -46,6 +46,13 @@ func (m *Memory) offlineBatch(ctx context.Context, st *spaceState, c *chunk) (*b
 	b.turnVecs = vs
 
 	st.mu.RLock()
+	if vs != nil {
+		// Segmenting compares the new turns with the stored ones.
+		if err := st.ensureTurnVectors(ctx); err != nil {
+			st.mu.RUnlock()
+			return nil, err
+		}
+	}
 	seg := newSegmenter(st, b)
 	for i, t := range turns {
 		b.ann[t.ID] = annotateRules(t)

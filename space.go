@@ -58,7 +58,7 @@ type spaceState struct {
 	evTurns  [][]int32
 	eventsOf map[string][]string     // turn id -> event ids
 	links    map[string][]store.Link // turn id (source or target) -> links
-	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder
+	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder or until turnVecLoaded
 	winVec   vec.Matrix              // row i embeds turns[i]'s window (window.go); empty without an embedder
 	eventVec vec.Matrix              // row i embeds events[i]
 	turnLex  *bm25.Index
@@ -69,12 +69,19 @@ type spaceState struct {
 	// context and default-mode continuity).
 	lastEvent string
 
-	// Annotations are read on first need (see ensureAnnotations): annMu
-	// serialises that read, annLoaded is set once info.timeRefs holds
-	// every stored annotation. reader is the store they come from.
-	annMu     sync.Mutex
-	annLoaded atomic.Bool
-	reader    store.Reader
+	// Annotations and, in a large offline space, the turn vectors are
+	// read on first need (see ensureAnnotations and ensureTurnVectors):
+	// lazyMu serialises those reads (and the size estimate each then
+	// stores), annLoaded is set once info.timeRefs holds every stored
+	// annotation, turnVecLoaded once turnVec holds every turn's vector
+	// (until then turnVec is empty, and nothing but ensureTurnVectors may
+	// read or write it). reader is the store they come from, mem the
+	// memory whose embedder made them.
+	lazyMu        sync.Mutex
+	annLoaded     atomic.Bool
+	turnVecLoaded atomic.Bool
+	reader        store.Reader
+	mem           *Memory
 
 	// records holds the space's stored profile records (what a model
 	// stated about a person), nil when there are none; it is replaced,
@@ -238,7 +245,9 @@ func (st *spaceState) addTurns(turns []store.Turn, vs, wvs [][]float32) {
 }
 
 // appendTurns appends turns, their vectors and their window vectors
-// without indexing their text. Caller holds st.mu for writing.
+// without indexing their text. The vectors are left to the store while
+// the turn vectors are not loaded (see ensureTurnVectors). Caller holds
+// st.mu for writing.
 func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 	for i, t := range turns {
 		var prev *store.Turn
@@ -249,7 +258,7 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 		st.pos[t.ID] = len(st.turns)
 		st.turns = append(st.turns, t)
 		st.recBytes += turnBytes(&t)
-		if vs != nil {
+		if vs != nil && st.turnVecLoaded.Load() {
 			if st.turnVec.Dim == 0 {
 				st.turnVec.Dim = len(vs[i])
 			}
