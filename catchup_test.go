@@ -96,8 +96,20 @@ func viewMatrix(m *vec.Matrix, probes [][]float32, mean bool) matrixView {
 
 // view returns the view of st, after reading every annotation and the turn
 // vectors (so that a state read lazily and one read eagerly compare).
+// Reading the turn vectors stores those the store lacks (as a load does,
+// after an import on PostgreSQL), which moves the space's version: the
+// state catches up with that write before it is viewed.
 func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	t.Helper()
+	st.mu.RLock()
+	err := st.ensureTurnVectors(t.Context())
+	st.mu.RUnlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.refresh(t.Context(), st); err != nil {
+		t.Fatal(err)
+	}
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	if err := st.ensureAnnotations(t.Context()); err != nil {
