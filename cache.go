@@ -69,7 +69,10 @@ func (st *spaceState) estimateSize() int64 {
 	if st.turnVecLoaded.Load() {
 		n += st.turnVec.Bytes()
 	}
-	n += st.winVec.Bytes() + st.eventVec.Bytes()
+	if st.eventVecLoaded.Load() {
+		n += st.eventVec.Bytes()
+	}
+	n += st.winVec.Bytes()
 	n += st.recBytes
 	if st.records != nil {
 		n += st.records.bytes

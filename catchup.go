@@ -161,9 +161,13 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		texts = append(texts, windows[i])
 		fill = append(fill, &d.addWin[i])
 	}
-	d.evVecs = make([][]float32, len(d.evPut))
-	for i, e := range d.evPut {
-		need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+	if st.eventVecLoaded.Load() {
+		// Else the event vectors are read from the store when first
+		// needed.
+		d.evVecs = make([][]float32, len(d.evPut))
+		for i, e := range d.evPut {
+			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+		}
 	}
 	if len(texts) > 0 {
 		m.opts.Logger.Debug("embedding vectors missing from the store while catching up",
@@ -198,7 +202,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		}
 	}
 	for id, v := range stored[store.VectorEvent] {
-		if i, ok := st.evPos[id]; ok && !put[id] && !d.evGone[id] && st.eventVec.Rows() == len(st.events) && !slices.Equal(st.eventVec.Row(i), v) {
+		if i, ok := st.evPos[id]; ok && !put[id] && !d.evGone[id] && st.eventVecLoaded.Load() && st.eventVec.Rows() == len(st.events) && !slices.Equal(st.eventVec.Row(i), v) {
 			if d.evSetVecs == nil {
 				d.evSetVecs = map[string][]float32{}
 			}
@@ -386,7 +390,7 @@ func spliceInfo(old *turnInfo, turns []store.Turn, src []int) turnInfo {
 // it returns their old positions' new ones (-1 for a removed event); nil
 // when events were only replaced in place or appended.
 func (st *spaceState) applyEvents(d *delta) []int32 {
-	hasVecs := len(st.events) > 0 && st.eventVec.Rows() == len(st.events) || len(st.events) == 0 && d.evVecs != nil
+	hasVecs := st.eventVecLoaded.Load() && (len(st.events) > 0 && st.eventVec.Rows() == len(st.events) || len(st.events) == 0 && d.evVecs != nil)
 	// Events put that are new (or moving) are inserted; the others are
 	// replaced where they are.
 	inserted := map[int]bool{} // indexes into d.evPut

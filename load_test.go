@@ -110,8 +110,8 @@ func TestPermuteRows(t *testing.T) {
 // the order written (store.VectorSetsIntoReader), in id order, set by set
 // (VectorsInto) and listed, and through the fallback when a turn's stored
 // vector has another dimension (it is made again) or the store holds a
-// vector of no turn or event; each loaded eagerly, and with the turn
-// vectors left for later and read afterwards.
+// vector of no turn or event; each loaded eagerly, and with the turn and
+// event vectors left for later and read afterwards.
 func TestLoadedVectorsFollowTurns(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
@@ -171,8 +171,8 @@ func TestLoadedVectorsFollowTurns(t *testing.T) {
 
 // checkLoadedVectors opens a memory on open and checks that its state's
 // matrices hold the vectors stored in st, in the order of the turns and
-// events; lazy leaves the turn vectors for later (they are then read
-// before the check, and must not be read before).
+// events; lazy leaves the turn and event vectors for later (they are then
+// read before the check, and must not be read before).
 func checkLoadedVectors(t *testing.T, name, storeName string, open store.Store, st *sqlite.Store, sp Space, emb embed.Embedder, lazy bool) {
 	t.Helper()
 	ctx := t.Context()
@@ -189,11 +189,11 @@ func checkLoadedVectors(t *testing.T, name, storeName string, open store.Store, 
 		t.Fatal(err)
 	}
 	if lazy {
-		if s.turnVecLoaded.Load() || s.turnVec.Rows() != 0 {
-			t.Fatalf("%s: %s: turn vectors read as the space loaded", name, storeName)
+		if s.turnVecLoaded.Load() || s.turnVec.Rows() != 0 || s.eventVecLoaded.Load() || s.eventVec.Rows() != 0 {
+			t.Fatalf("%s: %s: turn or event vectors read as the space loaded", name, storeName)
 		}
 		s.mu.RLock()
-		err := s.ensureTurnVectors(ctx)
+		err := s.ensureVectors(ctx)
 		s.mu.RUnlock()
 		if err != nil {
 			t.Fatal(err)

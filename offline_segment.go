@@ -47,8 +47,9 @@ func (m *Memory) offlineBatch(ctx context.Context, st *spaceState, c *chunk) (*b
 
 	st.mu.RLock()
 	if vs != nil {
-		// Segmenting compares the new turns with the stored ones.
-		if err := st.ensureTurnVectors(ctx); err != nil {
+		// Segmenting compares the new turns with the stored turns and
+		// events.
+		if err := st.ensureVectors(ctx); err != nil {
 			st.mu.RUnlock()
 			return nil, err
 		}

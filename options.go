@@ -193,9 +193,11 @@ type limits struct {
 	// annotations when it loads (see ensureAnnotations).
 	eagerAnnotations int
 	// eagerTurnVectors is the size below which a space of an offline-mode
-	// memory reads its turn vectors when it loads; a larger one reads them
-	// on first need (see ensureTurnVectors). Spaces of the other modes,
-	// whose every question reads them, always read them when they load.
+	// memory reads its turn and event vectors when it loads; a larger one
+	// reads them on first need (see ensureTurnVectors and
+	// ensureEventVectors), as offline retrieval reads only the window
+	// vectors. Spaces of the other modes, whose every question reads them,
+	// always read them when they load.
 	eagerTurnVectors int
 	// offlineFastRows is the size from which an unfiltered offline
 	// question is scored from estimated cosines (offlineFast) instead of a

@@ -31,6 +31,11 @@ func (q *query) searchStage(scored bool) (turns []rank.Hit, events []rank.Hit) {
 			q.err = err
 		}
 	}
+	if !q.noEvents && q.qv != nil {
+		if err := q.st.ensureEventVectors(q.ctx); err != nil && q.err == nil {
+			q.err = err
+		}
+	}
 	searchTurns := func() []rank.Hit {
 		if scored {
 			return q.scoredTurns(q.ro.KTurn)

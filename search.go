@@ -24,7 +24,8 @@ func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k i
 	return sc.search.Search(&st.turnVec, lex, touched, qv, k, keep)
 }
 
-// searchEvents ranks events for a query like searchTurnsIn. Caller holds
+// searchEvents ranks events for a query like searchTurnsIn. With qv, the
+// caller loads the event vectors first (ensureEventVectors). Caller holds
 // st.mu.
 func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(int) bool) []rank.Hit {
 	n := len(st.events)
@@ -34,7 +35,7 @@ func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(
 	sc := st.getScratch()
 	defer st.putScratch(sc)
 	lex, touched := sc.lexScores(st.eventLex, n, query)
-	if qv == nil || st.eventVec.Rows() != n {
+	if qv == nil || !st.eventVecLoaded.Load() || st.eventVec.Rows() != n {
 		return rank.Hybrid(n, lex, touched, nil, k, keep)
 	}
 	return sc.search.Search(&st.eventVec, lex, touched, qv, k, keep)

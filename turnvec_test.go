@@ -36,11 +36,11 @@ func (c *countingStore) count(kind store.VectorKind) {
 	c.reads[kind]++
 }
 
-// turnReads returns how many reads of turn vectors were made.
+// turnReads returns how many reads of turn and event vectors were made.
 func (c *countingStore) turnReads() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.reads[store.VectorTurn]
+	return c.reads[store.VectorTurn] + c.reads[store.VectorEvent]
 }
 
 func (c *countingStore) ListVectors(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string) ([]store.Vector, error) {
@@ -60,13 +60,14 @@ func (c *countingStore) VectorSetsInto(ctx context.Context, sp store.Space, sets
 	return c.Store.VectorSetsInto(ctx, sp, sets)
 }
 
-// unloadTurnVectors drops st's turn vectors, leaving it as a load that
-// leaves them for later does.
-func unloadTurnVectors(st *spaceState) {
+// unloadVectors drops st's turn and event vectors, leaving it as a load
+// that leaves them for later does.
+func unloadVectors(st *spaceState) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	st.turnVec = vec.Matrix{}
+	st.turnVec, st.eventVec = vec.Matrix{}, vec.Matrix{}
 	st.turnVecLoaded.Store(false)
+	st.eventVecLoaded.Store(false)
 }
 
 // turnVecT0 and turnVecT1 are when the two batches of turnVecSpace are
@@ -146,29 +147,53 @@ func sameRetrieval(t *testing.T, what string, got, want *Result) {
 	}
 }
 
-// checkTurnVectors fails unless st's turn vectors are loaded and each row
-// is the vector stored for its turn.
-func checkTurnVectors(t *testing.T, what string, s store.Store, st *spaceState, embID string) {
+// checkLazyVectors fails unless st's turn vectors are loaded and each row
+// is the vector stored for its turn; with events, the same of the event
+// vectors.
+func checkLazyVectors(t *testing.T, what string, s store.Store, st *spaceState, embID string, events bool) {
 	t.Helper()
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if !st.turnVecLoaded.Load() {
-		t.Fatalf("%s: turn vectors not loaded", what)
+	ids := func(n int, id func(i int) string) []string {
+		out := make([]string, n)
+		for i := range out {
+			out[i] = id(i)
+		}
+		return out
 	}
-	vs, err := s.ListVectors(t.Context(), st.space, store.VectorTurn, embID)
-	if err != nil {
-		t.Fatal(err)
+	kinds := []struct {
+		kind   store.VectorKind
+		loaded bool
+		mat    *vec.Matrix
+		ids    []string
+	}{{store.VectorTurn, st.turnVecLoaded.Load(), &st.turnVec, ids(len(st.turns), func(i int) string { return st.turns[i].ID })}}
+	if events {
+		kinds = append(kinds, struct {
+			kind   store.VectorKind
+			loaded bool
+			mat    *vec.Matrix
+			ids    []string
+		}{store.VectorEvent, st.eventVecLoaded.Load(), &st.eventVec, ids(len(st.events), func(i int) string { return st.events[i].ID })})
 	}
-	byID := map[string][]float32{}
-	for _, v := range vs {
-		byID[v.ID] = v.Values
-	}
-	if st.turnVec.Rows() != len(st.turns) {
-		t.Fatalf("%s: %d turn vectors for %d turns", what, st.turnVec.Rows(), len(st.turns))
-	}
-	for i, tu := range st.turns {
-		if !slices.Equal(st.turnVec.Row(i), byID[tu.ID]) {
-			t.Fatalf("%s: row %d (%s) is not the stored vector", what, i, tu.ID)
+	for _, k := range kinds {
+		if !k.loaded {
+			t.Fatalf("%s: %s vectors not loaded", what, k.kind)
+		}
+		vs, err := s.ListVectors(t.Context(), st.space, k.kind, embID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string][]float32{}
+		for _, v := range vs {
+			byID[v.ID] = v.Values
+		}
+		if k.mat.Rows() != len(k.ids) {
+			t.Fatalf("%s: %d %s vectors for %d records", what, k.mat.Rows(), k.kind, len(k.ids))
+		}
+		for i, id := range k.ids {
+			if !slices.Equal(k.mat.Row(i), byID[id]) {
+				t.Fatalf("%s: %s row %d (%s) is not the stored vector", what, k.kind, i, id)
+			}
 		}
 	}
 }
@@ -212,11 +237,11 @@ func TestTurnVectorsLazyOpen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := c.turnReads() - before; n != 0 || st.turnVecLoaded.Load() || st.turnVec.Rows() != 0 {
-			t.Fatalf("%s: %d reads of turn vectors (loaded %v, %d rows) by an open and unfiltered offline questions", sc.name, n, st.turnVecLoaded.Load(), st.turnVec.Rows())
+		if n := c.turnReads() - before; n != 0 || st.turnVecLoaded.Load() || st.turnVec.Rows() != 0 || st.eventVecLoaded.Load() || st.eventVec.Rows() != 0 {
+			t.Fatalf("%s: %d reads of turn or event vectors (loaded %v, %v) by an open and unfiltered offline questions", sc.name, n, st.turnVecLoaded.Load(), st.eventVecLoaded.Load())
 		}
-		if eagerSt, _ := eager.state(ctx, sp); !eagerSt.turnVecLoaded.Load() || eagerSt.turnVec.Rows() != len(eagerSt.turns) {
-			t.Fatalf("a small space did not read its turn vectors as it loaded")
+		if eagerSt, _ := eager.state(ctx, sp); !eagerSt.turnVecLoaded.Load() || eagerSt.turnVec.Rows() != len(eagerSt.turns) || !eagerSt.eventVecLoaded.Load() || eagerSt.eventVec.Rows() != len(eagerSt.events) {
+			t.Fatalf("a small space did not read its turn and event vectors as it loaded")
 		}
 		opts := []struct {
 			name string
@@ -242,7 +267,7 @@ func TestTurnVectorsLazyOpen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkTurnVectors(t, sc.name+": "+o.name, base, st, lazy.opts.Embedder.ID())
+			checkLazyVectors(t, sc.name+": "+o.name, base, st, lazy.opts.Embedder.ID(), false)
 		}
 	}
 }
@@ -300,7 +325,7 @@ func TestTurnVectorsLazyAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkTurnVectors(t, "after Add", stores[1], st, mems[1].opts.Embedder.ID())
+	checkLazyVectors(t, "after Add", stores[1], st, mems[1].opts.Embedder.ID(), true)
 }
 
 // TestTurnVectorsLazyCatchUp checks a space opened without its turn
@@ -363,7 +388,16 @@ func TestTurnVectorsLazyCatchUp(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkTurnVectors(t, fmt.Sprintf("loaded first %v", loadFirst), stores[0], st, writer.opts.Embedder.ID())
+		if loadFirst {
+			// Event vectors are read by event search alone.
+			st.mu.RLock()
+			err := st.ensureEventVectors(ctx)
+			st.mu.RUnlock()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkLazyVectors(t, fmt.Sprintf("loaded first %v", loadFirst), stores[0], st, writer.opts.Embedder.ID(), loadFirst)
 	}
 }
 
@@ -396,7 +430,7 @@ func TestTurnVectorsLLMModes(t *testing.T) {
 				for _, q := range turnVecQuestions {
 					// The state as a load that leaves them for later makes
 					// it.
-					unloadTurnVectors(st)
+					unloadVectors(st)
 					want, err := eager.Retrieve(ctx, sp, q, ro)
 					if err != nil {
 						t.Fatal(err)
@@ -411,6 +445,9 @@ func TestTurnVectorsLLMModes(t *testing.T) {
 					read = read || st.turnVecLoaded.Load()
 					if mode == ModePaper && !st.turnVecLoaded.Load() {
 						t.Fatalf("%q: retrieval did not read the turn vectors", q)
+					}
+					if !st.eventVecLoaded.Load() {
+						t.Fatalf("%q: event search did not read the event vectors", q)
 					}
 				}
 			}

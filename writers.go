@@ -221,12 +221,11 @@ func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head s
 			return nil, err
 		}
 		if caught {
-			// The batch is built again on st at once: its turn vectors
-			// are read now, through tx, if the load left them for later.
-			if !st.turnVecLoaded.Load() {
-				if err := st.loadTurnVectors(ctx, tx, tx); err != nil {
-					return nil, err
-				}
+			// The batch is built again on st at once: its turn and event
+			// vectors are read now, through tx, if the load left them for
+			// later.
+			if err := st.loadVectorsThrough(ctx, tx); err != nil {
+				return nil, err
 			}
 			st.version.Store(head.Version)
 			return st, nil
@@ -261,6 +260,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.records = ns.records
 	st.annLoaded.Store(ns.annLoaded.Load())
 	st.turnVecLoaded.Store(ns.turnVecLoaded.Load())
+	st.eventVecLoaded.Store(ns.eventVecLoaded.Load())
 	st.version.Store(ns.version.Load())
 	st.size.Store(ns.estimateSize())
 }
