@@ -46,6 +46,12 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 	var ids []string
 	var prevEvents []string
 	st.mu.RLock()
+	if queryVecs != nil {
+		if err := st.ensureEventVectors(ctx); err != nil {
+			st.mu.RUnlock()
+			return err
+		}
+	}
 	if !m.opts.Ablations.NoEvents {
 		ids, data.Candidates, prevEvents = m.candidateEvents(st, turns, queryVecs)
 	}

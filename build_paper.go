@@ -28,6 +28,12 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	}
 
 	st.mu.RLock()
+	if qv != nil {
+		if err := st.ensureEventVectors(ctx); err != nil {
+			st.mu.RUnlock()
+			return err
+		}
+	}
 	window := st.window(m.opts.Window, nil, 0)
 	var cands []prompt.Event
 	for _, h := range st.searchEvents(content(t), qv, m.opts.KEvent, nil) {

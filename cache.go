@@ -51,7 +51,7 @@ const (
 
 // estimateSize returns the estimated heap bytes of the loaded working set,
 // in O(1) (recBytes holds what depends on the records' contents). Caller
-// holds st.mu.
+// holds st.mu for writing, or for reading and lazyMu.
 func (st *spaceState) estimateSize() int64 {
 	n := int64(stateBytes) + int64(cap(st.turns))*turnStructBytes
 	n += int64(len(st.pos)) * mapEntryBytes
@@ -66,7 +66,13 @@ func (st *spaceState) estimateSize() int64 {
 	if st.eventLex != nil {
 		n += st.eventLex.Bytes()
 	}
-	n += st.turnVec.Bytes() + st.winVec.Bytes() + st.eventVec.Bytes()
+	if st.turnVecLoaded.Load() {
+		n += st.turnVec.Bytes()
+	}
+	if st.eventVecLoaded.Load() {
+		n += st.eventVec.Bytes()
+	}
+	n += st.winVec.Bytes()
 	n += st.recBytes
 	if st.records != nil {
 		n += st.records.bytes

@@ -138,9 +138,12 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		texts = append(texts, text())
 		fill = append(fill, &dst[i])
 	}
-	d.addVecs = make([][]float32, len(d.add))
-	for i, t := range d.add {
-		need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+	if st.turnVecLoaded.Load() {
+		// Else the turn vectors are read from the store when first needed.
+		d.addVecs = make([][]float32, len(d.add))
+		for i, t := range d.add {
+			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+		}
 	}
 	d.addWin = make([][]float32, len(d.add))
 	var windows []string
@@ -158,9 +161,13 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		texts = append(texts, windows[i])
 		fill = append(fill, &d.addWin[i])
 	}
-	d.evVecs = make([][]float32, len(d.evPut))
-	for i, e := range d.evPut {
-		need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+	if st.eventVecLoaded.Load() {
+		// Else the event vectors are read from the store when first
+		// needed.
+		d.evVecs = make([][]float32, len(d.evPut))
+		for i, e := range d.evPut {
+			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+		}
 	}
 	if len(texts) > 0 {
 		m.opts.Logger.Debug("embedding vectors missing from the store while catching up",
@@ -179,7 +186,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		put[e.ID] = true
 	}
 	for id, v := range stored[store.VectorTurn] {
-		if i, ok := st.pos[id]; ok && !d.gone[id] && st.turnVec.Rows() == len(st.turns) && !slices.Equal(st.turnVec.Row(i), v) {
+		if i, ok := st.pos[id]; ok && !d.gone[id] && st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns) && !slices.Equal(st.turnVec.Row(i), v) {
 			if d.setVecs == nil {
 				d.setVecs = map[string][]float32{}
 			}
@@ -195,7 +202,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		}
 	}
 	for id, v := range stored[store.VectorEvent] {
-		if i, ok := st.evPos[id]; ok && !put[id] && !d.evGone[id] && st.eventVec.Rows() == len(st.events) && !slices.Equal(st.eventVec.Row(i), v) {
+		if i, ok := st.evPos[id]; ok && !put[id] && !d.evGone[id] && st.eventVecLoaded.Load() && st.eventVec.Rows() == len(st.events) && !slices.Equal(st.eventVec.Row(i), v) {
 			if d.evSetVecs == nil {
 				d.evSetVecs = map[string][]float32{}
 			}
@@ -240,7 +247,7 @@ func (st *spaceState) applyDelta(d *delta) {
 // first change moved, it returns their old positions' new ones (-1 for a
 // removed turn); nil when turns were only appended.
 func (st *spaceState) applyTurns(d *delta) []int32 {
-	hasVecs := len(st.turns) > 0 && st.turnVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addVecs != nil
+	hasVecs := st.turnVecLoaded.Load() && (len(st.turns) > 0 && st.turnVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addVecs != nil)
 	hasWin := len(st.turns) > 0 && st.winVec.Rows() == len(st.turns) || len(st.turns) == 0 && d.addWin != nil
 	if st.appendsOnly(d) {
 		var vs, ws [][]float32
@@ -340,7 +347,7 @@ func (st *spaceState) appendsOnly(d *delta) bool {
 // stay and whose stored vector changed.
 func (st *spaceState) setTurnVectors(d *delta) {
 	for id, v := range d.setVecs {
-		if i, ok := st.pos[id]; ok && st.turnVec.Rows() == len(st.turns) {
+		if i, ok := st.pos[id]; ok && st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns) {
 			st.turnVec.Set(i, v)
 		}
 	}
@@ -383,7 +390,7 @@ func spliceInfo(old *turnInfo, turns []store.Turn, src []int) turnInfo {
 // it returns their old positions' new ones (-1 for a removed event); nil
 // when events were only replaced in place or appended.
 func (st *spaceState) applyEvents(d *delta) []int32 {
-	hasVecs := len(st.events) > 0 && st.eventVec.Rows() == len(st.events) || len(st.events) == 0 && d.evVecs != nil
+	hasVecs := st.eventVecLoaded.Load() && (len(st.events) > 0 && st.eventVec.Rows() == len(st.events) || len(st.events) == 0 && d.evVecs != nil)
 	// Events put that are new (or moving) are inserted; the others are
 	// replaced where they are.
 	inserted := map[int]bool{} // indexes into d.evPut

@@ -26,6 +26,12 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 // loadFrom reads a space through r. With a transaction (tx, which is r),
 // the reads run one after the other, as a Tx is used from one goroutine,
 // and re-embedded vectors are written through it.
+//
+// The turn and event vectors of a large space of an offline-mode memory
+// are not read (see lazyTurnVectors): offline retrieval reads the window
+// vectors alone, so such a space opens without reading or holding them, and
+// whatever needs them reads them first (ensureTurnVectors,
+// ensureEventVectors).
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
 		turnLex: bm25.New(bm25.Options{B: turnBM25B}), eventLex: bm25.New(bm25.Options{}),
@@ -33,7 +39,7 @@ func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, t
 	if tx != nil {
 		l.readTurns()
 		if l.emb != nil {
-			l.readTurnVectors()
+			l.readTurnVectors() // never lazily through a transaction
 			l.readWindowVectors()
 		}
 		l.readEvents()
@@ -83,6 +89,10 @@ type loading struct {
 	// pass, see store.VectorSetsIntoReader): readEvents then leaves the
 	// event vectors to it.
 	sets bool
+	// lazy is set when the turn and event vectors are left for later
+	// (see leftForLater, which sets it once).
+	lazy     bool
+	lazyOnce sync.Once
 
 	turns             []store.Turn
 	pos               map[string]int
@@ -152,10 +162,36 @@ func (l *loading) readAnnotations() {
 	}
 }
 
+// lazyTurnVectors reports whether this load leaves the turn and event
+// vectors to be read on first need (ensureTurnVectors, ensureEventVectors):
+// only in an offline-mode memory (the other modes read them on every
+// question), from the store itself (never through a transaction, whose
+// state builds a batch at once), and for a space of at least
+// limits.eagerTurnVectors turns by the store's count (below it they cost
+// little to read now). When the count cannot be read, they are read now.
+func (l *loading) lazyTurnVectors() bool {
+	if l.tx != nil || l.m.opts.Mode != ModeOffline {
+		return false
+	}
+	n, err := l.storedTurns()
+	return err == nil && n >= l.st.limits.eagerTurnVectors
+}
+
+// leftForLater returns lazyTurnVectors, worked out once per load (the
+// goroutines that read the vectors ask it).
+func (l *loading) leftForLater() bool {
+	l.lazyOnce.Do(func() { l.lazy = l.lazyTurnVectors() })
+	return l.lazy
+}
+
 // readTurnVectors reads the turn vectors of the memory's embedder into a
 // matrix whose rows follow the turns: straight into it when the store can
-// (see turnRowsMatrix).
+// (see turnRowsMatrix). It reads none when the load leaves them for later
+// (lazyTurnVectors).
 func (l *loading) readTurnVectors() {
+	if l.leftForLater() {
+		return
+	}
 	if vi, ok := l.r.(store.VectorsIntoReader); ok {
 		if l.tmat, l.tok, l.errs[2] = l.turnRowsMatrix(vi, store.VectorTurn, l.emb.ID()); l.errs[2] != nil || l.tok || l.errs[0] != nil {
 			return
@@ -271,7 +307,9 @@ func (r *storeRows) inOrder(got int, pos map[string]int, n, quantizeRows int) (m
 // from the store's counts, then puts the rows in the order of the turns
 // and events once these are read. A kind whose vectors are not all there
 // is listed again (as readTurnVectors, readWindowVectors and readEvents do
-// without the sets), to be embedded again by install.
+// without the sets), to be embedded again by install. The turn and event
+// vectors are left out when the load leaves them for later
+// (lazyTurnVectors).
 func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 	embID, dim := l.emb.ID(), l.emb.Dim()
 	sts, err := l.storedStats()
@@ -279,8 +317,14 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 		l.errs[2] = err
 		return
 	}
-	turns, wins, events := newStoreRows(sts.Turns, dim), newStoreRows(sts.Turns, dim), newStoreRows(sts.Events, dim)
-	sets := []store.VectorSet{turns.set(store.VectorTurn, embID), wins.set(store.VectorWindow, windowEmbedder(l.emb)), events.set(store.VectorEvent, embID)}
+	lazy := l.leftForLater()
+	wins := newStoreRows(sts.Turns, dim)
+	sets := []store.VectorSet{wins.set(store.VectorWindow, windowEmbedder(l.emb))}
+	var turns, events *storeRows
+	if !lazy {
+		turns, events = newStoreRows(sts.Turns, dim), newStoreRows(sts.Events, dim)
+		sets = append(sets, turns.set(store.VectorTurn, embID), events.set(store.VectorEvent, embID))
+	}
 	if l.errs[2] = vs.VectorSetsInto(l.ctx, l.st.space, sets); l.errs[2] != nil {
 		return
 	}
@@ -288,20 +332,22 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 	if l.errs[0] != nil {
 		return
 	}
-	l.tmat, l.tok = turns.inOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
-	if !l.tok {
-		if l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, embID); l.errs[2] != nil {
-			return
+	if !lazy {
+		l.tmat, l.tok = turns.inOrder(sets[1].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
+		if !l.tok {
+			if l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, embID); l.errs[2] != nil {
+				return
+			}
 		}
 	}
-	l.wmat, l.wok = wins.inOrder(sets[1].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
+	l.wmat, l.wok = wins.inOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
 	if !l.wok {
 		if l.wvecs, l.wmat, l.wok, l.errs[4] = l.listedMatrix(store.VectorWindow, windowEmbedder(l.emb)); l.errs[4] != nil {
 			return
 		}
 	}
 	<-l.evReady
-	if !l.evOK {
+	if !l.evOK || lazy {
 		return
 	}
 	if l.emat, l.eok = events.inOrder(sets[2].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
@@ -414,12 +460,15 @@ func (l *loading) readEvents() {
 		return
 	}
 	l.records = newProfileRecords(rs)
-	if vi, ok := l.r.(store.VectorsIntoReader); ok && l.emb != nil && !l.sets {
+	// Without the sets, the event vectors are read here, unless they are
+	// left for later.
+	readVecs := l.emb != nil && !l.sets && !l.leftForLater()
+	if vi, ok := l.r.(store.VectorsIntoReader); ok && readVecs {
 		if l.emat, l.eok, l.errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, l.emb, len(events), l.evPos, l.st.limits.quantizeRows); l.errs[3] != nil {
 			return
 		}
 	}
-	if l.emb != nil && !l.sets && !l.eok {
+	if readVecs && !l.eok {
 		if l.evecs, l.errs[3] = l.r.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
 			return
 		}
@@ -467,7 +516,9 @@ func (l *loading) membership() error {
 }
 
 // install puts what was read into the state, embedding again the vectors
-// that are missing or were made by another embedder.
+// that are missing or were made by another embedder (the turn and event
+// vectors, when left for later, once they are read: see ensureTurnVectors
+// and ensureEventVectors).
 func (l *loading) install() error {
 	st := l.st
 	st.turns, st.pos, st.info = l.turns, l.pos, l.info
@@ -487,8 +538,8 @@ func (l *loading) install() error {
 	if emb := l.emb; emb != nil {
 		tmat, wmat, emat := l.tmat, l.wmat, l.emat
 		turnID := func(i int) string { return l.turns[i].ID }
-		if !l.tok {
-			tv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
+		if !l.tok && !l.lazy {
+			tv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
 				func(i int) string { return turnEmbedText(l.turns[i]) })
 			if err != nil {
 				return err
@@ -497,23 +548,28 @@ func (l *loading) install() error {
 		}
 		if !l.wok {
 			at := func(j int) *store.Turn { return &l.turns[j] }
-			wv, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
+			wv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
 				func(i int) string { return windowText(at, int(st.info.winStart[i]), i) })
 			if err != nil {
 				return err
 			}
 			wmat = rowsMatrix(wv, emb.Dim())
 		}
-		if !l.eok {
-			ev, err := l.m.matchVectors(l.ctx, l.tx, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
+		if !l.eok && !l.lazy {
+			ev, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
 				func(i int) string { return l.events[i].ID }, func(i int) string { return eventText(l.events[i]) })
 			if err != nil {
 				return err
 			}
 			emat = rowsMatrix(ev, emb.Dim())
 		}
+		if l.lazy {
+			tmat, emat = vec.Matrix{}, vec.Matrix{}
+		}
 		st.turnVec, st.winVec, st.eventVec = tmat, wmat, emat
 	}
+	st.turnVecLoaded.Store(!l.lazy)
+	st.eventVecLoaded.Store(!l.lazy)
 	st.turnVec.QuantizeFrom(st.limits.quantizeFor(store.VectorTurn))
 	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
@@ -583,8 +639,8 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 	if st.annLoaded.Load() {
 		return nil
 	}
-	st.annMu.Lock()
-	defer st.annMu.Unlock()
+	st.lazyMu.Lock()
+	defer st.lazyMu.Unlock()
 	if st.annLoaded.Load() {
 		return nil
 	}
@@ -601,6 +657,137 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 		}
 	}
 	st.annLoaded.Store(true)
+	st.size.Store(st.estimateSize())
+	return nil
+}
+
+// ensureTurnVectors reads the turn vectors into turnVec, once per load,
+// when the load left them for later (see lazyTurnVectors): offline
+// retrieval reads the window vectors alone, so a large space opens without
+// them, and everything that reads turnVec (hybrid turn search, the LLM
+// modes' member scores, as-of offline questions whose hidden windows fall
+// back to the turn's own cosine, a window weight below 1, segmenting new
+// turns) calls this first. Caller holds st.mu, for reading or writing.
+func (st *spaceState) ensureTurnVectors(ctx context.Context) error {
+	if st.turnVecLoaded.Load() {
+		return nil
+	}
+	return st.loadLazyVectors(ctx, st.reader, nil, st.lazyTurns())
+}
+
+// ensureEventVectors reads the event vectors into eventVec, once per load,
+// when the load left them for later (see lazyTurnVectors), as
+// ensureTurnVectors reads the turn vectors: offline retrieval does not
+// read them; event search (the LLM modes' retrieval and construction,
+// segmenting new turns) calls this first. Caller holds st.mu, for reading
+// or writing.
+func (st *spaceState) ensureEventVectors(ctx context.Context) error {
+	if st.eventVecLoaded.Load() {
+		return nil
+	}
+	return st.loadLazyVectors(ctx, st.reader, nil, st.lazyEvents())
+}
+
+// ensureVectors reads both the turn and the event vectors (see
+// ensureTurnVectors and ensureEventVectors). Caller holds st.mu, for
+// reading or writing.
+func (st *spaceState) ensureVectors(ctx context.Context) error {
+	if err := st.ensureTurnVectors(ctx); err != nil {
+		return err
+	}
+	return st.ensureEventVectors(ctx)
+}
+
+// loadVectorsThrough reads the turn and event vectors a load left for
+// later through tx (see loadLazyVectors). Caller holds st.mu for writing.
+func (st *spaceState) loadVectorsThrough(ctx context.Context, tx store.Tx) error {
+	if !st.turnVecLoaded.Load() {
+		if err := st.loadLazyVectors(ctx, tx, tx, st.lazyTurns()); err != nil {
+			return err
+		}
+	}
+	if !st.eventVecLoaded.Load() {
+		return st.loadLazyVectors(ctx, tx, tx, st.lazyEvents())
+	}
+	return nil
+}
+
+// lazyVectors is a matrix a load may leave for later: its kind, the flag
+// set once it is read, where it goes, and the records its rows follow (n
+// of them, at positions pos, each with its id and the text its vector
+// embeds).
+type lazyVectors struct {
+	kind     store.VectorKind
+	name     string
+	loaded   *atomic.Bool
+	mat      *vec.Matrix
+	n        int
+	pos      map[string]int
+	id, text func(i int) string
+	quantize int
+}
+
+// lazyTurns describes st's turn vectors as a lazyVectors.
+func (st *spaceState) lazyTurns() lazyVectors {
+	return lazyVectors{kind: store.VectorTurn, name: "turn", loaded: &st.turnVecLoaded, mat: &st.turnVec, n: len(st.turns), pos: st.pos,
+		id: func(i int) string { return st.turns[i].ID }, text: func(i int) string { return turnEmbedText(st.turns[i]) },
+		quantize: st.limits.quantizeFor(store.VectorTurn)}
+}
+
+// lazyEvents describes st's event vectors as a lazyVectors.
+func (st *spaceState) lazyEvents() lazyVectors {
+	return lazyVectors{kind: store.VectorEvent, name: "event", loaded: &st.eventVecLoaded, mat: &st.eventVec, n: len(st.events), pos: st.evPos,
+		id: func(i int) string { return st.events[i].ID }, text: func(i int) string { return eventText(st.events[i]) },
+		quantize: st.limits.quantizeRows}
+}
+
+// loadLazyVectors reads the vectors lv describes through r (tx when r is a
+// transaction, which re-embedded vectors are then written through). The
+// store is read at its own version, which may be ahead of the state's: the
+// vectors are matched to the state's records by id, and those of records
+// the store no longer holds, or holds under another embedder, are embedded
+// again (as a load does), and stored only when the state is at the store's
+// version (a record deleted since would otherwise get a vector again).
+// Caller holds st.mu, for reading or writing.
+func (st *spaceState) loadLazyVectors(ctx context.Context, r store.Reader, tx store.Tx, lv lazyVectors) error {
+	st.lazyMu.Lock()
+	defer st.lazyMu.Unlock()
+	if lv.loaded.Load() {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	m, sp := st.mem, st.space
+	var mat vec.Matrix
+	if emb := m.opts.Embedder; emb != nil {
+		ok := false
+		if vi, into := r.(store.VectorsIntoReader); into {
+			var err error
+			if mat, ok, err = intoMatrix(ctx, vi, sp, lv.kind, emb, lv.n, lv.pos, lv.quantize); err != nil {
+				return fmt.Errorf("higmem: load %s vectors of %s: %w", lv.name, sp, err)
+			}
+		}
+		if !ok {
+			stored, err := r.ListVectors(ctx, sp, lv.kind, emb.ID())
+			if err != nil {
+				return fmt.Errorf("higmem: load %s vectors of %s: %w", lv.name, sp, err)
+			}
+			put := tx != nil
+			if !put && !st.torn {
+				v, err := m.store.SpaceVersion(ctx, sp)
+				put = err == nil && v == st.version.Load()
+			}
+			vs, err := m.matchVectors(ctx, tx, put, sp, lv.kind, emb.ID(), stored, lv.n, lv.id, lv.text)
+			if err != nil {
+				return err
+			}
+			mat = rowsMatrix(vs, emb.Dim())
+			mat.QuantizeFrom(lv.quantize)
+		}
+	}
+	*lv.mat = mat
+	lv.loaded.Store(true)
 	st.size.Store(st.estimateSize())
 	return nil
 }
@@ -639,9 +826,10 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 
 // matchVectors returns the n vectors of one kind (those of the records
 // id(0) to id(n-1)), in order, from the stored ones (made under embedder id
-// embID), embedding text(i) and storing the vectors that are missing or
-// were made by another embedder (through tx when set).
-func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, kind store.VectorKind, embID string, stored []store.Vector, n int, id, text func(i int) string) ([][]float32, error) {
+// embID), embedding text(i) for the vectors that are missing or were made
+// by another embedder, and, when put is set, storing those (through tx when
+// set).
+func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, put bool, sp store.Space, kind store.VectorKind, embID string, stored []store.Vector, n int, id, text func(i int) string) ([][]float32, error) {
 	emb := m.opts.Embedder
 	byID := make(map[string][]float32, len(stored))
 	for _, v := range stored {
@@ -673,6 +861,9 @@ func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, sp store.Space, 
 	for j, i := range missing {
 		out[i] = vs[j]
 		recs[j] = store.Vector{Kind: kind, ID: id(i), Embedder: embID, Values: vs[j]}
+	}
+	if !put {
+		return out, nil
 	}
 	if tx != nil {
 		err = tx.PutVectors(ctx, sp, recs)

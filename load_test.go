@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
@@ -109,7 +110,8 @@ func TestPermuteRows(t *testing.T) {
 // the order written (store.VectorSetsIntoReader), in id order, set by set
 // (VectorsInto) and listed, and through the fallback when a turn's stored
 // vector has another dimension (it is made again) or the store holds a
-// vector of no turn or event.
+// vector of no turn or event; each loaded eagerly, and with the turn and
+// event vectors left for later and read afterwards.
 func TestLoadedVectorsFollowTurns(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
@@ -146,50 +148,9 @@ func TestLoadedVectorsFollowTurns(t *testing.T) {
 	check := func(name string) {
 		t.Helper()
 		for _, sc := range stores {
-			m, err := Open(ctx, Options{Store: sc.s, Mode: ModeOffline, Embedder: emb})
-			if err != nil {
-				t.Fatal(err)
+			for _, lazy := range []bool{false, true} {
+				checkLoadedVectors(t, name, sc.name, sc.s, st, sp, emb, lazy)
 			}
-			s, err := m.state(ctx, sp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(s.events) == 0 {
-				t.Fatalf("%s: %s: no events", name, sc.name)
-			}
-			eventIDs := make([]string, len(s.events))
-			for i, e := range s.events {
-				eventIDs[i] = e.ID
-			}
-			turnIDs := make([]string, len(s.turns))
-			for i, tu := range s.turns {
-				turnIDs[i] = tu.ID
-			}
-			for _, c := range []struct {
-				kind  store.VectorKind
-				embID string
-				mat   *vec.Matrix
-				ids   []string
-			}{{store.VectorTurn, emb.ID(), &s.turnVec, turnIDs}, {store.VectorWindow, windowEmbedder(emb), &s.winVec, turnIDs},
-				{store.VectorEvent, emb.ID(), &s.eventVec, eventIDs}} {
-				vs, err := st.ListVectors(ctx, sp, c.kind, c.embID)
-				if err != nil {
-					t.Fatal(err)
-				}
-				byID := map[string][]float32{}
-				for _, v := range vs {
-					byID[v.ID] = v.Values
-				}
-				if c.mat.Rows() != len(c.ids) {
-					t.Fatalf("%s: %s: %s: %d rows for %d records", name, sc.name, c.kind, c.mat.Rows(), len(c.ids))
-				}
-				for i, id := range c.ids {
-					if !slices.Equal(c.mat.Row(i), byID[id]) {
-						t.Fatalf("%s: %s: %s: row %d (%s) is not the stored vector", name, sc.name, c.kind, i, id)
-					}
-				}
-			}
-			m.Close()
 		}
 	}
 	check("stored")
@@ -206,6 +167,74 @@ func TestLoadedVectorsFollowTurns(t *testing.T) {
 	check("a vector of no turn")
 	put(store.Vector{Kind: store.VectorEvent, ID: "gone", Embedder: emb.ID(), Values: make([]float32, 16)})
 	check("a vector of no event")
+}
+
+// checkLoadedVectors opens a memory on open and checks that its state's
+// matrices hold the vectors stored in st, in the order of the turns and
+// events; lazy leaves the turn and event vectors for later (they are then
+// read before the check, and must not be read before).
+func checkLoadedVectors(t *testing.T, name, storeName string, open store.Store, st *sqlite.Store, sp Space, emb embed.Embedder, lazy bool) {
+	t.Helper()
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Store: open, Mode: ModeOffline, Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lazy {
+		m.limits.eagerTurnVectors = 0
+		storeName += ", lazily"
+	}
+	s, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lazy {
+		if s.turnVecLoaded.Load() || s.turnVec.Rows() != 0 || s.eventVecLoaded.Load() || s.eventVec.Rows() != 0 {
+			t.Fatalf("%s: %s: turn or event vectors read as the space loaded", name, storeName)
+		}
+		s.mu.RLock()
+		err := s.ensureVectors(ctx)
+		s.mu.RUnlock()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(s.events) == 0 {
+		t.Fatalf("%s: %s: no events", name, storeName)
+	}
+	eventIDs := make([]string, len(s.events))
+	for i, e := range s.events {
+		eventIDs[i] = e.ID
+	}
+	turnIDs := make([]string, len(s.turns))
+	for i, tu := range s.turns {
+		turnIDs[i] = tu.ID
+	}
+	for _, c := range []struct {
+		kind  store.VectorKind
+		embID string
+		mat   *vec.Matrix
+		ids   []string
+	}{{store.VectorTurn, emb.ID(), &s.turnVec, turnIDs}, {store.VectorWindow, windowEmbedder(emb), &s.winVec, turnIDs},
+		{store.VectorEvent, emb.ID(), &s.eventVec, eventIDs}} {
+		vs, err := st.ListVectors(ctx, sp, c.kind, c.embID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		byID := map[string][]float32{}
+		for _, v := range vs {
+			byID[v.ID] = v.Values
+		}
+		if c.mat.Rows() != len(c.ids) {
+			t.Fatalf("%s: %s: %s: %d rows for %d records", name, storeName, c.kind, c.mat.Rows(), len(c.ids))
+		}
+		for i, id := range c.ids {
+			if !slices.Equal(c.mat.Row(i), byID[id]) {
+				t.Fatalf("%s: %s: %s: row %d (%s) is not the stored vector", name, storeName, c.kind, i, id)
+			}
+		}
+	}
+	m.Close()
 }
 
 // vectorsInto is a store with VectorsInto but not VectorSetsInto.

@@ -61,7 +61,7 @@ func (q *query) selectOffline(tu offlineTuning) {
 // list the rows set); otherwise every row, and the lists are nil.
 func (q *query) offlineScores(tu offlineTuning) (rel, scores []float64, relIdx, scoreIdx []int) {
 	st, sc := q.st, q.sc
-	dm := denseOf(st, tu.WindowWeight)
+	dm := q.denseOf(tu.WindowWeight)
 	if q.sumMean(dm) && !st.limits.noOfflineFast {
 		if rel, scores, relIdx, scoreIdx, ok := q.offlineFast(tu, dm, sc); ok {
 			return rel, scores, relIdx, scoreIdx
@@ -78,6 +78,21 @@ func (q *query) offlineScores(tu offlineTuning) (rel, scores []float64, relIdx, 
 		best = sc.best
 	}
 	return rel, tu.scoreInto(f, rel, sc.scores, best, &sc.runs), nil, nil
+}
+
+// denseOf returns the question's dense feature under window weight w (see
+// denseOf), reading the turn vectors first when it reads them: with w below
+// 1, or for a question that must not see some turns (its hidden windows
+// fall back to the turn's own cosine, see featuresIn). A failed read is the
+// query's error. Caller holds st.mu.
+func (q *query) denseOf(w float64) denseMix {
+	st := q.st
+	if q.qv != nil && (q.keepTurn != nil || w < 1 || st.winVec.Rows() != len(st.turns)) {
+		if err := st.ensureTurnVectors(q.ctx); err != nil && q.err == nil {
+			q.err = err
+		}
+	}
+	return denseOf(st, w)
 }
 
 // scoredTurns returns the k turns of the best offline score (relevance,
@@ -400,7 +415,7 @@ func (q *query) featuresIn(sc *scratch, dm denseMix, dense bool) *turnFeatures {
 			f.visible[i] = q.keepTurn(i)
 		}
 	}
-	if dense && q.qv != nil && st.turnVec.Rows() == n {
+	if dense && q.qv != nil && dm.ready(n, q.keepTurn != nil) {
 		sc.dense = grow(sc.dense, n)
 		sc.dense64 = grow(sc.dense64, n)
 		f.dense = sc.dense64
@@ -449,7 +464,7 @@ func (q *query) featuresIn(sc *scratch, dm denseMix, dense bool) *turnFeatures {
 func (q *query) sumMean(dm denseMix) bool {
 	st := q.st
 	n := len(st.turns)
-	return q.keepTurn == nil && q.qv != nil && n >= st.limits.offlineFastRows && st.turnVec.Rows() == n && dm.quantized()
+	return q.keepTurn == nil && q.qv != nil && n >= st.limits.offlineFastRows && dm.ready(n, false) && dm.quantized()
 }
 
 // asksCount reports whether a question asks for a number ("how many",

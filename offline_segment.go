@@ -46,6 +46,14 @@ func (m *Memory) offlineBatch(ctx context.Context, st *spaceState, c *chunk) (*b
 	b.turnVecs = vs
 
 	st.mu.RLock()
+	if vs != nil {
+		// Segmenting compares the new turns with the stored turns and
+		// events.
+		if err := st.ensureVectors(ctx); err != nil {
+			st.mu.RUnlock()
+			return nil, err
+		}
+	}
 	seg := newSegmenter(st, b)
 	for i, t := range turns {
 		b.ann[t.ID] = annotateRules(t)

@@ -192,6 +192,13 @@ type limits struct {
 	// eagerAnnotations is the size below which a space reads its
 	// annotations when it loads (see ensureAnnotations).
 	eagerAnnotations int
+	// eagerTurnVectors is the size below which a space of an offline-mode
+	// memory reads its turn and event vectors when it loads; a larger one
+	// reads them on first need (see ensureTurnVectors and
+	// ensureEventVectors), as offline retrieval reads only the window
+	// vectors. Spaces of the other modes, whose every question reads them,
+	// always read them when they load.
+	eagerTurnVectors int
 	// offlineFastRows is the size from which an unfiltered offline
 	// question is scored from estimated cosines (offlineFast) instead of a
 	// full scan. Its centred cosine then uses the mean from the matrix's
@@ -220,7 +227,7 @@ func (l limits) quantizeFor(kind store.VectorKind) int {
 
 // defaultLimits returns the limits every Memory runs with.
 func defaultLimits() limits {
-	return limits{quantizeRows: 4096, eagerAnnotations: 20000, offlineFastRows: 32768}
+	return limits{quantizeRows: 4096, eagerAnnotations: 20000, eagerTurnVectors: 20000, offlineFastRows: 32768}
 }
 
 // DefaultCacheBytes is the bound of Options.CacheBytes when it is zero:

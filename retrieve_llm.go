@@ -24,6 +24,18 @@ const predictMax = 8
 // scores (scoredTurns); otherwise (paper mode, as the reference) those of
 // hybrid search over the question.
 func (q *query) searchStage(scored bool) (turns []rank.Hit, events []rank.Hit) {
+	if !scored && q.qv != nil {
+		// Hybrid search reads the turn vectors (scoredTurns reads them
+		// when it needs them).
+		if err := q.st.ensureTurnVectors(q.ctx); err != nil && q.err == nil {
+			q.err = err
+		}
+	}
+	if !q.noEvents && q.qv != nil {
+		if err := q.st.ensureEventVectors(q.ctx); err != nil && q.err == nil {
+			q.err = err
+		}
+	}
 	searchTurns := func() []rank.Hit {
 		if scored {
 			return q.scoredTurns(q.ro.KTurn)
@@ -158,7 +170,12 @@ func (q *query) memberScores() func(i int) float64 {
 		for _, i := range touched {
 			top = max(top, lex[i])
 		}
-		dense := q.qv != nil && q.st.turnVec.Rows() == len(q.st.turns)
+		if q.qv != nil {
+			if err := q.st.ensureTurnVectors(q.ctx); err != nil && q.err == nil {
+				q.err = err
+			}
+		}
+		dense := q.qv != nil && q.st.turnVecLoaded.Load() && q.st.turnVec.Rows() == len(q.st.turns)
 		q.score = func(i int) float64 {
 			s := 0.0
 			if top > 0 && i < len(lex) {

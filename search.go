@@ -9,7 +9,8 @@ import "github.com/higmem/higmem/internal/rank"
 // searchTurnsIn ranks turns for a query: BM25 fused with dense similarity
 // (when qv is non-nil) by rank.Hybrid. keep filters turn indexes (nil keeps
 // all). It uses the query's scratch, whose lexical scores it leaves set
-// (see query.turnLexScores). Caller holds st.mu.
+// (see query.turnLexScores). With qv, the caller loads the turn vectors
+// first (ensureTurnVectors). Caller holds st.mu.
 func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k int, keep func(int) bool) []rank.Hit {
 	n := len(st.turns)
 	if k <= 0 || n == 0 {
@@ -17,13 +18,14 @@ func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k i
 	}
 	lex, touched := sc.lexScores(st.turnLex, n, query)
 	sc.turnLex = true
-	if qv == nil || st.turnVec.Rows() != n {
+	if qv == nil || !st.turnVecLoaded.Load() || st.turnVec.Rows() != n {
 		return rank.Hybrid(n, lex, touched, nil, k, keep)
 	}
 	return sc.search.Search(&st.turnVec, lex, touched, qv, k, keep)
 }
 
-// searchEvents ranks events for a query like searchTurnsIn. Caller holds
+// searchEvents ranks events for a query like searchTurnsIn. With qv, the
+// caller loads the event vectors first (ensureEventVectors). Caller holds
 // st.mu.
 func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(int) bool) []rank.Hit {
 	n := len(st.events)
@@ -33,7 +35,7 @@ func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(
 	sc := st.getScratch()
 	defer st.putScratch(sc)
 	lex, touched := sc.lexScores(st.eventLex, n, query)
-	if qv == nil || st.eventVec.Rows() != n {
+	if qv == nil || !st.eventVecLoaded.Load() || st.eventVec.Rows() != n {
 		return rank.Hybrid(n, lex, touched, nil, k, keep)
 	}
 	return sc.search.Search(&st.eventVec, lex, touched, qv, k, keep)

@@ -58,9 +58,9 @@ type spaceState struct {
 	evTurns  [][]int32
 	eventsOf map[string][]string     // turn id -> event ids
 	links    map[string][]store.Link // turn id (source or target) -> links
-	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder
+	turnVec  vec.Matrix              // row i embeds turns[i]; empty without an embedder or until turnVecLoaded
 	winVec   vec.Matrix              // row i embeds turns[i]'s window (window.go); empty without an embedder
-	eventVec vec.Matrix              // row i embeds events[i]
+	eventVec vec.Matrix              // row i embeds events[i]; empty without an embedder or until eventVecLoaded
 	turnLex  *bm25.Index
 	eventLex *bm25.Index
 	// eventSeq is the highest n of the event ids "e<n>".
@@ -69,12 +69,21 @@ type spaceState struct {
 	// context and default-mode continuity).
 	lastEvent string
 
-	// Annotations are read on first need (see ensureAnnotations): annMu
-	// serialises that read, annLoaded is set once info.timeRefs holds
-	// every stored annotation. reader is the store they come from.
-	annMu     sync.Mutex
-	annLoaded atomic.Bool
-	reader    store.Reader
+	// Annotations and, in a large offline space, the turn and event
+	// vectors are read on first need (see ensureAnnotations,
+	// ensureTurnVectors and ensureEventVectors): lazyMu serialises those
+	// reads (and the size estimate each then stores), annLoaded is set
+	// once info.timeRefs holds every stored annotation, turnVecLoaded
+	// (eventVecLoaded) once turnVec (eventVec) holds every turn's (event's)
+	// vector; until then the matrix is empty, and nothing but the read
+	// may read or write it. reader is the store they come from, mem the
+	// memory whose embedder made them.
+	lazyMu         sync.Mutex
+	annLoaded      atomic.Bool
+	turnVecLoaded  atomic.Bool
+	eventVecLoaded atomic.Bool
+	reader         store.Reader
+	mem            *Memory
 
 	// records holds the space's stored profile records (what a model
 	// stated about a person), nil when there are none; it is replaced,
@@ -238,7 +247,9 @@ func (st *spaceState) addTurns(turns []store.Turn, vs, wvs [][]float32) {
 }
 
 // appendTurns appends turns, their vectors and their window vectors
-// without indexing their text. Caller holds st.mu for writing.
+// without indexing their text. The vectors are left to the store while
+// the turn vectors are not loaded (see ensureTurnVectors). Caller holds
+// st.mu for writing.
 func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 	for i, t := range turns {
 		var prev *store.Turn
@@ -249,7 +260,7 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 		st.pos[t.ID] = len(st.turns)
 		st.turns = append(st.turns, t)
 		st.recBytes += turnBytes(&t)
-		if vs != nil {
+		if vs != nil && st.turnVecLoaded.Load() {
 			if st.turnVec.Dim == 0 {
 				st.turnVec.Dim = len(vs[i])
 			}
@@ -264,8 +275,8 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 	}
 }
 
-// putEvent inserts or replaces an event (and its vector). Caller holds
-// st.mu for writing.
+// putEvent inserts or replaces an event (and its vector, left to the store
+// while the event vectors are not loaded). Caller holds st.mu for writing.
 func (st *spaceState) putEvent(e store.Event, v []float32) {
 	i, ok := st.evPos[e.ID]
 	var old []string
@@ -277,7 +288,7 @@ func (st *spaceState) putEvent(e store.Event, v []float32) {
 			st.eventsOf[id] = slices.DeleteFunc(st.eventsOf[id], func(x string) bool { return x == e.ID })
 		}
 		st.events[i] = e
-		if v != nil {
+		if v != nil && st.eventVecLoaded.Load() {
 			st.eventVec.Set(i, v)
 		}
 	} else {
@@ -285,7 +296,7 @@ func (st *spaceState) putEvent(e store.Event, v []float32) {
 		st.evPos[e.ID] = i
 		st.events = append(st.events, e)
 		st.evTurns = append(st.evTurns, nil)
-		if v != nil {
+		if v != nil && st.eventVecLoaded.Load() {
 			if st.eventVec.Dim == 0 {
 				st.eventVec.Dim = len(v)
 			}

@@ -173,14 +173,29 @@ type denseMix struct {
 	w         float64
 }
 
-// denseOf returns the dense feature of st under window weight w. Caller
-// holds st.mu.
+// denseOf returns the dense feature of st under window weight w: 0 when
+// the space has no window vectors, or (mixing both) when the turn vectors
+// are of another dimension. With w below 1 it reads the turn vectors,
+// which the caller loads first (spaceState.ensureTurnVectors; until then
+// the feature sees none); with w at 1 it reads the window vectors alone.
+// Caller holds st.mu.
 func denseOf(st *spaceState, w float64) denseMix {
 	n := len(st.turns)
-	if w <= 0 || st.winVec.Rows() != n || st.winVec.Dim != st.turnVec.Dim {
+	turn := &vec.Matrix{}
+	if st.turnVecLoaded.Load() {
+		turn = &st.turnVec
+	}
+	if w <= 0 || st.winVec.Rows() != n || w < 1 && st.winVec.Dim != turn.Dim {
 		w = 0
 	}
-	return denseMix{turn: &st.turnVec, win: &st.winVec, w: min(w, 1)}
+	return denseMix{turn: turn, win: &st.winVec, w: min(w, 1)}
+}
+
+// ready reports whether the matrices the feature reads hold n rows: the
+// window matrix when w > 0, the turn matrix when w < 1 or when turns
+// stands in for hidden windows (see scoresInto).
+func (d denseMix) ready(n int, turns bool) bool {
+	return (d.w <= 0 || d.win.Rows() == n) && (d.w >= 1 && !turns || d.turn.Rows() == n)
 }
 
 // mix combines a turn's cosine t and its window's cosine x.

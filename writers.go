@@ -221,6 +221,12 @@ func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head s
 			return nil, err
 		}
 		if caught {
+			// The batch is built again on st at once: its turn and event
+			// vectors are read now, through tx, if the load left them for
+			// later.
+			if err := st.loadVectorsThrough(ctx, tx); err != nil {
+				return nil, err
+			}
 			st.version.Store(head.Version)
 			return st, nil
 		}
@@ -237,7 +243,7 @@ func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head s
 
 // newState returns an empty, unloaded state of space sp.
 func (m *Memory) newState(sp store.Space) *spaceState {
-	return &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, limits: m.limits}
+	return &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, mem: m, limits: m.limits}
 }
 
 // adopt takes the loaded working set of ns (a state nobody else sees).
@@ -253,6 +259,8 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.recBytes = ns.recBytes
 	st.records = ns.records
 	st.annLoaded.Store(ns.annLoaded.Load())
+	st.turnVecLoaded.Store(ns.turnVecLoaded.Load())
+	st.eventVecLoaded.Store(ns.eventVecLoaded.Load())
 	st.version.Store(ns.version.Load())
 	st.size.Store(ns.estimateSize())
 }
