@@ -351,11 +351,20 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 		return
 	}
 	if l.emat, l.eok = events.inOrder(sets[2].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
-		if l.evecs, l.errs[2] = l.r.ListVectors(l.ctx, l.st.space, store.VectorEvent, embID); l.errs[2] != nil {
-			return
-		}
-		l.emat, l.eok = storedMatrix(l.evecs, len(l.events), dim, l.st.limits.quantizeRows, func(i int) string { return l.events[i].ID })
+		l.errs[2] = l.listedEvents()
 	}
+}
+
+// listedEvents lists the event vectors of the memory's embedder and lays
+// them out in a matrix whose rows follow the events (eok when every event
+// has one; see storedMatrix). Caller has read the events.
+func (l *loading) listedEvents() error {
+	var err error
+	if l.evecs, err = l.r.ListVectors(l.ctx, l.st.space, store.VectorEvent, l.emb.ID()); err != nil {
+		return err
+	}
+	l.emat, l.eok = storedMatrix(l.evecs, len(l.events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.events[i].ID })
+	return nil
 }
 
 // permuteRows reorders the rows of dim values of data in place so that
@@ -469,10 +478,9 @@ func (l *loading) readEvents() {
 		}
 	}
 	if readVecs && !l.eok {
-		if l.evecs, l.errs[3] = l.r.ListVectors(ctx, sp, store.VectorEvent, l.emb.ID()); l.errs[3] != nil {
+		if l.errs[3] = l.listedEvents(); l.errs[3] != nil {
 			return
 		}
-		l.emat, l.eok = storedMatrix(l.evecs, len(events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return events[i].ID })
 	}
 	<-l.posReady
 	if l.errs[0] != nil {
