@@ -43,3 +43,20 @@ func decodeLESlow(dst []float32, b []byte) {
 		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 }
+
+// DecodeLERow decodes a stored vector into a matrix of rows of dim values,
+// as a store's VectorsInto places each vector it reads: data must hold dim
+// values (else row is not asked and nothing is written), and row(id) names
+// the row, which must lie within dst (-1 skips the vector). It reports
+// whether the vector was written.
+func DecodeLERow(dst []float32, dim int, row func(id string) int, id string, data []byte) bool {
+	if len(data) != 4*dim {
+		return false
+	}
+	i := row(id)
+	if i < 0 || (i+1)*dim > len(dst) {
+		return false
+	}
+	DecodeLEInto(dst[i*dim:(i+1)*dim], data)
+	return true
+}

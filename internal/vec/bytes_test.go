@@ -3,6 +3,7 @@ package vec
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -35,6 +36,41 @@ func TestDecodeLEIntoMatchesSlow(t *testing.T) {
 			if (i < n || i >= 2*n) && x != 0 {
 				t.Fatalf("n=%d: wrote outside the destination at %d", n, i)
 			}
+		}
+	}
+}
+
+func TestDecodeLERow(t *testing.T) {
+	vals := []float32{1.5, -2, 3}
+	data := EncodeLE(vals)
+	asked := 0
+	rowOf := func(i int) func(string) int {
+		return func(id string) int {
+			asked++
+			if id != "x" {
+				t.Fatalf("row asked for %q", id)
+			}
+			return i
+		}
+	}
+	dst := make([]float32, 2*3)
+	if !DecodeLERow(dst, 3, rowOf(1), "x", data) || !slices.Equal(dst[3:], vals) || !slices.Equal(dst[:3], []float32{0, 0, 0}) {
+		t.Fatalf("row 1: %v", dst)
+	}
+	for _, c := range []struct {
+		name string
+		row  int
+		data []byte
+		ask  int
+	}{
+		{"short data", 0, data[:8], 0},
+		{"skipped", -1, data, 1},
+		{"past the matrix", 2, data, 1},
+	} {
+		asked = 0
+		clear(dst)
+		if DecodeLERow(dst, 3, rowOf(c.row), "x", c.data) || slices.ContainsFunc(dst, func(v float32) bool { return v != 0 }) || asked != c.ask {
+			t.Errorf("%s: written, or row asked %d times (want %d): %v", c.name, asked, c.ask, dst)
 		}
 	}
 }

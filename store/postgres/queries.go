@@ -323,12 +323,9 @@ func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.Vect
 		if err != nil {
 			return n, fmt.Errorf("postgres: list vectors: %w", err)
 		}
-		i := row(id)
-		if i < 0 || d != dim || len(data) != 4*dim || (i+1)*dim > len(dst) {
-			continue
+		if d == dim && vec.DecodeLERow(dst, dim, row, id, data) {
+			n++
 		}
-		vec.DecodeLEInto(dst[i*dim:(i+1)*dim], data)
-		n++
 	}
 	if err := rows.Err(); err != nil {
 		return n, fmt.Errorf("postgres: list vectors: %w", err)

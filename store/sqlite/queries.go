@@ -434,15 +434,9 @@ func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.Vect
 		if err := rows.Scan(&id, &data); err != nil {
 			return n, fmt.Errorf("sqlite: list vectors: %w", err)
 		}
-		if len(data) != 4*dim {
-			continue
+		if vec.DecodeLERow(dst, dim, row, id, data) {
+			n++
 		}
-		i := row(id)
-		if i < 0 || (i+1)*dim > len(dst) {
-			continue
-		}
-		vec.DecodeLEInto(dst[i*dim:(i+1)*dim], data)
-		n++
 	}
 	if err := rows.Err(); err != nil {
 		return n, fmt.Errorf("sqlite: list vectors: %w", err)
@@ -531,16 +525,9 @@ func (r reader) VectorSetsInto(ctx context.Context, sp store.Space, sets []store
 		if set < 0 || set >= int64(len(sets)) {
 			continue
 		}
-		s := &sets[set]
-		if len(data) != 4*s.Dim {
-			continue
+		if s := &sets[set]; vec.DecodeLERow(s.Dst, s.Dim, s.Row, string(id), data) {
+			s.N++
 		}
-		i := s.Row(string(id))
-		if i < 0 || (i+1)*s.Dim > len(s.Dst) {
-			continue
-		}
-		vec.DecodeLEInto(s.Dst[i*s.Dim:(i+1)*s.Dim], data)
-		s.N++
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("sqlite: list vectors: %w", err)
