@@ -186,7 +186,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		put[e.ID] = true
 	}
 	for id, v := range stored[store.VectorTurn] {
-		if i, ok := st.pos[id]; ok && !d.gone[id] && st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns) && !slices.Equal(st.turnVec.Row(i), v) {
+		if i, ok := st.pos[id]; ok && !d.gone[id] && st.turnVecsReady() && !slices.Equal(st.turnVec.Row(i), v) {
 			if d.setVecs == nil {
 				d.setVecs = map[string][]float32{}
 			}
@@ -202,7 +202,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		}
 	}
 	for id, v := range stored[store.VectorEvent] {
-		if i, ok := st.evPos[id]; ok && !put[id] && !d.evGone[id] && st.eventVecLoaded.Load() && st.eventVec.Rows() == len(st.events) && !slices.Equal(st.eventVec.Row(i), v) {
+		if i, ok := st.evPos[id]; ok && !put[id] && !d.evGone[id] && st.eventVecsReady() && !slices.Equal(st.eventVec.Row(i), v) {
 			if d.evSetVecs == nil {
 				d.evSetVecs = map[string][]float32{}
 			}
@@ -347,7 +347,7 @@ func (st *spaceState) appendsOnly(d *delta) bool {
 // stay and whose stored vector changed.
 func (st *spaceState) setTurnVectors(d *delta) {
 	for id, v := range d.setVecs {
-		if i, ok := st.pos[id]; ok && st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns) {
+		if i, ok := st.pos[id]; ok && st.turnVecsReady() {
 			st.turnVec.Set(i, v)
 		}
 	}

@@ -175,7 +175,7 @@ func (q *query) memberScores() func(i int) float64 {
 				q.err = err
 			}
 		}
-		dense := q.qv != nil && q.st.turnVecLoaded.Load() && q.st.turnVec.Rows() == len(q.st.turns)
+		dense := q.qv != nil && q.st.turnVecsReady()
 		q.score = func(i int) float64 {
 			s := 0.0
 			if top > 0 && i < len(lex) {

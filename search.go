@@ -18,7 +18,7 @@ func (st *spaceState) searchTurnsIn(sc *scratch, query string, qv []float32, k i
 	}
 	lex, touched := sc.lexScores(st.turnLex, n, query)
 	sc.turnLex = true
-	if qv == nil || !st.turnVecLoaded.Load() || st.turnVec.Rows() != n {
+	if qv == nil || !st.turnVecsReady() {
 		return rank.Hybrid(n, lex, touched, nil, k, keep)
 	}
 	return sc.search.Search(&st.turnVec, lex, touched, qv, k, keep)
@@ -35,7 +35,7 @@ func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(
 	sc := st.getScratch()
 	defer st.putScratch(sc)
 	lex, touched := sc.lexScores(st.eventLex, n, query)
-	if qv == nil || !st.eventVecLoaded.Load() || st.eventVec.Rows() != n {
+	if qv == nil || !st.eventVecsReady() {
 		return rank.Hybrid(n, lex, touched, nil, k, keep)
 	}
 	return sc.search.Search(&st.eventVec, lex, touched, qv, k, keep)

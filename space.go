@@ -417,3 +417,15 @@ func (st *spaceState) view(e store.Event) EventView {
 	}
 	return v
 }
+
+// turnVecsReady reports whether turnVec holds the vector of every turn:
+// read (not left for later, see ensureTurnVectors) and in step with the
+// turns. Caller holds st.mu.
+func (st *spaceState) turnVecsReady() bool {
+	return st.turnVecLoaded.Load() && st.turnVec.Rows() == len(st.turns)
+}
+
+// eventVecsReady is turnVecsReady for eventVec and the events.
+func (st *spaceState) eventVecsReady() bool {
+	return st.eventVecLoaded.Load() && st.eventVec.Rows() == len(st.events)
+}
