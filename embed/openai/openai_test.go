@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -306,12 +307,14 @@ func TestEmbedCancelledDuringBackoff(t *testing.T) {
 		http.Error(w, "slow down", http.StatusTooManyRequests)
 		return true
 	}
-	e := newTestEmbedder(t, f, Options{MaxRetryAfter: time.Hour})
+	// Cancel once the client has read the 429 (its body closed), so that
+	// the cancellation lands in the backoff rather than in the request.
+	read := make(chan struct{}, 1)
+	client := &http.Client{Transport: closeSignal{http.DefaultTransport, read}}
+	e := newTestEmbedder(t, f, Options{MaxRetryAfter: time.Hour, HTTPClient: client})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		for f.calls.Load() == 0 {
-			time.Sleep(time.Millisecond)
-		}
+		<-read
 		cancel()
 	}()
 	_, err := e.Embed(ctx, []string{"x"})
@@ -414,4 +417,34 @@ func TestNoHiddenTimeout(t *testing.T) {
 	if e.slots != httpx.ServerSlots("http://127.0.0.1:1/anything", 2) || e.slots.Cap() != 2 {
 		t.Errorf("embedder does not share the server's slots")
 	}
+}
+
+// closeSignal is a RoundTripper whose responses send on read when their
+// body is closed.
+type closeSignal struct {
+	http.RoundTripper
+	read chan<- struct{}
+}
+
+func (c closeSignal) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := c.RoundTripper.RoundTrip(req)
+	if err == nil {
+		resp.Body = signalBody{resp.Body, c.read}
+	}
+	return resp, err
+}
+
+// signalBody is a response body that signals when it is closed.
+type signalBody struct {
+	io.ReadCloser
+	read chan<- struct{}
+}
+
+func (b signalBody) Close() error {
+	err := b.ReadCloser.Close()
+	select {
+	case b.read <- struct{}{}:
+	default:
+	}
+	return err
 }
