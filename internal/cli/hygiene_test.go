@@ -2,12 +2,17 @@ package cli
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/internal/envconfig"
 )
 
 func TestSafe(t *testing.T) {
@@ -126,5 +131,35 @@ func TestHumanOutputEscapesStoredText(t *testing.T) {
 	}
 	if !found {
 		t.Fatalf("search --json lost the exact speaker: %s", out)
+	}
+}
+
+// TestFlagUsagePlaceholders walks every command's flags: pflag prints the
+// first `backquoted` text of a usage string as the flag's value name
+// ("--embedder name"), so a backquoted command or JSON example in a usage
+// string garbles the help. Each such name must be one short word.
+func TestFlagUsagePlaceholders(t *testing.T) {
+	env := envconfig.Load(func(string) string { return "" })
+	a := newApp(env, strings.NewReader(""), io.Discard, io.Discard)
+	var walk func(c *cobra.Command)
+	n := 0
+	walk = func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			n++
+			// pflag.UnquoteUsage: the text between the first two backquotes.
+			_, rest, _ := strings.Cut(f.Usage, "`")
+			name, _, _ := strings.Cut(rest, "`")
+			if strings.ContainsAny(name, " {}\"") || len(name) > 12 {
+				t.Errorf("%s --%s: its help shows the value name %q (a backquoted text in its usage)", c.CommandPath(), f.Name, name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(a.rootCommand())
+	if n < 50 {
+		t.Fatalf("walked only %d flags", n)
 	}
 }
