@@ -70,7 +70,7 @@ func TestOfflineCVMisses(t *testing.T) {
 				case r == 0:
 					rk = "score 0"
 				case r <= 12:
-					rk = "rank 10-12"
+					rk = "rank <=12"
 				case r <= 20:
 					rk = "rank 13-20"
 				case r <= 50:
@@ -88,7 +88,7 @@ func TestOfflineCVMisses(t *testing.T) {
 		for _, k := range []string{"d1", "d2", "d3-4", "d5-8", "same session, >8", "other session"} {
 			t.Logf("  %-18s %5d  %.3f of missed", k, hist[k], float64(hist[k])/float64(nmiss))
 		}
-		for _, k := range []string{"rank 10-12", "rank 13-20", "rank 21-50", "rank >50", "score 0"} {
+		for _, k := range []string{"rank <=12", "rank 13-20", "rank 21-50", "rank >50", "score 0"} {
 			t.Logf("  %-18s %5d  %.3f of missed", k, rankH[k], float64(rankH[k])/float64(nmiss))
 		}
 	}
