@@ -59,6 +59,10 @@ type cvQuestion struct {
 	prfLex []float64
 	// entity marks turns that mention a name the question mentions.
 	entity []bool
+	// pair marks turns said by a speaker the question names, next to a
+	// run (just before or after, in the session) said by another speaker
+	// it names: the exchange between the people asked about (round 7).
+	pair []bool
 	// qterms are the question's distinct index terms, sorted.
 	qterms []string
 	// lexB holds the BM25 scores under other length normalisations
@@ -219,6 +223,13 @@ func (ct cvTune) scores(q *cvQuestion) []float64 {
 	if !ct.X.zero() {
 		ct.X.apply(q, rel, sc)
 	}
+	if ct.X.Pair != 0 && q.pair != nil {
+		for i := range sc {
+			if q.pair[i] {
+				sc[i] *= ct.X.Pair
+			}
+		}
+	}
 	if ct.EntityBump != 0 && ct.EntityBump != 1 && q.entity != nil {
 		for i := range sc {
 			if q.entity[i] {
@@ -237,7 +248,7 @@ func (ct cvTune) sel(q *cvQuestion) []int {
 	}
 	sc := ct.scores(q)
 	tu := ct.tu
-	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 || ct.X.LocalDiv != 0 {
+	if ct.X.Dedup != 0 || ct.X.SessDiv != 0 || ct.X.LocalDiv != 0 || ct.X.Adj != 0 {
 		return ct.X.selectExtra(q, tu, sc)
 	}
 	maxK := tu.MaxK
@@ -478,6 +489,7 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 				lex, _ := (&scratch{}).lexScores(st.turnLex, n, strings.Join(words, " "))
 				cq.prfLex = slices.Clone(lex)
 			}
+			cq.pair = pairFlags(cq.f, st.info.speaker[:n])
 			// Names the question mentions, found in the turns' text.
 			for _, e := range q.info.Entities {
 				le := strings.ToLower(e)
@@ -959,4 +971,40 @@ func zRelevance(tu offlineTuning, f *turnFeatures, z float64) []float64 {
 		}
 	}
 	return rel
+}
+
+// pairFlags marks the turns said by a speaker the question names (f.speaker)
+// whose speaker run has, just before or after it in the session, a run
+// said by another named speaker; nil when there is none.
+func pairFlags(f *turnFeatures, speaker []int32) []bool {
+	if f.speaker == nil {
+		return nil
+	}
+	g := *f
+	singleRuns(&g)
+	rs, nr := g.runStart, len(g.runStart)
+	named := func(t int) bool { return f.speaker[t] }
+	var out []bool
+	for i := range speaker {
+		if !named(i) {
+			continue
+		}
+		r := int(g.run[i])
+		hit := false
+		if r >= 1 && f.sameSession[rs[r]] {
+			o := int(rs[r-1])
+			hit = speaker[o] != speaker[i] && named(o)
+		}
+		if !hit && r+1 < nr && f.sameSession[rs[r+1]] {
+			o := int(rs[r+1])
+			hit = speaker[o] != speaker[i] && named(o)
+		}
+		if hit {
+			if out == nil {
+				out = make([]bool, len(speaker))
+			}
+			out[i] = true
+		}
+	}
+	return out
 }

@@ -115,6 +115,13 @@ type cvExtra struct {
 	// session by 1-LocalDiv (one spot of the conversation does not take
 	// every slot).
 	LocalDiv float64
+	// Adj multiplies, during the selection, the score of a turn within
+	// AdjDist turns of one already selected in its session by 1+Adj.
+	Adj     float64
+	AdjDist int
+	// Pair multiplies the score of a turn of the exchange between two
+	// people the question names (cvQuestion.pair).
+	Pair float64
 	// SessDiv multiplies, during the selection, the score of turns of a
 	// session not yet covered by 1+SessDiv (0: off).
 	SessDiv float64
@@ -222,7 +229,7 @@ func coverage(q, t []string) float64 {
 // the adjusted scores.
 func (x cvExtra) selectExtra(q *cvQuestion, tu offlineTuning, sc []float64) []int {
 	ranked := rankPositive(sc)
-	if x.Dedup == 0 && x.SessDiv == 0 && x.LocalDiv == 0 {
+	if x.Dedup == 0 && x.SessDiv == 0 && x.LocalDiv == 0 && x.Adj == 0 {
 		return ranked[:tu.cut(ranked, sc)]
 	}
 	cf := q.conv.facts
@@ -250,6 +257,14 @@ func (x cvExtra) selectExtra(q *cvQuestion, tu offlineTuning, sc []float64) []in
 				}
 				if near >= 2 {
 					s *= 1 - x.LocalDiv
+				}
+			}
+			if x.Adj != 0 {
+				for _, o := range out {
+					if o-i <= x.AdjDist && i-o <= x.AdjDist && cf.session[o] == cf.session[i] {
+						s *= 1 + x.Adj
+						break
+					}
 				}
 			}
 			if bi < 0 || s > bs {

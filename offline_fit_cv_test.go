@@ -316,6 +316,14 @@ func TestOfflineCVVariants(t *testing.T) {
 			add(fmt.Sprintf("BM25 of the content alone, speaker %.1f", v), func(ct *cvTune) { ct.X.LexContent, ct.tu.SpeakerBump = true, v })
 		}
 		add("speaker 1.0", func(ct *cvTune) { ct.tu.SpeakerBump = 1 })
+		for _, v := range []float64{1.15, 1.3, 1.5, 2} {
+			add(fmt.Sprintf("pair cue %.2f", v), func(ct *cvTune) { ct.X.Pair = v })
+		}
+		for _, d := range []int{1, 2} {
+			for _, v := range []float64{0.1, 0.2, 0.35, 0.5, 1} {
+				add(fmt.Sprintf("adjacent %d bonus %.2f", d, v), func(ct *cvTune) { ct.X.Adj, ct.X.AdjDist = v, d })
+			}
+		}
 		for _, z := range []float64{2, 3, 4, 5, 6} {
 			add(fmt.Sprintf("dense scaled by %g sd", z), func(ct *cvTune) { ct.ZDense = z })
 		}

@@ -1,0 +1,103 @@
+package higmem
+
+import (
+	"maps"
+	"slices"
+	"testing"
+)
+
+// TestOfflineCVMisses tells where the evidence turns that the engine's
+// offline selection misses lie: how far (in turns) from the nearest
+// selected turn, in the same session or not, and at what rank of the
+// score. Skipped unless HIGMEM_OFFLINE_CV=1 (as the other measurements of
+// the CV harness).
+func TestOfflineCVMisses(t *testing.T) {
+	sets := loadCVSets(t, false)
+	ct := cvFitted()
+	ct.tu.MinK, ct.tu.KeepRatio = offMinK, offKeepRatio
+	for _, set := range sets {
+		hist := map[string]int{}
+		rankH := map[string]int{}
+		nmiss, ngold := 0, 0
+		for qi := range set.qs {
+			q := &set.qs[qi]
+			sel := ct.sel(q)
+			sc := ct.scores(q)
+			ranked := rankPositive(sc)
+			st := q.conv.st
+			for _, g := range q.gold {
+				if g < 0 {
+					continue
+				}
+				ngold++
+				if slices.Contains(sel, g) {
+					continue
+				}
+				nmiss++
+				d := 1 << 30
+				sameSess := false
+				for _, s := range sel {
+					d = min(d, max(g-s, s-g))
+					lo, hi := min(g, s), max(g, s)
+					same := true
+					for j := lo + 1; j <= hi; j++ {
+						if !st.info.sameSession[j] {
+							same = false
+							break
+						}
+					}
+					sameSess = sameSess || same
+				}
+				var k string
+				switch {
+				case d <= 1:
+					k = "d1"
+				case d <= 2:
+					k = "d2"
+				case d <= 4:
+					k = "d3-4"
+				case d <= 8:
+					k = "d5-8"
+				case sameSess:
+					k = "same session, >8"
+				default:
+					k = "other session"
+				}
+				hist[k]++
+				r := slices.Index(ranked, g) + 1
+				var rk string
+				switch {
+				case r == 0:
+					rk = "score 0"
+				case r <= 12:
+					rk = "rank <=12"
+				case r <= 20:
+					rk = "rank 13-20"
+				case r <= 50:
+					rk = "rank 21-50"
+				default:
+					rk = "rank >50"
+				}
+				rankH[rk]++
+			}
+		}
+		t.Logf("%s: gold %d, missed %d", set.name, ngold, nmiss)
+		if ngold == 0 || histTotal(hist) != nmiss || histTotal(rankH) != nmiss {
+			t.Fatalf("%s: the histograms hold %d and %d misses of %d (gold %d)", set.name, histTotal(hist), histTotal(rankH), nmiss, ngold)
+		}
+		for _, k := range []string{"d1", "d2", "d3-4", "d5-8", "same session, >8", "other session"} {
+			t.Logf("  %-18s %5d  %.3f of missed", k, hist[k], float64(hist[k])/float64(nmiss))
+		}
+		for _, k := range []string{"rank <=12", "rank 13-20", "rank 21-50", "rank >50", "score 0"} {
+			t.Logf("  %-18s %5d  %.3f of missed", k, rankH[k], float64(rankH[k])/float64(nmiss))
+		}
+	}
+}
+
+func histTotal(h map[string]int) int {
+	n := 0
+	for v := range maps.Values(h) {
+		n += v
+	}
+	return n
+}
