@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 	"testing"
@@ -48,35 +49,18 @@ func TestOfflineCVMisses(t *testing.T) {
 					}
 					sameSess = sameSess || same
 				}
-				var k string
-				switch {
-				case d <= 1:
-					k = "d1"
-				case d <= 2:
-					k = "d2"
-				case d <= 4:
-					k = "d3-4"
-				case d <= 8:
-					k = "d5-8"
-				case sameSess:
-					k = "same session, >8"
-				default:
+				k := bucketOf(d, distBuckets)
+				if k == "" {
 					k = "other session"
+					if sameSess {
+						k = "same session, >8"
+					}
 				}
 				hist[k]++
 				r := slices.Index(ranked, g) + 1
-				var rk string
-				switch {
-				case r == 0:
-					rk = "score 0"
-				case r <= 12:
-					rk = "rank <=12"
-				case r <= 20:
-					rk = "rank 13-20"
-				case r <= 50:
-					rk = "rank 21-50"
-				default:
-					rk = "rank >50"
+				rk := "score 0"
+				if r > 0 {
+					rk = cmp.Or(bucketOf(r, rankBuckets), "rank >50")
 				}
 				rankH[rk]++
 			}
@@ -85,10 +69,10 @@ func TestOfflineCVMisses(t *testing.T) {
 		if ngold == 0 || histTotal(hist) != nmiss || histTotal(rankH) != nmiss {
 			t.Fatalf("%s: the histograms hold %d and %d misses of %d (gold %d)", set.name, histTotal(hist), histTotal(rankH), nmiss, ngold)
 		}
-		for _, k := range []string{"d1", "d2", "d3-4", "d5-8", "same session, >8", "other session"} {
+		for _, k := range append(bucketNames(distBuckets), "same session, >8", "other session") {
 			t.Logf("  %-18s %5d  %.3f of missed", k, hist[k], float64(hist[k])/float64(nmiss))
 		}
-		for _, k := range []string{"rank <=12", "rank 13-20", "rank 21-50", "rank >50", "score 0"} {
+		for _, k := range append(bucketNames(rankBuckets), "rank >50", "score 0") {
 			t.Logf("  %-18s %5d  %.3f of missed", k, rankH[k], float64(rankH[k])/float64(nmiss))
 		}
 	}
@@ -100,4 +84,33 @@ func histTotal(h map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// A bucket holds the values up to max.
+type bucket struct {
+	max  int
+	name string
+}
+
+var (
+	distBuckets = []bucket{{1, "d1"}, {2, "d2"}, {4, "d3-4"}, {8, "d5-8"}}
+	rankBuckets = []bucket{{12, "rank <=12"}, {20, "rank 13-20"}, {50, "rank 21-50"}}
+)
+
+// bucketOf names the first bucket that holds v ("" when none does).
+func bucketOf(v int, bs []bucket) string {
+	for _, b := range bs {
+		if v <= b.max {
+			return b.name
+		}
+	}
+	return ""
+}
+
+func bucketNames(bs []bucket) []string {
+	out := make([]string, len(bs))
+	for i, b := range bs {
+		out[i] = b.name
+	}
+	return out
 }
