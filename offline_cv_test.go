@@ -118,6 +118,11 @@ type cvTune struct {
 	// KeepSlope raises the stopping rule's keep ratio by this much per
 	// turn past MinK.
 	KeepSlope float64
+	// RunKeep, past MinK, raises the keep ratio by this much for a turn
+	// whose speaker run already has a turn in the selection (another
+	// message of a burst already passed); such a turn is skipped, not the
+	// end of the selection, when it falls short.
+	RunKeep float64
 	// ZDense, when set, scales the dense part of the relevance by ZDense
 	// standard deviations of the question's cosines over the turns instead
 	// of by the distance from their mean to the best (relevanceOf).
@@ -259,6 +264,9 @@ func (ct cvTune) sel(q *cvQuestion) []int {
 	if k, ok := ct.WhMaxK[q.wh]; ok {
 		tu.MaxK = k
 		tu.MinK = min(tu.MinK, k)
+	}
+	if ct.RunKeep != 0 {
+		return ct.runKeepCut(q, sc, tu)
 	}
 	if ct.KeepSlope != 0 {
 		n := 0
@@ -1005,6 +1013,36 @@ func pairFlags(f *turnFeatures, speaker []int32) []bool {
 			}
 			out[i] = true
 		}
+	}
+	return out
+}
+
+// runKeepCut is the stopping rule with RunKeep (and KeepSlope): the
+// ranked turns are taken while they clear the keep ratio, a turn of a
+// speaker run already in the selection clearing a higher one.
+func (ct cvTune) runKeepCut(q *cvQuestion, sc []float64, tu offlineTuning) []int {
+	f := *q.f
+	singleRuns(&f)
+	ranked := rank.Top(sc, nil, 4*tu.MaxK)
+	var out []int
+	taken := map[int32]bool{}
+	for _, i := range ranked {
+		if len(out) == tu.MaxK || sc[i] <= 0 {
+			break
+		}
+		r := f.run[i]
+		if n := len(out); n >= tu.MinK {
+			keep := tu.KeepRatio + ct.KeepSlope*float64(n-tu.MinK)
+			if taken[r] {
+				if sc[i] < (keep+ct.RunKeep)*sc[ranked[0]] {
+					continue
+				}
+			} else if sc[i] < keep*sc[ranked[0]] {
+				break
+			}
+		}
+		out = append(out, i)
+		taken[r] = true
 	}
 	return out
 }

@@ -319,6 +319,15 @@ func TestOfflineCVVariants(t *testing.T) {
 		for _, v := range []float64{1.15, 1.3, 1.5, 2} {
 			add(fmt.Sprintf("pair cue %.2f", v), func(ct *cvTune) { ct.X.Pair = v })
 		}
+		// Round 7: a stopping rule that reaches further, with a higher
+		// bar for the other messages of a burst already passed.
+		for _, rk := range []float64{0.1, 0.2, 0.3, 1} {
+			for _, k := range [][4]float64{{4, 12, 0.55, 0.02}, {5, 12, 0.55, 0.02}, {4, 12, 0.6, 0.02}, {5, 10, 0.5, 0}, {6, 9, 0.55, 0}, {5, 9, 0.5, 0}} {
+				add(fmt.Sprintf("stop: min K %g, max K %g, keep %.2f, slope %.2f, burst +%.1f", k[0], k[1], k[2], k[3], rk), func(ct *cvTune) {
+					ct.tu.MinK, ct.tu.MaxK, ct.tu.KeepRatio, ct.KeepSlope, ct.RunKeep = int(k[0]), int(k[1]), k[2], k[3], rk
+				})
+			}
+		}
 		for _, d := range []int{1, 2} {
 			for _, v := range []float64{0.1, 0.2, 0.35, 0.5, 1} {
 				add(fmt.Sprintf("adjacent %d bonus %.2f", d, v), func(ct *cvTune) { ct.X.Adj, ct.X.AdjDist = v, d })
