@@ -308,30 +308,18 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 	return vs, nil
 }
 
-// VectorsInto implements Store.VectorsInto.
+// VectorsInto implements Store.VectorsInto: the one set through
+// VectorSetsInto's query, in the table's order. It used to read
+// qListVectors, whose ORDER BY id had the server sort every vector of the
+// set (a parallel scan and an external sort on a large space) for a caller
+// that puts the rows in place by id anyway.
 func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
 	if dim <= 0 {
 		return 0, fmt.Errorf("postgres: vectors into a matrix: dimension %d: %w", dim, store.ErrInvalid)
 	}
-	rows, err := r.q.Query(ctx, qListVectors, clean(sp.UserID), clean(sp.AgentID), clean(string(kind)), clean(embedder))
-	if err != nil {
-		return 0, fmt.Errorf("postgres: list vectors: %w", err)
-	}
-	defer rows.Close()
-	n := 0
-	for rows.Next() {
-		id, d, data, err := vectorRow(rows)
-		if err != nil {
-			return n, fmt.Errorf("postgres: list vectors: %w", err)
-		}
-		if d == dim && vec.DecodeLERow(dst, dim, row, id, data) {
-			n++
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("postgres: list vectors: %w", err)
-	}
-	return n, nil
+	sets := []store.VectorSet{{Kind: kind, Embedder: embedder, Dim: dim, Dst: dst, Row: row}}
+	err := r.VectorSetsInto(ctx, sp, sets)
+	return sets[0].N, err
 }
 
 // qVectorSets reads the vectors of several sets of a space in one query:
