@@ -98,9 +98,10 @@ type Store struct {
 }
 
 var (
-	_ store.Store             = (*Store)(nil)
-	_ store.VectorsIntoReader = (*Store)(nil)
-	_ store.EmbedderLister    = (*Store)(nil)
+	_ store.Store                = (*Store)(nil)
+	_ store.VectorsIntoReader    = (*Store)(nil)
+	_ store.VectorSetsIntoReader = (*Store)(nil)
+	_ store.EmbedderLister       = (*Store)(nil)
 )
 
 // Open connects to the database named by dsn (a URL such as
@@ -276,6 +277,15 @@ func (s *Store) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 // space this way skips a copy of every vector (see ListVectors).
 func (s *Store) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
 	return read(s, &sp, func(r reader) (int, error) { return r.VectorsInto(ctx, sp, kind, embedder, dim, dst, row) })
+}
+
+// VectorSetsInto implements store.VectorSetsIntoReader: it decodes the
+// vectors of several kinds (or embedders) of a space straight into rows of
+// the sets' matrices, all sets in one query (one round trip and one
+// snapshot) rather than one VectorsInto each.
+func (s *Store) VectorSetsInto(ctx context.Context, sp store.Space, sets []store.VectorSet) error {
+	_, err := read(s, &sp, func(r reader) (struct{}, error) { return struct{}{}, r.VectorSetsInto(ctx, sp, sets) })
+	return err
 }
 
 // Embedders lists the embedders that made vectors of kind in sp, sorted;

@@ -364,3 +364,45 @@ func TestWatch(t *testing.T) {
 		t.Errorf("Watch after cancel = %v", err)
 	}
 }
+
+// TestVectorSetsInTx reads vector sets inside an Update: the transaction's
+// own writes are read, and its reads check the space as its other reads do.
+func TestVectorSetsInTx(t *testing.T) {
+	s := open(t)
+	ctx := t.Context()
+	sp := store.Space{UserID: "u"}
+	err := s.Update(ctx, func(tx store.Tx) error {
+		if err := tx.PutVectors(ctx, sp, []store.Vector{
+			{Kind: store.VectorTurn, ID: "a", Embedder: "e", Values: []float32{1, 2}},
+			{Kind: store.VectorWindow, ID: "a", Embedder: "w", Values: []float32{3, 4}},
+		}); err != nil {
+			return err
+		}
+		vs, ok := tx.(store.VectorSetsIntoReader)
+		if !ok {
+			t.Fatal("the transaction lacks VectorSetsInto")
+		}
+		row := func(string) int { return 0 }
+		sets := []store.VectorSet{
+			{Kind: store.VectorTurn, Embedder: "e", Dim: 2, Dst: make([]float32, 2), Row: row},
+			{Kind: store.VectorWindow, Embedder: "w", Dim: 2, Dst: make([]float32, 2), Row: row},
+		}
+		if err := vs.VectorSetsInto(ctx, sp, sets); err != nil {
+			return err
+		}
+		if sets[0].N != 1 || sets[1].N != 1 || !slices.Equal(sets[0].Dst, []float32{1, 2}) || !slices.Equal(sets[1].Dst, []float32{3, 4}) {
+			t.Errorf("VectorSetsInto in the transaction: %+v", sets)
+		}
+		dst := make([]float32, 2)
+		if n, err := tx.(store.VectorsIntoReader).VectorsInto(ctx, sp, store.VectorWindow, "w", 2, dst, row); err != nil || n != 1 || !slices.Equal(dst, []float32{3, 4}) {
+			t.Errorf("VectorsInto in the transaction = %d, %v: %v", n, err, dst)
+		}
+		if err := vs.VectorSetsInto(ctx, store.Space{}, sets); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("VectorSetsInto without a user in the transaction: %v, want ErrInvalid", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Update: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -307,30 +308,87 @@ func (r reader) ListVectors(ctx context.Context, sp store.Space, kind store.Vect
 	return vs, nil
 }
 
-// VectorsInto implements Store.VectorsInto.
+// VectorsInto implements Store.VectorsInto: the one set through
+// VectorSetsInto's query, in the table's order. It used to read
+// qListVectors, whose ORDER BY id had the server sort every vector of the
+// set (a parallel scan and an external sort on a large space) for a caller
+// that puts the rows in place by id anyway.
 func (r reader) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
 	if dim <= 0 {
 		return 0, fmt.Errorf("postgres: vectors into a matrix: dimension %d: %w", dim, store.ErrInvalid)
 	}
-	rows, err := r.q.Query(ctx, qListVectors, clean(sp.UserID), clean(sp.AgentID), clean(string(kind)), clean(embedder))
+	sets := []store.VectorSet{{Kind: kind, Embedder: embedder, Dim: dim, Dst: dst, Row: row}}
+	err := r.VectorSetsInto(ctx, sp, sets)
+	return sets[0].N, err
+}
+
+// qVectorSets reads the vectors of several sets of a space in one query:
+// its arguments are the space's user and agent, then the kinds, embedders
+// and dimensions of the sets, as arrays of one element a set. Each row
+// carries the ordinal of its set (from 1). The rows come in no particular
+// order: the planner may probe vectors_embedder once a set or scan the
+// space's rows once, whichever it finds cheaper.
+const qVectorSets = `SELECT s.i, v.id, v.data
+	FROM unnest($3::text[], $4::text[], $5::integer[]) WITH ORDINALITY AS s (kind, embedder, dim, i)
+	JOIN vectors v ON v.space_id = ` + spaceSub + ` AND v.kind = s.kind AND v.embedder = s.embedder AND v.dim = s.dim`
+
+// VectorSetsInto implements Store.VectorSetsInto.
+func (r reader) VectorSetsInto(ctx context.Context, sp store.Space, sets []store.VectorSet) error {
+	kinds := make([]string, len(sets))
+	embs := make([]string, len(sets))
+	dims := make([]int32, len(sets))
+	for i := range sets {
+		s := &sets[i]
+		if s.Dim <= 0 {
+			return fmt.Errorf("postgres: vector sets into matrices: dimension %d: %w", s.Dim, store.ErrInvalid)
+		}
+		// A dimension past int32 matches no stored vector (the dim column's
+		// type), as it matches none of bytea's at most 1 GiB.
+		kinds[i], embs[i], dims[i] = clean(string(s.Kind)), clean(s.Embedder), int32(min(s.Dim, math.MaxInt32))
+		for _, o := range sets[:i] {
+			if o.Kind == s.Kind && o.Embedder == s.Embedder {
+				return fmt.Errorf("postgres: vector sets into matrices: %s vectors of %q twice: %w", s.Kind, s.Embedder, store.ErrInvalid)
+			}
+		}
+		s.N = 0
+	}
+	if len(sets) == 0 {
+		return nil
+	}
+	rows, err := r.q.Query(ctx, qVectorSets, clean(sp.UserID), clean(sp.AgentID), kinds, embs, dims)
 	if err != nil {
-		return 0, fmt.Errorf("postgres: list vectors: %w", err)
+		return fmt.Errorf("postgres: list vectors: %w", err)
 	}
 	defer rows.Close()
-	n := 0
 	for rows.Next() {
-		id, d, data, err := vectorRow(rows)
+		set, id, data, err := vectorSetRow(rows)
 		if err != nil {
-			return n, fmt.Errorf("postgres: list vectors: %w", err)
+			return fmt.Errorf("postgres: list vectors: %w", err)
 		}
-		if d == dim && vec.DecodeLERow(dst, dim, row, id, data) {
-			n++
+		if set < 1 || set > int64(len(sets)) {
+			continue
+		}
+		if s := &sets[set-1]; vec.DecodeLERow(s.Dst, s.Dim, s.Row, id, data) {
+			s.N++
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("postgres: list vectors: %w", err)
+		return fmt.Errorf("postgres: list vectors: %w", err)
 	}
-	return n, nil
+	return nil
+}
+
+// vectorSetRow reads the current row of a qVectorSets query without
+// copying the vector's bytes (valid until the next row).
+func vectorSetRow(rows pgx.Rows) (set int64, id string, data []byte, err error) {
+	raw := rows.RawValues()
+	if len(raw) != 3 || raw[0] == nil || raw[2] == nil {
+		return 0, "", nil, errors.New("unexpected row shape")
+	}
+	if err := rows.Scan(&set, &id, nil); err != nil {
+		return 0, "", nil, err
+	}
+	return set, id, raw[2], nil
 }
 
 func (r reader) Embedders(ctx context.Context, sp store.Space, kind store.VectorKind) ([]string, error) {

@@ -242,6 +242,22 @@ func (t *tx) ListVectors(ctx context.Context, sp store.Space, kind store.VectorK
 	return t.reader.ListVectors(ctx, sp, kind, embedder)
 }
 
+// VectorsInto is Store.VectorsInto inside the transaction.
+func (t *tx) VectorsInto(ctx context.Context, sp store.Space, kind store.VectorKind, embedder string, dim int, dst []float32, row func(id string) int) (int, error) {
+	if err := t.check(ctx, sp); err != nil {
+		return 0, err
+	}
+	return t.reader.VectorsInto(ctx, sp, kind, embedder, dim, dst, row)
+}
+
+// VectorSetsInto is Store.VectorSetsInto inside the transaction.
+func (t *tx) VectorSetsInto(ctx context.Context, sp store.Space, sets []store.VectorSet) error {
+	if err := t.check(ctx, sp); err != nil {
+		return err
+	}
+	return t.reader.VectorSetsInto(ctx, sp, sets)
+}
+
 // Embedders is Store.Embedders inside the transaction.
 func (t *tx) Embedders(ctx context.Context, sp store.Space, kind store.VectorKind) ([]string, error) {
 	if err := t.check(ctx, sp); err != nil {
