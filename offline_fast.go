@@ -34,21 +34,26 @@ type fastScan struct {
 	scale relevanceScale
 	// relHi, scoreHi and bestHi are upper bounds of relevance, scores and
 	// the best relevance per event (bestHi is nil when EventShare is 0).
+	// scoreHi is set only where boundsAtLeast scored (every turn that can
+	// reach its floor); elsewhere it is stale.
 	relHi, scoreHi, bestHi []float64
 	// rel, best and scores hold exact values where they have been
 	// computed (rel around each scored turn, best at its event); elsewhere
 	// they are stale.
 	rel, best, scores []float64
-	// bests caches the exact best relevance per event.
-	bests map[int]float64
 	// runs holds the exact best relevance per speaker run, for the runs
-	// in runKnown (elsewhere stale).
-	runs     *runBests
-	runKnown map[int]bool
-	// reached lists the turns whose exact score is in scores.
-	reached map[int]bool
+	// marked in sc.runKnown (elsewhere stale); best is exact at the events
+	// marked in sc.evKnown, and scores at the turns marked in sc.reached.
+	runs *runBests
+	// seeds are the turns of the best relevance bound in each part of the
+	// bound pass, reached first: their exact scores set the floor of
+	// boundsAtLeast.
+	seeds []int32
+	// lift bounds how much the context score multiplies the best
+	// relevance bound around a turn (see liftOf).
+	lift float64
 	// scoreIdx and relIdx list the turns whose exact score (relevance)
-	// selectOffline may read.
+	// selectOffline may read; scoreIdx lists the reached turns.
 	scoreIdx, relIdx []int
 	top              float64
 	// bestK holds the MaxK best exact scores.
@@ -68,8 +73,7 @@ func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch) (rel, sc
 	}
 	fs := newFastScan(q, tu, dm, sc)
 	defer fs.release()
-	r0, ok := fs.setBounds()
-	if !ok || !fs.topScores(r0) || !fs.topRelevance() {
+	if !fs.setBounds() || !fs.topScores() || !fs.topRelevance() {
 		return nil, nil, nil, nil, false
 	}
 	return fs.rel, fs.scores, fs.relIdx, fs.scoreIdx, true
@@ -87,7 +91,7 @@ func (tu offlineTuning) monotone() bool {
 func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan {
 	st := q.st
 	n := len(st.turns)
-	fs := &fastScan{q: q, tu: tu, dm: dm, sc: sc, n: n, bests: map[int]float64{}, runKnown: map[int]bool{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
+	fs := &fastScan{q: q, tu: tu, dm: dm, sc: sc, n: n, bestK: rank.NewTopK(tu.MaxK)}
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	fs.est, fs.bound = sc.est, sc.bound
 	if dm.w > 0 && dm.w < 1 {
@@ -119,22 +123,49 @@ func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan
 	sc.fastRel, sc.fastScores = grow(sc.fastRel, n), grow(sc.fastScores, n)
 	fs.rel, fs.scores = sc.fastRel, sc.fastScores
 	singleRuns(fs.f)
-	sc.runs.grow(len(fs.f.runStart))
+	nr := len(fs.f.runStart)
+	sc.runs.grow(nr)
 	fs.runs = &sc.runs
+	// The marks below stay all false between questions (release).
+	sc.reached = growFalse(sc.reached, n)
+	sc.runKnown = growFalse(sc.runKnown, nr)
 	if tu.EventShare != 0 {
-		sc.bestHi, sc.fastBest = grow(sc.bestHi, len(st.events)), grow(sc.fastBest, len(st.events))
+		ne := len(st.events)
+		sc.bestHi, sc.fastBest = grow(sc.bestHi, ne), grow(sc.fastBest, ne)
 		fs.bestHi, fs.best = sc.bestHi, sc.fastBest
+		sc.evKnown = growFalse(sc.evKnown, ne)
 	}
 	return fs
 }
 
-// release clears the exact cosines known, for the next question.
+// growFalse returns marks with length n, all false when they were (a
+// reallocation adds room to spare, as grow).
+func growFalse(marks []bool, n int) []bool {
+	if cap(marks) < n {
+		return make([]bool, n, n+n/4)
+	}
+	return marks[:n]
+}
+
+// release clears the marks of what was computed exactly (cosines, run and
+// event bests, scores), for the next question.
 func (fs *fastScan) release() {
 	sc := fs.sc
 	for _, i := range sc.cand {
 		sc.known[i] = false
 	}
 	sc.cand = sc.cand[:0]
+	for _, i := range fs.scoreIdx {
+		sc.reached[i] = false
+	}
+	for _, r := range sc.runList {
+		sc.runKnown[r] = false
+	}
+	sc.runList = sc.runList[:0]
+	for _, e := range sc.evList {
+		sc.evKnown[e] = false
+	}
+	sc.evList = sc.evList[:0]
 }
 
 // cos returns the exact cosine of turn i.
@@ -153,11 +184,12 @@ func (fs *fastScan) relX(i int) float64 {
 	return fs.tu.relevanceOf(fs.f.lex[i], fs.cos(i), fs.scale)
 }
 
-// setBounds computes the upper bounds of every turn's relevance, event best
-// and score, on every core, and returns the turn with the best score bound.
-// It sets the relevance scale (the mean from the matrix's sum of rows, see
-// limits.offlineFastRows, the best cosine and the best BM25 score) and
-// reports false when its dense part would vanish.
+// setBounds computes the upper bounds of every turn's relevance and of
+// every run's and event's best relevance, on every core, and picks the
+// seeds (see fastScan.seeds); score bounds are left to boundsAtLeast, which
+// needs a floor. It sets the relevance scale (the mean from the matrix's
+// sum of rows, see limits.offlineFastRows, the best cosine and the best
+// BM25 score) and reports false when its dense part would vanish.
 //
 // The relevance bounds and the bounds of each run's bests are one pass,
 // split by runs (a run's turns are consecutive). The best cosine is not
@@ -168,7 +200,7 @@ func (fs *fastScan) relX(i int) float64 {
 // rounded operation is monotone), so its values bound relevance all the
 // same; they are a little looser. When maxLo is not above the mean, the
 // best cosine is found first.
-func (fs *fastScan) setBounds() (r0 int, ok bool) {
+func (fs *fastScan) setBounds() (ok bool) {
 	n, f, tu := fs.n, fs.f, fs.tu
 	sc := fs.sc
 	sc.relHi = grow(sc.relHi, n)
@@ -184,7 +216,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 			}
 		}
 		if !(fs.scale.maxD > fs.scale.mean) {
-			return 0, false
+			return false
 		}
 		hiScale = fs.scale
 	}
@@ -200,6 +232,14 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	if fs.bestHi != nil && f.event != nil {
 		events = f.event[:n]
 	}
+	// The length prior's largest factor, from the fewest and the most
+	// words of a run ((1 + w)^pow is monotone in w, either way).
+	var lf *lengthFactors
+	if tu.LengthPow != 0 && f.runWords != nil {
+		lf = lengthFactorsOf(tu.LengthPow)
+	}
+	var seeds [4]int32
+	var words [4][2]int32
 	parts := rank.ParallelRange(len(f.runStart), fs.chunk(), func(p, lo, hi int) {
 		top := sc.tops[p][:0]
 		est, bound, lex, relHi := fs.est[:n], fs.bound[:n], f.lex[:n], fs.relHi[:n]
@@ -212,6 +252,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 			}
 			clear(eb)
 		}
+		seed, seedHi := int32(-1), math.Inf(-1)
 		for r := lo; r < hi; r++ {
 			a, b := runTurns(f, r, n)
 			// As runBests.setRun, on the bounds as they are made.
@@ -231,7 +272,15 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 				best, second, arg = bestTwo(best, second, arg, x, int32(i))
 			}
 			rh.best[r], rh.second[r], rh.arg[r] = best, second, arg
+			if best > seedHi {
+				seed, seedHi = arg, best
+			}
 		}
+		if lf != nil && lo < hi {
+			w := f.runWords[lo:hi]
+			words[p] = [2]int32{slices.Min(w), slices.Max(w)}
+		}
+		seeds[p] = seed
 		sc.tops[p] = top
 	})
 	if !exactFirst {
@@ -242,7 +291,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 			}
 		}
 		if !(fs.scale.maxD > fs.scale.mean) {
-			return 0, false
+			return false
 		}
 	}
 	if events == nil && fs.bestHi != nil {
@@ -255,17 +304,48 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 			}
 		}
 	}
-	sc.scoreHi = grow(sc.scoreHi, n)
-	fs.scoreHi = sc.scoreHi
-	var args [4]int
-	parts = rank.ParallelRange(n, fs.chunk(), func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
-	r0 = args[0]
-	for _, a := range args[1:parts] {
-		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
-			r0 = a
+	fs.seeds = sc.seeds[:0]
+	for _, i := range seeds[:parts] {
+		if i >= 0 {
+			fs.seeds = append(fs.seeds, i)
 		}
 	}
-	return r0, true
+	sc.seeds = fs.seeds
+	maxLength := 1.0
+	if lf != nil && len(f.runStart) > 0 {
+		w := words[0]
+		for _, pw := range words[1:parts] {
+			w = [2]int32{min(w[0], pw[0]), max(w[1], pw[1])}
+		}
+		maxLength = max(lf.of(w[0]), lf.of(w[1]))
+	}
+	fs.lift = tu.liftOf(f, maxLength)
+	sc.scoreHi = grow(sc.scoreHi, n)
+	fs.scoreHi = sc.scoreHi
+	return true
+}
+
+// liftOf bounds, with a margin, the ratio of a context score (scoreRange)
+// to the best relevance among what it adds up: the relevance of its turn,
+// of the runs one and two away, of the run's other turns and of its event
+// (see fastScan.boundsAtLeast). The shares add up, at their larger values
+// where a question or a cue picks one of two, and the factors multiply,
+// each at least 1 as a bump may be below 1, maxLength being the length
+// prior's largest factor. A factor that does not apply (a cue the question
+// lacks) is left out, as scoreRange leaves it out.
+func (tu offlineTuning) liftOf(f *turnFeatures, maxLength float64) float64 {
+	shares := 1 + tu.RunShare + max(tu.Prev, tu.PrevQuestion) + max(tu.Next, tu.NextQuestion) + 2*tu.Far + tu.EventShare
+	factor := max(1, tu.QuestionBump) * maxLength
+	if f.speaker != nil {
+		factor *= max(1, tu.SpeakerBump)
+	}
+	if f.dated != nil {
+		factor *= max(1, tu.TimeBump)
+	}
+	if f.counted != nil {
+		factor *= max(1, tu.CountBump)
+	}
+	return shares * factor * relMargin
 }
 
 // relevanceBound computes upper bounds of relevanceOf with multiplications
@@ -325,11 +405,110 @@ func (fs *fastScan) atLeast(xs []float64, floor float64, dst []int) []int {
 	return dst
 }
 
+// boundsAtLeast sets scoreHi (scoreRange on the bounds of relevance and of
+// the run and event bests) for every turn whose bound can reach floor, on
+// every core, appends to dst the turns whose bound does, in order, and
+// returns it with the turn of the best bound scored (-1 when none was). A
+// floor of -Inf scores and lists every turn.
+//
+// Which turns can reach floor: a turn's score adds up shares of the
+// relevance of its turn, of the other turns of its run and of the runs one
+// and two away (each at most the run's best), and of the best of its
+// event, then multiplies the sum by its factors. The shares add up to at
+// most what liftOf adds up, and the factors multiply to at most what it
+// multiplies. Every operand is at least 0, so each of scoreRange's rounded
+// sums and products is within a relative 2⁻⁵³ of the exact one, some twenty
+// in all, which relMargin in the lift (2⁻⁴⁰) covers many times over. So a
+// turn whose run, the runs up to two away and whose event all have a
+// bound below floor/lift has a bound below floor: it is not scored. (Near
+// 0 rounding is absolute rather than relative: below a floor of 2⁻⁹⁰⁰,
+// every turn is scored.) The pass goes through the turns in order and
+// scores each range of consecutive turns that may reach floor at once.
+func (fs *fastScan) boundsAtLeast(floor float64, dst []int) (list []int, r0 int) {
+	f, n, sc := fs.f, fs.n, fs.sc
+	nr := len(f.runStart)
+	level := math.Inf(-1) // the bound a run or an event needs to lift a turn to floor
+	if floor >= 0x1p-900 {
+		level = floor / fs.lift
+	}
+	var event []int
+	if fs.bestHi != nil && f.event != nil {
+		event = f.event[:n]
+	}
+	rh := &sc.runsHi
+	cs := fs.tu.contextScorer(f, fs.relHi, fs.bestHi, rh)
+	tops := &sc.tops
+	var args [4]int
+	var argHi [4]float64
+	parts := rank.ParallelRange(nr, fs.chunk(), func(p, lo, hi int) {
+		args[p], argHi[p], tops[p] = -1, math.Inf(-1), tops[p][:0]
+		if lo >= hi {
+			return
+		}
+		top, scoreHi, run, best, bestHi := tops[p][:0], fs.scoreHi[:n], f.run[:n], rh.best[:nr], fs.bestHi
+		a, _ := runTurns(f, lo, n)
+		_, b := runTurns(f, hi-1, n)
+		// Runs up to cover are within two of a run whose bound reaches
+		// level; start is the first turn of the range to score (-1: none).
+		cover, start, last := -1, -1, lo-1
+		for r := max(lo-2, 0); r < min(lo+2, nr); r++ {
+			if best[r] >= level {
+				cover = r + 2
+			}
+		}
+		flush := func(end int) {
+			if i := cs.score(scoreHi, start, end); scoreHi[i] > argHi[p] {
+				args[p], argHi[p] = i, scoreHi[i]
+			}
+			for i, x := range scoreHi[start:end] {
+				if x >= floor {
+					top = append(top, start+i)
+				}
+			}
+			start = -1
+		}
+		for i := a; i < b; i++ {
+			if r := int(run[i]); r != last {
+				last = r
+				if r+2 < nr && best[r+2] >= level {
+					cover = r + 4
+				}
+			}
+			need := last <= cover
+			if event != nil {
+				if e := event[i]; e >= 0 && bestHi[e] >= level {
+					need = true
+				}
+			}
+			if need && start < 0 {
+				start = i
+			} else if !need && start >= 0 {
+				flush(i)
+			}
+		}
+		if start >= 0 {
+			flush(b)
+		}
+		tops[p] = top
+	})
+	r0 = args[0]
+	for p := 1; p < parts; p++ {
+		if argHi[p] > argHi[0] {
+			r0, argHi[0] = args[p], argHi[p]
+		}
+	}
+	for _, top := range tops[:parts] {
+		dst = append(dst, top...)
+	}
+	return dst, r0
+}
+
 // bestOf returns the exact best relevance among the turns whose first event
-// is e.
+// is e, and keeps it in fs.best.
 func (fs *fastScan) bestOf(e int) float64 {
-	if b, ok := fs.bests[e]; ok {
-		return b
+	sc := fs.sc
+	if sc.evKnown[e] {
+		return fs.best[e]
 	}
 	b := 0.0
 	for _, j := range fs.q.st.evTurns[e] {
@@ -337,14 +516,17 @@ func (fs *fastScan) bestOf(e int) float64 {
 			b = max(b, fs.relX(int(j)))
 		}
 	}
-	fs.bests[e] = b
+	fs.best[e] = b
+	sc.evKnown[e] = true
+	sc.evList = append(sc.evList, int32(e))
 	return b
 }
 
 // runOf makes the entries of run r in fs.runs exact, from the exact
 // relevance of its turns.
 func (fs *fastScan) runOf(r int) {
-	if fs.runKnown[r] {
+	sc := fs.sc
+	if sc.runKnown[r] {
 		return
 	}
 	lo, hi := runTurns(fs.f, r, fs.n)
@@ -352,48 +534,56 @@ func (fs *fastScan) runOf(r int) {
 		fs.rel[j] = fs.relX(j)
 	}
 	fs.runs.setRun(fs.f, fs.rel, r, fs.n)
-	fs.runKnown[r] = true
+	sc.runKnown[r] = true
+	sc.runList = append(sc.runList, int32(r))
 }
 
 // reach computes the exact score of turn i with scoreRange, from the exact
 // relevance of the turns of its run and of the two runs either side, and
-// the exact best of its event.
+// the exact best of its event. A turn is reached once.
 func (fs *fastScan) reach(i int) {
+	if fs.sc.reached[i] {
+		return
+	}
 	r := int(fs.f.run[i])
 	for k := max(r-2, 0); k <= min(r+2, len(fs.f.runStart)-1); k++ {
 		fs.runOf(k)
 	}
 	if e := fs.f.event[i]; e >= 0 && fs.best != nil {
-		fs.best[e] = fs.bestOf(e)
+		fs.bestOf(e)
 	}
 	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, fs.runs, i, i+1)
-	fs.reached[i] = true
+	fs.sc.reached[i] = true
 	fs.scoreIdx = append(fs.scoreIdx, i)
 	fs.top = max(fs.top, fs.scores[i])
 	fs.bestK.Offer(i, fs.scores[i])
 }
 
 // topScores computes exact scores, turn by turn in decreasing order of
-// their upper bounds (from r0, the best bound), until the MaxK best are
-// known: every turn not reached then scores below the MaxK-th best. It
-// reports false when fewer than MaxK turns reach KeepRatio of the best.
-func (fs *fastScan) topScores(r0 int) bool {
-	// The best score: the turn with the best bound, then every turn whose
-	// bound reaches its score.
-	fs.reach(r0)
-	// One scan lists the turns whose bound reaches r0's score or
-	// KeepRatio of it, whichever is lower: keep below is at least that, as
-	// the best score is at least r0's.
-	c := fs.sc.cands[:0]
-	if s0 := fs.scores[r0]; s0 > 0 {
-		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
-	} else {
-		for i := range fs.scoreHi {
-			c = append(c, i)
-		}
+// their upper bounds, until the MaxK best are known: every turn not
+// reached then scores below the MaxK-th best. It reports false when fewer
+// than MaxK turns reach KeepRatio of the best.
+func (fs *fastScan) topScores() bool {
+	// A first floor from the seeds' exact scores, so that the bound pass
+	// can list the turns that reach it as it goes.
+	for _, i := range fs.seeds {
+		fs.reach(int(i))
 	}
+	floor := math.Inf(-1)
+	if s := fs.top; s > 0 {
+		floor = min(fs.tu.KeepRatio*s, s)
+	}
+	c, r0 := fs.boundsAtLeast(floor, fs.sc.cands[:0])
+	// The best score: the turn with the best bound, then every turn whose
+	// bound reaches the best score known (those are listed: it is at
+	// least the seeds'). Every turn that can reach keep below reaches
+	// KeepRatio of it too, and so is in the list filtered again.
+	if r0 >= 0 {
+		fs.reach(r0)
+	}
+	s0 := fs.top
 	for _, i := range c {
-		if fs.scoreHi[i] >= fs.scores[r0] && i != r0 {
+		if fs.scoreHi[i] >= s0 {
 			fs.reach(i)
 		}
 	}
@@ -405,7 +595,7 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// The other turns that can reach keep, best bound first (a heap).
 	h := c[:0]
 	for _, i := range c {
-		if fs.scoreHi[i] >= keep && !fs.reached[i] {
+		if fs.scoreHi[i] >= keep && !fs.sc.reached[i] {
 			h = append(h, i)
 		}
 	}
@@ -452,7 +642,7 @@ func (fs *fastScan) topScores(r0 int) bool {
 func (fs *fastScan) topRelevance() bool {
 	k := fs.q.ro.KTurn
 	relTop := rank.NewTopK(k)
-	for i := range fs.reached {
+	for _, i := range fs.scoreIdx {
 		relTop.Offer(i, fs.relX(i))
 	}
 	if !relTop.Full() {
@@ -461,7 +651,7 @@ func (fs *fastScan) topRelevance() bool {
 		// the floor. Any k exact values give a floor at or below the k-th
 		// best relevance.
 		for _, i := range rank.Top(fs.relHi, nil, k) {
-			if !fs.reached[i] {
+			if !fs.sc.reached[i] {
 				relTop.Offer(i, fs.relX(i))
 			}
 		}

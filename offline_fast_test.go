@@ -399,3 +399,89 @@ func TestRelevanceBound(t *testing.T) {
 		}
 	}
 }
+
+// TestBoundsAtLeast checks the bound pass of the pruned path against
+// scoreRange over every turn: on random features with speaker runs, random
+// bounds (ties and zeros among them) and floors from the scores' own
+// values, boundsAtLeast lists exactly the turns whose score reaches the
+// floor, with the same scores, whatever it skips. Tunings with bumps below
+// 1, no length prior, no event share, large shares and the event's share
+// alone vary the lift and what decides, and
+// parts of a few runs make every core's part start inside a run's
+// neighbourhood.
+func TestBoundsAtLeast(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 400 {
+		n := 1 + r.IntN(400)
+		f := randomFeatures(r, n, 1+r.IntN(n/3+1))
+		speaker, words := make([]int32, n), make([]int32, n)
+		for i := range n {
+			speaker[i] = int32(r.IntN(2))
+			words[i] = int32(r.IntN(700)) // some beyond the length table
+		}
+		withRunWords(f, speaker, words)
+		tu := defaultOfflineTuning()
+		switch trial % 6 {
+		case 1:
+			tu.SpeakerBump, tu.TimeBump, tu.QuestionBump = 0.7, 0.9, 0
+		case 2:
+			tu.LengthPow, tu.EventShare = 0, 0
+		case 3:
+			tu.Prev, tu.Next, tu.Far, tu.RunShare, tu.EventShare = 2, 3, 1.5, 2.5, 4
+		case 4:
+			f.speaker, f.dated, f.counted = nil, nil, nil
+		case 5: // the event's best decides
+			tu.Prev, tu.PrevQuestion, tu.Next, tu.NextQuestion, tu.Far, tu.RunShare, tu.EventShare = 0, 0, 0, 0, 0, 0, 6
+		}
+		relHi := make([]float64, n)
+		for i := range relHi {
+			switch r.IntN(4) {
+			case 0: // 0
+			case 1:
+				relHi[i] = float64(r.IntN(3)) / 2 // ties
+			default:
+				relHi[i] = r.Float64() * 1.5
+			}
+		}
+		var bestHi []float64
+		if tu.EventShare != 0 {
+			bestHi = make([]float64, n/3+2)
+			eventBest(f, relHi, bestHi)
+		}
+		maxLength := 1.0
+		if tu.LengthPow != 0 {
+			lf := lengthFactorsOf(tu.LengthPow)
+			for _, w := range f.runWords {
+				maxLength = max(maxLength, lf.of(w))
+			}
+		}
+		st := &spaceState{}
+		st.limits.offlineChunk = 1 + r.IntN(8)
+		fs := &fastScan{q: &query{st: st}, tu: tu, sc: &scratch{}, f: f, n: n, relHi: relHi, bestHi: bestHi,
+			scoreHi: make([]float64, n), lift: tu.liftOf(f, maxLength)}
+		fs.sc.runsHi.fill(f, relHi)
+		full := make([]float64, n)
+		tu.scoreRange(f, relHi, full, bestHi, &fs.sc.runsHi, 0, n)
+		sorted := slices.Sorted(slices.Values(full))
+		for _, floor := range []float64{sorted[r.IntN(n)], sorted[n-1], sorted[n-1-n/20], sorted[n/2] * 0.55, math.Nextafter(sorted[n-1], 0), 0, math.Inf(-1), 1e-300} {
+			got, r0 := fs.boundsAtLeast(floor, nil)
+			var want []int
+			for i, x := range full {
+				if x >= floor {
+					want = append(want, i)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d, floor %v: listed %v, want %v", trial, floor, got, want)
+			}
+			for _, i := range got {
+				if fs.scoreHi[i] != full[i] {
+					t.Fatalf("trial %d, floor %v: turn %d bound %v, want %v", trial, floor, i, fs.scoreHi[i], full[i])
+				}
+				if fs.scoreHi[i] > fs.scoreHi[r0] {
+					t.Fatalf("trial %d, floor %v: best bound at %d (%v), not %d (%v)", trial, floor, r0, fs.scoreHi[r0], i, fs.scoreHi[i])
+				}
+			}
+		}
+	}
+}
