@@ -34,8 +34,6 @@ type fastScan struct {
 	scale relevanceScale
 	// relHi, scoreHi and bestHi are upper bounds of relevance, scores and
 	// the best relevance per event (bestHi is nil when EventShare is 0).
-	// scoreHi is set only where boundsAtLeast scored (every turn that can
-	// reach its floor); elsewhere it is stale.
 	relHi, scoreHi, bestHi []float64
 	// rel, best and scores hold exact values where they have been
 	// computed (rel around each scored turn, best at its event); elsewhere
@@ -45,13 +43,6 @@ type fastScan struct {
 	// marked in sc.runKnown (elsewhere stale); best is exact at the events
 	// marked in sc.evKnown, and scores at the turns marked in sc.reached.
 	runs *runBests
-	// seeds are the turns of the best relevance bound in each part of the
-	// bound pass, reached first: their exact scores set the floor of
-	// boundsAtLeast.
-	seeds []int32
-	// lift bounds how much the context score multiplies the best
-	// relevance bound around a turn (see liftOf).
-	lift float64
 	// scoreIdx and relIdx list the turns whose exact score (relevance)
 	// selectOffline may read; scoreIdx lists the reached turns.
 	scoreIdx, relIdx []int
@@ -73,7 +64,8 @@ func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch) (rel, sc
 	}
 	fs := newFastScan(q, tu, dm, sc)
 	defer fs.release()
-	if !fs.setBounds() || !fs.topScores() || !fs.topRelevance() {
+	r0, ok := fs.setBounds()
+	if !ok || !fs.topScores(r0) || !fs.topRelevance() {
 		return nil, nil, nil, nil, false
 	}
 	return fs.rel, fs.scores, fs.relIdx, fs.scoreIdx, true
@@ -184,12 +176,11 @@ func (fs *fastScan) relX(i int) float64 {
 	return fs.tu.relevanceOf(fs.f.lex[i], fs.cos(i), fs.scale)
 }
 
-// setBounds computes the upper bounds of every turn's relevance and of
-// every run's and event's best relevance, on every core, and picks the
-// seeds (see fastScan.seeds); score bounds are left to boundsAtLeast, which
-// needs a floor. It sets the relevance scale (the mean from the matrix's
-// sum of rows, see limits.offlineFastRows, the best cosine and the best
-// BM25 score) and reports false when its dense part would vanish.
+// setBounds computes the upper bounds of every turn's relevance, event best
+// and score, on every core, and returns the turn with the best score bound.
+// It sets the relevance scale (the mean from the matrix's sum of rows, see
+// limits.offlineFastRows, the best cosine and the best BM25 score) and
+// reports false when its dense part would vanish.
 //
 // The relevance bounds and the bounds of each run's bests are one pass,
 // split by runs (a run's turns are consecutive). The best cosine is not
@@ -200,7 +191,7 @@ func (fs *fastScan) relX(i int) float64 {
 // rounded operation is monotone), so its values bound relevance all the
 // same; they are a little looser. When maxLo is not above the mean, the
 // best cosine is found first.
-func (fs *fastScan) setBounds() (ok bool) {
+func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	n, f, tu := fs.n, fs.f, fs.tu
 	sc := fs.sc
 	sc.relHi = grow(sc.relHi, n)
@@ -216,7 +207,7 @@ func (fs *fastScan) setBounds() (ok bool) {
 			}
 		}
 		if !(fs.scale.maxD > fs.scale.mean) {
-			return false
+			return 0, false
 		}
 		hiScale = fs.scale
 	}
@@ -232,14 +223,6 @@ func (fs *fastScan) setBounds() (ok bool) {
 	if fs.bestHi != nil && f.event != nil {
 		events = f.event[:n]
 	}
-	// The length prior's largest factor, from the fewest and the most
-	// words of a run ((1 + w)^pow is monotone in w, either way).
-	var lf *lengthFactors
-	if tu.LengthPow != 0 && f.runWords != nil {
-		lf = lengthFactorsOf(tu.LengthPow)
-	}
-	var seeds [4]int32
-	var words [4][2]int32
 	parts := rank.ParallelRange(len(f.runStart), fs.chunk(), func(p, lo, hi int) {
 		top := sc.tops[p][:0]
 		est, bound, lex, relHi := fs.est[:n], fs.bound[:n], f.lex[:n], fs.relHi[:n]
@@ -252,7 +235,6 @@ func (fs *fastScan) setBounds() (ok bool) {
 			}
 			clear(eb)
 		}
-		seed, seedHi := int32(-1), math.Inf(-1)
 		for r := lo; r < hi; r++ {
 			a, b := runTurns(f, r, n)
 			// As runBests.setRun, on the bounds as they are made.
@@ -272,15 +254,7 @@ func (fs *fastScan) setBounds() (ok bool) {
 				best, second, arg = bestTwo(best, second, arg, x, int32(i))
 			}
 			rh.best[r], rh.second[r], rh.arg[r] = best, second, arg
-			if best > seedHi {
-				seed, seedHi = arg, best
-			}
 		}
-		if lf != nil && lo < hi {
-			w := f.runWords[lo:hi]
-			words[p] = [2]int32{slices.Min(w), slices.Max(w)}
-		}
-		seeds[p] = seed
 		sc.tops[p] = top
 	})
 	if !exactFirst {
@@ -291,7 +265,7 @@ func (fs *fastScan) setBounds() (ok bool) {
 			}
 		}
 		if !(fs.scale.maxD > fs.scale.mean) {
-			return false
+			return 0, false
 		}
 	}
 	if events == nil && fs.bestHi != nil {
@@ -304,48 +278,17 @@ func (fs *fastScan) setBounds() (ok bool) {
 			}
 		}
 	}
-	fs.seeds = sc.seeds[:0]
-	for _, i := range seeds[:parts] {
-		if i >= 0 {
-			fs.seeds = append(fs.seeds, i)
-		}
-	}
-	sc.seeds = fs.seeds
-	maxLength := 1.0
-	if lf != nil && len(f.runStart) > 0 {
-		w := words[0]
-		for _, pw := range words[1:parts] {
-			w = [2]int32{min(w[0], pw[0]), max(w[1], pw[1])}
-		}
-		maxLength = max(lf.of(w[0]), lf.of(w[1]))
-	}
-	fs.lift = tu.liftOf(f, maxLength)
 	sc.scoreHi = grow(sc.scoreHi, n)
 	fs.scoreHi = sc.scoreHi
-	return true
-}
-
-// liftOf bounds, with a margin, the ratio of a context score (scoreRange)
-// to the best relevance among what it adds up: the relevance of its turn,
-// of the runs one and two away, of the run's other turns and of its event
-// (see fastScan.boundsAtLeast). The shares add up, at their larger values
-// where a question or a cue picks one of two, and the factors multiply,
-// each at least 1 as a bump may be below 1, maxLength being the length
-// prior's largest factor. A factor that does not apply (a cue the question
-// lacks) is left out, as scoreRange leaves it out.
-func (tu offlineTuning) liftOf(f *turnFeatures, maxLength float64) float64 {
-	shares := 1 + tu.RunShare + max(tu.Prev, tu.PrevQuestion) + max(tu.Next, tu.NextQuestion) + 2*tu.Far + tu.EventShare
-	factor := max(1, tu.QuestionBump) * maxLength
-	if f.speaker != nil {
-		factor *= max(1, tu.SpeakerBump)
+	var args [4]int
+	parts = rank.ParallelRange(n, fs.chunk(), func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
+	r0 = args[0]
+	for _, a := range args[1:parts] {
+		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
+			r0 = a
+		}
 	}
-	if f.dated != nil {
-		factor *= max(1, tu.TimeBump)
-	}
-	if f.counted != nil {
-		factor *= max(1, tu.CountBump)
-	}
-	return shares * factor * relMargin
+	return r0, true
 }
 
 // relevanceBound computes upper bounds of relevanceOf with multiplications
@@ -405,104 +348,6 @@ func (fs *fastScan) atLeast(xs []float64, floor float64, dst []int) []int {
 	return dst
 }
 
-// boundsAtLeast sets scoreHi (scoreRange on the bounds of relevance and of
-// the run and event bests) for every turn whose bound can reach floor, on
-// every core, appends to dst the turns whose bound does, in order, and
-// returns it with the turn of the best bound scored (-1 when none was). A
-// floor of -Inf scores and lists every turn.
-//
-// Which turns can reach floor: a turn's score adds up shares of the
-// relevance of its turn, of the other turns of its run and of the runs one
-// and two away (each at most the run's best), and of the best of its
-// event, then multiplies the sum by its factors. The shares add up to at
-// most what liftOf adds up, and the factors multiply to at most what it
-// multiplies. Every operand is at least 0, so each of scoreRange's rounded
-// sums and products is within a relative 2⁻⁵³ of the exact one, some twenty
-// in all, which relMargin in the lift (2⁻⁴⁰) covers many times over. So a
-// turn whose run, the runs up to two away and whose event all have a
-// bound below floor/lift has a bound below floor: it is not scored. (Near
-// 0 rounding is absolute rather than relative: below a floor of 2⁻⁹⁰⁰,
-// every turn is scored.) The pass goes through the turns in order and
-// scores each range of consecutive turns that may reach floor at once.
-func (fs *fastScan) boundsAtLeast(floor float64, dst []int) (list []int, r0 int) {
-	f, n, sc := fs.f, fs.n, fs.sc
-	nr := len(f.runStart)
-	level := math.Inf(-1) // the bound a run or an event needs to lift a turn to floor
-	if floor >= 0x1p-900 {
-		level = floor / fs.lift
-	}
-	var event []int
-	if fs.bestHi != nil && f.event != nil {
-		event = f.event[:n]
-	}
-	rh := &sc.runsHi
-	cs := fs.tu.contextScorer(f, fs.relHi, fs.bestHi, rh)
-	tops := &sc.tops
-	var args [4]int
-	var argHi [4]float64
-	parts := rank.ParallelRange(nr, fs.chunk(), func(p, lo, hi int) {
-		args[p], argHi[p], tops[p] = -1, math.Inf(-1), tops[p][:0]
-		if lo >= hi {
-			return
-		}
-		top, scoreHi, run, best, bestHi := tops[p][:0], fs.scoreHi[:n], f.run[:n], rh.best[:nr], fs.bestHi
-		a, _ := runTurns(f, lo, n)
-		_, b := runTurns(f, hi-1, n)
-		// Runs up to cover are within two of a run whose bound reaches
-		// level; start is the first turn of the range to score (-1: none).
-		cover, start, last := -1, -1, lo-1
-		for r := max(lo-2, 0); r < min(lo+2, nr); r++ {
-			if best[r] >= level {
-				cover = r + 2
-			}
-		}
-		flush := func(end int) {
-			if i := cs.score(scoreHi, start, end); scoreHi[i] > argHi[p] {
-				args[p], argHi[p] = i, scoreHi[i]
-			}
-			for i, x := range scoreHi[start:end] {
-				if x >= floor {
-					top = append(top, start+i)
-				}
-			}
-			start = -1
-		}
-		for i := a; i < b; i++ {
-			if r := int(run[i]); r != last {
-				last = r
-				if r+2 < nr && best[r+2] >= level {
-					cover = r + 4
-				}
-			}
-			need := last <= cover
-			if event != nil {
-				if e := event[i]; e >= 0 && bestHi[e] >= level {
-					need = true
-				}
-			}
-			if need && start < 0 {
-				start = i
-			} else if !need && start >= 0 {
-				flush(i)
-			}
-		}
-		if start >= 0 {
-			flush(b)
-		}
-		tops[p] = top
-	})
-	r0 = args[0]
-	for p := 1; p < parts; p++ {
-		if argHi[p] > argHi[0] {
-			r0, argHi[0] = args[p], argHi[p]
-		}
-	}
-	for _, top := range tops[:parts] {
-		dst = append(dst, top...)
-	}
-	return dst, r0
-}
-
 // bestOf returns the exact best relevance among the turns whose first event
 // is e, and keeps it in fs.best.
 func (fs *fastScan) bestOf(e int) float64 {
@@ -560,30 +405,26 @@ func (fs *fastScan) reach(i int) {
 }
 
 // topScores computes exact scores, turn by turn in decreasing order of
-// their upper bounds, until the MaxK best are known: every turn not
-// reached then scores below the MaxK-th best. It reports false when fewer
-// than MaxK turns reach KeepRatio of the best.
-func (fs *fastScan) topScores() bool {
-	// A first floor from the seeds' exact scores, so that the bound pass
-	// can list the turns that reach it as it goes.
-	for _, i := range fs.seeds {
-		fs.reach(int(i))
-	}
-	floor := math.Inf(-1)
-	if s := fs.top; s > 0 {
-		floor = min(fs.tu.KeepRatio*s, s)
-	}
-	c, r0 := fs.boundsAtLeast(floor, fs.sc.cands[:0])
+// their upper bounds (from r0, the best bound), until the MaxK best are
+// known: every turn not reached then scores below the MaxK-th best. It
+// reports false when fewer than MaxK turns reach KeepRatio of the best.
+func (fs *fastScan) topScores(r0 int) bool {
 	// The best score: the turn with the best bound, then every turn whose
-	// bound reaches the best score known (those are listed: it is at
-	// least the seeds'). Every turn that can reach keep below reaches
-	// KeepRatio of it too, and so is in the list filtered again.
-	if r0 >= 0 {
-		fs.reach(r0)
+	// bound reaches its score.
+	fs.reach(r0)
+	// One scan lists the turns whose bound reaches r0's score or
+	// KeepRatio of it, whichever is lower: keep below is at least that, as
+	// the best score is at least r0's.
+	c := fs.sc.cands[:0]
+	if s0 := fs.scores[r0]; s0 > 0 {
+		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
+	} else {
+		for i := range fs.scoreHi {
+			c = append(c, i)
+		}
 	}
-	s0 := fs.top
 	for _, i := range c {
-		if fs.scoreHi[i] >= s0 {
+		if fs.scoreHi[i] >= fs.scores[r0] {
 			fs.reach(i)
 		}
 	}

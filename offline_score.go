@@ -241,60 +241,30 @@ func eventBest(f *turnFeatures, rel, best []float64) {
 // positive). The score grows with every relevance it adds up, so bounds of
 // them give bounds of it.
 func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb *runBests, lo, hi int) (arg int) {
-	cs := tu.contextScorer(f, rel, best, rb)
-	return cs.score(out, lo, hi)
-}
-
-// contextScore is scoreRange's formula with its inputs in place, so that
-// the pruned path can score many short ranges of turns (see
-// fastScan.boundsAtLeast) without setting it up for each.
-type contextScore struct {
-	tu                            offlineTuning
-	f                             *turnFeatures
-	rel, best                     []float64
-	rb                            *runBests
-	lf                            *lengthFactors
-	prevOf, nextOf                [2]float64
-	speakerOf, datedOf, countedOf [2]float64
-	questionOf                    [2]float64
-}
-
-// contextScorer returns the context score of f, rel, best and rb (see
-// scoreRange).
-func (tu offlineTuning) contextScorer(f *turnFeatures, rel, best []float64, rb *runBests) contextScore {
-	cs := contextScore{tu: tu, f: f, rel: rel, best: best, rb: rb}
-	if tu.LengthPow != 0 && f.runWords != nil {
-		cs.lf = lengthFactorsOf(tu.LengthPow)
-	}
-	// The flags of a turn select among two factors each, rather than
-	// branch on it (they vary from turn to turn and would be mispredicted):
-	// a missing factor is 1, and so is a share of 0, which leaves every sum
-	// and product as the formula writes it. Loop-invariant tests stay
-	// branches.
-	cs.prevOf = [2]float64{tu.Prev, tu.PrevQuestion}
-	cs.nextOf = [2]float64{tu.Next, tu.NextQuestion}
-	cs.speakerOf = [2]float64{1, tu.SpeakerBump}
-	cs.datedOf = [2]float64{1, tu.TimeBump}
-	cs.countedOf = [2]float64{1, tu.CountBump}
-	cs.questionOf = [2]float64{1, tu.QuestionBump}
-	if tu.QuestionBump == 0 {
-		cs.questionOf[1] = 1
-	}
-	return cs
-}
-
-// score is scoreRange on the turns lo to hi-1.
-func (cs *contextScore) score(out []float64, lo, hi int) (arg int) {
-	tu, f, rel, best, rb := cs.tu, cs.f, cs.rel, cs.best, cs.rb
 	n := len(rel)
 	ss := f.sameSession[:n]
 	vis := f.visible[:n]
 	run, rs, asks := f.run[:n], f.runStart, f.runAsks
 	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
 	nr := len(rs)
-	lf := cs.lf
-	prevOf, nextOf := cs.prevOf, cs.nextOf
-	speakerOf, datedOf, countedOf, questionOf := cs.speakerOf, cs.datedOf, cs.countedOf, cs.questionOf
+	var lf *lengthFactors
+	if tu.LengthPow != 0 && f.runWords != nil {
+		lf = lengthFactorsOf(tu.LengthPow)
+	}
+	// The flags of a turn select among two factors each, rather than
+	// branch on it (they vary from turn to turn and would be mispredicted):
+	// a missing factor is 1, and so is a share of 0, which leaves every sum
+	// and product as the formula writes it. Loop-invariant tests stay
+	// branches.
+	prevOf := [2]float64{tu.Prev, tu.PrevQuestion}
+	nextOf := [2]float64{tu.Next, tu.NextQuestion}
+	speakerOf := [2]float64{1, tu.SpeakerBump}
+	datedOf := [2]float64{1, tu.TimeBump}
+	countedOf := [2]float64{1, tu.CountBump}
+	questionOf := [2]float64{1, tu.QuestionBump}
+	if tu.QuestionBump == 0 {
+		questionOf[1] = 1
+	}
 	spk, dated, counted, question, runWords := f.speaker, f.dated, f.counted, f.question[:n], f.runWords
 	var event []int
 	if best != nil {

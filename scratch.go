@@ -36,20 +36,18 @@ type scratch struct {
 	// runs holds the best relevance per speaker run (exact values, where
 	// computed), runsHi their upper bounds on the pruned path.
 	runs, runsHi runBests
-	// tops lists, per part of a pass, the rows it found: those that can
-	// hold the best cosine, or reach a floor.
+	// tops lists, per part of the bound pass, the rows that can hold the
+	// best cosine.
 	tops [4][]int
-	// seeds holds fastScan.seeds.
-	seeds []int32
+	// bestParts holds the event bests of the bound pass's parts after
+	// the first.
+	bestParts [4][]float64
 	// reached, runKnown and evKnown mark the turns, runs and events whose
 	// exact score or best relevance the pruned path has computed (they
 	// stay all false between questions); runList and evList list the runs
 	// and events marked.
 	reached, runKnown, evKnown []bool
 	runList, evList            []int32
-	// bestParts holds the event bests of the bound pass's parts after
-	// the first.
-	bestParts [4][]float64
 }
 
 // getScratch returns a scratch; give it back with putScratch.
