@@ -5,17 +5,19 @@ import (
 	"testing"
 )
 
-// TestDotI8Kernels checks both amd64 kernels (SSE2, and AVX2 when the CPU
-// has it) against plain Go.
+// TestDotI8Kernels checks the amd64 kernels (SSE2, and AVX2 and AVX-512
+// VNNI when the CPU has them) against plain Go.
 func TestDotI8Kernels(t *testing.T) {
 	kernels := map[string]func([]int16, []int8, int, []int32){"sse2": dotI8SSE2}
 	if useAVX2 {
 		kernels["avx2"] = dotI8AVX2
+	} else {
+		t.Log("no AVX2 on this CPU: not tested")
 	}
 	if useVNNI {
 		kernels["vnni"] = dotI8VNNI
 	} else {
-		t.Log("no AVX2 on this CPU: only SSE2 tested")
+		t.Log("no AVX-512 VNNI on this CPU: not tested")
 	}
 	r := rand.New(rand.NewPCG(17, 18))
 	for name, kernel := range kernels {
