@@ -39,16 +39,12 @@ type fastScan struct {
 	// computed (rel around each scored turn, best at its event); elsewhere
 	// they are stale.
 	rel, best, scores []float64
-	// bests caches the exact best relevance per event.
-	bests map[int]float64
 	// runs holds the exact best relevance per speaker run, for the runs
-	// in runKnown (elsewhere stale).
-	runs     *runBests
-	runKnown map[int]bool
-	// reached lists the turns whose exact score is in scores.
-	reached map[int]bool
+	// marked in sc.runKnown (elsewhere stale); best is exact at the events
+	// marked in sc.evKnown, and scores at the turns marked in sc.reached.
+	runs *runBests
 	// scoreIdx and relIdx list the turns whose exact score (relevance)
-	// selectOffline may read.
+	// selectOffline may read; scoreIdx lists the reached turns.
 	scoreIdx, relIdx []int
 	top              float64
 	// bestK holds the MaxK best exact scores.
@@ -87,7 +83,7 @@ func (tu offlineTuning) monotone() bool {
 func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan {
 	st := q.st
 	n := len(st.turns)
-	fs := &fastScan{q: q, tu: tu, dm: dm, sc: sc, n: n, bests: map[int]float64{}, runKnown: map[int]bool{}, reached: map[int]bool{}, bestK: rank.NewTopK(tu.MaxK)}
+	fs := &fastScan{q: q, tu: tu, dm: dm, sc: sc, n: n, bestK: rank.NewTopK(tu.MaxK)}
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	fs.est, fs.bound = sc.est, sc.bound
 	if dm.w > 0 && dm.w < 1 {
@@ -119,22 +115,49 @@ func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan
 	sc.fastRel, sc.fastScores = grow(sc.fastRel, n), grow(sc.fastScores, n)
 	fs.rel, fs.scores = sc.fastRel, sc.fastScores
 	singleRuns(fs.f)
-	sc.runs.grow(len(fs.f.runStart))
+	nr := len(fs.f.runStart)
+	sc.runs.grow(nr)
 	fs.runs = &sc.runs
+	// The marks below stay all false between questions (release).
+	sc.reached = growFalse(sc.reached, n)
+	sc.runKnown = growFalse(sc.runKnown, nr)
 	if tu.EventShare != 0 {
-		sc.bestHi, sc.fastBest = grow(sc.bestHi, len(st.events)), grow(sc.fastBest, len(st.events))
+		ne := len(st.events)
+		sc.bestHi, sc.fastBest = grow(sc.bestHi, ne), grow(sc.fastBest, ne)
 		fs.bestHi, fs.best = sc.bestHi, sc.fastBest
+		sc.evKnown = growFalse(sc.evKnown, ne)
 	}
 	return fs
 }
 
-// release clears the exact cosines known, for the next question.
+// growFalse returns marks with length n, all false when they were (a
+// reallocation adds room to spare, as grow).
+func growFalse(marks []bool, n int) []bool {
+	if cap(marks) < n {
+		return make([]bool, n, n+n/4)
+	}
+	return marks[:n]
+}
+
+// release clears the marks of what was computed exactly (cosines, run and
+// event bests, scores), for the next question.
 func (fs *fastScan) release() {
 	sc := fs.sc
 	for _, i := range sc.cand {
 		sc.known[i] = false
 	}
 	sc.cand = sc.cand[:0]
+	for _, i := range fs.scoreIdx {
+		sc.reached[i] = false
+	}
+	for _, r := range sc.runList {
+		sc.runKnown[r] = false
+	}
+	sc.runList = sc.runList[:0]
+	for _, e := range sc.evList {
+		sc.evKnown[e] = false
+	}
+	sc.evList = sc.evList[:0]
 }
 
 // cos returns the exact cosine of turn i.
@@ -326,10 +349,11 @@ func (fs *fastScan) atLeast(xs []float64, floor float64, dst []int) []int {
 }
 
 // bestOf returns the exact best relevance among the turns whose first event
-// is e.
+// is e, and keeps it in fs.best.
 func (fs *fastScan) bestOf(e int) float64 {
-	if b, ok := fs.bests[e]; ok {
-		return b
+	sc := fs.sc
+	if sc.evKnown[e] {
+		return fs.best[e]
 	}
 	b := 0.0
 	for _, j := range fs.q.st.evTurns[e] {
@@ -337,14 +361,17 @@ func (fs *fastScan) bestOf(e int) float64 {
 			b = max(b, fs.relX(int(j)))
 		}
 	}
-	fs.bests[e] = b
+	fs.best[e] = b
+	sc.evKnown[e] = true
+	sc.evList = append(sc.evList, int32(e))
 	return b
 }
 
 // runOf makes the entries of run r in fs.runs exact, from the exact
 // relevance of its turns.
 func (fs *fastScan) runOf(r int) {
-	if fs.runKnown[r] {
+	sc := fs.sc
+	if sc.runKnown[r] {
 		return
 	}
 	lo, hi := runTurns(fs.f, r, fs.n)
@@ -352,22 +379,26 @@ func (fs *fastScan) runOf(r int) {
 		fs.rel[j] = fs.relX(j)
 	}
 	fs.runs.setRun(fs.f, fs.rel, r, fs.n)
-	fs.runKnown[r] = true
+	sc.runKnown[r] = true
+	sc.runList = append(sc.runList, int32(r))
 }
 
 // reach computes the exact score of turn i with scoreRange, from the exact
 // relevance of the turns of its run and of the two runs either side, and
-// the exact best of its event.
+// the exact best of its event. A turn is reached once.
 func (fs *fastScan) reach(i int) {
+	if fs.sc.reached[i] {
+		return
+	}
 	r := int(fs.f.run[i])
 	for k := max(r-2, 0); k <= min(r+2, len(fs.f.runStart)-1); k++ {
 		fs.runOf(k)
 	}
 	if e := fs.f.event[i]; e >= 0 && fs.best != nil {
-		fs.best[e] = fs.bestOf(e)
+		fs.bestOf(e)
 	}
 	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, fs.runs, i, i+1)
-	fs.reached[i] = true
+	fs.sc.reached[i] = true
 	fs.scoreIdx = append(fs.scoreIdx, i)
 	fs.top = max(fs.top, fs.scores[i])
 	fs.bestK.Offer(i, fs.scores[i])
@@ -393,7 +424,7 @@ func (fs *fastScan) topScores(r0 int) bool {
 		}
 	}
 	for _, i := range c {
-		if fs.scoreHi[i] >= fs.scores[r0] && i != r0 {
+		if fs.scoreHi[i] >= fs.scores[r0] {
 			fs.reach(i)
 		}
 	}
@@ -405,7 +436,7 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// The other turns that can reach keep, best bound first (a heap).
 	h := c[:0]
 	for _, i := range c {
-		if fs.scoreHi[i] >= keep && !fs.reached[i] {
+		if fs.scoreHi[i] >= keep && !fs.sc.reached[i] {
 			h = append(h, i)
 		}
 	}
@@ -452,7 +483,7 @@ func (fs *fastScan) topScores(r0 int) bool {
 func (fs *fastScan) topRelevance() bool {
 	k := fs.q.ro.KTurn
 	relTop := rank.NewTopK(k)
-	for i := range fs.reached {
+	for _, i := range fs.scoreIdx {
 		relTop.Offer(i, fs.relX(i))
 	}
 	if !relTop.Full() {
@@ -461,7 +492,7 @@ func (fs *fastScan) topRelevance() bool {
 		// the floor. Any k exact values give a floor at or below the k-th
 		// best relevance.
 		for _, i := range rank.Top(fs.relHi, nil, k) {
-			if !fs.reached[i] {
+			if !fs.sc.reached[i] {
 				relTop.Offer(i, fs.relX(i))
 			}
 		}

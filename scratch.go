@@ -42,6 +42,12 @@ type scratch struct {
 	// bestParts holds the event bests of the bound pass's parts after
 	// the first.
 	bestParts [4][]float64
+	// reached, runKnown and evKnown mark the turns, runs and events whose
+	// exact score or best relevance the pruned path has computed (they
+	// stay all false between questions); runList and evList list the runs
+	// and events marked.
+	reached, runKnown, evKnown []bool
+	runList, evList            []int32
 }
 
 // getScratch returns a scratch; give it back with putScratch.
