@@ -228,6 +228,9 @@ func (ct cvTune) scores(q *cvQuestion) []float64 {
 	if !ct.X.zero() {
 		ct.X.apply(q, rel, sc)
 	}
+	if ct.X.Focus != 0 || ct.X.Near != 0 {
+		ct.X.feedback(q, sc)
+	}
 	if ct.X.Pair != 0 && q.pair != nil {
 		for i := range sc {
 			if q.pair[i] {
@@ -1045,4 +1048,32 @@ func (ct cvTune) runKeepCut(q *cvQuestion, sc []float64, tu offlineTuning) []int
 		taken[r] = true
 	}
 	return out
+}
+
+// feedback applies the first retrieval's feedback cues (Focus, Near) to
+// the scores: each of the 20 best turns is multiplied by 1 + Focus times
+// the share of the 10 best in its session, and by 1 + Near/(1 + its
+// distance in turns) from the best turn when in the best turn's session.
+func (x cvExtra) feedback(q *cvQuestion, sc []float64) {
+	cf := q.conv.facts
+	top := rank.Top(sc, nil, 20)
+	if len(top) == 0 {
+		return
+	}
+	count := map[int32]int{}
+	for _, i := range top[:min(10, len(top))] {
+		count[cf.session[i]]++
+	}
+	t0 := top[0]
+	mult := make([]float64, len(top))
+	for j, i := range top {
+		m := 1 + x.Focus*float64(count[cf.session[i]])/10
+		if cf.session[i] == cf.session[t0] {
+			m *= 1 + x.Near/float64(1+max(i-t0, t0-i))
+		}
+		mult[j] = m
+	}
+	for j, i := range top {
+		sc[i] *= mult[j]
+	}
 }

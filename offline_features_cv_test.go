@@ -119,6 +119,8 @@ type cvExtra struct {
 	// AdjDist turns of one already selected in its session by 1+Adj.
 	Adj     float64
 	AdjDist int
+	// Focus and Near are the first retrieval's feedback (cvExtra.feedback).
+	Focus, Near float64
 	// Pair multiplies the score of a turn of the exchange between two
 	// people the question names (cvQuestion.pair).
 	Pair float64

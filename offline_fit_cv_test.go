@@ -316,6 +316,24 @@ func TestOfflineCVVariants(t *testing.T) {
 			add(fmt.Sprintf("BM25 of the content alone, speaker %.1f", v), func(ct *cvTune) { ct.X.LexContent, ct.tu.SpeakerBump = true, v })
 		}
 		add("speaker 1.0", func(ct *cvTune) { ct.tu.SpeakerBump = 1 })
+		// Round 7: feedback from the first retrieval (cvExtra.feedback),
+		// then an exchange cue, a bonus for neighbours of selected turns
+		// and a stopping rule that holds bursts back.
+		for _, a := range []float64{0, 0.1, 0.2, 0.4} {
+			for _, b := range []float64{0, 0.1, 0.2, 0.4} {
+				if a == 0 && b == 0 {
+					continue
+				}
+				add(fmt.Sprintf("feedback: focus %.1f, near %.1f", a, b), func(ct *cvTune) { ct.X.Focus, ct.X.Near = a, b })
+			}
+		}
+		for _, b := range []float64{0.1, 0.2, 0.3} {
+			for _, k := range [][3]float64{{6, 9, 0.5}, {7, 9, 0.5}, {7, 9, 0.4}} {
+				add(fmt.Sprintf("feedback: near %.1f, min K %g, max K %g, keep %.2f", b, k[0], k[1], k[2]), func(ct *cvTune) {
+					ct.X.Near, ct.tu.MinK, ct.tu.MaxK, ct.tu.KeepRatio = b, int(k[0]), int(k[1]), k[2]
+				})
+			}
+		}
 		for _, v := range []float64{1.15, 1.3, 1.5, 2} {
 			add(fmt.Sprintf("pair cue %.2f", v), func(ct *cvTune) { ct.X.Pair = v })
 		}
