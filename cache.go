@@ -31,9 +31,9 @@ const (
 	// ProfileRecord, profile.Statement).
 	profileRecordBytes = 160 + 96
 	mapEntryBytes      = 48
-	// infoBytes is turnInfo per turn: a time-ref header, five flags, the
-	// event, speaker and run indexes.
-	infoBytes = 24 + 5 + 8 + 4 + 4
+	// infoBytes is turnInfo per turn: a time-ref header, five flags and
+	// the cues, the event, speaker and run indexes.
+	infoBytes = 24 + 6 + 4 + 4 + 4
 	// scratchBytes is the scratch of a question per turn (BM25 scores,
 	// cosines, offline relevance and bounds, hybrid search), which a
 	// state keeps in its pool between questions.
@@ -56,7 +56,7 @@ func (st *spaceState) estimateSize() int64 {
 	n := int64(stateBytes) + int64(cap(st.turns))*turnStructBytes
 	n += int64(len(st.pos)) * mapEntryBytes
 	n += int64(cap(st.info.event)) * (infoBytes + scratchBytes)
-	n += int64(len(st.info.runStart))*5 + int64(len(st.info.winStart))*8 + st.info.refBytes
+	n += int64(len(st.info.runStart))*6 + int64(len(st.info.winStart))*8 + st.info.refBytes
 	n += int64(cap(st.events)) * eventStructBytes
 	n += int64(len(st.evPos)+len(st.eventsOf)+len(st.links)) * mapEntryBytes
 	n += int64(cap(st.evTurns)) * 24

@@ -579,10 +579,10 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 	if evMoved != nil {
 		for p, e := range st.info.event {
 			if e >= 0 {
-				if e >= len(evMoved) {
+				if int(e) >= len(evMoved) {
 					st.info.event[p] = -1
 				} else {
-					st.info.event[p] = int(evMoved[e])
+					st.info.event[p] = evMoved[e]
 				}
 			}
 			if st.info.event[p] < 0 && e >= 0 {

@@ -37,7 +37,7 @@ type stateView struct {
 	Same      []bool
 	Question  []bool
 	Number    []bool
-	TurnEvent []int
+	TurnEvent []int32
 	Speaker   []int32
 	Visible   []bool
 	Speakers  []string
@@ -45,6 +45,8 @@ type stateView struct {
 	Run       []int32
 	RunStart  []int32
 	RunAsks   []bool
+	RunLinks  []uint8
+	Cues      []uint8
 	Words     []int32
 	WinStart  []int32
 	Events    []store.Event
@@ -145,9 +147,25 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	v := stateView{Turns: st.turns, Pos: st.pos, TimeRefs: st.info.timeRefs, Dated: st.info.dated, Same: st.info.sameSession,
 		Question: st.info.question, Number: st.info.number, TurnEvent: st.info.event, Speaker: st.info.speaker,
 		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.run,
-		RunStart: st.info.runStart, RunAsks: st.info.runAsks, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
+		RunStart: st.info.runStart, RunAsks: st.info.runAsks, RunLinks: st.info.runLinks, Cues: st.info.cues, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
 		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.list(),
 		EventsOf: map[string][]string{}, Links: map[string][]store.Link{}}
+	// The packed forms the offline scorer reads match the slices they
+	// pack, however the state came about.
+	ti := &st.info
+	if len(ti.cues) != len(st.turns) || len(ti.runLinks) != len(ti.runStart) {
+		t.Fatalf("%d cues and %d run links for %d turns and %d runs", len(ti.cues), len(ti.runLinks), len(st.turns), len(ti.runStart))
+	}
+	for i, c := range ti.cues {
+		if want := cuesOf(ti.question[i], ti.number[i], ti.dated[i]); c != want {
+			t.Fatalf("turn %d: cues %b, want %b", i, c, want)
+		}
+	}
+	for r, l := range ti.runLinks {
+		if want := runLinksOf(ti.sameSession, ti.runStart, ti.runAsks, r); l != want {
+			t.Fatalf("run %d: links %b, want %b", r, l, want)
+		}
+	}
 	for id, evs := range st.eventsOf {
 		if len(evs) > 0 {
 			v.EventsOf[id] = evs

@@ -503,7 +503,7 @@ func (l *loading) membership() error {
 			if p, ok := l.pos[id]; ok {
 				members = append(members, int32(p))
 				if l.info.event[p] < 0 {
-					l.info.event[p] = i
+					l.info.event[p] = int32(i)
 				}
 			}
 		}

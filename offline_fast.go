@@ -213,13 +213,23 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	}
 	// The best relevance bound per run bounds the run's best, and the
 	// bound of the other turns' best bounds the best of a run's others.
+	// Where every run is one turn (run r is turn r), a run's best is its
+	// turn's bound, its second 0 and its arg its start (runBests.setRun):
+	// rh reads them from relHi, zeros and runStart, and the pass writes
+	// relHi alone.
 	rh := &sc.runsHi
-	rh.grow(len(f.runStart))
+	single := len(f.runStart) == n && (n == 0 || int(f.runStart[n-1]) == n-1)
+	if single {
+		sc.zeros = grow(sc.zeros, n) // never written
+		rh = &runBests{best: fs.relHi, second: sc.zeros, arg: f.runStart}
+	} else {
+		rh.grow(len(f.runStart))
+	}
 	maxLo := fs.maxLo
 	rb := relBound(tu, hiScale)
 	// The event bests too: each part into its own slice (part 0 into
 	// bestHi), merged after.
-	var events []int
+	var events []int32
 	if fs.bestHi != nil && f.event != nil {
 		events = f.event[:n]
 	}
@@ -234,6 +244,25 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 				eb = sc.bestParts[p]
 			}
 			clear(eb)
+		}
+		if single {
+			// The loop below, for runs of one turn: lo to hi-1 are
+			// turns.
+			for i := lo; i < hi; i++ {
+				u := est[i] + bound[i]
+				if u >= maxLo {
+					top = append(top, i)
+				}
+				x := rb.of(lex[i], u)
+				relHi[i] = x
+				if events != nil {
+					if e := events[i]; e >= 0 {
+						eb[e] = max(eb[e], x)
+					}
+				}
+			}
+			sc.tops[p] = top
+			return
 		}
 		for r := lo; r < hi; r++ {
 			a, b := runTurns(f, r, n)
@@ -357,7 +386,7 @@ func (fs *fastScan) bestOf(e int) float64 {
 	}
 	b := 0.0
 	for _, j := range fs.q.st.evTurns[e] {
-		if int(j) < fs.n && fs.f.event[j] == e {
+		if int(j) < fs.n && int(fs.f.event[j]) == e {
 			b = max(b, fs.relX(int(j)))
 		}
 	}
@@ -395,7 +424,7 @@ func (fs *fastScan) reach(i int) {
 		fs.runOf(k)
 	}
 	if e := fs.f.event[i]; e >= 0 && fs.best != nil {
-		fs.bestOf(e)
+		fs.bestOf(int(e))
 	}
 	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, fs.runs, i, i+1)
 	fs.sc.reached[i] = true

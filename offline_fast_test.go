@@ -75,9 +75,9 @@ func refScore(tu offlineTuning, f *turnFeatures, rel []float64) []float64 {
 		}
 		return rel[i+d]
 	}
-	var best map[int]float64
+	var best map[int32]float64
 	if tu.EventShare != 0 && f.event != nil {
-		best = map[int]float64{}
+		best = map[int32]float64{}
 		for i, e := range f.event {
 			if e >= 0 {
 				best[e] = max(best[e], rel[i])
@@ -122,7 +122,7 @@ func refScore(tu offlineTuning, f *turnFeatures, rel []float64) []float64 {
 func randomFeatures(r *rand.Rand, n, events int) *turnFeatures {
 	f := &turnFeatures{
 		lex: make([]float64, n), dense: make([]float64, n), visible: make([]bool, n),
-		sameSession: make([]bool, n), question: make([]bool, n), event: make([]int, n),
+		sameSession: make([]bool, n), question: make([]bool, n), event: make([]int32, n),
 		speaker: make([]bool, n), dated: make([]bool, n), counted: make([]bool, n),
 	}
 	for i := range n {
@@ -133,7 +133,7 @@ func randomFeatures(r *rand.Rand, n, events int) *turnFeatures {
 		f.visible[i] = r.IntN(10) != 0
 		f.sameSession[i] = i > 0 && r.IntN(6) != 0
 		f.question[i] = r.IntN(4) == 0
-		f.event[i] = r.IntN(events+1) - 1
+		f.event[i] = int32(r.IntN(events+1) - 1)
 		f.speaker[i] = r.IntN(2) == 0
 		f.dated[i] = r.IntN(5) == 0
 		f.counted[i] = r.IntN(7) == 0
@@ -177,12 +177,20 @@ func TestRelevanceAndScoreMatchReference(t *testing.T) {
 // lists and event bests are merged.
 func TestOfflineFastMatchesFull(t *testing.T) {
 	for _, turnInt8 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8, 0) })
+		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8, 0, false) })
 	}
-	t.Run("split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100) })
+	t.Run("split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100, false) })
+	// Every message answered: runs of one turn, which the bound pass
+	// reads from the relevance bounds (setBounds).
+	t.Run("single", func(t *testing.T) { testOfflineFastMatchesFull(t, true, 0, true) })
+	t.Run("single-split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100, true) })
 }
 
-func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int) {
+// testOfflineFastMatchesFull compares the pruned path with the full one on
+// a space of about 1,700 turns: its int8 copy of the turn vectors or not,
+// parts of chunk turns (0: the engine's), and with single, one turn per
+// speaker run.
+func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single bool) {
 	ctx := context.Background()
 	m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: hashing.New(0)})
 	if err != nil {
@@ -202,7 +210,7 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int) {
 	speaker := 0
 	for s := range 120 {
 		for j := range 5 + r.IntN(20) {
-			if r.IntN(2) == 0 {
+			if single || r.IntN(2) == 0 {
 				speaker = 1 - speaker // else a burst goes on: runs of one to a few messages
 			}
 			text := fmt.Sprintf("I took my %s to the %s and bought a %s.", things[r.IntN(len(things))], places[r.IntN(len(places))], things[r.IntN(len(things))])
@@ -228,6 +236,9 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int) {
 	}
 	if st.turnVec.Quantized() != turnInt8 || !st.winVec.Quantized() || st.winVec.Rows() != len(st.turns) || len(st.turns) < st.limits.offlineFastRows {
 		t.Fatalf("%d turns, %d window vectors, quantized %v, %v: the fast path would not run", len(st.turns), st.winVec.Rows(), st.turnVec.Quantized(), st.winVec.Quantized())
+	}
+	if runs := len(st.info.runStart); (runs == len(st.turns)) != single {
+		t.Fatalf("%d runs of %d turns, want one per turn %v", runs, len(st.turns), single)
 	}
 	questions := []string{"What did Ava say about the guitar?", "When did Ben go to Kyoto?", "How many birds did they see near the lake?",
 		"Who bought a telescope?", "What happened at the museum?", "Did Ava bake bread?", "Which puzzle did Ben buy at the market?"}

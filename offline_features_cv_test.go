@@ -399,7 +399,7 @@ func moreFeatures(st *spaceState, winIx *bm25.Index, q *query, question string) 
 		for i := range n {
 			evDense[i] = math.NaN()
 			if e := st.info.event[i]; e >= 0 {
-				evDense[i] = float64(vec.Dot(q.qv, st.eventVec.Row(e)))
+				evDense[i] = float64(vec.Dot(q.qv, st.eventVec.Row(int(e))))
 			}
 		}
 	}

@@ -30,6 +30,48 @@ type runInfo struct {
 	runAsks  []bool
 	// runWords is the number of words of each run's turns.
 	runWords []int32
+	// runLinks holds each run's links (runLinksOf), kept current as
+	// turns are added.
+	runLinks []uint8
+}
+
+// The links of a run r (runLinksOf): the bits say which runs around it
+// count in its turns' context scores, and whether the runs just before and
+// after ask a question, so that scoreRange reads one byte per run rather
+// than the sessions, starts and questions of five runs.
+const (
+	linkPrev     = 1 << iota // run r-1 is in r's session (r's first turn continues the session)
+	linkPrev2                // linkPrev, and run r-2 too (r-1's first turn continues it)
+	linkNext                 // run r+1 is in r's session
+	linkNext2                // linkNext, and run r+2 too
+	linkPrevAsks             // linkPrev, and run r-1 asks a question
+	linkNextAsks             // linkNext, and run r+1 asks a question
+)
+
+// runLinksOf returns the links of run r among the runs starting at rs
+// (ss: the turns' sameSession, asks: the runs' runAsks).
+func runLinksOf(ss []bool, rs []int32, asks []bool, r int) uint8 {
+	nr := len(rs)
+	var l uint8
+	if r >= 1 && ss[rs[r]] {
+		l |= linkPrev
+		if asks[r-1] {
+			l |= linkPrevAsks
+		}
+		if r >= 2 && ss[rs[r-1]] {
+			l |= linkPrev2
+		}
+	}
+	if r+1 < nr && ss[rs[r+1]] {
+		l |= linkNext
+		if asks[r+1] {
+			l |= linkNextAsks
+		}
+		if r+2 < nr && ss[rs[r+2]] {
+			l |= linkNext2
+		}
+	}
+	return l
 }
 
 // addRun records turn i (already appended to ti's other slices): it joins
@@ -47,6 +89,14 @@ func (ti *turnInfo) addRun(i int) {
 	ti.runWords[r] += ti.words[i]
 	if ti.question[i] {
 		ti.runAsks[r] = true
+	}
+	// Turn i changes only run r (new, or longer and perhaps asking), so
+	// only the links of r and the two runs before it.
+	for len(ti.runLinks) <= r {
+		ti.runLinks = append(ti.runLinks, 0)
+	}
+	for k := max(r-2, 0); k <= r; k++ {
+		ti.runLinks[k] = runLinksOf(ti.sameSession, ti.runStart, ti.runAsks, k)
 	}
 }
 
@@ -97,16 +147,28 @@ func bestTwo(best, second float64, arg int32, x float64, i int32) (float64, floa
 }
 
 // singleRuns sets, on features that have no runs (built by hand in tests),
-// one run per turn, which asks when the turn does.
+// one run per turn, which asks when the turn does; and on features without
+// them, the runs' links and the turns' cues from the other slices.
 func singleRuns(f *turnFeatures) {
-	if f.run != nil {
-		return
-	}
 	n := len(f.lex)
-	f.run, f.runStart, f.runAsks = make([]int32, n), make([]int32, n), make([]bool, n)
-	for i := range n {
-		f.run[i], f.runStart[i] = int32(i), int32(i)
-		f.runAsks[i] = f.question[i]
+	if f.run == nil {
+		f.run, f.runStart, f.runAsks = make([]int32, n), make([]int32, n), make([]bool, n)
+		for i := range n {
+			f.run[i], f.runStart[i] = int32(i), int32(i)
+			f.runAsks[i] = f.question[i]
+		}
+	}
+	if f.runLinks == nil {
+		f.runLinks = make([]uint8, len(f.runStart))
+		for r := range f.runLinks {
+			f.runLinks[r] = runLinksOf(f.sameSession, f.runStart, f.runAsks, r)
+		}
+	}
+	if f.cues == nil {
+		f.cues = make([]uint8, n)
+		for i := range n {
+			f.cues[i] = cuesOf(f.question[i], f.counted != nil && f.counted[i], f.dated != nil && f.dated[i])
+		}
 	}
 }
 

@@ -21,6 +21,7 @@ func withRunWords(f *turnFeatures, speaker, words []int32) *turnFeatures {
 		ti.addRun(i)
 	}
 	f.run, f.runStart, f.runAsks, f.runWords = ti.run, ti.runStart, ti.runAsks, ti.runWords
+	f.runLinks = ti.runLinks // as addRun keeps them
 	return f
 }
 
@@ -89,9 +90,9 @@ func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel 
 		}
 		return b, asks
 	}
-	var evBest map[int]float64
+	var evBest map[int32]float64
 	if tu.EventShare != 0 && f.event != nil {
-		evBest = map[int]float64{}
+		evBest = map[int32]float64{}
 		for i, e := range f.event {
 			if e >= 0 {
 				evBest[e] = max(evBest[e], rel[i])

@@ -241,12 +241,13 @@ func eventBest(f *turnFeatures, rel, best []float64) {
 // positive). The score grows with every relevance it adds up, so bounds of
 // them give bounds of it.
 func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb *runBests, lo, hi int) (arg int) {
+	// The turns' slices end at hi, which spares the loop their bounds
+	// checks.
 	n := len(rel)
-	ss := f.sameSession[:n]
-	vis := f.visible[:n]
-	run, rs, asks := f.run[:n], f.runStart, f.runAsks
+	rel, out = rel[:hi:n], out[:hi]
+	vis := f.visible[:hi:n]
+	run, links, cues := f.run[:hi:n], f.runLinks, f.cues[:hi:n]
 	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
-	nr := len(rs)
 	var lf *lengthFactors
 	if tu.LengthPow != 0 && f.runWords != nil {
 		lf = lengthFactorsOf(tu.LengthPow)
@@ -265,10 +266,15 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 	if tu.QuestionBump == 0 {
 		questionOf[1] = 1
 	}
-	spk, dated, counted, question, runWords := f.speaker, f.dated, f.counted, f.question[:n], f.runWords
-	var event []int
+	// The cues come from one byte per turn (cues): question always,
+	// dated and counted when the question asks for them.
+	spk, dated, counted, runWords := f.speaker, f.dated != nil, f.counted != nil, f.runWords
+	if spk != nil {
+		spk = spk[:hi:n]
+	}
+	var event []int32
 	if best != nil {
-		event = f.event[:n]
+		event = f.event[:hi:n]
 	}
 	arg, top := lo, 0.0
 	for i := lo; i < hi; i++ {
@@ -277,22 +283,24 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 			continue
 		}
 		// Neighbours are runs, and count only within the session (a run
-		// continues the session when its first turn does).
+		// continues the session when its first turn does): the run's
+		// links say which (runLinksOf).
 		r := int(run[i])
+		l := links[r]
 		var p1, p2, n1, n2 float64
-		var pq, nq bool
-		if r >= 1 && ss[rs[r]] {
-			p1, pq = rbest[r-1], asks[r-1]
-			if r >= 2 && ss[rs[r-1]] {
+		if l&linkPrev != 0 {
+			p1 = rbest[r-1]
+			if l&linkPrev2 != 0 {
 				p2 = rbest[r-2]
 			}
 		}
-		if r+1 < nr && ss[rs[r+1]] {
-			n1, nq = rbest[r+1], asks[r+1]
-			if r+2 < nr && ss[rs[r+2]] {
+		if l&linkNext != 0 {
+			n1 = rbest[r+1]
+			if l&linkNext2 != 0 {
 				n2 = rbest[r+2]
 			}
 		}
+		pq, nq := l/linkPrevAsks&1, l/linkNextAsks&1
 		mates := [2]float64{rbest[r], rsecond[r]}
 		mate := mates[b2i(int(rarg[r]) == i)]
 		x := rel[i]
@@ -302,19 +310,20 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 				b = best[e]
 			}
 		}
-		s := x + prevOf[b2i(pq)]*p1 + nextOf[b2i(nq)]*n1 + tu.Far*(p2+n2)
+		s := x + prevOf[pq]*p1 + nextOf[nq]*n1 + tu.Far*(p2+n2)
 		s += tu.RunShare * mate
 		s += tu.EventShare * b
 		if spk != nil {
 			s *= speakerOf[b2i(spk[i])]
 		}
-		if dated != nil {
-			s *= datedOf[b2i(dated[i])]
+		c := cues[i]
+		if dated {
+			s *= datedOf[c/cueDated&1]
 		}
-		if counted != nil {
-			s *= countedOf[b2i(counted[i])]
+		if counted {
+			s *= countedOf[c/cueCounted&1]
 		}
-		s *= questionOf[b2i(question[i])]
+		s *= questionOf[c&cueQuestion]
 		if lf != nil {
 			s *= lf.of(runWords[r])
 		}
@@ -326,6 +335,19 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 		}
 	}
 	return arg
+}
+
+// The bits of a turn's cues (turnInfo.cues, turnFeatures.cues).
+const (
+	cueQuestion = 1 << iota // the turn asks something
+	cueCounted              // it mentions a number (hasNumber)
+	cueDated                // its annotation has time expressions
+)
+
+// cuesOf returns the cues of a turn that asks a question or not, mentions
+// a number or not and is dated or not.
+func cuesOf(question, counted, dated bool) uint8 {
+	return uint8(b2i(question)*cueQuestion | b2i(counted)*cueCounted | b2i(dated)*cueDated)
 }
 
 // b2i returns 1 for true and 0 for false, without a branch.
@@ -365,13 +387,19 @@ type turnFeatures struct {
 	// question marks turns that ask something (their text has a "?").
 	question []bool
 	// event is the index of the turn's first event, -1 when none.
-	event []int
+	event []int32
 	// run, runStart and runAsks are the speaker runs (runInfo); nil run
 	// means every turn is its own run (see singleRuns). runWords, the
 	// words of each run, is nil where the length prior does not apply.
 	run, runStart []int32
 	runAsks       []bool
 	runWords      []int32
+	// runLinks are the runs' links (runLinksOf) and cues the turns'
+	// question, counted and dated flags in one byte (cuesOf, the latter two
+	// whether or not the question asks for them): what scoreRange reads,
+	// derived from the slices above and speaker, dated and counted (see
+	// singleRuns).
+	runLinks, cues []uint8
 	// speaker marks turns said by someone the question names; dated marks
 	// turns that mention a time when the question asks for a time; counted
 	// marks turns with a number when the question asks how many. Each is
@@ -399,6 +427,8 @@ func (q *query) featuresIn(sc *scratch, dm denseMix, dense bool) *turnFeatures {
 		runStart:    st.info.runStart,
 		runAsks:     st.info.runAsks,
 		runWords:    st.info.runWords,
+		runLinks:    st.info.runLinks,
+		cues:        st.info.cues[:n],
 	}
 	if q.sc == sc {
 		f.lex, _ = q.turnLexScores()

@@ -15,7 +15,7 @@ func benchFeatures(n int) (*turnFeatures, []float64) {
 	f.dated, f.counted = nil, nil
 	speaker, words := make([]int32, n), make([]int32, n)
 	for i := range n {
-		f.event[i] = i / 4
+		f.event[i] = int32(i / 4)
 		f.visible[i] = true
 		f.sameSession[i] = i%20 != 0
 		speaker[i] = int32(i % 2)
@@ -25,6 +25,7 @@ func benchFeatures(n int) (*turnFeatures, []float64) {
 		words[i] = int32(3 + r.IntN(20))
 	}
 	withRunWords(f, speaker, words)
+	singleRuns(f) // the cues
 	rel := make([]float64, n)
 	for i := range rel {
 		rel[i] = r.Float64() * 1.5

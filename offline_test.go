@@ -24,7 +24,7 @@ var testTuning = offlineTuning{
 // with no events and no cues.
 func features(lex ...float64) *turnFeatures {
 	n := len(lex)
-	f := &turnFeatures{lex: lex, visible: make([]bool, n), sameSession: make([]bool, n), question: make([]bool, n), event: make([]int, n)}
+	f := &turnFeatures{lex: lex, visible: make([]bool, n), sameSession: make([]bool, n), question: make([]bool, n), event: make([]int32, n)}
 	for i := range n {
 		f.visible[i] = true
 		f.sameSession[i] = i > 0
@@ -47,7 +47,7 @@ func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
 	if tu.EventShare != 0 && f.event != nil {
 		ne := 0
 		for _, e := range f.event {
-			ne = max(ne, e+1)
+			ne = max(ne, int(e)+1)
 		}
 		best = make([]float64, ne)
 	}
@@ -88,6 +88,7 @@ func (q *query) offlineFeaturesW(w float64) *turnFeatures {
 	f.run, f.runStart, f.runAsks, f.runWords = slices.Clone(f.run), slices.Clone(f.runStart), slices.Clone(f.runAsks), slices.Clone(f.runWords)
 	f.dated = slices.Clone(f.dated)
 	f.counted = slices.Clone(f.counted)
+	f.runLinks, f.cues = slices.Clone(f.runLinks), slices.Clone(f.cues)
 	return f
 }
 
@@ -177,7 +178,7 @@ func TestOfflineScore(t *testing.T) {
 			name: "event share of the best member",
 			rel:  []float64{1, 0, 0, 0.5},
 			setup: func(f *turnFeatures) {
-				f.event = []int{0, 0, 1, 1}
+				f.event = []int32{0, 0, 1, 1}
 			},
 			tu:   offlineTuning{EventShare: 0.2, SpeakerBump: 1, TimeBump: 1, CountBump: 1},
 			want: []float64{1.2, 0.2, 0.1, 0.6},

@@ -121,7 +121,10 @@ type turnInfo struct {
 	// number is true when the turn mentions a number (hasNumber).
 	number []bool
 	// event is the index in events of the turn's first event, -1 if none.
-	event []int
+	event []int32
+	// cues packs question, number and dated in one byte (cuesOf), for
+	// the offline scorer's passes over every turn.
+	cues []uint8
 	// speaker indexes speakers.
 	speaker []int32
 	// visible is all true: the visibility of an unfiltered question.
@@ -147,7 +150,8 @@ func newTurnInfo(n int) turnInfo {
 		sameSession: make([]bool, 0, n),
 		question:    make([]bool, 0, n),
 		number:      make([]bool, 0, n),
-		event:       make([]int, 0, n),
+		event:       make([]int32, 0, n),
+		cues:        make([]uint8, 0, n),
 		speaker:     make([]int32, 0, n),
 		visible:     make([]bool, 0, n),
 		speakerID:   map[string]int32{},
@@ -180,6 +184,7 @@ func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, word
 	ti.question = append(ti.question, question)
 	ti.number = append(ti.number, number)
 	ti.event = append(ti.event, -1)
+	ti.cues = append(ti.cues, cuesOf(question, number, false))
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
 	ti.words = append(ti.words, int32(words))
@@ -192,6 +197,7 @@ func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
 	ti.refBytes += timeRefsBytes(refs) - timeRefsBytes(ti.timeRefs[i])
 	ti.timeRefs[i] = refs
 	ti.dated[i] = len(refs) > 0
+	ti.cues[i] = cuesOf(ti.question[i], ti.number[i], ti.dated[i])
 }
 
 // state returns the state of a space, current with the store: one cheap
@@ -331,7 +337,7 @@ func (st *spaceState) refreshEvent(turnID string) {
 	st.info.event[i] = -1
 	if evs := st.eventsOf[turnID]; len(evs) > 0 {
 		if e, ok := st.evPos[evs[0]]; ok {
-			st.info.event[i] = e
+			st.info.event[i] = int32(e)
 		}
 	}
 }
