@@ -6,6 +6,7 @@ package storecopy
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/binary"
@@ -15,6 +16,7 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"slices"
 
 	"github.com/higmem/higmem/store"
 )
@@ -219,6 +221,7 @@ func write(ctx context.Context, tx store.Tx, x *space, batch int) error {
 		}
 	}
 	for _, vs := range x.vectors {
+		vs = inRecordOrder(x, vs)
 		for len(vs) > 0 {
 			n := min(batch, len(vs))
 			if err := tx.PutVectors(ctx, x.sp, vs[:n]); err != nil {
@@ -342,4 +345,36 @@ func writeNoNUL(w *bytes.Buffer, b []byte) {
 		w.Write(b[i : i+2]) // an escape pair: never the start of \u0000
 		i += 2
 	}
+}
+
+// inRecordOrder returns vs (one kind) in the order of the records they
+// belong to: turn and window vectors as x's turns, event vectors as its
+// events, vectors of no such record last, in their own order. The stores
+// keep rows in the order they are written, so the copy holds its vectors
+// as a space built by adding turns does, and a load reads them already in
+// place (the engine puts each row at its record's position). The lists
+// come in id order, which sequence ids make different (t10 before t9).
+func inRecordOrder(x *space, vs []store.Vector) []store.Vector {
+	if len(vs) == 0 {
+		return vs
+	}
+	pos := map[string]int{}
+	if vs[0].Kind == store.VectorEvent {
+		for i, e := range x.events {
+			pos[e.ID] = i
+		}
+	} else {
+		for i, t := range x.turns {
+			pos[t.ID] = i
+		}
+	}
+	at := func(v store.Vector) int {
+		if p, ok := pos[v.ID]; ok {
+			return p
+		}
+		return math.MaxInt
+	}
+	out := slices.Clone(vs)
+	slices.SortStableFunc(out, func(a, b store.Vector) int { return cmp.Compare(at(a), at(b)) })
+	return out
 }

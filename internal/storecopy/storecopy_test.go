@@ -2,10 +2,12 @@ package storecopy_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -241,5 +243,90 @@ func TestDigestSeesChanges(t *testing.T) {
 	}
 	if after.Vectors != before.Vectors {
 		t.Errorf("vector count changed by a replacement: %d, was %d", after.Vectors, before.Vectors)
+	}
+}
+
+// TestCopyWritesVectorsInRecordOrder: the copy's vectors table holds each
+// kind's rows in the order of their turns (events), as a space built by
+// adding turns does, not in the id order the source lists them in
+// ("t10" before "t9"), so that a load of the copy moves no row.
+func TestCopyWritesVectorsInRecordOrder(t *testing.T) {
+	src := openSQLite(t)
+	sp := store.Space{UserID: "alice"}
+	ids := []string{"t8", "t9", "t10", "t11"}
+	err := src.Update(t.Context(), func(tx store.Tx) error {
+		for i, id := range ids {
+			if _, err := tx.PutTurn(t.Context(), store.Turn{Space: sp, ID: id, SessionID: "S1", Seq: int64(i + 1), Speaker: "Alice",
+				Text: "turn " + id, OccurredAt: at, RecordedAt: at}); err != nil {
+				return err
+			}
+		}
+		for _, id := range []string{"e10", "e9"} {
+			if err := tx.PutEvent(t.Context(), store.Event{Space: sp, ID: id, Title: id, TurnIDs: []string{"t8"}, CreatedAt: at}); err != nil {
+				return err
+			}
+		}
+		// Written in id order, as the copy reads them.
+		for _, id := range []string{"t10", "t11", "t8", "t9"} {
+			if err := tx.PutVectors(t.Context(), sp, []store.Vector{
+				{Kind: store.VectorWindow, ID: id, Embedder: "e", Values: []float32{1, 2}},
+				{Kind: store.VectorTurn, ID: id, Embedder: "e", Values: []float32{1, 2}},
+			}); err != nil {
+				return err
+			}
+		}
+		return tx.PutVectors(t.Context(), sp, []store.Vector{
+			{Kind: store.VectorEvent, ID: "e10", Embedder: "e", Values: []float32{3, 4}},
+			{Kind: store.VectorEvent, ID: "e9", Embedder: "e", Values: []float32{3, 4}},
+			{Kind: store.VectorEvent, ID: "e-gone", Embedder: "e", Values: []float32{3, 4}},
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "copy.db")
+	dst, err := sqlite.Open(t.Context(), path, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storecopy.Copy(t.Context(), dst, src, storecopy.Options{VectorBatch: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if err := dst.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	events, _ := src.ListEvents(t.Context(), sp)
+	var evIDs []string
+	for _, e := range events {
+		evIDs = append(evIDs, e.ID)
+	}
+	for kind, want := range map[store.VectorKind][]string{
+		store.VectorTurn:   ids,
+		store.VectorWindow: ids,
+		store.VectorEvent:  append(evIDs, "e-gone"),
+	} {
+		rows, err := db.QueryContext(t.Context(), `SELECT id FROM vectors WHERE kind = ? ORDER BY rowid`, string(kind))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, id)
+		}
+		if err := rows.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s vectors in the copy's table order %q, want %q", kind, got, want)
+		}
 	}
 }
