@@ -20,8 +20,10 @@ func TestOfflineCVMisses(t *testing.T) {
 		hist := map[string]int{}
 		rankH := map[string]int{}
 		nmiss, ngold := 0, 0
+		var ex exchangeCount
 		for qi := range set.qs {
 			q := &set.qs[qi]
+			ex.add(q)
 			sel := ct.sel(q)
 			sc := ct.scores(q)
 			ranked := rankPositive(sc)
@@ -66,6 +68,8 @@ func TestOfflineCVMisses(t *testing.T) {
 			}
 		}
 		t.Logf("%s: gold %d, missed %d", set.name, ngold, nmiss)
+		t.Logf("  questions naming two speakers: %d; their evidence turns in an exchange between them: %d of %d; all their turns: %d of %d",
+			ex.questions, ex.goldPair, ex.gold, ex.pair, ex.turns)
 		if ngold == 0 || histTotal(hist) != nmiss || histTotal(rankH) != nmiss {
 			t.Fatalf("%s: the histograms hold %d and %d misses of %d (gold %d)", set.name, histTotal(hist), histTotal(rankH), nmiss, ngold)
 		}
@@ -113,4 +117,44 @@ func bucketNames(bs []bucket) []string {
 		out[i] = b.name
 	}
 	return out
+}
+
+// exchangeCount counts, over the questions that name two speakers or
+// more, how many of their evidence turns and of all their turns are in an
+// exchange between two of them (cvQuestion.pair): what the exchange cue
+// rests on.
+type exchangeCount struct {
+	questions, gold, goldPair, turns, pair int
+}
+
+func (c *exchangeCount) add(q *cvQuestion) {
+	if q.f.speaker == nil {
+		return
+	}
+	st := q.conv.st
+	named := map[int32]bool{}
+	for i, ok := range q.f.speaker {
+		if ok {
+			named[st.info.speaker[i]] = true
+		}
+	}
+	if len(named) < 2 {
+		return
+	}
+	c.questions++
+	c.turns += len(q.f.speaker)
+	for i := range q.f.speaker {
+		if q.pair != nil && q.pair[i] {
+			c.pair++
+		}
+	}
+	for _, g := range q.gold {
+		if g < 0 {
+			continue
+		}
+		c.gold++
+		if q.pair != nil && q.pair[g] {
+			c.goldPair++
+		}
+	}
 }
