@@ -220,8 +220,9 @@ func write(ctx context.Context, tx store.Tx, x *space, batch int) error {
 			return err
 		}
 	}
+	turnPos, eventPos := positions(x)
 	for _, vs := range x.vectors {
-		vs = inRecordOrder(x, vs)
+		vs = inRecordOrder(vs, turnPos, eventPos)
 		for len(vs) > 0 {
 			n := min(batch, len(vs))
 			if err := tx.PutVectors(ctx, x.sp, vs[:n]); err != nil {
@@ -347,26 +348,34 @@ func writeNoNUL(w *bytes.Buffer, b []byte) {
 	}
 }
 
+// positions returns the position of each of x's turns and events by id.
+func positions(x *space) (turns, events map[string]int) {
+	turns = make(map[string]int, len(x.turns))
+	for i, t := range x.turns {
+		turns[t.ID] = i
+	}
+	events = make(map[string]int, len(x.events))
+	for i, e := range x.events {
+		events[e.ID] = i
+	}
+	return turns, events
+}
+
 // inRecordOrder returns vs (one kind) in the order of the records they
-// belong to: turn and window vectors as x's turns, event vectors as its
-// events, vectors of no such record last, in their own order. The stores
-// keep rows in the order they are written, so the copy holds its vectors
-// as a space built by adding turns does, and a load reads them already in
-// place (the engine puts each row at its record's position). The lists
-// come in id order, which sequence ids make different (t10 before t9).
-func inRecordOrder(x *space, vs []store.Vector) []store.Vector {
+// belong to: turn and window vectors as the turns (turnPos), event vectors
+// as the events (eventPos), vectors of no such record last, in their own
+// order. The stores keep rows in the order they are written, so the copy
+// holds its vectors as a space built by adding turns does, and a load
+// reads them already in place (the engine puts each row at its record's
+// position). The lists come in id order, which sequence ids make
+// different (t10 before t9).
+func inRecordOrder(vs []store.Vector, turnPos, eventPos map[string]int) []store.Vector {
 	if len(vs) == 0 {
 		return vs
 	}
-	pos := map[string]int{}
+	pos := turnPos
 	if vs[0].Kind == store.VectorEvent {
-		for i, e := range x.events {
-			pos[e.ID] = i
-		}
-	} else {
-		for i, t := range x.turns {
-			pos[t.ID] = i
-		}
+		pos = eventPos
 	}
 	at := func(v store.Vector) int {
 		if p, ok := pos[v.ID]; ok {
