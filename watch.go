@@ -67,7 +67,9 @@ func (m *Memory) stopWatching() {
 
 // changed catches up the state of sp, if it is loaded, in the
 // background. Notifications that arrive while a catch-up runs make it run
-// once more, so the last one is never lost.
+// once more, so the last one is never lost: one that comes after the
+// catch-up's last look but before it stands down (and so found it still
+// running) is taken up when it does.
 func (m *Memory) changed(ctx context.Context, sp store.Space) {
 	m.mu.Lock()
 	st := m.spaces[sp]
@@ -80,24 +82,36 @@ func (m *Memory) changed(ctx context.Context, sp store.Space) {
 		return
 	}
 	m.watcher.wg.Go(func() {
-		defer st.catchingUp.Store(false)
-		for st.notified.Swap(false) {
-			st.mu.RLock()
-			loaded := st.loaded
-			st.mu.RUnlock()
-			if !loaded || ctx.Err() != nil {
+		for {
+			m.catchUpNotified(ctx, st)
+			st.catchingUp.Store(false)
+			if !st.notified.Load() || !st.catchingUp.CompareAndSwap(false, true) {
 				return
-			}
-			was := st.version.Load()
-			if err := m.refresh(ctx, st); err != nil {
-				if ctx.Err() == nil {
-					m.opts.Logger.Debug("higmem: background catch-up", "space", sp.String(), "err", err)
-				}
-				return
-			}
-			if st.version.Load() != was {
-				m.watcher.caughtUp.Add(1)
 			}
 		}
 	})
+}
+
+// catchUpNotified catches st up while notifications for it keep coming,
+// unless it is no longer loaded, ctx is done or a catch-up fails (the next
+// read then catches up, as it would without a watcher).
+func (m *Memory) catchUpNotified(ctx context.Context, st *spaceState) {
+	for st.notified.Swap(false) {
+		st.mu.RLock()
+		loaded := st.loaded
+		st.mu.RUnlock()
+		if !loaded || ctx.Err() != nil {
+			return
+		}
+		was := st.version.Load()
+		if err := m.refresh(ctx, st); err != nil {
+			if ctx.Err() == nil {
+				m.opts.Logger.Debug("higmem: background catch-up", "space", st.space.String(), "err", err)
+			}
+			return
+		}
+		if st.version.Load() != was {
+			m.watcher.caughtUp.Add(1)
+		}
+	}
 }
