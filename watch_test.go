@@ -103,9 +103,7 @@ func TestWatchCatchesUpBeforeTheRead(t *testing.T) {
 	if _, err := b.Add(ctx, sp, []higmem.TurnInput{{Speaker: "Alice", Text: "Biscuit runs on the beach at Matosinhos."}}); err != nil {
 		t.Fatal(err)
 	}
-	for higmem.WatchCatchUps(a) == before { // no read on a meanwhile
-		time.Sleep(time.Millisecond)
-	}
+	waitWatchCatchUp(t, a, before)
 	reads := higmem.CatchUps(a)
 	res, err := a.Retrieve(ctx, sp, "Where does Biscuit run?", higmem.RetrieveOptions{})
 	if err != nil {
@@ -146,9 +144,7 @@ func TestWatchCatchesUpDeletesInPlace(t *testing.T) {
 	if err := b.Delete(ctx, sp, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	for higmem.WatchCatchUps(a) == watched { // no read on a meanwhile
-		time.Sleep(time.Millisecond)
-	}
+	waitWatchCatchUp(t, a, watched)
 	if higmem.CatchUps(a) == inPlace {
 		t.Error("the watcher loaded the space afresh instead of applying the delete in place")
 	}
@@ -164,5 +160,19 @@ func TestWatchCatchesUpDeletesInPlace(t *testing.T) {
 		if e.Turn.ID == "gone" {
 			t.Errorf("the deleted turn is still retrieved through A: %+v", e)
 		}
+	}
+}
+
+// waitWatchCatchUp waits, without reading through m, until m's watcher has
+// run a catch-up since it had run n; it fails after 30 s rather than
+// leaving the test to the package's timeout.
+func waitWatchCatchUp(t *testing.T, m *higmem.Memory, n int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for higmem.WatchCatchUps(m) == n {
+		if time.Now().After(deadline) {
+			t.Fatalf("no background catch-up within 30 s (still %d)", n)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
