@@ -308,6 +308,10 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 		if plain, _ := selectWith(m, sp, qs, defaultOfflineTuning(), nil, true); plain != got {
 			reordered++
 		}
+		// Default mode's turn search too, in the stage's order.
+		if got, want := scoredWith(m, sp, qs, false, sm), scoredWith(m, sp, qs, true, sm); !slices.Equal(got, want) || len(got) != m.opts.KTurn {
+			t.Fatalf("%q, learned stage: scored turns differ\nfast %v\nfull %v", qs, got, want)
+		}
 	}
 	if single != (reordered > 0) {
 		t.Errorf("the learned stage changed %d of %d selections, one turn per run %v (%.2f turns per run)", reordered, len(questions), single, st.info.turnsPerRun())
@@ -372,8 +376,11 @@ func selectWith(m *Memory, sp Space, question string, tu offlineTuning, learned 
 
 // scoredWith returns scoredTurns(KTurn) of a question, as ids and
 // scores, on the pruned path (unless full).
-func scoredWith(m *Memory, sp Space, question string, full bool) (out []string) {
+func scoredWith(m *Memory, sp Space, question string, full bool, learned ...*stageModel) (out []string) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
+		if len(learned) > 0 {
+			q.learned = learned[0]
+		}
 		st.limits.noOfflineFast = full
 		defer func() { st.limits.noOfflineFast = false }()
 		for _, h := range q.scoredTurns(m.opts.KTurn) {

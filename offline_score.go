@@ -134,16 +134,28 @@ func (q *query) denseOf(w float64) denseMix {
 // context, cues and length prior, with the engine's tuning), best first,
 // none scoring 0: default mode's turn search, so that the model chooses
 // among the turns offline retrieval ranks highest rather than among those
-// that only match the question's words.
+// that only match the question's words. With a learned stage (see
+// selectOffline) the stageCands best come first in its order.
 func (q *query) scoredTurns(k int) []rank.Hit {
 	if k <= 0 || len(q.st.turns) == 0 {
 		return nil
 	}
 	tu := defaultOfflineTuning()
+	var order []int
+	var then func(*stageInput)
+	if q.learned != nil && q.st.info.turnsPerRun() <= stageMaxTurnsPerRun {
+		tu = tu.forStage()
+		then = func(in *stageInput) { order = q.learned.rerank(in) }
+	}
 	tu.MaxK = max(tu.MaxK, k)
-	_, scores, _, scoreIdx := q.offlineScores(tu, nil)
+	_, scores, _, scoreIdx := q.offlineScores(tu, then)
+	ranked := rank.Top(scores, scoreIdx, k)
+	if order != nil {
+		// The stage's order, then the rest of the k best by score.
+		ranked = append(order[:min(k, len(order)):min(k, len(order))], ranked[min(k, len(order)):]...)
+	}
 	var hits []rank.Hit
-	for _, i := range rank.Top(scores, scoreIdx, k) {
+	for _, i := range ranked {
 		if scores[i] > 0 {
 			hits = append(hits, rank.Hit{Index: i, Score: scores[i]})
 		}

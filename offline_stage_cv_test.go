@@ -483,6 +483,39 @@ func TestOfflineCVStage(t *testing.T) {
 			v.name, heldOut(sets, grid, res, folds, maxK, func(fold int) int { return fold }))
 		summary[v.name] = stageHeld(sets, res, folds, func(fold int) int { return fold })
 	}
+	// Default mode's turn search takes the KTurn (10) best: recall of
+	// the 10 first by the context score and by the compact stage, the
+	// stage fitted on the other folds (where it stands down, the score's).
+	{
+		var score10, stage10 [2][]cvScore
+		for i := range score10 {
+			score10[i], stage10[i] = make([]cvScore, len(sets)), make([]cvScore, len(sets))
+		}
+		for fold := range folds {
+			_, _, probs := stageFit(t, sets, qs, stageCompact, fold, maxK)
+			for qi := range qs {
+				sq := &qs[qi]
+				if sq.fold != fold {
+					continue
+				}
+				byScore := make([]int, 0, len(sq.cands))
+				for _, c := range sq.cands {
+					byScore = append(byScore, c.turn)
+				}
+				sel := byScore
+				if !bursty[qi] {
+					sel = stageRule{minK: stageN, maxK: stageN}.sel(sq, probs[qi], stageOrder(probs[qi]))
+				}
+				score10[0][sq.set].add(sq.q, byScore[:min(10, len(byScore))])
+				stage10[0][sq.set].add(sq.q, sel[:min(10, len(sel))])
+			}
+		}
+		var b strings.Builder
+		for si, set := range sets {
+			fmt.Fprintf(&b, "%s: the 10 best by score R %.3f, by the stage R %.3f\n", set.name, score10[0][si].R(), stage10[0][si].R())
+		}
+		t.Logf("default mode's turn search (10 turns), held out over all questions\n%s", b.String())
+	}
 	var b strings.Builder
 	b.WriteString("| selection |")
 	for _, set := range sets {
