@@ -14,21 +14,28 @@ import (
 	"github.com/higmem/higmem/internal/rank"
 )
 
-// A learned second stage over the offline score (issue 15, round 7): the
-// 20 best turns by the engine's score are re-scored by a logistic
-// regression over features of each candidate, and a stopping rule on its
-// probabilities keeps the best. Cross-validated by conversation like the
-// rest of the harness: for each of the 6 folds the regression and the
-// stopping rule are fitted on the other folds of LoCoMo and FriendsQA dev
-// (never the burst stress) and scored on the held-out fold. Skipped unless
-// HIGMEM_OFFLINE_CV=1:
+// The learned second stage over the offline score (issue 15; measured in
+// round 7, in the engine since round 8 as offline_stage.go): the 20 best
+// turns by the engine's score are re-scored by a logistic regression over
+// features of each candidate (the engine's stageFeatures), and the
+// selection takes as many of them, in that order, as the engine's stopping
+// rule passes; on a conversation in bursts (stageMaxTurnsPerRun) it stands
+// down. Cross-validated by conversation like the rest of the harness: for
+// each of the 6 folds the regression is fitted on the other folds of
+// LoCoMo and FriendsQA dev (never the burst stress) and scored on the
+// held-out fold. Round 7's variant, a stopping rule of its own on the
+// probabilities, is measured with HIGMEM_STAGE_RULE=1. The fit on every
+// conversation must equal the engine's weights for the embedder measured
+// (offline_stage_weights.go). Skipped unless HIGMEM_OFFLINE_CV=1:
 //
 //	HIGMEM_DATA_DIR=../shared/data HIGMEM_OFFLINE_CV=1 HIGMEM_CV_LEXB=1 HIGMEM_CV_WINDOWS=none \
 //	  HIGMEM_EMBED_CACHE=/tmp/emb.gob go test -count=1 -run 'TestOfflineCVStage$' -v -timeout 60m .
 //
 // (e5: HIGMEM_TEST_MODEL_DIR=<models>/e5-small-v2 and its own
 // HIGMEM_EMBED_CACHE.) BENCHMARKS.md, issue 15, "A learned second stage,
-// measured (round 7)" has the figures.
+// measured (round 7)" and "The learned stage in the engine (round 8)" have
+// the figures. HIGMEM_STAGE_DROP lists features to leave out (by name,
+// stageFeatureNames), for ablations.
 
 // stageN is the number of candidates of a question: the best turns by the
 // engine's score.
