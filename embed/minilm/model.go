@@ -114,7 +114,7 @@ var weightFiles = []struct {
 func Load(dir string, opts Options) (*Model, error) {
 	for _, f := range modelFiles {
 		if _, err := os.Stat(filepath.Join(dir, f)); errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("minilm: %s has no %s: %w (run `higmem models fetch`)", dir, f, embed.ErrNoModel)
+			return nil, fmt.Errorf("minilm: %s has no %s: %w (%s)", dir, f, embed.ErrNoModel, fetchHint(dir))
 		} else if err != nil {
 			return nil, fmt.Errorf("minilm: loading %s: %w", dir, err)
 		}
@@ -182,7 +182,16 @@ func readWeights(dir string) (map[string]tensor, error) {
 		}
 		return wf.read(p)
 	}
-	return nil, fmt.Errorf("minilm: %s has neither model.safetensors nor model.onnx: %w (run `higmem models fetch`)", dir, embed.ErrNoModel)
+	return nil, fmt.Errorf("minilm: %s has neither model.safetensors nor model.onnx: %w (%s)", dir, embed.ErrNoModel, fetchHint(dir))
+}
+
+// fetchHint says how to fetch the model of dir, named by its base name.
+func fetchHint(dir string) string {
+	switch name := filepath.Base(filepath.Clean(dir)); name {
+	case ModelName, E5ModelName:
+		return "run `higmem models fetch --model " + name + "`"
+	}
+	return "`higmem models fetch` fetches " + E5ModelName + " and " + ModelName
 }
 
 // firstPositive returns the first positive value, or 0.

