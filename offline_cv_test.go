@@ -524,6 +524,9 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 // none).
 var cvEmbedderID string
 
+// cvMemory is the memory loadCVSets last loaded the sets into.
+var cvMemory *Memory
+
 // loadCVSets loads LoCoMo dev, FriendsQA dev and the burst variant of
 // LoCoMo into one offline memory with MiniLM.
 func loadCVSets(t *testing.T, window bool) []*cvSet {
@@ -551,7 +554,7 @@ func loadCVSets(t *testing.T, window bool) []*cvSet {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
-	cvEmbedderID = ""
+	cvEmbedderID, cvMemory = "", m
 	if emb != nil {
 		cvEmbedderID = emb.ID()
 	}

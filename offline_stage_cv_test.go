@@ -2,6 +2,7 @@ package higmem
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -459,6 +460,7 @@ func TestOfflineCVStage(t *testing.T) {
 			qs = append(qs, stageQuestion{set: si, qi: qi, fold: indexOfConv(set, q.conv) % folds, q: q, cands: stageCandidates(ct, q)})
 		}
 	}
+	checkEngineStage(t, sets, qs, engineSel, bursty)
 	t.Logf("the engine's selection, on the same folds\n\n%s", heldOut(sets, []cvConfig{{name: "engine"}}, engine, folds, maxK, func(int) int { return 0 }))
 	summary := map[string][][]cvScore{"engine": stageHeld(sets, engine, folds, func(int) int { return 0 })}
 	variants := []stageVariant{{"learned stage, compact (18 features)", stageCompact}, {"learned stage, with wh interactions (42)", len(qs[0].cands[0].x)}}
@@ -559,6 +561,57 @@ func TestOfflineCVStage(t *testing.T) {
 			checkStageWeights(t, m)
 		}
 	}
+}
+
+// checkEngineStage checks, when the engine has a stage for the embedder
+// measured, that its selection (selectOffline, profile evidence aside) is
+// the harness's: engineSel[qi]'s count of the candidates in the order of
+// the engine's weights, or engineSel[qi] itself where the conversation is
+// in bursts.
+func checkEngineStage(t *testing.T, sets []*cvSet, qs []stageQuestion, engineSel [][]int, bursty []bool) {
+	t.Helper()
+	sm := stageFor(cvEmbedderID)
+	if sm == nil {
+		return
+	}
+	ctx := context.Background()
+	differ := 0
+	for qi := range qs {
+		sq := &qs[qi]
+		want := engineSel[qi]
+		if !bursty[qi] {
+			p := make([]float64, len(sq.cands))
+			for j, c := range sq.cands {
+				var x [stageDim]float64
+				copy(x[:], c.x)
+				p[j] = sm.logOdds(&x)
+			}
+			k := len(want)
+			want = stageRule{minK: k, maxK: k}.sel(sq, p, stageOrder(p))
+		}
+		st := sq.q.conv.st
+		q := questionFor(ctx, t, cvMemory, st, sq.q.text)
+		st.mu.RLock()
+		q.sc = st.getScratch()
+		q.ro = RetrieveOptions{KTurn: cvMemory.opts.KTurn}
+		q.trace, q.cand, q.learned = &Trace{}, map[string]*Evidence{}, sm
+		q.selectOffline(defaultOfflineTuning())
+		var got []int
+		for id := range q.cand {
+			got = append(got, st.pos[id])
+		}
+		st.putScratch(q.sc)
+		st.mu.RUnlock()
+		slices.Sort(got)
+		want = slices.Sorted(slices.Values(want))
+		if !slices.Equal(got, want) {
+			if differ < 5 {
+				t.Errorf("%s %q: the engine selects %v, the harness %v", sets[sq.set].name, sq.q.text, got, want)
+			}
+			differ++
+		}
+	}
+	t.Logf("the engine's stage and the harness's differ on %d of %d questions", differ, len(qs))
 }
 
 // checkStageWeights logs the fit on every conversation in raw units, as
@@ -710,4 +763,65 @@ func TestFitLogistic(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.r, got, c.want)
 		}
 	}
+}
+
+// TestOfflineCVStageNested measures the engine's whole offline pipeline out
+// of sample, both of its fitted parts inside the cross-validation: for
+// each of the 6 folds the scorer's weights are fitted by coordinate ascent
+// on the other folds (as TestOfflineCVFit), the candidates of every
+// question are taken by that fit, and the learned stage is fitted on the
+// other folds' candidates; the held-out fold is then selected by that fit
+// and that stage, as the engine selects (the stopping rule's K in the
+// stage's order, the fit's selection where the conversation is in bursts).
+// Skipped unless HIGMEM_OFFLINE_CV=1; about 15 minutes with e5:
+//
+//	HIGMEM_DATA_DIR=../shared/data HIGMEM_OFFLINE_CV=1 HIGMEM_CV_LEXB=1 HIGMEM_CV_WINDOWS=none \
+//	  HIGMEM_TEST_MODEL_DIR=<models>/e5-small-v2 HIGMEM_EMBED_CACHE=<cache> \
+//	  go test -count=1 -run 'TestOfflineCVStageNested$' -v -timeout 120m .
+func TestOfflineCVStageNested(t *testing.T) {
+	needLexB(t)
+	sets := loadCVSets(t, true)
+	tuned := make([]bool, len(sets))
+	for i, set := range sets {
+		tuned[i] = !strings.HasSuffix(set.name, "-burst")
+	}
+	const folds = 6
+	const maxK = 8.0
+	plain, staged := make(cvResults, folds), make(cvResults, folds)
+	grid := make([]cvConfig, folds)
+	for fold := range folds {
+		ct, chosen := fit(t, sets, tuned, cvFitStart(), cvFitParams(), maxK, func(_, c int) bool { return c%folds != fold })
+		grid[fold] = cvConfig{fmt.Sprintf("fold %d: %s", fold, chosen), ct}
+		var qs []stageQuestion
+		var sel [][]int
+		var bursty []bool
+		for si, set := range sets {
+			for qi := range set.qs {
+				q := &set.qs[qi]
+				g := *ct.features(q)
+				singleRuns(&g)
+				bursty = append(bursty, float64(len(g.lex))/float64(len(g.runStart)) > stageMaxTurnsPerRun)
+				sel = append(sel, ct.sel(q))
+				qs = append(qs, stageQuestion{set: si, qi: qi, fold: indexOfConv(set, q.conv) % folds, q: q, cands: stageCandidates(ct, q)})
+			}
+		}
+		_, _, probs := stageFit(t, sets, qs, stageCompact, fold, maxK)
+		plain[fold], staged[fold] = make([][]cvScore, len(sets)), make([][]cvScore, len(sets))
+		for si, set := range sets {
+			plain[fold][si], staged[fold][si] = make([]cvScore, len(set.qs)), make([]cvScore, len(set.qs))
+		}
+		for qi := range qs {
+			sq := &qs[qi]
+			plain[fold][sq.set][sq.qi].add(sq.q, sel[qi])
+			s := sel[qi]
+			if !bursty[qi] {
+				k := len(s)
+				s = stageRule{minK: k, maxK: k}.sel(sq, probs[qi], stageOrder(probs[qi]))
+			}
+			staged[fold][sq.set][sq.qi].add(sq.q, s)
+		}
+	}
+	pick := func(fold int) int { return fold }
+	t.Logf("held out, the scorer fitted on the other folds\n\n%s", heldOut(sets, grid, plain, folds, maxK, pick))
+	t.Logf("held out, the scorer and the learned stage fitted on the other folds\n\n%s", heldOut(sets, grid, staged, folds, maxK, pick))
 }
