@@ -17,7 +17,8 @@ func LoadedSpaces(m *Memory) int {
 // other writers appended, rather than loading it again.
 func CatchUps(m *Memory) int64 { return m.catchUps.Load() }
 
-// WatchCatchUps returns how many background catch-ups m's watcher ran.
+// WatchCatchUps returns how many background catch-ups of m's watcher
+// moved a space (watcher.caughtUp): -1 without a watcher.
 func WatchCatchUps(m *Memory) int64 {
 	if m.watcher == nil {
 		return -1

@@ -19,8 +19,12 @@ import (
 type watcher struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	// caughtUp counts background catch-ups that brought a space to a newer
-	// version, for tests.
+	// caughtUp counts background catch-ups that moved a space's state (to
+	// another version, or loaded it), for tests. A catch-up counts what it
+	// did, under the state's lock (refreshCounting): not a version this
+	// memory's own commit applied before it took the lock, and a commit of
+	// this memory's own that it applied first is counted before that
+	// commit returns.
 	caughtUp atomic.Int64
 }
 
@@ -103,15 +107,11 @@ func (m *Memory) catchUpNotified(ctx context.Context, st *spaceState) {
 		if !loaded || ctx.Err() != nil {
 			return
 		}
-		was := st.version.Load()
-		if err := m.refresh(ctx, st); err != nil {
+		if err := m.refreshCounting(ctx, st, &m.watcher.caughtUp); err != nil {
 			if ctx.Err() == nil {
 				m.opts.Logger.Debug("higmem: background catch-up", "space", st.space.String(), "err", err)
 			}
 			return
-		}
-		if st.version.Load() != was {
-			m.watcher.caughtUp.Add(1)
 		}
 	}
 }

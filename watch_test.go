@@ -70,8 +70,19 @@ func (s *watchedStore) Watch(ctx context.Context, changed func(store.Space)) err
 	}
 }
 
+// listening returns how many watchers listen.
+func (s *watchedStore) listening() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.watchers)
+}
+
 // watchedPair opens two memories on one watched store, as two processes
-// on one database whose writes each hears.
+// on one database whose writes each hears. It returns once both listen:
+// a memory starts watching in the background, and a write committed
+// before its watch listens is not told to it (a notification may be
+// missed while Watch is not running, see store.Watcher), as
+// store/postgres's TestWatch waits for its LISTEN.
 func watchedPair(t *testing.T) (a, b *higmem.Memory) {
 	t.Helper()
 	st := &watchedStore{Store: memstore.New()}
@@ -81,6 +92,13 @@ func watchedPair(t *testing.T) (a, b *higmem.Memory) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { (*m).Close() })
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for st.listening() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of 2 memories watching the store after 30 s", st.listening())
+		}
+		time.Sleep(time.Millisecond)
 	}
 	return a, b
 }
@@ -164,8 +182,8 @@ func TestWatchCatchesUpDeletesInPlace(t *testing.T) {
 }
 
 // waitWatchCatchUp waits, without reading through m, until m's watcher has
-// run a catch-up since it had run n; it fails after 30 s rather than
-// leaving the test to the package's timeout.
+// moved a space since it had counted n (see WatchCatchUps); it fails after
+// 30 s rather than leaving the test to the package's timeout.
 func waitWatchCatchUp(t *testing.T, m *higmem.Memory, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
@@ -267,6 +268,17 @@ func (st *spaceState) adopt(ns *spaceState) {
 
 // refresh brings st up to the store's version of its space (see state).
 func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
+	return m.refreshCounting(ctx, st, nil)
+}
+
+// refreshCounting is refresh that, when moves is not nil, adds one to it
+// if it moved st itself (caught it up to another version, or loaded it).
+// It compares st before and after under st's write lock and counts before
+// letting go of it: a version someone else stored before it took the lock
+// (a commit applying its own batch, another reader) is not counted, and
+// whoever takes the lock after it (such a commit, which then finds its
+// batch applied) finds the count made.
+func (m *Memory) refreshCounting(ctx context.Context, st *spaceState, moves *atomic.Int64) error {
 	v, err := m.store.SpaceVersion(ctx, st.space)
 	if err != nil {
 		return fmt.Errorf("higmem: version of %s: %w", st.space, err)
@@ -279,6 +291,14 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	if moves != nil {
+		was, wasLoaded := st.version.Load(), st.loaded
+		defer func() { // before the unlock
+			if st.loaded && (!wasLoaded || st.version.Load() != was) {
+				moves.Add(1)
+			}
+		}()
+	}
 	// A catch-up reads the journal in one snapshot, and brings the state
 	// to the version of that snapshot. A load reads on several
 	// connections at once; it is one snapshot when the version did not
