@@ -2,7 +2,9 @@ package higmem
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -19,6 +22,7 @@ import (
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
+	"github.com/higmem/higmem/store/memstore"
 	"github.com/higmem/higmem/store/postgres"
 	"github.com/higmem/higmem/store/sqlite"
 )
@@ -525,4 +529,70 @@ func namesOnly(l []byte, kept map[string]bool) bool {
 		ids = []string{rec.Link.Source, rec.Link.Target}
 	}
 	return len(ids) > 0 && !slices.ContainsFunc(ids, func(id string) bool { return !kept[id] })
+}
+
+// versionFails is a store whose SpaceVersion fails on its fail-th call
+// (counted from 1).
+type versionFails struct {
+	store.Store
+	calls, fail atomic.Int64
+}
+
+func (s *versionFails) SpaceVersion(ctx context.Context, sp store.Space) (int64, error) {
+	if s.calls.Add(1) == s.fail.Load() {
+		return 0, errors.New("version read failed")
+	}
+	return s.Store.SpaceVersion(ctx, sp)
+}
+
+// TestLoadWhoseCheckFailsIsNotTrusted checks that a load whose closing
+// version read fails (so that whether it was one snapshot is not known)
+// leaves the state to be loaded afresh, not caught up from the version it
+// started at.
+func TestLoadWhoseCheckFailsIsNotTrusted(t *testing.T) {
+	ctx := t.Context()
+	raw := memstore.New()
+	w, err := Open(ctx, Options{Store: raw, Mode: ModeOffline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sp := Space{UserID: "torn"}
+	if _, err := w.Add(ctx, sp, []TurnInput{{ID: "a", Speaker: "Ann", Text: "I sail on the lake."}}); err != nil {
+		t.Fatal(err)
+	}
+	vs := &versionFails{Store: raw}
+	m, err := Open(ctx, Options{Store: vs, Mode: ModeOffline})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	// The read's refresh: its first version read, the load, then the
+	// check that fails.
+	vs.calls.Store(0)
+	vs.fail.Store(2)
+	if _, err := m.Retrieve(ctx, sp, "which lake?", RetrieveOptions{}); err == nil {
+		t.Fatalf("the failed version read was not reported (%d version reads)", vs.calls.Load())
+	}
+	st := m.spaceOf(sp)
+	st.mu.RLock()
+	torn, v := st.torn, st.version.Load()
+	st.mu.RUnlock()
+	if !torn || v != -1 {
+		t.Fatalf("after the failed check: torn %v, version %d; want a state marked for a fresh load", torn, v)
+	}
+	// The next use loads afresh and sees everything.
+	if _, err := w.Add(ctx, sp, []TurnInput{{ID: "b", Speaker: "Bob", Text: "Which lake?"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := m.Retrieve(ctx, sp, "which lake?", RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	v, torn, n := st.version.Load(), st.torn, len(st.turns)
+	st.mu.RUnlock()
+	if v < 0 || torn || n != 2 {
+		t.Fatalf("after the next read: version %d, torn %v, %d turns loaded (want 2; evidence %v)", v, torn, n, res.IDs())
+	}
 }

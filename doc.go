@@ -83,7 +83,9 @@
 //
 // ModeOffline needs no LLM at all: rule-based annotation, similarity-based
 // event segmentation, and a scored selection of turns (hybrid search,
-// support from matching events, neighbourhood of strong hits, adaptive K).
+// support from matching events, neighbourhood of strong hits, adaptive K;
+// with e5-small-v2, a learned second stage re-orders the best turns, see
+// Ablations.NoStage).
 // Ask then returns evidence without a written answer.
 //
 // # Retrieval and evidence

@@ -520,6 +520,13 @@ func loadCVSet(ctx context.Context, t *testing.T, m *Memory, emb embed.Embedder,
 	return set
 }
 
+// cvEmbedderID is the ID of the embedder loadCVSets last used ("" for
+// none).
+var cvEmbedderID string
+
+// cvMemory is the memory loadCVSets last loaded the sets into.
+var cvMemory *Memory
+
 // loadCVSets loads LoCoMo dev, FriendsQA dev and the burst variant of
 // LoCoMo into one offline memory with MiniLM.
 func loadCVSets(t *testing.T, window bool) []*cvSet {
@@ -547,6 +554,10 @@ func loadCVSets(t *testing.T, window bool) []*cvSet {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Close() })
+	cvEmbedderID, cvMemory = "", m
+	if emb != nil {
+		cvEmbedderID = emb.ID()
+	}
 	var sets []*cvSet
 	for _, f := range []struct{ name, file string }{{"LoCoMo", "locomo_dev.json"}, {"FriendsQA", "friendsqa_dev.json"}} {
 		samples, err := locomo.Load(filepath.Join(dir, f.file))

@@ -58,7 +58,10 @@ type fastScan struct {
 // that cannot be guaranteed cheaply (fewer than MaxK turns reach KeepRatio
 // of the best score, or a tuning that is not monotone); the caller then
 // computes every score exactly.
-func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
+//
+// When then is not nil it is called with what the learned stage reads
+// (stageInput), while the exact values are marked.
+func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch, then func(*stageInput)) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
 	if !tu.monotone() || q.ro.KTurn <= 0 {
 		return nil, nil, nil, nil, false
 	}
@@ -67,6 +70,14 @@ func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch) (rel, sc
 	r0, ok := fs.setBounds()
 	if !ok || !fs.topScores(r0) || !fs.topRelevance() {
 		return nil, nil, nil, nil, false
+	}
+	if then != nil {
+		// The most relevant turn is among relIdx, exactly.
+		maxRel := 0.0
+		for _, i := range fs.relIdx {
+			maxRel = max(maxRel, fs.rel[i])
+		}
+		then(&stageInput{tu: tu, f: fs.f, rel: fs.rel, scores: fs.scores, idx: fs.scoreIdx, runs: fs.runs, cos: fs.cos, scale: fs.scale, maxRel: maxRel})
 	}
 	return fs.rel, fs.scores, fs.relIdx, fs.scoreIdx, true
 }

@@ -281,8 +281,8 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 			}
 			tu := defaultOfflineTuning()
 			tu.WindowWeight = w
-			got, gotFast := selectWith(m, sp, qs, tu, false)
-			want, _ := selectWith(m, sp, qs, tu, true)
+			got, gotFast := selectWith(m, sp, qs, tu, nil, false)
+			want, _ := selectWith(m, sp, qs, tu, nil, true)
 			if !gotFast {
 				t.Errorf("%q, window weight %g: the fast path did not decide", qs, w)
 			}
@@ -290,6 +290,31 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 				t.Fatalf("%q, window weight %g: selection differs\nfast %s\nfull %s", qs, w, got, want)
 			}
 		}
+	}
+	// The learned stage (hashing has none: e5's, forced) on both paths
+	// alike. Where speakers send bursts it stands down; one turn per run,
+	// it re-orders the best turns of some question.
+	reordered := 0
+	for _, qs := range questions {
+		sm := &stageModels[0]
+		got, gotFast := selectWith(m, sp, qs, defaultOfflineTuning(), sm, false)
+		want, _ := selectWith(m, sp, qs, defaultOfflineTuning(), sm, true)
+		if !gotFast {
+			t.Errorf("%q, learned stage: the fast path did not decide", qs)
+		}
+		if got != want {
+			t.Fatalf("%q, learned stage: selection differs\nfast %s\nfull %s", qs, got, want)
+		}
+		if plain, _ := selectWith(m, sp, qs, defaultOfflineTuning(), nil, true); plain != got {
+			reordered++
+		}
+		// Default mode's turn search too, in the stage's order.
+		if got, want := scoredWith(m, sp, qs, false, sm), scoredWith(m, sp, qs, true, sm); !slices.Equal(got, want) || len(got) != m.opts.KTurn {
+			t.Fatalf("%q, learned stage: scored turns differ\nfast %v\nfull %v", qs, got, want)
+		}
+	}
+	if single != (reordered > 0) {
+		t.Errorf("the learned stage changed %d of %d selections, one turn per run %v (%.2f turns per run)", reordered, len(questions), single, st.info.turnsPerRun())
 	}
 	// Every question here has at least KTurn turns with a positive score:
 	// the pruned path decides each one, even where max K is below KTurn.
@@ -313,13 +338,18 @@ func withQuery(m *Memory, sp Space, question string, f func(st *spaceState, q *q
 	f(st, q)
 }
 
-// selectWith runs offline selection with tuning tu on the pruned path
-// (unless full) and returns the candidates with their sources and scores
+// selectWith runs offline selection with tuning tu and the learned stage
+// (nil: none) on the pruned path (unless full) and returns the candidates with their sources and scores
 // and the stages, rendered, and whether the pruned path decided.
-func selectWith(m *Memory, sp Space, question string, tu offlineTuning, full bool) (out string, decided bool) {
+func selectWith(m *Memory, sp Space, question string, tu offlineTuning, learned *stageModel, full bool) (out string, decided bool) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
+		q.learned = learned
 		if !full {
-			_, _, _, _, decided = q.offlineFast(tu, denseOf(st, tu.WindowWeight), q.sc)
+			ftu := tu
+			if learned != nil {
+				ftu = tu.forStage()
+			}
+			_, _, _, _, decided = q.offlineFast(ftu, denseOf(st, ftu.WindowWeight), q.sc, nil)
 			q.sc.clearLex()
 			q.sc.turnLex = false
 		}
@@ -346,8 +376,11 @@ func selectWith(m *Memory, sp Space, question string, tu offlineTuning, full boo
 
 // scoredWith returns scoredTurns(KTurn) of a question, as ids and
 // scores, on the pruned path (unless full).
-func scoredWith(m *Memory, sp Space, question string, full bool) (out []string) {
+func scoredWith(m *Memory, sp Space, question string, full bool, learned ...*stageModel) (out []string) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
+		if len(learned) > 0 {
+			q.learned = learned[0]
+		}
 		st.limits.noOfflineFast = full
 		defer func() { st.limits.noOfflineFast = false }()
 		for _, h := range q.scoredTurns(m.opts.KTurn) {
@@ -361,7 +394,7 @@ func scoredWith(m *Memory, sp Space, question string, full bool) (out []string) 
 // falling back to the full computation).
 func fastUsed(m *Memory, sp Space, question string) (ok bool) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
-		_, _, _, _, ok = q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc)
+		_, _, _, _, ok = q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc, nil)
 	})
 	return ok
 }

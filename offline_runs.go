@@ -33,6 +33,9 @@ type runInfo struct {
 	// runLinks holds each run's links (runLinksOf), kept current as
 	// turns are added.
 	runLinks []uint8
+	// runSession numbers the sessions: runs in one session share it, and
+	// it grows by one at each session's first run.
+	runSession []int32
 }
 
 // The links of a run r (runLinksOf): the bits say which runs around it
@@ -83,6 +86,7 @@ func (ti *turnInfo) addRun(i int) {
 		ti.runStart = append(ti.runStart, int32(i))
 		ti.runAsks = append(ti.runAsks, false)
 		ti.runWords = append(ti.runWords, 0)
+		ti.runSession = append(ti.runSession, nextSession(ti.runSession, ti.sameSession[i]))
 	}
 	r := len(ti.runStart) - 1
 	ti.run = append(ti.run, int32(r))
@@ -98,6 +102,15 @@ func (ti *turnInfo) addRun(i int) {
 	for k := max(r-2, 0); k <= r; k++ {
 		ti.runLinks[k] = runLinksOf(ti.sameSession, ti.runStart, ti.runAsks, k)
 	}
+}
+
+// nextSession returns the session number of a run that follows the runs
+// numbered in sessions, continuing the last one's session or not.
+func nextSession(sessions []int32, continues bool) int32 {
+	if len(sessions) == 0 {
+		return 0
+	}
+	return sessions[len(sessions)-1] + int32(b2i(!continues))
 }
 
 // runBests holds, per run, the best relevance of its turns, the first turn
@@ -148,7 +161,8 @@ func bestTwo(best, second float64, arg int32, x float64, i int32) (float64, floa
 
 // singleRuns sets, on features that have no runs (built by hand in tests),
 // one run per turn, which asks when the turn does; and on features without
-// them, the runs' links and the turns' cues from the other slices.
+// them, the runs' links and sessions and the turns' cues from the other
+// slices.
 func singleRuns(f *turnFeatures) {
 	n := len(f.lex)
 	if f.run == nil {
@@ -156,6 +170,12 @@ func singleRuns(f *turnFeatures) {
 		for i := range n {
 			f.run[i], f.runStart[i] = int32(i), int32(i)
 			f.runAsks[i] = f.question[i]
+		}
+	}
+	if f.runSession == nil {
+		f.runSession = make([]int32, 0, len(f.runStart))
+		for _, t := range f.runStart {
+			f.runSession = append(f.runSession, nextSession(f.runSession, f.sameSession[t]))
 		}
 	}
 	if f.runLinks == nil {

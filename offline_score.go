@@ -33,10 +33,20 @@ func (m *Memory) retrieveOffline(q *query) {
 	}
 }
 
-// selectOffline runs offline retrieval with the given tuning.
+// selectOffline runs offline retrieval with the given tuning: the best
+// turns by context score, as many as the stopping rule keeps, or, with a
+// learned stage (q.learned, offline_stage.go) on a space written turn by
+// turn, that many of the stageCands best in the stage's order.
 func (q *query) selectOffline(tu offlineTuning) {
 	st := q.st
-	rel, scores, relIdx, scoreIdx := q.offlineScores(tu)
+	var order []int
+	var then func(*stageInput)
+	stu := tu
+	if q.learned != nil && st.info.turnsPerRun() <= stageMaxTurnsPerRun {
+		stu = tu.forStage()
+		then = func(in *stageInput) { order = q.learned.rerank(in) }
+	}
+	rel, scores, relIdx, scoreIdx := q.offlineScores(stu, then)
 	byRel := rank.Top(rel, relIdx, q.ro.KTurn)
 	search := make([]string, 0, len(byRel))
 	inSearch := make(map[int]bool, len(byRel))
@@ -46,7 +56,11 @@ func (q *query) selectOffline(tu offlineTuning) {
 	}
 	q.stage("search", search)
 	ranked := rank.Top(scores, scoreIdx, tu.MaxK)
-	for _, i := range ranked[:tu.cut(ranked, scores)] {
+	k := tu.cut(ranked, scores)
+	if order != nil {
+		ranked = order
+	}
+	for _, i := range ranked[:k] {
 		src := "neighbour"
 		if inSearch[i] {
 			src = "search"
@@ -58,12 +72,13 @@ func (q *query) selectOffline(tu offlineTuning) {
 // offlineScores computes the relevance and the score of the turns under
 // tu: on the pruned path (offlineFast) when it can decide, rel holds the
 // KTurn most relevant and scores the tu.MaxK best (relIdx and scoreIdx
-// list the rows set); otherwise every row, and the lists are nil.
-func (q *query) offlineScores(tu offlineTuning) (rel, scores []float64, relIdx, scoreIdx []int) {
+// list the rows set); otherwise every row, and the lists are nil. When
+// then is not nil, it is called with what the learned stage reads.
+func (q *query) offlineScores(tu offlineTuning, then func(*stageInput)) (rel, scores []float64, relIdx, scoreIdx []int) {
 	st, sc := q.st, q.sc
 	dm := q.denseOf(tu.WindowWeight)
 	if q.sumMean(dm) && !st.limits.noOfflineFast {
-		if rel, scores, relIdx, scoreIdx, ok := q.offlineFast(tu, dm, sc); ok {
+		if rel, scores, relIdx, scoreIdx, ok := q.offlineFast(tu, dm, sc, then); ok {
 			return rel, scores, relIdx, scoreIdx
 		}
 	}
@@ -77,7 +92,27 @@ func (q *query) offlineScores(tu offlineTuning) (rel, scores []float64, relIdx, 
 		sc.best = grow(sc.best, len(st.events))
 		best = sc.best
 	}
-	return rel, tu.scoreInto(f, rel, sc.scores, best, &sc.runs), nil, nil
+	scores = tu.scoreInto(f, rel, sc.scores, best, &sc.runs)
+	if then != nil {
+		then(fullStageInput(tu, f, rel, scores, &sc.runs))
+	}
+	return rel, scores, nil, nil
+}
+
+// fullStageInput returns what the learned stage reads of a question scored
+// by the reference path: every turn's relevance and score, the runs' bests
+// filled from them.
+func fullStageInput(tu offlineTuning, f *turnFeatures, rel, scores []float64, runs *runBests) *stageInput {
+	in := &stageInput{tu: tu, f: f, rel: rel, scores: scores, runs: runs, scale: scaleOf(f)}
+	for i, r := range rel {
+		if f.visible[i] {
+			in.maxRel = max(in.maxRel, r)
+		}
+	}
+	if f.dense != nil {
+		in.cos = func(i int) float64 { return f.dense[i] }
+	}
+	return in
 }
 
 // denseOf returns the question's dense feature under window weight w (see
@@ -99,16 +134,28 @@ func (q *query) denseOf(w float64) denseMix {
 // context, cues and length prior, with the engine's tuning), best first,
 // none scoring 0: default mode's turn search, so that the model chooses
 // among the turns offline retrieval ranks highest rather than among those
-// that only match the question's words.
+// that only match the question's words. With a learned stage (see
+// selectOffline) the stageCands best come first in its order.
 func (q *query) scoredTurns(k int) []rank.Hit {
 	if k <= 0 || len(q.st.turns) == 0 {
 		return nil
 	}
 	tu := defaultOfflineTuning()
+	var order []int
+	var then func(*stageInput)
+	if q.learned != nil && q.st.info.turnsPerRun() <= stageMaxTurnsPerRun {
+		tu = tu.forStage()
+		then = func(in *stageInput) { order = q.learned.rerank(in) }
+	}
 	tu.MaxK = max(tu.MaxK, k)
-	_, scores, _, scoreIdx := q.offlineScores(tu)
+	_, scores, _, scoreIdx := q.offlineScores(tu, then)
+	ranked := rank.Top(scores, scoreIdx, k)
+	if order != nil {
+		// The stage's order, then the rest of the k best by score.
+		ranked = append(order[:min(k, len(order)):min(k, len(order))], ranked[min(k, len(order)):]...)
+	}
 	var hits []rank.Hit
-	for _, i := range rank.Top(scores, scoreIdx, k) {
+	for _, i := range ranked {
 		if scores[i] > 0 {
 			hits = append(hits, rank.Hit{Index: i, Score: scores[i]})
 		}
@@ -394,6 +441,8 @@ type turnFeatures struct {
 	run, runStart []int32
 	runAsks       []bool
 	runWords      []int32
+	// runSession numbers the runs' sessions (runInfo.runSession).
+	runSession []int32
 	// runLinks are the runs' links (runLinksOf) and cues the turns'
 	// question, counted and dated flags in one byte (cuesOf, the latter two
 	// whether or not the question asks for them): what scoreRange reads,
@@ -427,6 +476,7 @@ func (q *query) featuresIn(sc *scratch, dm denseMix, dense bool) *turnFeatures {
 		runStart:    st.info.runStart,
 		runAsks:     st.info.runAsks,
 		runWords:    st.info.runWords,
+		runSession:  st.info.runSession,
 		runLinks:    st.info.runLinks,
 		cues:        st.info.cues[:n],
 	}

@@ -171,6 +171,10 @@ type Ablations struct {
 	// call from stating profile facts. Profiles read by the rules stay
 	// available (Memory.Profiles).
 	NoProfiles bool
+	// NoStage keeps offline retrieval's selection in the order of its
+	// context score: the learned second stage, fitted for some embedders
+	// (e5-small-v2), does not re-order the best turns.
+	NoStage bool
 }
 
 // limits are the space sizes at which the engine takes its speed paths.

@@ -42,6 +42,9 @@ type query struct {
 	noTemporal bool
 	// noProfiles skips profile evidence (NoProfiles).
 	noProfiles bool
+	// learned is offline retrieval's second stage for the embedder (nil:
+	// none fitted, or Ablations.NoStage).
+	learned *stageModel
 	// score caches memberScores.
 	score func(i int) float64
 	// sc is the query's working memory, returned to the space's pool when
@@ -84,6 +87,9 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		return nil, err
 	}
 	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.Ablations.NoEvents, noTemporal: m.opts.Ablations.NoTemporal, noProfiles: m.opts.Ablations.NoProfiles}
+	if e := m.opts.Embedder; e != nil && !m.opts.Ablations.NoStage {
+		q.learned = stageFor(e.ID())
+	}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
 	q.ctx = ctx

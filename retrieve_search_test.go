@@ -37,7 +37,7 @@ func TestDefaultSearchIsOfflineRanking(t *testing.T) {
 			// Every score written out, ranked: the reference ranking.
 			st.limits.noOfflineFast = true
 			defer func() { st.limits.noOfflineFast = false }()
-			_, scores, _, _ := q.offlineScores(defaultOfflineTuning())
+			_, scores, _, _ := q.offlineScores(defaultOfflineTuning(), nil)
 			idx := make([]int, 0, len(scores))
 			for i, s := range scores {
 				if s > 0 {

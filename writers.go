@@ -329,6 +329,10 @@ func (m *Memory) refreshCounting(ctx context.Context, st *spaceState, moves *ato
 		st.version.Store(v)
 		after, err := m.store.SpaceVersion(ctx, st.space)
 		if err != nil {
+			// Whether the load was one snapshot is not known: as if
+			// it was not, so that the next use loads afresh.
+			st.torn = true
+			st.version.Store(-1)
 			return fmt.Errorf("higmem: version of %s: %w", st.space, err)
 		}
 		if after == v {

@@ -179,6 +179,10 @@ var registry = []systemInfo{
 		func() System {
 			return &engineSystem{name: "offline-no-profiles", mode: higmem.ModeOffline, retrieveOnly: true, noProfiles: true}
 		}},
+	{"offline-no-stage", "ablation of offline: no learned second stage (the best turns in the order of the context score; the stage applies only with an embedder it was fitted for, e5-small-v2)",
+		func() System {
+			return &engineSystem{name: "offline-no-stage", mode: higmem.ModeOffline, retrieveOnly: true, noStage: true}
+		}},
 	{"paper-no-event", "ablation of higmem-paper: no event layer (one annotation call per turn; turn search, filter, answer)",
 		func() System {
 			return &engineSystem{name: "paper-no-event", mode: higmem.ModePaper, noEvents: true}

@@ -45,6 +45,7 @@ type engineSystem struct {
 	links, noEvents, noFilter bool
 	noTemporal                bool
 	noProfiles                bool
+	noStage                   bool
 	// retrieveOnly makes Ask call Retrieve: no answer is written.
 	retrieveOnly bool
 	// topK makes a top-k system (hybrid-topk, bm25-topk): its evidence is
@@ -73,6 +74,8 @@ func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, do
 			NoTemporal: e.noTemporal,
 			// NoProfiles drops profile evidence (issue 20's measurement).
 			NoProfiles: e.noProfiles,
+			// NoStage keeps the context score's order (issue 15).
+			NoStage: e.noStage,
 		},
 	}
 	if e.mode != higmem.ModeOffline {
