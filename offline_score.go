@@ -288,9 +288,12 @@ func eventBest(f *turnFeatures, rel, best []float64) {
 // positive). The score grows with every relevance it adds up, so bounds of
 // them give bounds of it.
 func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb *runBests, lo, hi int) (arg int) {
+	n := len(rel)
+	if len(f.runStart) == n {
+		return tu.scoreRangeSingle(f, rel, out, best, lo, hi)
+	}
 	// The turns' slices end at hi, which spares the loop their bounds
 	// checks.
-	n := len(rel)
 	rel, out = rel[:hi:n], out[:hi]
 	vis := f.visible[:hi:n]
 	run, links, cues := f.run[:hi:n], f.runLinks, f.cues[:hi:n]
@@ -375,6 +378,93 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 			s *= lf.of(runWords[r])
 		}
 		// Every term 0 scores +0, whatever its signs.
+		s += 0
+		out[i] = s
+		if s > top {
+			arg, top = i, s
+		}
+	}
+	return arg
+}
+
+// scoreRangeSingle is scoreRange where every speaker run is one turn (as
+// many runs as turns): run r is turn r, a run's best relevance is its
+// turn's, and the other turns of its run add nothing. It reads the
+// neighbours' relevance from rel rather than the runs' bests (equal there,
+// see runBests.setRun), which spares the scan three of its slices; the
+// sums and products are scoreRange's, in its order, so the scores are
+// bit for bit the same (TestOfflineFastMatchesFull, TestScoreRangeSingle).
+func (tu offlineTuning) scoreRangeSingle(f *turnFeatures, rel, out, best []float64, lo, hi int) (arg int) {
+	n := len(rel)
+	rel, out = rel[:n:n], out[:hi]
+	vis := f.visible[:hi:n]
+	links, cues := f.runLinks[:hi:n], f.cues[:hi:n]
+	var lf *lengthFactors
+	if tu.LengthPow != 0 && f.runWords != nil {
+		lf = lengthFactorsOf(tu.LengthPow)
+	}
+	prevOf := [2]float64{tu.Prev, tu.PrevQuestion}
+	nextOf := [2]float64{tu.Next, tu.NextQuestion}
+	speakerOf := [2]float64{1, tu.SpeakerBump}
+	datedOf := [2]float64{1, tu.TimeBump}
+	countedOf := [2]float64{1, tu.CountBump}
+	questionOf := [2]float64{1, tu.QuestionBump}
+	if tu.QuestionBump == 0 {
+		questionOf[1] = 1
+	}
+	spk, dated, counted, runWords := f.speaker, f.dated != nil, f.counted != nil, f.runWords
+	if spk != nil {
+		spk = spk[:hi:n]
+	}
+	var event []int32
+	if best != nil {
+		event = f.event[:hi:n]
+	}
+	arg, top := lo, 0.0
+	for i := lo; i < hi; i++ {
+		if !vis[i] {
+			out[i] = 0
+			continue
+		}
+		l := links[i]
+		var p1, p2, n1, n2 float64
+		if l&linkPrev != 0 {
+			p1 = rel[i-1]
+			if l&linkPrev2 != 0 {
+				p2 = rel[i-2]
+			}
+		}
+		if l&linkNext != 0 {
+			n1 = rel[i+1]
+			if l&linkNext2 != 0 {
+				n2 = rel[i+2]
+			}
+		}
+		pq, nq := l/linkPrevAsks&1, l/linkNextAsks&1
+		x := rel[i]
+		var b float64
+		if event != nil {
+			if e := event[i]; e >= 0 {
+				b = best[e]
+			}
+		}
+		s := x + prevOf[pq]*p1 + nextOf[nq]*n1 + tu.Far*(p2+n2)
+		s += tu.RunShare * 0 // the run's other turns: none
+		s += tu.EventShare * b
+		if spk != nil {
+			s *= speakerOf[b2i(spk[i])]
+		}
+		c := cues[i]
+		if dated {
+			s *= datedOf[c/cueDated&1]
+		}
+		if counted {
+			s *= countedOf[c/cueCounted&1]
+		}
+		s *= questionOf[c&cueQuestion]
+		if lf != nil {
+			s *= lf.of(runWords[i])
+		}
 		s += 0
 		out[i] = s
 		if s > top {

@@ -1,7 +1,9 @@
 package higmem
 
 import (
+	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -10,6 +12,12 @@ import (
 // speakers taking turns with a burst now and then, events of four turns,
 // a speaker cue on about half the turns.
 func benchFeatures(n int) (*turnFeatures, []float64) {
+	return benchFeaturesRuns(n, true)
+}
+
+// benchFeaturesRuns is benchFeatures with bursts now and then, or with
+// one turn per speaker run.
+func benchFeaturesRuns(n int, bursts bool) (*turnFeatures, []float64) {
 	r := rand.New(rand.NewPCG(3, 4))
 	f := randomFeatures(r, n, n/4)
 	f.dated, f.counted = nil, nil
@@ -19,7 +27,7 @@ func benchFeatures(n int) (*turnFeatures, []float64) {
 		f.visible[i] = true
 		f.sameSession[i] = i%20 != 0
 		speaker[i] = int32(i % 2)
-		if r.IntN(8) == 0 {
+		if r.IntN(8) == 0 && bursts {
 			speaker[i] = 1 - speaker[i] // a burst now and then
 		}
 		words[i] = int32(3 + r.IntN(20))
@@ -37,15 +45,78 @@ func benchFeatures(n int) (*turnFeatures, []float64) {
 // one core, as the full path runs it and the pruned path's bound pass runs
 // it on each part.
 func BenchmarkScoreRange(b *testing.B) {
-	n := 100000
-	f, rel := benchFeatures(n)
-	tu := defaultOfflineTuning()
+	for _, bursts := range []bool{true, false} {
+		name := "bursts"
+		if !bursts {
+			name = "single"
+		}
+		b.Run(name, func(b *testing.B) {
+			n := 100000
+			f, rel := benchFeaturesRuns(n, bursts)
+			tu := defaultOfflineTuning()
+			best := make([]float64, n/4+1)
+			eventBest(f, rel, best)
+			var rb runBests
+			rb.fill(f, rel)
+			out := make([]float64, n)
+			for b.Loop() {
+				tu.scoreRange(f, rel, out, best, &rb, 0, n)
+			}
+		})
+	}
+}
+
+// TestScoreRangeSingle checks that scoreRange where every run is one turn
+// (scoreRangeSingle) scores bit for bit as its general loop: the same
+// features with one more, empty, run at the end take the general loop.
+func TestScoreRangeSingle(t *testing.T) {
+	n := 5000
+	f, rel := benchFeaturesRuns(n, false)
+	if len(f.runStart) != n {
+		t.Fatalf("%d runs of %d turns", len(f.runStart), n)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	f.visible = slices.Clone(f.visible)
+	f.dated, f.counted = make([]bool, n), make([]bool, n)
+	for i := range n {
+		f.visible[i] = r.IntN(10) != 0
+		f.dated[i], f.counted[i] = r.IntN(5) == 0, r.IntN(7) == 0
+		if !f.visible[i] {
+			rel[i] = 0
+		}
+	}
+	f.cues = nil
+	singleRuns(f)
 	best := make([]float64, n/4+1)
 	eventBest(f, rel, best)
 	var rb runBests
 	rb.fill(f, rel)
-	out := make([]float64, n)
-	for b.Loop() {
-		tu.scoreRange(f, rel, out, best, &rb, 0, n)
+	tu := defaultOfflineTuning()
+	tu.RunShare = 0.8
+	single := make([]float64, n)
+	argS := tu.scoreRange(f, rel, single, best, &rb, 0, n)
+
+	g := *f
+	g.runStart = append(slices.Clone(f.runStart), int32(n))
+	g.runLinks = append(slices.Clone(f.runLinks), 0)
+	g.runWords = append(slices.Clone(f.runWords), 0)
+	rg := runBests{best: append(slices.Clone(rb.best), 0), second: append(slices.Clone(rb.second), 0), arg: append(slices.Clone(rb.arg), -1)}
+	general := make([]float64, n)
+	argG := tu.scoreRange(&g, rel, general, best, &rg, 0, n)
+	for i := range n {
+		if math.Float64bits(single[i]) != math.Float64bits(general[i]) {
+			t.Fatalf("turn %d: %v, general loop %v", i, single[i], general[i])
+		}
+	}
+	if argS != argG {
+		t.Errorf("best turn %d, general loop %d", argS, argG)
+	}
+	// And a part of the range, as the pruned path scores one turn.
+	for _, i := range []int{0, 1, 2, n / 2, n - 2, n - 1} {
+		out := make([]float64, n)
+		tu.scoreRange(f, rel, out, best, &rb, i, i+1)
+		if math.Float64bits(out[i]) != math.Float64bits(general[i]) {
+			t.Errorf("turn %d alone: %v, want %v", i, out[i], general[i])
+		}
 	}
 }
