@@ -40,12 +40,7 @@ func (m *Memory) retrieveOffline(q *query) {
 func (q *query) selectOffline(tu offlineTuning) {
 	st := q.st
 	var order []int
-	var then func(*stageInput)
-	stu := tu
-	if q.learned != nil && st.info.turnsPerRun() <= stageMaxTurnsPerRun {
-		stu = tu.forStage()
-		then = func(in *stageInput) { order = q.learned.rerank(in) }
-	}
+	stu, then := q.learnedStage(tu, &order)
 	rel, scores, relIdx, scoreIdx := q.offlineScores(stu, then)
 	byRel := rank.Top(rel, relIdx, q.ro.KTurn)
 	search := make([]string, 0, len(byRel))
@@ -140,13 +135,8 @@ func (q *query) scoredTurns(k int) []rank.Hit {
 	if k <= 0 || len(q.st.turns) == 0 {
 		return nil
 	}
-	tu := defaultOfflineTuning()
 	var order []int
-	var then func(*stageInput)
-	if q.learned != nil && q.st.info.turnsPerRun() <= stageMaxTurnsPerRun {
-		tu = tu.forStage()
-		then = func(in *stageInput) { order = q.learned.rerank(in) }
-	}
+	tu, then := q.learnedStage(defaultOfflineTuning(), &order)
 	tu.MaxK = max(tu.MaxK, k)
 	_, scores, _, scoreIdx := q.offlineScores(tu, then)
 	ranked := rank.Top(scores, scoreIdx, k)

@@ -223,6 +223,17 @@ func (tu offlineTuning) forStage() offlineTuning {
 	return tu
 }
 
+// learnedStage returns, when the question's learned stage applies (there
+// is one for the embedder, and the space is not written in bursts), tu as
+// the stage scores with it (forStage) and the hook for offlineScores that
+// runs the stage and writes its order to *order; else tu and nil.
+func (q *query) learnedStage(tu offlineTuning, order *[]int) (offlineTuning, func(*stageInput)) {
+	if q.learned == nil || q.st.info.turnsPerRun() > stageMaxTurnsPerRun {
+		return tu, nil
+	}
+	return tu.forStage(), func(in *stageInput) { *order = q.learned.rerank(in) }
+}
+
 // rerank returns the stageCands best turns of a question by context score
 // in the model's order, best first; nil when the stage has nothing to
 // scale by (stageFeatures).
