@@ -53,6 +53,11 @@ func (q *query) selectOffline(tu offlineTuning) {
 	ranked := rank.Top(scores, scoreIdx, tu.MaxK)
 	k := tu.cut(ranked, scores)
 	if order != nil {
+		ids := make([]string, len(order))
+		for j, i := range order {
+			ids[j] = st.turns[i].ID
+		}
+		q.stage("reranked", ids)
 		ranked = order
 	}
 	for _, i := range ranked[:k] {

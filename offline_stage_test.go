@@ -1,10 +1,13 @@
 package higmem
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/embed/hashing"
 )
 
@@ -75,5 +78,88 @@ func TestStageOrder(t *testing.T) {
 		if got := stageFor(id) != nil; got != want {
 			t.Errorf("stageFor(%q): %v, want %v", id, got, want)
 		}
+	}
+}
+
+// namedEmbedder is an embedder under another ID, so that the engine takes
+// that model's paths (here, its learned stage) on cheap vectors.
+type namedEmbedder struct {
+	embed.Embedder
+	id string
+}
+
+func (e namedEmbedder) ID() string { return e.id }
+
+// TestStageInRetrieve checks the learned stage through Retrieve: with an
+// embedder it has weights for, on a conversation written turn by turn, the
+// trace records the re-ordered candidates and the evidence is the first of
+// them; with Ablations.NoStage, or in a conversation of bursts, there is
+// no such stage.
+func TestStageInRetrieve(t *testing.T) {
+	ctx := t.Context()
+	e5 := namedEmbedder{hashing.New(0), "minilm:e5-small-v2:512"}
+	topics := strings.Fields("sailing baking chess hiking painting guitar gardening cycling")
+	conv := func(burst bool) []TurnInput {
+		var in []TurnInput
+		sp := 0
+		for i := range 120 {
+			if !burst || i%3 == 0 {
+				sp = 1 - sp
+			}
+			in = append(in, TurnInput{ID: fmt.Sprint("t", i), SessionID: fmt.Sprint("s", i/30), Speaker: []string{"Ann", "Bob"}[sp],
+				Text: fmt.Sprintf("I spent the weekend %s with my cousin, turn %d.", topics[i%len(topics)], i)})
+		}
+		return in
+	}
+	for _, c := range []struct {
+		name      string
+		burst     bool
+		noStage   bool
+		wantStage bool
+	}{
+		{"turn by turn", false, false, true},
+		{"NoStage", false, true, false},
+		{"bursts", true, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			m, err := Open(ctx, Options{Mode: ModeOffline, Embedder: e5, Ablations: Ablations{NoStage: c.noStage}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer m.Close()
+			sp := Space{UserID: "stage"}
+			if _, err := m.Add(ctx, sp, conv(c.burst)); err != nil {
+				t.Fatal(err)
+			}
+			res, err := m.Retrieve(ctx, sp, "Who went sailing with their cousin?", RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var reranked []string
+			for _, s := range res.Trace.Stages {
+				if s.Name == "reranked" {
+					reranked = s.IDs
+				}
+			}
+			if (reranked != nil) != c.wantStage {
+				t.Fatalf("reranked stage %v, want one: %v (stages %v)", reranked, c.wantStage, res.Trace.Stages)
+			}
+			if !c.wantStage {
+				return
+			}
+			if len(reranked) != stageCands || len(res.Evidence) == 0 {
+				t.Fatalf("%d reranked, %d evidence", len(reranked), len(res.Evidence))
+			}
+			// The evidence is the first len(evidence) of the stage's order.
+			first := map[string]bool{}
+			for _, id := range reranked[:len(res.Evidence)] {
+				first[id] = true
+			}
+			for _, e := range res.Evidence {
+				if !first[e.Turn.ID] {
+					t.Errorf("evidence %s is not among the stage's first %d: %v", e.Turn.ID, len(res.Evidence), reranked)
+				}
+			}
+		})
 	}
 }

@@ -145,8 +145,10 @@ type Stage struct {
 	// Name is one of "search" (lexical/dense top-k turns), "events"
 	// (candidate event ids), "predicted" (turns chosen inside events),
 	// "timeline", "union", "filtered", "final". Offline mode, which
-	// scores every turn at once, records "search" and "final", and
-	// "profile" when profile attributes added evidence.
+	// scores every turn at once, records "search" and "final", "reranked"
+	// when its learned stage re-ordered the best turns (their ids in the
+	// stage's order, best first), and "profile" when profile attributes
+	// added evidence.
 	Name string   `json:"name"`
 	IDs  []string `json:"ids"`
 }

@@ -123,7 +123,8 @@ type QueryInfo struct {
 // Stage is the set of candidate ids after one retrieval step.
 type Stage struct {
 	// Name is "search", "events", "predicted", "timeline", "union",
-	// "links", "filtered" or "final".
+	// "links", "filtered", "reranked" (offline mode's learned stage) or
+	// "final".
 	Name string   `json:"name"`
 	IDs  []string `json:"ids"`
 }

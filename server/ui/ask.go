@@ -13,7 +13,7 @@ import (
 // stageOrder is the order of the retrieval stages the Ask page draws.
 // The stages of the question's mode (drawnIn) are always drawn (a stage
 // that did not run says so); the others only when recorded.
-var stageOrder = []string{"search", "events", "predicted", "timeline", "profile", "union", "shown", "selected", "filtered", "final"}
+var stageOrder = []string{"search", "reranked", "events", "predicted", "timeline", "profile", "union", "shown", "selected", "filtered", "final"}
 
 // drawnIn lists, per mode, the stages the Ask page always draws.
 var drawnIn = map[string][]string{
@@ -25,6 +25,7 @@ var drawnIn = map[string][]string{
 // stageDesc says what each stage is, for the page.
 var stageDesc = map[string]string{
 	"search":    "turns found by lexical/dense search",
+	"reranked":  "the best turns by offline score, in the order of the learned stage (e5-small-v2); offline mode passes the first of them",
 	"events":    "candidate events",
 	"predicted": "turns the model chose inside the candidate events",
 	"timeline":  "turns in the time range the question names",
