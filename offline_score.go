@@ -293,24 +293,13 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 	vis := f.visible[:hi:n]
 	run, links, cues := f.run[:hi:n], f.runLinks, f.cues[:hi:n]
 	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
-	var lf *lengthFactors
-	if tu.LengthPow != 0 && f.runWords != nil {
-		lf = lengthFactorsOf(tu.LengthPow)
-	}
 	// The flags of a turn select among two factors each, rather than
 	// branch on it (they vary from turn to turn and would be mispredicted):
 	// a missing factor is 1, and so is a share of 0, which leaves every sum
 	// and product as the formula writes it. Loop-invariant tests stay
 	// branches.
-	prevOf := [2]float64{tu.Prev, tu.PrevQuestion}
-	nextOf := [2]float64{tu.Next, tu.NextQuestion}
-	speakerOf := [2]float64{1, tu.SpeakerBump}
-	datedOf := [2]float64{1, tu.TimeBump}
-	countedOf := [2]float64{1, tu.CountBump}
-	questionOf := [2]float64{1, tu.QuestionBump}
-	if tu.QuestionBump == 0 {
-		questionOf[1] = 1
-	}
+	sf := tu.scoreFactors(f)
+	prevOf, nextOf, speakerOf, datedOf, countedOf, questionOf, lf := sf.prevOf, sf.nextOf, sf.speakerOf, sf.datedOf, sf.countedOf, sf.questionOf, sf.lf
 	// The cues come from one byte per turn (cues): question always,
 	// dated and counted when the question asks for them.
 	spk, dated, counted, runWords := f.speaker, f.dated != nil, f.counted != nil, f.runWords
@@ -382,6 +371,31 @@ func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb
 	return arg
 }
 
+// scoreFactors are the factors scoreRange selects among per turn, by its
+// flags (index 1 when the flag is set): the shares of the runs just before
+// and after (larger when that run asks), the speaker, time, number and
+// question cues, and the length prior (nil without one).
+type scoreFactors struct {
+	prevOf, nextOf, speakerOf, datedOf, countedOf, questionOf [2]float64
+	lf                                                        *lengthFactors
+}
+
+// scoreFactors returns tu's factors for features f.
+func (tu offlineTuning) scoreFactors(f *turnFeatures) scoreFactors {
+	sf := scoreFactors{
+		prevOf: [2]float64{tu.Prev, tu.PrevQuestion}, nextOf: [2]float64{tu.Next, tu.NextQuestion},
+		speakerOf: [2]float64{1, tu.SpeakerBump}, datedOf: [2]float64{1, tu.TimeBump},
+		countedOf: [2]float64{1, tu.CountBump}, questionOf: [2]float64{1, tu.QuestionBump},
+	}
+	if tu.QuestionBump == 0 {
+		sf.questionOf[1] = 1
+	}
+	if tu.LengthPow != 0 && f.runWords != nil {
+		sf.lf = lengthFactorsOf(tu.LengthPow)
+	}
+	return sf
+}
+
 // scoreRangeSingle is scoreRange where every speaker run is one turn (as
 // many runs as turns): run r is turn r, a run's best relevance is its
 // turn's, and the other turns of its run add nothing. It reads the
@@ -394,19 +408,8 @@ func (tu offlineTuning) scoreRangeSingle(f *turnFeatures, rel, out, best []float
 	rel, out = rel[:n:n], out[:hi]
 	vis := f.visible[:hi:n]
 	links, cues := f.runLinks[:hi:n], f.cues[:hi:n]
-	var lf *lengthFactors
-	if tu.LengthPow != 0 && f.runWords != nil {
-		lf = lengthFactorsOf(tu.LengthPow)
-	}
-	prevOf := [2]float64{tu.Prev, tu.PrevQuestion}
-	nextOf := [2]float64{tu.Next, tu.NextQuestion}
-	speakerOf := [2]float64{1, tu.SpeakerBump}
-	datedOf := [2]float64{1, tu.TimeBump}
-	countedOf := [2]float64{1, tu.CountBump}
-	questionOf := [2]float64{1, tu.QuestionBump}
-	if tu.QuestionBump == 0 {
-		questionOf[1] = 1
-	}
+	sf := tu.scoreFactors(f)
+	prevOf, nextOf, speakerOf, datedOf, countedOf, questionOf, lf := sf.prevOf, sf.nextOf, sf.speakerOf, sf.datedOf, sf.countedOf, sf.questionOf, sf.lf
 	spk, dated, counted, runWords := f.speaker, f.dated != nil, f.counted != nil, f.runWords
 	if spk != nil {
 		spk = spk[:hi:n]
