@@ -225,15 +225,12 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	// The best relevance bound per run bounds the run's best, and the
 	// bound of the other turns' best bounds the best of a run's others.
 	// Where every run is one turn (run r is turn r), a run's best is its
-	// turn's bound, its second 0 and its arg its start (runBests.setRun):
-	// rh reads them from relHi, zeros and runStart, and the pass writes
-	// relHi alone.
-	rh := &sc.runsHi
-	single := len(f.runStart) == n && (n == 0 || int(f.runStart[n-1]) == n-1)
-	if single {
-		sc.zeros = grow(sc.zeros, n) // never written
-		rh = &runBests{best: fs.relHi, second: sc.zeros, arg: f.runStart}
-	} else {
+	// turn's bound: scoreRange then reads no run bests
+	// (scoreRangeSingle), and the pass writes relHi alone.
+	var rh *runBests
+	single := len(f.runStart) == n
+	if !single {
+		rh = &sc.runsHi
 		rh.grow(len(f.runStart))
 	}
 	maxLo := fs.maxLo

@@ -279,7 +279,8 @@ func eventBest(f *turnFeatures, rel, best []float64) {
 // 0. Where every run is one turn, the neighbours are the turns around it
 // and the run share is 0. It reads rel only at lo to hi-1, rb only at the
 // runs of those turns and the two runs either side, and best only at their
-// events. It returns the index of the best score written (lo when none is
+// events; where every run is one turn, rel at those turns and the two
+// either side and rb not at all (it may be nil; scoreRangeSingle). It returns the index of the best score written (lo when none is
 // positive). The score grows with every relevance it adds up, so bounds of
 // them give bounds of it.
 func (tu offlineTuning) scoreRange(f *turnFeatures, rel, out, best []float64, rb *runBests, lo, hi int) (arg int) {

@@ -36,9 +36,6 @@ type scratch struct {
 	// runs holds the best relevance per speaker run (exact values, where
 	// computed), runsHi their upper bounds on the pruned path.
 	runs, runsHi runBests
-	// zeros is all 0, never written: the second best of runs of one
-	// turn on the pruned path.
-	zeros []float64
 	// tops lists, per part of the bound pass, the rows that can hold the
 	// best cosine.
 	tops [4][]int
