@@ -18,7 +18,7 @@ import (
 	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/bpe"
 	"github.com/higmem/higmem/llm"
-	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/llm/llmfake"
 	"github.com/higmem/higmem/llm/openai"
 )
 
@@ -257,7 +257,7 @@ func (a *app) serveFake(ctx context.Context, m llm.Model) (llm.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: llmtest.HTTPHandler(llmtest.ModelHandler(m)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: llmfake.HTTPHandler(llmfake.ModelHandler(m)), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	a.closers = append(a.closers, srv.Close)
 	return openai.New(openai.Options{BaseURL: "http://" + l.Addr().String() + "/v1", Model: "scripted",
