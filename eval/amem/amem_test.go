@@ -98,9 +98,8 @@ func TestAddAndAsk(t *testing.T) {
 // linker is a fake that links every new note to all its neighbours and
 // tags neighbour i with "n<index>".
 type linker struct {
-	mu       sync.Mutex
-	prompts  map[string][]string
-	evolveOK bool
+	mu      sync.Mutex
+	prompts map[string][]string
 }
 
 var idxRE = regexp.MustCompile(`(?m)^memory index:(\d+)\t`)
