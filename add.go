@@ -12,6 +12,9 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
+// Add: turns are validated and prepared as a whole, split into batches,
+// and each batch is built in the memory's mode and committed (writers.go).
+
 // Add stores turns in a space and builds memory from them: annotations,
 // event membership, event summaries and vectors, as the mode prescribes.
 //

@@ -11,18 +11,12 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-// Catching up (see docs/CONCURRENCY.md, "What a reader pays"): a state
-// whose space another writer (another Memory, another process) changed is
-// brought to the store's version in place, from the store's journal
-// (store.Reader.Changes): only the records written since the state's
-// version are read, and applied to the working set as a fresh load would
-// have built it (TestCatchUpEqualsFreshLoad compares the two, field by
-// field). Appends (turns after the last one, events after the last one)
-// cost what they add; a delete, or a turn or event stored among the
-// existing ones, moves the rows after it (a pass over the turns' positions
-// and matrix rows, no store read). When the journal cannot answer (the
-// state is older than the space's journal floor, the space was deleted,
-// see store's "The journal"), the space is loaded afresh.
+// Catching up (docs/CONCURRENCY.md, "What a reader pays"): a state whose
+// space another writer changed is brought to the store's version in place
+// from the store's journal (store.Reader.Changes), as a fresh load would
+// have built it (TestCatchUpEqualsFreshLoadRandom). Appends cost what they
+// add; a delete or an insertion moves the rows after it. When the journal
+// cannot answer, the space is loaded afresh.
 
 // catchUp applies to st, in place, what was written to its space since
 // st's version, as r reads it, and returns the version st then reflects.

@@ -12,6 +12,10 @@ import (
 	"github.com/higmem/higmem/llm"
 )
 
+// Calling the model: callModel renders a prompt, sends it, checks the reply
+// (internal/memcheck) and records the call in the operation's recorder,
+// which also notes fallbacks and whether the model was reachable.
+
 // recorder collects the LLM calls of one operation. Safe for concurrent use.
 type recorder struct {
 	mu    sync.Mutex // guards calls, notes and downErr
