@@ -22,8 +22,8 @@ import (
 // helpers are the internal packages the library is built from; they import
 // only each other.
 var helpers = []string{
-	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/profile", "internal/prompt",
-	"internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
+	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/offline", "internal/profile",
+	"internal/prompt", "internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
 }
 
 // interfaces are the small packages backends implement.
@@ -53,6 +53,10 @@ func library(p string) bool { return layer(p) != "application" }
 func importRule(p, q string) string {
 	lp, lq := layer(p), layer(q)
 	switch {
+	case research(q) && !research(p):
+		return "research code (internal/research) is imported by no production package"
+	case p == "internal/offline" && (lq == "root" || lq == "application"):
+		return "internal/offline imports neither the root package nor programs: the root hands it plain inputs"
 	case lp == "helper" && lq != "helper":
 		return "internal helpers import only other internal helpers"
 	case lp == "interface" && lq != "helper":
@@ -78,6 +82,10 @@ func importRule(p, q string) string {
 	}
 	return ""
 }
+
+// research reports whether p is research code: experiments, fits and
+// sweeps (internal/research).
+func research(p string) bool { return p == "internal/research" || strings.HasPrefix(p, "internal/research/") }
 
 // pkgInfo is what the rules read of one package.
 type pkgInfo struct {
@@ -215,6 +223,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "cmd/higmem", imports: []string{"server"}},
 		{path: "eval/locomo", imports: []string{"internal/envconfig"}},
 		{path: "embed/minilm", env: []string{"embed/minilm/load.go"}},
+		{path: "internal/offline", imports: []string{""}},
+		{path: "internal/offline", imports: []string{"internal/cli"}},
+		{path: "", imports: []string{"internal/research"}},
+		{path: "internal/cli", imports: []string{"internal/research/cmd/fitstage"}},
 	}
 	for _, p := range bad {
 		if v := violations([]pkgInfo{p}); len(v) != 1 {
@@ -228,6 +240,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/rank", imports: []string{"internal/vec"}},
 		{path: "server", imports: []string{"", "api", "store"}},
 		{path: "internal/cli", imports: []string{"server", "internal/envconfig", "store/sqlite"}, env: []string{"internal/cli/root.go"}},
+		{path: "", imports: []string{"internal/offline"}},
+		{path: "internal/offline", imports: []string{"internal/rank", "internal/vec"}},
+		{path: "internal/research/cmd/fitstage", imports: []string{"internal/research", "internal/offline", ""}},
 	}
 	for _, p := range good {
 		if v := violations([]pkgInfo{p}); len(v) != 0 {

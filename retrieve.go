@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
@@ -44,7 +45,7 @@ type query struct {
 	noProfiles bool
 	// learned is offline retrieval's second stage for the embedder (nil:
 	// none fitted, or Ablations.NoStage).
-	learned *stageModel
+	learned *offline.Stage
 	// score caches memberScores.
 	score func(i int) float64
 	// sc is the query's working memory, returned to the space's pool when
@@ -88,7 +89,7 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	}
 	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.Ablations.NoEvents, noTemporal: m.opts.Ablations.NoTemporal, noProfiles: m.opts.Ablations.NoProfiles}
 	if e := m.opts.Embedder; e != nil && !m.opts.Ablations.NoStage {
-		q.learned = stageFor(e.ID())
+		q.learned = offline.StageFor(e.ID())
 	}
 	q.sc = st.getScratch()
 	defer st.putScratch(q.sc)
@@ -182,13 +183,15 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 
 // fresh returns a query for the same question with no candidates and no
 // stages yet (the trace keeps the calls and notes so far), for a retrieval
-// that starts over by the offline rules.
+// that starts over by the offline rules. It copies the whole query, so that
+// a field added later is kept, and resets what belongs to the first try:
+// stages, candidates, the member-score cache and the error.
 func (q *query) fresh() *query {
 	tr := *q.trace
 	tr.Stages = nil
-	return &query{st: q.st, question: q.question, info: q.info, qv: q.qv, search: q.search, ro: q.ro,
-		keepTurn: q.keepTurn, keepEv: q.keepEv, trace: &tr, rec: q.rec, cand: map[string]*Evidence{},
-		noEvents: q.noEvents, noTemporal: q.noTemporal, noProfiles: q.noProfiles, sc: q.sc, ctx: q.ctx}
+	f := *q
+	f.trace, f.cand, f.score, f.err = &tr, map[string]*Evidence{}, nil, nil
+	return &f
 }
 
 // analyzeRules analyses a question without an LLM.

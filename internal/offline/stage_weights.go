@@ -1,8 +1,8 @@
-package higmem
+package offline
 
 // The learned stage's weights for e5-small-v2 (offline_stage.go), in raw
 // units (the standardisation of the fit folded in), one per feature of
-// stageFeatures. TestOfflineCVStage fits them on every conversation of
+// StageFeatures. TestOfflineCVStage fits them on every conversation of
 // LoCoMo and FriendsQA dev, logs them in this form and fails when these
 // differ from its fit:
 //
@@ -10,7 +10,7 @@ package higmem
 //	  HIGMEM_TEST_MODEL_DIR=<models>/e5-small-v2 HIGMEM_EMBED_CACHE=<cache> \
 //	  go test -count=1 -run 'TestOfflineCVStage$' -v .
 var (
-	stageE5Weights = [stageDim]float64{
+	stageE5Weights = [StageDim]float64{
 		5.46471142,    // sr
 		1.1883475,     // r2
 		1.65470511,    // den
