@@ -85,7 +85,9 @@ func importRule(p, q string) string {
 
 // research reports whether p is research code: experiments, fits and
 // sweeps (internal/research).
-func research(p string) bool { return p == "internal/research" || strings.HasPrefix(p, "internal/research/") }
+func research(p string) bool {
+	return p == "internal/research" || strings.HasPrefix(p, "internal/research/")
+}
 
 // pkgInfo is what the rules read of one package.
 type pkgInfo struct {

@@ -355,4 +355,3 @@ func questionFor(ctx context.Context, t *testing.T, m *Memory, st *spaceState, q
 	q.qv = v
 	return q
 }
-
