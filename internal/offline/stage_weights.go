@@ -1,14 +1,11 @@
 package offline
 
-// The learned stage's weights for e5-small-v2 (offline_stage.go), in raw
-// units (the standardisation of the fit folded in), one per feature of
-// StageFeatures. TestOfflineCVStage fits them on every conversation of
-// LoCoMo and FriendsQA dev, logs them in this form and fails when these
-// differ from its fit:
+// The learned stage's weights for e5-small-v2 (stage.go), in raw units (the
+// standardisation of the fit folded in), one per feature of StageFeatures.
+// internal/research fits them on every question of LoCoMo and FriendsQA dev
+// and writes this file:
 //
-//	HIGMEM_DATA_DIR=../shared/data HIGMEM_OFFLINE_CV=1 HIGMEM_CV_LEXB=1 HIGMEM_CV_WINDOWS=none \
-//	  HIGMEM_TEST_MODEL_DIR=<models>/e5-small-v2 HIGMEM_EMBED_CACHE=<cache> \
-//	  go test -count=1 -run 'TestOfflineCVStage$' -v .
+//	go run ./internal/research/cmd/fitstage -locomo PATH -friendsqa PATH -model DIR -out internal/offline/stage_weights.go
 var (
 	stageE5Weights = [StageDim]float64{
 		5.46471142,    // sr

@@ -3,7 +3,10 @@ package research
 import (
 	"math"
 	"math/rand/v2"
+	"os"
 	"testing"
+
+	"github.com/higmem/higmem/internal/offline"
 )
 
 // TestFitLogistic checks the stage's logistic regression on problems whose
@@ -89,5 +92,28 @@ func TestFitLogistic(t *testing.T) {
 	}
 	if f, err := FitStandardised(xs, 4, y, 1); err != nil || math.Abs(f.W[1]+m.W[1]) > 1e-6 {
 		t.Errorf("flipped labels: weight 1 %.3f, want %.3f (%v)", f.W[1], -m.W[1], err)
+	}
+}
+
+// TestStageWeightsFile checks that the file fitstage writes for the
+// weights the engine ships is the shipped file, byte for byte: a fit that
+// reproduces them reproduces the file.
+func TestStageWeightsFile(t *testing.T) {
+	sm := offline.StageFor("minilm:e5-small-v2:")
+	w, b := sm.Weights()
+	m := &Logit{W: w[:], B: b, Mu: make([]float64, len(w)), SD: make([]float64, len(w))}
+	for k := range m.SD {
+		m.SD[k] = 1
+	}
+	got, err := StageWeightsFile(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile("../offline/stage_weights.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("fitstage writes\n%s\nthe shipped file is\n%s", got, want)
 	}
 }

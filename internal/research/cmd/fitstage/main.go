@@ -68,10 +68,13 @@ func run(locomoPath, friendsPath, model, out string) error {
 		return err
 	}
 	log.Printf("fitted on %d questions (%s) in %d Newton steps", len(qs), emb.ID(), fit.Iters)
-	src := research.StageWeightsFile(fit, "go run ./internal/research/cmd/fitstage -locomo PATH -friendsqa PATH -model DIR -out internal/offline/stage_weights.go")
-	fmt.Print(src)
+	src, err := research.StageWeightsFile(fit)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%s", src)
 	if out != "" {
-		return os.WriteFile(out, []byte(src), 0o644)
+		return os.WriteFile(out, src, 0o644)
 	}
 	return nil
 }
