@@ -28,7 +28,7 @@ import (
 // side, one or two turns before, and means of turn vectors).
 //
 // Offline retrieval's dense feature is the cosine with the window vector
-// (offWindowWeight); where a window holds a turn the question must not see
+// (offline.Tuning.WindowWeight); where a window holds a turn the question must not see
 // (a filter), the turn's own cosine stands in. Deleting a turn embeds the
 // windows that held it again, so that its text does not live on in them.
 
