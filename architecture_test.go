@@ -22,8 +22,8 @@ import (
 // helpers are the internal packages the library is built from; they import
 // only each other.
 var helpers = []string{
-	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/profile", "internal/prompt",
-	"internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
+	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/offline", "internal/profile",
+	"internal/prompt", "internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
 }
 
 // interfaces are the small packages backends implement.
@@ -65,6 +65,10 @@ func importRule(p, q string) string {
 	switch {
 	case testSupport(q) && !testSupport(p):
 		return "production code never imports a test helper package (*test); fakes it runs live in llm/llmfake and the like"
+	case research(q) && !research(p):
+		return "research code (internal/research) is imported by no production package"
+	case p == "internal/offline" && (lq == "root" || lq == "application"):
+		return "internal/offline imports neither the root package nor programs: the root hands it plain inputs"
 	case lp == "helper" && lq != "helper":
 		return "internal helpers import only other internal helpers"
 	case lp == "interface" && lq != "helper":
@@ -90,6 +94,12 @@ func importRule(p, q string) string {
 		return "only the CLI and the server read the environment (internal/envconfig)"
 	}
 	return ""
+}
+
+// research reports whether p is research code: experiments, fits and
+// sweeps (internal/research).
+func research(p string) bool {
+	return p == "internal/research" || strings.HasPrefix(p, "internal/research/")
 }
 
 // pkgInfo is what the rules read of one package.
@@ -243,6 +253,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/bench", testing: []string{"testing"}},
 		{path: "eval/locomo/harness", testing: []string{"net/http/httptest"}},
 		{path: "llm/llmfake", imports: []string{"llm/openai"}},
+		{path: "internal/offline", imports: []string{""}},
+		{path: "internal/offline", imports: []string{"internal/cli"}},
+		{path: "", imports: []string{"internal/research"}},
+		{path: "internal/cli", imports: []string{"internal/research/cmd/fitstage"}},
 	}
 	for _, p := range bad {
 		if v := violations([]pkgInfo{p}); len(v) != 1 {
@@ -259,6 +273,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/cli", imports: []string{"llm/llmfake"}},
 		{path: "llm/llmtest", imports: []string{"llm", "llm/llmfake"}, testing: []string{"testing", "net/http/httptest"}},
 		{path: "internal/pgtest", testing: []string{"testing"}},
+		{path: "", imports: []string{"internal/offline"}},
+		{path: "internal/offline", imports: []string{"internal/rank", "internal/vec"}},
+		{path: "internal/research/cmd/fitstage", imports: []string{"internal/research", "internal/offline", ""}},
 	}
 	for _, p := range good {
 		if v := violations([]pkgInfo{p}); len(v) != 0 {

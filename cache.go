@@ -49,7 +49,7 @@ func (st *spaceState) estimateSize() int64 {
 	n := int64(stateBytes) + int64(cap(st.turns))*turnStructBytes
 	n += int64(len(st.pos)) * mapEntryBytes
 	n += int64(cap(st.info.event)) * (infoBytes + scratchBytes)
-	n += int64(len(st.info.runStart))*14 + int64(len(st.info.winStart))*8 + st.info.refBytes
+	n += int64(len(st.info.RunStart))*14 + int64(len(st.info.winStart))*8 + st.info.refBytes
 	n += int64(cap(st.events)) * eventStructBytes
 	n += int64(len(st.evPos)+len(st.eventsOf)+len(st.links)) * mapEntryBytes
 	n += int64(cap(st.evTurns)) * 24

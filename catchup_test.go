@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/pgtest"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm/llmtest"
@@ -150,23 +151,23 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	}
 	v := stateView{Turns: st.turns, Pos: st.pos, TimeRefs: st.info.timeRefs, Dated: st.info.dated, Same: st.info.sameSession,
 		Question: st.info.question, Number: st.info.number, TurnEvent: st.info.event, Speaker: st.info.speaker,
-		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.run,
-		RunStart: st.info.runStart, RunAsks: st.info.runAsks, RunLinks: st.info.runLinks, Cues: st.info.cues, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
+		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.Run,
+		RunStart: st.info.RunStart, RunAsks: st.info.RunAsks, RunLinks: st.info.RunLinks, Cues: st.info.cues, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
 		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.list(),
 		EventsOf: map[string][]string{}, Links: map[string][]store.Link{}}
 	// The packed forms the offline scorer reads match the slices they
 	// pack, however the state came about.
 	ti := &st.info
-	if len(ti.cues) != len(st.turns) || len(ti.runLinks) != len(ti.runStart) {
-		t.Fatalf("%d cues and %d run links for %d turns and %d runs", len(ti.cues), len(ti.runLinks), len(st.turns), len(ti.runStart))
+	if len(ti.cues) != len(st.turns) || len(ti.RunLinks) != len(ti.RunStart) {
+		t.Fatalf("%d cues and %d run links for %d turns and %d runs", len(ti.cues), len(ti.RunLinks), len(st.turns), len(ti.RunStart))
 	}
 	for i, c := range ti.cues {
-		if want := cuesOf(ti.question[i], ti.number[i], ti.dated[i]); c != want {
+		if want := offline.CuesOf(ti.question[i], ti.number[i], ti.dated[i]); c != want {
 			t.Fatalf("turn %d: cues %b, want %b", i, c, want)
 		}
 	}
-	for r, l := range ti.runLinks {
-		if want := runLinksOf(ti.sameSession, ti.runStart, ti.runAsks, r); l != want {
+	for r, l := range ti.RunLinks {
+		if want := offline.RunLinksOf(ti.sameSession, ti.RunStart, ti.RunAsks, r); l != want {
 			t.Fatalf("run %d: links %b, want %b", r, l, want)
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -275,7 +276,7 @@ func rebuildEvent(st *spaceState, b *batch, e *store.Event, tr *trace) {
 	// them: an event a model wrote and an earlier delete rebuilt by rules
 	// still holds the model's facts.
 	e.Facts = slices.DeleteFunc(e.Facts, func(f store.Fact) bool { return f.TurnID == tr.id || tr.in(f.Text, f.Time) })
-	if e.Producer != offlineProducer {
+	if e.Producer != offline.Producer {
 		e.Tags = tr.keep(e.Tags)
 		for _, x := range tr.keep(e.Entities) {
 			if !slices.Contains(speakers, x) {

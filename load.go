@@ -9,6 +9,7 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -34,7 +35,7 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 // ensureEventVectors).
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
-		turnLex: bm25.New(bm25.Options{B: turnBM25B}), eventLex: bm25.New(bm25.Options{}),
+		turnLex: bm25.New(bm25.Options{B: offline.TurnBM25B}), eventLex: bm25.New(bm25.Options{}),
 		turnsReady: make(chan struct{}), posReady: make(chan struct{}), evReady: make(chan struct{})}
 	if tx != nil {
 		l.readTurns()

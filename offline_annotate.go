@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/store"
@@ -19,9 +20,9 @@ func annotateRules(t store.Turn) store.Annotation {
 	text := content(t)
 	a := store.Annotation{
 		TurnID:   t.ID,
-		Keywords: keywordsOf(topicText(t), keywordsPerTurn, nameSet(t.Speaker)),
+		Keywords: keywordsOf(topicText(t), offline.KeywordsPerTurn, nameSet(t.Speaker)),
 		Entities: entitiesOf(text, t.Speaker),
-		Producer: offlineProducer,
+		Producer: offline.Producer,
 	}
 	if !t.OccurredAt.IsZero() {
 		for _, r := range temporal.Resolve(text, t.OccurredAt) {

@@ -11,159 +11,11 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/offline"
 )
 
 // The engine's scans were rewritten for speed (issue 9); these tests pin
 // them to straightforward reference implementations, bit for bit.
-
-// refRelevance is the relevance computation before issue 9.
-func refRelevance(tu offlineTuning, f *turnFeatures) []float64 {
-	n := len(f.lex)
-	maxLex := 0.0
-	for i, v := range f.lex {
-		if f.visible[i] {
-			maxLex = max(maxLex, v)
-		}
-	}
-	rel := make([]float64, n)
-	for i := range n {
-		if f.visible[i] && maxLex > 0 {
-			rel[i] = f.lex[i] / maxLex
-		}
-	}
-	if f.dense == nil {
-		return rel
-	}
-	mean, maxD, cnt := 0.0, math.Inf(-1), 0
-	for i, d := range f.dense {
-		if f.visible[i] {
-			mean += d
-			maxD = max(maxD, d)
-			cnt++
-		}
-	}
-	if cnt == 0 {
-		return rel
-	}
-	mean /= float64(cnt)
-	for i, d := range f.dense {
-		if f.visible[i] && maxD > mean {
-			rel[i] += tu.DenseWeight * max(d-mean, 0) / (maxD - mean)
-		}
-	}
-	return rel
-}
-
-// refScore is the context score computation before issue 9.
-func refScore(tu offlineTuning, f *turnFeatures, rel []float64) []float64 {
-	n := len(rel)
-	within := func(i, d int) bool {
-		j := i + d
-		if j < 0 || j >= n {
-			return false
-		}
-		for k := min(i, j) + 1; k <= max(i, j); k++ {
-			if !f.sameSession[k] {
-				return false
-			}
-		}
-		return true
-	}
-	at := func(i, d int) float64 {
-		if !within(i, d) {
-			return 0
-		}
-		return rel[i+d]
-	}
-	var best map[int32]float64
-	if tu.EventShare != 0 && f.event != nil {
-		best = map[int32]float64{}
-		for i, e := range f.event {
-			if e >= 0 {
-				best[e] = max(best[e], rel[i])
-			}
-		}
-	}
-	out := make([]float64, n)
-	for i := range n {
-		if !f.visible[i] {
-			continue
-		}
-		prev, next := tu.Prev, tu.Next
-		if i > 0 && f.question[i-1] {
-			prev = tu.PrevQuestion
-		}
-		if i+1 < n && f.question[i+1] {
-			next = tu.NextQuestion
-		}
-		s := rel[i] + prev*at(i, -1) + next*at(i, 1) + tu.Far*(at(i, -2)+at(i, 2))
-		if best != nil && f.event[i] >= 0 {
-			s += tu.EventShare * best[f.event[i]]
-		}
-		if f.speaker != nil && f.speaker[i] {
-			s *= tu.SpeakerBump
-		}
-		if f.dated != nil && f.dated[i] {
-			s *= tu.TimeBump
-		}
-		if f.counted != nil && f.counted[i] {
-			s *= tu.CountBump
-		}
-		if f.question[i] && tu.QuestionBump != 0 {
-			s *= tu.QuestionBump
-		}
-		out[i] = s
-	}
-	return out
-}
-
-// randomFeatures returns features of n turns with ties, zeros, invisible
-// turns, questions, sessions, events and cues.
-func randomFeatures(r *rand.Rand, n, events int) *turnFeatures {
-	f := &turnFeatures{
-		lex: make([]float64, n), dense: make([]float64, n), visible: make([]bool, n),
-		sameSession: make([]bool, n), question: make([]bool, n), event: make([]int32, n),
-		speaker: make([]bool, n), dated: make([]bool, n), counted: make([]bool, n),
-	}
-	for i := range n {
-		if r.IntN(3) == 0 {
-			f.lex[i] = float64(r.IntN(4)) / 2 // ties
-		}
-		f.dense[i] = r.Float64()*1.4 - 0.4
-		f.visible[i] = r.IntN(10) != 0
-		f.sameSession[i] = i > 0 && r.IntN(6) != 0
-		f.question[i] = r.IntN(4) == 0
-		f.event[i] = int32(r.IntN(events+1) - 1)
-		f.speaker[i] = r.IntN(2) == 0
-		f.dated[i] = r.IntN(5) == 0
-		f.counted[i] = r.IntN(7) == 0
-	}
-	return f
-}
-
-func TestRelevanceAndScoreMatchReference(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
-	tu := defaultOfflineTuning()
-	for trial := range 200 {
-		f := randomFeatures(r, 1+r.IntN(300), 1+r.IntN(20))
-		switch trial % 4 {
-		case 1:
-			f.dense = nil
-		case 2:
-			f.speaker, f.dated, f.counted = nil, nil, nil
-		case 3:
-			f.event = nil
-		}
-		want := refRelevance(tu, f)
-		got := tu.relevance(f)
-		if !slices.Equal(got, want) {
-			t.Fatalf("trial %d: relevance differs", trial)
-		}
-		if !slices.Equal(tu.score(f, got), refScore(tu, f, want)) {
-			t.Fatalf("trial %d: score differs", trial)
-		}
-	}
-}
 
 // TestOfflineFastMatchesFull runs offline retrieval on a space large enough
 // (with the thresholds lowered) for the pruned path, and checks every
@@ -237,7 +89,7 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 	if st.turnVec.Quantized() != turnInt8 || !st.winVec.Quantized() || st.winVec.Rows() != len(st.turns) || len(st.turns) < st.limits.offlineFastRows {
 		t.Fatalf("%d turns, %d window vectors, quantized %v, %v: the fast path would not run", len(st.turns), st.winVec.Rows(), st.turnVec.Quantized(), st.winVec.Quantized())
 	}
-	if runs := len(st.info.runStart); (runs == len(st.turns)) != single {
+	if runs := len(st.info.RunStart); (runs == len(st.turns)) != single {
 		t.Fatalf("%d runs of %d turns, want one per turn %v", runs, len(st.turns), single)
 	}
 	questions := []string{"What did Ava say about the guitar?", "When did Ben go to Kyoto?", "How many birds did they see near the lake?",
@@ -279,7 +131,7 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 			if !turnInt8 {
 				break // the turn vectors' bounds need their int8 copy
 			}
-			tu := defaultOfflineTuning()
+			tu := offline.DefaultTuning()
 			tu.WindowWeight = w
 			got, gotFast := selectWith(m, sp, qs, tu, nil, false)
 			want, _ := selectWith(m, sp, qs, tu, nil, true)
@@ -296,16 +148,16 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 	// it re-orders the best turns of some question.
 	reordered := 0
 	for _, qs := range questions {
-		sm := &stageModels[0]
-		got, gotFast := selectWith(m, sp, qs, defaultOfflineTuning(), sm, false)
-		want, _ := selectWith(m, sp, qs, defaultOfflineTuning(), sm, true)
+		sm := offline.StageFor("minilm:e5-small-v2:")
+		got, gotFast := selectWith(m, sp, qs, offline.DefaultTuning(), sm, false)
+		want, _ := selectWith(m, sp, qs, offline.DefaultTuning(), sm, true)
 		if !gotFast {
 			t.Errorf("%q, learned stage: the fast path did not decide", qs)
 		}
 		if got != want {
 			t.Fatalf("%q, learned stage: selection differs\nfast %s\nfull %s", qs, got, want)
 		}
-		if plain, _ := selectWith(m, sp, qs, defaultOfflineTuning(), nil, true); plain != got {
+		if plain, _ := selectWith(m, sp, qs, offline.DefaultTuning(), nil, true); plain != got {
 			reordered++
 		}
 		// Default mode's turn search too, in the stage's order.
@@ -314,7 +166,7 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 		}
 	}
 	if single != (reordered > 0) {
-		t.Errorf("the learned stage changed %d of %d selections, one turn per run %v (%.2f turns per run)", reordered, len(questions), single, st.info.turnsPerRun())
+		t.Errorf("the learned stage changed %d of %d selections, one turn per run %v (%.2f turns per run)", reordered, len(questions), single, st.info.UnitsPerRun())
 	}
 	// Every question here has at least KTurn turns with a positive score:
 	// the pruned path decides each one, even where max K is below KTurn.
@@ -341,15 +193,13 @@ func withQuery(m *Memory, sp Space, question string, f func(st *spaceState, q *q
 // selectWith runs offline selection with tuning tu and the learned stage
 // (nil: none) on the pruned path (unless full) and returns the candidates with their sources and scores
 // and the stages, rendered, and whether the pruned path decided.
-func selectWith(m *Memory, sp Space, question string, tu offlineTuning, learned *stageModel, full bool) (out string, decided bool) {
+func selectWith(m *Memory, sp Space, question string, tu offline.Tuning, learned *offline.Stage, full bool) (out string, decided bool) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
 		q.learned = learned
 		if !full {
-			ftu := tu
-			if learned != nil {
-				ftu = tu.forStage()
-			}
-			_, _, _, _, decided = q.offlineFast(ftu, denseOf(st, ftu.WindowWeight), q.sc, nil)
+			in := q.offlineInput(tu)
+			in.Stage, in.Fast = learned, true
+			decided = offline.Score(in, &q.sc.off).Pruned
 			q.sc.clearLex()
 			q.sc.turnLex = false
 		}
@@ -376,7 +226,7 @@ func selectWith(m *Memory, sp Space, question string, tu offlineTuning, learned 
 
 // scoredWith returns scoredTurns(KTurn) of a question, as ids and
 // scores, on the pruned path (unless full).
-func scoredWith(m *Memory, sp Space, question string, full bool, learned ...*stageModel) (out []string) {
+func scoredWith(m *Memory, sp Space, question string, full bool, learned ...*offline.Stage) (out []string) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
 		if len(learned) > 0 {
 			q.learned = learned[0]
@@ -390,56 +240,13 @@ func scoredWith(m *Memory, sp Space, question string, full bool, learned ...*sta
 	return out
 }
 
-// fastUsed reports whether offlineFast decides a question (rather than
+// fastUsed reports whether the pruned path decides a question (rather than
 // falling back to the full computation).
 func fastUsed(m *Memory, sp Space, question string) (ok bool) {
 	withQuery(m, sp, question, func(st *spaceState, q *query) {
-		_, _, _, _, ok = q.offlineFast(defaultOfflineTuning(), denseOf(st, offWindowWeight), q.sc, nil)
+		in := q.offlineInput(offline.DefaultTuning())
+		in.Stage, in.Fast = nil, true
+		ok = offline.Score(in, &q.sc.off).Pruned
 	})
 	return ok
-}
-
-// TestRelevanceBound checks that the bound pass's relevance bound
-// (relevanceBound, by multiplications) is at least relevanceOf, for the
-// same cosine and for every smaller cosine under a scale whose best cosine
-// is at least the bound's, on random and edge values.
-func TestRelevanceBound(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	for trial := range 200000 {
-		tu := defaultOfflineTuning()
-		if trial%3 == 0 {
-			tu.DenseWeight = r.Float64() * 3
-		}
-		s := relevanceScale{mean: r.Float64()*0.6 - 0.2}
-		if trial%5 != 0 {
-			s.maxLex = r.Float64() * 20
-		}
-		s.maxD = s.mean + r.Float64()*0.8 + 1e-9
-		lex := 0.0
-		if r.IntN(3) != 0 {
-			lex = r.Float64() * s.maxLex
-		}
-		if trial%7 == 0 {
-			lex = s.maxLex
-		}
-		d := r.Float64()*2 - 1
-		switch trial % 11 {
-		case 0:
-			d = s.mean
-		case 1:
-			d = s.maxD
-		case 2:
-			d = math.Nextafter(s.mean, 2)
-		}
-		b := relBound(tu, s)
-		hi := b.of(lex, d)
-		if want := tu.relevanceOf(lex, d, s); hi < want {
-			t.Fatalf("trial %d: bound %v below relevance %v (lex %v, d %v, scale %+v)", trial, hi, want, lex, d, s)
-		}
-		exact := s
-		exact.maxD += r.Float64() * 0.1
-		if want := tu.relevanceOf(lex, d-r.Float64()*0.1, exact); hi < want {
-			t.Fatalf("trial %d: bound %v below relevance %v under a larger best cosine", trial, hi, want)
-		}
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
@@ -192,27 +193,27 @@ func similarity(ts []string, v []float32, gt map[string]bool, c []float32) (sim 
 func (s *segmenter) continues(e *store.Event, ts []string, v []float32) bool {
 	n := len(e.TurnIDs)
 	switch {
-	case n >= segMaxEventSize:
+	case n >= offline.SegMaxEventSize:
 		return false
-	case n < segMinEventSize || len(ts) < segShortTerms:
+	case n < offline.SegMinEventSize || len(ts) < offline.SegShortTerms:
 		return true
 	}
-	win := e.TurnIDs[n-min(n, segWindow):]
+	win := e.TurnIDs[n-min(n, offline.SegWindow):]
 	var c []float32
 	if v != nil {
 		c = s.centroidOf(win)
 	}
 	sim, dense := similarity(ts, v, s.termsOf(win), c)
 	if dense {
-		return sim >= segJoinDense
+		return sim >= offline.SegJoinDense
 	}
-	return sim >= segJoinLexical
+	return sim >= offline.SegJoinLexical
 }
 
 // rejoinScore returns how well a turn fits an older event, or 0 when it
 // is below the rejoin threshold.
 func (s *segmenter) rejoinScore(e *store.Event, ts []string, v []float32) float64 {
-	if len(e.TurnIDs) >= segMaxEventSize {
+	if len(e.TurnIDs) >= offline.SegMaxEventSize {
 		return 0
 	}
 	var c []float32
@@ -220,7 +221,7 @@ func (s *segmenter) rejoinScore(e *store.Event, ts []string, v []float32) float6
 		c = s.eventCentroid(e)
 	}
 	sim, dense := similarity(ts, v, s.eventTerms(e), c)
-	if dense && sim < segRejoinDense || !dense && sim < segRejoinLex {
+	if dense && sim < offline.SegRejoinDense || !dense && sim < offline.SegRejoinLex {
 		return 0
 	}
 	return sim
@@ -245,7 +246,7 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 	// A session opens with a new event (its first turns are greetings,
 	// which resemble every other greeting); later topic shifts may rejoin
 	// an older event.
-	if target == nil && open != nil && len(ts) >= segShortTerms {
+	if target == nil && open != nil && len(ts) >= offline.SegShortTerms {
 		best, bestSim := (*store.Event)(nil), 0.0
 		consider := func(e *store.Event) {
 			if e == nil || e.ID == open.ID {
@@ -269,7 +270,7 @@ func (s *segmenter) assign(t store.Turn, v []float32) {
 	if target != nil {
 		target = s.b.event(target.ID)
 	} else {
-		target = s.b.newEvent("", offlineProducer)
+		target = s.b.newEvent("", offline.Producer)
 	}
 	s.b.join(target, t)
 	delete(s.centroid, target.ID)
@@ -320,8 +321,8 @@ func summariseExtractive(st *spaceState, b *batch, e *store.Event) {
 		}
 		return cmp.Compare(first[a], first[b])
 	})
-	if len(keys) > keywordsPerEvent {
-		keys = keys[:keywordsPerEvent]
+	if len(keys) > offline.KeywordsPerEvent {
+		keys = keys[:offline.KeywordsPerEvent]
 	}
 	e.Keywords = e.Keywords[:0]
 	for _, k := range keys {
@@ -347,14 +348,14 @@ func summariseExtractive(st *spaceState, b *batch, e *store.Event) {
 		cs = append(cs, cand{i, n})
 	}
 	slices.SortStableFunc(cs, func(a, b cand) int { return cmp.Compare(b.score, a.score) })
-	if len(cs) > summaryTurns {
-		cs = cs[:summaryTurns]
+	if len(cs) > offline.SummaryTurns {
+		cs = cs[:offline.SummaryTurns]
 	}
 	slices.SortFunc(cs, func(a, b cand) int { return cmp.Compare(a.i, b.i) })
 	var parts []string
 	for _, c := range cs {
 		t := members[c.i]
-		parts = append(parts, t.Speaker+": "+truncate(content(t), summaryTurnMaxLen))
+		parts = append(parts, t.Speaker+": "+truncate(content(t), offline.SummaryTurnMaxLen))
 	}
 	e.Summary = strings.Join(parts, " / ")
 	speakers := slices.Clone(e.Entities)
@@ -366,5 +367,5 @@ func summariseExtractive(st *spaceState, b *batch, e *store.Event) {
 		title = strings.Join(speakers, " & ") + ": " + title
 	}
 	e.Title = title
-	e.Producer = offlineProducer
+	e.Producer = offline.Producer
 }

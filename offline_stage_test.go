@@ -1,85 +1,18 @@
 package higmem
 
 import (
+	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/llm"
+	"github.com/higmem/higmem/store/memstore"
 )
-
-// TestStageFeatures checks the learned stage's features on a hand-made
-// question: two sessions of three turns, one turn per speaker run.
-func TestStageFeatures(t *testing.T) {
-	f := &turnFeatures{
-		lex:         []float64{1, 1, 1, 1, 1, 1},
-		dense:       []float64{0.5, 0.6, 1.0, 0.4, 0.9, 0.7},
-		visible:     []bool{true, true, true, true, true, true},
-		sameSession: []bool{false, true, true, false, true, true},
-		question:    []bool{false, true, false, false, false, false},
-		event:       []int32{-1, -1, -1, -1, -1, -1},
-		speaker:     []bool{false, false, true, false, false, false},
-	}
-	singleRuns(f)
-	rel := []float64{0.2, 0.5, 1.0, 0.1, 0.4, 0.3}
-	scores := []float64{0.3, 0.6, 2.0, 0.2, 0.8, 0.5}
-	var rb runBests
-	rb.fill(f, rel)
-	in := fullStageInput(defaultOfflineTuning(), f, rel, scores, &rb)
-	if in.maxRel != 1 || in.scale.maxD != 1 || math.Abs(in.scale.mean-0.68333333333) > 1e-9 {
-		t.Fatalf("maxRel %g, scale %+v", in.maxRel, in.scale)
-	}
-	ranked := []int{2, 4, 1, 5, 0, 3}
-	x := make([][stageDim]float64, len(ranked))
-	if !stageFeatures(in, ranked, x) {
-		t.Fatal("no features")
-	}
-	mean := in.scale.mean
-	want := [][stageDim]float64{
-		// Turn 2: the best; the question in turn 1 just before it, turn 0
-		// two before; nothing after in its session.
-		{1, 1, 1, 0.5, 0, 0.2, 0.5, 0, 1, 0, 0, 0, 0, 1, 1, 1, 0.3, 0},
-		// Turn 4: in the other session; turn 3 before, 5 after.
-		{0.4, 0.4, (0.9 - mean) / (1 - mean), 0.1, 0.3, 0, 0, 0, 0, 0, 0, 0, 0, 0.16, 0, 0, 0.3, math.Log1p(1)},
-		// Turn 1: asks; next to the best turn, in its session.
-		{0.3, 0.5, (0.6 - mean) / (1 - mean), 0.2, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0.09, 1, 0.5, 0.3, math.Log1p(2)},
-	}
-	for j, w := range want {
-		for k := range stageDim {
-			if math.Abs(x[j][k]-w[k]) > 1e-12 {
-				t.Errorf("candidate %d (turn %d), feature %s: %g, want %g", j, ranked[j], stageFeatureNames(stageDim)[k], x[j][k], w[k])
-			}
-		}
-	}
-	// Nothing to scale by: no stage.
-	if stageFeatures(fullStageInput(defaultOfflineTuning(), f, make([]float64, 6), make([]float64, 6), &rb), ranked, x) {
-		t.Error("features of a question with no positive score")
-	}
-}
-
-// TestStageOrder checks that the stage orders candidates by log-odds, ties
-// in the context score's order, and which embedders have a stage.
-func TestStageOrder(t *testing.T) {
-	m := &stageModel{}
-	m.w[0] = 1 // sr alone
-	ranked := []int{7, 3, 9, 4}
-	x := make([][stageDim]float64, 4)
-	for j, v := range []float64{0.5, 0.9, 0.5, 0.1} {
-		x[j][0] = v
-	}
-	m.order(ranked, x, make([]float64, 4))
-	if want := []int{3, 7, 9, 4}; !slices.Equal(ranked, want) {
-		t.Errorf("order %v, want %v", ranked, want)
-	}
-	for id, want := range map[string]bool{"minilm:e5-small-v2:512": true, "minilm:e5-small-v2:256": true, "minilm:all-MiniLM-L6-v2:256": false, hashing.New(0).ID(): false, "": false} {
-		if got := stageFor(id) != nil; got != want {
-			t.Errorf("stageFor(%q): %v, want %v", id, got, want)
-		}
-	}
-}
 
 // namedEmbedder is an embedder under another ID, so that the engine takes
 // that model's paths (here, its learned stage) on cheap vectors.
@@ -147,7 +80,7 @@ func TestStageInRetrieve(t *testing.T) {
 			if !c.wantStage {
 				return
 			}
-			if len(reranked) != stageCands || len(res.Evidence) == 0 {
+			if len(reranked) != offline.StageCands || len(res.Evidence) == 0 {
 				t.Fatalf("%d reranked, %d evidence", len(reranked), len(res.Evidence))
 			}
 			// The evidence is the first len(evidence) of the stage's order.
@@ -161,5 +94,62 @@ func TestStageInRetrieve(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestLLMDownFallbackKeepsStage checks that when the memory model fails
+// in the middle of a default-mode retrieval, the offline selection that
+// takes over runs the learned stage as offline mode does (query.fresh once
+// dropped it): the same evidence and a "reranked" stage.
+func TestLLMDownFallbackKeepsStage(t *testing.T) {
+	ctx := t.Context()
+	e5 := namedEmbedder{hashing.New(0), "minilm:e5-small-v2:512"}
+	topics := strings.Fields("sailing baking chess hiking painting guitar gardening cycling")
+	var in []TurnInput
+	for i := range 120 {
+		in = append(in, TurnInput{ID: fmt.Sprint("t", i), SessionID: fmt.Sprint("s", i/30), Speaker: []string{"Ann", "Bob"}[i%2],
+			Text: fmt.Sprintf("I spent the weekend %s with my cousin, turn %d.", topics[i%len(topics)], i)})
+	}
+	st := memstore.New()
+	off, err := Open(ctx, Options{Mode: ModeOffline, Store: st, Embedder: e5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := Space{UserID: "down"}
+	if _, err := off.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	const question = "Who went sailing with their cousin?"
+	want, err := off.Retrieve(ctx, sp, question, RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := llm.ModelFunc(func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{}, fmt.Errorf("connection refused: %w", llm.ErrUnavailable)
+	})
+	m, err := Open(ctx, Options{Mode: ModeDefault, Store: st, Embedder: e5, MemoryModel: down})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	got, err := m.Retrieve(ctx, sp, question, RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Trace.Calls) == 0 {
+		t.Fatal("no model call: the fallback path was not taken")
+	}
+	if r := got.Trace.Stage("reranked"); r == nil {
+		t.Errorf("the fallback ran no learned stage; stages %v", got.Trace.Stages)
+	}
+	ids := func(r *Result) []string {
+		var out []string
+		for _, e := range r.Evidence {
+			out = append(out, e.Turn.ID)
+		}
+		return out
+	}
+	if g, w := ids(got), ids(want); !slices.Equal(g, w) {
+		t.Errorf("fallback evidence %v, offline mode's %v", g, w)
 	}
 }

@@ -1,252 +1,26 @@
 package higmem
 
 import (
-	"cmp"
 	"context"
-	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
 
-// testTuning is a fixed tuning, so that scorer tests do not move when the
-// tuned constants do.
-var testTuning = offlineTuning{
-	DenseWeight: 1, Prev: 0.25, PrevQuestion: 0.7, Next: 0.35, NextQuestion: 0.5, Far: 0.3,
-	EventShare: 0.2, SpeakerBump: 2, TimeBump: 3, CountBump: 5, KeepRatio: 0.5, MinK: 2, MaxK: 5,
-}
-
-// features returns turn features for n turns of one session, all visible,
-// with no events and no cues.
-func features(lex ...float64) *turnFeatures {
-	n := len(lex)
-	f := &turnFeatures{lex: lex, visible: make([]bool, n), sameSession: make([]bool, n), question: make([]bool, n), event: make([]int32, n)}
-	for i := range n {
-		f.visible[i] = true
-		f.sameSession[i] = i > 0
-		f.event[i] = -1
-	}
-	return f
-}
-
-// relevance returns each turn's own relevance: normalised BM25 plus the
-// weighted cosine (negative cosines count as 0). Invisible turns get 0.
-func (tu offlineTuning) relevance(f *turnFeatures) []float64 {
-	return tu.relevanceInto(f, make([]float64, len(f.lex)))
-}
-
-// score returns each turn's context score (scoreRange), in a slice of its
-// own.
-func (tu offlineTuning) score(f *turnFeatures, rel []float64) []float64 {
-	n := len(rel)
-	var best []float64
-	if tu.EventShare != 0 && f.event != nil {
-		ne := 0
-		for _, e := range f.event {
-			ne = max(ne, int(e)+1)
-		}
-		best = make([]float64, ne)
-	}
-	return tu.scoreInto(f, rel, make([]float64, n), best, &runBests{})
-}
-
-// rankPositive returns the indexes of the turns with a positive score, best
-// first (ties by index). Retrieval needs only the top of this order
-// (rank.Top); the full order serves the tuning sweeps and the tests.
-func rankPositive(scores []float64) []int {
-	var idx []int
-	for i, s := range scores {
-		if s > 0 {
-			idx = append(idx, i)
-		}
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		if c := cmp.Compare(scores[b], scores[a]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	return idx
-}
-
 // offlineFeatures computes the features of every turn for a question, in
 // slices of its own, as the engine does. Caller holds st.mu.
-func (q *query) offlineFeatures() *turnFeatures { return q.offlineFeaturesW(offWindowWeight) }
+func (q *query) offlineFeatures() *offline.Features {
+	return q.offlineFeaturesW(offline.DefaultTuning().WindowWeight)
+}
 
 // offlineFeaturesW is offlineFeatures with window weight w.
-func (q *query) offlineFeaturesW(w float64) *turnFeatures {
-	f := q.featuresIn(&scratch{}, denseOf(q.st, w), true)
-	f.lex = slices.Clone(f.lex)
-	f.visible = slices.Clone(f.visible)
-	f.sameSession = slices.Clone(f.sameSession)
-	f.question = slices.Clone(f.question)
-	f.event = slices.Clone(f.event)
-	f.run, f.runStart, f.runAsks, f.runWords = slices.Clone(f.run), slices.Clone(f.runStart), slices.Clone(f.runAsks), slices.Clone(f.runWords)
-	f.dated = slices.Clone(f.dated)
-	f.counted = slices.Clone(f.counted)
-	f.runLinks, f.cues = slices.Clone(f.runLinks), slices.Clone(f.cues)
-	return f
-}
-
-func near(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Abs(a[i]-b[i]) > 1e-9 {
-			return false
-		}
-	}
-	return true
-}
-
-func TestOfflineRelevance(t *testing.T) {
-	tests := []struct {
-		name    string
-		lex     []float64
-		dense   []float64
-		visible []bool
-		want    []float64
-	}{
-		{"BM25 over its maximum", []float64{2, 1, 0}, nil, nil, []float64{1, 0.5, 0}},
-		{"no match at all", []float64{0, 0, 0}, nil, nil, []float64{0, 0, 0}},
-		// mean cosine 0.5, best 0.9: (d-0.5)/0.4, negatives clipped.
-		{"dense centred and scaled", []float64{2, 1, 0}, []float64{0.9, 0.5, 0.1}, nil, []float64{2, 0.5, 0}},
-		{"dense alone", []float64{0, 0, 0}, []float64{0.3, 0.7, 0.5}, nil, []float64{0, 1, 0}},
-		// The invisible turn counts neither in the BM25 maximum nor in
-		// the cosine mean.
-		{"invisible turns ignored", []float64{4, 1, 2}, []float64{0.9, 0.2, 0.6}, []bool{false, true, true}, []float64{0, 0.5, 2}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := features(tt.lex...)
-			f.dense = tt.dense
-			if tt.visible != nil {
-				f.visible = tt.visible
-			}
-			if got := testTuning.relevance(f); !near(got, tt.want) {
-				t.Errorf("relevance = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestOfflineScore(t *testing.T) {
-	tu := testTuning
-	tu.EventShare, tu.SpeakerBump, tu.TimeBump, tu.CountBump = 0, 1, 1, 1
-	tests := []struct {
-		name  string
-		rel   []float64
-		setup func(f *turnFeatures)
-		tu    offlineTuning
-		want  []float64
-	}{
-		{
-			name: "statement lends to both sides and two away",
-			rel:  []float64{0, 0, 1, 0, 0},
-			tu:   tu,
-			// turn 1 gets Next (the turn after it is a statement), turn 3
-			// gets Prev, turns 0 and 4 get Far.
-			want: []float64{0.3, 0.35, 1, 0.25, 0.3},
-		},
-		{
-			name:  "a question lends more to the turn that answers it",
-			rel:   []float64{0, 0, 1, 0, 0},
-			setup: func(f *turnFeatures) { f.question[2] = true },
-			tu:    tu,
-			want:  []float64{0.3, 0.5, 1, 0.7, 0.3},
-		},
-		{
-			name:  "nothing crosses a session boundary",
-			rel:   []float64{0, 0, 1, 0, 0},
-			setup: func(f *turnFeatures) { f.sameSession[3] = false },
-			tu:    tu,
-			want:  []float64{0.3, 0.35, 1, 0, 0},
-		},
-		{
-			name:  "invisible turns score 0 but lend nothing either way",
-			rel:   []float64{0, 0, 1, 0, 0},
-			setup: func(f *turnFeatures) { f.visible[3] = false },
-			tu:    tu,
-			want:  []float64{0.3, 0.35, 1, 0, 0.3},
-		},
-		{
-			name: "event share of the best member",
-			rel:  []float64{1, 0, 0, 0.5},
-			setup: func(f *turnFeatures) {
-				f.event = []int32{0, 0, 1, 1}
-			},
-			tu:   offlineTuning{EventShare: 0.2, SpeakerBump: 1, TimeBump: 1, CountBump: 1},
-			want: []float64{1.2, 0.2, 0.1, 0.6},
-		},
-		{
-			name: "cues multiply",
-			rel:  []float64{1, 1, 1, 1},
-			setup: func(f *turnFeatures) {
-				f.speaker = []bool{true, false, true, false}
-				f.dated = []bool{false, true, true, false}
-				f.counted = []bool{false, false, true, false}
-			},
-			tu:   offlineTuning{SpeakerBump: 2, TimeBump: 3, CountBump: 5},
-			want: []float64{2, 3, 30, 1},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f := features(make([]float64, len(tt.rel))...)
-			if tt.setup != nil {
-				tt.setup(f)
-			}
-			if got := tt.tu.score(f, tt.rel); !near(got, tt.want) {
-				t.Errorf("score = %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestOfflineRankAndCut(t *testing.T) {
-	scores := []float64{3, 0, 10, 8, 9, 2, 1, 8}
-	ranked := rankPositive(scores)
-	if want := []int{2, 4, 3, 7, 0, 5, 6}; !slices.Equal(ranked, want) {
-		t.Fatalf("rank = %v, want %v (zero scores out, ties by index)", ranked, want)
-	}
-	tests := []struct {
-		name       string
-		minK, maxK int
-		ratio      float64
-		ranked     []int
-		want       int
-	}{
-		{"stops where scores fall below half the best", 2, 10, 0.5, ranked, 4},
-		{"keeps at least MinK", 6, 10, 0.5, ranked, 6},
-		{"keeps at most MaxK", 1, 3, 0.1, ranked, 3},
-		{"fewer candidates than MinK", 5, 10, 0.5, ranked[:2], 2},
-		{"nothing to keep", 2, 10, 0.5, nil, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			tu := offlineTuning{MinK: tt.minK, MaxK: tt.maxK, KeepRatio: tt.ratio}
-			if got := tu.cut(tt.ranked, scores); got != tt.want {
-				t.Errorf("cut = %d, want %d", got, tt.want)
-			}
-		})
-	}
-}
-
-// TestDefaultOfflineTuning checks that the engine's tuning is the constant
-// block and is usable.
-func TestDefaultOfflineTuning(t *testing.T) {
-	tu := defaultOfflineTuning()
-	if tu.DenseWeight != offDenseWeight || tu.PrevQuestion != offPrevQuestion || tu.KeepRatio != offKeepRatio || tu.MaxK != offMaxK {
-		t.Errorf("defaultOfflineTuning = %+v does not match the constants", tu)
-	}
-	if tu.MinK < 1 || tu.MinK > tu.MaxK || tu.KeepRatio <= 0 || tu.KeepRatio >= 1 {
-		t.Errorf("unusable cut: %+v", tu)
-	}
+func (q *query) offlineFeaturesW(w float64) *offline.Features {
+	return q.featuresIn(&scratch{}, denseOf(q.st, w), true).Clone()
 }
 
 func TestKeywordsOf(t *testing.T) {
@@ -401,7 +175,7 @@ func TestOfflineSegmentation(t *testing.T) {
 			if !slices.EqualFunc(got, want, slices.Equal) {
 				t.Errorf("events = %v, want %v", got, want)
 			}
-			if evs[0].Event.Producer != offlineProducer || !slices.Contains(evs[0].Event.Keywords, "pottery") {
+			if evs[0].Event.Producer != offline.Producer || !slices.Contains(evs[0].Event.Keywords, "pottery") {
 				t.Errorf("pottery event: producer %q, keywords %q", evs[0].Event.Producer, evs[0].Event.Keywords)
 			}
 			for _, e := range evs {
@@ -422,7 +196,7 @@ func TestOfflineSegmentationBounds(t *testing.T) {
 	defer m.Close()
 	sp := Space{UserID: "bounds"}
 	var in []TurnInput
-	for i := range segMaxEventSize + 4 {
+	for i := range offline.SegMaxEventSize + 4 {
 		in = append(in, TurnInput{Speaker: "Ann", SessionID: "1", Text: "The garden roses and tulips bloom again this spring, number " + string(rune('a'+i))})
 	}
 	if _, err := m.Add(ctx, sp, in); err != nil {
@@ -432,12 +206,12 @@ func TestOfflineSegmentationBounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 2 || len(evs[0].Turns) != segMaxEventSize || len(evs[1].Turns) != 4 {
+	if len(evs) != 2 || len(evs[0].Turns) != offline.SegMaxEventSize || len(evs[1].Turns) != 4 {
 		var sizes []int
 		for _, e := range evs {
 			sizes = append(sizes, len(e.Turns))
 		}
-		t.Errorf("event sizes %v, want [%d 4]", sizes, segMaxEventSize)
+		t.Errorf("event sizes %v, want [%d 4]", sizes, offline.SegMaxEventSize)
 	}
 }
 
@@ -498,8 +272,8 @@ func TestOfflineRetrieveAnswerAfterQuestion(t *testing.T) {
 	if len(best) < 2 || best[0].Turn.ID != "q" || best[1].Turn.ID != "a" {
 		t.Errorf("best evidence %v, want q then a (the answer follows the question)", res.IDs())
 	}
-	if len(res.Evidence) > offMaxK {
-		t.Errorf("%d evidence turns, more than offMaxK", len(res.Evidence))
+	if len(res.Evidence) > offline.DefaultTuning().MaxK {
+		t.Errorf("%d evidence turns, more than offline.DefaultTuning().MaxK", len(res.Evidence))
 	}
 	for _, name := range []string{"search", "final"} {
 		if !slices.ContainsFunc(res.Trace.Stages, func(s Stage) bool { return s.Name == name }) {
@@ -541,33 +315,43 @@ func TestOfflineFeatures(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feats := func(question string) *turnFeatures {
+	feats := func(question string) *offline.Features {
 		q := &query{st: st, question: question, info: analyzeRules(question), search: question}
 		st.mu.RLock()
 		defer st.mu.RUnlock()
 		return q.offlineFeatures()
 	}
 	f := feats("When did Ann go to the museum?")
-	if !slices.Equal(f.sameSession, []bool{false, true, false}) || !slices.Equal(f.question, []bool{false, true, false}) {
-		t.Errorf("sameSession %v, question %v", f.sameSession, f.question)
+	if !slices.Equal(f.SameSession, []bool{false, true, false}) || !slices.Equal(f.Question, []bool{false, true, false}) {
+		t.Errorf("sameSession %v, question %v", f.SameSession, f.Question)
 	}
-	if !slices.Equal(f.speaker, []bool{true, false, false}) {
-		t.Errorf("speaker %v: the question names Ann (Ann Lee by first name)", f.speaker)
+	if !slices.Equal(f.Speaker, []bool{true, false, false}) {
+		t.Errorf("speaker %v: the question names Ann (Ann Lee by first name)", f.Speaker)
 	}
-	if !slices.Equal(f.dated, []bool{true, false, false}) {
-		t.Errorf("dated %v: only turn 1 mentions a time", f.dated)
+	if !slices.Equal(f.Dated, []bool{true, false, false}) {
+		t.Errorf("dated %v: only turn 1 mentions a time", f.Dated)
 	}
-	if f.counted != nil || f.dense != nil {
-		t.Errorf("counted %v, dense %v: want nil", f.counted, f.dense)
+	if f.Counted != nil || f.Dense != nil {
+		t.Errorf("counted %v, dense %v: want nil", f.Counted, f.Dense)
 	}
-	if f.lex[0] == 0 || f.lex[1] != 0 || f.lex[2] == 0 {
-		t.Errorf("lex %v", f.lex)
+	if f.Lex[0] == 0 || f.Lex[1] != 0 || f.Lex[2] == 0 {
+		t.Errorf("lex %v", f.Lex)
 	}
-	if slices.Contains(f.event, -1) {
-		t.Errorf("event %v: every turn is in an event", f.event)
+	if slices.Contains(f.Event, -1) {
+		t.Errorf("event %v: every turn is in an event", f.Event)
 	}
 	f = feats("How many tickets did Ben buy?")
-	if f.dated != nil || !slices.Equal(f.counted, []bool{false, false, true}) || !slices.Equal(f.speaker, []bool{false, true, true}) {
-		t.Errorf("dated %v, counted %v, speaker %v", f.dated, f.counted, f.speaker)
+	if f.Dated != nil || !slices.Equal(f.Counted, []bool{false, false, true}) || !slices.Equal(f.Speaker, []bool{false, true, true}) {
+		t.Errorf("dated %v, counted %v, speaker %v", f.Dated, f.Counted, f.Speaker)
 	}
+}
+func questionFor(ctx context.Context, t *testing.T, m *Memory, st *spaceState, question string) *query {
+	t.Helper()
+	q := &query{st: st, question: question, info: analyzeRules(question), search: question, ctx: ctx}
+	v, err := m.embedQuestion(ctx, question)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.qv = v
+	return q
 }

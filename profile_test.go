@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/llm/llmtest"
 
 	"github.com/google/go-cmp/cmp"
@@ -354,121 +353,6 @@ func TestRetrieveProfileEvidence(t *testing.T) {
 			t.Errorf("NoProfiles=%v: profile stage %v", off, res.Trace.Stage("profile"))
 		}
 	}
-}
-
-// TestProfilesLoCoMo measures profiles on the LoCoMo-format dev files:
-// the values rules derive, how many were superseded (closed by a later
-// turn), and the questions whose gold evidence includes a superseded fact
-// (a turn stating a value that was later closed, or the turn closing it).
-// It measures and gates nothing. It is skipped unless HIGMEM_LOCOMO=1:
-//
-//	HIGMEM_LOCOMO=1 HIGMEM_LOCOMO_DATA=../shared/data/locomo_dev.json go test -run TestProfilesLoCoMo -v .
-func TestProfilesLoCoMo(t *testing.T) {
-	samples := loadLoCoMoDev(t, "HIGMEM_LOCOMO", "set HIGMEM_LOCOMO=1 to measure profiles on the LoCoMo dev file")
-	ctx := context.Background()
-	values, closed, questions, hit := 0, 0, 0, 0
-	for i := range samples {
-		s := &samples[i]
-		m, err := Open(ctx, Options{Mode: ModeOffline})
-		if err != nil {
-			t.Fatal(err)
-		}
-		sp, err := ingestLoCoMo(ctx, m, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ps, err := m.Profiles(ctx, sp, ProfileOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		superseded := map[string]bool{}
-		for _, p := range ps {
-			for _, a := range p.Attributes {
-				for _, v := range a.Values {
-					values++
-					if v.Current() {
-						continue
-					}
-					closed++
-					t.Logf("%s: %s %s %q closed by %s (evidence %v)", s.ID, p.Entity, a.Label(), v.Value, v.ClosedBy, v.Evidence)
-					superseded[v.ClosedBy] = true
-					for _, id := range v.Evidence {
-						superseded[id] = true
-					}
-				}
-			}
-		}
-		for _, q := range s.QA {
-			questions++
-			if slices.ContainsFunc(q.Evidence, func(id string) bool { return superseded[id] }) {
-				hit++
-				t.Logf("%s: %q (evidence %v)", s.ID, q.Question, q.Evidence)
-			}
-		}
-		m.Close()
-	}
-	t.Logf("%d samples: %d profile values, %d superseded; %d of %d questions have a superseded fact in their evidence", len(samples), values, closed, hit, questions)
-}
-
-// BenchmarkRetrieveProfiles measures offline retrieval per question on
-// one LoCoMo conversation (conv-26, BM25 only) with and without profile
-// evidence, after the first question has derived the profiles; and the
-// first derivation itself ("derive", per turn). It needs the data:
-//
-//	HIGMEM_LOCOMO=1 HIGMEM_LOCOMO_DATA=../shared/data/locomo_dev.json go test -run - -bench RetrieveProfiles .
-func BenchmarkRetrieveProfiles(b *testing.B) {
-	if os.Getenv("HIGMEM_LOCOMO") != "1" {
-		b.Skip("set HIGMEM_LOCOMO=1 (and HIGMEM_LOCOMO_DATA)")
-	}
-	samples, err := locomo.Load(os.Getenv("HIGMEM_LOCOMO_DATA"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	s := &samples[0]
-	ctx := context.Background()
-	open := func(b *testing.B, off bool) (*Memory, Space) {
-		m, err := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
-		if err != nil {
-			b.Fatal(err)
-		}
-		sp, err := ingestLoCoMo(ctx, m, s)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return m, sp
-	}
-	for _, off := range []bool{false, true} {
-		b.Run(fmt.Sprintf("no-profiles=%v", off), func(b *testing.B) {
-			m, sp := open(b, off)
-			defer m.Close()
-			if _, err := m.Retrieve(ctx, sp, s.QA[0].Question, RetrieveOptions{}); err != nil {
-				b.Fatal(err)
-			}
-			for b.Loop() {
-				for _, q := range s.QA {
-					if _, err := m.Retrieve(ctx, sp, q.Question, RetrieveOptions{}); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*len(s.QA)), "µs/question")
-		})
-	}
-	b.Run("derive", func(b *testing.B) {
-		m, sp := open(b, false)
-		defer m.Close()
-		st, err := m.state(ctx, sp)
-		if err != nil {
-			b.Fatal(err)
-		}
-		for b.Loop() {
-			st.profileCache.Store(nil)
-			if _, err := m.Profiles(ctx, sp, ProfileOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N*len(st.turns)), "ms/turn")
-	})
 }
 
 // TestRetrieveProfileEvidenceLLM: in default and paper mode the turns

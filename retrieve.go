@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
@@ -44,7 +45,7 @@ type query struct {
 	noProfiles bool
 	// learned is offline retrieval's second stage for the embedder (nil:
 	// none fitted, or Ablations.NoStage).
-	learned *stageModel
+	learned *offline.Stage
 	// score caches memberScores.
 	score func(i int) float64
 	// sc is the query's working memory, returned to the space's pool when
@@ -60,112 +61,24 @@ type query struct {
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
 	start := time.Now()
-	if err := m.check(sp); err != nil {
+	question, ro, err := m.checkRetrieve(sp, question, ro)
+	if err != nil {
 		return nil, err
-	}
-	question = strings.TrimSpace(question)
-	if question == "" {
-		return nil, fmt.Errorf("%w: empty question", ErrInvalidInput)
-	}
-	if strings.IndexFunc(question, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
-		return nil, fmt.Errorf("%w: question %q has no words to search for", ErrInvalidInput, question)
-	}
-	if err := m.checkQuestion(question, ro); err != nil {
-		return nil, err
-	}
-	if ro.KTurn <= 0 {
-		ro.KTurn = m.opts.KTurn
-	}
-	if ro.KEvent <= 0 {
-		ro.KEvent = m.opts.KEvent
-	}
-	if ro.EvidenceTokens <= 0 {
-		ro.EvidenceTokens = m.opts.EvidenceTokens
 	}
 	st, err := m.state(ctx, sp)
 	if err != nil {
 		return nil, err
 	}
-	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{}, noEvents: m.opts.Ablations.NoEvents, noTemporal: m.opts.Ablations.NoTemporal, noProfiles: m.opts.Ablations.NoProfiles}
-	if e := m.opts.Embedder; e != nil && !m.opts.Ablations.NoStage {
-		q.learned = stageFor(e.ID())
-	}
-	q.sc = st.getScratch()
+	q := m.newQuery(ctx, st, question, ro, rec)
 	defer st.putScratch(q.sc)
-	q.ctx = ctx
-	q.info = analyzeRules(question)
-	if m.opts.Ablations.NoTemporal {
-		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
-	}
-
-	// Query analysis: an LLM call in paper mode (the reference's rewrite),
-	// rules otherwise.
-	if m.opts.Mode == ModePaper {
-		var r prompt.QueryReply
-		err := m.callModel(ctx, rec, llm.RoleMemory, 1, prompt.Query, prompt.QueryData{Question: question}, &r)
-		switch {
-		case err == nil && strings.TrimSpace(r.KeywordQuery) != "":
-			q.info.Keywords = strings.TrimSpace(r.KeywordQuery)
-			q.info.Entities = cleanList(append(r.Entities, q.info.Entities...), 10)
-			q.info.Temporal = (q.info.Temporal || r.Temporal) && !m.opts.Ablations.NoTemporal
-			q.info.By = "llm"
-		case err == nil || invalid(err):
-			rec.note("query analysis unusable, rules used")
-		case llmDown(ctx, err):
-			rec.down(err)
-		default:
-			return nil, err
-		}
-		q.trace.Rounds++
-	}
-	q.search = question
-	embedText := question
-	if q.info.By == "llm" {
-		q.search = q.info.Keywords
-		embedText = q.info.Keywords
-	}
-	if v, err := m.embedQuestion(ctx, embedText); err != nil {
+	if err := m.analyze(ctx, q); err != nil {
 		return nil, err
-	} else if v != nil {
-		q.qv = v
 	}
 
 	st.mu.RLock()
 	defer st.mu.RUnlock()
-	if !ro.AsOf.IsZero() || ro.Filter != nil {
-		asOf, filter := ro.AsOf, ro.Filter
-		q.keepTurn = func(i int) bool {
-			t := &st.turns[i]
-			return (asOf.IsZero() || !t.RecordedAt.After(asOf)) && (filter == nil || filter(*t))
-		}
-	}
-	if !ro.AsOf.IsZero() {
-		asOf := ro.AsOf
-		q.keepEv = func(i int) bool { return !st.events[i].CreatedAt.After(asOf) }
-	}
-
-	switch {
-	case rec.unreachable() != nil:
-		m.retrieveOffline(q)
-	case m.opts.Mode == ModePaper:
-		err = m.retrievePaper(ctx, q)
-	case m.opts.Mode == ModeDefault:
-		err = m.retrieveDefault(ctx, q)
-	default:
-		m.retrieveOffline(q)
-	}
-	if llmDown(ctx, err) {
-		// The memory model cannot be reached: the offline selection
-		// chooses the evidence instead, and the trace says so.
-		rec.down(err)
-		q = q.fresh()
-		m.retrieveOffline(q)
-		err = nil
-	}
-	if err == nil {
-		err = q.err
-	}
-	if err != nil {
+	q.setFilters()
+	if err := m.selectCandidates(ctx, q); err != nil {
 		return nil, err
 	}
 	res := &Result{Question: question, Trace: *q.trace}
@@ -180,15 +93,139 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 	return res, nil
 }
 
+// checkRetrieve validates a question and fills the options' defaults.
+func (m *Memory) checkRetrieve(sp Space, question string, ro RetrieveOptions) (string, RetrieveOptions, error) {
+	if err := m.check(sp); err != nil {
+		return "", ro, err
+	}
+	question = strings.TrimSpace(question)
+	if question == "" {
+		return "", ro, fmt.Errorf("%w: empty question", ErrInvalidInput)
+	}
+	if strings.IndexFunc(question, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) < 0 {
+		return "", ro, fmt.Errorf("%w: question %q has no words to search for", ErrInvalidInput, question)
+	}
+	if err := m.checkQuestion(question, ro); err != nil {
+		return "", ro, err
+	}
+	if ro.KTurn <= 0 {
+		ro.KTurn = m.opts.KTurn
+	}
+	if ro.KEvent <= 0 {
+		ro.KEvent = m.opts.KEvent
+	}
+	if ro.EvidenceTokens <= 0 {
+		ro.EvidenceTokens = m.opts.EvidenceTokens
+	}
+	return question, ro, nil
+}
+
+// newQuery returns the query of a question on st, with its ablations, its
+// learned stage and a scratch from st's pool (given back by the caller).
+func (m *Memory) newQuery(ctx context.Context, st *spaceState, question string, ro RetrieveOptions, rec *recorder) *query {
+	ab := m.opts.Ablations
+	q := &query{st: st, question: question, ro: ro, trace: &Trace{Mode: m.opts.Mode}, rec: rec, cand: map[string]*Evidence{},
+		noEvents: ab.NoEvents, noTemporal: ab.NoTemporal, noProfiles: ab.NoProfiles, ctx: ctx}
+	if e := m.opts.Embedder; e != nil && !ab.NoStage {
+		q.learned = offline.StageFor(e.ID())
+	}
+	q.sc = st.getScratch()
+	q.info = analyzeRules(question)
+	if ab.NoTemporal {
+		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
+	}
+	return q
+}
+
+// analyze sets the query's search text and embedding: by rules, or in
+// paper mode from the model's rewrite (the reference's), which falls back
+// to the rules when unusable or unreachable.
+func (m *Memory) analyze(ctx context.Context, q *query) error {
+	if m.opts.Mode == ModePaper {
+		var r prompt.QueryReply
+		err := m.callModel(ctx, q.rec, llm.RoleMemory, 1, prompt.Query, prompt.QueryData{Question: q.question}, &r)
+		switch {
+		case err == nil && strings.TrimSpace(r.KeywordQuery) != "":
+			q.info.Keywords = strings.TrimSpace(r.KeywordQuery)
+			q.info.Entities = cleanList(append(r.Entities, q.info.Entities...), 10)
+			q.info.Temporal = (q.info.Temporal || r.Temporal) && !m.opts.Ablations.NoTemporal
+			q.info.By = "llm"
+		case err == nil || invalid(err):
+			q.rec.note("query analysis unusable, rules used")
+		case llmDown(ctx, err):
+			q.rec.down(err)
+		default:
+			return err
+		}
+		q.trace.Rounds++
+	}
+	q.search = q.question
+	embedText := q.question
+	if q.info.By == "llm" {
+		q.search = q.info.Keywords
+		embedText = q.info.Keywords
+	}
+	v, err := m.embedQuestion(ctx, embedText)
+	if err != nil {
+		return err
+	}
+	q.qv = v
+	return nil
+}
+
+// setFilters sets the query's turn and event filters from its as-of time
+// and filter (nil: every turn, every event). Caller holds st.mu.
+func (q *query) setFilters() {
+	st, asOf, filter := q.st, q.ro.AsOf, q.ro.Filter
+	if !asOf.IsZero() || filter != nil {
+		q.keepTurn = func(i int) bool {
+			t := &st.turns[i]
+			return (asOf.IsZero() || !t.RecordedAt.After(asOf)) && (filter == nil || filter(*t))
+		}
+	}
+	if !asOf.IsZero() {
+		q.keepEv = func(i int) bool { return !st.events[i].CreatedAt.After(asOf) }
+	}
+}
+
+// selectCandidates runs the mode's selection. When the memory model cannot
+// be reached, the offline selection chooses the evidence instead (from a
+// fresh query), and the trace says so. Caller holds st.mu.
+func (m *Memory) selectCandidates(ctx context.Context, q *query) error {
+	var err error
+	switch {
+	case q.rec.unreachable() != nil:
+		m.retrieveOffline(q)
+	case m.opts.Mode == ModePaper:
+		err = m.retrievePaper(ctx, q)
+	case m.opts.Mode == ModeDefault:
+		err = m.retrieveDefault(ctx, q)
+	default:
+		m.retrieveOffline(q)
+	}
+	if llmDown(ctx, err) {
+		q.rec.down(err)
+		*q = *q.fresh()
+		m.retrieveOffline(q)
+		err = nil
+	}
+	if err == nil {
+		err = q.err
+	}
+	return err
+}
+
 // fresh returns a query for the same question with no candidates and no
 // stages yet (the trace keeps the calls and notes so far), for a retrieval
-// that starts over by the offline rules.
+// that starts over by the offline rules. It copies the whole query, so that
+// a field added later is kept, and resets what belongs to the first try:
+// stages, candidates, the member-score cache and the error.
 func (q *query) fresh() *query {
 	tr := *q.trace
 	tr.Stages = nil
-	return &query{st: q.st, question: q.question, info: q.info, qv: q.qv, search: q.search, ro: q.ro,
-		keepTurn: q.keepTurn, keepEv: q.keepEv, trace: &tr, rec: q.rec, cand: map[string]*Evidence{},
-		noEvents: q.noEvents, noTemporal: q.noTemporal, noProfiles: q.noProfiles, sc: q.sc, ctx: q.ctx}
+	f := *q
+	f.trace, f.cand, f.score, f.err = &tr, map[string]*Evidence{}, nil, nil
+	return &f
 }
 
 // analyzeRules analyses a question without an LLM.

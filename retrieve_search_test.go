@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
@@ -37,7 +38,7 @@ func TestDefaultSearchIsOfflineRanking(t *testing.T) {
 			// Every score written out, ranked: the reference ranking.
 			st.limits.noOfflineFast = true
 			defer func() { st.limits.noOfflineFast = false }()
-			_, scores, _, _ := q.offlineScores(defaultOfflineTuning(), nil)
+			scores := offline.Score(q.offlineInput(offline.DefaultTuning()), &q.sc.off).Scores
 			idx := make([]int, 0, len(scores))
 			for i, s := range scores {
 				if s > 0 {

@@ -2,6 +2,7 @@ package higmem
 
 import (
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/rank"
 )
 
@@ -16,38 +17,14 @@ type scratch struct {
 	turnLex bool
 	// search runs the hybrid searches (turn and event search).
 	search rank.Searcher
-	// Offline scoring (see selectOffline).
-	dense                      []float32
-	dense64, rel, scores, best []float64
-	visible, speaker           []bool
-	// The pruned offline scan (see offlineFast): estimates of the cosines
-	// with their error bounds, upper bounds of relevance, scores and event
-	// bests, and exact cosines computed so far (known, kept all false
-	// between questions, and cand, the rows set).
-	est, bound, relHi, scoreHi, bestHi, exact []float64
-	// est2 and bound2 hold the window matrix's estimates while they are
-	// mixed with the turn matrix's (denseMix.estimate).
-	est2, bound2 []float64
-	known        []bool
-	cand, cands  []int
-	// fastRel, fastScores and fastBest hold exact values offlineFast
-	// computed (elsewhere stale).
-	fastRel, fastScores, fastBest []float64
-	// runs holds the best relevance per speaker run (exact values, where
-	// computed), runsHi their upper bounds on the pruned path.
-	runs, runsHi runBests
-	// tops lists, per part of the bound pass, the rows that can hold the
-	// best cosine.
-	tops [4][]int
-	// bestParts holds the event bests of the bound pass's parts after
-	// the first.
-	bestParts [4][]float64
-	// reached, runKnown and evKnown mark the turns, runs and events whose
-	// exact score or best relevance the pruned path has computed (they
-	// stay all false between questions); runList and evList list the runs
-	// and events marked.
-	reached, runKnown, evKnown []bool
-	runList, evList            []int32
+	// The offline features filled per question (featuresIn): the dense
+	// feature (float32 scratch and its float64 copy), the visibility of a
+	// filtered question and the turns said by a speaker it names.
+	dense            []float32
+	dense64          []float64
+	visible, speaker []bool
+	// off is the offline scorer's working memory.
+	off offline.Scratch
 }
 
 // getScratch returns a scratch; give it back with putScratch.

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -122,7 +123,7 @@ type turnInfo struct {
 	number []bool
 	// event is the index in events of the turn's first event, -1 if none.
 	event []int32
-	// cues packs question, number and dated in one byte (cuesOf), for
+	// cues packs question, number and dated in one byte (offline.CuesOf), for
 	// the offline scorer's passes over every turn.
 	cues []uint8
 	// speaker indexes speakers.
@@ -133,8 +134,8 @@ type turnInfo struct {
 	// indexes.
 	speakers  []string
 	speakerID map[string]int32
-	// runInfo holds the speaker runs (offline_runs.go).
-	runInfo
+	// Runs are the speaker runs (internal/offline).
+	offline.Runs
 	// words is the number of words of each turn's content, and winStart
 	// the index of the first turn of its window (window.go).
 	words, winStart []int32
@@ -184,12 +185,13 @@ func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, word
 	ti.question = append(ti.question, question)
 	ti.number = append(ti.number, number)
 	ti.event = append(ti.event, -1)
-	ti.cues = append(ti.cues, cuesOf(question, number, false))
+	ti.cues = append(ti.cues, offline.CuesOf(question, number, false))
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
 	ti.words = append(ti.words, int32(words))
-	ti.addRun(len(ti.speaker) - 1)
-	ti.addWindow(len(ti.speaker) - 1)
+	i := len(ti.speaker) - 1
+	ti.Runs.Add(ti.sameSession, i > 0 && ti.speaker[i] == ti.speaker[i-1], int32(words), question)
+	ti.addWindow(i)
 }
 
 // setTimeRefs records the time expressions of turn i's annotation.
@@ -197,7 +199,7 @@ func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
 	ti.refBytes += timeRefsBytes(refs) - timeRefsBytes(ti.timeRefs[i])
 	ti.timeRefs[i] = refs
 	ti.dated[i] = len(refs) > 0
-	ti.cues[i] = cuesOf(ti.question[i], ti.number[i], ti.dated[i])
+	ti.cues[i] = offline.CuesOf(ti.question[i], ti.number[i], ti.dated[i])
 }
 
 // state returns the state of a space, current with the store: one cheap

@@ -1,12 +1,12 @@
 package higmem
 
 import (
-	"math"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -28,7 +28,7 @@ import (
 // side, one or two turns before, and means of turn vectors).
 //
 // Offline retrieval's dense feature is the cosine with the window vector
-// (offWindowWeight); where a window holds a turn the question must not see
+// (offline.Tuning.WindowWeight); where a window holds a turn the question must not see
 // (a filter), the turn's own cosine stands in. Deleting a turn embeds the
 // windows that held it again, so that its text does not live on in them.
 
@@ -165,116 +165,14 @@ func (st *spaceState) windowsWithout(g int) (ids, texts []string) {
 	return ids, texts
 }
 
-// denseMix is offline retrieval's dense feature over a space: the cosine
-// with each turn's vector and with its window vector, mixed by weight w
-// ((1-w)·turn + w·window). w is 0 when the space has no window vectors.
-type denseMix struct {
-	turn, win *vec.Matrix
-	w         float64
-}
-
-// denseOf returns the dense feature of st under window weight w: 0 when
-// the space has no window vectors, or (mixing both) when the turn vectors
-// are of another dimension. With w below 1 it reads the turn vectors,
-// which the caller loads first (spaceState.ensureTurnVectors; until then
-// the feature sees none); with w at 1 it reads the window vectors alone.
-// Caller holds st.mu.
-func denseOf(st *spaceState, w float64) denseMix {
-	n := len(st.turns)
+// denseOf returns offline retrieval's dense feature of st under window
+// weight w (offline.MixOf): the turn vectors as loaded so far (the caller
+// loads them first when it reads them: spaceState.ensureTurnVectors) and
+// the window vectors. Caller holds st.mu.
+func denseOf(st *spaceState, w float64) offline.DenseMix {
 	turn := &vec.Matrix{}
 	if st.turnVecLoaded.Load() {
 		turn = &st.turnVec
 	}
-	if w <= 0 || st.winVec.Rows() != n || w < 1 && st.winVec.Dim != turn.Dim {
-		w = 0
-	}
-	return denseMix{turn: turn, win: &st.winVec, w: min(w, 1)}
-}
-
-// ready reports whether the matrices the feature reads hold n rows: the
-// window matrix when w > 0, the turn matrix when w < 1 or when turns
-// stands in for hidden windows (see scoresInto).
-func (d denseMix) ready(n int, turns bool) bool {
-	return (d.w <= 0 || d.win.Rows() == n) && (d.w >= 1 && !turns || d.turn.Rows() == n)
-}
-
-// mix combines a turn's cosine t and its window's cosine x.
-func (d denseMix) mix(t, x float64) float64 { return (1-d.w)*t + d.w*x }
-
-// exact returns the dense feature of row i, as the full scan computes it.
-func (d denseMix) exact(q []float32, i int) float64 {
-	switch d.w {
-	case 0:
-		return float64(vec.Dot(q, d.turn.Row(i)))
-	case 1:
-		return float64(vec.Dot(q, d.win.Row(i)))
-	}
-	return d.mix(float64(vec.Dot(q, d.turn.Row(i))), float64(vec.Dot(q, d.win.Row(i))))
-}
-
-// quantized reports whether the matrices the feature reads keep int8
-// copies (for meanDot and estimate).
-func (d denseMix) quantized() bool {
-	return (d.w == 1 || d.turn.Quantized()) && (d.w == 0 || d.win.Quantized())
-}
-
-// meanDot returns the mean of the feature over the rows from the
-// matrices' sums of rows (vec.Matrix.MeanDot).
-func (d denseMix) meanDot(q []float32) float64 {
-	switch d.w {
-	case 0:
-		return d.turn.MeanDot(q)
-	case 1:
-		return d.win.MeanDot(q)
-	}
-	return d.mix(d.turn.MeanDot(q), d.win.MeanDot(q))
-}
-
-// estimate writes estimates of the feature and their error bounds (see
-// vec.Matrix.Estimate) into est and bound, using est2 and bound2 as
-// scratch when both matrices are read, and returns the best lower bound.
-func (d denseMix) estimate(q []float32, est, bound, est2, bound2 []float64) float64 {
-	switch d.w {
-	case 0:
-		return d.turn.Estimate(q, est, bound)
-	case 1:
-		return d.win.Estimate(q, est, bound)
-	}
-	d.turn.Estimate(q, est, bound)
-	d.win.Estimate(q, est2, bound2)
-	maxLo := math.Inf(-1)
-	for i := range est {
-		// The bound of a mix is the mix of the bounds (both weights are
-		// positive); the margins of each bound cover the float64
-		// rounding of the mix.
-		est[i], bound[i] = d.mix(est[i], est2[i]), d.mix(bound[i], bound2[i])
-		maxLo = max(maxLo, est[i]-bound[i])
-	}
-	return maxLo
-}
-
-// scoresInto writes the feature of every row into dst (length Rows()),
-// with tmp as scratch; where visible (nil: every turn) says a window holds
-// a turn the question must not see, the turn's own cosine stands in.
-func (d denseMix) scoresInto(q []float32, dst []float64, tmp []float32, winVisible func(i int) bool) {
-	if d.w != 1 || winVisible != nil {
-		d.turn.ScoresInto(tmp, q)
-		for i, s := range tmp {
-			dst[i] = float64(s)
-		}
-	}
-	if d.w == 0 {
-		return
-	}
-	d.win.ScoresInto(tmp, q)
-	for i, s := range tmp {
-		switch {
-		case winVisible != nil && !winVisible(i):
-			// dst[i] keeps the turn's own cosine.
-		case d.w == 1:
-			dst[i] = float64(s)
-		default:
-			dst[i] = d.mix(dst[i], float64(s))
-		}
-	}
+	return offline.MixOf(turn, &st.winVec, len(st.turns), w)
 }

@@ -253,8 +253,8 @@ func TestWindowHiddenTurns(t *testing.T) {
 			want = own
 			held++
 		}
-		if f.dense[i] != want {
-			t.Errorf("turn %s (window holds the hidden turn: %v): dense %v, want %v", st.turns[i].ID, holds, f.dense[i], want)
+		if f.Dense[i] != want {
+			t.Errorf("turn %s (window holds the hidden turn: %v): dense %v, want %v", st.turns[i].ID, holds, f.Dense[i], want)
 		}
 	}
 	if held < 2 {

@@ -149,3 +149,38 @@ func TestParallelRangeCovers(t *testing.T) {
 		}
 	}
 }
+
+// TestQueue checks that a queue pops its rows in decreasing order of their
+// scores, ties included, for random scores.
+func TestQueue(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := r.IntN(50)
+		scores := make([]float64, n)
+		for i := range scores {
+			scores[i] = float64(r.IntN(10)) // many ties
+		}
+		rows := make([]int, 0, n)
+		for i := range n {
+			if r.IntN(3) > 0 {
+				rows = append(rows, i)
+			}
+		}
+		want := slices.Clone(rows)
+		slices.SortFunc(want, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
+		q := NewQueue(scores, slices.Clone(rows))
+		var got []float64
+		for q.Len() > 0 {
+			top := q.Top()
+			if i := q.Pop(); i != top {
+				t.Fatalf("trial %d: Pop %d after Top %d", trial, i, top)
+			}
+			got = append(got, scores[top])
+		}
+		for k := range want {
+			if got[k] != scores[want[k]] {
+				t.Fatalf("trial %d: pop %d scores %v, want %v", trial, k, got[k], scores[want[k]])
+			}
+		}
+	}
+}

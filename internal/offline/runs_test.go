@@ -1,4 +1,4 @@
-package higmem
+package offline
 
 import (
 	"math"
@@ -7,21 +7,21 @@ import (
 	"testing"
 )
 
-// withRuns sets the speaker runs of f from each turn's speaker, as
-// turnInfo.addRun does.
-func withRuns(f *turnFeatures, speaker []int32) *turnFeatures {
+// withRuns sets the speaker runs of f from each unit's speaker, as
+// Runs.Add does.
+func withRuns(f *Features, speaker []int32) *Features {
 	return withRunWords(f, speaker, make([]int32, len(speaker)))
 }
 
-// withRunWords is withRuns with the words of each turn (for the length
+// withRunWords is withRuns with the words of each unit (for the length
 // prior).
-func withRunWords(f *turnFeatures, speaker, words []int32) *turnFeatures {
-	ti := turnInfo{sameSession: f.sameSession, question: f.question, speaker: speaker, words: words}
+func withRunWords(f *Features, speaker, words []int32) *Features {
+	var rs Runs
 	for i := range speaker {
-		ti.addRun(i)
+		rs.Add(f.SameSession[:i+1], i > 0 && speaker[i] == speaker[i-1], words[i], f.Question[i])
 	}
-	f.run, f.runStart, f.runAsks, f.runWords = ti.run, ti.runStart, ti.runAsks, ti.runWords
-	f.runLinks = ti.runLinks // as addRun keeps them
+	f.Run, f.RunStart, f.RunAsks, f.RunWords = rs.Run, rs.RunStart, rs.RunAsks, rs.RunWords
+	f.RunLinks = rs.RunLinks // as Add keeps them
 	return f
 }
 
@@ -32,12 +32,12 @@ func TestScoreSpeakerRuns(t *testing.T) {
 	// One session: Ava sends three messages, Ben answers with two, Ava
 	// once more. Only Ava's second message matches the question.
 	f := features(0, 1, 0, 0, 0, 0)
-	f.question[2] = true // Ava's burst ends with a question
+	f.Question[2] = true // Ava's burst ends with a question
 	withRuns(f, []int32{0, 0, 0, 1, 1, 0})
-	if got, want := f.run, []int32{0, 0, 0, 1, 1, 2}; !slices.Equal(got, want) {
+	if got, want := f.Run, []int32{0, 0, 0, 1, 1, 2}; !slices.Equal(got, want) {
 		t.Fatalf("runs %v, want %v", got, want)
 	}
-	got := tu.score(f, f.lex)
+	got := tu.score(f, f.Lex)
 	want := []float64{
 		0.5,             // Ava's first message: a burst mate of the match
 		1,               // the match
@@ -52,25 +52,25 @@ func TestScoreSpeakerRuns(t *testing.T) {
 	// The same turns one message per speaker turn: neighbours by turn,
 	// no mates; the scorer is the turn-by-turn one.
 	single := features(0, 1, 0, 0, 0, 0)
-	single.question[2] = true
+	single.Question[2] = true
 	withRuns(single, []int32{0, 1, 0, 1, 0, 1})
-	if got, want := tu.score(single, single.lex), refScore(tu, single, single.lex); !slices.Equal(got, want) {
+	if got, want := tu.score(single, single.Lex), refScore(tu, single, single.Lex); !slices.Equal(got, want) {
 		t.Errorf("single-message runs: %v, want the turn scorer's %v", got, want)
 	}
 	// A new session starts a new run, and neighbours stop there.
 	split := features(0, 1, 0)
-	split.sameSession[2] = false
+	split.SameSession[2] = false
 	withRuns(split, []int32{0, 0, 0})
-	if got := tu.score(split, split.lex); got[2] != 0 || got[0] != 0.5 {
+	if got := tu.score(split, split.Lex); got[2] != 0 || got[0] != 0.5 {
 		t.Errorf("across sessions: %v, want no share for the next session's turn", got)
 	}
 }
 
 // refRunScore is the context score over speaker runs computed naively: the
 // runs around each turn found by walking turns.
-func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel []float64) []float64 {
+func refRunScore(tu Tuning, f *Features, speaker, words []int32, rel []float64) []float64 {
 	n := len(rel)
-	newRun := func(i int) bool { return i == 0 || !f.sameSession[i] || speaker[i] != speaker[i-1] }
+	newRun := func(i int) bool { return i == 0 || !f.SameSession[i] || speaker[i] != speaker[i-1] }
 	runOf := func(i int) (lo, hi int) {
 		lo, hi = i, i+1
 		for !newRun(lo) {
@@ -86,14 +86,14 @@ func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel 
 			if j != except {
 				b = max(b, rel[j])
 			}
-			asks = asks || f.question[j]
+			asks = asks || f.Question[j]
 		}
 		return b, asks
 	}
 	var evBest map[int32]float64
-	if tu.EventShare != 0 && f.event != nil {
+	if tu.EventShare != 0 && f.Event != nil {
 		evBest = map[int32]float64{}
-		for i, e := range f.event {
+		for i, e := range f.Event {
 			if e >= 0 {
 				evBest[e] = max(evBest[e], rel[i])
 			}
@@ -101,25 +101,25 @@ func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel 
 	}
 	out := make([]float64, n)
 	for i := range n {
-		if !f.visible[i] {
+		if !f.Visible[i] {
 			continue
 		}
 		lo, hi := runOf(i)
 		mate, _ := best(lo, hi, i)
 		var p1, p2, n1, n2 float64
 		var pq, nq bool
-		if lo > 0 && f.sameSession[lo] {
+		if lo > 0 && f.SameSession[lo] {
 			l1, h1 := runOf(lo - 1)
 			p1, pq = best(l1, h1, -1)
-			if l1 > 0 && f.sameSession[l1] {
+			if l1 > 0 && f.SameSession[l1] {
 				l2, h2 := runOf(l1 - 1)
 				p2, _ = best(l2, h2, -1)
 			}
 		}
-		if hi < n && f.sameSession[hi] {
+		if hi < n && f.SameSession[hi] {
 			l1, h1 := runOf(hi)
 			n1, nq = best(l1, h1, -1)
-			if h1 < n && f.sameSession[h1] {
+			if h1 < n && f.SameSession[h1] {
 				l2, h2 := runOf(h1)
 				n2, _ = best(l2, h2, -1)
 			}
@@ -135,19 +135,19 @@ func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel 
 		if mate != 0 {
 			s += tu.RunShare * mate
 		}
-		if evBest != nil && f.event[i] >= 0 {
-			s += tu.EventShare * evBest[f.event[i]]
+		if evBest != nil && f.Event[i] >= 0 {
+			s += tu.EventShare * evBest[f.Event[i]]
 		}
-		if f.speaker != nil && f.speaker[i] {
+		if f.Speaker != nil && f.Speaker[i] {
 			s *= tu.SpeakerBump
 		}
-		if f.dated != nil && f.dated[i] {
+		if f.Dated != nil && f.Dated[i] {
 			s *= tu.TimeBump
 		}
-		if f.counted != nil && f.counted[i] {
+		if f.Counted != nil && f.Counted[i] {
 			s *= tu.CountBump
 		}
-		if f.question[i] && tu.QuestionBump != 0 {
+		if f.Question[i] && tu.QuestionBump != 0 {
 			s *= tu.QuestionBump
 		}
 		if tu.LengthPow != 0 {
@@ -164,7 +164,7 @@ func refRunScore(tu offlineTuning, f *turnFeatures, speaker, words []int32, rel 
 
 func TestRunScoreMatchesReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
-	tu := defaultOfflineTuning()
+	tu := DefaultTuning()
 	for trial := range 200 {
 		n := 1 + r.IntN(300)
 		f := randomFeatures(r, n, 1+r.IntN(20))

@@ -1,14 +1,14 @@
-package higmem
+package offline
 
-// Offline tuning. Every threshold of the no-LLM pipeline lives here, so that
-// a retune is one diff. They were chosen on the LoCoMo and FriendsQA dev
-// conversations, with rules that do not depend on that data (turn order,
-// sessions, speakers, question marks, speaker names, time expressions,
-// numbers); BENCHMARKS.md ("Offline retrieval on LoCoMo dev" and issue 15)
-// gives the measurements.
+// Every constant of the no-LLM pipeline, so that a retune is one diff:
+// construction (segmentation, keywords, summaries) and retrieval (the
+// scorer's weights and stopping rule). They were chosen on the LoCoMo and
+// FriendsQA dev conversations with rules that do not depend on that data;
+// BENCHMARKS.md (issue 15) has the measurements, and internal/research the
+// fits (cmd/fitscorer).
 const (
-	// offlineProducer marks records made without an LLM.
-	offlineProducer = "offline:o1"
+	// Producer marks records made without an LLM.
+	Producer = "offline:o1"
 
 	// Segmentation (incremental, one turn at a time): a turn continues the
 	// open event of its session while that event is young, when the turn
@@ -21,28 +21,28 @@ const (
 	// that only a topic taken up again joins an older event. Retrieval
 	// hardly depends on them (BENCHMARKS.md); they were set for events of a
 	// useful size.
-	segShortTerms   = 4    // turns with fewer content terms always continue
-	segMinEventSize = 3    // an open event takes turns until it has this many
-	segMaxEventSize = 16   // an event this long takes no more turns
-	segWindow       = 4    // how many of the event's last turns a new turn is compared with
-	segJoinDense    = 0.65 // cosine(turn, mean of the window) to continue
-	segJoinLexical  = 0.14 // share of the turn's terms found in the window
-	segRejoinDense  = 0.80 // cosine(turn, event centroid) to rejoin an older event
-	segRejoinLex    = 0.60 // share of the turn's terms found in an older event
+	SegShortTerms   = 4    // turns with fewer content terms always continue
+	SegMinEventSize = 3    // an open event takes turns until it has this many
+	SegMaxEventSize = 16   // an event this long takes no more turns
+	SegWindow       = 4    // how many of the event's last turns a new turn is compared with
+	SegJoinDense    = 0.65 // cosine(turn, mean of the window) to continue
+	SegJoinLexical  = 0.14 // share of the turn's terms found in the window
+	SegRejoinDense  = 0.80 // cosine(turn, event centroid) to rejoin an older event
+	SegRejoinLex    = 0.60 // share of the turn's terms found in an older event
 
 	// Retrieval. The scorer is linear: a turn's own relevance is its BM25
 	// score divided by the question's best BM25 score, plus offDenseWeight
 	// times its cosine similarity centred on the mean over the space and
 	// scaled so that the best turn gets 1; its context score adds shares of
 	// the relevance of the speaker runs around it within the session (a
-	// run is a burst of messages by one speaker, offline_runs.go: the
+	// run is a burst of messages by one speaker, runs.go: the
 	// answer to a question is usually said by the other side right after
 	// the run that matches it, and a topic spans a few runs), of the other
 	// messages of its own run and of its event's best relevance; then cues
 	// and the length prior multiply it. Every weight below was fitted
 	// together by coordinate ascent on the LoCoMo and FriendsQA dev
 	// conversations at once (the mean recall of the two files at avg K ≤ 8
-	// on each; TestOfflineCVFit), and the same fit, run within each fold
+	// on each; internal/research/cmd/fitscorer), and the same fit, run within each fold
 	// of a cross-validation by conversation, is what BENCHMARKS.md (issue
 	// 15, "Fitted together") reports out of sample. Two were not fitted:
 	// offRunShare (both files have almost no bursts; the burst stress
@@ -51,7 +51,7 @@ const (
 	// (min 5, keep 0.5) scores 0.004 and 0.002 more but spends the whole
 	// budget of 8 turns on FriendsQA.
 	offDenseWeight  = 0.5  // weight of the centred cosine next to max-normalised BM25
-	offWindowWeight = 1.0  // the cosine is the window's (window.go) at this weight, the turn's own at 1 minus it
+	offWindowWeight = 1.0  // the cosine is the window's (the root's window.go) at this weight, the turn's own at 1 minus it
 	offPrev         = 0.1  // share of the previous run's best relevance a turn receives
 	offPrevQuestion = 0.5  // the same when the previous run asks a question (this run answers it)
 	offNext         = 0.5  // share of the next run's best relevance (a reply echoes what it answers)
@@ -63,12 +63,12 @@ const (
 	offTimeBump     = 1.5  // factor for turns that mention a time, on questions asking for a time
 	offCountBump    = 1.4  // factor for turns with a number, on "how many" questions
 	offQuestionBump = 0.85 // factor for turns that ask something (a question rarely holds its own answer); 0 is 1
-	offLengthPow    = 0.15 // the length prior: scores times (1 + words of the turn's speaker run)^offLengthPow (offline_length.go)
+	offLengthPow    = 0.15 // the length prior: scores times (1 + words of the turn's speaker run)^offLengthPow (length.go)
 	offKeepRatio    = 0.55 // stopping rule: after offMinK turns, keep those scoring at least this share of the best
 	offMinK         = 6    // stopping rule: always pass this many turns (when there are)
 	offMaxK         = 9    // stopping rule: never more than this many
 
-	// turnBM25B is the length normalisation b of the turns' BM25 index
+	// TurnBM25B is the length normalisation b of the turns' BM25 index
 	// (bm25.Options.B: 0 is the library's 0.75, negative is none), read
 	// by every mode's turn search: how much a long message's matches are
 	// discounted for its length. In conversation a long message is not a
@@ -76,19 +76,19 @@ const (
 	// what happened, so it is discounted less than the library's 0.75
 	// would (fitted with the weights above; 0.75 loses 0.007 on LoCoMo and
 	// 0.004 on FriendsQA).
-	turnBM25B = 0.3
+	TurnBM25B = 0.3
 
 	// Keywords and summaries.
-	keywordsPerTurn   = 8
-	keywordsPerEvent  = 10
-	summaryTurns      = 2
-	summaryTurnMaxLen = 200
+	KeywordsPerTurn   = 8
+	KeywordsPerEvent  = 10
+	SummaryTurns      = 2
+	SummaryTurnMaxLen = 200
 )
 
-// offlineTuning holds the retrieval weights of offline mode. The engine
-// always uses defaultOfflineTuning; the type exists so that the scorer can
+// Tuning holds the retrieval weights of offline mode. The engine
+// always uses DefaultTuning; the type exists so that the scorer can
 // be unit-tested and swept in measurements without changing the constants.
-type offlineTuning struct {
+type Tuning struct {
 	DenseWeight, WindowWeight                    float64
 	Prev, PrevQuestion, Next, NextQuestion, Far  float64
 	EventShare, SpeakerBump, TimeBump, CountBump float64
@@ -97,9 +97,9 @@ type offlineTuning struct {
 	MinK, MaxK                                   int
 }
 
-// defaultOfflineTuning returns the tuning made of the constants above.
-func defaultOfflineTuning() offlineTuning {
-	return offlineTuning{
+// DefaultTuning returns the tuning made of the constants above.
+func DefaultTuning() Tuning {
+	return Tuning{
 		DenseWeight: offDenseWeight, WindowWeight: offWindowWeight, Prev: offPrev, PrevQuestion: offPrevQuestion,
 		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
 		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, RunShare: offRunShare, QuestionBump: offQuestionBump, LengthPow: offLengthPow, KeepRatio: offKeepRatio,

@@ -1,4 +1,4 @@
-package higmem
+package offline
 
 import (
 	"cmp"
@@ -11,27 +11,27 @@ import (
 // The pruned offline scorer. On a large space, an unfiltered offline
 // question is scored from int8 estimates of its cosines (vec.Matrix.Estimate,
 // with error bounds) instead of a scan of every exact cosine. The formulas
-// are those of offline_score.go, relevanceOf and scoreRange, applied to
+// are those of score.go, Relevance and ScoreRange, applied to
 // bounds first (relevance bounds by relevanceBound, which never falls below
-// relevanceOf) and then to exact values for the turns that can matter;
+// Relevance) and then to exact values for the turns that can matter;
 // the selection is the reference's, bit for bit (TestOfflineFastMatchesFull
 // compares the two on every question). Speaker runs are bounded the same
 // way: a run's best relevance from its turns' bounds, then exactly for the
 // runs around each turn scored exactly.
 
-// fastScan is the state of one pruned offline question. Caller holds st.mu.
+// fastScan is the state of one pruned offline question.
 type fastScan struct {
-	q  *query
-	tu offlineTuning
-	dm denseMix
-	sc *scratch
-	f  *turnFeatures
+	in *Input
+	tu Tuning
+	dm DenseMix
+	sc *Scratch
+	f  *Features
 	n  int
 	// est and bound are the estimated cosines and their error bounds.
 	est, bound []float64
 	// maxLo is the best lower bound of a cosine.
 	maxLo float64
-	scale relevanceScale
+	scale Scale
 	// relHi, scoreHi and bestHi are upper bounds of relevance, scores and
 	// the best relevance per event (bestHi is nil when EventShare is 0).
 	relHi, scoreHi, bestHi []float64
@@ -42,81 +42,80 @@ type fastScan struct {
 	// runs holds the exact best relevance per speaker run, for the runs
 	// marked in sc.runKnown (elsewhere stale); best is exact at the events
 	// marked in sc.evKnown, and scores at the turns marked in sc.reached.
-	runs *runBests
-	// scoreIdx and relIdx list the turns whose exact score (relevance)
-	// selectOffline may read; scoreIdx lists the reached turns.
+	runs *RunBests
+	// scoreIdx and relIdx list the units whose exact score (relevance)
+	// Select may read; scoreIdx lists the reached units.
 	scoreIdx, relIdx []int
 	top              float64
 	// bestK holds the MaxK best exact scores.
 	bestK *rank.TopK
 }
 
-// offlineFast computes what selectOffline reads for an unfiltered question
-// on a large space: exact relevance for every turn that could be among the
-// KTurn most relevant (listed in relIdx) and exact scores for every turn
-// that could be among the MaxK best (listed in scoreIdx). ok is false when
-// that cannot be guaranteed cheaply (fewer than MaxK turns reach KeepRatio
-// of the best score, or a tuning that is not monotone); the caller then
-// computes every score exactly.
+// fast computes what Select reads for an unfiltered question on a large
+// space: exact relevance for every unit that could be among the KTurn most
+// relevant (listed in relIdx) and exact scores for every unit that could be
+// among the MaxK best (listed in scoreIdx). ok is false when that cannot be
+// guaranteed cheaply (fewer than MaxK units reach KeepRatio of the best
+// score, or a tuning that is not Monotone); the caller then computes every
+// score exactly.
 //
 // When then is not nil it is called with what the learned stage reads
-// (stageInput), while the exact values are marked.
-func (q *query) offlineFast(tu offlineTuning, dm denseMix, sc *scratch, then func(*stageInput)) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
-	if !tu.monotone() || q.ro.KTurn <= 0 {
+// (StageInput), while the exact values are marked.
+func fast(in *Input, tu Tuning, sc *Scratch, then func(*StageInput)) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
+	if !tu.Monotone() || in.KTurn <= 0 {
 		return nil, nil, nil, nil, false
 	}
-	fs := newFastScan(q, tu, dm, sc)
+	fs := newFastScan(in, tu, sc)
 	defer fs.release()
 	r0, ok := fs.setBounds()
 	if !ok || !fs.topScores(r0) || !fs.topRelevance() {
 		return nil, nil, nil, nil, false
 	}
 	if then != nil {
-		// The most relevant turn is among relIdx, exactly.
+		// The most relevant unit is among relIdx, exactly.
 		maxRel := 0.0
 		for _, i := range fs.relIdx {
 			maxRel = max(maxRel, fs.rel[i])
 		}
-		then(&stageInput{tu: tu, f: fs.f, rel: fs.rel, scores: fs.scores, idx: fs.scoreIdx, runs: fs.runs, cos: fs.cos, scale: fs.scale, maxRel: maxRel})
+		then(&StageInput{tu: tu, f: fs.f, rel: fs.rel, scores: fs.scores, idx: fs.scoreIdx, runs: fs.runs, cos: fs.cos, scale: fs.scale, maxRel: maxRel})
 	}
 	return fs.rel, fs.scores, fs.relIdx, fs.scoreIdx, true
 }
 
-// monotone reports whether scores grow with every relevance and relevance
+// Monotone reports whether scores grow with every relevance and relevance
 // with every cosine, which the bounds of offlineFast rely on.
-func (tu offlineTuning) monotone() bool {
+func (tu Tuning) Monotone() bool {
 	return tu.DenseWeight >= 0 && tu.WindowWeight >= 0 && tu.WindowWeight <= 1 && tu.Prev >= 0 && tu.PrevQuestion >= 0 && tu.Next >= 0 && tu.NextQuestion >= 0 &&
 		tu.Far >= 0 && tu.EventShare >= 0 && tu.RunShare >= 0 && tu.SpeakerBump > 0 && tu.TimeBump > 0 && tu.CountBump > 0 && tu.QuestionBump >= 0 && tu.KeepRatio > 0
 }
 
-// newFastScan estimates the question's cosines (dm) and computes its
+// newFastScan estimates the question's cosines (in.Dense) and computes its
 // features (at once: they are independent).
-func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan {
-	st := q.st
-	n := len(st.turns)
-	fs := &fastScan{q: q, tu: tu, dm: dm, sc: sc, n: n, bestK: rank.NewTopK(tu.MaxK)}
+func newFastScan(in *Input, tu Tuning, sc *Scratch) *fastScan {
+	n, dm := in.Units, in.Dense
+	fs := &fastScan{in: in, tu: tu, dm: dm, sc: sc, n: n, bestK: rank.NewTopK(tu.MaxK)}
 	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
 	fs.est, fs.bound = sc.est, sc.bound
-	if dm.w > 0 && dm.w < 1 {
+	if dm.W > 0 && dm.W < 1 {
 		sc.est2, sc.bound2 = grow(sc.est2, n), grow(sc.bound2, n)
 	}
 	estimated := make(chan struct{})
 	go func() {
 		defer close(estimated)
-		fs.maxLo = dm.estimate(q.qv, fs.est, fs.bound, sc.est2, sc.bound2)
+		fs.maxLo = dm.estimate(in.Vector, fs.est, fs.bound, sc.est2, sc.bound2)
 	}()
-	fs.f = q.featuresIn(sc, dm, false)
+	fs.f = in.Features(false)
 	// The best BM25 score, while the estimates may still be running: a
 	// scan in order (untouched turns score 0) with a branch that is
 	// rarely taken, faster than max over the touched turns at random.
 	maxLex := 0.0
-	for _, x := range fs.f.lex {
+	for _, x := range fs.f.Lex {
 		if x > maxLex {
 			maxLex = x
 		}
 	}
-	fs.scale.maxLex = maxLex
-	fs.scale.mean = fs.f.mean
+	fs.scale.MaxLex = maxLex
+	fs.scale.Mean = fs.f.Mean
 	<-estimated
 	// Exact cosines on demand; known stays all false between questions.
 	sc.exact = grow(sc.exact, n)
@@ -125,15 +124,15 @@ func newFastScan(q *query, tu offlineTuning, dm denseMix, sc *scratch) *fastScan
 	}
 	sc.fastRel, sc.fastScores = grow(sc.fastRel, n), grow(sc.fastScores, n)
 	fs.rel, fs.scores = sc.fastRel, sc.fastScores
-	singleRuns(fs.f)
-	nr := len(fs.f.runStart)
-	sc.runs.grow(nr)
+	Complete(fs.f)
+	nr := len(fs.f.RunStart)
+	sc.runs.Grow(nr)
 	fs.runs = &sc.runs
 	// The marks below stay all false between questions (release).
 	sc.reached = growFalse(sc.reached, n)
 	sc.runKnown = growFalse(sc.runKnown, nr)
 	if tu.EventShare != 0 {
-		ne := len(st.events)
+		ne := len(in.EventUnits)
 		sc.bestHi, sc.fastBest = grow(sc.bestHi, ne), grow(sc.fastBest, ne)
 		fs.bestHi, fs.best = sc.bestHi, sc.fastBest
 		sc.evKnown = growFalse(sc.evKnown, ne)
@@ -175,7 +174,7 @@ func (fs *fastScan) release() {
 func (fs *fastScan) cos(i int) float64 {
 	sc := fs.sc
 	if !sc.known[i] {
-		sc.exact[i] = fs.dm.exact(fs.q.qv, i)
+		sc.exact[i] = fs.dm.Exact(fs.in.Vector, i)
 		sc.known[i] = true
 		sc.cand = append(sc.cand, i)
 	}
@@ -184,127 +183,111 @@ func (fs *fastScan) cos(i int) float64 {
 
 // relX returns the exact relevance of turn i.
 func (fs *fastScan) relX(i int) float64 {
-	return fs.tu.relevanceOf(fs.f.lex[i], fs.cos(i), fs.scale)
+	return fs.tu.Relevance(fs.f.Lex[i], fs.cos(i), fs.scale)
 }
 
-// setBounds computes the upper bounds of every turn's relevance, event best
-// and score, on every core, and returns the turn with the best score bound.
-// It sets the relevance scale (the mean from the matrix's sum of rows, see
-// limits.offlineFastRows, the best cosine and the best BM25 score) and
-// reports false when its dense part would vanish.
+// setBounds computes the upper bounds of every unit's relevance, event best
+// and score, on every core, and returns the unit with the best score bound.
+// It sets the relevance scale (the mean from the matrices' sums of rows,
+// the best cosine and the best BM25 score) and reports false when its
+// dense part would vanish.
 //
-// The relevance bounds and the bounds of each run's bests are one pass,
-// split by runs (a run's turns are consecutive). The best cosine is not
-// known yet in that pass: only the rows whose upper bound reaches the best
-// lower bound, maxLo, can hold it, and the pass lists them. The pass
-// scales the dense part by maxLo instead, which bounds the best cosine
-// from below, and relevanceOf grows as its scale's best cosine falls (each
-// rounded operation is monotone), so its values bound relevance all the
-// same; they are a little looser. When maxLo is not above the mean, the
-// best cosine is found first.
+// The relevance bounds and the bounds of each run's bests are one pass
+// (relevanceBounds). The best cosine is not known yet in that pass: only
+// the rows whose upper bound reaches the best lower bound, maxLo, can hold
+// it, and the pass lists them. The pass scales the dense part by maxLo
+// instead, which bounds the best cosine from below, and Relevance grows as
+// its scale's best cosine falls (each rounded operation is monotone), so
+// its values bound relevance all the same; they are a little looser. When
+// maxLo is not above the mean, the best cosine is found first.
 func (fs *fastScan) setBounds() (r0 int, ok bool) {
-	n, f, tu := fs.n, fs.f, fs.tu
-	sc := fs.sc
-	sc.relHi = grow(sc.relHi, n)
-	fs.relHi = sc.relHi
 	hiScale := fs.scale
-	hiScale.maxD = fs.maxLo
-	exactFirst := !(fs.maxLo > fs.scale.mean)
+	hiScale.MaxD = fs.maxLo
+	exactFirst := !(fs.maxLo > fs.scale.Mean)
 	if exactFirst {
-		fs.scale.maxD = math.Inf(-1)
-		for i := range n {
-			if fs.est[i]+fs.bound[i] >= fs.maxLo {
-				fs.scale.maxD = max(fs.scale.maxD, fs.cos(i))
+		if !fs.bestCosine(func(yield func(int) bool) {
+			for i := range fs.n {
+				if fs.est[i]+fs.bound[i] >= fs.maxLo && !yield(i) {
+					return
+				}
 			}
-		}
-		if !(fs.scale.maxD > fs.scale.mean) {
+		}) {
 			return 0, false
 		}
 		hiScale = fs.scale
 	}
-	// The best relevance bound per run bounds the run's best, and the
-	// bound of the other turns' best bounds the best of a run's others.
-	// Where every run is one turn (run r is turn r), a run's best is its
-	// turn's bound: scoreRange then reads no run bests
-	// (scoreRangeSingle), and the pass writes relHi alone.
-	var rh *runBests
-	single := len(f.runStart) == n
+	rh, parts := fs.relevanceBounds(hiScale)
+	if !exactFirst && !fs.bestCosine(func(yield func(int) bool) {
+		for _, top := range fs.sc.tops[:parts] {
+			for _, i := range top {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}) {
+		return 0, false
+	}
+	return fs.scoreBounds(rh), true
+}
+
+// bestCosine sets the scale's best cosine to the best exact cosine of the
+// rows listed, and reports whether it is above the mean (else the dense
+// part vanishes).
+func (fs *fastScan) bestCosine(rows func(yield func(int) bool)) bool {
+	fs.scale.MaxD = math.Inf(-1)
+	for i := range rows {
+		fs.scale.MaxD = max(fs.scale.MaxD, fs.cos(i))
+	}
+	return fs.scale.MaxD > fs.scale.Mean
+}
+
+// relevanceBounds is the first bound pass, on every core, split by runs (a
+// run's units are consecutive): every unit's relevance bound under hiScale
+// (relHi), the bounds of every run's best and second best (rh; nil where
+// every run is one unit: ScoreRange then reads no run bests, see
+// scoreRangeSingle), of every event's best (bestHi), and per part the rows
+// whose cosine can be the best (sc.tops). It returns rh and the number of
+// parts.
+func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
+	n, f, sc := fs.n, fs.f, fs.sc
+	sc.relHi = grow(sc.relHi, n)
+	fs.relHi = sc.relHi
+	single := len(f.RunStart) == n
 	if !single {
 		rh = &sc.runsHi
-		rh.grow(len(f.runStart))
+		rh.Grow(len(f.RunStart))
 	}
-	maxLo := fs.maxLo
-	rb := relBound(tu, hiScale)
 	// The event bests too: each part into its own slice (part 0 into
 	// bestHi), merged after.
 	var events []int32
-	if fs.bestHi != nil && f.event != nil {
-		events = f.event[:n]
+	if fs.bestHi != nil && f.Event != nil {
+		events = f.Event[:n]
 	}
-	parts := rank.ParallelRange(len(f.runStart), fs.chunk(), func(p, lo, hi int) {
-		top := sc.tops[p][:0]
-		est, bound, lex, relHi := fs.est[:n], fs.bound[:n], f.lex[:n], fs.relHi[:n]
-		var eb []float64
+	parts = rank.ParallelRange(len(f.RunStart), fs.chunk(), func(p, lo, hi int) {
+		bp := boundPart{
+			est: fs.est[:n], bound: fs.bound[:n], lex: f.Lex[:n], relHi: fs.relHi[:n], events: events,
+			maxLo: fs.maxLo, rb: relBound(fs.tu, hiScale), top: sc.tops[p][:0],
+		}
 		if events != nil {
-			eb = fs.bestHi
+			bp.eb = fs.bestHi
 			if p > 0 {
 				sc.bestParts[p] = grow(sc.bestParts[p], len(fs.bestHi))
-				eb = sc.bestParts[p]
+				bp.eb = sc.bestParts[p]
 			}
-			clear(eb)
+			clear(bp.eb)
 		}
 		if single {
-			// The loop below, for runs of one turn: lo to hi-1 are
-			// turns.
-			for i := lo; i < hi; i++ {
-				u := est[i] + bound[i]
-				if u >= maxLo {
-					top = append(top, i)
-				}
-				x := rb.of(lex[i], u)
-				relHi[i] = x
-				if events != nil {
-					if e := events[i]; e >= 0 {
-						eb[e] = max(eb[e], x)
-					}
-				}
+			// Run r is unit r.
+			bp.units(lo, hi, false)
+		} else {
+			for r := lo; r < hi; r++ {
+				a, b := runUnits(f, r, n)
+				rh.best[r], rh.second[r], rh.arg[r] = bp.units(a, b, true)
 			}
-			sc.tops[p] = top
-			return
 		}
-		for r := lo; r < hi; r++ {
-			a, b := runTurns(f, r, n)
-			// As runBests.setRun, on the bounds as they are made.
-			best, second, arg := 0.0, 0.0, int32(-1)
-			for i := a; i < b; i++ {
-				u := est[i] + bound[i]
-				if u >= maxLo {
-					top = append(top, i)
-				}
-				x := rb.of(lex[i], u)
-				relHi[i] = x
-				if events != nil {
-					if e := events[i]; e >= 0 {
-						eb[e] = max(eb[e], x)
-					}
-				}
-				best, second, arg = bestTwo(best, second, arg, x, int32(i))
-			}
-			rh.best[r], rh.second[r], rh.arg[r] = best, second, arg
-		}
-		sc.tops[p] = top
+		sc.tops[p] = bp.top
 	})
-	if !exactFirst {
-		fs.scale.maxD = math.Inf(-1)
-		for _, top := range sc.tops[:parts] {
-			for _, i := range top {
-				fs.scale.maxD = max(fs.scale.maxD, fs.cos(i))
-			}
-		}
-		if !(fs.scale.maxD > fs.scale.mean) {
-			return 0, false
-		}
-	}
 	if events == nil && fs.bestHi != nil {
 		clear(fs.bestHi) // no events: every best is 0
 	}
@@ -315,21 +298,68 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 			}
 		}
 	}
-	sc.scoreHi = grow(sc.scoreHi, n)
+	return rh, parts
+}
+
+// boundPart is one part of the first bound pass (relevanceBounds).
+type boundPart struct {
+	est, bound, lex, relHi, eb []float64
+	events                     []int32
+	maxLo                      float64
+	rb                         relevanceBound
+	// top lists the rows whose cosine can be the best.
+	top []int
+}
+
+// units bounds the relevance of units a to b-1 (relHi) and their events'
+// bests (eb), and lists those whose cosine bound reaches maxLo. With bests,
+// the units are one run, and it returns the best and second best bound and
+// the best's unit, as RunBests.setRun on the bounds.
+func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int32) {
+	est, bound, lex, relHi, eb, events, maxLo, rb, top := bp.est, bp.bound, bp.lex, bp.relHi, bp.eb, bp.events, bp.maxLo, bp.rb, bp.top
+	arg = -1
+	for i := a; i < b; i++ {
+		u := est[i] + bound[i]
+		if u >= maxLo {
+			top = append(top, i)
+		}
+		x := rb.of(lex[i], u)
+		relHi[i] = x
+		if events != nil {
+			if e := events[i]; e >= 0 {
+				eb[e] = max(eb[e], x)
+			}
+		}
+		if bests {
+			best, second, arg = bestTwo(best, second, arg, x, int32(i))
+		}
+	}
+	bp.top = top
+	return best, second, arg
+}
+
+// scoreBounds is the second bound pass, on every core: ScoreRange on the
+// bounds (scoreHi). It returns the unit with the best score bound (the
+// first among equals).
+func (fs *fastScan) scoreBounds(rh *RunBests) int {
+	sc := fs.sc
+	sc.scoreHi = grow(sc.scoreHi, fs.n)
 	fs.scoreHi = sc.scoreHi
 	var args [4]int
-	parts = rank.ParallelRange(n, fs.chunk(), func(p, lo, hi int) { args[p] = tu.scoreRange(f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi) })
-	r0 = args[0]
+	parts := rank.ParallelRange(fs.n, fs.chunk(), func(p, lo, hi int) {
+		args[p] = fs.tu.ScoreRange(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi)
+	})
+	r0 := args[0]
 	for _, a := range args[1:parts] {
 		if fs.scoreHi[a] > fs.scoreHi[r0] || fs.scoreHi[a] == fs.scoreHi[r0] && a < r0 {
 			r0 = a
 		}
 	}
-	return r0, true
+	return r0
 }
 
-// relevanceBound computes upper bounds of relevanceOf with multiplications
-// where relevanceOf divides (a scan of every turn's bound is bound by its
+// relevanceBound computes upper bounds of Relevance with multiplications
+// where Relevance divides (a scan of every turn's bound is bound by its
 // two divisions otherwise). Rounding a product by a rounded reciprocal
 // differs from rounding the quotient by a few units in the last place:
 // margin, far larger, covers that.
@@ -341,25 +371,25 @@ type relevanceBound struct {
 // against errors of a few 2⁻⁵³).
 const relMargin = 1 + 1.0/(1<<40)
 
-// relBound returns the bound of relevanceOf under tu and s.
-func relBound(tu offlineTuning, s relevanceScale) relevanceBound {
-	b := relevanceBound{mean: s.mean, perD: tu.DenseWeight / (s.maxD - s.mean)}
-	if s.maxLex > 0 {
-		b.invLex = 1 / s.maxLex
+// relBound returns the bound of Relevance under tu and s.
+func relBound(tu Tuning, s Scale) relevanceBound {
+	b := relevanceBound{mean: s.Mean, perD: tu.DenseWeight / (s.MaxD - s.Mean)}
+	if s.MaxLex > 0 {
+		b.invLex = 1 / s.MaxLex
 	}
 	return b
 }
 
-// of returns a value at least relevanceOf(lex, d, s), for lex >= 0.
+// of returns a value at least Relevance(lex, d, s), for lex >= 0.
 func (b relevanceBound) of(lex, d float64) float64 {
 	dense := [2]float64{0, (d - b.mean) * b.perD}
 	return (lex*b.invLex + dense[b2i(d > b.mean)]) * relMargin
 }
 
 // chunk returns the fewest turns or runs each core takes in a pass (see
-// limits.offlineChunk).
+// Input.Chunk).
 func (fs *fastScan) chunk() int {
-	if c := fs.q.st.limits.offlineChunk; c > 0 {
+	if c := fs.in.Chunk; c > 0 {
 		return c
 	}
 	return 16384
@@ -393,8 +423,8 @@ func (fs *fastScan) bestOf(e int) float64 {
 		return fs.best[e]
 	}
 	b := 0.0
-	for _, j := range fs.q.st.evTurns[e] {
-		if int(j) < fs.n && int(fs.f.event[j]) == e {
+	for _, j := range fs.in.EventUnits[e] {
+		if int(j) < fs.n && int(fs.f.Event[j]) == e {
 			b = max(b, fs.relX(int(j)))
 		}
 	}
@@ -411,7 +441,7 @@ func (fs *fastScan) runOf(r int) {
 	if sc.runKnown[r] {
 		return
 	}
-	lo, hi := runTurns(fs.f, r, fs.n)
+	lo, hi := runUnits(fs.f, r, fs.n)
 	for j := lo; j < hi; j++ {
 		fs.rel[j] = fs.relX(j)
 	}
@@ -420,21 +450,21 @@ func (fs *fastScan) runOf(r int) {
 	sc.runList = append(sc.runList, int32(r))
 }
 
-// reach computes the exact score of turn i with scoreRange, from the exact
+// reach computes the exact score of turn i with ScoreRange, from the exact
 // relevance of the turns of its run and of the two runs either side, and
 // the exact best of its event. A turn is reached once.
 func (fs *fastScan) reach(i int) {
 	if fs.sc.reached[i] {
 		return
 	}
-	r := int(fs.f.run[i])
-	for k := max(r-2, 0); k <= min(r+2, len(fs.f.runStart)-1); k++ {
+	r := int(fs.f.Run[i])
+	for k := max(r-2, 0); k <= min(r+2, len(fs.f.RunStart)-1); k++ {
 		fs.runOf(k)
 	}
-	if e := fs.f.event[i]; e >= 0 && fs.best != nil {
+	if e := fs.f.Event[i]; e >= 0 && fs.best != nil {
 		fs.bestOf(int(e))
 	}
-	fs.tu.scoreRange(fs.f, fs.rel, fs.scores, fs.best, fs.runs, i, i+1)
+	fs.tu.ScoreRange(fs.f, fs.rel, fs.scores, fs.best, fs.runs, i, i+1)
 	fs.sc.reached[i] = true
 	fs.scoreIdx = append(fs.scoreIdx, i)
 	fs.top = max(fs.top, fs.scores[i])
@@ -478,39 +508,16 @@ func (fs *fastScan) topScores(r0 int) bool {
 		}
 	}
 	fs.sc.cands = h
-	higher := func(a, b int) bool { return fs.scoreHi[a] > fs.scoreHi[b] }
-	down := func(j int) {
-		for {
-			l, r, w := 2*j+1, 2*j+2, j
-			if l < len(h) && higher(h[l], h[w]) {
-				w = l
-			}
-			if r < len(h) && higher(h[r], h[w]) {
-				w = r
-			}
-			if w == j {
-				return
-			}
-			h[j], h[w] = h[w], h[j]
-			j = w
-		}
-	}
-	for j := len(h)/2 - 1; j >= 0; j-- {
-		down(j)
-	}
+	queue := rank.NewQueue(fs.scoreHi, h)
 	for steps := 0; ; steps++ {
-		if len(h) == 0 {
-			// Every turn not reached scores below keep.
+		if queue.Len() == 0 {
+			// Every unit not reached scores below keep.
 			return fs.bestK.Full() && fs.bestK.Last() >= keep
 		}
-		if steps%8 == 0 && fs.bestK.Full() && fs.bestK.Last() > fs.scoreHi[h[0]] {
+		if steps%8 == 0 && fs.bestK.Full() && fs.bestK.Last() > fs.scoreHi[queue.Top()] {
 			return true
 		}
-		i := h[0]
-		h[0] = h[len(h)-1]
-		h = h[:len(h)-1]
-		down(0)
-		fs.reach(i)
+		fs.reach(queue.Pop())
 	}
 }
 
@@ -518,7 +525,7 @@ func (fs *fastScan) topScores(r0 int) bool {
 // turns, in decreasing order of the relevance bounds from a floor set by
 // the exact relevance of the turns reached.
 func (fs *fastScan) topRelevance() bool {
-	k := fs.q.ro.KTurn
+	k := fs.in.KTurn
 	relTop := rank.NewTopK(k)
 	for _, i := range fs.scoreIdx {
 		relTop.Offer(i, fs.relX(i))

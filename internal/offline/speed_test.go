@@ -1,4 +1,4 @@
-package higmem
+package offline
 
 import (
 	"math"
@@ -11,21 +11,21 @@ import (
 // synthetic spaces, with a relevance for each: sessions of 20 turns, the
 // speakers taking turns with a burst now and then, events of four turns,
 // a speaker cue on about half the turns.
-func benchFeatures(n int) (*turnFeatures, []float64) {
+func benchFeatures(n int) (*Features, []float64) {
 	return benchFeaturesRuns(n, true)
 }
 
 // benchFeaturesRuns is benchFeatures with bursts now and then, or with
 // one turn per speaker run.
-func benchFeaturesRuns(n int, bursts bool) (*turnFeatures, []float64) {
+func benchFeaturesRuns(n int, bursts bool) (*Features, []float64) {
 	r := rand.New(rand.NewPCG(3, 4))
 	f := randomFeatures(r, n, n/4)
-	f.dated, f.counted = nil, nil
+	f.Dated, f.Counted = nil, nil
 	speaker, words := make([]int32, n), make([]int32, n)
 	for i := range n {
-		f.event[i] = int32(i / 4)
-		f.visible[i] = true
-		f.sameSession[i] = i%20 != 0
+		f.Event[i] = int32(i / 4)
+		f.Visible[i] = true
+		f.SameSession[i] = i%20 != 0
 		speaker[i] = int32(i % 2)
 		if r.IntN(8) == 0 && bursts {
 			speaker[i] = 1 - speaker[i] // a burst now and then
@@ -33,7 +33,7 @@ func benchFeaturesRuns(n int, bursts bool) (*turnFeatures, []float64) {
 		words[i] = int32(3 + r.IntN(20))
 	}
 	withRunWords(f, speaker, words)
-	singleRuns(f) // the cues
+	Complete(f) // the cues
 	rel := make([]float64, n)
 	for i := range rel {
 		rel[i] = r.Float64() * 1.5
@@ -53,56 +53,56 @@ func BenchmarkScoreRange(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			n := 100000
 			f, rel := benchFeaturesRuns(n, bursts)
-			tu := defaultOfflineTuning()
+			tu := DefaultTuning()
 			best := make([]float64, n/4+1)
 			eventBest(f, rel, best)
-			var rb runBests
-			rb.fill(f, rel)
+			var rb RunBests
+			rb.Fill(f, rel)
 			out := make([]float64, n)
 			for b.Loop() {
-				tu.scoreRange(f, rel, out, best, &rb, 0, n)
+				tu.ScoreRange(f, rel, out, best, &rb, 0, n)
 			}
 		})
 	}
 }
 
-// TestScoreRangeSingle checks that scoreRange where every run is one turn
+// TestScoreRangeSingle checks that ScoreRange where every run is one turn
 // (scoreRangeSingle) scores bit for bit as its general loop: the same
 // features with one more, empty, run at the end take the general loop.
 func TestScoreRangeSingle(t *testing.T) {
 	n := 5000
 	f, rel := benchFeaturesRuns(n, false)
-	if len(f.runStart) != n {
-		t.Fatalf("%d runs of %d turns", len(f.runStart), n)
+	if len(f.RunStart) != n {
+		t.Fatalf("%d runs of %d turns", len(f.RunStart), n)
 	}
 	r := rand.New(rand.NewPCG(5, 6))
-	f.visible = slices.Clone(f.visible)
-	f.dated, f.counted = make([]bool, n), make([]bool, n)
+	f.Visible = slices.Clone(f.Visible)
+	f.Dated, f.Counted = make([]bool, n), make([]bool, n)
 	for i := range n {
-		f.visible[i] = r.IntN(10) != 0
-		f.dated[i], f.counted[i] = r.IntN(5) == 0, r.IntN(7) == 0
-		if !f.visible[i] {
+		f.Visible[i] = r.IntN(10) != 0
+		f.Dated[i], f.Counted[i] = r.IntN(5) == 0, r.IntN(7) == 0
+		if !f.Visible[i] {
 			rel[i] = 0
 		}
 	}
-	f.cues = nil
-	singleRuns(f)
+	f.Cues = nil
+	Complete(f)
 	best := make([]float64, n/4+1)
 	eventBest(f, rel, best)
-	var rb runBests
-	rb.fill(f, rel)
-	tu := defaultOfflineTuning()
+	var rb RunBests
+	rb.Fill(f, rel)
+	tu := DefaultTuning()
 	tu.RunShare = 0.8
 	single := make([]float64, n)
-	argS := tu.scoreRange(f, rel, single, best, &rb, 0, n)
+	argS := tu.ScoreRange(f, rel, single, best, &rb, 0, n)
 
 	g := *f
-	g.runStart = append(slices.Clone(f.runStart), int32(n))
-	g.runLinks = append(slices.Clone(f.runLinks), 0)
-	g.runWords = append(slices.Clone(f.runWords), 0)
-	rg := runBests{best: append(slices.Clone(rb.best), 0), second: append(slices.Clone(rb.second), 0), arg: append(slices.Clone(rb.arg), -1)}
+	g.RunStart = append(slices.Clone(f.RunStart), int32(n))
+	g.RunLinks = append(slices.Clone(f.RunLinks), 0)
+	g.RunWords = append(slices.Clone(f.RunWords), 0)
+	rg := RunBests{best: append(slices.Clone(rb.best), 0), second: append(slices.Clone(rb.second), 0), arg: append(slices.Clone(rb.arg), -1)}
 	general := make([]float64, n)
-	argG := tu.scoreRange(&g, rel, general, best, &rg, 0, n)
+	argG := tu.ScoreRange(&g, rel, general, best, &rg, 0, n)
 	for i := range n {
 		if math.Float64bits(single[i]) != math.Float64bits(general[i]) {
 			t.Fatalf("turn %d: %v, general loop %v", i, single[i], general[i])
@@ -114,7 +114,7 @@ func TestScoreRangeSingle(t *testing.T) {
 	// And a part of the range, as the pruned path scores one turn.
 	for _, i := range []int{0, 1, 2, n / 2, n - 2, n - 1} {
 		out := make([]float64, n)
-		tu.scoreRange(f, rel, out, best, &rb, i, i+1)
+		tu.ScoreRange(f, rel, out, best, &rb, i, i+1)
 		if math.Float64bits(out[i]) != math.Float64bits(general[i]) {
 			t.Errorf("turn %d alone: %v, want %v", i, out[i], general[i])
 		}

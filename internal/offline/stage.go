@@ -1,4 +1,4 @@
-package higmem
+package offline
 
 import (
 	"math"
@@ -10,15 +10,15 @@ import (
 
 // The learned second stage of offline retrieval.
 //
-// The context score (offline_score.go) ranks every turn; the stopping rule
+// The context score (score.go) ranks every unit; the stopping rule
 // decides how many of the best to pass. For the embedders it was fitted
-// for, a second stage then re-orders the stageCands best turns by a
+// for, a second stage then re-orders the StageCands best turns by a
 // logistic regression over features of each candidate and its context, and
 // the selection takes as many of the re-ordered candidates as the stopping
 // rule passed. The regression was fitted on every conversation of the
 // LoCoMo and FriendsQA dev files; BENCHMARKS.md (issue 15, "The learned
 // stage in the engine") reports it out of sample, cross-validated by
-// conversation, the way the harness (offline_stage_cv_test.go) fits and
+// conversation, the way internal/research (cmd/fitstage) fits and
 // scores it.
 //
 // The stage is a calibration for one embedder's cosines: its weights do not
@@ -26,50 +26,53 @@ import (
 // the dense feature's weight differs by a factor of four), so an embedder
 // without fitted weights keeps the context score's order. And it was
 // fitted on conversations written one message per turn: in a space whose
-// speakers send bursts (more than stageMaxTurnsPerRun turns per speaker
+// speakers send bursts (more than StageMaxUnitsPerRun turns per speaker
 // run on average) its features take values it never saw, it lost recall on
 // the burst stress set, and it stands down.
 
 const (
-	// stageCands is how many of the best turns by context score the stage
+	// StageCands is how many of the best turns by context score the stage
 	// re-orders.
-	stageCands = 20
-	// stageMaxTurnsPerRun is the most turns per speaker run, on average
+	StageCands = 20
+	// StageMaxUnitsPerRun is the most turns per speaker run, on average
 	// over a space, where the stage applies: the dev conversations it was
 	// fitted on have 1.00–1.03, bursty chats 2 and more.
-	stageMaxTurnsPerRun = 1.5
-	// stageKeep is, on the pruned path (offlineFast), the share of the
+	StageMaxUnitsPerRun = 1.5
+	// stageKeep is, on the pruned path (Fast), the share of the
 	// best score a turn's bound must reach to be a candidate for the
-	// stageCands best: the lower, the more bounds are scanned; where fewer
-	// than stageCands turns reach it, the question is scored on the
+	// StageCands best: the lower, the more bounds are scanned; where fewer
+	// than StageCands turns reach it, the question is scored on the
 	// reference path. It changes how fast, never what is selected.
 	stageKeep = 0.25
-	// stageDim is the number of features of a candidate (stageFeatures).
-	stageDim = 18
+	// StageDim is the number of features of a candidate (StageFeatures).
+	StageDim = 18
 )
 
-// stageModel is the fitted regression for one embedder: a candidate's
+// StageFeatureNames names the features of StageFeatures, in order.
+var StageFeatureNames = [StageDim]string{"sr", "r2", "den", "p1", "n1", "far", "p1·pq", "n1·nq", "spk", "qq", "dat", "cnt", "lw", "sr²", "same", "inv", "top10", "log1p(rank)"}
+
+// Stage is the fitted regression for one embedder: a candidate's
 // log-odds of being evidence are b + Σ w[k]·x[k] over its features x
-// (stageFeatures, raw units: the standardisation of the fit is folded in).
-type stageModel struct {
+// (StageFeatures, raw units: the standardisation of the fit is folded in).
+type Stage struct {
 	// embedder is the prefix of the embedder IDs (embed.Embedder.ID) the
 	// weights were fitted with.
 	embedder string
-	w        [stageDim]float64
+	w        [StageDim]float64
 	b        float64
 }
 
 // stageModels are the fitted stages, one per embedder.
-var stageModels = []stageModel{
+var stageModels = []Stage{
 	// e5-small-v2 (higmem models fetch --model e5-small-v2), fitted on the
 	// 1,157 + 2,383 questions of LoCoMo and FriendsQA dev, 20 candidates
-	// each (TestOfflineCVStage logs the fit).
+	// each (go run ./internal/research/cmd/fitstage, stage_weights.go).
 	{embedder: "minilm:e5-small-v2:", w: stageE5Weights, b: stageE5Intercept},
 }
 
-// stageFor returns the stage fitted for the embedder with ID id, nil when
+// StageFor returns the stage fitted for the embedder with ID id, nil when
 // there is none.
-func stageFor(id string) *stageModel {
+func StageFor(id string) *Stage {
 	for i := range stageModels {
 		if strings.HasPrefix(id, stageModels[i].embedder) {
 			return &stageModels[i]
@@ -78,8 +81,8 @@ func stageFor(id string) *stageModel {
 	return nil
 }
 
-// logOdds returns the model's log-odds for features x.
-func (m *stageModel) logOdds(x *[stageDim]float64) float64 {
+// LogOdds returns the model's log-odds for features x.
+func (m *Stage) LogOdds(x *[StageDim]float64) float64 {
 	z := m.b
 	for k, w := range m.w {
 		z += w * x[k]
@@ -87,27 +90,27 @@ func (m *stageModel) logOdds(x *[stageDim]float64) float64 {
 	return z
 }
 
-// stageInput is what the stage reads of one question's scoring, on either
+// StageInput is what the stage reads of one question's scoring, on either
 // path (the reference scorer or offlineFast). Values need only be exact
 // where the stage reads them: scores and cosines at the candidates, rel at
 // the turns of their runs, runs at their runs and the two runs either side.
-type stageInput struct {
-	tu     offlineTuning
-	f      *turnFeatures
+type StageInput struct {
+	tu     Tuning
+	f      *Features
 	rel    []float64
 	scores []float64
 	// idx lists the turns whose scores are exact (nil: every turn).
 	idx  []int
-	runs *runBests
+	runs *RunBests
 	// cos returns the exact cosine of a candidate; nil without a dense
 	// part.
 	cos   func(i int) float64
-	scale relevanceScale
+	scale Scale
 	// maxRel is the best relevance over the visible turns.
 	maxRel float64
 }
 
-// stageFeatures writes the features of the candidates ranked (best score
+// StageFeatures writes the features of the candidates ranked (best score
 // first) into x, one row each, and reports false when the question gives
 // the stage nothing to scale by (no positive score or relevance). The
 // features, in order, with what they say in a conversation:
@@ -130,7 +133,7 @@ type stageInput struct {
 //	   turns to it) there;
 //	16 the share of the 10 best candidates in its session;
 //	17 log(1 + its rank).
-func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
+func StageFeatures(in *StageInput, ranked []int, x [][StageDim]float64) bool {
 	if len(ranked) == 0 {
 		return false
 	}
@@ -140,11 +143,11 @@ func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
 		return false
 	}
 	meanD, spanD := 0.0, 0.0
-	if in.cos != nil && !math.IsInf(in.scale.mean, 1) {
-		meanD, spanD = in.scale.mean, in.scale.maxD-in.scale.mean
+	if in.cos != nil && !math.IsInf(in.scale.Mean, 1) {
+		meanD, spanD = in.scale.Mean, in.scale.MaxD-in.scale.Mean
 	}
 	rb := in.runs
-	sess := func(i int) int32 { return f.runSession[f.run[i]] }
+	sess := func(i int) int32 { return f.RunSession[f.Run[i]] }
 	t0 := ranked[0]
 	var top10 [10]int32
 	n10 := min(10, len(ranked))
@@ -152,8 +155,8 @@ func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
 		top10[j] = sess(i)
 	}
 	for j, i := range ranked {
-		r := int(f.run[i])
-		l := f.runLinks[r]
+		r := int(f.Run[i])
+		l := f.RunLinks[r]
 		var p1, n1, far float64
 		if l&linkPrev != 0 {
 			p1 = rb.best[r-1]
@@ -176,8 +179,8 @@ func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
 			den = (in.cos(i) - meanD) / spanD
 		}
 		words := 0.0
-		if f.runWords != nil {
-			words = float64(f.runWords[r])
+		if f.RunWords != nil {
+			words = float64(f.RunWords[r])
 		}
 		var same, inv float64
 		s := sess(i)
@@ -189,8 +192,8 @@ func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
 			share += b2i(t == s)
 		}
 		sr := in.scores[i] / top
-		c := f.cues[i]
-		x[j] = [stageDim]float64{
+		c := f.Cues[i]
+		x[j] = [StageDim]float64{
 			sr,
 			(in.rel[i] + in.tu.RunShare*mate) / in.maxRel,
 			den,
@@ -199,10 +202,10 @@ func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
 			far / in.maxRel,
 			p1 / in.maxRel * float64(l/linkPrevAsks&1),
 			n1 / in.maxRel * float64(l/linkNextAsks&1),
-			float64(b2i(f.speaker != nil && f.speaker[i])),
+			float64(b2i(f.Speaker != nil && f.Speaker[i])),
 			float64(c & cueQuestion),
-			float64(b2i(f.dated != nil && f.dated[i])),
-			float64(b2i(f.counted != nil && f.counted[i])),
+			float64(b2i(f.Dated != nil && f.Dated[i])),
+			float64(b2i(f.Counted != nil && f.Counted[i])),
 			math.Log1p(words),
 			sr * sr,
 			same,
@@ -214,33 +217,22 @@ func stageFeatures(in *stageInput, ranked []int, x [][stageDim]float64) bool {
 	return true
 }
 
-// forStage returns tu as the stage scores with it: the stageCands best
+// forStage returns tu as the stage scores with it: the StageCands best
 // scores exact, and on the pruned path every turn whose bound reaches
 // stageKeep of the best a candidate for them. The stopping rule stays
 // tu's.
-func (tu offlineTuning) forStage() offlineTuning {
-	tu.MaxK, tu.KeepRatio = max(tu.MaxK, stageCands), min(tu.KeepRatio, stageKeep)
+func (tu Tuning) forStage() Tuning {
+	tu.MaxK, tu.KeepRatio = max(tu.MaxK, StageCands), min(tu.KeepRatio, stageKeep)
 	return tu
 }
 
-// learnedStage returns, when the question's learned stage applies (there
-// is one for the embedder, and the space is not written in bursts), tu as
-// the stage scores with it (forStage) and the hook for offlineScores that
-// runs the stage and writes its order to *order; else tu and nil.
-func (q *query) learnedStage(tu offlineTuning, order *[]int) (offlineTuning, func(*stageInput)) {
-	if q.learned == nil || q.st.info.turnsPerRun() > stageMaxTurnsPerRun {
-		return tu, nil
-	}
-	return tu.forStage(), func(in *stageInput) { *order = q.learned.rerank(in) }
-}
-
-// rerank returns the stageCands best turns of a question by context score
+// rerank returns the StageCands best turns of a question by context score
 // in the model's order, best first; nil when the stage has nothing to
-// scale by (stageFeatures).
-func (m *stageModel) rerank(in *stageInput) []int {
-	ranked := rank.Top(in.scores, in.idx, stageCands)
-	x := make([][stageDim]float64, len(ranked))
-	if !stageFeatures(in, ranked, x) {
+// scale by (StageFeatures).
+func (m *Stage) rerank(in *StageInput) []int {
+	ranked := rank.Top(in.scores, in.idx, StageCands)
+	x := make([][StageDim]float64, len(ranked))
+	if !StageFeatures(in, ranked, x) {
 		return nil
 	}
 	m.order(ranked, x, make([]float64, len(ranked)))
@@ -249,10 +241,10 @@ func (m *stageModel) rerank(in *stageInput) []int {
 
 // stageOrder re-orders ranked (the candidates, best score first) by the
 // model's log-odds, best first, ties in ranked's order; x holds their
-// features (stageFeatures) and z is scratch for the log-odds.
-func (m *stageModel) order(ranked []int, x [][stageDim]float64, z []float64) {
+// features (StageFeatures) and z is scratch for the log-odds.
+func (m *Stage) order(ranked []int, x [][StageDim]float64, z []float64) {
 	for j := range ranked {
-		z[j] = m.logOdds(&x[j])
+		z[j] = m.LogOdds(&x[j])
 	}
 	idx := make([]int, len(ranked))
 	for j := range idx {
@@ -274,11 +266,28 @@ func (m *stageModel) order(ranked []int, x [][stageDim]float64, z []float64) {
 	copy(ranked, out)
 }
 
-// turnsPerRun returns the mean number of turns per speaker run of the
-// space (1 when empty).
-func (ti *turnInfo) turnsPerRun() float64 {
-	if len(ti.runStart) == 0 {
-		return 1
+// AppliesTo reports whether the stage applies to a space whose speaker runs
+// hold unitsPerRun units on average (Runs.UnitsPerRun): it stands down
+// where speakers send bursts.
+func (m *Stage) AppliesTo(unitsPerRun float64) bool {
+	return unitsPerRun <= StageMaxUnitsPerRun
+}
+
+// Weights returns the model's weights, in raw units, and its intercept.
+func (m *Stage) Weights() (w [StageDim]float64, b float64) { return m.w, m.b }
+
+// FullStageInput returns what the learned stage reads of a question scored
+// by the reference path: every unit's relevance and score, the runs' bests
+// filled from them.
+func FullStageInput(tu Tuning, f *Features, rel, scores []float64, runs *RunBests) *StageInput {
+	in := &StageInput{tu: tu, f: f, rel: rel, scores: scores, runs: runs, scale: ScaleOf(f)}
+	for i, r := range rel {
+		if f.Visible[i] {
+			in.maxRel = max(in.maxRel, r)
+		}
 	}
-	return float64(len(ti.run)) / float64(len(ti.runStart))
+	if f.Dense != nil {
+		in.cos = func(i int) float64 { return f.Dense[i] }
+	}
+	return in
 }

@@ -1,4 +1,4 @@
-package higmem
+package offline
 
 import (
 	"math"

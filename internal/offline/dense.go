@@ -1,0 +1,120 @@
+package offline
+
+import (
+	"math"
+
+	"github.com/higmem/higmem/internal/vec"
+)
+
+// The dense feature of offline retrieval: the cosine of the question with
+// each unit's own vector and with its window vector (the unit embedded with
+// the units before it in its session: the root's window.go), mixed by one
+// weight (Tuning.WindowWeight).
+
+// DenseMix is offline retrieval's dense feature over a space: the cosine
+// with each turn's vector and with its window vector, mixed by weight w
+// ((1-w)·turn + w·window). w is 0 when the space has no window vectors.
+type DenseMix struct {
+	Turn, Win *vec.Matrix
+	W         float64
+}
+
+// MixOf returns the dense feature of n units under window weight w: 0 (the
+// unit's own cosine alone) when win does not hold n rows, or, below 1, when
+// turn is of another dimension. With w below 1 it reads turn, which the
+// caller loads first (until then, an empty matrix: the feature sees none);
+// with w at 1 it reads win alone.
+func MixOf(turn, win *vec.Matrix, n int, w float64) DenseMix {
+	if w <= 0 || win.Rows() != n || w < 1 && win.Dim != turn.Dim {
+		w = 0
+	}
+	return DenseMix{Turn: turn, Win: win, W: min(w, 1)}
+}
+
+// Ready reports whether the matrices the feature reads hold n rows: the
+// window matrix when W > 0, the turn matrix when W < 1 or when turns
+// stands in for hidden windows (see ScoresInto).
+func (d DenseMix) Ready(n int, turns bool) bool {
+	return (d.W <= 0 || d.Win.Rows() == n) && (d.W >= 1 && !turns || d.Turn.Rows() == n)
+}
+
+// mix combines a turn's cosine t and its window's cosine x.
+func (d DenseMix) mix(t, x float64) float64 { return (1-d.W)*t + d.W*x }
+
+// Exact returns the dense feature of row i, as the full scan computes it.
+func (d DenseMix) Exact(q []float32, i int) float64 {
+	switch d.W {
+	case 0:
+		return float64(vec.Dot(q, d.Turn.Row(i)))
+	case 1:
+		return float64(vec.Dot(q, d.Win.Row(i)))
+	}
+	return d.mix(float64(vec.Dot(q, d.Turn.Row(i))), float64(vec.Dot(q, d.Win.Row(i))))
+}
+
+// Quantized reports whether the matrices the feature reads keep int8
+// copies (for meanDot and estimate).
+func (d DenseMix) Quantized() bool {
+	return (d.W == 1 || d.Turn.Quantized()) && (d.W == 0 || d.Win.Quantized())
+}
+
+// MeanDot returns the mean of the feature over the rows from the
+// matrices' sums of rows (vec.Matrix.MeanDot).
+func (d DenseMix) MeanDot(q []float32) float64 {
+	switch d.W {
+	case 0:
+		return d.Turn.MeanDot(q)
+	case 1:
+		return d.Win.MeanDot(q)
+	}
+	return d.mix(d.Turn.MeanDot(q), d.Win.MeanDot(q))
+}
+
+// estimate writes estimates of the feature and their error bounds (see
+// vec.Matrix.Estimate) into est and bound, using est2 and bound2 as
+// scratch when both matrices are read, and returns the best lower bound.
+func (d DenseMix) estimate(q []float32, est, bound, est2, bound2 []float64) float64 {
+	switch d.W {
+	case 0:
+		return d.Turn.Estimate(q, est, bound)
+	case 1:
+		return d.Win.Estimate(q, est, bound)
+	}
+	d.Turn.Estimate(q, est, bound)
+	d.Win.Estimate(q, est2, bound2)
+	maxLo := math.Inf(-1)
+	for i := range est {
+		// The bound of a mix is the mix of the bounds (both weights are
+		// positive); the margins of each bound cover the float64
+		// rounding of the mix.
+		est[i], bound[i] = d.mix(est[i], est2[i]), d.mix(bound[i], bound2[i])
+		maxLo = max(maxLo, est[i]-bound[i])
+	}
+	return maxLo
+}
+
+// ScoresInto writes the feature of every row into dst (length Rows()),
+// with tmp as scratch; where visible (nil: every turn) says a window holds
+// a turn the question must not see, the turn's own cosine stands in.
+func (d DenseMix) ScoresInto(q []float32, dst []float64, tmp []float32, winVisible func(i int) bool) {
+	if d.W != 1 || winVisible != nil {
+		d.Turn.ScoresInto(tmp, q)
+		for i, s := range tmp {
+			dst[i] = float64(s)
+		}
+	}
+	if d.W == 0 {
+		return
+	}
+	d.Win.ScoresInto(tmp, q)
+	for i, s := range tmp {
+		switch {
+		case winVisible != nil && !winVisible(i):
+			// dst[i] keeps the turn's own cosine.
+		case d.W == 1:
+			dst[i] = float64(s)
+		default:
+			dst[i] = d.mix(dst[i], float64(s))
+		}
+	}
+}

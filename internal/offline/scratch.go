@@ -1,0 +1,48 @@
+package offline
+
+// Scratch is one question's working memory for the scorer, sized to the
+// space and reused from question to question (the caller pools it), so
+// that a question allocates nothing in proportion to the space. Its zero
+// value is ready to use; it is not safe for concurrent use.
+type Scratch struct {
+	// rel, scores and best hold the reference path's relevance, scores
+	// and event bests.
+	rel, scores, best []float64
+	// The pruned scan (Fast): estimates of the cosines with their error
+	// bounds, upper bounds of relevance, scores and event bests, and exact
+	// cosines computed so far (known, kept all false between questions,
+	// and cand, the rows set).
+	est, bound, relHi, scoreHi, bestHi, exact []float64
+	// est2 and bound2 hold the window matrix's estimates while they are
+	// mixed with the turn matrix's (DenseMix.estimate).
+	est2, bound2 []float64
+	known        []bool
+	cand, cands  []int
+	// fastRel, fastScores and fastBest hold exact values the pruned scan
+	// computed (elsewhere stale).
+	fastRel, fastScores, fastBest []float64
+	// runs holds the best relevance per speaker run (exact values, where
+	// computed), runsHi their upper bounds on the pruned path.
+	runs, runsHi RunBests
+	// tops lists, per part of the bound pass, the rows that can hold the
+	// best cosine.
+	tops [4][]int
+	// bestParts holds the event bests of the bound pass's parts after
+	// the first.
+	bestParts [4][]float64
+	// reached, runKnown and evKnown mark the units, runs and events whose
+	// exact score or best relevance the pruned path has computed (they
+	// stay all false between questions); runList and evList list the runs
+	// and events marked.
+	reached, runKnown, evKnown []bool
+	runList, evList            []int32
+}
+
+// grow returns s with length n, reallocating when its capacity is short;
+// the contents are unspecified.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n, n+n/4)
+	}
+	return s[:n]
+}

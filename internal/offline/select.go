@@ -1,0 +1,122 @@
+package offline
+
+import "github.com/higmem/higmem/internal/rank"
+
+// Input is one question's inputs to the scorer. Every slice and matrix it
+// reaches belongs to the caller, who keeps them unchanged during Score.
+type Input struct {
+	// Tuning is the scorer's weights and stopping rule.
+	Tuning Tuning
+	// Units is the number of units (rows) of the space.
+	Units int
+	// KTurn is how many of the most relevant units the caller reads (its
+	// search stage): the pruned path computes their relevance exactly.
+	KTurn int
+	// Features computes the question's features (with Dense when dense is
+	// set; the pruned path estimates the cosines itself). It is called
+	// once per path taken, on the pruned path while the estimates run on
+	// another goroutine.
+	Features func(dense bool) *Features
+	// Vector is the question's embedding and Dense the matrices of the
+	// dense feature (both unused without Fast).
+	Vector []float32
+	Dense  DenseMix
+	// EventUnits lists each event's units, for the exact event bests of
+	// the pruned path.
+	EventUnits [][]int32
+	// Fast lets the pruned path (fast.go) run: the caller sets it for a
+	// question that sees every unit, on a space large enough for it to
+	// pay, whose Dense is quantized and whose Features carry the mean
+	// cosine from the matrices' sums of rows (MeanSet).
+	Fast bool
+	// Chunk is the fewest units (or runs) each core takes in a pass of the
+	// pruned path; 0 is 16384.
+	Chunk int
+	// Stage is the learned stage to run, nil for none (see
+	// Stage.AppliesTo).
+	Stage *Stage
+	// Probe, when set, is called on the reference path with the features
+	// scored (valid during the call only); Score then never takes the
+	// pruned path. It serves measurements (internal/research).
+	Probe func(*Features)
+}
+
+// Scores is what Score computes for a question.
+type Scores struct {
+	// Rel and Scores are the units' relevance and context score, exact at
+	// the units RelIdx and ScoreIdx list (nil lists: every unit). They
+	// live in the scratch passed to Score.
+	Rel, Scores      []float64
+	RelIdx, ScoreIdx []int
+	// Order is the learned stage's order of the StageCands best units,
+	// best first; nil when no stage ran or it had nothing to scale by.
+	Order []int
+	// Pruned reports whether the pruned path decided.
+	Pruned bool
+}
+
+// Score computes the relevance and context score of a question's units:
+// on the pruned path when in.Fast and it can decide (the KTurn most
+// relevant and the MaxK best exact), else on every unit. With a stage, the
+// stage's tuning (more candidates exact) is scored and the stage orders
+// them.
+func Score(in *Input, sc *Scratch) Scores {
+	tu := in.Tuning
+	var out Scores
+	var then func(*StageInput)
+	if in.Stage != nil {
+		tu = tu.forStage()
+		then = func(si *StageInput) { out.Order = in.Stage.rerank(si) }
+	}
+	if in.Fast && in.Probe == nil {
+		var ok bool
+		if out.Rel, out.Scores, out.RelIdx, out.ScoreIdx, ok = fast(in, tu, sc, then); ok {
+			out.Pruned = true
+			return out
+		}
+	}
+	f := in.Features(true)
+	if in.Probe != nil {
+		in.Probe(f)
+	}
+	n := len(f.Lex)
+	sc.rel = grow(sc.rel, n)
+	out.Rel = tu.RelevanceInto(f, sc.rel)
+	sc.scores = grow(sc.scores, n)
+	var best []float64
+	if tu.EventShare != 0 {
+		sc.best = grow(sc.best, len(in.EventUnits))
+		best = sc.best
+	}
+	out.Scores = tu.ScoreInto(f, out.Rel, sc.scores, best, &sc.runs)
+	if then != nil {
+		then(FullStageInput(tu, f, out.Rel, out.Scores, &sc.runs))
+	}
+	return out
+}
+
+// Selection is offline retrieval's choice for a question.
+type Selection struct {
+	Scores
+	// Search lists the KTurn most relevant units, best first.
+	Search []int
+	// Ranked lists the units in the selection's order, the learned
+	// stage's when it ran (Order), else by score; the first K are
+	// selected.
+	Ranked []int
+	K      int
+}
+
+// Select scores a question (Score) and selects its units: the MaxK best by
+// score, cut by the stopping rule (Cut), and, when the learned stage ran,
+// that many in its order.
+func Select(in *Input, sc *Scratch) Selection {
+	s := Selection{Scores: Score(in, sc)}
+	s.Search = rank.Top(s.Rel, s.RelIdx, in.KTurn)
+	s.Ranked = rank.Top(s.Scores.Scores, s.ScoreIdx, in.Tuning.MaxK)
+	s.K = in.Tuning.Cut(s.Ranked, s.Scores.Scores)
+	if s.Order != nil {
+		s.Ranked = s.Order
+	}
+	return s
+}

@@ -1,0 +1,18 @@
+// Package research is the lab of the offline scorer: it loads the dev
+// conversations into the engine, captures what offline retrieval scores
+// for each question (through internal/offline's probe, never the root
+// package's internals) and fits what internal/offline ships. It is
+// imported by no production package (TestImportRules).
+//
+// The commands:
+//
+//	go run ./internal/research/cmd/fitstage -locomo PATH -friendsqa PATH -model DIR [-out internal/offline/stage_weights.go]
+//
+// fits the learned stage's weights (internal/offline/stage_weights.go) on
+// every question of the LoCoMo and FriendsQA dev files with e5-small-v2,
+// and writes the file it reproduces. The exploratory cross-validations of
+// issue 15 (feature variants, window texts, sweeps, misses, ensembles;
+// BENCHMARKS.md has their results) read the root package's internals and
+// were removed from the root with issue 31; they are in the history before
+// that commit.
+package research
