@@ -7,16 +7,10 @@ import (
 	"testing"
 )
 
-// benchFeatures returns features of n turns shaped like the bench's
+// benchFeaturesRuns returns features of n turns shaped like the bench's
 // synthetic spaces, with a relevance for each: sessions of 20 turns, the
-// speakers taking turns with a burst now and then, events of four turns,
-// a speaker cue on about half the turns.
-func benchFeatures(n int) (*Features, []float64) {
-	return benchFeaturesRuns(n, true)
-}
-
-// benchFeaturesRuns is benchFeatures with bursts now and then, or with
-// one turn per speaker run.
+// speakers taking turns (with a burst now and then when bursts is set),
+// events of four turns, a speaker cue on about half the turns.
 func benchFeaturesRuns(n int, bursts bool) (*Features, []float64) {
 	r := rand.New(rand.NewPCG(3, 4))
 	f := randomFeatures(r, n, n/4)
