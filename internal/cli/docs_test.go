@@ -237,7 +237,7 @@ func TestDocsExamples(t *testing.T) {
 				}
 				fmt.Fprintf(&script, "\n# --- %s:%d\n%s", doc, b.line, text)
 			case "go":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runGoExample(t, b, text, llmSrv.URL) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runGoExample(t, b, text) })
 			case "python", "js":
 				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runSDKExample(t, b, text, llmSrv.URL) })
 			case "json", "jsonc":
@@ -354,7 +354,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 
 // runGoExample runs a Go block as the main package of a module of its own
 // that requires this repository.
-func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
+func runGoExample(t *testing.T, b docBlock, text string) {
 	if !strings.HasPrefix(text, "package main\n") {
 		t.Fatalf("%s:%d: a Go example must be a whole program (package main) so that it can be run", b.file, b.line)
 	}
@@ -371,8 +371,15 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	text = strings.ReplaceAll(text, "http://localhost:11434/v1", llmURL+"/v1")
+	// The examples run as a reader without a model server runs them:
+	// offline, whatever endpoint the environment of the test names.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HIGMEM_") && !strings.HasPrefix(kv, "OPENAI_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if strings.Contains(text, "{{PGSCHEMA}}") {
 		if os.Getenv(pgtest.EnvVar) == "" {
 			t.Skipf("%s:%d: needs PostgreSQL (%s not set)", b.file, b.line, pgtest.EnvVar)
@@ -382,10 +389,32 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 		env = append(env, "HIGMEM_DB="+dsn)
 	}
 	if strings.Contains(text, "{{PORT}}") {
-		// The Go client example: a server with alice's key.
+		// The Go client example: a server with alice's key, holding what
+		// the document's shell examples added before it (a reader runs
+		// them against the same server).
 		port, key := serveForExample(t)
 		text = strings.ReplaceAll(text, "{{PORT}}", port)
 		env = append(env, "HIGMEM_KEY="+key)
+		adds := docAdds(t, b.file)
+		if b.file == "docs/SERVER.md" && len(adds) == 0 {
+			t.Fatalf("%s: no add found in the shell examples: the Go example is meant to run after them", b.file)
+		}
+		for _, body := range adds {
+			req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+"/v1/turns", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: the shell example's add answered %s", b.file, resp.Status)
+			}
+		}
 	}
 	if models := modelsDir(); models != "" && filepath.Base(filepath.Dir(models)) == "higmem" {
 		env = append(env, "XDG_CACHE_HOME="+filepath.Dir(filepath.Dir(models)))
@@ -413,6 +442,25 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 			t.Errorf("%s:%d: output lacks %q:\n%s", b.file, b.line, w, out)
 		}
 	}
+}
+
+// docAddRE matches the body of an add in a shell example
+// (curl … /v1/turns -d '{…}').
+var docAddRE = regexp.MustCompile(`/v1/turns -d '(\{[^']*\})'`)
+
+// docAdds returns the bodies of the adds of doc's shell examples.
+func docAdds(t *testing.T, doc string) []string {
+	t.Helper()
+	var out []string
+	for _, b := range docBlocks(t, filepath.Join("../..", doc), doc) {
+		if b.lang != "sh" {
+			continue
+		}
+		for _, m := range docAddRE.FindAllStringSubmatch(b.text, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // serveForExample serves an offline memory on a free loopback port with a

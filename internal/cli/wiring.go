@@ -38,7 +38,7 @@ func (a *app) backends(ctx context.Context, memoriesInDB bool) (*backends, error
 	for _, p := range a.env.Problems {
 		a.warnOnce("env:"+p, "%s", p)
 	}
-	db, err := openDatabase(ctx, a.db)
+	db, err := openDatabase(ctx, a.db, !a.noCreate)
 	if err != nil {
 		return nil, openError(a.db, err, canWrite)
 	}
