@@ -675,3 +675,80 @@ func runSDKExample(t *testing.T, b docBlock, text, llmURL string) {
 	}
 	t.Logf("%s:%d: %s", b.file, b.line, out)
 }
+
+// sdkHeaderRE and sdkContentRE read the headers and the user message of
+// an SDK example of docs/CHAT.md.
+var (
+	sdkHeaderRE  = regexp.MustCompile(`"(X-Higmem-[A-Za-z-]+)": "([^"]*)"`)
+	sdkContentRE = regexp.MustCompile(`content"?: "([^"]*)"`)
+)
+
+// TestChatDocSDKExamplesShareMemory plays the requests of docs/CHAT.md's
+// SDK examples (the Python one stores a fact, the JavaScript one asks about
+// it) with their headers against a chat server, without the SDKs (which
+// TestDocsExamples needs installed): the question must get the fact as
+// memory, so both examples must name the same space.
+func TestChatDocSDKExamplesShareMemory(t *testing.T) {
+	llmSrv := llmtest.NewServer(t, scriptedEndpoint(t))
+	port, key := serveForExampleWith(t, server.ChatOptions{UpstreamURL: llmSrv.URL + "/v1"})
+	var sdk []docBlock
+	for _, b := range docBlocks(t, "../../docs/CHAT.md", "docs/CHAT.md") {
+		if b.lang == "python" || b.lang == "js" {
+			sdk = append(sdk, b)
+		}
+	}
+	if len(sdk) != 2 || sdk[0].lang != "python" || sdk[1].lang != "js" {
+		t.Fatalf("want the Python example, then the JavaScript one: %+v", sdk)
+	}
+	var evidence []string
+	for _, b := range sdk {
+		m := sdkContentRE.FindStringSubmatch(b.text)
+		if m == nil {
+			t.Fatalf("%s:%d: no user message found", b.file, b.line)
+		}
+		body, _ := json.Marshal(map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": m[1]}}})
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+"/v1/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		for _, h := range sdkHeaderRE.FindAllStringSubmatch(b.text, -1) {
+			req.Header.Set(h[1], h[2])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s:%d: %s", b.file, b.line, resp.Status)
+		}
+		evidence = append(evidence, resp.Header.Get(api.HeaderEvidence))
+		waitNoWrites(t, port)
+	}
+	if evidence[1] == "0" || evidence[1] == "" {
+		t.Errorf("the JavaScript example's question got no memory of what the Python example stored (X-Higmem-Evidence %q): do they name the same agent?", evidence[1])
+	}
+}
+
+// waitNoWrites waits until the server at port has no write in flight.
+func waitNoWrites(t *testing.T, port string) {
+	t.Helper()
+	for range 600 {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/v1/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			PendingWrites int `json:"pending_writes"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err == nil && h.PendingWrites == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("writes still in flight after 6 s")
+}
