@@ -2,13 +2,17 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/envconfig"
 	"github.com/higmem/higmem/server"
 )
@@ -280,5 +284,37 @@ func TestMCPHelpNamesEveryTool(t *testing.T) {
 	}
 	if t.Failed() {
 		t.Log(out)
+	}
+}
+
+// queryFake embeds questions and passages differently, as e5-small-v2 does.
+type queryFake struct{}
+
+func (queryFake) Dim() int   { return 1 }
+func (queryFake) ID() string { return "query-fake" }
+func (queryFake) Embed(_ context.Context, texts []string) ([][]float32, error) {
+	return slices.Repeat([][]float32{{1}}, len(texts)), nil
+}
+func (queryFake) EmbedQuery(_ context.Context, texts []string) ([][]float32, error) {
+	return slices.Repeat([][]float32{{-1}}, len(texts)), nil
+}
+
+// TestCLIEmbedderEmbedsQuestionsAsQueries: the embedder the commands
+// give the engine (wrapped to announce long embeddings) keeps the model's
+// query embedding, so that e5-small-v2 questions get "query: ", not
+// "passage: ".
+func TestCLIEmbedderEmbedsQuestionsAsQueries(t *testing.T) {
+	var e embed.Embedder = &announcingEmbedder{Embedder: queryFake{}, a: newApp(envconfig.Config{}, nil, io.Discard, io.Discard)}
+	qe, ok := e.(embed.QueryEmbedder)
+	if !ok {
+		t.Fatal("the wrapped embedder hides EmbedQuery: questions would be embedded as passages")
+	}
+	v, err := qe.EmbedQuery(t.Context(), []string{"when?"})
+	if err != nil || len(v) != 1 || v[0][0] != -1 {
+		t.Fatalf("EmbedQuery: %v %v", v, err)
+	}
+	v, err = e.Embed(t.Context(), []string{"a turn"})
+	if err != nil || len(v) != 1 || v[0][0] != 1 {
+		t.Fatalf("Embed: %v %v", v, err)
 	}
 }

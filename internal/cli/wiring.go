@@ -185,6 +185,19 @@ type announcingEmbedder struct {
 	a *app
 }
 
+// EmbedQuery is the inner embedder's EmbedQuery (e5-small-v2 embeds a
+// question after "query: "), or its Embed for a model that embeds both
+// alike: without it the wrapper would hide EmbedQuery from the engine,
+// which would embed questions as passages.
+func (e *announcingEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	if qe, ok := e.Embedder.(embed.QueryEmbedder); ok {
+		return qe.EmbedQuery(ctx, texts)
+	}
+	return e.Embedder.Embed(ctx, texts)
+}
+
+var _ embed.QueryEmbedder = (*announcingEmbedder)(nil)
+
 // announceTexts is the batch size from which embedding is announced; adds
 // embed at most their batch (ingest sends 200 turns at a time).
 const announceTexts = 256
