@@ -501,8 +501,9 @@ func memoryMessage(sp higmem.Space, ev []higmem.Evidence, tokens int) (string, i
 // retrieveForChat returns the evidence for question worth injecting, or an
 // error when memory fails or takes longer than MemoryTimeout. Filler turns
 // ("OK, noted.", see isFiller) are kept out of retrieval, so they take no
-// evidence slot, and evidence under the relevance floor (chatRelevant) is
-// dropped: a message unrelated to anything remembered gets no memory.
+// evidence slot, and evidence that does not clear the relevance floor
+// (chatRelevant) is not returned: a message unrelated to anything
+// remembered gets no memory.
 func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question string) ([]higmem.Evidence, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.chat.opts.MemoryTimeout)
 	defer cancel()
@@ -524,7 +525,7 @@ func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question 
 		if r.err != nil {
 			return nil, r.err
 		}
-		return chatRelevant(question, r.res.Evidence), nil
+		return s.chatRelevant(ctx, question, r.res.Evidence), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("retrieval took longer than %s", s.chat.opts.MemoryTimeout)
 	}

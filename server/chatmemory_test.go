@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,8 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/embed/minilm"
 	"github.com/higmem/higmem/llm/llmtest"
 )
 
@@ -317,4 +320,93 @@ func TestChatStoreFailureIsSaid(t *testing.T) {
 	if !strings.Contains(strings.Join(texts, "|"), "Second message.") {
 		t.Errorf("the other messages were not stored: %q", texts)
 	}
+}
+
+// TestChatRelevanceFloorWords: with an embedder whose floor was not
+// measured (here the hashing one), a message that shares no content word
+// with what retrieval found gets no memory; one that does gets it.
+func TestChatRelevanceFloorWords(t *testing.T) {
+	e := newChatEnv(t, llmtest.Always(llmtest.Text("Noted.")), Options{})
+	ctx := context.Background()
+	if _, err := e.mem.Add(ctx, alice, []higmem.TurnInput{
+		{ID: "f1", Speaker: "alice", Text: "I adopted a greyhound called Biscuit."},
+		{ID: "f2", Speaker: "alice", Text: "My sister Ingrid keeps bees near Tromsø."},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		msg  string
+		want bool
+	}{
+		{"What is my greyhound called?", true},
+		{"Who keeps bees?", true},
+		{"Write a haiku about the sea.", false},
+		{"What is 17% of 240?", false},
+		{"OK, thanks, sounds good!", false},
+	} {
+		var raw *http.Response
+		if _, err := e.client.Chat.Completions.New(ctx, openai.ChatCompletionNewParams{Model: "m",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage(c.msg)}},
+			option.WithHeader(api.HeaderMemory, "on"), option.WithResponseInto(&raw)); err != nil {
+			t.Fatal(err)
+		}
+		mem := memoryOf(t, e.upstream, e.upstream.Calls())
+		if got := raw.Header.Get(api.HeaderEvidence) != "0"; got != c.want || (mem != "") != c.want {
+			t.Errorf("%q: evidence %s, memory %q; want memory %v", c.msg, raw.Header.Get(api.HeaderEvidence), mem, c.want)
+		}
+	}
+}
+
+// TestChatRelevanceFloorE5: with e5-small-v2, the model a new database
+// gets, a shared word is not enough: the turn that shares it must also
+// reach e5Floor. Skipped when e5-small-v2 is not fetched.
+func TestChatRelevanceFloorE5(t *testing.T) {
+	emb := loadE5ForTest(t)
+	mem := newMem(t, higmem.Options{Embedder: emb})
+	s := New(mem, Options{NoAuth: true})
+	ctx := context.Background()
+	ev := func(texts ...string) []higmem.Evidence {
+		var out []higmem.Evidence
+		for i, x := range texts {
+			out = append(out, higmem.Evidence{Turn: higmem.Turn{ID: fmt.Sprint("t", i), Text: x}, Score: 1})
+		}
+		return out
+	}
+	for _, c := range []struct {
+		question string
+		turns    []string
+		want     bool
+	}{
+		{"What is my dog called?", []string{"I adopted a dog called Biscuit.", "I went sailing on the lake."}, true},
+		{"When do I fly to Oslo?", []string{"I am flying to Oslo on 12 March for the ski race."}, true},
+		{"Write a Python function that sorts a list.", []string{"I keep a list of the books I want to read."}, false},
+		{"Give me a recipe for pancakes.", []string{"My sister's wedding is in June."}, false},
+	} {
+		got := s.chatRelevant(ctx, c.question, ev(c.turns...))
+		if cos, err := cosines(ctx, emb, c.question, ev(c.turns...)); err == nil {
+			t.Logf("%q: cosines %.3f (floor %.2f)", c.question, cos, e5Floor)
+		}
+		if (len(got) > 0) != c.want {
+			t.Errorf("%q with %q: kept %d, want memory %v", c.question, c.turns, len(got), c.want)
+		}
+	}
+}
+
+// loadE5ForTest loads e5-small-v2 from $HIGMEM_MODELS_DIR or the default
+// models root, or skips the test.
+func loadE5ForTest(t *testing.T) embed.Embedder {
+	t.Helper()
+	root := os.Getenv("HIGMEM_MODELS_DIR")
+	if root == "" {
+		r, err := minilm.DefaultRoot()
+		if err != nil {
+			t.Skipf("no models root: %v", err)
+		}
+		root = r
+	}
+	m, err := minilm.Load(minilm.E5ModelDir(root), minilm.Options{})
+	if err != nil {
+		t.Skipf("e5-small-v2 not fetched (higmem models fetch): %v", err)
+	}
+	return m
 }
