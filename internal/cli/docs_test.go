@@ -187,8 +187,11 @@ func modelsDir() string {
 	return dir
 }
 
-// TestDocsExamples runs every example of README.md and docs/.
+// TestDocsExamples runs every example of README.md and docs/. Each
+// document's script, and each Go, SDK and JSON example, has a temporary
+// directory, database and ports of its own: they run in parallel.
 func TestDocsExamples(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -237,11 +240,11 @@ func TestDocsExamples(t *testing.T) {
 				}
 				fmt.Fprintf(&script, "\n# --- %s:%d\n%s", doc, b.line, text)
 			case "go":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runGoExample(t, b, text) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runGoExample(t, b, text) })
 			case "python", "js":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runSDKExample(t, b, text, llmSrv.URL) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runSDKExample(t, b, text, llmSrv.URL) })
 			case "json", "jsonc":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runJSONExample(t, b, text, bin, llmSrv.URL) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runJSONExample(t, b, text, bin, llmSrv.URL) })
 			case "":
 				// Plain text (a layout tree), not an example.
 			default:
@@ -249,7 +252,10 @@ func TestDocsExamples(t *testing.T) {
 			}
 		}
 		if script.Len() > 0 {
-			t.Run(doc, func(t *testing.T) { runDocScript(t, doc, script.String(), bin, realCurl, models, llmSrv.URL) })
+			t.Run(doc, func(t *testing.T) {
+				t.Parallel()
+				runDocScript(t, doc, script.String(), bin, realCurl, models, llmSrv.URL)
+			})
 		}
 	}
 	for i, r := range docRewrites {
@@ -306,7 +312,9 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		http.Error(w, "no downloads in tests", http.StatusForbidden)
 	}))
 	defer noDownloads.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	// A bound against a script that hangs: the scripts run two at a time
+	// (their subtests are parallel) on a machine that may be loaded.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = work
