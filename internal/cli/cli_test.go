@@ -123,10 +123,16 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 			}
 		}
 	}
-	// Nothing was stored by the failed ingests.
-	out, _, _ := runCLI(t, env, "events")
-	if !strings.Contains(out, "no events") {
-		t.Errorf("events after failed ingests:\n%s", out)
+	// Nothing was stored by the failed ingests: not even a database was
+	// made, and a command that reads says so.
+	if _, err := os.Stat(env["HIGMEM_DB"]); err == nil {
+		t.Error("a failed ingest created the database")
+	}
+	if _, errOut, code := runCLI(t, env, "events"); code == 0 || !strings.Contains(errOut, "no database at") {
+		t.Errorf("events after failed ingests: %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "add", "hello"); code != 0 {
+		t.Fatal(errOut)
 	}
 	if _, errOut, code := runCLI(t, env, "ask", "--mode", "paper", "q?"); code == 0 || !strings.Contains(errOut, "needs an LLM endpoint") {
 		t.Errorf("paper mode without LLM: %d %s", code, errOut)
