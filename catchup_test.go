@@ -257,6 +257,7 @@ func catchUpStores(t *testing.T, backend string) []store.Store {
 // pruned offline path taken at these sizes. On SQLite, and on PostgreSQL
 // when HIGMEM_TEST_POSTGRES is set.
 func TestCatchUpEqualsFreshLoadRandom(t *testing.T) {
+	t.Parallel() // the slowest test of the package: its runs share nothing
 	backends := []string{"sqlite"}
 	if os.Getenv(pgtest.EnvVar) != "" {
 		backends = append(backends, "postgres")
@@ -264,6 +265,7 @@ func TestCatchUpEqualsFreshLoadRandom(t *testing.T) {
 	for _, backend := range backends {
 		for _, mode := range []Mode{ModeOffline, ModeDefault} {
 			t.Run(backend+"/"+string(mode), func(t *testing.T) {
+				t.Parallel()
 				steps := 30
 				if testing.Short() {
 					steps = 12

@@ -24,10 +24,12 @@ import (
 // 3 per turn (annotate, affiliate, update), and per question a rewrite, a
 // prediction per candidate event, a filter and the answer.
 func TestCostBudget(t *testing.T) {
+	t.Parallel() // counts calls and tokens, not time: safe beside other tests
 	conv := synth.Generate(synth.Options{Turns: 400, Seed: 7, SessionTurns: 22})
 	qs := conv.Questions[:min(20, len(conv.Questions))]
 	for _, mode := range []higmem.Mode{higmem.ModeDefault, higmem.ModePaper} {
 		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
 			ctx := t.Context()
 			m := open(t, higmem.Options{Mode: mode, MemoryModel: llmtest.NewScripted(), Embedder: hashing.New(0)})
 			res, err := m.Add(ctx, sp, conv.Turns)

@@ -28,14 +28,15 @@ import (
 // 100 turns, as on a large space with several cores, so that the parts'
 // lists and event bests are merged.
 func TestOfflineFastMatchesFull(t *testing.T) {
+	t.Parallel() // each run builds a memory of its own
 	for _, turnInt8 := range []bool{false, true} {
-		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { testOfflineFastMatchesFull(t, turnInt8, 0, false) })
+		t.Run(fmt.Sprintf("turnInt8=%v", turnInt8), func(t *testing.T) { t.Parallel(); testOfflineFastMatchesFull(t, turnInt8, 0, false) })
 	}
-	t.Run("split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100, false) })
+	t.Run("split", func(t *testing.T) { t.Parallel(); testOfflineFastMatchesFull(t, false, 100, false) })
 	// Every message answered: runs of one turn, which the bound pass
 	// reads from the relevance bounds (setBounds).
-	t.Run("single", func(t *testing.T) { testOfflineFastMatchesFull(t, true, 0, true) })
-	t.Run("single-split", func(t *testing.T) { testOfflineFastMatchesFull(t, false, 100, true) })
+	t.Run("single", func(t *testing.T) { t.Parallel(); testOfflineFastMatchesFull(t, true, 0, true) })
+	t.Run("single-split", func(t *testing.T) { t.Parallel(); testOfflineFastMatchesFull(t, false, 100, true) })
 }
 
 // testOfflineFastMatchesFull compares the pruned path with the full one on

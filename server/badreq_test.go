@@ -80,7 +80,7 @@ func badCases() []badCase {
 		{name: "empty text", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turns":[{"speaker":"a","text":"ok"},{"speaker":"a","text":"  "}]}`, status: 400, code: api.CodeInvalidInput, msg: "turn 2: empty text"},
 		{name: "empty text async", method: "POST", path: "/v1/turns?async=true", body: `{"user_id":"alice","turn":{"speaker":"a","text":""}}`, status: 400, code: api.CodeInvalidInput, msg: "empty text"},
 		{name: "turn id too long", method: "POST", path: "/v1/turns", body: turn(`,"id":"` + strings.Repeat("i", 300) + `"`), status: 400, code: api.CodeInvalidRequest, msg: "longer than"},
-		{name: "batch too large", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turns":[` + strings.Join(many, ",") + `]}`, status: 400, code: api.CodeInvalidRequest, msg: "at most 50"},
+		{name: "batch too large", method: "POST", path: "/v1/turns", body: `{"user_id":"alice","turns":[` + strings.Join(many, ",") + `]}`, status: 413, code: api.CodeTooLarge, msg: "over the limit of 50"},
 		{name: "bad async", method: "POST", path: "/v1/turns?async=maybe", body: turn(""), status: 400, code: api.CodeInvalidRequest, msg: `"async"`},
 		{name: "bad limit", method: "GET", path: "/v1/turns?user_id=alice&limit=abc", status: 400, code: api.CodeInvalidRequest, msg: `"limit"`},
 		{name: "limit too big", method: "GET", path: "/v1/turns?user_id=alice&limit=5000", status: 400, code: api.CodeInvalidRequest, msg: `limit: want 0 (the default, 100) to 1000, got 5000`},
@@ -89,7 +89,7 @@ func badCases() []badCase {
 		{name: "filters empty condition", method: "GET", path: "/v1/turns?user_id=alice&filters=" + url.QueryEscape(`{"a":{}}`), status: 400, code: api.CodeInvalidRequest, msg: "empty condition"},
 		{name: "bad history kind", method: "GET", path: "/v1/history?user_id=alice&kind=turns", status: 400, code: api.CodeInvalidRequest, msg: `kind: want event, annotation, link, turn or profile, got "turns"`},
 		{name: "negative k_turn", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"x","k_turn":-1}`, status: 400, code: api.CodeInvalidRequest, msg: "k_turn"},
-		{name: "huge max_evidence", method: "POST", path: "/v1/ask", body: `{"user_id":"alice","question":"x","max_evidence":100000}`, status: 400, code: api.CodeInvalidRequest, msg: "max_evidence"},
+		{name: "huge max_evidence", method: "POST", path: "/v1/ask", body: `{"user_id":"alice","question":"x","max_evidence":100000}`, status: 413, code: api.CodeTooLarge, msg: "max_evidence"},
 		{name: "empty question", method: "POST", path: "/v1/search", body: `{"user_id":"alice","question":"  "}`, status: 400, code: api.CodeInvalidInput, msg: "question"},
 		{name: "question too long", method: "POST", path: "/v1/ask", body: `{"user_id":"alice","question":"` + strings.Repeat("q", 9000) + `"}`, status: 413, code: api.CodeBodyTooLarge, msg: "exceeds"},
 		// Sizes and media types.

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -13,6 +14,7 @@ import (
 	"io"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -87,7 +89,45 @@ type chat struct {
 	stripes [64]sync.Mutex
 	// stores counts stores in flight (tests wait for them).
 	stores sync.WaitGroup
+	// failed holds, per conversation (space and conversation id), why its
+	// last store failed, for the warning of its next request.
+	failedMu sync.Mutex
+	failed   map[string]string
 }
+
+// maxFailedStores bounds chat.failed.
+const maxFailedStores = 1024
+
+// storeFailed remembers that storing conversation key failed with err (nil:
+// it succeeded).
+func (c *chat) storeFailed(key string, err error) {
+	c.failedMu.Lock()
+	defer c.failedMu.Unlock()
+	if err == nil {
+		delete(c.failed, key)
+		return
+	}
+	if c.failed == nil {
+		c.failed = map[string]string{}
+	}
+	if len(c.failed) >= maxFailedStores {
+		for k := range c.failed { // forget one at random
+			delete(c.failed, k)
+			break
+		}
+	}
+	c.failed[key] = oneLine(PublicMessage(err))
+}
+
+// lastFailure returns why the last store of conversation key failed, or "".
+func (c *chat) lastFailure(key string) string {
+	c.failedMu.Lock()
+	defer c.failedMu.Unlock()
+	return c.failed[key]
+}
+
+// convKey names a conversation in chat.failed and the store stripes.
+func convKey(sp higmem.Space, conv string) string { return sp.String() + "\x00" + conv }
 
 func newChat(o ChatOptions) *chat {
 	o.setDefaults()
@@ -247,7 +287,7 @@ const (
 // alignOffset returns where a request's messages start in the stored
 // conversation: 0 when the client resent the whole history, more when it
 // dropped its oldest messages (a context window). stored maps positions to
-// role+text of the turns already stored. It is the smallest offset at which
+// the messageKey of the turns already stored. It is the smallest offset at which
 // every message the request shares with the stored conversation matches,
 // the first one included; 0 when there is none (an edited history starts
 // anew where it differs).
@@ -261,12 +301,12 @@ func alignOffset(items []chatItem, stored map[int]string) int {
 	}
 	for o := 0; o <= maxPos; o++ {
 		first, ok := stored[o+items[0].pos]
-		if !ok || first != items[0].role+"\x00"+items[0].text {
+		if !ok || first != messageKey(items[0].role, items[0].text) {
 			continue
 		}
 		consistent := true
 		for _, it := range items[1:] {
-			if v, ok := stored[o+it.pos]; ok && v != it.role+"\x00"+it.text {
+			if v, ok := stored[o+it.pos]; ok && v != messageKey(it.role, it.text) {
 				consistent = false
 				break
 			}
@@ -278,8 +318,27 @@ func alignOffset(items []chatItem, stored map[int]string) int {
 	return 0
 }
 
-// chatTurnInput is the turn of a chat message.
-func chatTurnInput(conv string, sp higmem.Space, it chatItem, pos int, now time.Time) higmem.TurnInput {
+// Metadata keys of the turns of a message split into several (see
+// chatTurnInputs).
+const (
+	metaPart    = "part"    // "2/5": the second of five turns of one message
+	metaMessage = "message" // the message's key (messageKey) without its role
+)
+
+// messageKey identifies a message's role and text when aligning a request
+// with the stored conversation: the role and a hash of the text.
+func messageKey(role, text string) string {
+	h := sha256.Sum256([]byte(text))
+	return role + "\x00" + hex.EncodeToString(h[:12])
+}
+
+// chatTurnInputs is the turn of a chat message, or, when its text is over
+// maxBytes (the memory's turn cap), its consecutive turns, each within the
+// cap and cut at a paragraph, line, sentence or word break, of the same
+// speaker and session. Their ids are the message's id with "-1", "-2"...,
+// so that a resent history stays idempotent, and their metadata say which
+// part of which message each is.
+func chatTurnInputs(conv string, sp higmem.Space, it chatItem, pos int, now time.Time, maxBytes int) []higmem.TurnInput {
 	speaker := it.name
 	if speaker == "" {
 		speaker = "assistant"
@@ -287,18 +346,31 @@ func chatTurnInput(conv string, sp higmem.Space, it chatItem, pos int, now time.
 			speaker = sp.UserID
 		}
 	}
-	meta := map[string]string{metaSource: "chat", metaRole: it.role, metaPosition: strconv.Itoa(pos)}
-	for k, v := range it.meta {
-		meta[k] = v
+	meta := func() map[string]string {
+		m := map[string]string{metaSource: "chat", metaRole: it.role, metaPosition: strconv.Itoa(pos)}
+		for k, v := range it.meta {
+			m[k] = v
+		}
+		return m
 	}
-	return higmem.TurnInput{
-		ID:         turnID(conv, pos, it.role, it.text),
-		SessionID:  conv,
-		Speaker:    speaker,
-		Text:       it.text,
-		OccurredAt: now,
-		Metadata:   meta,
+	id := turnID(conv, pos, it.role, it.text)
+	parts := splitText(it.text, maxBytes)
+	if len(parts) == 1 {
+		return []higmem.TurnInput{{ID: id, SessionID: conv, Speaker: speaker, Text: it.text, OccurredAt: now, Metadata: meta()}}
 	}
+	_, key, _ := strings.Cut(messageKey(it.role, it.text), "\x00")
+	var out []higmem.TurnInput
+	for i, p := range parts {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		m := meta()
+		m[metaPart] = fmt.Sprintf("%d/%d", i+1, len(parts))
+		m[metaMessage] = key
+		out = append(out, higmem.TurnInput{ID: id + "-" + strconv.Itoa(i+1), SessionID: conv, Speaker: speaker,
+			Text: p, OccurredAt: now, Metadata: m})
+	}
+	return out
 }
 
 // valueSpan returns where the value of a top-level key of a JSON object
@@ -375,19 +447,23 @@ func withModel(body []byte, model string) []byte {
 }
 
 // memoryMessage renders evidence as the system message added to a chat
-// request, within about tokens tokens (four bytes a token).
+// request, within about tokens tokens (four bytes a token): the most
+// relevant lines that fit, oldest first. Every piece of stored text in it
+// (user and agent ids, dates, speakers, turn ids, texts) goes through
+// memoryText, so that no stored text can close the block or write a tag.
 func memoryMessage(sp higmem.Space, ev []higmem.Evidence, tokens int) (string, int) {
 	var b strings.Builder
 	b.WriteString("<higmem-memory>\n")
-	fmt.Fprintf(&b, "Memory of earlier conversations with user %q", sp.UserID)
+	fmt.Fprintf(&b, "Memory of earlier conversations with user %q", memoryText(sp.UserID))
 	if sp.AgentID != "" {
-		fmt.Fprintf(&b, " (agent %q)", sp.AgentID)
+		fmt.Fprintf(&b, " (agent %q)", memoryText(sp.AgentID))
 	}
 	b.WriteString(", retrieved by higmem for the latest message, oldest first. Each line is [date] speaker (turn id): what was said. " +
 		"Use it when it is relevant; it may be incomplete or out of date, and the conversation itself takes precedence.\n")
-	budget := tokens * 4
-	n := 0
-	for _, e := range ev {
+	const end = "</higmem-memory>"
+	budget := tokens*4 - b.Len() - len(end)
+	lines := make([]string, len(ev))
+	for i, e := range ev {
 		date := e.Date
 		if date == "" && !e.Turn.OccurredAt.IsZero() {
 			date = e.Turn.OccurredAt.UTC().Format("2006-01-02 15:04 UTC")
@@ -395,19 +471,39 @@ func memoryMessage(sp higmem.Space, ev []higmem.Evidence, tokens int) (string, i
 		if date == "" {
 			date = "date unknown"
 		}
-		line := fmt.Sprintf("[%s] %s (%s): %s\n", date, e.Turn.Speaker, e.Turn.ID, strings.Join(strings.Fields(e.Turn.Text), " "))
-		if b.Len()+len(line) > budget && n > 0 {
-			break
+		lines[i] = fmt.Sprintf("[%s] %s (%s): %s\n", memoryText(date), memoryText(e.Turn.Speaker), memoryText(e.Turn.ID), memoryText(e.Turn.Text))
+	}
+	// The most relevant first, within the budget (the first always).
+	order := make([]int, len(ev))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ev[b].Score, ev[a].Score) })
+	keep := make([]bool, len(ev))
+	n, used := 0, 0
+	for _, i := range order {
+		if used+len(lines[i]) > budget && n > 0 {
+			continue
 		}
-		b.WriteString(line)
+		keep[i] = true
+		used += len(lines[i])
 		n++
 	}
-	b.WriteString("</higmem-memory>")
+	for i, l := range lines {
+		if keep[i] {
+			b.WriteString(l)
+		}
+	}
+	b.WriteString(end)
 	return b.String(), n
 }
 
-// retrieveForChat returns the evidence for question, or an error when
-// memory fails or takes longer than MemoryTimeout.
+// retrieveForChat returns the evidence for question worth injecting, or an
+// error when memory fails or takes longer than MemoryTimeout. Filler turns
+// ("OK, noted.", see isFiller) are kept out of retrieval, so they take no
+// evidence slot, and evidence that does not clear the relevance floor
+// (chatRelevant) is not returned: a message unrelated to anything
+// remembered gets no memory.
 func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question string) ([]higmem.Evidence, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.chat.opts.MemoryTimeout)
 	defer cancel()
@@ -420,7 +516,8 @@ func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question 
 	}
 	ch := make(chan result, 1)
 	go func() {
-		res, err := s.mem.Retrieve(ctx, sp, question, higmem.RetrieveOptions{EvidenceTokens: s.chat.opts.EvidenceTokens})
+		res, err := s.mem.Retrieve(ctx, sp, question, higmem.RetrieveOptions{EvidenceTokens: s.chat.opts.EvidenceTokens,
+			Filter: func(t higmem.Turn) bool { return !isFiller(t.Text) || len(t.Attachments) > 0 }})
 		ch <- result{res, err}
 	}()
 	select {
@@ -428,7 +525,7 @@ func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question 
 		if r.err != nil {
 			return nil, r.err
 		}
-		return r.res.Evidence, nil
+		return s.chatRelevant(ctx, question, r.res.Evidence), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("retrieval took longer than %s", s.chat.opts.MemoryTimeout)
 	}
@@ -526,19 +623,22 @@ func (s *Server) chatCompletions(w http.ResponseWriter, r *http.Request) error {
 	h := w.Header()
 	if useMemory {
 		h.Set(api.HeaderConversationID, conv)
+		if why := s.chat.lastFailure(convKey(sp, conv)); why != "" {
+			h.Add(api.HeaderWarning, "earlier messages of this conversation were not stored: "+why)
+		}
 		nev := 0
 		if question != "" {
 			ev, err := s.retrieveForChat(r.Context(), sp, question)
 			switch {
 			case err != nil:
 				s.log.Warn("chat: going on without memory", "space", sp.String(), "err", err)
-				h.Set(api.HeaderWarning, "memory unavailable, answered without it: "+oneLine(PublicMessage(err)))
+				h.Add(api.HeaderWarning, "memory unavailable, answered without it: "+oneLine(PublicMessage(err)))
 			case len(ev) > 0:
 				sys, n := memoryMessage(sp, ev, s.chat.opts.EvidenceTokens)
 				if out, err := spliceMessages(body, req.Messages, msgs, sys); err == nil {
 					body, nev = out, n
 				} else {
-					h.Set(api.HeaderWarning, "memory not added: "+err.Error())
+					h.Add(api.HeaderWarning, "memory not added: "+err.Error())
 				}
 			}
 		}
@@ -684,7 +784,8 @@ func relayStream(w http.ResponseWriter, body io.Reader) *chatReply {
 // storeChat stores, in the background and on a context detached from the
 // request, the request's user and assistant messages not stored yet and
 // the reply (nil: none came). The caller has called s.begin and
-// s.chat.stores.Add(1); the store ends both.
+// s.chat.stores.Add(1); the store ends both. A failure is logged, and said
+// in the X-Higmem-Warning of the conversation's next request.
 func (s *Server) storeChat(ctx context.Context, sp higmem.Space, conv string, msgs []chatMessage, model string, rep *chatReply) {
 	items, pos := chatItems(msgs)
 	if rep != nil && rep.text != "" {
@@ -702,20 +803,27 @@ func (s *Server) storeChat(ctx context.Context, sp higmem.Space, conv string, ms
 		defer s.chat.stores.Done()
 		defer s.end()
 		defer cancel()
-		if err := s.addChatTurns(wctx, sp, conv, items); err != nil {
+		err := s.addChatTurns(wctx, sp, conv, items)
+		if err != nil {
 			s.log.Error("chat: storing turns failed", "space", sp.String(), "conversation", conv, "err", err)
 		}
+		s.chat.storeFailed(convKey(sp, conv), err)
 	}()
 }
 
 // addChatTurns adds the messages of a conversation not stored yet, at
-// their positions in the stored conversation.
+// their positions in the stored conversation. A message over the memory's
+// turn cap is stored as several turns (chatTurnInputs). When the memory
+// refuses the batch for one message (invalid, or an id holding another
+// turn), the messages are added one by one, so that one bad message does
+// not keep the others, or the rest of the conversation, out of memory; the
+// error names what was not stored.
 func (s *Server) addChatTurns(ctx context.Context, sp higmem.Space, conv string, items []chatItem) error {
 	if len(items) == 0 {
 		return nil
 	}
 	h := fnv.New32a()
-	h.Write([]byte(sp.String() + "\x00" + conv))
+	h.Write([]byte(convKey(sp, conv)))
 	mu := &s.chat.stripes[h.Sum32()%uint32(len(s.chat.stripes))]
 	mu.Lock()
 	defer mu.Unlock()
@@ -731,24 +839,61 @@ func (s *Server) addChatTurns(ctx context.Context, sp higmem.Space, conv string,
 			continue
 		}
 		if p, err := strconv.Atoi(t.Metadata[metaPosition]); err == nil {
-			stored[p] = t.Metadata[metaRole] + "\x00" + t.Text
+			if k := t.Metadata[metaMessage]; k != "" {
+				stored[p] = t.Metadata[metaRole] + "\x00" + k
+			} else {
+				stored[p] = messageKey(t.Metadata[metaRole], t.Text)
+			}
 		}
 	}
 	off := alignOffset(items, stored)
 	now := time.Now().UTC()
-	var todo []higmem.TurnInput
+	opts := s.mem.Options()
+	var groups [][]higmem.TurnInput // the new turns of each message
+	n := 0
 	for _, it := range items {
-		t := chatTurnInput(conv, sp, it, off+it.pos, now)
-		if !ids[t.ID] {
-			todo = append(todo, t)
-			ids[t.ID] = true
+		var g []higmem.TurnInput
+		for _, t := range chatTurnInputs(conv, sp, it, off+it.pos, now, opts.MaxTurnBytes) {
+			if !ids[t.ID] {
+				g = append(g, t)
+				ids[t.ID] = true
+			}
+		}
+		if len(g) > 0 {
+			groups = append(groups, g)
+			n += len(g)
 		}
 	}
-	if len(todo) == 0 {
+	if n == 0 {
 		return nil
 	}
-	_, err = s.mem.Add(ctx, sp, todo)
-	return err
+	all := make([]higmem.TurnInput, 0, n)
+	for _, g := range groups {
+		all = append(all, g...)
+	}
+	err = s.addBatches(ctx, sp, all, opts.MaxBatchTurns)
+	if err == nil || !(errors.Is(err, higmem.ErrInvalidInput) || errors.Is(err, higmem.ErrConflict)) || len(groups) == 1 {
+		return err
+	}
+	var errs []error
+	for _, g := range groups {
+		if err := s.addBatches(ctx, sp, g, opts.MaxBatchTurns); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// addBatches adds turns in batches of at most limit.
+func (s *Server) addBatches(ctx context.Context, sp higmem.Space, turns []higmem.TurnInput, limit int) error {
+	for len(turns) > 0 {
+		n := min(len(turns), limit)
+		if _, err := s.mem.Add(ctx, sp, turns[:n]); err != nil {
+			return err
+		}
+		turns = turns[n:]
+	}
+	return nil
 }
 
 // models serves GET /v1/models: the upstream's list, or the configured

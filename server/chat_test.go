@@ -546,7 +546,7 @@ func TestSpliceMessagesKeepsBytes(t *testing.T) {
 }
 
 func TestAlignOffset(t *testing.T) {
-	stored := map[int]string{0: "user\x00a", 1: "assistant\x00b", 2: "user\x00c", 3: "assistant\x00d"}
+	stored := map[int]string{0: messageKey("user", "a"), 1: messageKey("assistant", "b"), 2: messageKey("user", "c"), 3: messageKey("assistant", "d")}
 	for _, tc := range []struct {
 		name  string
 		items []chatItem

@@ -123,7 +123,7 @@ func (l *Local) prepareAdd(req api.AddRequest) (higmem.Space, []higmem.TurnInput
 		return sp, nil, badRequest("no turns: give \"turn\" (one object) or \"turns\" (a non-empty array)")
 	}
 	if len(in) > l.maxBatch {
-		return sp, nil, badRequest("%d turns in one request; at most %d (split the batch)", len(in), l.maxBatch)
+		return sp, nil, errorf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "%d turns in one request, over the limit of %d: split the batch", len(in), l.maxBatch)
 	}
 	for i, t := range in {
 		if err := checkTurn(i, t); err != nil {
@@ -156,8 +156,11 @@ func retrieveOptions(kTurn, kEvent, tokens, maxEv int) (higmem.RetrieveOptions, 
 		v    int
 		max  int
 	}{{"k_turn", kTurn, 1000}, {"k_event", kEvent, 1000}, {"evidence_tokens", tokens, 1_000_000}, {"max_evidence", maxEv, 1000}} {
-		if c.v < 0 || c.v > c.max {
+		if c.v < 0 {
 			return higmem.RetrieveOptions{}, badRequest("%s: want 0 (the default) to %d, got %d", c.name, c.max, c.v)
+		}
+		if c.v > c.max {
+			return higmem.RetrieveOptions{}, errorf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "%s is %d, over the limit of %d", c.name, c.v, c.max)
 		}
 	}
 	return higmem.RetrieveOptions{KTurn: kTurn, KEvent: kEvent, EvidenceTokens: tokens, MaxEvidence: maxEv}, nil
@@ -168,7 +171,7 @@ func checkQuestion(q string) error {
 		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "question is required")
 	}
 	if len(q) > higmem.DefaultMaxQuestionBytes {
-		return badRequest("question is longer than %d bytes", higmem.DefaultMaxQuestionBytes)
+		return errorf(http.StatusRequestEntityTooLarge, api.CodeTooLarge, "question is %d bytes, over the limit of %d", len(q), higmem.DefaultMaxQuestionBytes)
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ import (
 // principalExtra is the TokenInfo.Extra key holding the key's principal.
 const principalExtra = "higmem.principal"
 
-// MCP tool names.
+// MCP tool names (Tools lists them all).
 const (
 	ToolAdd    = "add_memory"
 	ToolSearch = "search_memory"
@@ -32,9 +32,12 @@ const (
 	ToolProfiles = "get_profiles"
 )
 
+// Tools lists the MCP tools the server offers.
+var Tools = []string{ToolAdd, ToolSearch, ToolAsk, ToolEvents, ToolProfiles, ToolDelete}
+
 // scopeArgs are the space arguments every tool takes.
 type scopeArgs struct {
-	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the server's default user)"`
+	UserID  string `json:"user_id,omitempty" jsonschema:"user id of the memory space (default: the API key's user when it has only one, else the server's default user)"`
 	AgentID string `json:"agent_id,omitempty" jsonschema:"agent id of the memory space (default: the server's default agent)"`
 }
 
@@ -146,7 +149,7 @@ func (s *Server) newMCP() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "higmem", Title: "higmem long-term memory", Version: s.opts.Version}, &mcp.ServerOptions{
 		Instructions: "higmem is long-term memory. Store what the user says with add_memory; before answering " +
 			"questions about the past, call search_memory (evidence) or ask_memory (an answer). Memory is scoped " +
-			"by user_id/agent_id, which default to the server's configured space.",
+			"by user_id/agent_id, which default to the API key's user when it has only one, else to the server's configured space.",
 		Logger: slog.New(minLevel{s.log.Handler(), slog.LevelWarn}),
 	})
 	mcp.AddTool(srv, &mcp.Tool{Name: ToolAdd, Description: "Store one conversation turn in long-term memory; it is grouped into events."}, tool(s, true, s.toolAdd))
@@ -218,10 +221,10 @@ func (h minLevel) WithGroup(name string) slog.Handler {
 }
 
 // mcpSpace resolves the space of a tool call: the arguments, else the
-// default space, checked against the caller's key. Calls without HTTP
-// credentials (stdio, or HTTP with NoAuth) may use every user.
+// default space (see mcpDefault), checked against the caller's key. Calls
+// without HTTP credentials (stdio, or HTTP with NoAuth) may use every user.
 func (s *Server) mcpSpace(extra *mcp.RequestExtra, user, agent string) (higmem.Space, error) {
-	sp := s.opts.DefaultSpace
+	sp := s.mcpDefault(extra)
 	if user != "" {
 		sp.UserID = user
 	}
@@ -229,6 +232,20 @@ func (s *Server) mcpSpace(extra *mcp.RequestExtra, user, agent string) (higmem.S
 		sp.AgentID = agent
 	}
 	return s.mcpAuthorize(extra, sp)
+}
+
+// mcpDefault is the space of a call that names none: the server's default
+// space, with the user of the caller's key when the key may use only one
+// user (as the CLI's --server and the chat endpoint do), so that a key made
+// for alice works without the model passing user_id.
+func (s *Server) mcpDefault(extra *mcp.RequestExtra) higmem.Space {
+	sp := s.opts.DefaultSpace
+	if extra != nil && extra.TokenInfo != nil {
+		if p, _ := extra.TokenInfo.Extra[principalExtra].(*principal); p != nil && !p.all && len(p.users) == 1 {
+			sp.UserID = p.users[0]
+		}
+	}
+	return sp
 }
 
 // mcpAuthorize checks the caller may use sp.
@@ -293,12 +310,9 @@ func (s *Server) toolAdd(ctx context.Context, sc api.Scope, in addArgs) (addOut,
 	if in.Speaker == "" {
 		in.Speaker = "user"
 	}
-	if in.Time == "" {
-		in.Time = time.Now().UTC().Format(time.RFC3339)
-	}
-	res, err := s.local.Add(ctx, api.AddRequest{UserID: sc.UserID, AgentID: sc.AgentID, Turn: &api.TurnInput{
-		ID: in.ID, SessionID: in.SessionID, Speaker: in.Speaker, Text: in.Text, Time: in.Time, Metadata: in.Metadata,
-	}})
+	turn := &api.TurnInput{ID: in.ID, SessionID: in.SessionID, Speaker: in.Speaker, Text: in.Text, Time: in.Time, Metadata: in.Metadata}
+	s.stampTimes(ctx, engineSpace(sc), turn, nil)
+	res, err := s.local.Add(ctx, api.AddRequest{UserID: sc.UserID, AgentID: sc.AgentID, Turn: turn})
 	if err != nil {
 		return addOut{}, err
 	}
@@ -496,7 +510,7 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest,
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	if dflt {
-		sp = s.opts.DefaultSpace
+		sp = s.mcpDefault(req.Extra)
 	}
 	sp, err = s.mcpAuthorize(req.Extra, sp)
 	if err != nil {

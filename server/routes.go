@@ -417,9 +417,15 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 	if err := decodeJSON(w, r, s.opts.MaxUploadBytes, &req); err != nil {
 		return err
 	}
-	if _, err := s.authorize(r, req.UserID, req.AgentID); err != nil {
+	asp, err := s.authorize(r, req.UserID, req.AgentID)
+	if err != nil {
 		return err
 	}
+	if req.Turn != nil {
+		t := *req.Turn
+		req.Turn = &t
+	}
+	s.stampTimes(r.Context(), asp, req.Turn, req.Turns)
 	sp, turns, err := s.local.prepareAdd(req)
 	if err != nil {
 		return err
@@ -434,6 +440,33 @@ func (s *Server) addTurns(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	return s.write(w, r, func(ctx context.Context) (any, error) { return s.local.add(ctx, sp, turns) })
+}
+
+// stampTimes gives the turns of an add that carry no time (neither "time"
+// nor "occurred_at") the time of the request, as the CLI's add, the MCP
+// tool and the chat endpoint do: a turn added now happened now. A turn
+// whose id is already stored gets the stored turn's time instead, so that
+// resending it stays a no-op rather than a conflict.
+func (s *Server) stampTimes(ctx context.Context, sp higmem.Space, one *api.TurnInput, many []api.TurnInput) {
+	now := time.Now().UTC().Format(time.RFC3339)
+	stamp := func(t *api.TurnInput) {
+		if strings.TrimSpace(t.Time) != "" || !t.OccurredAt.IsZero() {
+			return
+		}
+		if id := strings.TrimSpace(t.ID); id != "" {
+			if old, err := s.mem.Get(ctx, sp, id); err == nil {
+				t.Time = old.OccurredRaw
+				return
+			}
+		}
+		t.Time = now
+	}
+	if one != nil {
+		stamp(one)
+	}
+	for i := range many {
+		stamp(&many[i])
+	}
 }
 
 // write runs a write that outlives the request (see writeCtx) and answers
@@ -593,6 +626,7 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 		if err != nil {
 			return err
 		}
+		data = bytes.TrimPrefix(data, utf8BOM)
 		if len(bytes.TrimSpace(data)) == 0 {
 			return badRequest("empty body: want a higmem export (JSON lines)")
 		}
@@ -605,7 +639,9 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 		return nil
 	}
 	br := bufio.NewReader(body)
-	if _, err := br.Peek(1); err == io.EOF {
+	if empty, err := skipBOMAndSpace(br); err != nil {
+		return err
+	} else if empty {
 		return badRequest("empty body: want a higmem export (JSON lines)")
 	}
 	return s.write(w, r, func(ctx context.Context) (any, error) {
@@ -617,6 +653,33 @@ func (s *Server) importSpace(w http.ResponseWriter, r *http.Request) error {
 		}
 		return res, err
 	})
+}
+
+// utf8BOM is the byte order mark some editors put at the start of a UTF-8
+// file; an import skips it.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
+// skipBOMAndSpace discards a leading UTF-8 byte order mark and the white
+// space after it, and reports whether nothing else follows.
+func skipBOMAndSpace(br *bufio.Reader) (empty bool, err error) {
+	if b, _ := br.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+		_, _ = br.Discard(len(utf8BOM))
+	}
+	for {
+		b, err := br.Peek(1)
+		if err == io.EOF {
+			return true, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		switch b[0] {
+		case ' ', '\t', '\r', '\n':
+			_, _ = br.Discard(1)
+		default:
+			return false, nil
+		}
+	}
 }
 
 // limitReader remembers the error of a body that hit its size limit.

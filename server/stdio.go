@@ -25,12 +25,16 @@ const DefaultMaxMessageBytes = 16 << 20
 // the SDK's IOTransport it survives bad input: a line that is not JSON is
 // answered with a JSON-RPC parse error (-32700), one that is not a valid
 // JSON-RPC 2.0 message for MCP (an array or batch, a wrong "jsonrpc"
-// version, a bad or null id, a method that is not a string, a reused id of
-// a request still running, a line over MaxMessageBytes) with an invalid
-// request error (-32600), and the next line is read. And when the reader
-// ends, every request already read is answered before the connection
-// reports its end, so `printf '<initialize>\n<tools/list>\n' | higmem mcp`
-// prints both responses.
+// version, a bad or null id, a method that is not a string, a line over
+// MaxMessageBytes) with an invalid request error (-32600), and the next line
+// is read. Requests are answered one at a time, in the order they were
+// read: a request is passed on only once every earlier one is answered, so
+// that an add_memory piped before a search_memory is stored before the
+// search runs (notifications, such as a cancellation, and responses to the
+// server's own requests pass at once). And when the reader ends, every
+// request already read is answered before the connection reports its end,
+// so `printf '<initialize>\n<tools/list>\n' | higmem mcp` prints both
+// responses.
 type StdioTransport struct {
 	Reader io.Reader
 	Writer io.Writer
@@ -53,7 +57,7 @@ func (t *StdioTransport) Connect(context.Context) (mcp.Connection, error) {
 	c := &stdioConn{
 		w: t.Writer, log: log,
 		in: make(chan jsonrpc.Message), done: make(chan struct{}), closed: make(chan struct{}),
-		pending: map[jsonrpc.ID]int{}, changed: make(chan struct{}, 1),
+		pending: map[jsonrpc.ID]int{}, idle: make(chan struct{}),
 	}
 	go c.readLoop(t.Reader, max)
 	return c, nil
@@ -73,7 +77,27 @@ type stdioConn struct {
 
 	mu      sync.Mutex
 	pending map[jsonrpc.ID]int // requests read and not yet answered
-	changed chan struct{}      // signalled when pending shrinks
+	idle    chan struct{}      // closed (and replaced) when pending empties
+}
+
+// waitIdle waits until every request read so far has been answered. It
+// returns false when the connection is closed or ctx ends first.
+func (c *stdioConn) waitIdle(ctx context.Context) bool {
+	for {
+		c.mu.Lock()
+		n, idle := len(c.pending), c.idle
+		c.mu.Unlock()
+		if n == 0 {
+			return true
+		}
+		select {
+		case <-idle:
+		case <-c.closed:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
 }
 
 // readLoop reads lines until the reader ends or the connection closes.
@@ -119,24 +143,25 @@ func readLine(br *bufio.Reader, max int) (line []byte, tooLong bool, err error) 
 	}
 }
 
-// handle passes one line on, or answers it with an error. It returns false
-// when the connection is closed.
+// handle passes one line on, or answers it with an error. A request, or a
+// line answered with an error, waits until the requests before it are
+// answered, so that answers come in the order of the lines. It returns
+// false when the connection is closed.
 func (c *stdioConn) handle(line []byte) bool {
 	msg, id, rerr := parseMessage(line)
-	if rerr == nil {
-		if req, ok := msg.(*jsonrpc.Request); ok && req.ID.IsValid() {
-			c.mu.Lock()
-			if c.pending[req.ID] > 0 {
-				rerr = &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "invalid request: id already used by a request still running"}
-			} else {
-				c.pending[req.ID]++
-			}
-			c.mu.Unlock()
-		}
+	req, isReq := msg.(*jsonrpc.Request)
+	isCall := isReq && req.ID.IsValid()
+	if (rerr != nil || isCall) && !c.waitIdle(context.Background()) {
+		return false
 	}
 	if rerr != nil {
 		c.reject(id, rerr)
 		return true
+	}
+	if isCall {
+		c.mu.Lock()
+		c.pending[req.ID]++
+		c.mu.Unlock()
 	}
 	select {
 	case c.in <- msg:
@@ -271,24 +296,17 @@ func (c *stdioConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 	case <-c.closed:
 		return nil, io.EOF
 	}
-	for {
-		c.mu.Lock()
-		n := len(c.pending)
-		c.mu.Unlock()
-		if n == 0 {
-			if c.readErr != nil {
-				return nil, c.readErr
-			}
-			return nil, io.EOF
+	// Every request read is answered before the end is reported.
+	if !c.waitIdle(ctx) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		select {
-		case <-c.changed:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-c.closed:
-			return nil, io.EOF
-		}
+		return nil, io.EOF // closed
 	}
+	if c.readErr != nil {
+		return nil, c.readErr
+	}
+	return nil, io.EOF
 }
 
 // Write implements mcp.Connection.
@@ -313,11 +331,11 @@ func (c *stdioConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	} else {
 		delete(c.pending, resp.ID)
 	}
-	c.mu.Unlock()
-	select {
-	case c.changed <- struct{}{}:
-	default:
+	if len(c.pending) == 0 {
+		close(c.idle)
+		c.idle = make(chan struct{})
 	}
+	c.mu.Unlock()
 	return err
 }
 

@@ -103,15 +103,15 @@ func TestRunReuse(t *testing.T) {
 func TestRunWritersSmall(t *testing.T) {
 	var steps []string
 	r, err := RunWriters(t.Context(), WritersConfig{
-		Sizes: []int{150, 300}, Queries: 5, Foreign: []int{1, 40}, ForeignDeletes: []int{1, 10}, Repeat: 2,
-		WriterTurns: 80, Spaces: 12, SpaceTurns: 30, CacheBytes: 64 << 10,
+		Sizes: []int{100, 200}, Queries: 5, Foreign: []int{1, 40}, ForeignDeletes: []int{1, 10}, Repeat: 2,
+		WriterTurns: 40, Spaces: 8, SpaceTurns: 20, CacheBytes: 64 << 10,
 		Dir: t.TempDir(), Progress: func(s string) { steps = append(steps, s) },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(r.Version) != 2 || r.Version[1].Turns != 300 {
-		t.Fatalf("version check rows %+v, want 150 and 300 turns", r.Version)
+	if len(r.Version) != 2 || r.Version[1].Turns != 200 {
+		t.Fatalf("version check rows %+v, want 100 and 200 turns", r.Version)
 	}
 	for _, v := range r.Version {
 		if v.CheckP50 <= 0 || v.CheckP95 < v.CheckP50 || v.SearchP50 <= 0 || v.SearchP95 < v.SearchP50 || v.Operations != 5 {
@@ -122,7 +122,7 @@ func TestRunWritersSmall(t *testing.T) {
 		t.Fatalf("catch-up results %+v, want one per size", r.CatchUp)
 	}
 	for i, c := range r.CatchUp {
-		if c.BaseTurns != []int{150, 300}[i] || c.Steady <= 0 || c.Reload <= 0 || len(c.Rows) != 6 {
+		if c.BaseTurns != []int{100, 200}[i] || c.Steady <= 0 || c.Reload <= 0 || len(c.Rows) != 6 {
 			t.Fatalf("catch-up %+v", c)
 		}
 		for j, row := range c.Rows {
@@ -139,16 +139,16 @@ func TestRunWritersSmall(t *testing.T) {
 		t.Fatalf("ingest rows %+v", r.Ingest)
 	}
 	for _, g := range r.Ingest {
-		if g.Turns != 80 || g.TurnsPerSec <= 0 || g.Wall <= 0 {
+		if g.Turns != 40 || g.TurnsPerSec <= 0 || g.Wall <= 0 {
 			t.Errorf("ingest row %+v", g)
 		}
 	}
-	if m := r.Memory; m == nil || m.Spaces != 12 || m.SpaceTurns != 30 || m.HeapBytes == 0 || m.Pass <= 0 || m.Build <= 0 {
+	if m := r.Memory; m == nil || m.Spaces != 8 || m.SpaceTurns != 20 || m.HeapBytes == 0 || m.Pass <= 0 || m.Build <= 0 {
 		t.Errorf("memory %+v", m)
 	}
 	var tab bytes.Buffer
 	WritersTable(&tab, r)
-	for _, want := range []string{"| 300 |", "| 300 | add 40 | 2 |", "| 150 | delete 10 | 2 |", "| 300 | import 40 | 2 |", "| 4 | 4 | 80 |", "| 12 | 30 | 0 MiB |"} {
+	for _, want := range []string{"| 200 |", "| 200 | add 40 | 2 |", "| 100 | delete 10 | 2 |", "| 200 | import 40 | 2 |", "| 4 | 4 | 40 |", "| 8 | 20 | 0 MiB |"} {
 		if !strings.Contains(tab.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tab.String())
 		}

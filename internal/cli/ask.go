@@ -20,9 +20,10 @@ type askOptions struct {
 func newAskCommand(a *app) *cobra.Command {
 	var o askOptions
 	cmd := &cobra.Command{
-		Use:   "ask QUESTION",
-		Short: "Answer a question from memory (evidence only when no LLM is configured)",
-		Args:  cobra.ExactArgs(1),
+		Use:         "ask QUESTION",
+		Short:       "Answer a question from memory (evidence only when no LLM is configured)",
+		Args:        cobra.ExactArgs(1),
+		Annotations: noCreate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return askFunc(cmd, a, o, args[0])
 		},

@@ -80,7 +80,7 @@ func TestIngestAndAskOffline(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "imported 34 turns") {
 		t.Fatalf("import: %d %s %s", code, out, e)
 	}
-	out, _, code = runCLI(t, env, "delete", "--user", "copy", "S1:1")
+	out, _, code = runCLI(t, env, "delete", "--yes", "--user", "copy", "S1:1")
 	if code != 0 || !strings.Contains(out, "deleted S1:1") {
 		t.Fatalf("delete: %d %s", code, out)
 	}
@@ -123,10 +123,16 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 			}
 		}
 	}
-	// Nothing was stored by the failed ingests.
-	out, _, _ := runCLI(t, env, "events")
-	if !strings.Contains(out, "no events") {
-		t.Errorf("events after failed ingests:\n%s", out)
+	// Nothing was stored by the failed ingests: not even a database was
+	// made, and a command that reads says so.
+	if _, err := os.Stat(env["HIGMEM_DB"]); err == nil {
+		t.Error("a failed ingest created the database")
+	}
+	if _, errOut, code := runCLI(t, env, "events"); code == 0 || !strings.Contains(errOut, "no database at") {
+		t.Errorf("events after failed ingests: %d %s", code, errOut)
+	}
+	if _, errOut, code := runCLI(t, env, "add", "hello"); code != 0 {
+		t.Fatal(errOut)
 	}
 	if _, errOut, code := runCLI(t, env, "ask", "--mode", "paper", "q?"); code == 0 || !strings.Contains(errOut, "needs an LLM endpoint") {
 		t.Errorf("paper mode without LLM: %d %s", code, errOut)
@@ -174,7 +180,7 @@ func TestLLMPathThroughFakeServer(t *testing.T) {
 			}
 			// Rebuild the memory from scratch: every prompt is the same, so
 			// construction is free too.
-			if _, e, code := runCLI(t, env, "delete", "--all"); code != 0 {
+			if _, e, code := runCLI(t, env, "delete", "--all", "--yes"); code != 0 {
 				t.Fatal(e)
 			}
 			if _, e, code := runCLI(t, env, "ingest", exampleFile, "-q"); code != 0 {
@@ -313,10 +319,11 @@ func TestServerKeyNamesTheUser(t *testing.T) {
 
 func TestErrorLine(t *testing.T) {
 	for err, want := range map[error]string{
-		errors.New("higmem: higmem: invalid input: x"):                      "higmem: invalid input: x",
-		fmt.Errorf("import f: %w", errors.New("higmem: bad")):               "higmem: import f: higmem: bad",
-		errors.New("id \"a\x1b[2J\" not found\nsecond line"):                "higmem: id \"a\\x1b[2J\" not found\nsecond line",
-		&api.StatusError{StatusCode: 403, Code: "forbidden", Message: "no"}: "higmem: server answered 403 forbidden: no",
+		errors.New("higmem: higmem: invalid input: x"):                                                             "higmem: invalid input: x",
+		fmt.Errorf("import f: %w", errors.New("higmem: bad")):                                                      "higmem: import f: bad",
+		fmt.Errorf("ingest f: %w", fmt.Errorf("higmem: add: %w", errors.New("higmem: build_batch call: timeout"))): "higmem: ingest f: add: build_batch call: timeout",
+		errors.New("id \"a\x1b[2J\" not found\nsecond line"):                                                       "higmem: id \"a\\x1b[2J\" not found\nsecond line",
+		&api.StatusError{StatusCode: 403, Code: "forbidden", Message: "no"}:                                        "higmem: server answered 403 forbidden: no",
 	} {
 		if got := errorLine(err); got != want {
 			t.Errorf("errorLine(%q) = %q, want %q", err, got, want)

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -41,10 +43,15 @@ type database struct {
 	openCache func(ctx context.Context) (cache.Backend, error)
 }
 
+// errNoDatabase is the error of a command that reads a SQLite database that
+// does not exist: it creates none.
+var errNoDatabase = errors.New("no database")
+
 // openDatabase opens the store named by db: a PostgreSQL URL, or the path
-// of a SQLite file (its directory is created when missing). The caller
-// closes the store.
-func openDatabase(ctx context.Context, db string) (*database, error) {
+// of a SQLite file. With create, a missing file is created, and its folder;
+// without, a missing file is errNoDatabase and nothing is created. The
+// caller closes the store.
+func openDatabase(ctx context.Context, db string, create bool) (*database, error) {
 	if db == "" {
 		return nil, fmt.Errorf("no database: give --db FILE or --db postgres://... (or HIGMEM_DB)")
 	}
@@ -56,6 +63,13 @@ func openDatabase(ctx context.Context, db string) (*database, error) {
 		return &database{Store: st, openCache: func(ctx context.Context) (cache.Backend, error) {
 			return cache.OpenPostgres(ctx, st.Pool())
 		}}, nil
+	}
+	if !create && db != ":memory:" && !strings.HasPrefix(db, "file:") {
+		if _, err := os.Stat(db); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w at %s: nothing has been stored there (check --db or HIGMEM_DB; add, ingest and import create it)", errNoDatabase, db)
+		} else if err != nil {
+			return nil, fmt.Errorf("database %s: %w", db, err)
+		}
 	}
 	if dir := filepath.Dir(db); dir != "" {
 		if err := os.MkdirAll(dir, 0o755); err != nil {

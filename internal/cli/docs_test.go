@@ -187,8 +187,11 @@ func modelsDir() string {
 	return dir
 }
 
-// TestDocsExamples runs every example of README.md and docs/.
+// TestDocsExamples runs every example of README.md and docs/. Each
+// document's script, and each Go, SDK and JSON example, has a temporary
+// directory, database and ports of its own: they run in parallel.
 func TestDocsExamples(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
@@ -237,11 +240,11 @@ func TestDocsExamples(t *testing.T) {
 				}
 				fmt.Fprintf(&script, "\n# --- %s:%d\n%s", doc, b.line, text)
 			case "go":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runGoExample(t, b, text, llmSrv.URL) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runGoExample(t, b, text) })
 			case "python", "js":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runSDKExample(t, b, text, llmSrv.URL) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runSDKExample(t, b, text, llmSrv.URL) })
 			case "json", "jsonc":
-				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { runJSONExample(t, b, text, bin, llmSrv.URL) })
+				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runJSONExample(t, b, text, bin, llmSrv.URL) })
 			case "":
 				// Plain text (a layout tree), not an example.
 			default:
@@ -249,7 +252,10 @@ func TestDocsExamples(t *testing.T) {
 			}
 		}
 		if script.Len() > 0 {
-			t.Run(doc, func(t *testing.T) { runDocScript(t, doc, script.String(), bin, realCurl, models, llmSrv.URL) })
+			t.Run(doc, func(t *testing.T) {
+				t.Parallel()
+				runDocScript(t, doc, script.String(), bin, realCurl, models, llmSrv.URL)
+			})
 		}
 	}
 	for i, r := range docRewrites {
@@ -306,7 +312,9 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		http.Error(w, "no downloads in tests", http.StatusForbidden)
 	}))
 	defer noDownloads.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	// A bound against a script that hangs: the scripts run two at a time
+	// (their subtests are parallel) on a machine that may be loaded.
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", script)
 	cmd.Dir = work
@@ -354,7 +362,7 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 
 // runGoExample runs a Go block as the main package of a module of its own
 // that requires this repository.
-func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
+func runGoExample(t *testing.T, b docBlock, text string) {
 	if !strings.HasPrefix(text, "package main\n") {
 		t.Fatalf("%s:%d: a Go example must be a whole program (package main) so that it can be run", b.file, b.line)
 	}
@@ -371,8 +379,15 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
-	text = strings.ReplaceAll(text, "http://localhost:11434/v1", llmURL+"/v1")
+	// The examples run as a reader without a model server runs them:
+	// offline, whatever endpoint the environment of the test names.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HIGMEM_") && !strings.HasPrefix(kv, "OPENAI_") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
 	if strings.Contains(text, "{{PGSCHEMA}}") {
 		if os.Getenv(pgtest.EnvVar) == "" {
 			t.Skipf("%s:%d: needs PostgreSQL (%s not set)", b.file, b.line, pgtest.EnvVar)
@@ -382,10 +397,32 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 		env = append(env, "HIGMEM_DB="+dsn)
 	}
 	if strings.Contains(text, "{{PORT}}") {
-		// The Go client example: a server with alice's key.
+		// The Go client example: a server with alice's key, holding what
+		// the document's shell examples added before it (a reader runs
+		// them against the same server).
 		port, key := serveForExample(t)
 		text = strings.ReplaceAll(text, "{{PORT}}", port)
 		env = append(env, "HIGMEM_KEY="+key)
+		adds := docAdds(t, b.file)
+		if b.file == "docs/SERVER.md" && len(adds) == 0 {
+			t.Fatalf("%s: no add found in the shell examples: the Go example is meant to run after them", b.file)
+		}
+		for _, body := range adds {
+			req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+"/v1/turns", strings.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				t.Fatalf("%s: the shell example's add answered %s", b.file, resp.Status)
+			}
+		}
 	}
 	if models := modelsDir(); models != "" && filepath.Base(filepath.Dir(models)) == "higmem" {
 		env = append(env, "XDG_CACHE_HOME="+filepath.Dir(filepath.Dir(models)))
@@ -413,6 +450,25 @@ func runGoExample(t *testing.T, b docBlock, text, llmURL string) {
 			t.Errorf("%s:%d: output lacks %q:\n%s", b.file, b.line, w, out)
 		}
 	}
+}
+
+// docAddRE matches the body of an add in a shell example
+// (curl … /v1/turns -d '{…}').
+var docAddRE = regexp.MustCompile(`/v1/turns -d '(\{[^']*\})'`)
+
+// docAdds returns the bodies of the adds of doc's shell examples.
+func docAdds(t *testing.T, doc string) []string {
+	t.Helper()
+	var out []string
+	for _, b := range docBlocks(t, filepath.Join("../..", doc), doc) {
+		if b.lang != "sh" {
+			continue
+		}
+		for _, m := range docAddRE.FindAllStringSubmatch(b.text, -1) {
+			out = append(out, m[1])
+		}
+	}
+	return out
 }
 
 // serveForExample serves an offline memory on a free loopback port with a
@@ -626,4 +682,81 @@ func runSDKExample(t *testing.T, b docBlock, text, llmURL string) {
 		t.Fatalf("%s:%d: %v\n%s", b.file, b.line, err, out)
 	}
 	t.Logf("%s:%d: %s", b.file, b.line, out)
+}
+
+// sdkHeaderRE and sdkContentRE read the headers and the user message of
+// an SDK example of docs/CHAT.md.
+var (
+	sdkHeaderRE  = regexp.MustCompile(`"(X-Higmem-[A-Za-z-]+)": "([^"]*)"`)
+	sdkContentRE = regexp.MustCompile(`content"?: "([^"]*)"`)
+)
+
+// TestChatDocSDKExamplesShareMemory plays the requests of docs/CHAT.md's
+// SDK examples (the Python one stores a fact, the JavaScript one asks about
+// it) with their headers against a chat server, without the SDKs (which
+// TestDocsExamples needs installed): the question must get the fact as
+// memory, so both examples must name the same space.
+func TestChatDocSDKExamplesShareMemory(t *testing.T) {
+	llmSrv := llmtest.NewServer(t, scriptedEndpoint(t))
+	port, key := serveForExampleWith(t, server.ChatOptions{UpstreamURL: llmSrv.URL + "/v1"})
+	var sdk []docBlock
+	for _, b := range docBlocks(t, "../../docs/CHAT.md", "docs/CHAT.md") {
+		if b.lang == "python" || b.lang == "js" {
+			sdk = append(sdk, b)
+		}
+	}
+	if len(sdk) != 2 || sdk[0].lang != "python" || sdk[1].lang != "js" {
+		t.Fatalf("want the Python example, then the JavaScript one: %+v", sdk)
+	}
+	var evidence []string
+	for _, b := range sdk {
+		m := sdkContentRE.FindStringSubmatch(b.text)
+		if m == nil {
+			t.Fatalf("%s:%d: no user message found", b.file, b.line)
+		}
+		body, _ := json.Marshal(map[string]any{"model": "m", "messages": []map[string]string{{"role": "user", "content": m[1]}}})
+		req, err := http.NewRequest(http.MethodPost, "http://127.0.0.1:"+port+"/v1/chat/completions", bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Content-Type", "application/json")
+		for _, h := range sdkHeaderRE.FindAllStringSubmatch(b.text, -1) {
+			req.Header.Set(h[1], h[2])
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("%s:%d: %s", b.file, b.line, resp.Status)
+		}
+		evidence = append(evidence, resp.Header.Get(api.HeaderEvidence))
+		waitNoWrites(t, port)
+	}
+	if evidence[1] == "0" || evidence[1] == "" {
+		t.Errorf("the JavaScript example's question got no memory of what the Python example stored (X-Higmem-Evidence %q): do they name the same agent?", evidence[1])
+	}
+}
+
+// waitNoWrites waits until the server at port has no write in flight.
+func waitNoWrites(t *testing.T, port string) {
+	t.Helper()
+	for range 600 {
+		resp, err := http.Get("http://127.0.0.1:" + port + "/v1/health")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var h struct {
+			PendingWrites int `json:"pending_writes"`
+		}
+		err = json.NewDecoder(resp.Body).Decode(&h)
+		resp.Body.Close()
+		if err == nil && h.PendingWrites == 0 {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatal("writes still in flight after 6 s")
 }

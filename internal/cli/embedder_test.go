@@ -92,6 +92,7 @@ func autoFor(t *testing.T, db, models string) (embed.Embedder, string, error) {
 // vectors a database holds, with no model in the models directory (so
 // that the choice shows as the model it asks for).
 func TestAutoEmbedderReadsTheDatabase(t *testing.T) {
+	t.Parallel() // loads the real models, each run on a database of its own
 	type space struct {
 		id    string
 		turns int
@@ -246,6 +247,7 @@ func madeOnlyBy(t *testing.T, vs map[string]store.Vector, id string, turns int) 
 // (--embedder e5), after which auto chooses e5-small-v2. It needs the real
 // models, and skips without them.
 func TestAutoKeepsTheDatabasesModel(t *testing.T) {
+	t.Parallel() // loads the real models, each run on a database of its own
 	root := realModelsRoot(t, modelE5, modelMiniLM)
 	env := baseEnv(t)
 	env["HIGMEM_MODELS_DIR"] = root
@@ -297,6 +299,7 @@ func TestAutoKeepsTheDatabasesModel(t *testing.T) {
 // e5-small-v2 when fetched, else MiniLM with a warning that says how to
 // fetch e5-small-v2. It needs the real models, and skips without them.
 func TestAutoNewDatabase(t *testing.T) {
+	t.Parallel() // loads the real models, each run on a database of its own
 	for _, tc := range []struct {
 		name   string
 		models []localModel

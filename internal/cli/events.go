@@ -23,7 +23,8 @@ func newEventsCommand(a *app) *cobra.Command {
 		Long: `Events lists every event of the space, or with an EVENT-ID that event with its turns.
 With --json it prints the REST response: {"events": [...]} for the list, the event
 view {"event": ..., "turns": [...]} for one event.`,
-		Args: cobra.MaximumNArgs(1),
+		Args:        cobra.MaximumNArgs(1),
+		Annotations: noCreate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {

@@ -15,9 +15,10 @@ type exportOptions struct {
 func newExportCommand(a *app) *cobra.Command {
 	var o exportOptions
 	cmd := &cobra.Command{
-		Use:   "export",
-		Short: "Write the space as JSON lines (turns, annotations, events, links)",
-		Args:  cobra.NoArgs,
+		Use:         "export",
+		Short:       "Write the space as JSON lines (turns, annotations, events, links)",
+		Args:        cobra.NoArgs,
+		Annotations: noCreate,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return exportFunc(cmd, a, o)
 		},

@@ -24,7 +24,8 @@ func newHistoryCommand(a *app) *cobra.Command {
 		Long: `History lists the recorded changes of derived records (events, annotations, links,
 turn deletions), oldest first; with an ID only that record's. With --json it prints
 the REST response {"changes": [...]}.`,
-		Args: cobra.MaximumNArgs(1),
+		Args:        cobra.MaximumNArgs(1),
+		Annotations: noCreate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id := ""
 			if len(args) == 1 {

@@ -94,9 +94,9 @@ func TestHumanOutputEscapesStoredText(t *testing.T) {
 		cli("--user", user, "events", "e1")
 		cli("--user", user, "history")
 	}
-	cli("--user", "copy", "delete", "x1")
+	cli("--user", "copy", "delete", "--yes", "x1")
 	// Errors quoting what the user typed are escaped too.
-	for _, args := range [][]string{{"events", "e9" + esc}, {"delete", "x9" + esc}, {"add", "--id", "i" + esc, "text"}} {
+	for _, args := range [][]string{{"events", "e9" + esc}, {"delete", "--yes", "x9" + esc}, {"add", "--id", "i" + esc, "text"}} {
 		_, errOut, code := runCLI(t, env, args...)
 		if code == 0 {
 			t.Fatalf("%q succeeded", args)

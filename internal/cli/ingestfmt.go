@@ -63,8 +63,10 @@ func oldSession(raw []byte) ([]byte, string, error) {
 //   - a JSON array of such turns;
 //   - JSON lines, one turn object per line (a file of one such line too).
 //
-// Errors name the file, the line and the field that is wrong.
+// A leading UTF-8 byte order mark is skipped. Errors name the file, the
+// line and the field that is wrong.
 func parseConversations(data []byte, name string) ([]conversation, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, fmt.Errorf("%s: file is empty", name)
 	}

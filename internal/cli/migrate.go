@@ -53,12 +53,12 @@ func migrateFunc(cmd *cobra.Command, a *app, o migrateOptions) error {
 			return fmt.Errorf("migrate: --from: %w", err)
 		}
 	}
-	src, err := openDatabase(ctx, from)
+	src, err := openDatabase(ctx, from, false)
 	if err != nil {
 		return fmt.Errorf("migrate: opening %s: %w", displayDB(from), err)
 	}
 	a.closers = append(a.closers, src.Store.Close)
-	dst, err := openDatabase(ctx, to)
+	dst, err := openDatabase(ctx, to, true)
 	if err != nil {
 		return fmt.Errorf("migrate: opening %s: %w", displayDB(to), err)
 	}

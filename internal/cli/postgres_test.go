@@ -129,7 +129,7 @@ func TestMigrateRoundTripSQLitePostgres(t *testing.T) {
 	for _, args := range [][]string{
 		{"ingest", "--embedder", "hashing", "--links", "-q", exampleFile},
 		{"add", "--embedder", "hashing", "--user", "bob", "--agent", "helper", "--speaker", "bob", "I moved to Lisbon last week."},
-		{"delete", "--embedder", "hashing", "S1:3"},
+		{"delete", "--yes", "--embedder", "hashing", "S1:3"},
 	} {
 		if out, errOut, code := runCLI(t, env, args...); code != 0 {
 			t.Fatalf("%v: code %d\n%s\n%s", args, code, out, errOut)
@@ -223,10 +223,18 @@ func TestServeKeysInPostgres(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"alice-key"`) || !strings.Contains(out, `"bob-key"`) || strings.Contains(out, alice) {
 		t.Fatalf("serve keys: %d %s", code, out)
 	}
-	if _, errOut, code := runCLI(t, env, "serve", "revoke", "alice-key"); code != 0 {
+	// Revoking cannot be undone: without --yes (and no terminal to ask
+	// on) it is refused, and the key still works.
+	if _, errOut, code := runCLI(t, env, "serve", "revoke", "alice-key"); code == 0 || !strings.Contains(errOut, "give --yes to confirm") {
+		t.Fatalf("revoke without --yes: %d %s", code, errOut)
+	}
+	if _, err := api.NewClient(base, alice, nil).Key(ctx); err != nil {
+		t.Fatalf("the key stopped working after a refused revoke: %v", err)
+	}
+	if _, errOut, code := runCLI(t, env, "serve", "revoke", "--yes", "alice-key"); code != 0 {
 		t.Fatalf("revoke: %s", errOut)
 	}
-	if _, errOut, code := runCLI(t, env, "serve", "revoke", "alice-key"); code == 0 || !strings.Contains(errOut, "no key named") {
+	if _, errOut, code := runCLI(t, env, "serve", "revoke", "--yes", "alice-key"); code == 0 || !strings.Contains(errOut, "no key named") {
 		t.Errorf("second revoke: %d %s", code, errOut)
 	}
 	// The server re-reads its keys every --keys-refresh: wait for the

@@ -33,7 +33,8 @@ that person (a unique first name works). With
 --json it prints the REST response: {"profiles": [...]} for all, one profile for ENTITY.`,
 		Example: `  higmem profiles
   higmem profiles Priya --as-of 2023-05-01`,
-		Args: cobra.MaximumNArgs(1),
+		Args:        cobra.MaximumNArgs(1),
+		Annotations: noCreate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			entity := ""
 			if len(args) == 1 {

@@ -52,7 +52,7 @@ func TestProfilesCommand(t *testing.T) {
 	if _, e, code := runCLI(t, env, "profiles", "Nobody"); code == 0 || !strings.Contains(e, `profile "Nobody" not found`) {
 		t.Fatalf("unknown entity: %d %s", code, e)
 	}
-	if _, e, code := runCLI(t, env, "delete", "S3:6"); code != 0 {
+	if _, e, code := runCLI(t, env, "delete", "--yes", "S3:6"); code != 0 {
 		t.Fatalf("delete: %s", e)
 	}
 	out, _, _ = runCLI(t, env, "profiles", "Priya", "--current")

@@ -77,6 +77,12 @@ type app struct {
 	closers []func() error
 	// warned records one-time warnings already printed.
 	warned map[string]bool
+	// isTerminal, when set, says whether stdin is a terminal (tests);
+	// nil: ask the operating system.
+	isTerminal func() bool
+	// noCreate is set by commands that only read (and by delete): they
+	// open an existing database and never create one, nor its folder.
+	noCreate bool
 }
 
 // Main runs the higmem command with args and returns the exit code.
@@ -106,7 +112,7 @@ func run(getenv func(string) string, args []string, stdin io.Reader, stdout, std
 }
 
 // errorLine renders a command's error for the terminal: one "higmem:"
-// prefix (the engine's errors carry their own), control characters from
+// prefix (the engine's errors carry their own, at any depth), control characters from
 // stored text escaped, and the server's status for errors from --server.
 func errorLine(err error) string {
 	msg := err.Error()
@@ -118,12 +124,17 @@ func errorLine(err error) string {
 		// the storage layer's wording. Failures keep their whole chain.
 		msg = server.PublicMessage(err)
 	}
+	// The engine's errors start with "higmem: " wherever they are wrapped
+	// ("import x.json: higmem: ..."): the line says it once, in front.
 	for {
 		rest, ok := strings.CutPrefix(msg, "higmem: ")
 		if !ok {
 			break
 		}
 		msg = rest
+	}
+	for strings.Contains(msg, ": higmem: ") {
+		msg = strings.ReplaceAll(msg, ": higmem: ", ": ")
 	}
 	return "higmem: " + safeLines(msg)
 }
@@ -164,6 +175,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: a.env.LogLevel}))
 			a.userSet = a.env.UserSet || cmd.Flags().Changed("user")
+			a.noCreate = cmd.Annotations[annNoCreate] != ""
 			return nil
 		},
 	}
@@ -255,6 +267,14 @@ func envHelp() string {
 	}
 	return s
 }
+
+// annNoCreate marks the commands that read a database (and delete, which
+// has nothing to delete in a new one): they fail on a SQLite file that does
+// not exist instead of creating it and its folders.
+const annNoCreate = "higmem/no-create"
+
+// noCreate is the Annotations of a command marked annNoCreate.
+var noCreate = map[string]string{annNoCreate: "true"}
 
 // space returns the engine's space named by the global flags (the default
 // space of serve and mcp).

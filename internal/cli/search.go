@@ -51,9 +51,10 @@ type searchOptions struct {
 func newSearchCommand(a *app) *cobra.Command {
 	var o searchOptions
 	cmd := &cobra.Command{
-		Use:   "search QUERY",
-		Short: "Show the evidence memory selects for a query, with the trace",
-		Args:  cobra.ExactArgs(1),
+		Use:         "search QUERY",
+		Short:       "Show the evidence memory selects for a query, with the trace",
+		Args:        cobra.ExactArgs(1),
+		Annotations: noCreate,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return searchFunc(cmd, a, o, args[0])
 		},

@@ -94,14 +94,20 @@ func newKeysCommand(a *app) *cobra.Command {
 
 // newRevokeCommand is `higmem serve revoke`.
 func newRevokeCommand(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "revoke NAME",
-		Short:   "Revoke an API key kept in the PostgreSQL database (--db); servers stop accepting it within their key refresh",
-		Example: `  higmem serve revoke laptop --db postgres://higmem@db/higmem`,
+	var yes bool
+	cmd := &cobra.Command{
+		Use:   "revoke NAME",
+		Short: "Revoke an API key kept in the PostgreSQL database (--db); servers stop accepting it within their key refresh",
+		Long: `Revoke removes an API key from the PostgreSQL database (--db). It cannot be undone:
+it asks for confirmation on a terminal, and otherwise needs --yes.`,
+		Example: `  higmem serve revoke --yes laptop --db postgres://higmem@db/higmem`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tab, err := a.keyTable(cmd.Context())
 			if err != nil {
+				return err
+			}
+			if err := a.confirm(yes, fmt.Sprintf("revoke API key %q", args[0])); err != nil {
 				return err
 			}
 			found, err := tab.Revoke(cmd.Context(), args[0])
@@ -115,4 +121,6 @@ func newRevokeCommand(a *app) *cobra.Command {
 			return nil
 		},
 	}
+	addYesFlag(cmd, &yes)
+	return cmd
 }

@@ -38,7 +38,7 @@ func (a *app) backends(ctx context.Context, memoriesInDB bool) (*backends, error
 	for _, p := range a.env.Problems {
 		a.warnOnce("env:"+p, "%s", p)
 	}
-	db, err := openDatabase(ctx, a.db)
+	db, err := openDatabase(ctx, a.db, !a.noCreate)
 	if err != nil {
 		return nil, openError(a.db, err, canWrite)
 	}
@@ -184,6 +184,19 @@ type announcingEmbedder struct {
 	embed.Embedder
 	a *app
 }
+
+// EmbedQuery is the inner embedder's EmbedQuery (e5-small-v2 embeds a
+// question after "query: "), or its Embed for a model that embeds both
+// alike: without it the wrapper would hide EmbedQuery from the engine,
+// which would embed questions as passages.
+func (e *announcingEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	if qe, ok := e.Embedder.(embed.QueryEmbedder); ok {
+		return qe.EmbedQuery(ctx, texts)
+	}
+	return e.Embedder.Embed(ctx, texts)
+}
+
+var _ embed.QueryEmbedder = (*announcingEmbedder)(nil)
 
 // announceTexts is the batch size from which embedding is announced; adds
 // embed at most their batch (ingest sends 200 turns at a time).

@@ -278,7 +278,7 @@ func TestServeBesideCLI(t *testing.T) {
 		checkShared(t, openShared(t, env), 5)
 		// A CLI delete of a turn the server added: the server's next reads
 		// no longer show it, in search or in any event.
-		runProcs(t, bin, env, []string{"--embedder", "none", "delete", restIDs[0]})
+		runProcs(t, bin, env, []string{"--embedder", "none", "delete", "--yes", restIDs[0]})
 		sr, err = c.Search(ctx, api.SearchRequest{UserID: sp.UserID, Question: "did the bread rise?"})
 		if err != nil {
 			t.Fatal(err)
