@@ -491,7 +491,9 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 		res.reject(Empty, "answer", a)
 	case jsonish(a):
 		res.reject(BadAnswer, "answer", a)
-	case s.copied(a):
+	case s.copied(a) && !s.examples[strings.Join(words(a), " ")]:
+		// An answer equal to a quoted example (a date in the form the
+		// prompt asks for) may be the right one.
 		res.reject(Copied, "answer", a)
 	}
 	r.Answer = a

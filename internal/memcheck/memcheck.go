@@ -182,6 +182,10 @@ type Shown struct {
 	said      map[string][]string
 	instr     map[string]bool // word trigrams of the instructions
 	instrText string          // the instructions, folded
+	// examples holds the folded texts the instructions quote ("…"): a
+	// reply may equal one (an answer "14 March 2021" where the prompt
+	// shows that date as the form of an answer) without copying.
+	examples map[string]bool
 	// names holds the lower-cased words that may name a person: the
 	// speakers of the turns shown, the capitalised words of their texts
 	// and the people the prompt lists (see people.go).
@@ -189,6 +193,7 @@ type Shown struct {
 }
 
 var (
+	quoted    = regexp.MustCompile(`"([^"\n]+)"`)
 	turnLine  = regexp.MustCompile(`^\[([^\]]+)\] `)
 	eventLine = regexp.MustCompile(`^\(event ([^)]+)\) `)
 )
@@ -245,7 +250,11 @@ func FromPrompt(p prompt.Prompt) Shown {
 
 // NewShown builds a Shown from its parts.
 func NewShown(turns, events, news []string, instructions string) Shown {
-	s := Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events), instr: map[string]bool{}}
+	s := Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events), instr: map[string]bool{},
+		examples: map[string]bool{}}
+	for _, q := range quoted.FindAllStringSubmatch(instructions, -1) {
+		s.examples[strings.Join(words(q[1]), " ")] = true
+	}
 	w := words(instructions)
 	for i := 0; i+3 <= len(w); i++ {
 		s.instr[strings.Join(w[i:i+3], " ")] = true
