@@ -59,7 +59,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		if m.opts.PaperLinks {
 			b.links = linksFrom(t, window, note, b.now)
 		}
-	case invalid(err):
+	case fallible(ctx, err):
 		rec.note("turn %s: annotation reply unusable, rule-based annotation used: %v", t.ID, err)
 		b.ann[t.ID] = annotateRules(t)
 	default:
@@ -73,7 +73,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	// 2. Affiliation.
 	var aff prompt.AffiliateReply
 	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: last, Candidates: cands, Turn: promptTurn(t)}, &aff)
-	if err != nil && !invalid(err) {
+	if err != nil && !fallible(ctx, err) {
 		return err
 	}
 	if err != nil {
@@ -155,7 +155,7 @@ func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []
 		data.Window = nil
 		var r prompt.EventCheckReply
 		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventCheck, data, &r)
-		if invalid(err) {
+		if fallible(ctx, err) {
 			rec.note("event %s: check reply unusable, keywords kept: %v", e.ID, err)
 			return nil
 		}
