@@ -129,7 +129,15 @@ type BuildRecord struct {
 	// Warnings are the engine's AddResult.Warnings for the session:
 	// fallbacks, unparsable times.
 	Warnings []string `json:"warnings,omitempty"`
+	// Error is set on the record of a build that failed (Session is then
+	// failedBuild): the system's memory of the sample could not be made,
+	// and its questions are recorded failed. Calls and WallMS are what the
+	// failed session spent.
+	Error string `json:"error,omitempty"`
 }
+
+// failedBuild is the Session of a failed build's record.
+const failedBuild = -1
 
 func (b BuildRecord) key() string { return b.System + "|" + b.Sample + "|" + strconv.Itoa(b.Session) }
 
@@ -199,6 +207,10 @@ type QuestionRecord struct {
 	WallMS        float64      `json:"wall_ms"`
 	// Notes are the engine's Trace.Notes: fallbacks, budget cuts.
 	Notes []string `json:"notes,omitempty"`
+	// Error is set when the question could not be asked (its system's
+	// memory build failed, or the ask itself did, the run going on): it
+	// counts as not answered. A resumed run asks it again.
+	Error string `json:"error,omitempty"`
 }
 
 func (q QuestionRecord) key() string { return questionKey(q.System, q.Sample, q.QA) }

@@ -256,8 +256,11 @@ func Markdown(rep *Report) string {
 		status := "ran"
 		if s.Skipped != "" {
 			status = "**skipped**: " + s.Skipped
-		} else if group(s, "1-5").Answered == 0 {
+		} else if group(s, "1-5").Answered == 0 && s.Failed < s.Questions {
 			status = "ran (retrieval only: no written answers)"
+		}
+		if s.Failed > 0 || s.FailedBuilds > 0 {
+			status += fmt.Sprintf("; **%d questions failed** (%d memory builds failed; first: %s)", s.Failed, s.FailedBuilds, s.FirstError)
 		}
 		rows = append(rows, []string{s.Label, status, fmt.Sprint(s.Questions), s.Description})
 	}
