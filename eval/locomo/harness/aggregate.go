@@ -5,8 +5,8 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
-	"strings"
 	"strconv"
+	"strings"
 
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/llm"
