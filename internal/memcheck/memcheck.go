@@ -184,8 +184,8 @@ type Shown struct {
 	// text), eventText each event's line and the data lines under it
 	// (keywords, tags, facts): what a record may draw on (grounding.go).
 	turnText, eventText map[string]string
-	instr     map[string]bool // word trigrams of the instructions
-	instrText string          // the instructions, folded
+	instr               map[string]bool // word trigrams of the instructions
+	instrText           string          // the instructions, folded
 	// examples holds the folded texts the instructions quote ("…"): a
 	// reply may equal one (an answer "14 March 2021" where the prompt
 	// shows that date as the form of an answer) without copying.
