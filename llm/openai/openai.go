@@ -107,7 +107,7 @@ type Options struct {
 	// out of it is retried like any other transient failure (MaxRetries
 	// times), so a call that only ever times out ends after at most
 	// MaxCallTime: (MaxRetries+1)·RequestTimeout plus the backoffs between
-	// (10m30s with a 2-minute timeout and the default retries). The
+	// (10m7.5s with a 2-minute timeout and the default retries). The
 	// caller's context bounds the whole call.
 	RequestTimeout time.Duration
 	// Stream asks for server-sent events. The reply is the same, but a
