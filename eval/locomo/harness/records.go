@@ -31,6 +31,9 @@ type CallStat struct {
 	// downgrades and re-asks included; cached calls count the requests of
 	// the original call when the cache kept them).
 	Requests int `json:"requests,omitempty"`
+	// LatencyMS sums the wall time of the calls (a re-ask's, retries' and
+	// timed-out requests' included), in milliseconds.
+	LatencyMS float64 `json:"latency_ms,omitempty"`
 	// Reasked counts corrective re-asks (a second request after an
 	// unusable or cut reply); FellBack counts replies still unusable
 	// after it, for which the engine used a documented fallback.
@@ -79,6 +82,7 @@ func callStats(calls []higmem.Call) []CallStat {
 		}
 		s.Prompt += c.Usage.PromptTokens
 		s.Completion += c.Usage.CompletionTokens
+		s.LatencyMS += ms(c.Latency)
 	}
 	sortStats(out)
 	return out
@@ -104,6 +108,7 @@ func mergeStats(a, b []CallStat) []CallStat {
 		a[i].Prompt += x.Prompt
 		a[i].Completion += x.Completion
 		a[i].Requests += x.Requests
+		a[i].LatencyMS += x.LatencyMS
 		a[i].Reasked += x.Reasked
 		a[i].FellBack += x.FellBack
 		a[i].CountedPrompt += x.CountedPrompt

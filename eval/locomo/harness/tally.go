@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/higmem/higmem/internal/jsonx"
 	"github.com/higmem/higmem/internal/memcheck"
@@ -31,6 +32,7 @@ type tallyCount struct {
 	// records do, for work whose records are lost (a failed build).
 	calls, errors      int
 	served             llm.Usage
+	latency            time.Duration
 	requests, reasked  int
 	prompt, completion int    // counted by the tokenizer
 	content            [3]int // by memcheck verdict: valid, repaired, rejected
@@ -65,6 +67,7 @@ func (t *tally) takeCalls(all bool) []CallStat {
 		if all {
 			st.Calls, st.Errors = c.calls, c.errors
 			st.Prompt, st.Completion = c.served.PromptTokens, c.served.CompletionTokens
+			st.LatencyMS = ms(c.latency)
 		}
 		out = append(out, st)
 	}
@@ -96,7 +99,9 @@ type countedModel struct {
 }
 
 func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	start := time.Now()
 	resp, err := c.inner.Complete(ctx, req)
+	took := time.Since(start)
 	if t, ok := ctx.Value(tallyCtxKey{}).(*tally); ok {
 		t.mu.Lock()
 		k := tallyKey{c.role, req.Operation}
@@ -111,6 +116,7 @@ func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Respo
 			n.errors++
 		}
 		n.served = n.served.Add(resp.Usage)
+		n.latency += took
 		if isReask(req) {
 			n.reasked++
 		}
