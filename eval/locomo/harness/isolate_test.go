@@ -113,3 +113,31 @@ func TestCancelStillStops(t *testing.T) {
 		t.Fatalf("err %v, want context.Canceled", err)
 	}
 }
+
+// A judge whose calls fail does not end the run (on main its calibration
+// returned the error and the whole eval stopped before any system ran);
+// one that grades everything CORRECT fails at the first wrong answer and
+// is asked no more.
+func TestCalibrationIsolated(t *testing.T) {
+	down := llm.ModelFunc(func(context.Context, llm.Request) (llm.Response, error) {
+		return llm.Response{}, fmt.Errorf("fake: %w", llm.ErrUnavailable)
+	})
+	c, err := Calibrate(context.Background(), down)
+	if err != nil || c.Passed || c.Errors == 0 {
+		t.Errorf("a judge that is down: %v, %v", c, err)
+	}
+	var n atomic.Int32
+	yes := llm.ModelFunc(func(context.Context, llm.Request) (llm.Response, error) {
+		n.Add(1)
+		return llm.Response{Content: `{"label":"CORRECT","reasoning":"fine"}`}, nil
+	})
+	c, err = Calibrate(context.Background(), yes)
+	if err != nil || c.Passed || !c.Stopped || int(n.Load()) >= len(CalibrationSet) {
+		t.Errorf("a judge that grades all CORRECT: %v after %d of %d calls, %v", c, n.Load(), len(CalibrationSet), err)
+	}
+	rep, err := Run(context.Background(), Config{Data: miniData, Out: t.TempDir(), Systems: []string{"offline"}, Judge: down,
+		Env: Env{Embedder: hashing.New(64), K: 3}})
+	if err != nil || findSystem(t, rep, "offline").Questions == 0 {
+		t.Errorf("a run with a judge that is down: %v", err)
+	}
+}
