@@ -63,8 +63,9 @@ type Calibration struct {
 	Passed bool `json:"passed"`
 	// Misgraded lists the cases the judge got wrong.
 	Misgraded []CalibrationCase `json:"misgraded,omitempty"`
-	// Stopped is set when grading stopped at the first known-wrong
-	// answer graded CORRECT (Right and Wrong count the cases graded).
+	// Stopped is set when grading stopped at a call that failed or at the
+	// first known-wrong answer graded CORRECT (Right and Wrong count the
+	// cases graded).
 	Stopped bool `json:"stopped,omitempty"`
 }
 
@@ -76,7 +77,7 @@ func (c Calibration) String() string {
 	}
 	stopped := ""
 	if c.Stopped {
-		stopped = " (stopped at the first wrong answer graded CORRECT)"
+		stopped = " (stopped early)"
 	}
 	return fmt.Sprintf("%s: %d/%d right answers graded CORRECT, %d/%d wrong answers graded CORRECT, %d unusable replies%s",
 		verdict, c.RightCorrect, c.Right, c.WrongCorrect, c.Wrong, c.Errors, stopped)
@@ -85,8 +86,9 @@ func (c Calibration) String() string {
 // Calibrate grades CalibrationSet with judge. Unusable replies and calls
 // that fail (the endpoint down or timing out after its retries) count
 // against the judge; only the end of ctx is an error. It stops at the
-// first known-wrong answer graded CORRECT: the judge has failed then,
-// and a slow small model need not grade the rest.
+// first call that fails and at the first known-wrong answer graded
+// CORRECT: the judge has failed then, and a slow small model need not
+// grade the rest.
 func Calibrate(ctx context.Context, judge llm.Model) (Calibration, error) {
 	var c Calibration
 	for _, k := range CalibrationSet {
@@ -96,6 +98,7 @@ func Calibrate(ctx context.Context, judge llm.Model) (Calibration, error) {
 				return c, fmt.Errorf("harness: judge calibration: %w", err)
 			}
 			v.Error = err.Error()
+			c.Stopped = true
 		}
 		if k.Correct {
 			c.Right++
@@ -116,6 +119,8 @@ func Calibrate(ctx context.Context, judge llm.Model) (Calibration, error) {
 		}
 		if c.WrongCorrect > 0 {
 			c.Stopped = true
+		}
+		if c.Stopped {
 			break
 		}
 	}

@@ -123,7 +123,7 @@ func TestCalibrationIsolated(t *testing.T) {
 		return llm.Response{}, fmt.Errorf("fake: %w", llm.ErrUnavailable)
 	})
 	c, err := Calibrate(context.Background(), down)
-	if err != nil || c.Passed || c.Errors == 0 {
+	if err != nil || c.Passed || c.Errors != 1 || !c.Stopped {
 		t.Errorf("a judge that is down: %v, %v", c, err)
 	}
 	var n atomic.Int32
