@@ -64,8 +64,8 @@ var replays = []struct {
 	{"default-friendsqa", "llamacpp", realModel, higmem.ModeDefault, "testdata/friendsqa/s01e21-scene1.json", 12, 3, "testdata/llamacpp-gemma3-270m-default-friendsqa.jsonl"},
 	{"paper-example", "llamacpp", realModel, higmem.ModePaper, "", 8, 2, "testdata/llamacpp-gemma3-270m-paper.jsonl"},
 	{"paper-friendsqa", "llamacpp", realModel, higmem.ModePaper, "testdata/friendsqa/s01e21-scene1.json", 8, 2, "testdata/llamacpp-gemma3-270m-paper-friendsqa.jsonl"},
-	{"ollama-smollm2-default", "ollama", "smollm2-135m", higmem.ModeDefault, "", 6, 1, "testdata/ollama-smollm2-135m-default.jsonl"},
-	{"ollama-smollm2-paper", "ollama", "smollm2-135m", higmem.ModePaper, "", 3, 1, "testdata/ollama-smollm2-135m-paper.jsonl"},
+	{"ollama-smollm2-default", "ollama", "smollm2-135m", higmem.ModeDefault, "", 2, 1, "testdata/ollama-smollm2-135m-default.jsonl"},
+	{"ollama-smollm2-paper", "ollama", "smollm2-135m", higmem.ModePaper, "", 2, 1, "testdata/ollama-smollm2-135m-paper.jsonl"},
 }
 
 // TestRealServerReplay builds memory from a real small model's recorded
