@@ -61,7 +61,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 	st.mu.RUnlock()
 	var reply prompt.BuildBatchReply
 	replyErr := m.askBuild(ctx, rec, data, &reply)
-	if replyErr != nil && !invalid(replyErr) {
+	if replyErr != nil && !fallible(ctx, replyErr) {
 		return replyErr
 	}
 	if replyErr != nil {

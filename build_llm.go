@@ -140,7 +140,7 @@ func applyUpdate(e *store.Event, r prompt.EventUpdateReply, newTurns []store.Tur
 func (m *Memory) updateEvent(ctx context.Context, rec *recorder, e *store.Event, data prompt.EventUpdateData, added []store.Turn) (wrote bool, err error) {
 	var r prompt.EventUpdateReply
 	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventUpdate, data, &r)
-	if invalid(err) {
+	if fallible(ctx, err) {
 		rec.note("event %s: update reply unusable, summary kept: %v", e.ID, err)
 		return false, nil
 	}

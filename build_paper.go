@@ -115,7 +115,7 @@ func (m *Memory) annotatePaper(ctx context.Context, rec *recorder, b *batch, t s
 		if m.opts.PaperLinks {
 			b.links = linksFrom(t, window, note, b.now)
 		}
-	case invalid(err):
+	case fallible(ctx, err):
 		rec.note("turn %s: annotation reply unusable, rule-based annotation used: %v", t.ID, err)
 		b.ann[t.ID] = annotateRules(t)
 	default:
@@ -130,7 +130,7 @@ func (m *Memory) annotatePaper(ctx context.Context, rec *recorder, b *batch, t s
 func (m *Memory) affiliatePaper(ctx context.Context, rec *recorder, st *spaceState, b *batch, t store.Turn, v paperView) ([]*store.Event, error) {
 	var aff prompt.AffiliateReply
 	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: v.last, Candidates: v.cands, Turn: promptTurn(t)}, &aff)
-	if err != nil && !invalid(err) {
+	if err != nil && !fallible(ctx, err) {
 		return nil, err
 	}
 	if err != nil {
@@ -192,7 +192,7 @@ func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []
 		data.Window = nil
 		var r prompt.EventCheckReply
 		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.EventCheck, data, &r)
-		if invalid(err) {
+		if fallible(ctx, err) {
 			rec.note("event %s: check reply unusable, keywords kept: %v", e.ID, err)
 			return nil
 		}

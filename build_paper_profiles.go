@@ -103,7 +103,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 	ev := promptEvent(old)
 	var dec prompt.ProfileDecideReply
 	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.ProfileDecide, prompt.ProfileDecideData{Event: ev, Entities: people}, &dec)
-	if invalid(err) {
+	if fallible(ctx, err) {
 		rec.note("event %s: profile decision reply unusable, no profile updated: %v", old.ID, err)
 		return nil
 	}
@@ -129,7 +129,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 		var r prompt.ProfileUpdateReply
 		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.ProfileUpdate,
 			prompt.ProfileUpdateData{Person: kp, Summary: summary, Event: ev, Turns: shown}, &r)
-		if invalid(err) {
+		if fallible(ctx, err) {
 			rec.note("event %s: profile update of %s unusable, profile kept: %v", old.ID, name, err)
 			return nil
 		}

@@ -20,6 +20,13 @@ import (
 // of them is junk.
 func instructions(t *testing.T) memcheck.Shown {
 	t.Helper()
+	return memcheck.FromPrompt(instructionPrompt(t))
+}
+
+// instructionPrompt is the prompt instructions reads: every prompt's
+// instructions, rendered with no data.
+func instructionPrompt(t *testing.T) prompt.Prompt {
+	t.Helper()
 	var sys, user []string
 	for name, data := range map[string]any{
 		prompt.TurnNote: prompt.TurnNoteData{}, prompt.Affiliate: prompt.AffiliateData{},
@@ -34,7 +41,29 @@ func instructions(t *testing.T) memcheck.Shown {
 		}
 		sys, user = append(sys, p.System), append(user, p.User)
 	}
-	return memcheck.FromPrompt(prompt.Prompt{System: strings.Join(sys, "\n"), User: strings.Join(user, "\n")})
+	return prompt.Prompt{System: strings.Join(sys, "\n"), User: strings.Join(user, "\n")}
+}
+
+// eventShown is what a stored event's record is judged against: every
+// prompt's instructions (a text copied from them is junk) and the event's
+// own turns (its names, dates and words must come from them), as an
+// update prompt shows them.
+func eventShown(t *testing.T, base prompt.Prompt, ev higmem.EventView) memcheck.Shown {
+	t.Helper()
+	var turns []prompt.Turn
+	for _, tr := range ev.Turns {
+		date := "unknown date"
+		if !tr.OccurredAt.IsZero() {
+			date = tr.OccurredAt.Format("2 January 2006")
+		}
+		turns = append(turns, prompt.Turn{ID: tr.ID, Date: date, Speaker: tr.Speaker, Text: tr.Text})
+	}
+	p, err := prompt.Render(prompt.EventUpdate, prompt.EventUpdateData{Event: prompt.Event{ID: ev.Event.ID}, New: turns})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.User += "\n" + p.User
+	return memcheck.FromPrompt(base)
 }
 
 // storedJunk returns what memcheck finds in an event as stored: its title,
@@ -84,7 +113,7 @@ func checkStored(t *testing.T, m *higmem.Memory, res *higmem.AddResult) (member 
 	if fellBack < rejected {
 		t.Errorf("%d fallback warnings for %d rejected replies: %q", fellBack, rejected, res.Warnings)
 	}
-	sh := instructions(t)
+	base := instructionPrompt(t)
 	evs, err := m.Events(t.Context(), sp)
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +127,7 @@ func checkStored(t *testing.T, m *higmem.Memory, res *higmem.AddResult) (member 
 		// Offline construction's records are its rules' own (offline
 		// mode's memory, placed there when no model reply could be
 		// had), not a model's reply.
-		if why := storedJunk(sh, e); why != "" && !strings.HasPrefix(e.Producer, "offline:") {
+		if why := storedJunk(eventShown(t, base, ev), e); why != "" && !strings.HasPrefix(e.Producer, "offline:") {
 			t.Errorf("event %s stored junk (%s): %+v", e.ID, why, e)
 		}
 		if strings.HasSuffix(e.Producer, "+fallback") {

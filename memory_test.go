@@ -263,7 +263,10 @@ func TestAddValidationStoresNothing(t *testing.T) {
 	}
 }
 
-// failing fails every call after the first n with ErrUnavailable.
+// failing fails every call after the first n with ErrRequest: the server
+// refuses the requests (a bad model name, a bad key), which no fallback
+// answers. (An endpoint that is down or times out is the fallback's case:
+// TestBuildTimeoutFallsBackOffline.)
 type failing struct {
 	inner llm.Model
 	n     int64
@@ -272,14 +275,15 @@ type failing struct {
 
 func (f *failing) Complete(ctx context.Context, r llm.Request) (llm.Response, error) {
 	if f.calls.Add(1) > f.n {
-		return llm.Response{}, llm.ErrUnavailable
+		return llm.Response{}, llm.ErrRequest
 	}
 	return f.inner.Complete(ctx, r)
 }
 
 // TestEndpointFailureLeavesNoHalfBatch checks that a batch whose LLM calls
-// fail is not stored at all, earlier batches stay, and rerunning the same
-// Add with a working model completes the memory.
+// fail with an error no fallback answers is not stored at all, earlier
+// batches stay, and rerunning the same Add with a working model completes
+// the memory.
 func TestEndpointFailureLeavesNoHalfBatch(t *testing.T) {
 	ctx := t.Context()
 	turns, _ := example(t)
@@ -296,8 +300,8 @@ func TestEndpointFailureLeavesNoHalfBatch(t *testing.T) {
 			}
 			m := open(t, higmem.Options{Store: st, Mode: mode, MemoryModel: &failing{inner: llmtest.NewScripted(), n: int64(probe.Total())}, BatchSize: 10})
 			_, err := m.Add(ctx, space, turns)
-			if !errors.Is(err, llm.ErrUnavailable) {
-				t.Fatalf("err = %v, want ErrUnavailable", err)
+			if !errors.Is(err, llm.ErrRequest) {
+				t.Fatalf("err = %v, want ErrRequest", err)
 			}
 			stored, _ := st.ListTurns(ctx, space, store.TurnQuery{})
 			evs, _ := st.ListEvents(ctx, space)

@@ -68,6 +68,13 @@ func (r *recorder) note(format string, args ...any) {
 // down, the context ended) abort the operation.
 func invalid(err error) bool { return errors.Is(err, llm.ErrInvalidOutput) }
 
+// fallible reports whether a construction step may fall back after err: the
+// reply was unusable, or the model could not answer (down, or timing out
+// after every retry) while the caller's context is live. One failing batch
+// then costs its model records, not the ingest; a cancelled context still
+// aborts.
+func fallible(ctx context.Context, err error) bool { return invalid(err) || llmDown(ctx, err) }
+
 // callModel renders a prompt, sends it to the model of the given role with
 // the operation's completion budget (prompt.MaxTokens), decodes the JSON
 // reply into out, runs the semantic check of internal/memcheck on it and
@@ -98,9 +105,15 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 	}
 	start := time.Now()
 	resp, err := llm.CompleteJSON(ctx, model, req, out)
-	c := Call{Role: role, Operation: name, Round: round, Usage: resp.Usage, Latency: resp.Latency, Cached: resp.Cached}
+	c := Call{Role: role, Operation: name, Round: round, Usage: resp.Usage, Latency: resp.Latency, Cached: resp.Cached,
+		Requests: resp.Requests, Reasked: resp.Reasked}
 	if c.Latency == 0 && !resp.Cached {
 		c.Latency = time.Since(start)
+	}
+	if err == nil && resp.ReaskErr != nil {
+		// The reply cut at its budget is used, repaired: say so.
+		c.Truncated = true
+		c.Error = "reply cut at its token budget and repaired; its re-ask failed: " + resp.ReaskErr.Error()
 	}
 	if err == nil {
 		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), memcheck.Caps{
@@ -116,6 +129,9 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		c.Error = err.Error()
 	}
 	rec.add(c)
+	if c.Truncated {
+		rec.note("%s: %s", name, c.Error)
+	}
 	if err != nil {
 		return fmt.Errorf("higmem: %s call: %w", name, err)
 	}

@@ -81,6 +81,18 @@ type Call struct {
 	// written: "repaired: …" (parts dropped or cut) or "rejected: …"
 	// (junk; nothing of it was stored and Error is set too).
 	Check string `json:"check,omitempty"`
+	// Requests counts the HTTP requests the call made: retries (timeouts
+	// included), format downgrades and a re-ask; 0 when answered from a
+	// cache.
+	Requests int `json:"requests,omitempty"`
+	// Reasked is set when the reply was asked for a second time (the
+	// first was unusable or cut at its token budget); Usage and Latency
+	// cover both requests.
+	Reasked bool `json:"reasked,omitempty"`
+	// Truncated is set when the reply used was cut at its token budget
+	// (finish_reason "length") and repaired: its re-ask failed (Error
+	// says why).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // RetrieveOptions tunes one retrieval. The zero value uses the Memory's

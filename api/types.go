@@ -76,6 +76,14 @@ type Call struct {
 	// Check is the semantic check's finding when the reply was not used as
 	// written: "repaired: …" or "rejected: …".
 	Check string `json:"check,omitempty"`
+	// Requests counts the HTTP requests the call made (retries, timeouts
+	// and a re-ask included); 0 from a cache.
+	Requests int `json:"requests,omitempty"`
+	// Reasked is set when the reply was asked for a second time.
+	Reasked bool `json:"reasked,omitempty"`
+	// Truncated is set when the reply used was cut at its token budget
+	// and repaired (its re-ask failed; Error says why).
+	Truncated bool `json:"truncated,omitempty"`
 }
 
 // Usage counts the tokens of one call.

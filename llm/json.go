@@ -33,15 +33,17 @@ const excerptLen = 200
 // (see Shorter), doubles the budget (the request's MaxTokens, else the
 // length of the cut reply, which used the backend's default), and samples at
 // TruncatedTemperature at least. When the re-ask fails but the cut reply
-// could be repaired into valid JSON, the repaired reply is used and the
-// returned Response still reports finish_reason "length".
+// could be repaired into valid JSON, the repaired reply is used, the
+// returned Response still reports finish_reason "length" and its ReaskErr
+// says why the re-ask failed.
 //
 // Errors from m.Complete are returned wrapped as they are (they already
 // carry ErrRateLimited, ErrUnavailable and so on) and are not re-asked.
 //
 // The returned Response is the one whose content was decoded (the re-ask's
 // when there was one), with Usage, Latency and Requests summed over both
-// calls and Cached true only when both came from a cache.
+// calls (a failed re-ask's included), Reasked set, and Cached true only
+// when both came from a cache.
 func CompleteJSON(ctx context.Context, m Model, req Request, v any) (Response, error) {
 	resp, err := m.Complete(ctx, req)
 	if err != nil {
@@ -62,6 +64,7 @@ func CompleteJSON(ctx context.Context, m Model, req Request, v any) (Response, e
 	total.Latency = resp.Latency + second.Latency
 	total.Requests = resp.Requests + second.Requests
 	total.Cached = resp.Cached && second.Cached
+	total.Reasked = true
 	// useFirst returns the repaired cut reply, when it could be repaired.
 	useFirst := func() (Response, bool) {
 		if problem != nil {
@@ -73,6 +76,7 @@ func CompleteJSON(ctx context.Context, m Model, req Request, v any) (Response, e
 	}
 	if err != nil {
 		if first, ok := useFirst(); ok && ctx.Err() == nil {
+			first.ReaskErr = err
 			return first, nil
 		}
 		total.Content = resp.Content

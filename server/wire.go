@@ -76,6 +76,7 @@ func apiCalls(cs []higmem.Call) []api.Call {
 			Role: string(c.Role), Operation: c.Operation, Round: c.Round,
 			Usage:   api.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens, Estimated: c.Usage.Estimated},
 			Latency: c.Latency, Cached: c.Cached, Error: c.Error, Check: c.Check,
+			Requests: c.Requests, Reasked: c.Reasked, Truncated: c.Truncated,
 		}
 	}
 	return out

@@ -41,15 +41,15 @@ import (
 	"github.com/higmem/higmem/internal/httpx"
 )
 
-// Defaults for the zero values of Options (the retry ones are
-// llm/openai's).
+// Defaults for the zero values of Options (the retry ones live in
+// internal/httpx, shared with llm/openai).
 const (
 	DefaultBatchSize      = 128
-	DefaultMaxRetries     = 4
-	DefaultMinBackoff     = 500 * time.Millisecond
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultMaxRetryAfter  = 2 * time.Minute
-	DefaultMaxConcurrency = 8
+	DefaultMaxRetries     = httpx.DefaultMaxRetries
+	DefaultMinBackoff     = httpx.DefaultMinBackoff
+	DefaultMaxBackoff     = httpx.DefaultMaxBackoff
+	DefaultMaxRetryAfter  = httpx.DefaultMaxRetryAfter
+	DefaultMaxConcurrency = httpx.DefaultMaxConcurrency
 )
 
 // maxResponseBytes bounds the body read from the server.

@@ -46,69 +46,91 @@ func shellWords(s string) []string {
 	return regexp.MustCompile(`"[^"]*"|\S+`).FindAllString(s, -1)
 }
 
-// The walkthrough of docs/LOCAL_LLM.md runs: its higmem commands, with the
-// settings `scripts/local-llm.sh env` prints, against a fake server that
-// behaves like llama-cpp-python (500 on json_schema, one slot, streams),
-// answering with the scripted model.
+// The walkthroughs of docs/LOCAL_LLM.md run: their higmem commands, with
+// the settings `scripts/local-llm.sh [ollama] env` prints, against fake
+// servers that behave like llama-cpp-python (500 on json_schema, one slot,
+// streams) and like Ollama (json_schema as sent), answering with the
+// scripted model. A line naming `local-llm.sh ollama` switches the lines
+// after it to Ollama, one naming `local-llm.sh` alone back.
 func TestLocalLLMDocWalkthrough(t *testing.T) {
 	srv := llmtest.NewLlamaCpp(t, llmtest.NewScripted().Handler())
-	env := baseEnv(t)
+	ollama := llmtest.NewServer(t, llmtest.NewScripted().Handler())
 	lines := shellBlocks(t, localLLMDoc)
 
-	// The env block is what the script prints.
-	out, err := exec.Command("bash", "../../scripts/local-llm.sh", "env").Output()
-	if err != nil {
-		t.Fatalf("local-llm.sh env: %v", err)
-	}
-	var docEnv []string
-	for _, l := range lines {
-		if strings.HasPrefix(l, "export ") {
-			docEnv = append(docEnv, l)
+	envs := map[string]map[string]string{"llamacpp": baseEnv(t), "ollama": baseEnv(t)}
+	docEnv := map[string][]string{}
+	backend := "llamacpp"
+	switchOn := func(l string) {
+		switch {
+		case strings.Contains(l, "local-llm.sh ollama"):
+			backend = "ollama"
+		case strings.Contains(l, "local-llm.sh "):
+			backend = "llamacpp"
 		}
 	}
-	if strings.TrimSpace(string(out)) != strings.Join(docEnv, "\n") {
-		t.Errorf("doc's env block differs from the script's:\n%s\n---\n%s", strings.Join(docEnv, "\n"), out)
+	for _, l := range lines {
+		switchOn(l)
+		if strings.HasPrefix(l, "export ") {
+			docEnv[backend] = append(docEnv[backend], l)
+		}
 	}
-	for _, l := range docEnv {
-		k, v, _ := strings.Cut(strings.TrimPrefix(l, "export "), "=")
-		env[k] = v
+	for b, args := range map[string][]string{"llamacpp": {"env"}, "ollama": {"ollama", "env"}} {
+		out, err := exec.Command("bash", append([]string{"../../scripts/local-llm.sh"}, args...)...).Output()
+		if err != nil {
+			t.Fatalf("local-llm.sh %v: %v", args, err)
+		}
+		if strings.TrimSpace(string(out)) != strings.Join(docEnv[b], "\n") {
+			t.Errorf("doc's %s env block differs from the script's:\n%s\n---\n%s", b, strings.Join(docEnv[b], "\n"), out)
+		}
+		for _, l := range docEnv[b] {
+			k, v, _ := strings.Cut(strings.TrimPrefix(l, "export "), "=")
+			envs[b][k] = v
+		}
 	}
-	env["HIGMEM_LLM_BASE_URL"] = srv.BaseURL()
+	envs["llamacpp"]["HIGMEM_LLM_BASE_URL"] = srv.BaseURL()
+	envs["ollama"]["HIGMEM_LLM_BASE_URL"] = ollama.BaseURL()
 
 	data := "../../../shared/data/locomo_dev.json"
 	if _, err := os.Stat(data); err != nil {
 		data = "../../eval/locomo/harness/testdata/mini_locomo.json"
 	}
 	db := filepath.Join(t.TempDir(), "memory.db")
-	ran := 0
+	ran := map[string]int{}
+	backend = "llamacpp"
 	for _, l := range lines {
+		switchOn(l)
 		if !strings.HasPrefix(l, "higmem ") {
 			continue
 		}
 		var args []string
+		systems := ""
 		for _, w := range shellWords(l)[1:] {
 			switch {
 			case strings.HasSuffix(w, "locomo_dev.json"):
 				w = data
 			case len(args) > 0 && args[len(args)-1] == "--out":
 				w = filepath.Join(t.TempDir(), "eval")
+			case len(args) > 0 && args[len(args)-1] == "--systems":
+				systems = w
 			case strings.HasPrefix(w, "/tmp/local-llm/"):
 				w = db
 			}
 			args = append(args, strings.Trim(w, `"`))
 		}
 		args = append(args, "-q")
-		out, errOut, code := runCLI(t, env, args...)
+		out, errOut, code := runCLI(t, envs[backend], args...)
 		if code != 0 {
-			t.Fatalf("%s: exit %d\n%s\n%s", l, code, out, errOut)
+			t.Fatalf("%s (%s): exit %d\n%s\n%s", l, backend, code, out, errOut)
 		}
-		if args[0] == "eval" && !strings.Contains(out, "higmem-paper") {
-			t.Errorf("%s: the report names no higmem-paper run:\n%s", l, out)
+		for _, sys := range strings.Split(systems, ",") {
+			if args[0] == "eval" && !strings.Contains(out, sys) {
+				t.Errorf("%s: the report names no %s run:\n%s", l, sys, out)
+			}
 		}
-		ran++
+		ran[backend]++
 	}
-	if ran < 3 {
-		t.Fatalf("ran %d higmem commands from the doc", ran)
+	if ran["llamacpp"] < 3 || ran["ollama"] < 1 {
+		t.Fatalf("ran %v higmem commands from the doc", ran)
 	}
 	// The one-slot server never saw two requests at once, and the client
 	// learned the json_object+schema form.
@@ -126,6 +148,10 @@ func TestLocalLLMDocWalkthrough(t *testing.T) {
 	if !sawSchemaForm {
 		t.Error("no json_object+schema request")
 	}
+	// With the README's settings Ollama is sent json_schema.
+	if len(ollama.Requests()) == 0 || ollama.Requests()[0].Format() != "json_schema" {
+		t.Error("the Ollama walkthrough sent no json_schema request")
+	}
 }
 
 // Every HIGMEM_ variable the doc names is read by higmem or by the script.
@@ -135,6 +161,11 @@ func TestLocalLLMDocVariables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	backend, err := os.ReadFile("../../scripts/local-llm/ollama.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	script = append(script, backend...)
 	known := map[string]bool{}
 	for _, v := range envconfig.Vars() {
 		known[v.Name] = true
@@ -144,8 +175,10 @@ func TestLocalLLMDocVariables(t *testing.T) {
 			t.Errorf("%s is neither an envconfig variable nor read by the script", name)
 		}
 	}
-	if out, err := exec.Command("bash", "-n", "../../scripts/local-llm.sh").CombinedOutput(); err != nil {
-		t.Errorf("bash -n: %v %s", err, out)
+	for _, f := range []string{"../../scripts/local-llm.sh", "../../scripts/local-llm/ollama.sh"} {
+		if out, err := exec.Command("bash", "-n", f).CombinedOutput(); err != nil {
+			t.Errorf("bash -n %s: %v %s", f, err, out)
+		}
 	}
 }
 

@@ -18,6 +18,45 @@ import (
 // MaxRetryAfter caps a Retry-After value: a day.
 const MaxRetryAfter = 24 * time.Hour
 
+// Retry defaults shared by higmem's clients of OpenAI-compatible servers
+// (llm/openai, embed/openai): one home, so both retry alike.
+const (
+	// DefaultMaxRetries is how many times a failed request is retried:
+	// rate limits, 5xx replies, connection failures and timeouts alike.
+	DefaultMaxRetries = 4
+	// DefaultMinBackoff and DefaultMaxBackoff bound the exponential
+	// backoff between retries.
+	DefaultMinBackoff = 500 * time.Millisecond
+	DefaultMaxBackoff = 30 * time.Second
+	// DefaultMaxRetryAfter caps how long a server's Retry-After is
+	// honoured.
+	DefaultMaxRetryAfter = 2 * time.Minute
+	// DefaultMaxConcurrency caps the requests in flight to one server.
+	DefaultMaxConcurrency = 8
+)
+
+// MaxCallTime is the longest a call can take when every one of its
+// 1+retries requests runs out of its timeout (perRequest, 0 for none) and
+// every wait between them is the longest backoff can draw (Backoff's
+// upper bound, not counting Retry-After, which a server that replies
+// does not send with a timeout). It is 0, unbounded, when perRequest is
+// 0: only the caller's context bounds the call then.
+func MaxCallTime(perRequest time.Duration, retries int, minBackoff, maxBackoff time.Duration) time.Duration {
+	if perRequest <= 0 {
+		return 0
+	}
+	retries = max(retries, 0)
+	total := time.Duration(retries+1) * perRequest
+	for n := range retries {
+		d := minBackoff
+		for i := 0; i < n && d < maxBackoff; i++ {
+			d *= 2
+		}
+		total += min(d, maxBackoff)
+	}
+	return total
+}
+
 // RetryAfter parses a Retry-After header value, delay-seconds or an
 // HTTP-date, relative to now. ok is false when v is empty, negative or
 // unreadable. A date in the past gives 0; values are capped at

@@ -64,3 +64,19 @@ func TestErrorMessage(t *testing.T) {
 		}
 	}
 }
+
+// MaxCallTime is the total deadline the docs state: with the default
+// retries and backoff a 2-minute request timeout ends a call that only
+// ever times out after 10m7.5s (README, "Configuring an LLM").
+func TestMaxCallTime(t *testing.T) {
+	if got := MaxCallTime(2*time.Minute, DefaultMaxRetries, DefaultMinBackoff, DefaultMaxBackoff); got != 10*time.Minute+7500*time.Millisecond {
+		t.Errorf("MaxCallTime(2m, defaults) = %v, want 10m7.5s", got)
+	}
+	if got := MaxCallTime(0, 4, time.Second, time.Minute); got != 0 {
+		t.Errorf("no request timeout: %v, want 0 (unbounded)", got)
+	}
+	// Backoff is capped: 10 retries of 1s at most 4s apart.
+	if got := MaxCallTime(time.Second, 10, time.Second, 4*time.Second); got != 11*time.Second+(1+2+4*8)*time.Second {
+		t.Errorf("capped backoff: %v", got)
+	}
+}

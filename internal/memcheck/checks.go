@@ -26,7 +26,7 @@ var newLabel = regexp.MustCompile(`(?i)^new:(\d+)$`)
 // keywords, tags and facts. People: facts about people as people checks
 // them. It rejects a reply with no usable turn item.
 func BuildBatch(r *prompt.BuildBatchReply, s Shown, caps Caps) Result {
-	b := batchCheck{s: s, c: caps.withDefaults(), joined: map[string]int{}}
+	b := batchCheck{s: s, c: caps.withDefaults(), joined: map[string]int{}, cited: map[string][]string{}}
 	b.news = s.New
 	if len(b.news) == 0 {
 		b.news = s.Turns
@@ -50,6 +50,9 @@ type batchCheck struct {
 	// joined counts the kept turns that joined each event (shown id or
 	// new label).
 	joined map[string]int
+	// cited holds the kept turns that joined each event, in order: the
+	// turns its record must be grounded in.
+	cited  map[string][]string
 	labels int // distinct new labels used
 }
 
@@ -95,6 +98,7 @@ func (b *batchCheck) turns(r *prompt.BuildBatchReply) {
 			}
 			evs = append(evs, e)
 			b.joined[e]++
+			b.cited[e] = append(b.cited[e], id)
 		}
 		if len(evs) == 0 && len(t.Events) > 0 {
 			res.fix(Empty, f+".events", strings.Join(t.Events, ", "))
@@ -104,6 +108,7 @@ func (b *batchCheck) turns(r *prompt.BuildBatchReply) {
 			res.fix(Copied, f+".context", "turn "+other+": "+context)
 			context = ""
 		}
+		context = res.groundText(b.s, b.s.allSupport(), f+".context", context, 0)
 		kept = append(kept, prompt.BatchTurn{
 			ID:       id,
 			Keywords: res.terms(f+".keywords", t.Keywords, c.Keywords),
@@ -190,6 +195,9 @@ func (b *batchCheck) events(r *prompt.BuildBatchReply) {
 		case b.s.junkTitle(title) != "":
 			res.fix(b.s.junkTitle(title), f+".title", e.Title)
 			title = ""
+		case b.s.grounded() && b.s.recordSupport(b.cited[id], "").ungrounded(title, groundShare) != "":
+			res.fix(Ungrounded, f+".title", b.s.recordSupport(b.cited[id], "").ungrounded(title, groundShare)+": "+e.Title)
+			title = ""
 		case cut(title, c.TitleChars) != title:
 			res.fix(OverCap, f+".title", e.Title)
 			title = cut(title, c.TitleChars)
@@ -199,7 +207,11 @@ func (b *batchCheck) events(r *prompt.BuildBatchReply) {
 		if one.Facts <= 0 {
 			one.Facts = 4 * b.joined[id]
 		}
-		up := EventUpdate(&e.EventUpdateReply, b.s, one)
+		shown := ""
+		if !isNew {
+			shown = id
+		}
+		up := eventUpdate(&e.EventUpdateReply, b.s, one, b.s.recordSupport(b.cited[id], shown))
 		for _, p := range up.Problems {
 			res.fix(p.Kind, f+"."+p.Field, p.Value)
 		}
@@ -272,16 +284,68 @@ func (res *result) admit(field, raw, id string, allowed, seen map[string]bool) b
 // clean keywords and tags, facts that say something, once each, with a
 // shown turn id or none, at most Facts (default four per new turn).
 func EventUpdate(r *prompt.EventUpdateReply, s Shown, caps Caps) Result {
+	return eventUpdate(r, s, caps, s.allSupport())
+}
+
+// eventUpdate is EventUpdate with the record's support (grounding.go):
+// every turn and the event an update prompt showed, or, in a build reply,
+// the turns that joined the event and its record shown.
+func eventUpdate(r *prompt.EventUpdateReply, s Shown, caps Caps, sp *support) Result {
 	c := caps.withDefaults()
 	if c.Facts <= 0 {
 		c.Facts = 4 * max(1, len(s.New))
 	}
 	var res result
 	r.Summary = res.summary(s, r.Summary, c.TextChars)
+	if r.Summary != "" && s.grounded() {
+		if rolePlay(r.Summary) {
+			res.reject(RolePlay, "summary", r.Summary)
+		} else if why := sp.ungrounded(r.Summary, groundShare); why != "" {
+			res.reject(Ungrounded, "summary", why+": "+r.Summary)
+		}
+	}
 	r.Keywords = res.terms("keywords", r.Keywords, c.Keywords)
+	if s.grounded() {
+		kept := r.Keywords[:0]
+		for i, k := range r.Keywords {
+			if sp.keywordGrounded(k) {
+				kept = append(kept, k)
+			} else {
+				res.fix(Ungrounded, fmt.Sprintf("keywords[%d]", i), k)
+			}
+		}
+		r.Keywords = kept
+	}
 	r.Tags = res.terms("tags", r.Tags, c.Tags)
 	r.NewFacts = res.facts(s, r.NewFacts, c)
+	if s.grounded() {
+		kept := r.NewFacts[:0]
+		for i, f := range r.NewFacts {
+			if t := res.groundText(s, sp, fmt.Sprintf("new_facts[%d].fact", i), f.Fact, 0); t != "" {
+				kept = append(kept, f)
+			}
+		}
+		r.NewFacts = kept
+	}
 	return res.Result
+}
+
+// groundText returns text, or "" (with the problem recorded) when it is
+// written in the first person or its names, dates or (share > 0) words
+// are not in sp. A Shown without the prompt's text checks nothing.
+func (r *result) groundText(s Shown, sp *support, field, text string, share float64) string {
+	if text == "" || !s.grounded() {
+		return text
+	}
+	if rolePlay(text) {
+		r.fix(RolePlay, field, text)
+		return ""
+	}
+	if why := sp.ungrounded(text, share); why != "" {
+		r.fix(Ungrounded, field, why+": "+text)
+		return ""
+	}
+	return text
 }
 
 // summary checks a required summary: it rejects an empty or junk one and
@@ -491,7 +555,9 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 		res.reject(Empty, "answer", a)
 	case jsonish(a):
 		res.reject(BadAnswer, "answer", a)
-	case s.copied(a):
+	case s.copied(a) && !s.examples[strings.Join(words(a), " ")]:
+		// An answer equal to a quoted example (a date in the form the
+		// prompt asks for) may be the right one.
 		res.reject(Copied, "answer", a)
 	}
 	r.Answer = a

@@ -179,9 +179,17 @@ type Shown struct {
 
 	turns, events map[string]bool
 	// said holds the folded words of each turn shown, by id.
-	said      map[string][]string
-	instr     map[string]bool // word trigrams of the instructions
-	instrText string          // the instructions, folded
+	said map[string][]string
+	// turnText holds each turn's line without its id (date, speaker and
+	// text), eventText each event's line and the data lines under it
+	// (keywords, tags, facts): what a record may draw on (grounding.go).
+	turnText, eventText map[string]string
+	instr               map[string]bool // word trigrams of the instructions
+	instrText           string          // the instructions, folded
+	// examples holds the folded texts the instructions quote ("…"): a
+	// reply may equal one (an answer "14 March 2021" where the prompt
+	// shows that date as the form of an answer) without copying.
+	examples map[string]bool
 	// names holds the lower-cased words that may name a person: the
 	// speakers of the turns shown, the capitalised words of their texts
 	// and the people the prompt lists (see people.go).
@@ -189,6 +197,7 @@ type Shown struct {
 }
 
 var (
+	quoted    = regexp.MustCompile(`"([^"\n]+)"`)
 	turnLine  = regexp.MustCompile(`^\[([^\]]+)\] `)
 	eventLine = regexp.MustCompile(`^\(event ([^)]+)\) `)
 )
@@ -204,10 +213,21 @@ func FromPrompt(p prompt.Prompt) Shown {
 	var instr strings.Builder
 	names := map[string]bool{}
 	said := map[string][]string{}
+	turnText, eventText := map[string]string{}, map[string]string{}
 	inNew, inKnown := false, false
+	event := "" // the event whose data lines follow
 	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
 		t := strings.TrimSpace(l)
 		addNames(names, t)
+		switch {
+		case eventLine.MatchString(t):
+			event = eventLine.FindStringSubmatch(t)[1]
+			eventText[event] += t[len(eventLine.FindString(t)):] + "\n"
+		case event != "" && (strings.HasPrefix(t, "Keywords:") || strings.HasPrefix(t, "Tags:") || strings.HasPrefix(t, "- (")):
+			eventText[event] += t + "\n"
+		case t != "Fact sheet:":
+			event = ""
+		}
 		inKnown = inKnown && strings.HasPrefix(t, "- ")
 		if peopleData(t) || inKnown {
 			// What memory knows about people is data, not instructions:
@@ -219,6 +239,7 @@ func FromPrompt(p prompt.Prompt) Shown {
 		case turnLine.MatchString(t):
 			id := turnLine.FindStringSubmatch(t)[1]
 			turns = append(turns, id)
+			turnText[id] = t[len(turnLine.FindString(t)):]
 			if _, text, ok := strings.Cut(t, ": "); ok {
 				said[id] = words(text)
 			}
@@ -240,12 +261,17 @@ func FromPrompt(p prompt.Prompt) Shown {
 	s := NewShown(turns, events, news, instr.String())
 	s.names = names
 	s.said = said
+	s.turnText, s.eventText = turnText, eventText
 	return s
 }
 
 // NewShown builds a Shown from its parts.
 func NewShown(turns, events, news []string, instructions string) Shown {
-	s := Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events), instr: map[string]bool{}}
+	s := Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events), instr: map[string]bool{},
+		examples: map[string]bool{}}
+	for _, q := range quoted.FindAllStringSubmatch(instructions, -1) {
+		s.examples[strings.Join(words(q[1]), " ")] = true
+	}
 	w := words(instructions)
 	for i := 0; i+3 <= len(w); i++ {
 		s.instr[strings.Join(w[i:i+3], " ")] = true
@@ -382,8 +408,11 @@ var labelRE = regexp.MustCompile(`(?i)^\s*(new|e\d+|event)\s*(:\s*\d+)?\s*$`)
 // junkTitle says why a title is not one, or "".
 func (s Shown) junkTitle(t string) string {
 	switch {
-	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)], strings.Contains(t, " :: "):
+	case !hasLetter(t), jsonish(t), labelRE.MatchString(t), s.events[strings.TrimSpace(t)], strings.Contains(t, " :: "),
+		idTitleRE.MatchString(t), s.turns[strings.Trim(strings.TrimSpace(t), "[]")]:
 		return JunkTitle
+	case rolePlay(t):
+		return RolePlay
 	case s.copied(t):
 		return Copied
 	case vacuous(t), talksTask(t):

@@ -2,6 +2,7 @@ package memcheck
 
 import (
 	"encoding/json"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -301,5 +302,36 @@ func TestSelectOnlyUnknownRejected(t *testing.T) {
 	}
 	if res, _, _ := check(t, prompt.Select, `{"turn_ids":["key1","D1:3"]}`, p); res.Verdict != Repaired {
 		t.Errorf("one shown id: %v", res)
+	}
+}
+
+// An answer that equals one of the answer prompt's quoted examples is an
+// answer, not instructions read back: when answer.tmpl quoted two LoCoMo
+// gold dates as examples, memcheck rejected the correct answers as
+// copied_instructions. The examples are read from the rendered prompt, so
+// the test holds whatever they are; instructions that are not examples are
+// still caught.
+func TestAnswerEqualToExampleIsAnAnswer(t *testing.T) {
+	p, err := prompt.Render(prompt.Answer, prompt.AnswerData{Question: "When did Caroline go?", Temporal: true, Turns: []prompt.Turn{t1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := regexp.MustCompile(`e\.g\. "([^"]+)" or "([^"]+)"`).FindStringSubmatch(p.User)
+	if examples == nil {
+		t.Fatalf("the temporal instruction quotes no examples:\n%s", p.User)
+	}
+	for _, a := range examples[1:] {
+		for _, form := range []string{a, strings.ToLower(a), a + "."} {
+			r := prompt.AnswerReply{Answer: form}
+			if res := Answer(&r, FromPrompt(p), Caps{}); res.Verdict != Valid {
+				t.Errorf("answer %q (an example of the prompt): %v", form, res)
+			}
+		}
+	}
+	for _, a := range []string{"a short phrase, using words from the memory where possible", "answer with the absolute date"} {
+		r := prompt.AnswerReply{Answer: a}
+		if res := Answer(&r, FromPrompt(p), Caps{}); res.Count(Copied) != 1 {
+			t.Errorf("answer %q: %v, want copied_instructions", a, res)
+		}
 	}
 }

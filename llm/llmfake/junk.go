@@ -88,6 +88,9 @@ func (v view) batch(item func(i int, t line) map[string]any, events []map[string
 	if events == nil {
 		events = []map[string]any{}
 	}
+	for _, e := range events {
+		v.grounded(e)
+	}
 	return js(map[string]any{"turns": items, "events": events})
 }
 
@@ -96,12 +99,54 @@ func plainItem(i int, t line) map[string]any {
 		"context": t.speaker + " talks about " + strings.Join(keywords(t.text, 2), " and ") + ".", "events": []string{"new:1"}}
 }
 
-// goodSummary is a summary with nothing wrong in it.
-const goodSummary = "Melanie has been painting a lake at sunrise since May 2023."
+// goodSummary stands for a summary with nothing wrong in it; batch and
+// good replace it with one drawn from the turns the prompt shows (a
+// record must be grounded in its turns), as they replace goodKeywords and
+// goodTitle.
+const (
+	goodSummary = "Melanie has been painting a lake at sunrise since May 2023."
+	goodTitle   = "Weekend plans"
+)
+
+var goodKeywords = []string{"painting", "lake"}
+
+// good returns a sound record drawn from the first turn the prompt shows:
+// a summary naming its speaker and words, keywords and a title from them.
+func (v view) good() (summary string, kws []string, title string) {
+	if len(v.turns) == 0 {
+		return goodSummary, goodKeywords, goodTitle
+	}
+	t := v.turns[0]
+	kws = keywords(t.text, 2)
+	if len(kws) == 0 {
+		return goodSummary, goodKeywords, goodTitle
+	}
+	speaker := t.speaker
+	if speaker == "" {
+		speaker = "Someone"
+	}
+	return fmt.Sprintf("%s talked about %s.", speaker, strings.Join(kws, " and ")),
+		kws, fmt.Sprintf("%s: %s", speaker, strings.Join(kws, " and "))
+}
+
+// grounded replaces the stand-ins of a record (goodSummary, goodKeywords,
+// goodTitle) with v's good record.
+func (v view) grounded(rec map[string]any) {
+	summary, kws, title := v.good()
+	if rec["summary"] == goodSummary {
+		rec["summary"] = summary
+	}
+	if rec["title"] == goodTitle {
+		rec["title"] = title
+	}
+	if k, ok := rec["keywords"].([]string); ok && len(k) > 0 && (k[0] == "painting" || k[0] == "lake") {
+		rec["keywords"] = kws
+	}
+}
 
 // withTitle is the record of event new:1 under title, otherwise sound.
 func withTitle(title string) []map[string]any {
-	return []map[string]any{{"id": "new:1", "title": title, "summary": goodSummary, "keywords": []string{"painting", "lake"}}}
+	return []map[string]any{{"id": "new:1", "title": title, "summary": goodSummary, "keywords": goodKeywords}}
 }
 
 // records writes one record per id from rec.
@@ -244,22 +289,63 @@ var JunkShapes = []JunkShape{
 		for range 28 {
 			facts = append(facts, map[string]string{"time": "", "fact": "the new turn", "turn_id": v.ids()[0]})
 		}
-		return js(map[string]any{"summary": "Melanie has been painting a lake at sunrise since May 2023.",
-			"keywords": []string{"painting", "lake"}, "new_facts": facts})
+		summary, kws, _ := v.good()
+		return js(map[string]any{"summary": summary, "keywords": kws, "new_facts": facts})
 	}},
 	{Name: "summary is a JSON fragment", Kind: "event_update", Want: "junk_text", Reply: func(r llm.Request) string {
 		return js(map[string]any{"summary": `{"summary": "`, "keywords": []string{"painting"}})
 	}},
 	{Name: "fact cites a turn not shown", Kind: "event_update", Want: "unknown_id", Reply: func(r llm.Request) string {
-		return js(map[string]any{"summary": "Melanie has been painting a lake at sunrise since May 2023.", "keywords": []string{"painting"},
-			"new_facts": []map[string]string{{"time": "8 May 2023", "fact": "Melanie painted a lake at sunrise", "turn_id": "D42:7"}}})
+		summary, kws, _ := viewOf(r).good()
+		return js(map[string]any{"summary": summary, "keywords": kws,
+			"new_facts": []map[string]string{{"time": "", "fact": summary, "turn_id": "D42:7"}}})
 	}},
 	{Name: "forty facts", Kind: "event_update", Want: "over_cap", Reply: func(r llm.Request) string {
+		summary, kws, _ := viewOf(r).good()
 		facts := []map[string]string{}
 		for i := range 40 {
-			facts = append(facts, map[string]string{"fact": fmt.Sprintf("Melanie painted picture number %d of the lake", i+1)})
+			facts = append(facts, map[string]string{"fact": fmt.Sprintf("%s (part %d)", strings.TrimSuffix(summary, "."), i+1)})
 		}
-		return js(map[string]any{"summary": "Melanie has been painting a lake at sunrise since May 2023.", "keywords": []string{"painting"}, "new_facts": facts})
+		return js(map[string]any{"summary": summary, "keywords": kws, "new_facts": facts})
+	}},
+	// Recorded from Ollama v0.17.4 serving SmolLM2-135M-Instruct and Gemma
+	// 3 270M with default settings (issue 33): schema-valid records that
+	// passed every check above but say nothing the turns said.
+	{Name: "recorded ollama: a turn id as a title", Kind: "build_batch", Want: "junk_title", Reply: func(r llm.Request) string {
+		v := viewOf(r)
+		return v.batch(plainItem, withTitle(v.ids()[len(v.ids())-1]))
+	}},
+	{Name: "recorded ollama: a LoCoMo-style id as a title", Kind: "build_batch", Want: "junk_title", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, withTitle("D3:7"))
+	}},
+	{Name: "recorded ollama: summary of invented people", Kind: "build_batch", Want: "ungrounded", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": goodTitle, "summary": "Mike Johnson and David Brito met at the community center to plan the fundraiser.",
+				"keywords": goodKeywords}
+		}, "new:1"))
+	}},
+	{Name: "recorded ollama: keywords of invented names joined", Kind: "build_batch", Want: "ungrounded", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": goodTitle, "summary": goodSummary, "keywords": []string{"mike_johnson_david_brito", "community_center"}}
+		}, "new:1"))
+	}},
+	{Name: "recorded ollama: the model describes itself", Kind: "build_batch", Want: "role_play", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, records(func(string) map[string]any {
+			return map[string]any{"title": goodTitle, "summary": "I am a greyhound dog. I love to run and I sleep twenty hours a day.",
+				"keywords": goodKeywords}
+		}, "new:1"))
+	}},
+	{Name: "recorded ollama: update by the model describing itself", Kind: "event_update", Want: "role_play", Reply: func(r llm.Request) string {
+		_, kws, _ := viewOf(r).good()
+		return js(map[string]any{"summary": "I am a greyhound dog, and I am very happy to be here with you.", "keywords": kws, "new_facts": []any{}})
+	}},
+	{Name: "recorded ollama: update of invented people and dates", Kind: "event_update", Want: "ungrounded", Reply: func(r llm.Request) string {
+		_, kws, _ := viewOf(r).good()
+		return js(map[string]any{"summary": "Mike Johnson and David Brito attended the fundraiser on 14 February 1998.", "keywords": kws,
+			"new_facts": []any{}})
+	}},
+	{Name: "recorded ollama: title about someone else", Kind: "build_batch", Want: "ungrounded", Reply: func(r llm.Request) string {
+		return viewOf(r).batch(plainItem, withTitle("David Brito's fundraiser"))
 	}},
 	{Name: "predict lists every turn", Kind: "predict", Want: "over_cap", Reply: func(r llm.Request) string {
 		ids := viewOf(r).ids()

@@ -248,7 +248,7 @@ func TestParseMode(t *testing.T) {
 }
 
 // RequestTimeout counts from the slot: a request queued behind a slow one
-// still gets its whole timeout, and one that runs out is not retried.
+// still gets its whole timeout, and one that runs out is retried.
 func TestRequestTimeoutFromSlot(t *testing.T) {
 	release := make(chan struct{})
 	srv := llmtest.NewLlamaCpp(t, func(n int, _ *llmtest.ChatRequest) llmtest.Reply {
@@ -284,12 +284,21 @@ func TestRequestTimeoutFromSlot(t *testing.T) {
 		t.Fatalf("queued request timed out: %v", err)
 	}
 
-	// A server that never answers: the request times out once.
+	// A server that never answers: the request times out, is retried
+	// MaxRetries times, and the error states the call's total deadline.
 	hang := llmtest.NewServer(t, llmtest.Always(llmtest.Slow(time.Hour, llmtest.Text("{}"))))
-	h, _ := newClient(t, hang.BaseURL(), Options{RequestTimeout: 20 * time.Millisecond})
+	h, sl := newClient(t, hang.BaseURL(), Options{RequestTimeout: 20 * time.Millisecond, MaxRetries: 2})
 	resp, err := h.Complete(t.Context(), schemaRequest())
-	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, llm.ErrUnavailable) || resp.Requests != 1 || hang.Calls() != 1 {
-		t.Errorf("err %v, %d requests", err, resp.Requests)
+	if !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, llm.ErrUnavailable) || resp.Requests != 3 || hang.Calls() != 3 || len(sl.all()) != 2 {
+		t.Errorf("err %v, %d requests, %d server calls, waits %v", err, resp.Requests, hang.Calls(), sl.all())
+	}
+	if want := h.MaxCallTime().String(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("error does not state the total deadline %s: %v", want, err)
+	}
+	// Three requests the server read and never answered: their prompts are
+	// counted (estimated), not lost.
+	if one := estimateUsage(schemaRequest().Messages, "").PromptTokens; resp.Usage.PromptTokens != 3*one || !resp.Usage.Estimated {
+		t.Errorf("usage of the timed-out call %+v, want 3×%d estimated prompt tokens", resp.Usage, one)
 	}
 }
 

@@ -52,13 +52,14 @@ import (
 	"github.com/higmem/higmem/llm"
 )
 
-// Defaults for zero Options fields.
+// Defaults for zero Options fields (the retry ones live in internal/httpx,
+// shared with embed/openai).
 const (
-	DefaultMaxRetries     = 4
-	DefaultMaxConcurrency = 8
-	DefaultMinBackoff     = 500 * time.Millisecond
-	DefaultMaxBackoff     = 30 * time.Second
-	DefaultMaxRetryAfter  = 2 * time.Minute
+	DefaultMaxRetries     = httpx.DefaultMaxRetries
+	DefaultMaxConcurrency = httpx.DefaultMaxConcurrency
+	DefaultMinBackoff     = httpx.DefaultMinBackoff
+	DefaultMaxBackoff     = httpx.DefaultMaxBackoff
+	DefaultMaxRetryAfter  = httpx.DefaultMaxRetryAfter
 	// DefaultMaxTokens is the completion budget of requests that set none.
 	// Callers should set Request.MaxTokens per operation; this only bounds
 	// a runaway reply (a small model looping on "new:1", "new:2", ...).
@@ -103,7 +104,11 @@ type Options struct {
 	// RequestTimeout bounds each HTTP request, counted from when it got a
 	// slot of the server (see MaxConcurrency), so time spent queued behind
 	// other requests does not eat it; 0 means none. A request that runs
-	// out of it is not retried. The caller's context bounds the whole call.
+	// out of it is retried like any other transient failure (MaxRetries
+	// times), so a call that only ever times out ends after at most
+	// MaxCallTime: (MaxRetries+1)·RequestTimeout plus the backoffs between
+	// (10m7.5s with a 2-minute timeout and the default retries). The
+	// caller's context bounds the whole call.
 	RequestTimeout time.Duration
 	// Stream asks for server-sent events. The reply is the same, but a
 	// server stops generating as soon as the client goes away (the context
@@ -312,6 +317,15 @@ func (c *Client) ModelName() string { return c.opts.Model }
 // Endpoint returns the chat completions URL, without credentials.
 func (c *Client) Endpoint() string { return c.shown }
 
+// MaxCallTime is the longest one Complete can take when every request
+// runs out of Options.RequestTimeout: (MaxRetries+1) timeouts plus the
+// longest backoffs between them (see httpx.MaxCallTime), not counting time
+// queued for a slot. 0 means unbounded (no RequestTimeout): only the
+// caller's context bounds a call.
+func (c *Client) MaxCallTime() time.Duration {
+	return httpx.MaxCallTime(c.opts.RequestTimeout, c.opts.MaxRetries, c.opts.MinBackoff, c.opts.MaxBackoff)
+}
+
 // Mode returns the structured-output mode currently used for schemas.
 func (c *Client) Mode() Mode { return Mode(c.learned.mode.Load()) }
 
@@ -412,6 +426,10 @@ type attemptResult struct {
 	retryable  bool          // worth retrying
 	retryAfter time.Duration // server-requested wait, 0 if none
 	body       string        // error body, for downgrade detection
+	// timedOut is set when the request reached the server and ran out of
+	// RequestTimeout: the server spent work on it, counted as estimated
+	// prompt tokens.
+	timedOut bool
 }
 
 // Complete sends req and returns the first choice's content.
@@ -419,6 +437,9 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	start := time.Now()
 	attempts := 0
 	emptyRetried := false
+	// spent is what requests without a reply cost (timeouts: the server
+	// read the prompt), estimated, added to the call's usage.
+	var spent llm.Usage
 	var last *Error
 	for retry := 0; ; {
 		mode := c.Mode()
@@ -439,10 +460,17 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 				c.log.Warn("llm: reply truncated at max tokens", "endpoint", c.shown, "model", c.opts.Model,
 					"operation", req.Operation, "max_tokens", c.budget(req))
 			}
+			if spent.Total() > 0 {
+				res.resp.Usage = res.resp.Usage.Add(spent)
+			}
 			return res.resp, nil
 		}
 		last = res.err
 		last.Attempts = attempts
+		if res.timedOut {
+			u := estimateUsage(req.Messages, "")
+			spent = spent.Add(llm.Usage{PromptTokens: u.PromptTokens, Estimated: true})
+		}
 
 		if last.Status >= 400 && last.Status != 429 {
 			if contextLength(res.body) {
@@ -482,7 +510,7 @@ func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, e
 	if last.Cause == nil && ctx.Err() != nil {
 		last.Cause = ctx.Err()
 	}
-	return llm.Response{Latency: time.Since(start), Requests: attempts}, last
+	return llm.Response{Latency: time.Since(start), Requests: attempts, Usage: spent}, last
 }
 
 // budget is the completion budget of req, 0 for none.
@@ -646,9 +674,13 @@ func (c *Client) attempt(ctx context.Context, body []byte, req llm.Request) (res
 		defer cancel()
 		defer func() {
 			if res.err != nil && parent.Err() == nil && ctx.Err() != nil {
-				// Only this request's own deadline ran out.
-				res = fail(llm.ErrUnavailable, res.err.Status, fmt.Sprintf("no reply within the request timeout of %v", c.opts.RequestTimeout),
-					context.DeadlineExceeded, false)
+				// Only this request's own deadline ran out: retried like
+				// any transient failure, within MaxCallTime.
+				res = fail(llm.ErrUnavailable, res.err.Status,
+					fmt.Sprintf("no reply within the request timeout of %v (a call ends after at most %v: %d requests and their backoffs)",
+						c.opts.RequestTimeout, c.MaxCallTime(), c.opts.MaxRetries+1),
+					context.DeadlineExceeded, true)
+				res.timedOut = true
 			}
 		}()
 	}

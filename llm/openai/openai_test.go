@@ -443,6 +443,33 @@ func TestTransportTimeoutRetried(t *testing.T) {
 	}
 }
 
+// Bad case: the request runs out of Options.RequestTimeout (the server
+// is slow, not gone): retried like any transient failure, and the call's
+// usage counts the timed-out request's prompt (estimated) besides the
+// reply's. On main a timed-out request was never retried, so one slow
+// build_batch call aborted a whole ingest.
+func TestRequestTimeoutRetried(t *testing.T) {
+	srv := llmtest.NewServer(t, llmtest.Sequence(llmtest.Slow(time.Hour, llmtest.Text("late")), llmtest.Text(`{"answer":"ok"}`)))
+	c, sl := newClient(t, srv.BaseURL(), Options{RequestTimeout: 50 * time.Millisecond})
+	resp, err := c.Complete(t.Context(), schemaRequest())
+	if err != nil || srv.Calls() != 2 || resp.Requests != 2 || len(sl.all()) != 1 {
+		t.Fatalf("%+v, %v after %d calls", resp, err, srv.Calls())
+	}
+	plain := llmtest.NewServer(t, llmtest.Always(llmtest.Text(`{"answer":"ok"}`)))
+	p, _ := newClient(t, plain.BaseURL(), Options{})
+	alone, err := p.Complete(t.Context(), schemaRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := estimateUsage(schemaRequest().Messages, "").PromptTokens
+	if resp.Usage.PromptTokens != alone.Usage.PromptTokens+one || !resp.Usage.Estimated {
+		t.Errorf("usage %+v: want the reply's %d prompt tokens plus the timed-out request's %d (estimated)", resp.Usage, alone.Usage.PromptTokens, one)
+	}
+	if got, want := c.MaxCallTime(), 5*50*time.Millisecond+(500+1000+2000+4000)*time.Millisecond; got != want {
+		t.Errorf("MaxCallTime = %v, want %v", got, want)
+	}
+}
+
 // Bad case: connection refused → retried, then ErrUnavailable wrapping
 // ECONNREFUSED.
 func TestConnectionRefused(t *testing.T) {

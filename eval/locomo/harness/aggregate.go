@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/llm"
@@ -38,6 +39,12 @@ type SystemResult struct {
 	// Skipped says why the system did not run ("" if it ran).
 	Skipped   string `json:"skipped,omitempty"`
 	Questions int    `json:"questions"`
+	// Failed counts the questions that could not be asked (Error set on
+	// their records), FailedBuilds the samples whose memory build failed;
+	// FirstError is the first of those errors.
+	Failed       int    `json:"failed,omitempty"`
+	FailedBuilds int    `json:"failed_builds,omitempty"`
+	FirstError   string `json:"first_error,omitempty"`
 	// Groups are the selected categories (by number), then "1-4" (all
 	// but trap-scored questions) and "1-5" (all), micro-averages over
 	// questions (see groupDefs).
@@ -306,20 +313,43 @@ func Compare(dirs ...string) (*Report, error) {
 // rc.Systems. Duplicate records (same system, sample and question) count
 // once.
 func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []QuestionRecord) []SystemResult {
-	seenQ := map[string]bool{}
+	// A question asked again after it failed (a resumed run) is counted
+	// by its last record; any other repeat by its first.
+	seenQ := map[string]int{}
 	bySys := map[string][]QuestionRecord{}
 	for _, q := range questions {
-		if seenQ[q.key()] {
+		if i, ok := seenQ[q.key()]; ok {
+			if qs := bySys[q.System]; qs[i].Error != "" {
+				qs[i] = q
+			}
 			continue
 		}
-		seenQ[q.key()] = true
+		seenQ[q.key()] = len(bySys[q.System])
 		bySys[q.System] = append(bySys[q.System], q)
+	}
+	// A failed build that a resumed run then made counts by what it
+	// spent, not as a failure.
+	// (a success record of the sample written after the failure's).
+	rebuilt := map[string]bool{}
+	lastFail := map[string]int{}
+	for i, b := range builds {
+		if b.Error != "" {
+			lastFail[b.System+"|"+b.Sample] = i
+		}
+	}
+	for i, b := range builds {
+		if f, ok := lastFail[b.System+"|"+b.Sample]; ok && b.Error == "" && i > f {
+			rebuilt[b.System+"|"+b.Sample] = true
+		}
 	}
 	seenB := map[string]bool{}
 	buildBySys := map[string][]BuildRecord{}
 	for _, b := range builds {
-		if seenB[b.key()] {
+		if seenB[b.key()] && b.Error == "" {
 			continue
+		}
+		if b.Error != "" && rebuilt[b.System+"|"+b.Sample] {
+			b.Error = ""
 		}
 		seenB[b.key()] = true
 		buildBySys[b.System] = append(buildBySys[b.System], b)
@@ -350,7 +380,21 @@ func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []Quest
 		sr.Stages = summarizeStages(qs)
 		sr.SampleRecall = sampleRecall(qs)
 		sr.Curve = searchCurve(qs, 100)
+		for _, q := range qs {
+			if q.Error != "" {
+				sr.Failed++
+				if sr.FirstError == "" {
+					sr.FirstError = q.Error
+				}
+			}
+		}
 		for _, b := range buildBySys[name] {
+			if b.Error != "" {
+				sr.FailedBuilds++
+				if sr.FirstError == "" || sr.Failed > 0 && !strings.Contains(sr.FirstError, b.Error) {
+					sr.FirstError = "memory build of " + b.Sample + ": " + b.Error
+				}
+			}
 			sr.Build.Units += b.Turns
 			sr.Build.WallMS += b.WallMS
 			sr.Build.Warnings += len(b.Warnings)

@@ -171,7 +171,7 @@ func TestCallStats(t *testing.T) {
 	want := []CallStat{
 		{Role: llm.RoleAnswer, Operation: "answer", Calls: 1, Cached: 1, Prompt: 7, Completion: 3},
 		{Role: llm.RoleMemory, Operation: "filter", Calls: 1, Prompt: 2},
-		{Role: llm.RoleMemory, Operation: "predict", Calls: 2, Errors: 1, Prompt: 15, Completion: 1},
+		{Role: llm.RoleMemory, Operation: "predict", Calls: 2, Errors: 1, Prompt: 15, Completion: 1, LatencyMS: 1000},
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("callStats =\n%+v\nwant\n%+v", got, want)

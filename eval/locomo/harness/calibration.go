@@ -63,6 +63,10 @@ type Calibration struct {
 	Passed bool `json:"passed"`
 	// Misgraded lists the cases the judge got wrong.
 	Misgraded []CalibrationCase `json:"misgraded,omitempty"`
+	// Stopped is set when grading stopped at a call that failed or at the
+	// first known-wrong answer graded CORRECT (Right and Wrong count the
+	// cases graded).
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // String summarises the calibration.
@@ -71,18 +75,30 @@ func (c Calibration) String() string {
 	if !c.Passed {
 		verdict = "FAILED"
 	}
-	return fmt.Sprintf("%s: %d/%d right answers graded CORRECT, %d/%d wrong answers graded CORRECT, %d unusable replies",
-		verdict, c.RightCorrect, c.Right, c.WrongCorrect, c.Wrong, c.Errors)
+	stopped := ""
+	if c.Stopped {
+		stopped = " (stopped early)"
+	}
+	return fmt.Sprintf("%s: %d/%d right answers graded CORRECT, %d/%d wrong answers graded CORRECT, %d unusable replies%s",
+		verdict, c.RightCorrect, c.Right, c.WrongCorrect, c.Wrong, c.Errors, stopped)
 }
 
-// Calibrate grades CalibrationSet with judge. An endpoint failure is an
-// error; unusable replies count against the judge.
+// Calibrate grades CalibrationSet with judge. Unusable replies and calls
+// that fail (the endpoint down or timing out after its retries) count
+// against the judge; only the end of ctx is an error. It stops at the
+// first call that fails and at the first known-wrong answer graded
+// CORRECT: the judge has failed then, and a slow small model need not
+// grade the rest.
 func Calibrate(ctx context.Context, judge llm.Model) (Calibration, error) {
 	var c Calibration
 	for _, k := range CalibrationSet {
 		v, err := Judge(ctx, judge, k.Question, k.Gold, k.Answer, 0)
 		if err != nil {
-			return c, fmt.Errorf("harness: judge calibration: %w", err)
+			if ctx.Err() != nil {
+				return c, fmt.Errorf("harness: judge calibration: %w", err)
+			}
+			v.Error = err.Error()
+			c.Stopped = true
 		}
 		if k.Correct {
 			c.Right++
@@ -100,6 +116,12 @@ func Calibrate(ctx context.Context, judge llm.Model) (Calibration, error) {
 			c.Misgraded = append(c.Misgraded, k)
 		case k.Correct:
 			c.Misgraded = append(c.Misgraded, k)
+		}
+		if c.WrongCorrect > 0 {
+			c.Stopped = true
+		}
+		if c.Stopped {
+			break
 		}
 	}
 	c.Passed = c.WrongCorrect == 0 && float64(c.RightCorrect) >= MinCalibration*float64(c.Right) &&

@@ -279,6 +279,11 @@ func normalise(r *Report) {
 		for j := range s.Groups {
 			s.Groups[j].WallMS = 0
 		}
+		for _, c := range []*Cost{&s.Build, &s.QA, &s.Judge} {
+			for j := range c.ByOp {
+				c.ByOp[j].LatencyMS = 0
+			}
+		}
 	}
 }
 

@@ -31,6 +31,9 @@ type CallStat struct {
 	// downgrades and re-asks included; cached calls count the requests of
 	// the original call when the cache kept them).
 	Requests int `json:"requests,omitempty"`
+	// LatencyMS sums the wall time of the calls (a re-ask's, retries' and
+	// timed-out requests' included), in milliseconds.
+	LatencyMS float64 `json:"latency_ms,omitempty"`
 	// Reasked counts corrective re-asks (a second request after an
 	// unusable or cut reply); FellBack counts replies still unusable
 	// after it, for which the engine used a documented fallback.
@@ -79,6 +82,7 @@ func callStats(calls []higmem.Call) []CallStat {
 		}
 		s.Prompt += c.Usage.PromptTokens
 		s.Completion += c.Usage.CompletionTokens
+		s.LatencyMS += ms(c.Latency)
 	}
 	sortStats(out)
 	return out
@@ -104,6 +108,7 @@ func mergeStats(a, b []CallStat) []CallStat {
 		a[i].Prompt += x.Prompt
 		a[i].Completion += x.Completion
 		a[i].Requests += x.Requests
+		a[i].LatencyMS += x.LatencyMS
 		a[i].Reasked += x.Reasked
 		a[i].FellBack += x.FellBack
 		a[i].CountedPrompt += x.CountedPrompt
@@ -129,7 +134,15 @@ type BuildRecord struct {
 	// Warnings are the engine's AddResult.Warnings for the session:
 	// fallbacks, unparsable times.
 	Warnings []string `json:"warnings,omitempty"`
+	// Error is set on the record of a build that failed (Session is then
+	// failedBuild): the system's memory of the sample could not be made,
+	// and its questions are recorded failed. Calls and WallMS are what the
+	// failed session spent.
+	Error string `json:"error,omitempty"`
 }
+
+// failedBuild is the Session of a failed build's record.
+const failedBuild = -1
 
 func (b BuildRecord) key() string { return b.System + "|" + b.Sample + "|" + strconv.Itoa(b.Session) }
 
@@ -199,6 +212,10 @@ type QuestionRecord struct {
 	WallMS        float64      `json:"wall_ms"`
 	// Notes are the engine's Trace.Notes: fallbacks, budget cuts.
 	Notes []string `json:"notes,omitempty"`
+	// Error is set when the question could not be asked (its system's
+	// memory build failed, or the ask itself did, the run going on): it
+	// counts as not answered. A resumed run asks it again.
+	Error string `json:"error,omitempty"`
 }
 
 func (q QuestionRecord) key() string { return questionKey(q.System, q.Sample, q.QA) }

@@ -256,8 +256,11 @@ func Markdown(rep *Report) string {
 		status := "ran"
 		if s.Skipped != "" {
 			status = "**skipped**: " + s.Skipped
-		} else if group(s, "1-5").Answered == 0 {
+		} else if group(s, "1-5").Answered == 0 && s.Failed < s.Questions {
 			status = "ran (retrieval only: no written answers)"
+		}
+		if s.Failed > 0 || s.FailedBuilds > 0 {
+			status += fmt.Sprintf("; **%d questions failed** (%d memory builds failed; first: %s)", s.Failed, s.FailedBuilds, s.FirstError)
 		}
 		rows = append(rows, []string{s.Label, status, fmt.Sprint(s.Questions), s.Description})
 	}
@@ -420,14 +423,16 @@ func Markdown(rep *Report) string {
 			for _, op := range ph.c.ByOp {
 				rows = append(rows, []string{s.Label, ph.name, string(op.Role), op.Operation, fmt.Sprint(op.Calls),
 					f2d(ph.c.Per(float64(op.Calls))), f1d(ph.c.Per(float64(op.Prompt))), f1d(ph.c.Per(float64(op.Completion))),
-					pct(op.Cached, op.Calls), fmt.Sprint(op.Errors)})
+					pct(op.Cached, op.Calls), fmt.Sprint(op.Errors), fmt.Sprint(op.Requests), f2d(op.LatencyMS / 1000),
+					f2d(ph.c.Per(op.LatencyMS))})
 			}
 		}
 	}
 	if len(rows) == 0 {
 		b.WriteString("No LLM calls.\n\n")
 	} else {
-		table(&b, []string{"system", "phase", "role", "operation", "calls", "calls / unit", "prompt tok / unit", "completion tok / unit", "cached", "errors"}, rows, 4)
+		table(&b, []string{"system", "phase", "role", "operation", "calls", "calls / unit", "prompt tok / unit", "completion tok / unit", "cached", "errors",
+			"HTTP requests", "LLM s", "LLM ms / unit"}, rows, 4)
 	}
 	for _, r := range rep.Runs {
 		tok := r.Config.Tokenizer

@@ -303,7 +303,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
-		done[r.key()] = true
+		done[r.key()] = r.Error == "" // a failed question is asked again
 		return nil
 	})
 	if err != nil {
@@ -379,7 +379,19 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		_ = bar.Add(n)
 	}
 	var wg sync.WaitGroup
+	// fail stops the run: the records cannot be written, or the caller's
+	// context ended. A system or a question that fails does not: its
+	// records say so and the others go on (isolate).
 	fail := func(err error) { cancel(err) }
+	// isolate records err as the failure of one build or question unless
+	// the run itself is stopping; it reports whether the run goes on.
+	isolate := func(what string, err error) bool {
+		if runCtx.Err() != nil {
+			return false
+		}
+		logf("%s failed, the run goes on: %v", what, err)
+		return true
+	}
 	for _, j := range jobs {
 		wg.Go(func() {
 			name, s := j.sys.Name(), j.plan.sample
@@ -388,7 +400,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			progress(0, "build "+name+" "+s.ID)
 			buildCtx, tl := withTally(runCtx)
+			buildStart, lastSession := time.Now(), time.Now()
 			inst, err := j.sys.Build(buildCtx, &env, s, func(sb SessionBuild) {
+				lastSession = time.Now()
 				rec := BuildRecord{System: name, Sample: s.ID, Session: sb.Session, Turns: sb.Turns,
 					Calls: callStats(sb.Calls), WallMS: ms(sb.Wall), Warnings: sb.Warnings}
 				rec.Calls = mergeStats(mergeStats(rec.Calls, tl.take()), fallbacks(sb.Warnings))
@@ -405,7 +419,31 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			})
 			release()
 			if err != nil {
-				fail(err)
+				if !isolate("memory build of "+name+" "+s.ID, err) {
+					fail(err)
+					return
+				}
+				// What the failed session spent is recorded; every
+				// pending question of the sample is recorded failed.
+				since := lastSession
+				if since.Before(buildStart) {
+					since = buildStart
+				}
+				brec := BuildRecord{System: name, Sample: s.ID, Session: failedBuild, Calls: tl.takeAll(),
+					WallMS: ms(time.Since(since)), Error: err.Error()}
+				if err := bw.write(brec); err != nil {
+					fail(err)
+					return
+				}
+				for _, qi := range j.pending {
+					rec := newRecord(name, s, qi, &Outcome{})
+					rec.Error = "memory build failed: " + err.Error()
+					if err := qw.write(rec); err != nil {
+						fail(err)
+						return
+					}
+					progress(1, "")
+				}
 				return
 			}
 			defer inst.Close()
@@ -417,6 +455,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 				qg.Go(func() {
 					defer release()
 					rec, err := ask(runCtx, cfg, inst, name, s, qi)
+					if err != nil && isolate(fmt.Sprintf("%s question %s/%d", name, s.ID, qi), err) {
+						err = nil // rec records the failure
+					}
 					if err == nil {
 						err = qw.write(rec)
 					}
@@ -459,7 +500,13 @@ func ask(ctx context.Context, cfg Config, inst Instance, system string, s *locom
 	qctx, tl := withTally(ctx)
 	out, err := inst.Ask(qctx, Query{Question: qa.Question, Gold: qa.Evidence})
 	if err != nil {
-		return QuestionRecord{}, fmt.Errorf("%s: %s question %d: %w", system, s.ID, qi, err)
+		// The record says what the failed question spent; the caller
+		// decides whether the run goes on.
+		rec := newRecord(system, s, qi, &Outcome{})
+		rec.Calls = mergeStats(rec.Calls, tl.take())
+		rec.WallMS = ms(time.Since(start))
+		rec.Error = err.Error()
+		return rec, fmt.Errorf("%s: %s question %d: %w", system, s.ID, qi, err)
 	}
 	wall := time.Since(start)
 	rec := newRecord(system, s, qi, out)
@@ -469,7 +516,12 @@ func ask(ctx context.Context, cfg Config, inst Instance, system string, s *locom
 		for run := range cfg.JudgeRuns {
 			v, err := Judge(ctx, cfg.Judge, qa.Question, qa.Answer, out.Answer, run)
 			if err != nil {
-				return QuestionRecord{}, fmt.Errorf("judge: %s question %d: %w", s.ID, qi, err)
+				if ctx.Err() != nil {
+					return rec, fmt.Errorf("judge: %s question %d: %w", s.ID, qi, err)
+				}
+				// A judge call that failed is a verdict with an error
+				// (not counted in J), not the end of the run.
+				v.Run, v.Error = run, err.Error()
 			}
 			rec.Judge = append(rec.Judge, v)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/higmem/higmem/internal/jsonx"
 	"github.com/higmem/higmem/internal/memcheck"
@@ -27,6 +28,11 @@ type tallyKey struct {
 }
 
 type tallyCount struct {
+	// calls, errors and served count the calls the way the engine's call
+	// records do, for work whose records are lost (a failed build).
+	calls, errors      int
+	served             llm.Usage
+	latency            time.Duration
 	requests, reasked  int
 	prompt, completion int    // counted by the tokenizer
 	content            [3]int // by memcheck verdict: valid, repaired, rejected
@@ -43,15 +49,27 @@ func withTally(ctx context.Context) (context.Context, *tally) {
 
 // take returns the counts so far as CallStats (Requests and Reasked only)
 // and starts again from zero.
-func (t *tally) take() []CallStat {
+func (t *tally) take() []CallStat { return t.takeCalls(false) }
+
+// takeAll is take with the calls, errors and tokens counted too: for work
+// whose engine call records are lost (a build that failed).
+func (t *tally) takeAll() []CallStat { return t.takeCalls(true) }
+
+func (t *tally) takeCalls(all bool) []CallStat {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var out []CallStat
 	for k, c := range t.byOp {
-		out = append(out, CallStat{Role: k.role, Operation: k.op, Requests: c.requests, Reasked: c.reasked,
+		st := CallStat{Role: k.role, Operation: k.op, Requests: c.requests, Reasked: c.reasked,
 			CountedPrompt: c.prompt, CountedCompletion: c.completion,
 			ContentValid: c.content[memcheck.Valid], ContentRepaired: c.content[memcheck.Repaired],
-			ContentRejected: c.content[memcheck.Rejected], Unparsed: c.unparsed})
+			ContentRejected: c.content[memcheck.Rejected], Unparsed: c.unparsed}
+		if all {
+			st.Calls, st.Errors = c.calls, c.errors
+			st.Prompt, st.Completion = c.served.PromptTokens, c.served.CompletionTokens
+			st.LatencyMS = ms(c.latency)
+		}
+		out = append(out, st)
 	}
 	t.byOp = map[tallyKey]*tallyCount{}
 	sortStats(out)
@@ -81,7 +99,9 @@ type countedModel struct {
 }
 
 func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	start := time.Now()
 	resp, err := c.inner.Complete(ctx, req)
+	took := time.Since(start)
 	if t, ok := ctx.Value(tallyCtxKey{}).(*tally); ok {
 		t.mu.Lock()
 		k := tallyKey{c.role, req.Operation}
@@ -91,6 +111,12 @@ func (c *countedModel) Complete(ctx context.Context, req llm.Request) (llm.Respo
 			t.byOp[k] = n
 		}
 		n.requests += resp.Requests
+		n.calls++
+		if err != nil {
+			n.errors++
+		}
+		n.served = n.served.Add(resp.Usage)
+		n.latency += took
 		if isReask(req) {
 			n.reasked++
 		}
