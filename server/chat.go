@@ -428,6 +428,7 @@ func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question 
 		if r.err != nil {
 			return nil, r.err
 		}
+		s.local.observe(r.res.Trace.Calls)
 		return r.res.Evidence, nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("retrieval took longer than %s", s.chat.opts.MemoryTimeout)
@@ -747,7 +748,10 @@ func (s *Server) addChatTurns(ctx context.Context, sp higmem.Space, conv string,
 	if len(todo) == 0 {
 		return nil
 	}
-	_, err = s.mem.Add(ctx, sp, todo)
+	res, err := s.mem.Add(ctx, sp, todo)
+	if res != nil {
+		s.local.observe(res.Calls)
+	}
 	return err
 }
 

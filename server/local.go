@@ -26,6 +26,9 @@ import (
 type Local struct {
 	mem      *higmem.Memory
 	maxBatch int
+	// onCalls, when set, is given the LLM calls of every add, search and
+	// ask (the server's /metrics counts their fallbacks).
+	onCalls func([]higmem.Call)
 }
 
 // DefaultMaxBatchTurns caps the turns of one add unless Options say
@@ -39,6 +42,13 @@ func NewLocal(mem *higmem.Memory, maxBatch int) *Local {
 		maxBatch = DefaultMaxBatchTurns
 	}
 	return &Local{mem: mem, maxBatch: maxBatch}
+}
+
+// observe hands LLM calls to onCalls, when set.
+func (l *Local) observe(calls []higmem.Call) {
+	if l.onCalls != nil && len(calls) > 0 {
+		l.onCalls(calls)
+	}
 }
 
 // maxIDLen bounds user, agent, session, turn and event ids in requests.
@@ -146,6 +156,9 @@ func (l *Local) prepareAdd(req api.AddRequest) (higmem.Space, []higmem.TurnInput
 // stored before it.
 func (l *Local) add(ctx context.Context, sp higmem.Space, turns []higmem.TurnInput) (*api.AddResponse, error) {
 	res, err := l.mem.Add(ctx, sp, turns)
+	if res != nil {
+		l.observe(res.Calls)
+	}
 	return apiAddResponse(res), err
 }
 
@@ -218,6 +231,7 @@ func (l *Local) Search(ctx context.Context, req api.SearchRequest) (*api.SearchR
 	if err != nil {
 		return nil, err
 	}
+	l.observe(res.Trace.Calls)
 	return apiSearchResponse(res), nil
 }
 
@@ -239,6 +253,7 @@ func (l *Local) Ask(ctx context.Context, req api.AskRequest) (*api.AskResponse, 
 	if err != nil {
 		return nil, err
 	}
+	l.observe(ans.Trace.Calls)
 	return apiAskResponse(ans), nil
 }
 
