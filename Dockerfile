@@ -14,7 +14,7 @@ ARG TARGETOS=linux
 ARG TARGETARCH=amd64
 # Pure Go (modernc.org/sqlite): no cgo, so the binary needs no libc and
 # cross-compiles for any TARGETOS/TARGETARCH docker buildx asks for.
-RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -ldflags="-s -w" -o /out/higmem ./cmd/higmem
+RUN CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH go build -trimpath -buildvcs=auto -ldflags="-s -w" -o /out/higmem ./cmd/higmem
 # An empty /data owned by the run stage's user: a volume mounted there
 # starts with this owner, so the server can write its database.
 RUN mkdir -p /out/data

@@ -178,7 +178,7 @@ func TestMetricsScraped(t *testing.T) {
 		}
 	}
 	h := sample(fams, "higmem_http_request_duration_seconds", map[string]string{"route": "GET /v1/turns/{id}"})
-	if h == nil || h.Histogram == nil || h.Histogram.GetSampleCount() != 2 || len(h.Histogram.GetBucket()) != len(latencyBuckets) {
+	if h == nil || h.Histogram == nil || h.Histogram.GetSampleCount() != 2 || len(h.Histogram.GetBucket()) < len(latencyBuckets) {
 		t.Errorf("latency histogram of GET /v1/turns/{id}: %v", h)
 	}
 
