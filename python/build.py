@@ -77,11 +77,33 @@ def build_binary(target: str, out: Path) -> Path:
     return exe
 
 
-def build_wheel(binary: Path, tag: str, dist: Path) -> Path:
+def third_party_licenses(target: str, out: Path) -> Path:
+    """Write the licence and NOTICE files of every module linked into the
+    binary for target (go list -deps), for the wheel to carry."""
+    goos, goarch = target.split("/")
+    env = dict(os.environ, CGO_ENABLED="0", GOOS=goos, GOARCH=goarch)
+    fmt = "{{with .Module}}{{.Path}}@{{.Version}}\t{{.Dir}}{{end}}"
+    lines = subprocess.run(["go", "list", "-deps", "-f", fmt, "./cmd/higmem"], check=True, capture_output=True,
+                           text=True, env=env, cwd=REPO).stdout.split("\n")
+    mods = sorted({tuple(line.split("\t", 1)) for line in lines if "\t" in line and not line.startswith("github.com/higmem/higmem@")})
+    parts = [f"The higmem binary in this wheel ({target}) links these Go modules; their licence and notice files follow.\n"]
+    for mod, d in mods:
+        files = sorted(f for f in Path(d).iterdir() if f.is_file() and f.name.upper().startswith(("LICENSE", "LICENCE", "COPYING", "NOTICE")))
+        if not files:
+            raise SystemExit(f"build.py: {mod}: no licence file in {d}")
+        for f in files:
+            parts.append(f"\n==== {mod}: {f.name} ====\n\n{f.read_text(errors='replace')}")
+    path = out / target.replace("/", "-") / "THIRD_PARTY_LICENSES.txt"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(parts))
+    return path
+
+
+def build_wheel(binary: Path, tag: str, dist: Path, notices: Path) -> Path:
     """Build the wheel carrying binary, tagged tag, into dist (with pip, PEP 517)."""
     dist.mkdir(parents=True, exist_ok=True)
     before = set(dist.glob("*.whl"))
-    env = dict(os.environ, HIGMEM_BINARY=str(binary), HIGMEM_WHEEL_PLATFORM=tag)
+    env = dict(os.environ, HIGMEM_BINARY=str(binary), HIGMEM_WHEEL_PLATFORM=tag, HIGMEM_NOTICES=str(notices))
     cmd = [sys.executable, "-m", "pip", "wheel", "--no-deps", "--wheel-dir", str(dist), str(HERE)]
     subprocess.run(cmd, check=True, env=env)
     new = [w for w in dist.glob(f"*-py3-none-{tag}.whl")]
@@ -106,7 +128,7 @@ def main(argv: list[str]) -> int:
     work = HERE / "build" / "bin"
     shutil.copyfile(REPO / "LICENSE", HERE / "LICENSE")  # the wheel's licence file
     for t in targets:
-        wheel = build_wheel(build_binary(t, work), PLATFORMS[t], args.out)
+        wheel = build_wheel(build_binary(t, work), PLATFORMS[t], args.out, third_party_licenses(t, work))
         print(f"build.py: {t}: {wheel} ({wheel.stat().st_size:,} bytes)", flush=True)
     return 0
 

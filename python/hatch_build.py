@@ -6,7 +6,9 @@ platform, setting:
 - HIGMEM_BINARY: the binary to carry (installed as higmem/bin/higmem, or
   higmem.exe on Windows);
 - HIGMEM_WHEEL_PLATFORM: the wheel's platform tag, e.g.
-  manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64.
+  manylinux_2_17_x86_64.manylinux2014_x86_64.musllinux_1_1_x86_64;
+- HIGMEM_NOTICES: the licence and notice files of the Go modules linked
+  into the binary, installed as higmem/THIRD_PARTY_LICENSES.txt.
 
 The binary is pure Go (no cgo), so one wheel serves any Python 3 on its
 platform: the tag is py3-none-PLATFORM.
@@ -37,3 +39,7 @@ class CustomBuildHook(BuildHookInterface):
         build_data["pure_python"] = False
         build_data["tag"] = f"py3-none-{platform}"
         build_data["force_include"][binary] = f"higmem/bin/{name}"
+        notices = os.environ.get("HIGMEM_NOTICES", "")
+        if not os.path.isfile(notices):
+            raise RuntimeError(f"HIGMEM_NOTICES={notices!r}: no such file (python/build.py writes it)")
+        build_data["force_include"][notices] = "higmem/THIRD_PARTY_LICENSES.txt"

@@ -61,3 +61,11 @@ def test_higmem_on_path_prints_the_revision():
     # The same binary that Memory.local runs.
     direct = subprocess.run([str(higmem.binary_path()), "--version"], capture_output=True, text=True, check=True).stdout
     assert direct == out
+
+
+def test_wheel_carries_the_licences():
+    pkg = higmem.binary_path().parent.parent
+    notices = (pkg / "THIRD_PARTY_LICENSES.txt").read_text()
+    for mod in ("modernc.org/sqlite@", "github.com/prometheus/client_golang@", "github.com/spf13/cobra@"):
+        assert f"==== {mod}" in notices, mod
+    assert "==== github.com/prometheus/client_golang@v1.25.0: NOTICE ====" in notices
