@@ -12,8 +12,8 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-// maxIDLen bounds caller-given turn ids.
-const maxIDLen = 256
+// Add: turns are validated and prepared as a whole, split into batches,
+// and each batch is built in the memory's mode and committed (writers.go).
 
 // Add stores turns in a space and builds memory from them: annotations,
 // event membership, event summaries and vectors, as the mode prescribes.
@@ -127,8 +127,8 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 		if content(t) == "" {
 			return nil, fmt.Errorf("%w: %s: empty text", ErrInvalidInput, where)
 		}
-		if len(t.ID) > maxIDLen || strings.ContainsAny(t.ID, "\n\r\t") {
-			return nil, fmt.Errorf("%w: %s: id must be at most %d characters without line breaks or tabs", ErrInvalidInput, where, maxIDLen)
+		if len(t.ID) > MaxIDLen || strings.ContainsAny(t.ID, "\n\r\t") {
+			return nil, fmt.Errorf("%w: %s: id must be at most %d characters without line breaks or tabs", ErrInvalidInput, where, MaxIDLen)
 		}
 		switch {
 		case !ti.OccurredAt.IsZero():

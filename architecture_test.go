@@ -48,18 +48,31 @@ func layer(p string) string {
 // importing higmem links.
 func library(p string) bool { return layer(p) != "application" }
 
+// testSupport reports whether p holds test helpers (its name ends in
+// "test": llm/llmtest, store/storetest, internal/pgtest, ...): tests import
+// it, production code never does.
+func testSupport(p string) bool { return strings.HasSuffix(path.Base(p), "test") }
+
+// testingPackage reports whether the standard package imp is test code.
+func testingPackage(imp string) bool {
+	return imp == "testing" || strings.HasPrefix(imp, "testing/") || imp == "net/http/httptest"
+}
+
 // importRule reports why package p may not import q (both module-relative),
 // or "" when it may.
 func importRule(p, q string) string {
 	lp, lq := layer(p), layer(q)
 	switch {
+	case testSupport(q) && !testSupport(p):
+		return "production code never imports a test helper package (*test); fakes it runs live in llm/llmfake and the like"
 	case lp == "helper" && lq != "helper":
 		return "internal helpers import only other internal helpers"
 	case lp == "interface" && lq != "helper":
 		return "interface packages import only internal helpers"
 	case lp == "implementation":
 		own := strings.SplitN(p, "/", 2)[0]
-		if q != own && lq != "helper" {
+		sibling := testSupport(p) && strings.HasPrefix(q, own+"/") // llm/llmtest serves llm/llmfake
+		if q != own && lq != "helper" && !sibling {
 			return "implementations import only their interface package (" + own + ") and internal helpers"
 		}
 	case lp == "root" && lq == "implementation" && q != "store/memstore":
@@ -83,6 +96,9 @@ func importRule(p, q string) string {
 type pkgInfo struct {
 	path    string   // module-relative
 	imports []string // module-relative, production files only
+	// testing lists the standard test packages (testing, httptest) the
+	// production files import.
+	testing []string
 	// env lists the production files that read the environment.
 	env []string
 }
@@ -121,6 +137,8 @@ func modulePackages(t *testing.T, root, mod string) []pkgInfo {
 		for _, imp := range bp.Imports {
 			if imp == mod || strings.HasPrefix(imp, mod+"/") {
 				p.imports = append(p.imports, strings.TrimPrefix(strings.TrimPrefix(imp, mod), "/"))
+			} else if testingPackage(imp) {
+				p.testing = append(p.testing, imp)
 			}
 		}
 		for _, f := range bp.GoFiles {
@@ -164,6 +182,11 @@ func violations(pkgs []pkgInfo) []string {
 		for _, q := range p.imports {
 			if why := importRule(p.path, q); why != "" {
 				out = append(out, fmt.Sprintf("%q imports %q: %s", p.path, q, why))
+			}
+		}
+		if !testSupport(p.path) {
+			for _, imp := range p.testing {
+				out = append(out, fmt.Sprintf("%q imports %q: production code never imports test code", p.path, imp))
 			}
 		}
 		if library(p.path) {
@@ -215,6 +238,11 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "cmd/higmem", imports: []string{"server"}},
 		{path: "eval/locomo", imports: []string{"internal/envconfig"}},
 		{path: "embed/minilm", env: []string{"embed/minilm/load.go"}},
+		{path: "internal/cli", imports: []string{"llm/llmtest"}},
+		{path: "eval/locomo/harness", imports: []string{"eval/amem/amemtest"}},
+		{path: "internal/bench", testing: []string{"testing"}},
+		{path: "eval/locomo/harness", testing: []string{"net/http/httptest"}},
+		{path: "llm/llmfake", imports: []string{"llm/openai"}},
 	}
 	for _, p := range bad {
 		if v := violations([]pkgInfo{p}); len(v) != 1 {
@@ -228,6 +256,9 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/rank", imports: []string{"internal/vec"}},
 		{path: "server", imports: []string{"", "api", "store"}},
 		{path: "internal/cli", imports: []string{"server", "internal/envconfig", "store/sqlite"}, env: []string{"internal/cli/root.go"}},
+		{path: "internal/cli", imports: []string{"llm/llmfake"}},
+		{path: "llm/llmtest", imports: []string{"llm", "llm/llmfake"}, testing: []string{"testing", "net/http/httptest"}},
+		{path: "internal/pgtest", testing: []string{"testing"}},
 	}
 	for _, p := range good {
 		if v := violations([]pkgInfo{p}); len(v) != 0 {

@@ -11,6 +11,9 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
+// Paper mode's construction, as the reference implementation does it: one
+// turn at a time, three model calls (annotate, affiliate, update).
+
 // buildPaper runs the reference construction for one turn: annotation,
 // candidate events by similarity, affiliation, and one update per joined
 // event (summary rewrite below SmallEvent members, keyword refresh above).
@@ -26,28 +29,81 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		b.turnVecs = vs[:1]
 		qv = vs[1]
 	}
+	v, err := m.paperView(ctx, st, t, qv)
+	if err != nil {
+		return err
+	}
 
-	st.mu.RLock()
-	if qv != nil {
-		if err := st.ensureEventVectors(ctx); err != nil {
-			st.mu.RUnlock()
+	// 1. Annotation.
+	if err := m.annotatePaper(ctx, rec, b, t, v.window); err != nil {
+		return err
+	}
+	if m.opts.Ablations.NoEvents {
+		return m.commit(ctx, b, res)
+	}
+
+	// 2. Affiliation.
+	joined, err := m.affiliatePaper(ctx, rec, st, b, t, v)
+	if err != nil {
+		return err
+	}
+	// Profiles (Options.PaperProfiles): the previous turn's event ended.
+	if m.opts.PaperProfiles && v.hadPrev && v.prevMain.ID != joined[0].ID {
+		if err := m.paperProfiles(ctx, rec, b, v.prevMain); err != nil {
 			return err
 		}
 	}
-	window := st.window(m.opts.Window, nil, 0)
-	var cands []prompt.Event
-	for _, h := range st.searchEvents(content(t), qv, m.opts.KEvent, nil) {
-		cands = append(cands, paperEvent(st.events[h.Index]))
+
+	// 3. One update per joined event, in parallel.
+	w := append(v.window, t)
+	if len(w) > m.opts.Window {
+		w = w[len(w)-m.opts.Window:]
 	}
-	var last *prompt.Event
+	wrote := make([]bool, len(joined))
+	if err := m.updatePaperEvents(ctx, rec, joined, w, t, wrote); err != nil {
+		return err
+	}
+	for i, e := range joined {
+		b.join(e, t) // the reference adds the turn even when not relevant
+		finishEvent(rec, e, b.ann[t.ID], paperProducer, wrote[i])
+	}
+	return m.commit(ctx, b, res)
+}
+
+// paperView is what paper mode reads of the space for one turn.
+type paperView struct {
+	window   []store.Turn   // the turns before it (Options.Window)
+	cands    []prompt.Event // the events most like it (Options.KEvent)
+	last     *prompt.Event  // the event updated last, if any
+	prevMain store.Event    // the previous turn's first event
+	hadPrev  bool
+}
+
+// paperView reads what the prompts about turn t show; qv is t's vector
+// (nil without an embedder).
+func (m *Memory) paperView(ctx context.Context, st *spaceState, t store.Turn, qv []float32) (paperView, error) {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	if qv != nil {
+		if err := st.ensureEventVectors(ctx); err != nil {
+			return paperView{}, err
+		}
+	}
+	v := paperView{window: st.window(m.opts.Window, nil, 0)}
+	for _, h := range st.searchEvents(content(t), qv, m.opts.KEvent, nil) {
+		v.cands = append(v.cands, paperEvent(st.events[h.Index]))
+	}
 	if e, ok := st.event(st.lastEvent); ok {
 		pe := paperEvent(e)
-		last = &pe
+		v.last = &pe
 	}
-	prevMain, hadPrev := st.lastTurnEvent()
-	st.mu.RUnlock()
+	v.prevMain, v.hadPrev = st.lastTurnEvent()
+	return v, nil
+}
 
-	// 1. Annotation.
+// annotatePaper annotates turn t (turn_note; with Options.PaperLinks, also
+// its links to the window), by the rules when the reply is unusable.
+func (m *Memory) annotatePaper(ctx context.Context, rec *recorder, b *batch, t store.Turn, window []store.Turn) error {
 	var note prompt.TurnNoteReply
 	nd := prompt.TurnNoteData{Turn: promptTurn(t), Links: m.opts.PaperLinks}
 	if m.opts.PaperLinks {
@@ -65,16 +121,17 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 	default:
 		return err
 	}
+	return nil
+}
 
-	if m.opts.Ablations.NoEvents {
-		return m.commit(ctx, b, res)
-	}
-
-	// 2. Affiliation.
+// affiliatePaper asks which events turn t joins (affiliate) and returns
+// them, a new one first when the reply says NEW, names none, or is
+// unusable.
+func (m *Memory) affiliatePaper(ctx context.Context, rec *recorder, st *spaceState, b *batch, t store.Turn, v paperView) ([]*store.Event, error) {
 	var aff prompt.AffiliateReply
-	err = m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: last, Candidates: cands, Turn: promptTurn(t)}, &aff)
+	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.Affiliate, prompt.AffiliateData{Last: v.last, Candidates: v.cands, Turn: promptTurn(t)}, &aff)
 	if err != nil && !invalid(err) {
-		return err
+		return nil, err
 	}
 	if err != nil {
 		rec.note("turn %s: affiliation reply unusable, new event created: %v", t.ID, err)
@@ -99,27 +156,7 @@ func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *
 		e := b.newEvent("New event by "+t.Speaker, paperProducer)
 		joined = append([]*store.Event{e}, joined...)
 	}
-	// Profiles (Options.PaperProfiles): the previous turn's event ended.
-	if m.opts.PaperProfiles && hadPrev && prevMain.ID != joined[0].ID {
-		if err := m.paperProfiles(ctx, rec, b, prevMain); err != nil {
-			return err
-		}
-	}
-
-	// 3. One update per joined event, in parallel.
-	w := append(window, t)
-	if len(w) > m.opts.Window {
-		w = w[len(w)-m.opts.Window:]
-	}
-	wrote := make([]bool, len(joined))
-	if err := m.updatePaperEvents(ctx, rec, joined, w, t, wrote); err != nil {
-		return err
-	}
-	for i, e := range joined {
-		b.join(e, t) // the reference adds the turn even when not relevant
-		finishEvent(rec, e, b.ann[t.ID], paperProducer, wrote[i])
-	}
-	return m.commit(ctx, b, res)
+	return joined, nil
 }
 
 // paperEvent is how paper mode shows an event to the affiliation and

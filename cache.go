@@ -2,21 +2,14 @@ package higmem
 
 import "github.com/higmem/higmem/store"
 
-// Loaded spaces are cached within Options.CacheBytes: each state's size is
-// estimated (estimateSize) when it loads and whenever it changes, and when
-// the sum passes the bound the least recently used states are dropped from
-// Memory.spaces. A dropped state that a reader or writer still holds stays
-// valid for it (nothing is freed under it; the garbage collector takes it
-// once released), and the next use of the space loads a new state from the
-// store. Correctness does not rest on the cache: every read checks the
-// space's version and every commit the store's lock.
-//
-// The estimate is of the Go heap a state occupies: what it holds (records,
-// strings, maps, indexes, matrices, the scratch of its last question)
-// counted from its lengths and capacities, plus the heap a state leaves
-// unusable around it when states are loaded and dropped over and over
-// (fragmentation). TestStateSizeEstimate checks it against the heap
-// measured across sizes and modes; docs/CONCURRENCY.md gives the figures.
+// Loaded spaces are cached within Options.CacheBytes: past the bound the
+// least recently used states are dropped from Memory.spaces. A dropped
+// state stays valid for whoever still holds it; the next use of the space
+// loads a new one. Correctness does not rest on the cache: reads check the
+// space's version, commits the store's lock. A state's size (estimateSize)
+// is the Go heap it occupies, counted from its lengths and capacities, plus
+// the fragmentation repeated loads leave; TestStateSizeEstimate checks it
+// against the measured heap (figures in docs/CONCURRENCY.md).
 
 // Per-item costs of what a state holds besides its strings, from the sizes
 // of the types (store.Turn is 200 bytes, store.Event 320, store.Link 104,

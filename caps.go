@@ -19,6 +19,9 @@ const (
 	// MaxK caps KTurn, KEvent and MaxEvidence, in Options and in
 	// RetrieveOptions.
 	MaxK = 10000
+	// MaxIDLen caps a turn id, in bytes; the server holds user, agent,
+	// session and event ids to it too.
+	MaxIDLen = 256
 	// maxPromptTurnBytes caps the text of one turn as a prompt shows it
 	// (about 1,000 tokens); a longer one is cut with cutMarker.
 	maxPromptTurnBytes = 4000
@@ -62,7 +65,7 @@ func (m *Memory) checkBatch(in []TurnInput) error {
 		}
 		if n > m.opts.MaxTurnBytes {
 			where := fmt.Sprintf("turn %d", i+1)
-			if id := strings.TrimSpace(t.ID); id != "" && len(id) <= maxIDLen {
+			if id := strings.TrimSpace(t.ID); id != "" && len(id) <= MaxIDLen {
 				where += fmt.Sprintf(" (%q)", id)
 			}
 			return tooLarge("%s: text is %d bytes, over the limit of %d bytes per turn", where, n, m.opts.MaxTurnBytes)

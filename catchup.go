@@ -6,22 +6,17 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/store"
 )
 
-// Catching up (see docs/CONCURRENCY.md, "What a reader pays"): a state
-// whose space another writer (another Memory, another process) changed is
-// brought to the store's version in place, from the store's journal
-// (store.Reader.Changes): only the records written since the state's
-// version are read, and applied to the working set as a fresh load would
-// have built it (TestCatchUpEqualsFreshLoad compares the two, field by
-// field). Appends (turns after the last one, events after the last one)
-// cost what they add; a delete, or a turn or event stored among the
-// existing ones, moves the rows after it (a pass over the turns' positions
-// and matrix rows, no store read). When the journal cannot answer (the
-// state is older than the space's journal floor, the space was deleted,
-// see store's "The journal"), the space is loaded afresh.
+// Catching up (docs/CONCURRENCY.md, "What a reader pays"): a state whose
+// space another writer changed is brought to the store's version in place
+// from the store's journal (store.Reader.Changes), as a fresh load would
+// have built it (TestCatchUpEqualsFreshLoadRandom). Appends cost what they
+// add; a delete or an insertion moves the rows after it. When the journal
+// cannot answer, the space is loaded afresh.
 
 // catchUp applies to st, in place, what was written to its space since
 // st's version, as r reads it, and returns the version st then reflects.
@@ -88,18 +83,22 @@ type delta struct {
 func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes) (*delta, error) {
 	d := &delta{gone: map[string]bool{}, evGone: map[string]bool{}, anns: ch.Annotations, links: ch.Links,
 		records: ch.ProfileRecords, recordsGone: ch.DeletedProfileRecords}
+	d.planRecords(st, ch)
 	emb := m.opts.Embedder
-	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}, store.VectorWindow: {}}
-	if emb != nil {
-		// Each kind's vectors as this memory makes them (Changes also
-		// reports those under other variants of the embedder's id).
-		made := map[store.VectorKind]string{store.VectorTurn: emb.ID(), store.VectorEvent: emb.ID(), store.VectorWindow: windowEmbedder(emb)}
-		for _, v := range ch.Vectors {
-			if len(v.Values) == emb.Dim() && made[v.Kind] != "" && v.Embedder == made[v.Kind] {
-				stored[v.Kind][v.ID] = v.Values
-			}
-		}
+	if emb == nil {
+		return d, nil
 	}
+	stored := storedVectors(emb, ch)
+	ok, err := m.planVectors(ctx, st, d, stored)
+	if err != nil || !ok {
+		return nil, err
+	}
+	d.planChangedVectors(st, stored)
+	return d, nil
+}
+
+// planRecords lists the turns and events of ch to remove and to put in.
+func (d *delta) planRecords(st *spaceState, ch store.Changes) {
 	for _, id := range ch.DeletedTurns {
 		if _, ok := st.pos[id]; ok {
 			d.gone[id] = true
@@ -124,10 +123,26 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 		}
 		d.evPut = append(d.evPut, e)
 	}
-	if emb == nil {
-		return d, nil
+}
+
+// storedVectors returns the vectors of ch by kind and id, each kind's as
+// this memory makes them with emb (Changes also reports those under other
+// variants of the embedder's id).
+func storedVectors(emb embed.Embedder, ch store.Changes) map[store.VectorKind]map[string][]float32 {
+	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}, store.VectorWindow: {}}
+	made := map[store.VectorKind]string{store.VectorTurn: emb.ID(), store.VectorEvent: emb.ID(), store.VectorWindow: windowEmbedder(emb)}
+	for _, v := range ch.Vectors {
+		if len(v.Values) == emb.Dim() && made[v.Kind] != "" && v.Embedder == made[v.Kind] {
+			stored[v.Kind][v.ID] = v.Values
+		}
 	}
-	// Vectors: the stored ones, else embedded here.
+	return stored
+}
+
+// planVectors gives the turns and events d adds their vectors: the stored
+// ones, else embedded here. It reports false when a window vector is
+// missing and turns were not only appended (a fresh load makes it).
+func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stored map[store.VectorKind]map[string][]float32) (bool, error) {
 	var texts []string
 	var fill []*[]float32
 	need := func(dst [][]float32, kind store.VectorKind, i int, id string, text func() string) {
@@ -153,7 +168,7 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 			continue
 		}
 		if !st.appendsOnly(d) {
-			return nil, nil // a fresh load makes it
+			return false, nil
 		}
 		if windows == nil {
 			windows = st.windowTexts(d.add)
@@ -169,18 +184,24 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
 		}
 	}
-	if len(texts) > 0 {
-		m.opts.Logger.Debug("embedding vectors missing from the store while catching up",
-			"space", st.space.String(), "count", len(texts), "embedder", emb.ID())
-		vs, err := m.embed(ctx, texts)
-		if err != nil {
-			return nil, err
-		}
-		for i, p := range fill {
-			*p = vs[i]
-		}
+	if len(texts) == 0 {
+		return true, nil
 	}
-	// A stored vector of a turn or event that stays, and changed.
+	m.opts.Logger.Debug("embedding vectors missing from the store while catching up",
+		"space", st.space.String(), "count", len(texts), "embedder", m.opts.Embedder.ID())
+	vs, err := m.embed(ctx, texts)
+	if err != nil {
+		return false, err
+	}
+	for i, p := range fill {
+		*p = vs[i]
+	}
+	return true, nil
+}
+
+// planChangedVectors notes the stored vectors of turns and events that
+// stay, and changed.
+func (d *delta) planChangedVectors(st *spaceState, stored map[store.VectorKind]map[string][]float32) {
 	put := map[string]bool{}
 	for _, e := range d.evPut {
 		put[e.ID] = true
@@ -209,7 +230,6 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 			d.evSetVecs[id] = v
 		}
 	}
-	return d, nil
 }
 
 // applyDelta applies d to st. Caller holds st.mu for writing.
@@ -261,49 +281,8 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 		st.setTurnVectors(d)
 		return nil
 	}
-	// Merge the turns that stay with those added, by (Seq, ID): src[j]
-	// is new turn j's old position, or -(k+1) for d.add[k]. When every
-	// turn added goes after those that stay (the store hands out Seq in
-	// order), the turns move down in place, else into a new slice.
 	n := len(st.turns)
-	inPlace := true
-	if len(d.add) > 0 {
-		for i := n - 1; i >= 0; i-- {
-			if !d.gone[st.turns[i].ID] {
-				inPlace = compareStored(st.turns[i], d.add[0]) < 0
-				break
-			}
-		}
-	}
-	src := make([]int, 0, n-len(d.gone)+len(d.add))
-	moved := make([]int32, n)
-	turns := st.turns[:0]
-	if !inPlace {
-		turns = make([]store.Turn, 0, cap(src))
-	}
-	k := 0
-	for i := range n {
-		if d.gone[st.turns[i].ID] {
-			moved[i] = -1
-			st.recBytes -= turnBytes(&st.turns[i])
-			continue
-		}
-		for k < len(d.add) && compareStored(d.add[k], st.turns[i]) < 0 {
-			src = append(src, -(k + 1))
-			turns = append(turns, d.add[k])
-			k++
-		}
-		moved[i] = int32(len(src))
-		src = append(src, i)
-		turns = append(turns, st.turns[i])
-	}
-	if inPlace {
-		clear(st.turns[len(turns):n]) // what moved down, for the collector
-	}
-	for ; k < len(d.add); k++ {
-		src = append(src, -(k + 1))
-		turns = append(turns, d.add[k])
-	}
+	turns, src, moved := st.mergeTurns(d)
 	st.profileCache.Store(nil) // the slice may be the same array
 	// Positions, facts, vectors and the lexical index follow the order.
 	for id := range d.gone {
@@ -335,6 +314,55 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	st.turns = turns
 	st.setTurnVectors(d)
 	return moved
+}
+
+// mergeTurns merges the turns that stay with those d adds, by (Seq, ID),
+// and takes the removed turns' bytes off recBytes. src[j] is new turn j's
+// old position, or -(k+1) for d.add[k]; moved maps old positions to new
+// ones (-1 for a removed turn). When every turn added goes after those
+// that stay (the store hands out Seq in order), the turns move down in
+// place in st.turns, else into a new slice.
+func (st *spaceState) mergeTurns(d *delta) (turns []store.Turn, src []int, moved []int32) {
+	n := len(st.turns)
+	inPlace := true
+	if len(d.add) > 0 {
+		for i := n - 1; i >= 0; i-- {
+			if !d.gone[st.turns[i].ID] {
+				inPlace = compareStored(st.turns[i], d.add[0]) < 0
+				break
+			}
+		}
+	}
+	src = make([]int, 0, n-len(d.gone)+len(d.add))
+	moved = make([]int32, n)
+	turns = st.turns[:0]
+	if !inPlace {
+		turns = make([]store.Turn, 0, cap(src))
+	}
+	k := 0
+	for i := range n {
+		if d.gone[st.turns[i].ID] {
+			moved[i] = -1
+			st.recBytes -= turnBytes(&st.turns[i])
+			continue
+		}
+		for k < len(d.add) && compareStored(d.add[k], st.turns[i]) < 0 {
+			src = append(src, -(k + 1))
+			turns = append(turns, d.add[k])
+			k++
+		}
+		moved[i] = int32(len(src))
+		src = append(src, i)
+		turns = append(turns, st.turns[i])
+	}
+	if inPlace {
+		clear(st.turns[len(turns):n]) // what moved down, for the collector
+	}
+	for ; k < len(d.add); k++ {
+		src = append(src, -(k + 1))
+		turns = append(turns, d.add[k])
+	}
+	return turns, src, moved
 }
 
 // appendsOnly reports whether d removes no turn and adds its turns after
@@ -515,8 +543,32 @@ func firstMoved(src []int) int {
 // map old positions to new ones (nil: nothing moved).
 func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMoved, evMoved []int32) {
 	touched := map[string]bool{} // turn ids whose first event may change
-	// eventsOf: drop the events removed or rewritten (was holds their
-	// members before), add those put, in event order.
+	st.updateEventsOf(d, was, touched)
+	st.updateEvTurns(d, turnMoved, touched)
+	// Each turn's first event: moved with the events, and worked out
+	// again for the turns touched.
+	if evMoved != nil {
+		st.moveFirstEvents(evMoved, touched)
+	}
+	for id := range touched {
+		st.refreshEvent(id)
+	}
+	// The highest event number and the latest event, as loading finds them.
+	if len(d.evGone) > 0 {
+		st.eventSeq = 0
+		for _, e := range st.events {
+			st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+		}
+	}
+	for _, e := range d.evPut {
+		st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+	}
+}
+
+// updateEventsOf drops from eventsOf the events removed or rewritten (was
+// holds their members before) and adds those put, in event order, marking
+// the turns touched.
+func (st *spaceState) updateEventsOf(d *delta, was map[string][]string, touched map[string]bool) {
 	for eid, ids := range was {
 		for _, id := range ids {
 			evs := slices.DeleteFunc(st.eventsOf[id], func(e string) bool { return e == eid })
@@ -539,8 +591,12 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 			touched[id] = true
 		}
 	}
-	// evTurns: events put, and events holding a turn added, are worked out
-	// from their ids; the others follow the turns' moves.
+}
+
+// updateEvTurns works out evTurns again from their ids for the events put
+// and those holding a turn added (marking the turns added touched); the
+// others follow the turns' moves.
+func (st *spaceState) updateEvTurns(d *delta, turnMoved []int32, touched map[string]bool) {
 	redo := map[int]bool{}
 	for _, e := range d.evPut {
 		redo[st.evPos[e.ID]] = true
@@ -574,34 +630,22 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 		}
 		st.evTurns[i] = members
 	}
-	// Each turn's first event: moved with the events, and worked out
-	// again for the turns touched.
-	if evMoved != nil {
-		for p, e := range st.info.event {
-			if e >= 0 {
-				if int(e) >= len(evMoved) {
-					st.info.event[p] = -1
-				} else {
-					st.info.event[p] = evMoved[e]
-				}
-			}
-			if st.info.event[p] < 0 && e >= 0 {
-				touched[st.turns[p].ID] = true
+}
+
+// moveFirstEvents moves each turn's first event with the events, marking
+// touched the turns whose first event went.
+func (st *spaceState) moveFirstEvents(evMoved []int32, touched map[string]bool) {
+	for p, e := range st.info.event {
+		if e >= 0 {
+			if int(e) >= len(evMoved) {
+				st.info.event[p] = -1
+			} else {
+				st.info.event[p] = evMoved[e]
 			}
 		}
-	}
-	for id := range touched {
-		st.refreshEvent(id)
-	}
-	// The highest event number and the latest event, as loading finds them.
-	if len(d.evGone) > 0 {
-		st.eventSeq = 0
-		for _, e := range st.events {
-			st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+		if st.info.event[p] < 0 && e >= 0 {
+			touched[st.turns[p].ID] = true
 		}
-	}
-	for _, e := range d.evPut {
-		st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
 	}
 }
 

@@ -13,6 +13,11 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
+// Export and Import: a space as JSON lines (a header, then turns,
+// annotations, events, links and profile records), to back it up or move it
+// to another store or space. Vectors are not exported; Import recomputes
+// them.
+
 // ExportVersion is the version of the JSONL export format. Version 2 added
 // profile lines; Import reads versions 1 and 2.
 const ExportVersion = 2
@@ -180,54 +185,9 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	}
 	defer st.writeMu.Unlock()
 
-	var lines []exportLine
-	var nos []int // the line number of each of lines
-	br := bufio.NewReader(r)
-	n := 0
-	for {
-		raw, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, rerr)
-		}
-		if len(raw) == 0 && rerr == io.EOF {
-			break
-		}
-		n++
-		raw = bytes.TrimRight(raw, "\r\n")
-		if len(bytes.TrimSpace(raw)) == 0 {
-			if rerr == io.EOF {
-				break
-			}
-			continue
-		}
-		var l exportLine
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&l); err != nil {
-			return nil, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
-		}
-		if dec.More() {
-			return nil, fmt.Errorf("%w: import line %d: more than one JSON value on the line", ErrInvalidInput, n)
-		}
-		if err := validateLine(l); err != nil {
-			return nil, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
-		}
-		if len(lines) == 0 && l.Kind != "header" {
-			return nil, fmt.Errorf("%w: import line %d: want a header line first (is this a higmem export?)", ErrInvalidInput, n)
-		}
-		if l.Kind == "header" && l.Version > ExportVersion {
-			return nil, fmt.Errorf("%w: import: export version %d is newer than this higmem (%d)", ErrInvalidInput, l.Version, ExportVersion)
-		}
-		if l.Kind == "turn" {
-			if k := len(content(*l.Turn)); k > m.opts.MaxTurnBytes {
-				return nil, tooLarge("import line %d: turn %q: text is %d bytes, over the limit of %d bytes per turn", n, l.Turn.ID, k, m.opts.MaxTurnBytes)
-			}
-		}
-		lines = append(lines, l)
-		nos = append(nos, n)
-		if rerr == io.EOF {
-			break
-		}
+	lines, nos, err := m.readImport(r)
+	if err != nil {
+		return nil, err
 	}
 	st.mu.RLock()
 	err = checkImport(st, lines, nos)
@@ -240,87 +200,171 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
 		*res = ImportResult{}
-		head, err := tx.Lock(ctx, sp)
-		if err != nil {
-			return err
-		}
-		next := head.LastSeq + 1
-		ev, err := newEventImport(ctx, tx, sp, lines)
-		if err != nil {
-			return err
-		}
-		for _, l := range lines {
-			switch l.Kind {
-			case "turn":
-				t := *l.Turn
-				t.Space = sp
-				if old, err := tx.GetTurn(ctx, sp, t.ID); err == nil {
-					if !sameTurn(old, t) {
-						return fmt.Errorf("%w: turn %q", ErrConflict, t.ID)
-					}
-					res.Skipped++
-					continue
-				} else if !errors.Is(err, store.ErrNotFound) {
-					return err
-				}
-				t.Seq = next
-				next++
-				if t.RecordedAt.IsZero() {
-					t.RecordedAt = now
-				}
-				if _, err := tx.PutTurn(ctx, t); err != nil {
-					return fmt.Errorf("turn %q: %w", t.ID, err)
-				}
-				res.Turns++
-			case "annotation":
-				if err := tx.PutAnnotation(ctx, sp, *l.Annotation); err != nil {
-					return fmt.Errorf("annotation of %q: %w", l.Annotation.TurnID, err)
-				}
-				res.Annotations++
-			case "event":
-				e := ev.place(*l.Event)
-				e.Space = sp
-				if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
-					// The stored vector embeds the old text: the event goes
-					// with it, so that the next load embeds the new text.
-					if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
-						return fmt.Errorf("event %q: %w", e.ID, err)
-					}
-				}
-				if err := tx.PutEvent(ctx, e); err != nil {
-					return fmt.Errorf("event %q: %w", e.ID, err)
-				}
-				if err := appendChange(ctx, tx, sp, "event", e.ID, "import", "import", nil, e, now); err != nil {
-					return err
-				}
-				res.Events++
-			case "link":
-				if err := tx.PutLink(ctx, sp, *l.Link); err != nil {
-					return fmt.Errorf("link %s->%s: %w", l.Link.Source, l.Link.Target, err)
-				}
-				res.Links++
-			}
-		}
-		// Profile records last: they cite turns, which are all stored now.
-		for _, l := range lines {
-			if l.Kind != "profile" {
-				continue
-			}
-			if err := tx.PutProfileRecord(ctx, sp, *l.Profile); err != nil {
-				return fmt.Errorf("profile record %q: %w", l.Profile.ID, err)
-			}
-			if err := appendChange(ctx, tx, sp, "profile", l.Profile.ID, "import", "import", nil, l.Profile, now); err != nil {
-				return err
-			}
-			res.Profiles++
-		}
-		return ev.keepMembers(ctx, tx, sp, now)
+		return writeImport(ctx, tx, sp, lines, now, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("higmem: import: %w", err)
 	}
 	m.invalidate(sp)
 	return res, nil
+}
+
+// readImport reads the lines of an export, each decoded and checked alone
+// (validateLine, a header first, the turn size cap); nos holds the line
+// number of each of lines (blank lines are skipped).
+func (m *Memory) readImport(r io.Reader) (lines []exportLine, nos []int, err error) {
+	br := bufio.NewReader(r)
+	n := 0
+	for {
+		raw, rerr := br.ReadBytes('\n')
+		if rerr != nil && rerr != io.EOF {
+			return nil, nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, rerr)
+		}
+		if len(raw) == 0 && rerr == io.EOF {
+			break
+		}
+		n++
+		raw = bytes.TrimRight(raw, "\r\n")
+		if len(bytes.TrimSpace(raw)) == 0 {
+			if rerr == io.EOF {
+				break
+			}
+			continue
+		}
+		l, err := m.decodeImportLine(raw, n, len(lines) == 0)
+		if err != nil {
+			return nil, nil, err
+		}
+		lines = append(lines, l)
+		nos = append(nos, n)
+		if rerr == io.EOF {
+			break
+		}
+	}
+	return lines, nos, nil
+}
+
+// decodeImportLine decodes and checks line n of an import; first is true
+// for the first line that is not blank.
+func (m *Memory) decodeImportLine(raw []byte, n int, first bool) (exportLine, error) {
+	var l exportLine
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
+	}
+	if dec.More() {
+		return l, fmt.Errorf("%w: import line %d: more than one JSON value on the line", ErrInvalidInput, n)
+	}
+	if err := validateLine(l); err != nil {
+		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
+	}
+	if first && l.Kind != "header" {
+		return l, fmt.Errorf("%w: import line %d: want a header line first (is this a higmem export?)", ErrInvalidInput, n)
+	}
+	if l.Kind == "header" && l.Version > ExportVersion {
+		return l, fmt.Errorf("%w: import: export version %d is newer than this higmem (%d)", ErrInvalidInput, l.Version, ExportVersion)
+	}
+	if l.Kind == "turn" {
+		if k := len(content(*l.Turn)); k > m.opts.MaxTurnBytes {
+			return l, tooLarge("import line %d: turn %q: text is %d bytes, over the limit of %d bytes per turn", n, l.Turn.ID, k, m.opts.MaxTurnBytes)
+		}
+	}
+	return l, nil
+}
+
+// writeImport writes the checked lines of an import into sp in tx,
+// counting what it stores in res.
+func writeImport(ctx context.Context, tx store.Tx, sp Space, lines []exportLine, now time.Time, res *ImportResult) error {
+	head, err := tx.Lock(ctx, sp)
+	if err != nil {
+		return err
+	}
+	next := head.LastSeq + 1
+	ev, err := newEventImport(ctx, tx, sp, lines)
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		switch l.Kind {
+		case "turn":
+			if err := importTurn(ctx, tx, sp, *l.Turn, &next, now, res); err != nil {
+				return err
+			}
+		case "annotation":
+			if err := tx.PutAnnotation(ctx, sp, *l.Annotation); err != nil {
+				return fmt.Errorf("annotation of %q: %w", l.Annotation.TurnID, err)
+			}
+			res.Annotations++
+		case "event":
+			if err := importEvent(ctx, tx, sp, ev, *l.Event, now); err != nil {
+				return err
+			}
+			res.Events++
+		case "link":
+			if err := tx.PutLink(ctx, sp, *l.Link); err != nil {
+				return fmt.Errorf("link %s->%s: %w", l.Link.Source, l.Link.Target, err)
+			}
+			res.Links++
+		}
+	}
+	// Profile records last: they cite turns, which are all stored now.
+	for _, l := range lines {
+		if l.Kind != "profile" {
+			continue
+		}
+		if err := tx.PutProfileRecord(ctx, sp, *l.Profile); err != nil {
+			return fmt.Errorf("profile record %q: %w", l.Profile.ID, err)
+		}
+		if err := appendChange(ctx, tx, sp, "profile", l.Profile.ID, "import", "import", nil, l.Profile, now); err != nil {
+			return err
+		}
+		res.Profiles++
+	}
+	return ev.keepMembers(ctx, tx, sp, now)
+}
+
+// importTurn stores turn t under sequence number *next (then advanced),
+// or skips it when stored identically; a different turn with its id is
+// ErrConflict.
+func importTurn(ctx context.Context, tx store.Tx, sp Space, t store.Turn, next *int64, now time.Time, res *ImportResult) error {
+	t.Space = sp
+	if old, err := tx.GetTurn(ctx, sp, t.ID); err == nil {
+		if !sameTurn(old, t) {
+			return fmt.Errorf("%w: turn %q", ErrConflict, t.ID)
+		}
+		res.Skipped++
+		return nil
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return err
+	}
+	t.Seq = *next
+	*next++
+	if t.RecordedAt.IsZero() {
+		t.RecordedAt = now
+	}
+	if _, err := tx.PutTurn(ctx, t); err != nil {
+		return fmt.Errorf("turn %q: %w", t.ID, err)
+	}
+	res.Turns++
+	return nil
+}
+
+// importEvent stores event e, placed by ev, with its history entry.
+func importEvent(ctx context.Context, tx store.Tx, sp Space, ev *eventImport, e store.Event, now time.Time) error {
+	e = ev.place(e)
+	e.Space = sp
+	if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
+		// The stored vector embeds the old text: the event goes with it,
+		// so that the next load embeds the new text.
+		if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
+			return fmt.Errorf("event %q: %w", e.ID, err)
+		}
+	}
+	if err := tx.PutEvent(ctx, e); err != nil {
+		return fmt.Errorf("event %q: %w", e.ID, err)
+	}
+	return appendChange(ctx, tx, sp, "event", e.ID, "import", "import", nil, e, now)
 }
 
 // validateLine checks that a line carries the record its kind names.

@@ -54,9 +54,7 @@ func wordsOf(s string) []string {
 		}
 		out = append(out, f)
 		if strings.ContainsAny(f, "'’-") {
-			for _, p := range strings.FieldsFunc(f, func(r rune) bool { return r == '\'' || r == '’' || r == '-' }) {
-				out = append(out, p)
-			}
+			out = append(out, strings.FieldsFunc(f, func(r rune) bool { return r == '\'' || r == '’' || r == '-' })...)
 		}
 	}
 	return out

@@ -8,6 +8,10 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
+// Import's checks of what its records refer to, run over every line before
+// anything is written, so that a bad import writes nothing and names its
+// lines.
+
 // maxImportProblems is how many problems an import error lists.
 const maxImportProblems = 10
 
@@ -19,37 +23,14 @@ const maxImportProblems = 10
 // listing the first problems with their line numbers, or nil. nos[i] is
 // the line of lines[i]. Caller holds st.mu for reading.
 func checkImport(st *spaceState, lines []exportLine, nos []int) error {
-	var problems []string
-	add := func(line int, format string, args ...any) {
-		problems = append(problems, fmt.Sprintf("line %d: ", line)+fmt.Sprintf(format, args...))
-	}
-	turnLine := map[string]int{}
+	c := &importCheck{st: st, turnLine: map[string]int{}, annLine: map[string]int{}, eventLine: map[string]int{},
+		profileLine: map[string]int{}}
 	for i, l := range lines {
 		if l.Kind == "turn" {
-			if first, ok := turnLine[l.Turn.ID]; ok {
-				add(nos[i], "turn %q given twice (first on line %d)", l.Turn.ID, first)
-			} else {
-				turnLine[l.Turn.ID] = nos[i]
+			if first, ok := again(c.turnLine, l.Turn.ID, nos[i]); ok {
+				c.add(nos[i], "turn %q given twice (first on line %d)", l.Turn.ID, first)
 			}
 		}
-	}
-	known := func(id string) bool {
-		if _, ok := turnLine[id]; ok {
-			return true
-		}
-		_, ok := st.turn(id)
-		return ok
-	}
-	badTime := func(t time.Time) bool { return !t.IsZero() && (t.Year() < 1 || t.Year() > 9999) }
-	annLine, eventLine, profileLine := map[string]int{}, map[string]int{}, map[string]int{}
-	// again records id on line no in seen and returns the line it was first
-	// seen on, if any.
-	again := func(seen map[string]int, id string, no int) (int, bool) {
-		first, ok := seen[id]
-		if !ok {
-			seen[id] = no
-		}
-		return first, ok
 	}
 	headers := 0
 	for i, l := range lines {
@@ -57,78 +38,135 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 		switch l.Kind {
 		case "header":
 			if headers++; headers > 1 {
-				add(no, "a second header line")
+				c.add(no, "a second header line")
 			}
 		case "turn":
 			t := l.Turn
 			if badTime(t.OccurredAt) || badTime(t.RecordedAt) {
-				add(no, "turn %q: a time outside the years 1 to 9999", t.ID)
+				c.add(no, "turn %q: a time outside the years 1 to 9999", t.ID)
 			}
 		case "annotation":
-			a := l.Annotation
-			if first, ok := again(annLine, a.TurnID, no); ok {
-				add(no, "a second annotation of turn %q (first on line %d)", a.TurnID, first)
-			}
-			if !known(a.TurnID) {
-				add(no, "annotation of turn %q, which is neither in the import nor stored", a.TurnID)
-			}
+			c.annotation(no, l.Annotation)
 		case "event":
-			e := l.Event
-			if first, ok := again(eventLine, e.ID, no); ok {
-				add(no, "event %q given twice (first on line %d)", e.ID, first)
-			}
-			if len(e.TurnIDs) == 0 {
-				add(no, "event %q has no turns", e.ID)
-			}
-			seen := map[string]bool{}
-			for _, id := range e.TurnIDs {
-				switch {
-				case seen[id]:
-					add(no, "event %q lists turn %q twice", e.ID, id)
-				case !known(id):
-					add(no, "event %q names turn %q, which is neither in the import nor stored", e.ID, id)
-				}
-				seen[id] = true
-			}
-			for _, f := range e.Facts {
-				if f.TurnID != "" && !known(f.TurnID) {
-					add(no, "event %q: a fact cites turn %q, which is neither in the import nor stored", e.ID, f.TurnID)
-				}
-			}
-			if badTime(e.Start) || badTime(e.End) || badTime(e.CreatedAt) || badTime(e.UpdatedAt) {
-				add(no, "event %q: a time outside the years 1 to 9999", e.ID)
-			}
-			if !e.Start.IsZero() && !e.End.IsZero() && e.End.Before(e.Start) {
-				add(no, "event %q ends (%s) before it starts (%s)", e.ID, e.End.Format(time.RFC3339), e.Start.Format(time.RFC3339))
-			}
+			c.event(no, l.Event)
 		case "link":
-			k := l.Link
-			for _, id := range []string{k.Source, k.Target} {
-				if !known(id) {
-					add(no, "link %s -> %s names turn %q, which is neither in the import nor stored", k.Source, k.Target, id)
-				}
-			}
-			if badTime(k.CreatedAt) || badTime(k.InvalidatedAt) {
-				add(no, "link %s -> %s: a time outside the years 1 to 9999", k.Source, k.Target)
-			}
+			c.link(no, l.Link)
 		case "profile":
-			p := l.Profile
-			if first, ok := again(profileLine, p.ID, no); ok {
-				add(no, "profile record %q given twice (first on line %d)", p.ID, first)
-			}
-			if err := p.Validate(); err != nil {
-				add(no, "profile record %q: %v", p.ID, strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
-			}
-			for _, id := range p.TurnIDs {
-				if id != "" && !known(id) {
-					add(no, "profile record %q cites turn %q, which is neither in the import nor stored", p.ID, id)
-				}
-			}
-			if badTime(p.StatedAt) || badTime(p.CreatedAt) {
-				add(no, "profile record %q: a time outside the years 1 to 9999", p.ID)
-			}
+			c.profile(no, l.Profile)
 		}
 	}
+	return c.err()
+}
+
+// importCheck collects the problems of one import's records.
+type importCheck struct {
+	st       *spaceState
+	problems []string
+	// The line each turn, annotation (by turn), event and profile record
+	// of the import is first on.
+	turnLine, annLine, eventLine, profileLine map[string]int
+}
+
+// add records a problem on line.
+func (c *importCheck) add(line int, format string, args ...any) {
+	c.problems = append(c.problems, fmt.Sprintf("line %d: ", line)+fmt.Sprintf(format, args...))
+}
+
+// known reports whether turn id is in the import or stored in the space.
+func (c *importCheck) known(id string) bool {
+	if _, ok := c.turnLine[id]; ok {
+		return true
+	}
+	_, ok := c.st.turn(id)
+	return ok
+}
+
+// again records id on line no in seen and returns the line it was first
+// seen on, if any.
+func again(seen map[string]int, id string, no int) (int, bool) {
+	first, ok := seen[id]
+	if !ok {
+		seen[id] = no
+	}
+	return first, ok
+}
+
+// badTime reports a time outside the years 1 to 9999 (the zero time is
+// none).
+func badTime(t time.Time) bool { return !t.IsZero() && (t.Year() < 1 || t.Year() > 9999) }
+
+// annotation, event, link and profile check line no, of their kind.
+func (c *importCheck) annotation(no int, a *store.Annotation) {
+	if first, ok := again(c.annLine, a.TurnID, no); ok {
+		c.add(no, "a second annotation of turn %q (first on line %d)", a.TurnID, first)
+	}
+	if !c.known(a.TurnID) {
+		c.add(no, "annotation of turn %q, which is neither in the import nor stored", a.TurnID)
+	}
+}
+
+func (c *importCheck) event(no int, e *store.Event) {
+	if first, ok := again(c.eventLine, e.ID, no); ok {
+		c.add(no, "event %q given twice (first on line %d)", e.ID, first)
+	}
+	if len(e.TurnIDs) == 0 {
+		c.add(no, "event %q has no turns", e.ID)
+	}
+	seen := map[string]bool{}
+	for _, id := range e.TurnIDs {
+		switch {
+		case seen[id]:
+			c.add(no, "event %q lists turn %q twice", e.ID, id)
+		case !c.known(id):
+			c.add(no, "event %q names turn %q, which is neither in the import nor stored", e.ID, id)
+		}
+		seen[id] = true
+	}
+	for _, f := range e.Facts {
+		if f.TurnID != "" && !c.known(f.TurnID) {
+			c.add(no, "event %q: a fact cites turn %q, which is neither in the import nor stored", e.ID, f.TurnID)
+		}
+	}
+	if badTime(e.Start) || badTime(e.End) || badTime(e.CreatedAt) || badTime(e.UpdatedAt) {
+		c.add(no, "event %q: a time outside the years 1 to 9999", e.ID)
+	}
+	if !e.Start.IsZero() && !e.End.IsZero() && e.End.Before(e.Start) {
+		c.add(no, "event %q ends (%s) before it starts (%s)", e.ID, e.End.Format(time.RFC3339), e.Start.Format(time.RFC3339))
+	}
+}
+
+func (c *importCheck) link(no int, k *store.Link) {
+	for _, id := range []string{k.Source, k.Target} {
+		if !c.known(id) {
+			c.add(no, "link %s -> %s names turn %q, which is neither in the import nor stored", k.Source, k.Target, id)
+		}
+	}
+	if badTime(k.CreatedAt) || badTime(k.InvalidatedAt) {
+		c.add(no, "link %s -> %s: a time outside the years 1 to 9999", k.Source, k.Target)
+	}
+}
+
+func (c *importCheck) profile(no int, p *store.ProfileRecord) {
+	if first, ok := again(c.profileLine, p.ID, no); ok {
+		c.add(no, "profile record %q given twice (first on line %d)", p.ID, first)
+	}
+	if err := p.Validate(); err != nil {
+		c.add(no, "profile record %q: %v", p.ID, strings.TrimPrefix(err.Error(), store.ErrInvalid.Error()+": "))
+	}
+	for _, id := range p.TurnIDs {
+		if id != "" && !c.known(id) {
+			c.add(no, "profile record %q cites turn %q, which is neither in the import nor stored", p.ID, id)
+		}
+	}
+	if badTime(p.StatedAt) || badTime(p.CreatedAt) {
+		c.add(no, "profile record %q: a time outside the years 1 to 9999", p.ID)
+	}
+}
+
+// err returns nil without problems, else one ErrInvalidInput listing the
+// first maxImportProblems.
+func (c *importCheck) err() error {
+	problems := c.problems
 	if len(problems) == 0 {
 		return nil
 	}

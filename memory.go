@@ -13,6 +13,9 @@ import (
 	"github.com/higmem/higmem/store/memstore"
 )
 
+// Memory: opening and closing, the cache of loaded spaces, and the reads
+// and deletes that need no retrieval.
+
 // Memory is a long-term memory. It is safe for concurrent use: reads run in
 // parallel, and writers are serialised per space.
 type Memory struct {
@@ -214,19 +217,14 @@ func (m *Memory) Spaces(ctx context.Context) ([]Space, error) {
 }
 
 // Delete removes a turn with its annotation, vector and links, and forgets
-// it: the events it belonged to are rebuilt from their remaining turns (an
-// event left empty is deleted), the profile records citing it go (those
-// with other evidence are stored again without it), any other derived
-// record repeating its text is rebuilt by the offline rules (or, for a
-// profile record, removed), history entries that held its text keep only
-// that a change happened, the LLM response cache drops replies repeating
-// it, and a store that can (store.Purger) purges its files. Every change
-// is recorded in the history; docs/PRIVACY.md says what is guaranteed.
-//
-// The plan of what to rebuild is made from the cached space; when another
-// writer committed to the space before Delete took the store's lock, it is
-// made again inside the transaction, on the space as the transaction sees
-// it (docs/CONCURRENCY.md).
+// it: its events are rebuilt from their remaining turns (an event left
+// empty is deleted); profile records citing it go, or are stored again
+// without it when they have other evidence; other derived records
+// repeating its text are rebuilt by the offline rules; history entries
+// that held its text keep only that a change happened; the LLM response
+// cache drops replies repeating it; a store.Purger purges its files. Every
+// change is recorded in the history (docs/PRIVACY.md). When another writer
+// committed first, the plan is made again inside the transaction.
 func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	st, err := m.lockSpace(ctx, sp)
 	if err != nil {

@@ -12,6 +12,10 @@ import (
 	"github.com/higmem/higmem/llm"
 )
 
+// Calling the model: callModel renders a prompt, sends it, checks the reply
+// (internal/memcheck) and records the call in the operation's recorder,
+// which also notes fallbacks and whether the model was reachable.
+
 // recorder collects the LLM calls of one operation. Safe for concurrent use.
 type recorder struct {
 	mu    sync.Mutex // guards calls, notes and downErr
@@ -76,6 +80,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 	if err != nil {
 		return err
 	}
+	caps := prompt.CapsOf(data)
 	model := m.opts.MemoryModel
 	if role == llm.RoleAnswer {
 		model = m.opts.AnswerModel
@@ -89,7 +94,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		Constraint: p.Constraint,
 		SchemaName: p.Name,
 		Operation:  p.Name,
-		MaxTokens:  prompt.MaxTokens(name, items(data)),
+		MaxTokens:  prompt.MaxTokens(name, caps.Items),
 	}
 	start := time.Now()
 	resp, err := llm.CompleteJSON(ctx, model, req, out)
@@ -98,7 +103,8 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		c.Latency = time.Since(start)
 	}
 	if err == nil {
-		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), capsFor(data))
+		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), memcheck.Caps{
+			Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen, IDs: caps.IDs})
 		if res.Verdict != memcheck.Valid {
 			c.Check = res.String()
 		}
@@ -114,39 +120,6 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		return fmt.Errorf("higmem: %s call: %w", name, err)
 	}
 	return nil
-}
-
-// items is the n of prompt.MaxTokens for a prompt's data: the turns a
-// reply must cover or may select.
-func items(data any) int {
-	switch d := data.(type) {
-	case prompt.BuildBatchData:
-		return len(d.New)
-	case prompt.PredictData:
-		return len(d.Turns)
-	case prompt.FilterData:
-		return len(d.Turns)
-	case prompt.SelectData:
-		n := len(d.Turns)
-		for _, e := range d.Events {
-			n += len(e.Turns)
-		}
-		return n
-	}
-	return 1
-}
-
-// capsFor returns the caps a reply to a prompt with data must keep: a
-// prediction or selection at most the maximum its prompt states.
-func capsFor(data any) memcheck.Caps {
-	c := memcheck.Caps{Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen}
-	switch d := data.(type) {
-	case prompt.PredictData:
-		c.IDs = d.Max
-	case prompt.SelectData:
-		c.IDs = d.Max
-	}
-	return c
 }
 
 // parallel runs fn(ctx, i) for i in [0, n) with at most limit running at

@@ -12,23 +12,15 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-// Many writers (see docs/CONCURRENCY.md).
-//
-// The store decides: a batch commits in one transaction that first takes
-// the space's write lock (store.Tx.Lock). The lock's Head says at which
-// version the space stands; the batch was built on a state of some version
-// (batch.base). Equal versions mean nothing was committed in between, so
-// the batch's Seq, generated ids and event ids, all taken from that state,
-// are the store's next ones, and its event changes apply to the events as
-// stored. Otherwise the batch re-bases:
-//
-//   - offline construction (no model) is built again inside the
-//     transaction, on the space re-read through it;
-//   - model-built batches roll back and are built again, models and all,
-//     on the space as it now stands; after maxRebuilds tries the batch is
-//     built by offline construction, inside the transaction (a warning
-//     says so), so a writer always makes progress and no turn is lost. No
-//     model is ever called while the lock is held.
+// Many writers (docs/CONCURRENCY.md): a batch commits in one transaction
+// that first takes the space's write lock (store.Tx.Lock). When the space
+// still stands at the version the batch was built on (batch.base), its Seq,
+// ids and event changes hold as built. Otherwise it re-bases: offline
+// construction is built again inside the transaction; a model-built batch
+// rolls back and is built again on the space as it now stands, and after
+// maxRebuilds tries by offline construction inside the transaction (with a
+// warning), so a writer always makes progress. No model is called while
+// the lock is held.
 
 // maxRebuilds bounds how often a model-built batch is built again because
 // another writer committed to the space while it was being built.

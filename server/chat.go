@@ -411,8 +411,8 @@ func memoryMessage(sp higmem.Space, ev []higmem.Evidence, tokens int) (string, i
 func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question string) ([]higmem.Evidence, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.chat.opts.MemoryTimeout)
 	defer cancel()
-	if len(question) > maxQuestionLen {
-		question = question[len(question)-maxQuestionLen:]
+	if len(question) > higmem.DefaultMaxQuestionBytes {
+		question = question[len(question)-higmem.DefaultMaxQuestionBytes:]
 	}
 	type result struct {
 		res *higmem.Result

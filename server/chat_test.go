@@ -253,7 +253,7 @@ func TestChatRecallsMessage3AtMessage30(t *testing.T) {
 	if len(history) != 29 {
 		t.Fatalf("history has %d messages, want 29", len(history))
 	}
-	history = converse(t, e, "long", 8, []string{"What does my sister keep on her farm?"}, history)
+	converse(t, e, "long", 8, []string{"What does my sister keep on her farm?"}, history)
 	n := e.upstream.Calls()
 	sent := upstreamMessages(t, e.upstream, n)
 	for _, m := range sent {

@@ -31,15 +31,11 @@ type Local struct {
 	onCalls func([]higmem.Call)
 }
 
-// DefaultMaxBatchTurns caps the turns of one add unless Options say
-// otherwise.
-const DefaultMaxBatchTurns = 10000
-
 // NewLocal returns the operations on mem, with at most maxBatch turns per
-// add (0: DefaultMaxBatchTurns).
+// add (0: higmem.DefaultMaxBatchTurns).
 func NewLocal(mem *higmem.Memory, maxBatch int) *Local {
 	if maxBatch <= 0 {
-		maxBatch = DefaultMaxBatchTurns
+		maxBatch = higmem.DefaultMaxBatchTurns
 	}
 	return &Local{mem: mem, maxBatch: maxBatch}
 }
@@ -51,16 +47,11 @@ func (l *Local) observe(calls []higmem.Call) {
 	}
 }
 
-// maxIDLen bounds user, agent, session, turn and event ids in requests.
-const maxIDLen = 256
-
-// maxQuestionLen bounds questions.
-const maxQuestionLen = 8192
-
-// checkID validates a user, agent, session, turn or event id.
+// checkID validates a user, agent, session, turn or event id: at most
+// higmem.MaxIDLen bytes, no control characters.
 func checkID(what, v string) error {
-	if len(v) > maxIDLen {
-		return badRequest("%s is longer than %d bytes", what, maxIDLen)
+	if len(v) > higmem.MaxIDLen {
+		return badRequest("%s is longer than %d bytes", what, higmem.MaxIDLen)
 	}
 	if strings.IndexFunc(v, unicode.IsControl) >= 0 {
 		return badRequest("%s contains control characters", what)
@@ -189,8 +180,8 @@ func checkQuestion(q string) error {
 	if strings.TrimSpace(q) == "" {
 		return errorf(http.StatusBadRequest, api.CodeInvalidInput, "question is required")
 	}
-	if len(q) > maxQuestionLen {
-		return badRequest("question is longer than %d bytes", maxQuestionLen)
+	if len(q) > higmem.DefaultMaxQuestionBytes {
+		return badRequest("question is longer than %d bytes", higmem.DefaultMaxQuestionBytes)
 	}
 	return nil
 }

@@ -459,12 +459,12 @@ func parseResourceURI(raw, coll string) (sp higmem.Space, id string, dflt bool, 
 	return sp, id, false, nil
 }
 
-// JSON-RPC error codes of resources/read: a missing resource has the SDK's
-// code (mcp.CodeResourceNotFound, -32602 since SEP-2164), as a URI that
-// matches no template gets from the SDK itself; -32001 is higmem's, in the
-// range JSON-RPC reserves for servers, for a key that may not read the
-// space.
-var rpcResourceNotFound = mcp.CodeResourceNotFound
+// JSON-RPC error codes of resources/read: a missing resource has the code
+// the MCP specification gives it (invalid params, -32602, since SEP-2164),
+// as a URI that matches no template gets from the SDK itself; -32001 is
+// higmem's, in the range JSON-RPC reserves for servers, for a key that may
+// not read the space.
+const rpcResourceNotFound = jsonrpc.CodeInvalidParams
 
 const rpcForbidden = -32001
 

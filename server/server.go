@@ -101,7 +101,7 @@ func (o *Options) setDefaults() {
 		o.MaxUploadBytes = 64 << 20
 	}
 	if o.MaxBatchTurns <= 0 {
-		o.MaxBatchTurns = DefaultMaxBatchTurns
+		o.MaxBatchTurns = higmem.DefaultMaxBatchTurns
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 2 * time.Minute

@@ -183,7 +183,7 @@ func TestGeluMatchesErf(t *testing.T) {
 		for v := -8.0; v <= 8.0; v += 1.0 / 256 {
 			x = append(x, float32(v))
 		}
-		x = append(x, 0, -0.0, 100, -100, 1e-30)
+		x = append(x, 0, float32(math.Copysign(0, -1)), 100, -100, 1e-30)
 		got := slices.Clone(x)
 		gelu(got)
 		for i, v := range x {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/amem"
-	"github.com/higmem/higmem/eval/amem/amemtest"
+	"github.com/higmem/higmem/eval/amem/amemfake"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/llmtest"
 )
@@ -54,7 +54,7 @@ func TestAddAndAsk(t *testing.T) {
 		{"content-document", amem.Options{ContentDocument: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.opts.Model = amemtest.Wrap(nil)
+			tc.opts.Model = amemfake.Wrap(nil)
 			m := build(t, tc.opts)
 			notes := m.Notes()
 			if len(notes) != len(convo) {
@@ -98,9 +98,8 @@ func TestAddAndAsk(t *testing.T) {
 // linker is a fake that links every new note to all its neighbours and
 // tags neighbour i with "n<index>".
 type linker struct {
-	mu       sync.Mutex
-	prompts  map[string][]string
-	evolveOK bool
+	mu      sync.Mutex
+	prompts map[string][]string
 }
 
 var idxRE = regexp.MustCompile(`(?m)^memory index:(\d+)\t`)

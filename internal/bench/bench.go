@@ -28,7 +28,7 @@ import (
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/synth"
 	"github.com/higmem/higmem/llm"
-	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/llm/llmfake"
 	"github.com/higmem/higmem/store/sqlite"
 )
 
@@ -261,7 +261,7 @@ func ingest(ctx context.Context, cfg Config, path string, conv synth.Conversatio
 		return err
 	}
 	emb := &timedEmbedder{Embedder: hashing.New(0)}
-	model := &timedModel{inner: llmtest.NewScripted()}
+	model := &timedModel{inner: llmfake.NewScripted()}
 	opts := higmem.Options{Store: st, Embedder: emb, Mode: mode, Concurrency: 1}
 	if mode != higmem.ModeOffline {
 		opts.MemoryModel = model
@@ -313,7 +313,7 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	}
 
 	// Cold open, up to the first answer, with an instant LLM.
-	model := &timedModel{inner: llmtest.NewScripted()}
+	model := &timedModel{inner: llmfake.NewScripted()}
 	// As from a fresh process: earlier garbage collected and the memory
 	// returned to the OS (pools hold on to dropped objects for one cycle).
 	var before runtime.MemStats
@@ -415,7 +415,7 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 
 	// Engine only: the same questions with calls one at a time, minus the
 	// time inside the model.
-	seq := &timedModel{inner: llmtest.NewScripted()}
+	seq := &timedModel{inner: llmfake.NewScripted()}
 	ms, err := open(st, seq, 1)
 	if err != nil {
 		return res, err

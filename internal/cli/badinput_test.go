@@ -73,6 +73,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"models", "fetch", "--model", "bert"}, `--model "bert": want e5-small-v2 or all-MiniLM-L6-v2`},
 		{[]string{"export", "-o", filepath.Join(dir, "no", "such", "dir", "x.jsonl")}, "no such file or directory"},
 		{[]string{"eval", "locomo", "--systems", "offline", filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"eval", "locomo", "--systems", "offline"}, "no LoCoMo file given: pass FILE"},
 		{[]string{"serve", "--addr", "0.0.0.0:0", "--no-auth"}, "--no-auth is only allowed on a loopback address"},
 		{[]string{"serve", "--request-timeout", "soon"}, `--request-timeout: want a duration such as 90s, 2m or 1h30m, got "soon"`},
 		{[]string{"ask", "--server", "http://127.0.0.1:1", "q?"}, "127.0.0.1:1"},

@@ -197,19 +197,16 @@ func answerLine(out string) string {
 	return ""
 }
 
-// TestIngestLoCoMoSample ingests part of LoCoMo sample 0 and asks one of
-// its questions; it skips when the dev data is not beside the repository.
+// TestIngestLoCoMoSample ingests part of a LoCoMo-format sample (the
+// harness's test file) and asks one of its questions.
 func TestIngestLoCoMoSample(t *testing.T) {
-	const data = "../../../shared/data/locomo_dev.json"
-	if _, err := os.Stat(data); err != nil {
-		t.Skip("LoCoMo dev data not available")
-	}
+	data := evalTestData
 	env := baseEnv(t)
-	out, errOut, code := runCLI(t, env, "ingest", data, "--sample", "0", "--max-turns", "60", "-q")
-	if code != 0 || !strings.Contains(out, "conv-26 → space default/: 60 turns added") {
+	out, errOut, code := runCLI(t, env, "ingest", data, "--sample", "0", "--max-turns", "10", "-q")
+	if code != 0 || !strings.Contains(out, "conv-a → space default/: 10 turns added") {
 		t.Fatalf("ingest: %d\n%s\n%s", code, out, errOut)
 	}
-	out, _, code = runCLI(t, env, "ask", "When did Caroline go to the LGBTQ support group?")
+	out, _, code = runCLI(t, env, "ask", "Which trail did Ann hike?")
 	if code != 0 || !strings.Contains(out, "[D1:3]") {
 		t.Fatalf("ask: %d\n%s", code, out)
 	}

@@ -2,11 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
@@ -18,12 +18,9 @@ import (
 	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/bpe"
 	"github.com/higmem/higmem/llm"
-	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/llm/llmfake"
 	"github.com/higmem/higmem/llm/openai"
 )
-
-// defaultLoCoMo is the dev file used when no FILE is given.
-const defaultLoCoMo = "../shared/data/locomo_dev.json"
 
 // defaultEvalSystems are run when --systems is not given.
 var defaultEvalSystems = []string{"higmem", "higmem-paper", "offline", "full-context", "oracle", "hybrid-topk", "amem"}
@@ -40,7 +37,7 @@ func newEvalLoCoMoCommand(a *app) *cobra.Command {
 	o := &evalLoCoMoOptions{}
 	cfg := &o.cfg
 	cmd := &cobra.Command{
-		Use:   "locomo [FILE]",
+		Use:   "locomo FILE",
 		Short: "Run memory systems on LoCoMo and write a report (resumable)",
 		Long: `Locomo builds memory per (system, sample), asks the selected questions, and scores
 every answer the ways the papers do: official LoCoMo F1; A-Mem/Mem0 F1 and BLEU-1
@@ -58,10 +55,9 @@ config.json, questions.jsonl, builds.jsonl, report.md, results.json and SVG char
 A killed run continues where it stopped when the same command is run again: answered
 questions are not asked again; memories are rebuilt, which the LLM response cache in
 the database (--db) makes free. FILE is a file in the LoCoMo format, such as the
-public release (data/locomo10.json of github.com/snap-research/locomo); it defaults
-to ` + defaultLoCoMo + `.`,
-		Example: `  higmem eval locomo --systems hybrid-topk,dense-topk,bm25-topk,oracle,offline --k 20
-  higmem eval locomo --systems higmem,amem --samples 0 --max-questions 50 --concurrency 4
+public release (data/locomo10.json of github.com/snap-research/locomo).`,
+		Example: `  higmem eval locomo locomo10.json --systems hybrid-topk,dense-topk,bm25-topk,oracle,offline --k 20
+  higmem eval locomo locomo10.json --systems higmem,amem --samples 0 --max-questions 50 --concurrency 4
   higmem eval report eval-runs/locomo-*`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,12 +85,10 @@ to ` + defaultLoCoMo + `.`,
 func evalLoCoMoFunc(cmd *cobra.Command, a *app, o *evalLoCoMoOptions, args []string) error {
 	cfg := &o.cfg
 	ctx := cmd.Context()
-	cfg.Data = defaultLoCoMo
-	if len(args) == 1 {
-		cfg.Data = args[0]
-	} else if _, err := os.Stat(cfg.Data); err != nil {
-		return fmt.Errorf("no LoCoMo file given and %s not found: give FILE, the public LoCoMo release (data/locomo10.json of github.com/snap-research/locomo) or a file in its format", defaultLoCoMo)
+	if len(args) == 0 {
+		return errors.New("no LoCoMo file given: pass FILE, the public LoCoMo release (data/locomo10.json of github.com/snap-research/locomo) or a file in its format")
 	}
+	cfg.Data = args[0]
 	for _, s := range o.systems {
 		if s == "all" {
 			cfg.Systems = append(cfg.Systems, harness.SystemNames()...)
@@ -257,7 +251,7 @@ func (a *app) serveFake(ctx context.Context, m llm.Model) (llm.Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &http.Server{Handler: llmtest.HTTPHandler(llmtest.ModelHandler(m)), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: llmfake.HTTPHandler(llmfake.ModelHandler(m)), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	a.closers = append(a.closers, srv.Close)
 	return openai.New(openai.Options{BaseURL: "http://" + l.Addr().String() + "/v1", Model: "scripted",

@@ -196,8 +196,6 @@ var seasonWords = map[string]season{
 	"spring": sSpring, "summer": sSummer, "fall": sFall, "autumn": sFall, "winter": sWinter,
 }
 
-var seasonNames = [...]string{"", "spring", "summer", "fall", "winter"}
-
 // seasonStart is the first month of each season; winter starts in December
 // of its season year.
 var seasonStart = [...]time.Month{0, time.March, time.June, time.September, time.December}

@@ -480,10 +480,6 @@ func TestRejectResponseFormatDowngrade(t *testing.T) {
 	if got.Affiliations[0] != "e1" || c.Mode() != Plain {
 		t.Errorf("got %+v mode %v", got, c.Mode())
 	}
-	types := []string{}
-	for _, r := range srv.Requests() {
-		types = append(types, r.ResponseFormatType())
-	}
 	formats := []string{}
 	for _, r := range srv.Requests() {
 		formats = append(formats, r.Format())

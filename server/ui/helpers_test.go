@@ -25,11 +25,10 @@ var demo = higmem.Space{UserID: "priya", AgentID: "demo"}
 
 // env is a server with the pages, on loopback.
 type env struct {
-	mem      *higmem.Memory
-	srv      *server.Server
-	ts       *httptest.Server
-	keys     map[string]string // name -> secret
-	demoURLs url.Values
+	mem  *higmem.Memory
+	srv  *server.Server
+	ts   *httptest.Server
+	keys map[string]string // name -> secret
 }
 
 type envOptions struct {

@@ -46,7 +46,6 @@ func tombKey(kind, id string) jkey      { return jkey{kind: kind, a: id} }
 func (k jkey) link() linkKey            { return linkKey{k.a, k.b, k.c} }
 func (k jkey) vector() vecKey           { return vecKey{store.VectorKind(k.a), k.b} }
 func (k jkey) String() string           { return k.kind + ":" + k.a + "\x1f" + k.b + "\x1f" + k.c }
-func compareJKeys(x, y jkey) int        { return cmp.Compare(x.String(), y.String()) }
 func (sp *space) stamp(k jkey, v int64) { sp.written[k] = v }
 
 // changes returns what was written to the space after version since, as

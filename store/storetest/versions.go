@@ -134,7 +134,7 @@ func testLock(t *testing.T, e *env) {
 	e.update(func(tx store.Tx) error {
 		h, err := tx.Lock(e.ctx, spaceB)
 		if err == nil && (h.Version != 0 || h.LastSeq != 0 || h.Next <= h3.Next) {
-			err = fmt.Errorf("Lock of an empty space = %+v; want Version 0, LastSeq 0, Next > %d", h, h3.Next)
+			err = fmt.Errorf("lock of an empty space = %+v; want Version 0, LastSeq 0, Next > %d", h, h3.Next)
 		}
 		return err
 	})

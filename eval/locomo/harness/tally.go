@@ -170,11 +170,6 @@ func isReask(req llm.Request) bool {
 		strings.HasPrefix(last.Content, "Your previous reply was too long"))
 }
 
-// withTallies adds the tally's counts into stats (by role and operation).
-func withTallies(stats, counts []CallStat) []CallStat {
-	return mergeStats(stats, counts)
-}
-
 // fallbackOps maps the phrases of the engine's fallback notes to the
 // operation whose reply was unusable.
 var fallbackOps = []struct{ phrase, op string }{

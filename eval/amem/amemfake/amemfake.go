@@ -1,7 +1,7 @@
-// Package amemtest provides a deterministic fake model for A-Mem's prompts,
+// Package amemfake provides a deterministic fake model for A-Mem's prompts,
 // so that the A-Mem baseline runs in tests and in scripted harness runs
 // without a network.
-package amemtest
+package amemfake
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/llm"
-	"github.com/higmem/higmem/llm/llmtest"
+	"github.com/higmem/higmem/llm/llmfake"
 )
 
 // Scripted answers A-Mem's prompts (recognised by Request.SchemaName) from
@@ -182,6 +182,6 @@ func answer(user string) map[string]any {
 	return map[string]any{"answer": best}
 }
 
-func keywords(s string, n int) []string { return llmtest.Keywords(s, n) }
+func keywords(s string, n int) []string { return llmfake.Keywords(s, n) }
 
-func overlap(a, b string) int { return llmtest.Overlap(a, b) }
+func overlap(a, b string) int { return llmfake.Overlap(a, b) }

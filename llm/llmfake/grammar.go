@@ -1,4 +1,4 @@
-package llmtest
+package llmfake
 
 import (
 	"encoding/json"

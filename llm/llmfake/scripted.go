@@ -1,13 +1,17 @@
-// Package llmtest provides language-model fakes for tests, so that no test
-// ever needs a network:
+// Package llmfake provides deterministic language-model fakes that need
+// no network and import no test code, so that the CLI, the benchmarks and
+// the evaluation harness can run them as well as tests:
 //
 //   - Scripted answers every higmem prompt with valid JSON derived from the
 //     prompt's own content (word overlap between the question and the turns
 //     shown), so that the whole LLM pipeline runs deterministically.
-//   - Junk answers everything with prose, to exercise repair and fallbacks.
-//   - NewServer (server.go) starts an httptest OpenAI-compatible endpoint
-//     whose replies a test scripts.
-package llmtest
+//   - Junk answers everything with prose, RealJunk with the bad replies a
+//     small real model gave (JunkShapes), to exercise repair and fallbacks.
+//   - Endpoint (an http.Handler) is an OpenAI-compatible endpoint whose
+//     replies a Handler scripts; LlamaCpp mimics llama-cpp-python's server.
+//
+// Package llmtest starts these endpoints on httptest servers for tests.
+package llmfake
 
 import (
 	"context"
@@ -93,7 +97,7 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	p := parse(user)
 	answer, ok := replies[req.SchemaName]
 	if !ok {
-		return llm.Response{}, fmt.Errorf("llmtest: scripted model does not know prompt %q: %w", req.SchemaName, llm.ErrRequest)
+		return llm.Response{}, fmt.Errorf("llmfake: scripted model does not know prompt %q: %w", req.SchemaName, llm.ErrRequest)
 	}
 	reply := answer(p)
 	b, err := json.Marshal(reply)
@@ -527,7 +531,7 @@ func (p parsed) judge() map[string]any {
 	return map[string]any{"label": label, "reasoning": "word overlap"}
 }
 
-// Handler returns a fake-server handler (see NewServer) that answers like s:
+// Handler returns an endpoint handler (see Endpoint) that answers like s:
 // it recovers the prompt kind from response_format.json_schema.name and the
 // messages from the request. Use it to run the real llm/openai client, and
 // the CLI, against scripted answers.

@@ -1,14 +1,12 @@
-package llmtest
+package llmfake
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 )
 
@@ -34,8 +32,6 @@ import (
 //
 // Generate says what the model would write, whole; the fake cuts it.
 type LlamaCpp struct {
-	// URL is the server's root; BaseURL adds /v1.
-	URL string
 	// NCtx is the context window in (estimated) tokens; 0 means 8192.
 	NCtx int
 	// PerToken is how long generating one token takes (0: no wait).
@@ -48,7 +44,6 @@ type LlamaCpp struct {
 	Grammar bool
 
 	gen Handler
-	srv *httptest.Server
 
 	lock sync.Mutex // the single slot
 
@@ -60,20 +55,10 @@ type LlamaCpp struct {
 	abandoned int // generations that ran on after the client left
 }
 
-// NewLlamaCpp starts a LlamaCpp whose model writes what gen returns
-// (its Content; Status and Body replies are sent as they are). It is closed
-// by the test's cleanup.
-func NewLlamaCpp(t testing.TB, gen Handler) *LlamaCpp {
-	t.Helper()
-	s := &LlamaCpp{gen: gen}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
-	t.Cleanup(s.srv.Close)
-	return s
-}
-
-// BaseURL is the API root clients should be configured with.
-func (s *LlamaCpp) BaseURL() string { return s.URL + "/v1" }
+// NewLlamaCpp returns a LlamaCpp (an http.Handler) whose model writes
+// what gen returns (its Content; Status and Body replies are sent as they
+// are).
+func NewLlamaCpp(gen Handler) *LlamaCpp { return &LlamaCpp{gen: gen} }
 
 // Requests returns the requests received so far, in order.
 func (s *LlamaCpp) Requests() []ChatRequest {
@@ -112,7 +97,8 @@ const pydanticFormatError = "1 validation error:\n  {'type': 'literal_error', 'l
 	"'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', 'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n" +
 	"  File \"llama_cpp/server/app.py\", line 376, in create_chat_completion\n    POST /v1/chat/completions"
 
-func (s *LlamaCpp) serve(w http.ResponseWriter, r *http.Request) {
+// ServeHTTP answers one request as the real server would.
+func (s *LlamaCpp) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if strings.TrimSuffix(r.URL.Path, "/") == "/v1/models" {
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"object":"list","data":[{"id":"gemma-3-270m","object":"model","owned_by":"me"}]}`)
