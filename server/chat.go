@@ -525,6 +525,7 @@ func (s *Server) retrieveForChat(ctx context.Context, sp higmem.Space, question 
 		if r.err != nil {
 			return nil, r.err
 		}
+		s.local.observe(r.res.Trace.Calls)
 		return s.chatRelevant(ctx, question, r.res.Evidence), nil
 	case <-ctx.Done():
 		return nil, fmt.Errorf("retrieval took longer than %s", s.chat.opts.MemoryTimeout)
@@ -888,7 +889,11 @@ func (s *Server) addChatTurns(ctx context.Context, sp higmem.Space, conv string,
 func (s *Server) addBatches(ctx context.Context, sp higmem.Space, turns []higmem.TurnInput, limit int) error {
 	for len(turns) > 0 {
 		n := min(len(turns), limit)
-		if _, err := s.mem.Add(ctx, sp, turns[:n]); err != nil {
+		res, err := s.mem.Add(ctx, sp, turns[:n])
+		if res != nil {
+			s.local.observe(res.Calls)
+		}
+		if err != nil {
 			return err
 		}
 		turns = turns[n:]

@@ -26,6 +26,9 @@ import (
 type Local struct {
 	mem      *higmem.Memory
 	maxBatch int
+	// onCalls, when set, is given the LLM calls of every add, search and
+	// ask (the server's /metrics counts their fallbacks).
+	onCalls func([]higmem.Call)
 }
 
 // NewLocal returns the operations on mem, with at most maxBatch turns per
@@ -35,6 +38,13 @@ func NewLocal(mem *higmem.Memory, maxBatch int) *Local {
 		maxBatch = higmem.DefaultMaxBatchTurns
 	}
 	return &Local{mem: mem, maxBatch: maxBatch}
+}
+
+// observe hands LLM calls to onCalls, when set.
+func (l *Local) observe(calls []higmem.Call) {
+	if l.onCalls != nil && len(calls) > 0 {
+		l.onCalls(calls)
+	}
 }
 
 // checkID validates a user, agent, session, turn or event id: at most
@@ -137,6 +147,9 @@ func (l *Local) prepareAdd(req api.AddRequest) (higmem.Space, []higmem.TurnInput
 // stored before it.
 func (l *Local) add(ctx context.Context, sp higmem.Space, turns []higmem.TurnInput) (*api.AddResponse, error) {
 	res, err := l.mem.Add(ctx, sp, turns)
+	if res != nil {
+		l.observe(res.Calls)
+	}
 	return apiAddResponse(res), err
 }
 
@@ -212,6 +225,7 @@ func (l *Local) Search(ctx context.Context, req api.SearchRequest) (*api.SearchR
 	if err != nil {
 		return nil, err
 	}
+	l.observe(res.Trace.Calls)
 	return apiSearchResponse(res), nil
 }
 
@@ -233,6 +247,7 @@ func (l *Local) Ask(ctx context.Context, req api.AskRequest) (*api.AskResponse, 
 	if err != nil {
 		return nil, err
 	}
+	l.observe(ans.Trace.Calls)
 	return apiAskResponse(ans), nil
 }
 

@@ -89,6 +89,8 @@ type Options struct {
 	// Chat configures the OpenAI-compatible chat endpoint
 	// (POST /v1/chat/completions, GET /v1/models).
 	Chat ChatOptions
+	// Metrics configures GET /metrics (off by default).
+	Metrics MetricsOptions
 }
 
 func (o *Options) setDefaults() {
@@ -147,6 +149,7 @@ type Server struct {
 	keys    *keyring
 	openapi []byte
 	chat    *chat
+	metrics *metrics // nil unless Options.Metrics.Enabled
 
 	// base is cancelled when Shutdown gives up waiting: it aborts writes
 	// and jobs still running.
@@ -174,6 +177,11 @@ func New(mem *higmem.Memory, opts Options) *Server {
 	s.mcp = s.newMCP()
 	s.openapi = mustOpenAPI(opts.Version)
 	s.handler = s.routes()
+	if opts.Metrics.Enabled {
+		s.metrics = newMetrics(s)
+		s.mux.Handle("GET "+metricsPath, s.wrap(route{method: "GET", path: metricsPath, h: s.metrics.serve}))
+		s.handler = s.metrics.instrument(s.handler)
+	}
 	return s
 }
 

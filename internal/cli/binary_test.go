@@ -31,7 +31,9 @@ func buildBinary(t testing.TB) string {
 		// evaluate, several times slower instrumented (the README script
 		// took 28 s plain, 247 s with -race), and CI's `go run ./cmd/higmem
 		// models fetch` has compiled these packages already.
-		out, err := exec.Command("go", "build", "-o", binPath, "github.com/higmem/higmem/cmd/higmem").CombinedOutput()
+		// -buildvcs=auto: the commit is recorded (higmem --version) even
+		// where GOFLAGS turns stamping off.
+		out, err := exec.Command("go", "build", "-buildvcs=auto", "-o", binPath, "github.com/higmem/higmem/cmd/higmem").CombinedOutput()
 		if err != nil {
 			binErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

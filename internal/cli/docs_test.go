@@ -74,9 +74,21 @@ var docRewrites = []struct {
 		"a fake OpenAI-compatible server (llm/llmtest) stands in for the local model server"},
 	{regexp.MustCompile(`(?m)^docker run -d -p 3000:8080 \\\n(.*\\\n)*.*$`), ": skipped, needs docker and the Open WebUI image", "docs/CHAT.md",
 		"Open WebUI is not installed where tests run; its connection is the base URL and key that the curl and SDK examples use, which are run"},
+	{regexp.MustCompile(`(?m)^pip install python/dist/higmem-\*\.whl$`), ": skipped, the wheel is installed and its examples run by python/tests: bash python/test.sh", "",
+		"pip downloads nothing in tests; bash python/test.sh (which .ci/run runs) builds the wheel, installs it into a fresh venv and runs the Python examples (python/tests/test_docs.py)"},
+	{regexp.MustCompile(`(?m)^python3 python/build\.py.*$`), ": skipped, the wheel is built by bash python/test.sh", "",
+		"building wheels runs go build and pip, which fetches hatchling: bash python/test.sh (which .ci/run runs) does it"},
+	{regexp.MustCompile(`(?m)bash python/test\.sh$`), "echo '(bash python/test.sh: .ci/run runs the Python tests after go test)'", "README.md",
+		"the Python tests build a wheel and a venv from PyPI: .ci/run runs them after this test's run"},
+	{regexp.MustCompile(`(?m)^docker .*(\\\n.*)*$`), ": skipped, no Docker daemon where tests run", "docs/DOCKER.md",
+		"TestDockerfile checks the Dockerfile's rules and runs its go build; the image's command line is higmem's, which the other examples run"},
 	{regexp.MustCompile(`(?m)^claude mcp add .*\\\n.*$`), ": skipped, needs the claude command of Claude Code", "docs/SERVER.md",
 		"Claude Code is not installed where tests run; the same endpoint and header are used by the Cursor example, which is run"},
 }
+
+// higmemPython matches the Python examples of the higmem package (not of
+// the OpenAI SDK), which python/tests/test_docs.py runs.
+var higmemPython = regexp.MustCompile(`(?m)^(import higmem|from higmem)`)
 
 // docsWithOwnTest are documents whose examples another test runs, because
 // they need a setup of their own.
@@ -242,6 +254,15 @@ func TestDocsExamples(t *testing.T) {
 			case "go":
 				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runGoExample(t, b, text) })
 			case "python", "js":
+				if higmemPython.MatchString(text) {
+					// The higmem package's examples run in the Python tests,
+					// with the installed wheel.
+					if _, err := os.Stat("../../python/tests/test_docs.py"); err != nil {
+						t.Errorf("%s:%d: a Python example of the higmem package, and no python/tests/test_docs.py to run it", doc, b.line)
+					}
+					t.Logf("%s:%d: run by python/tests/test_docs.py (bash python/test.sh)", doc, b.line)
+					continue
+				}
 				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runSDKExample(t, b, text, llmSrv.URL) })
 			case "json", "jsonc":
 				t.Run(fmt.Sprintf("%s:%d", doc, b.line), func(t *testing.T) { t.Parallel(); runJSONExample(t, b, text, bin, llmSrv.URL) })
@@ -350,7 +371,9 @@ func runDocScript(t *testing.T, doc, script, bin, realCurl, models, llmURL strin
 		"docs/SERVER.md": {`"added":["d1:1","d1:2"]`, `"kind":"add"`, `"deleted":"space"`, `"name":"add_memory"`},
 		"docs/CHAT.md": {`"object":"chat.completion"`, "data: [DONE]", `"session_id":"trip"`,
 			`"text":"I am flying to Oslo on 12 March for the ski race."`, `"speaker":"assistant"`, "chat /v1/chat/completions -> http://127.0.0.1:", "X-Higmem-Evidence: 2"},
-		"docs/LIMITS.md": {"over the limit of 2048 bytes per turn", "refused: nothing was stored", "added 1 turn(s)"},
+		"docs/METRICS.md": {`higmem_http_requests_total{code="200",route="GET /v1/version"} 1`, "higmem_build_info{revision=", "higmem_spaces_loaded 0"},
+		"docs/DOCKER.md":  {"(revision "},
+		"docs/LIMITS.md":  {"over the limit of 2048 bytes per turn", "refused: nothing was stored", "added 1 turn(s)"},
 		"docs/PRIVACY.md": {"deleted secret", "events holding it after: 0", "export lines holding it: 0",
 			"bytes of the database files holding it: 0", "turn       secret   delete     by user"},
 	}[doc] {

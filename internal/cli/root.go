@@ -28,7 +28,9 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
+	"github.com/higmem/higmem/internal/buildinfo"
 	"github.com/higmem/higmem/internal/envconfig"
+	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/server"
 )
 
@@ -72,6 +74,10 @@ type app struct {
 	// fetchModels makes --embedder auto fetch the model it wants when it
 	// is missing (the demo sets it).
 	fetchModels bool
+
+	// meter records the LLM calls of the Memory that open returned
+	// (serve --metrics reports them).
+	meter *llm.Meter
 
 	// closers run when the command ends (store, cache).
 	closers []func() error
@@ -172,6 +178,9 @@ full LLM-guided pipeline and written answers. Environment variables:
 ` + envHelp(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// --version prints the module version and the VCS revision the
+		// go command recorded in the binary (internal/buildinfo).
+		Version: buildinfo.Read().String(),
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			a.log = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: a.env.LogLevel}))
 			a.userSet = a.env.UserSet || cmd.Flags().Changed("user")
@@ -179,6 +188,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 			return nil
 		},
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(flagError)
 	root.SetIn(a.stdin)
 	root.SetOut(a.stdout)

@@ -34,6 +34,7 @@ type serveOptions struct {
 	chatRate        float64
 	chatBurst       int
 	chatMemTimeout  time.Duration
+	metrics         bool
 }
 
 func newServeCommand(a *app) *cobra.Command {
@@ -83,6 +84,7 @@ are finished by another one (or by the same one, restarted).`,
 	f.Float64Var(&cfg.chatRate, "chat-rate", 2, "chat requests per second each API key may make on average (0: unlimited)")
 	f.IntVar(&cfg.chatBurst, "chat-burst", 10, "chat requests each API key may make at once")
 	f.DurationVar(&cfg.chatMemTimeout, "chat-memory-timeout", 20*time.Second, "longest wait for memory before a chat request goes on without it")
+	f.BoolVar(&cfg.metrics, "metrics", false, "serve GET /metrics in the Prometheus text format, behind any API key of the server's (docs/METRICS.md)")
 	cmd.AddCommand(newKeygenCommand(a), newKeysCommand(a), newRevokeCommand(a))
 	return cmd
 }
@@ -187,6 +189,7 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 		RequestTimeout: cfg.requestTimeout,
 		Logger:         a.log,
 		Chat:           chatOptions(a, cfg),
+		Metrics:        server.MetricsOptions{Enabled: cfg.metrics, Meter: a.meter},
 	})
 	ui.Mount(s, ui.Options{MaxUploadBytes: cfg.maxUploadMiB << 20, Logger: a.log})
 	ln, err := net.Listen("tcp", cfg.addr)
@@ -202,8 +205,12 @@ func serveFunc(cmd *cobra.Command, a *app, cfg serveOptions) error {
 	if u := chatOptions(a, cfg).UpstreamURL; u != "" {
 		chatTo = "chat /v1/chat/completions -> " + u
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (web pages /ui/, REST /v1, MCP /mcp, OpenAPI /openapi.json; %s; %s; mode %s; embedder %s)\n",
-		ln.Addr(), auth, chatTo, mem.Mode(), a.embedderName(mem))
+	routes := "web pages /ui/, REST /v1, MCP /mcp, OpenAPI /openapi.json"
+	if cfg.metrics {
+		routes += ", metrics /metrics"
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "higmem: serving on http://%s (%s; %s; %s; mode %s; embedder %s)\n",
+		ln.Addr(), routes, auth, chatTo, mem.Mode(), a.embedderName(mem))
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(s.Listener(ln)) }()
 	select {

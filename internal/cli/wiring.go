@@ -255,6 +255,7 @@ func (a *app) open(ctx context.Context) (*higmem.Memory, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.meter = b.Meter
 	if b.Memory == nil && mode != higmem.ModeAuto && mode != higmem.ModeOffline {
 		return nil, fmt.Errorf("mode %s needs an LLM endpoint: set HIGMEM_LLM_BASE_URL and HIGMEM_MEMORY_MODEL (or OPENAI_API_KEY), or use --mode offline", mode)
 	}
