@@ -104,3 +104,53 @@ func axpy(alpha float32, x, y []float32) {
 		y[i] += alpha * x[i]
 	}
 }
+
+//go:noescape
+func qgemm4x16AVX2(kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+
+//go:noescape
+func quantRowAVX2(x *float32, n int, dst *uint8, mn, inv float32)
+
+//go:noescape
+func minMaxAVX2(x *float32, n int) (mn, mx float32)
+
+// qgemm4x16 is the int8 micro-kernel (see qgemm4x16Go).
+func qgemm4x16(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	if !useAVX2 || kg == 0 {
+		qgemm4x16Go(kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+		return
+	}
+	_ = a[3*lda+4*kg-1]
+	_ = b[kg*64-1]
+	_ = c[3*ldc+panelWidth-1]
+	_, _ = rs[3], rm[3]
+	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
+	qgemm4x16AVX2(kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+}
+
+// quantRow sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
+// [0, 255].
+func quantRow(x []float32, dst []uint8, mn, inv float32) {
+	n := len(x) &^ 31
+	if !useAVX2 || n == 0 {
+		quantRowGo(x, dst, mn, inv)
+		return
+	}
+	_ = dst[len(x)-1]
+	quantRowAVX2(&x[0], n, &dst[0], mn, inv)
+	quantRowGo(x[n:], dst[n:], mn, inv)
+}
+
+// minMax returns the least and greatest of x (not empty).
+func minMax(x []float32) (mn, mx float32) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return minMaxGo(x)
+	}
+	mn, mx = minMaxAVX2(&x[0], n)
+	if n < len(x) {
+		m2, x2 := minMaxGo(x[n:])
+		mn, mx = min(mn, m2), max(mx, x2)
+	}
+	return mn, mx
+}

@@ -25,3 +25,15 @@ func gelu(x []float32) { geluGo(x) }
 
 // expSub sets x[i] = e^(x[i]-m) and returns their sum.
 func expSub(x []float32, m float32) float32 { return expSubGo(x, m) }
+
+// qgemm4x16 is the int8 micro-kernel (see qgemm4x16Go).
+func qgemm4x16(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	qgemm4x16Go(kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+}
+
+// quantRow sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
+// [0, 255].
+func quantRow(x []float32, dst []uint8, mn, inv float32) { quantRowGo(x, dst, mn, inv) }
+
+// minMax returns the least and greatest of x (not empty).
+func minMax(x []float32) (mn, mx float32) { return minMaxGo(x) }
