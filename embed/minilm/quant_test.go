@@ -1,9 +1,15 @@
 package minilm
 
 import (
+	"context"
+	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -136,4 +142,175 @@ func TestQuantizeWeightsExact(t *testing.T) {
 	if !slices.Equal(q, q2) || !slices.Equal(scale, s2) {
 		t.Errorf("quantize(dequantize(q)) differs from q")
 	}
+}
+
+// onnxBytesInit encodes an int8 or uint8 TensorProto with raw_data.
+func onnxBytesInit(name string, dtype uint64, dims []int, vals []byte) []byte {
+	var t protoWriter
+	for _, x := range dims {
+		t.varint(1, uint64(x))
+	}
+	t.varint(2, dtype)
+	t.bytes(8, []byte(name))
+	t.bytes(9, vals)
+	return t
+}
+
+// writeQuantizedONNX exports a tiny model's weights as ONNX Runtime's
+// quantize_dynamic does (per_channel, reduce_range): the linear weights as
+// int8 right-hand operands of MatMulInteger nodes with per-column scales
+// and zero points, the embedding tables as uint8 with one scale and zero
+// point each, the rest as float. It returns the float weights the file
+// stands for, by name.
+func writeQuantizedONNX(t *testing.T, tm *tinyModel, path string) map[string][]float32 {
+	t.Helper()
+	var g protoWriter
+	names := slices.Sorted(maps.Keys(tm.w))
+	stands := map[string][]float32{}
+	for i, name := range names {
+		vals := make([]float32, len(tm.w[name]))
+		for j, v := range tm.w[name] {
+			vals[j] = float32(v)
+		}
+		shape := tinyShape(tm, name)
+		switch {
+		case strings.HasPrefix(name, "encoder.") && strings.HasSuffix(name, ".weight") && len(shape) == 2:
+			q, scale := quantizeWeights(vals, shape[0], shape[1])
+			anon := fmt.Sprintf("onnx::MatMul_%d", 1000+i)
+			node := "/" + strings.ReplaceAll(strings.TrimSuffix(name, ".weight"), ".", "/") + "/MatMul_quant"
+			node = strings.Replace(node, "/layer/", "/layer.", 1)
+			g.bytes(1, onnxNode(node, "MatMulInteger", "/prev_quantized", anon+"_quantized", "/prev_zero_point", anon+"_zero_point"))
+			qt := transpose(q, shape[0], shape[1]) // input-major
+			raw := make([]byte, len(qt))
+			for j, v := range qt {
+				raw[j] = byte(v)
+			}
+			g.bytes(5, onnxBytesInit(anon+"_quantized", onnxInt8, []int{shape[1], shape[0]}, raw))
+			g.bytes(5, onnxInit(anon+"_scale", []int{shape[0]}, scale, i%2 == 0))
+			g.bytes(5, onnxBytesInit(anon+"_zero_point", onnxInt8, []int{shape[0]}, make([]byte, shape[0])))
+			stands[name] = dequantize(q, scale, shape[0], shape[1])
+		case strings.HasPrefix(name, "embeddings.") && strings.HasSuffix(name, "_embeddings.weight"):
+			mn, mx := minMaxGo(vals)
+			s := (mx - mn) / 255
+			zp := uint8(math.Round(float64(-mn / s)))
+			raw := make([]byte, len(vals))
+			deq := make([]float32, len(vals))
+			for j, v := range vals {
+				u := math.Round(float64(v/s)) + float64(zp)
+				raw[j] = uint8(max(0, min(255, u)))
+				deq[j] = float32(int(raw[j])-int(zp)) * s
+			}
+			g.bytes(1, onnxNode("/"+name+"/Gather", "Gather", name+"_quantized", "input_ids"))
+			g.bytes(5, onnxBytesInit(name+"_quantized", onnxUint8, shape, raw))
+			g.bytes(5, onnxInit(name+"_scale", nil, []float32{s}, false))
+			g.bytes(5, onnxBytesInit(name+"_zero_point", onnxUint8, nil, []byte{zp}))
+			stands[name] = deq
+		default:
+			g.bytes(5, onnxInit(name, shape, vals, i%2 == 0))
+			stands[name] = vals
+		}
+	}
+	var m protoWriter
+	m.varint(1, 8)
+	m.bytes(7, g)
+	if err := os.WriteFile(path, m, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return stands
+}
+
+// TestQuantizedONNX loads a tiny model exported as quantize_dynamic does:
+// it runs in int8 by itself, its weights are those the file stands for,
+// and its vectors are near those of float arithmetic on the same weights
+// (PrecisionFloat32) and of the float model it was made from.
+func TestQuantizedONNX(t *testing.T) {
+	tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 32})
+	dir := t.TempDir()
+	for _, f := range []string{"vocab.txt", "config.json", filepath.Join("1_Pooling", "config.json")} {
+		b, err := os.ReadFile(filepath.Join(tm.dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, f), b)
+	}
+	stands := writeQuantizedONNX(t, tm, filepath.Join(dir, "model.onnx"))
+
+	ts, err := readONNX(filepath.Join(dir, "model.onnx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range stands {
+		got, ok := ts[name]
+		if !ok {
+			t.Fatalf("no tensor %s", name)
+		}
+		if !slices.Equal(got.data, want) {
+			t.Errorf("%s: %v, want %v", name, got.data[:4], want[:4])
+		}
+		if q := strings.HasPrefix(name, "encoder.") && strings.HasSuffix(name, ".weight") && len(got.shape) == 2; q != (got.q != nil) {
+			t.Errorf("%s: int8 values %v, want %v", name, got.q != nil, q)
+		}
+	}
+
+	kernelVariants(t, func(t *testing.T) {
+		ctx := context.Background()
+		qm, err := Load(dir, Options{Name: "tiny-q"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fm, err := Load(dir, Options{Name: "tiny-q", Precision: PrecisionFloat32})
+		if err != nil {
+			t.Fatal(err)
+		}
+		orig, err := Load(tm.dir, Options{Name: "tiny"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !qm.int8 || fm.int8 || qm.ID() != "minilm:tiny-q:32" || fm.ID() != "minilm:tiny-q:32:f32" {
+			t.Errorf("int8 %v %v, IDs %q %q", qm.int8, fm.int8, qm.ID(), fm.ID())
+		}
+		qv, err := qm.Embed(ctx, tinyTexts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fv, _ := fm.Embed(ctx, tinyTexts)
+		ov, _ := orig.Embed(ctx, tinyTexts)
+		for i, text := range tinyTexts {
+			if c := cosine(qv[i], fv[i]); c < 0.999 {
+				t.Errorf("%q: int8 against float arithmetic on the same weights: cosine %.5f", text, c)
+			}
+			if c := cosine(qv[i], ov[i]); c < 0.99 {
+				t.Errorf("%q: int8 against the float model: cosine %.5f", text, c)
+			}
+		}
+	})
+}
+
+// TestInt8MatchesNaive runs a float tiny model in int8 (PrecisionInt8)
+// against the float reference encoder: near, and its ID says int8.
+func TestInt8MatchesNaive(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 16, maxSeq: 12})
+		m, err := Load(tm.dir, Options{Name: "tiny", Precision: PrecisionInt8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ID() != "minilm:tiny:12:int8" {
+			t.Errorf("ID %q", m.ID())
+		}
+		got, err := m.Embed(context.Background(), tinyTexts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, text := range tinyTexts {
+			want := tm.naiveEncode(m.Tokenizer().Encode(text), false)
+			w32 := make([]float32, len(want))
+			for d, v := range want {
+				w32[d] = float32(v)
+			}
+			if c := cosine(got[i], w32); c < 0.99 {
+				t.Errorf("%q: cosine %.5f with the float reference", text, c)
+			}
+		}
+	})
 }
