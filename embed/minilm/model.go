@@ -233,7 +233,7 @@ func readWeights(dir string) (map[string]tensor, error) {
 // fetchHint says how to fetch the model of dir, named by its base name.
 func fetchHint(dir string) string {
 	switch name := filepath.Base(filepath.Clean(dir)); name {
-	case ModelName, E5ModelName:
+	case ModelName, E5ModelName, E5QuantModelName:
 		return "run `higmem models fetch --model " + name + "`"
 	}
 	return "`higmem models fetch` fetches " + E5ModelName + " and " + ModelName
