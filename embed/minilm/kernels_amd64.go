@@ -154,3 +154,75 @@ func minMax(x []float32) (mn, mx float32) {
 	}
 	return mn, mx
 }
+
+//go:noescape
+func addSumAVX2(dst, src *float32, n int) float32
+
+//go:noescape
+func sumSqDevAVX2(x *float32, n int, mean float32) float32
+
+//go:noescape
+func normAffineAVX2(dst, x *float32, n int, mean, inv float32, gamma, bias *float32)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func scaleAVX2(x *float32, n int, s float32)
+
+// addSum sets dst[i] += src[i] and returns Σ dst[i]; src must be at least
+// as long as dst.
+func addSum(dst, src []float32) float32 {
+	n := len(dst) &^ 7
+	if !useAVX2 || n == 0 {
+		return addSumGo(dst, src)
+	}
+	_ = src[len(dst)-1]
+	return addSumAVX2(&dst[0], &src[0], n) + addSumGo(dst[n:], src[n:])
+}
+
+// sumSqDev returns Σ (x[i]-mean)².
+func sumSqDev(x []float32, mean float32) float32 {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return sumSqDevGo(x, mean)
+	}
+	return sumSqDevAVX2(&x[0], n, mean) + sumSqDevGo(x[n:], mean)
+}
+
+// normAffine sets dst[i] = (x[i]-mean)·inv·g[i] + b[i]; x, g and b must be
+// at least as long as dst.
+func normAffine(dst, x []float32, mean, inv float32, g, b []float32) {
+	n := len(dst) &^ 7
+	if !useAVX2 || n == 0 {
+		normAffineGo(dst, x, mean, inv, g, b)
+		return
+	}
+	_, _, _ = x[len(dst)-1], g[len(dst)-1], b[len(dst)-1]
+	normAffineAVX2(&dst[0], &x[0], n, mean, inv, &g[0], &b[0])
+	normAffineGo(dst[n:], x[n:], mean, inv, g[n:], b[n:])
+}
+
+// maxf returns the greatest of x (not empty).
+func maxf(x []float32) float32 {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return maxGo(x)
+	}
+	m := maxAVX2(&x[0], n)
+	if n < len(x) {
+		m = max(m, maxGo(x[n:]))
+	}
+	return m
+}
+
+// scale sets x[i] *= s.
+func scale(x []float32, s float32) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		scaleGo(x, s)
+		return
+	}
+	scaleAVX2(&x[0], n, s)
+	scaleGo(x[n:], s)
+}

@@ -803,3 +803,164 @@ mmdone:
 	MOVSS        X1, mx+20(FP)
 	VZEROUPPER
 	RET
+
+// func addSumAVX2(dst, src *float32, n int) float32
+//
+// dst[i] += src[i] for i < n, and returns Σ dst[i]; n must be a positive
+// multiple of 8.
+TEXT ·addSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ   dst+0(FP), DI
+	MOVQ   src+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	CMPQ   CX, $16
+	JLT    as8
+
+as16:
+	VMOVUPS (DI), Y2
+	VMOVUPS 32(DI), Y3
+	VADDPS  (SI), Y2, Y2
+	VADDPS  32(SI), Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	CMPQ    CX, $16
+	JGE     as16
+
+as8:
+	TESTQ   CX, CX
+	JZ      assum
+	VMOVUPS (DI), Y2
+	VADDPS  (SI), Y2, Y2
+	VMOVUPS Y2, (DI)
+	VADDPS  Y2, Y0, Y0
+
+assum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func sumSqDevAVX2(x *float32, n int, mean float32) float32
+//
+// Σ (x[i]-mean)² for i < n; n must be a positive multiple of 8.
+TEXT ·sumSqDevAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS mean+16(FP), Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	CMPQ         CX, $16
+	JLT          sq8
+
+sq16:
+	VMOVUPS     (SI), Y2
+	VMOVUPS     32(SI), Y3
+	VSUBPS      Y15, Y2, Y2
+	VSUBPS      Y15, Y3, Y3
+	VFMADD231PS Y2, Y2, Y0
+	VFMADD231PS Y3, Y3, Y1
+	ADDQ        $64, SI
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         sq16
+
+sq8:
+	TESTQ       CX, CX
+	JZ          sqsum
+	VMOVUPS     (SI), Y2
+	VSUBPS      Y15, Y2, Y2
+	VFMADD231PS Y2, Y2, Y0
+
+sqsum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func normAffineAVX2(dst, x *float32, n int, mean, inv float32, gamma, bias *float32)
+//
+// dst[i] = (x[i]-mean)·inv·gamma[i] + bias[i] for i < n; n must be a positive
+// multiple of 8.
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS mean+24(FP), Y14
+	VBROADCASTSS inv+28(FP), Y15
+	MOVQ         gamma+32(FP), R8
+	MOVQ         bias+40(FP), R9
+
+na8:
+	VMOVUPS     (SI), Y0
+	VSUBPS      Y14, Y0, Y0
+	VMULPS      Y15, Y0, Y0
+	VMOVUPS     (R9), Y1
+	VFMADD231PS (R8), Y0, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	SUBQ        $8, CX
+	JNZ         na8
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+//
+// The greatest of x[:n]; n must be a positive multiple of 8.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JZ      mxdone
+
+mx8:
+	VMAXPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	SUBQ   $8, CX
+	JNZ    mx8
+
+mxdone:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	MOVSS        X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, n int, s float32)
+//
+// x[i] *= s for i < n; n must be a positive multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+
+sc8:
+	VMULPS  (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     sc8
+	VZEROUPPER
+	RET

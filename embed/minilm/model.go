@@ -547,16 +547,12 @@ func (m *Model) encode(ctx context.Context, ws *workspace, ids []int32, v []floa
 		ws.dense(l.qkv, l.qqkv, ws.qkv, x, n)
 		m.attention(ws, n)
 		ws.dense(l.attnOut, l.qattnOut, ws.tmp, ws.ctx, n)
-		addInto(ws.tmp[:n*h], x[:n*h])
-		layerNorm(ws.tmp, n, h, l.ln1g, l.ln1b, m.cfg.LayerNormEps)
-		copy(x[:n*h], ws.tmp[:n*h])
+		residualLayerNorm(x, ws.tmp, n, h, l.ln1g, l.ln1b, m.cfg.LayerNormEps)
 
 		ws.dense(l.inter, l.qinter, ws.inter, x, n)
 		gelu(ws.inter[:n*m.cfg.IntermediateSize])
 		ws.dense(l.out, l.qout, ws.tmp, ws.inter, n)
-		addInto(ws.tmp[:n*h], x[:n*h])
-		layerNorm(ws.tmp, n, h, l.ln2g, l.ln2b, m.cfg.LayerNormEps)
-		copy(x[:n*h], ws.tmp[:n*h])
+		residualLayerNorm(x, ws.tmp, n, h, l.ln2g, l.ln2b, m.cfg.LayerNormEps)
 	}
 
 	if m.cls {

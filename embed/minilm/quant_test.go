@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/higmem/higmem/internal/cputime"
 )
 
 // dequantize returns the float weight scale[o]·q[o][k].
@@ -313,4 +315,38 @@ func TestInt8MatchesNaive(t *testing.T) {
 			}
 		}
 	})
+}
+
+// BenchmarkQGemm measures 80×k · k×out products (a window-sized text) with
+// the float and int8 layers, reporting multiply-adds per CPU second (the
+// machine's other load does not count).
+func BenchmarkQGemm(b *testing.B) {
+	for _, sh := range []struct{ in, out int }{{384, 1152}, {384, 1536}, {1536, 384}} {
+		r := rand.New(rand.NewPCG(5, 6))
+		rows := 80
+		x := randSlice(r, wsRows(rows)*sh.in)
+		w, bias := randSlice(r, sh.out*sh.in), randSlice(r, sh.out)
+		fl := newLinear(w, bias, sh.out, sh.in)
+		q, sc := quantizeWeights(w, sh.out, sh.in)
+		ql, err := newQLinear(q, sc, bias, sh.out, sh.in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		s := &qscratch{a: make([]uint8, wsRows(rows)*ql.kp), rs: make([]float32, wsRows(rows)), rm: make([]float32, wsRows(rows))}
+		y := make([]float32, wsRows(rows)*sh.out)
+		for _, v := range []struct {
+			name string
+			f    func()
+		}{{"f32", func() { fl.forward(y, x, rows) }}, {"int8", func() { ql.forward(y, x, rows, s) }}} {
+			b.Run(fmt.Sprintf("%dx%d/%s", sh.in, sh.out, v.name), func(b *testing.B) {
+				c0 := cputime.Process()
+				for b.Loop() {
+					v.f()
+				}
+				if c := cputime.Process() - c0; c > 0 {
+					b.ReportMetric(float64(b.N)*float64(rows*sh.in*sh.out)/c.Seconds()/1e9, "GMAC/cpu-s")
+				}
+			})
+		}
+	}
 }
