@@ -36,10 +36,13 @@ import (
 // BATCH:nospin (default "8:spin,8:nospin": length-sorted padded batches of
 // 8 texts, the intra-op threads spinning while they wait, as by default, or
 // sleeping, which is faster on a busy machine), and its best configuration
-// in the round is the anchor. HIGMEM_ANCHOR_MODEL names the
-// model directory under the models root (default e5-small-v2) and
-// HIGMEM_ANCHOR_MIN_COS the cosine both sides' vectors must reach on every
-// text (default 0.9999, that of TestE5Golden). It skips without
+// in the round is the anchor. HIGMEM_ANCHOR_MODEL names the model
+// directory under the models root (default e5-small-v2; e5-small-v2-q for
+// the quantised file, which both sides then run in int8),
+// HIGMEM_ANCHOR_PRECISION runs this package's side with another Precision
+// (int8: the float file quantised at load, against ONNX Runtime in float),
+// and HIGMEM_ANCHOR_MIN_COS is the cosine both sides' vectors must reach on
+// every text (default 0.9999, that of TestE5Golden). It skips without
 // HIGMEM_ONNX_PYTHON or without the model.
 func BenchmarkONNXAnchor(b *testing.B) {
 	python := os.Getenv("HIGMEM_ONNX_PYTHON")
@@ -70,8 +73,18 @@ func BenchmarkONNXAnchor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	var prec Precision
+	switch p := os.Getenv("HIGMEM_ANCHOR_PRECISION"); p {
+	case "":
+	case "int8":
+		prec = PrecisionInt8
+	case "float32":
+		prec = PrecisionFloat32
+	default:
+		b.Fatalf("HIGMEM_ANCHOR_PRECISION %q: want int8 or float32", p)
+	}
 	threads := runtime.GOMAXPROCS(0)
-	m, err := Load(dir, Options{Workers: threads})
+	m, err := Load(dir, Options{Workers: threads, Precision: prec})
 	if err != nil {
 		b.Fatal(err)
 	}
