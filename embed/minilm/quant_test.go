@@ -350,3 +350,63 @@ func BenchmarkQGemm(b *testing.B) {
 		}
 	}
 }
+
+// TestResidualLayerNormAndSoftmaxVariants checks the vector passes of a
+// layer's residual LayerNorm and of softmax against float64 arithmetic,
+// with the assembly and the portable kernels, on lengths that leave tails.
+func TestResidualLayerNormAndSoftmaxVariants(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(9, 10))
+		for _, n := range []int{3, 8, 21, 384} {
+			const rows = 3
+			x, y := randSlice(r, rows*n), randSlice(r, rows*n)
+			g, b := randSlice(r, n), randSlice(r, n)
+			want := make([]float64, rows*n)
+			for row := 0; row < rows; row++ {
+				var sum float64
+				for i := 0; i < n; i++ {
+					sum += float64(x[row*n+i]) + float64(y[row*n+i])
+				}
+				mean := sum / float64(n)
+				var ss float64
+				for i := 0; i < n; i++ {
+					d := float64(x[row*n+i]) + float64(y[row*n+i]) - mean
+					ss += d * d
+				}
+				inv := 1 / math.Sqrt(ss/float64(n)+1e-12)
+				for i := 0; i < n; i++ {
+					want[row*n+i] = (float64(x[row*n+i])+float64(y[row*n+i])-mean)*inv*float64(g[i]) + float64(b[i])
+				}
+			}
+			residualLayerNorm(x, y, rows, n, g, b, 1e-12)
+			for i := range want {
+				if math.Abs(float64(x[i])-want[i]) > 2e-5 {
+					t.Fatalf("n %d: LayerNorm(x+y)[%d] = %v, want %v", n, i, x[i], want[i])
+				}
+			}
+			s := randSlice(r, n)
+			for i := range s {
+				s[i] *= 10
+			}
+			mx := math.Inf(-1)
+			for _, v := range s {
+				mx = max(mx, float64(v))
+			}
+			if got := maxf(s); float64(got) != mx {
+				t.Errorf("n %d: maxf %v, want %v", n, got, mx)
+			}
+			e := make([]float64, n)
+			var sum float64
+			for i, v := range s {
+				e[i] = math.Exp(float64(v) - mx)
+				sum += e[i]
+			}
+			softmax(s)
+			for i := range s {
+				if math.Abs(float64(s[i])-e[i]/sum) > 1e-6 {
+					t.Fatalf("n %d: softmax[%d] = %v, want %v", n, i, s[i], e[i]/sum)
+				}
+			}
+		}
+	})
+}
