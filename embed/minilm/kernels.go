@@ -190,18 +190,87 @@ func geluGo(x []float32) {
 	}
 }
 
-// softmax normalises x in place to exp(x-max)/Σ.
-func softmax(x []float32) {
+// residualLayerNorm sets each of the rows rows of x (width n) to
+// LayerNorm(x + y) (as layerNorm), using y as scratch: the residual
+// connection and the normalisation of a BERT layer in three passes.
+func residualLayerNorm(x, y []float32, rows, n int, g, b []float32, eps float64) {
+	for r := 0; r < rows; r++ {
+		xr, yr := x[r*n:(r+1)*n], y[r*n:(r+1)*n]
+		mean := float64(addSum(yr, xr)) / float64(n)
+		ss := float64(sumSqDev(yr, float32(mean)))
+		inv := 1 / math.Sqrt(ss/float64(n)+eps)
+		normAffine(xr, yr, float32(mean), float32(inv), g, b)
+	}
+}
+
+// addSumGo sets dst[i] += src[i] and returns Σ dst[i].
+func addSumGo(dst, src []float32) float32 {
+	src = src[:len(dst)]
+	var s0, s1, s2, s3 float32
+	i := 0
+	for ; i+4 <= len(dst); i += 4 {
+		dst[i] += src[i]
+		dst[i+1] += src[i+1]
+		dst[i+2] += src[i+2]
+		dst[i+3] += src[i+3]
+		s0 += dst[i]
+		s1 += dst[i+1]
+		s2 += dst[i+2]
+		s3 += dst[i+3]
+	}
+	for ; i < len(dst); i++ {
+		dst[i] += src[i]
+		s0 += dst[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// sumSqDevGo returns Σ (x[i]-mean)².
+func sumSqDevGo(x []float32, mean float32) float32 {
+	var s0, s1 float32
+	i := 0
+	for ; i+2 <= len(x); i += 2 {
+		d0, d1 := x[i]-mean, x[i+1]-mean
+		s0 += d0 * d0
+		s1 += d1 * d1
+	}
+	for ; i < len(x); i++ {
+		d := x[i] - mean
+		s0 += d * d
+	}
+	return s0 + s1
+}
+
+// normAffineGo sets dst[i] = (x[i]-mean)·inv·g[i] + b[i].
+func normAffineGo(dst, x []float32, mean, inv float32, g, b []float32) {
+	x, g, b = x[:len(dst)], g[:len(dst)], b[:len(dst)]
+	for i, v := range x {
+		dst[i] = (v-mean)*inv*g[i] + b[i]
+	}
+}
+
+// maxGo returns the greatest of x (not empty).
+func maxGo(x []float32) float32 {
 	m := x[0]
 	for _, v := range x[1:] {
 		if v > m { // not max(): its NaN and -0 handling is slow
 			m = v
 		}
 	}
-	inv := 1 / expSub(x, m)
+	return m
+}
+
+// scaleGo sets x[i] *= s.
+func scaleGo(x []float32, s float32) {
 	for i := range x {
-		x[i] *= inv
+		x[i] *= s
 	}
+}
+
+// softmax normalises x in place to exp(x-max)/Σ.
+func softmax(x []float32) {
+	m := maxf(x)
+	scale(x, 1/expSub(x, m))
 }
 
 // expSubGo sets x[i] = e^(x[i]-m) and returns their sum.

@@ -104,3 +104,125 @@ func axpy(alpha float32, x, y []float32) {
 		y[i] += alpha * x[i]
 	}
 }
+
+//go:noescape
+func qgemm4x16AVX2(kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+
+//go:noescape
+func quantRowAVX2(x *float32, n int, dst *uint8, mn, inv float32)
+
+//go:noescape
+func minMaxAVX2(x *float32, n int) (mn, mx float32)
+
+// qgemm4x16 is the int8 micro-kernel (see qgemm4x16Go).
+func qgemm4x16(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	if !useAVX2 || kg == 0 {
+		qgemm4x16Go(kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+		return
+	}
+	_ = a[3*lda+4*kg-1]
+	_ = b[kg*64-1]
+	_ = c[3*ldc+panelWidth-1]
+	_, _ = rs[3], rm[3]
+	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
+	qgemm4x16AVX2(kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+}
+
+// quantRow sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
+// [0, 255].
+func quantRow(x []float32, dst []uint8, mn, inv float32) {
+	n := len(x) &^ 31
+	if !useAVX2 || n == 0 {
+		quantRowGo(x, dst, mn, inv)
+		return
+	}
+	_ = dst[len(x)-1]
+	quantRowAVX2(&x[0], n, &dst[0], mn, inv)
+	quantRowGo(x[n:], dst[n:], mn, inv)
+}
+
+// minMax returns the least and greatest of x (not empty).
+func minMax(x []float32) (mn, mx float32) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return minMaxGo(x)
+	}
+	mn, mx = minMaxAVX2(&x[0], n)
+	if n < len(x) {
+		m2, x2 := minMaxGo(x[n:])
+		mn, mx = min(mn, m2), max(mx, x2)
+	}
+	return mn, mx
+}
+
+//go:noescape
+func addSumAVX2(dst, src *float32, n int) float32
+
+//go:noescape
+func sumSqDevAVX2(x *float32, n int, mean float32) float32
+
+//go:noescape
+func normAffineAVX2(dst, x *float32, n int, mean, inv float32, gamma, bias *float32)
+
+//go:noescape
+func maxAVX2(x *float32, n int) float32
+
+//go:noescape
+func scaleAVX2(x *float32, n int, s float32)
+
+// addSum sets dst[i] += src[i] and returns Σ dst[i]; src must be at least
+// as long as dst.
+func addSum(dst, src []float32) float32 {
+	n := len(dst) &^ 7
+	if !useAVX2 || n == 0 {
+		return addSumGo(dst, src)
+	}
+	_ = src[len(dst)-1]
+	return addSumAVX2(&dst[0], &src[0], n) + addSumGo(dst[n:], src[n:])
+}
+
+// sumSqDev returns Σ (x[i]-mean)².
+func sumSqDev(x []float32, mean float32) float32 {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return sumSqDevGo(x, mean)
+	}
+	return sumSqDevAVX2(&x[0], n, mean) + sumSqDevGo(x[n:], mean)
+}
+
+// normAffine sets dst[i] = (x[i]-mean)·inv·g[i] + b[i]; x, g and b must be
+// at least as long as dst.
+func normAffine(dst, x []float32, mean, inv float32, g, b []float32) {
+	n := len(dst) &^ 7
+	if !useAVX2 || n == 0 {
+		normAffineGo(dst, x, mean, inv, g, b)
+		return
+	}
+	_, _, _ = x[len(dst)-1], g[len(dst)-1], b[len(dst)-1]
+	normAffineAVX2(&dst[0], &x[0], n, mean, inv, &g[0], &b[0])
+	normAffineGo(dst[n:], x[n:], mean, inv, g[n:], b[n:])
+}
+
+// maxf returns the greatest of x (not empty).
+func maxf(x []float32) float32 {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return maxGo(x)
+	}
+	m := maxAVX2(&x[0], n)
+	if n < len(x) {
+		m = max(m, maxGo(x[n:]))
+	}
+	return m
+}
+
+// scale sets x[i] *= s.
+func scale(x []float32, s float32) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		scaleGo(x, s)
+		return
+	}
+	scaleAVX2(&x[0], n, s)
+	scaleGo(x[n:], s)
+}

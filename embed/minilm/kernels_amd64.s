@@ -560,3 +560,407 @@ exp8:
 	MOVSS        X0, ret+24(FP)
 	VZEROUPPER
 	RET
+
+// func qgemm4x16AVX2(kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+//
+// The int8 micro-kernel: for r < 4 and j < 16, with
+// acc[r][j] = Σ_{p<4kg} a[r*lda+p]·B[p][j] in int32,
+// c[r*ldc+j] = acc[r][j]·rs[r]·cs[j] + rm[r]·csum[j] + bias[j].
+// a holds unsigned bytes, B signed bytes in [-64, 64] (so that VPMADDUBSW,
+// which adds two products in int16 with saturation, cannot saturate:
+// 2·255·64 < 32768) packed in groups of 4 rows: group g is 16 columns × 4
+// bytes, b[64g + 4j + i] = B[4g+i][j]. Each step broadcasts 4 bytes of each
+// A row, multiplies them with the group's 4 bytes of each column
+// (VPMADDUBSW then VPMADDWD by ones) and adds the sums to eight YMM
+// accumulators.
+TEXT ·qgemm4x16AVX2(SB), NOSPLIT, $0-88
+	MOVQ kg+0(FP), CX
+	MOVQ a+8(FP), R8
+	MOVQ lda+16(FP), DX
+	MOVQ b+24(FP), BX
+	MOVQ c+32(FP), DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y3, Y3, Y3
+	VPXOR    Y4, Y4, Y4
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPXOR    Y7, Y7, Y7
+	VPCMPEQW Y11, Y11, Y11
+	VPSRLW   $15, Y11, Y11 // int16 ones
+
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JZ    qstore
+
+qloop:
+	VMOVDQU      (BX), Y12
+	VMOVDQU      32(BX), Y13
+	VPBROADCASTD (R8)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y0, Y0
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD (R9)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y2, Y2
+	VPADDD       Y10, Y3, Y3
+	VPBROADCASTD (R10)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y4, Y4
+	VPADDD       Y10, Y5, Y5
+	VPBROADCASTD (R11)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y6, Y6
+	VPADDD       Y10, Y7, Y7
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          qloop
+
+qstore:
+	MOVQ ldc+40(FP), DX
+	SHLQ $2, DX
+	MOVQ rs+48(FP), R8
+	MOVQ rm+56(FP), R9
+	MOVQ cs+64(FP), R10
+	MOVQ csum+72(FP), R11
+	MOVQ bias+80(FP), SI
+
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+
+	// Row 0.
+	VBROADCASTSS 0(R8), Y12
+	VBROADCASTSS 0(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y0, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y1, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 1.
+	VBROADCASTSS 4(R8), Y12
+	VBROADCASTSS 4(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y2, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y3, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 2.
+	VBROADCASTSS 8(R8), Y12
+	VBROADCASTSS 8(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y4, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y5, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 3.
+	VBROADCASTSS 12(R8), Y12
+	VBROADCASTSS 12(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y6, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y7, Y15
+	VMOVUPS      Y15, 32(DI)
+	VZEROUPPER
+	RET
+
+// The dword order that undoes VPACKSSDW/VPACKUSWB's per-lane interleaving.
+DATA qperm<>+0(SB)/4, $0
+DATA qperm<>+4(SB)/4, $4
+DATA qperm<>+8(SB)/4, $1
+DATA qperm<>+12(SB)/4, $5
+DATA qperm<>+16(SB)/4, $2
+DATA qperm<>+20(SB)/4, $6
+DATA qperm<>+24(SB)/4, $3
+DATA qperm<>+28(SB)/4, $7
+GLOBL qperm<>(SB), RODATA|NOPTR, $32
+
+// func quantRowAVX2(x *float32, n int, dst *uint8, mn, inv float32)
+//
+// dst[i] = the byte nearest (x[i]-mn)·inv, rounded to even and clamped to
+// [0, 255], for i < n; n must be a positive multiple of 32.
+TEXT ·quantRowAVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	VBROADCASTSS mn+24(FP), Y14
+	VBROADCASTSS inv+28(FP), Y15
+	VMOVDQU      qperm<>(SB), Y13
+
+quant32:
+	VMOVUPS    (SI), Y0
+	VMOVUPS    32(SI), Y1
+	VMOVUPS    64(SI), Y2
+	VMOVUPS    96(SI), Y3
+	VSUBPS     Y14, Y0, Y0
+	VSUBPS     Y14, Y1, Y1
+	VSUBPS     Y14, Y2, Y2
+	VSUBPS     Y14, Y3, Y3
+	VMULPS     Y15, Y0, Y0
+	VMULPS     Y15, Y1, Y1
+	VMULPS     Y15, Y2, Y2
+	VMULPS     Y15, Y3, Y3
+	VCVTPS2DQ  Y0, Y0
+	VCVTPS2DQ  Y1, Y1
+	VCVTPS2DQ  Y2, Y2
+	VCVTPS2DQ  Y3, Y3
+	VPACKSSDW  Y1, Y0, Y0
+	VPACKSSDW  Y3, Y2, Y2
+	VPACKUSWB  Y2, Y0, Y0
+	VPERMD     Y0, Y13, Y0
+	VMOVDQU    Y0, (DI)
+	ADDQ       $128, SI
+	ADDQ       $32, DI
+	SUBQ       $32, CX
+	JNZ        quant32
+	VZEROUPPER
+	RET
+
+// func minMaxAVX2(x *float32, n int) (mn, mx float32)
+//
+// The least and greatest of x[:n]; n must be a positive multiple of 8.
+TEXT ·minMaxAVX2(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	VMOVAPS Y0, Y1
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JZ      mmdone
+
+mm8:
+	VMOVUPS (SI), Y2
+	VMINPS  Y2, Y0, Y0
+	VMAXPS  Y2, Y1, Y1
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     mm8
+
+mmdone:
+	VEXTRACTF128 $1, Y0, X2
+	VMINPS       X2, X0, X0
+	VPERMILPS    $0x4e, X0, X2
+	VMINPS       X2, X0, X0
+	VPERMILPS    $0xb1, X0, X2
+	VMINPS       X2, X0, X0
+	VEXTRACTF128 $1, Y1, X3
+	VMAXPS       X3, X1, X1
+	VPERMILPS    $0x4e, X1, X3
+	VMAXPS       X3, X1, X1
+	VPERMILPS    $0xb1, X1, X3
+	VMAXPS       X3, X1, X1
+	MOVSS        X0, mn+16(FP)
+	MOVSS        X1, mx+20(FP)
+	VZEROUPPER
+	RET
+
+// func addSumAVX2(dst, src *float32, n int) float32
+//
+// dst[i] += src[i] for i < n, and returns Σ dst[i]; n must be a positive
+// multiple of 8.
+TEXT ·addSumAVX2(SB), NOSPLIT, $0-28
+	MOVQ   dst+0(FP), DI
+	MOVQ   src+8(FP), SI
+	MOVQ   n+16(FP), CX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	CMPQ   CX, $16
+	JLT    as8
+
+as16:
+	VMOVUPS (DI), Y2
+	VMOVUPS 32(DI), Y3
+	VADDPS  (SI), Y2, Y2
+	VADDPS  32(SI), Y3, Y3
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	VADDPS  Y2, Y0, Y0
+	VADDPS  Y3, Y1, Y1
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	CMPQ    CX, $16
+	JGE     as16
+
+as8:
+	TESTQ   CX, CX
+	JZ      assum
+	VMOVUPS (DI), Y2
+	VADDPS  (SI), Y2, Y2
+	VMOVUPS Y2, (DI)
+	VADDPS  Y2, Y0, Y0
+
+assum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func sumSqDevAVX2(x *float32, n int, mean float32) float32
+//
+// Σ (x[i]-mean)² for i < n; n must be a positive multiple of 8.
+TEXT ·sumSqDevAVX2(SB), NOSPLIT, $0-28
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS mean+16(FP), Y15
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	CMPQ         CX, $16
+	JLT          sq8
+
+sq16:
+	VMOVUPS     (SI), Y2
+	VMOVUPS     32(SI), Y3
+	VSUBPS      Y15, Y2, Y2
+	VSUBPS      Y15, Y3, Y3
+	VFMADD231PS Y2, Y2, Y0
+	VFMADD231PS Y3, Y3, Y1
+	ADDQ        $64, SI
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         sq16
+
+sq8:
+	TESTQ       CX, CX
+	JZ          sqsum
+	VMOVUPS     (SI), Y2
+	VSUBPS      Y15, Y2, Y2
+	VFMADD231PS Y2, Y2, Y0
+
+sqsum:
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VADDPS       X1, X0, X0
+	VHADDPS      X0, X0, X0
+	VHADDPS      X0, X0, X0
+	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+// func normAffineAVX2(dst, x *float32, n int, mean, inv float32, gamma, bias *float32)
+//
+// dst[i] = (x[i]-mean)·inv·gamma[i] + bias[i] for i < n; n must be a positive
+// multiple of 8.
+TEXT ·normAffineAVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	VBROADCASTSS mean+24(FP), Y14
+	VBROADCASTSS inv+28(FP), Y15
+	MOVQ         gamma+32(FP), R8
+	MOVQ         bias+40(FP), R9
+
+na8:
+	VMOVUPS     (SI), Y0
+	VSUBPS      Y14, Y0, Y0
+	VMULPS      Y15, Y0, Y0
+	VMOVUPS     (R9), Y1
+	VFMADD231PS (R8), Y0, Y1
+	VMOVUPS     Y1, (DI)
+	ADDQ        $32, SI
+	ADDQ        $32, DI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	SUBQ        $8, CX
+	JNZ         na8
+	VZEROUPPER
+	RET
+
+// func maxAVX2(x *float32, n int) float32
+//
+// The greatest of x[:n]; n must be a positive multiple of 8.
+TEXT ·maxAVX2(SB), NOSPLIT, $0-20
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Y0
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JZ      mxdone
+
+mx8:
+	VMAXPS (SI), Y0, Y0
+	ADDQ   $32, SI
+	SUBQ   $8, CX
+	JNZ    mx8
+
+mxdone:
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	MOVSS        X0, ret+16(FP)
+	VZEROUPPER
+	RET
+
+// func scaleAVX2(x *float32, n int, s float32)
+//
+// x[i] *= s for i < n; n must be a positive multiple of 8.
+TEXT ·scaleAVX2(SB), NOSPLIT, $0-20
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	VBROADCASTSS s+16(FP), Y1
+
+sc8:
+	VMULPS  (SI), Y1, Y0
+	VMOVUPS Y0, (SI)
+	ADDQ    $32, SI
+	SUBQ    $8, CX
+	JNZ     sc8
+	VZEROUPPER
+	RET

