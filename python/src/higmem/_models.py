@@ -205,7 +205,10 @@ class Call:
     cached: Optional[bool] = None
     check: Optional[str] = None
     error: Optional[str] = None
+    reasked: Optional[bool] = None
+    requests: Optional[int] = None
     round: Optional[int] = None
+    truncated: Optional[bool] = None
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Call:
@@ -218,7 +221,10 @@ class Call:
             cached=d.get('cached'),
             check=d.get('check'),
             error=d.get('error'),
+            reasked=d.get('reasked'),
+            requests=d.get('requests'),
             round=d.get('round'),
+            truncated=d.get('truncated'),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -234,8 +240,14 @@ class Call:
             d['check'] = self.check
         if self.error is not None:
             d['error'] = self.error
+        if self.reasked is not None:
+            d['reasked'] = self.reasked
+        if self.requests is not None:
+            d['requests'] = self.requests
         if self.round is not None:
             d['round'] = self.round
+        if self.truncated is not None:
+            d['truncated'] = self.truncated
         return d
 
 
