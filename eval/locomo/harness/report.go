@@ -240,11 +240,15 @@ func Markdown(rep *Report) string {
 		if c.MaxSessions > 0 {
 			max += fmt.Sprintf(", first %d sessions", c.MaxSessions)
 		}
+		settings := fmt.Sprintf("top-k k=%d; amem k=%d; judge runs %d", c.K, c.AMemK, c.JudgeRuns)
+		if c.CutTurns > 0 {
+			settings += fmt.Sprintf("; %d turns over the engine's per-turn cap cut to fit it", c.CutTurns)
+		}
 		rows = append(rows, []string{r.Name, fmt.Sprintf("`%s` (sha256 %s…)", filepath.Base(c.Data), sha),
 			fmt.Sprintf("%d: %s", len(c.Samples), strings.Join(c.Samples, ", ")),
 			fmt.Sprintf("%v, max %s per sample", c.Categories, max),
 			strings.Join(models, "; "), c.Embedder,
-			fmt.Sprintf("top-k k=%d; amem k=%d; judge runs %d", c.K, c.AMemK, c.JudgeRuns),
+			settings,
 			c.PromptVersion + ", " + c.AMemPrompts,
 			strings.Join(commits, ", "), fmt.Sprint(len(c.Invocations))})
 	}
