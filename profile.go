@@ -331,8 +331,11 @@ var pastWords = map[string]bool{"before": true, "previously": true, "used": true
 // addProfileEvidence adds the profile evidence of the question (see
 // profileEvidence) as candidates with the source "profile", scored like the
 // best candidate so far, and records them as the "profile" stage (offline
-// retrieval). Caller holds st.mu.
-func (q *query) addProfileEvidence() {
+// retrieval). The candidates stay at most maxK (the stopping rule's
+// maximum; 0: no cap): a profile turn the selection did not hold takes
+// the place of its least relevant turn. Caller holds st.mu.
+func (q *query) addProfileEvidence(maxK int) {
+	defer q.capCands(maxK)
 	ids := q.profileEvidence()
 	if len(ids) == 0 {
 		return
@@ -348,6 +351,36 @@ func (q *query) addProfileEvidence() {
 		q.addCand(id, "profile", top)
 	}
 	q.stage("profile", ids)
+}
+
+// capCands keeps at most k candidates (k <= 0: all): the profile turns,
+// then the rest by score, ties by earlier turn (finalEvidence's order), and
+// notes in the trace how many it left out. Caller holds st.mu.
+func (q *query) capCands(k int) {
+	if k <= 0 || len(q.cand) <= k {
+		return
+	}
+	all := make([]*Evidence, 0, len(q.cand))
+	for _, e := range q.cand {
+		all = append(all, e)
+	}
+	slices.SortFunc(all, func(a, b *Evidence) int {
+		ap, bp := slices.Contains(a.Sources, "profile"), slices.Contains(b.Sources, "profile")
+		if ap != bp {
+			if ap {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Turn.Seq, b.Turn.Seq)
+	})
+	for _, e := range all[k:] {
+		delete(q.cand, e.Turn.ID)
+	}
+	q.trace.Notes = append(q.trace.Notes, fmt.Sprintf("evidence kept at %d turns: %d less relevant turns left out for the profile's", k, len(all)-k))
 }
 
 // profileEvidence returns, for a question that names a person with a

@@ -23,11 +23,13 @@ import (
 //
 // A question that names a person and asks about an attribute of their
 // profile also gets the turns that state the attribute's value (see
-// addProfileEvidence), unless Ablations.NoProfiles.
+// addProfileEvidence), unless Ablations.NoProfiles, within the stopping
+// rule's maximum K.
 func (m *Memory) retrieveOffline(q *query) {
-	q.selectOffline(offline.DefaultTuning())
+	tu := offline.DefaultTuning()
+	q.selectOffline(tu)
 	if !q.noProfiles {
-		q.addProfileEvidence()
+		q.addProfileEvidence(tu.MaxK)
 	}
 }
 
