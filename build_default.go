@@ -8,6 +8,7 @@ import (
 
 	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -84,7 +85,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 				r := reply.Turns[ri]
 				b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
 			} else {
-				b.ann[t.ID] = annotateRules(t)
+				b.ann[t.ID] = rules.Annotate(t)
 			}
 		}
 		st.mu.RUnlock()
@@ -239,7 +240,7 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 			// The model skipped this turn (or the reply was unusable):
 			// rules annotate it and the offline segmenter places it.
 			missing++
-			b.ann[t.ID] = annotateRules(t)
+			b.ann[t.ID] = rules.Annotate(t)
 			if seg == nil {
 				seg = newSegmenter(st, b)
 			}

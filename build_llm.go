@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -56,7 +57,7 @@ const (
 // the reply left empty. When the reply has no keywords left, the rules'
 // keywords stand in and the producer ends in +fallback.
 func annotationFromNote(t store.Turn, kw, tags []string, context string, entities []string, producer string) store.Annotation {
-	a := annotateRules(t)
+	a := rules.Annotate(t)
 	a.Producer = producer
 	k, c := cleanList(kw, 12), strings.TrimSpace(context)
 	if len(k) > 0 {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -117,7 +118,7 @@ func (m *Memory) annotatePaper(ctx context.Context, rec *recorder, b *batch, t s
 		}
 	case fallible(ctx, err):
 		rec.note("turn %s: annotation reply unusable, rule-based annotation used: %v", t.ID, err)
-		b.ann[t.ID] = annotateRules(t)
+		b.ann[t.ID] = rules.Annotate(t)
 	default:
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/heapsize"
 	"github.com/higmem/higmem/store"
 )
 
@@ -308,7 +309,7 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	docs := make([]bm25.Doc, len(d.add))
 	for k, t := range d.add {
 		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: turnLexText(t)}
-		st.recBytes += turnBytes(&d.add[k])
+		st.recBytes += heapsize.Turn(&d.add[k])
 	}
 	st.turnLex.AddBatch(docs)
 	st.turns = turns
@@ -343,7 +344,7 @@ func (st *spaceState) mergeTurns(d *delta) (turns []store.Turn, src []int, moved
 	for i := range n {
 		if d.gone[st.turns[i].ID] {
 			moved[i] = -1
-			st.recBytes -= turnBytes(&st.turns[i])
+			st.recBytes -= heapsize.Turn(&st.turns[i])
 			continue
 		}
 		for k < len(d.add) && compareStored(d.add[k], st.turns[i]) < 0 {
@@ -438,7 +439,7 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 			e := d.evPut[i]
 			st.evPos[e.ID] = len(st.events)
 			st.events = append(st.events, e)
-			st.recBytes += eventBytes(&e)
+			st.recBytes += heapsize.Event(&e)
 			st.evTurns = append(st.evTurns, nil)
 			if hasVecs {
 				if st.eventVec.Dim == 0 {
@@ -451,7 +452,7 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 	for i, e := range d.evPut {
 		j := st.evPos[e.ID]
 		if !inserted[i] {
-			st.recBytes += eventBytes(&e) - eventBytes(&st.events[j])
+			st.recBytes += heapsize.Event(&e) - heapsize.Event(&st.events[j])
 			st.events[j] = e
 			if hasVecs {
 				st.eventVec.Set(j, d.evVecs[i])
@@ -480,7 +481,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	k := 0
 	insert := func() {
 		e := d.evPut[ins[k]]
-		st.recBytes += eventBytes(&e)
+		st.recBytes += heapsize.Event(&e)
 		if hasVecs {
 			addVecs = append(addVecs, d.evVecs[ins[k]])
 		}
@@ -492,7 +493,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	for i := range n {
 		if d.evGone[st.events[i].ID] {
 			moved[i] = -1
-			st.recBytes -= eventBytes(&st.events[i])
+			st.recBytes -= heapsize.Event(&st.events[i])
 			continue
 		}
 		for k < len(ins) && compareEvents(d.evPut[ins[k]], st.events[i]) < 0 {
@@ -675,7 +676,7 @@ func (st *spaceState) applyLinks(d *delta) {
 		for _, l := range st.links[id] {
 			if k := [3]string{l.Source, l.Target, l.Relation}; !dropped[k] {
 				dropped[k] = true
-				st.recBytes -= linkSize(&l)
+				st.recBytes -= heapsize.Link(&l)
 			}
 			other := l.Target
 			if other == id {
@@ -694,10 +695,10 @@ func (st *spaceState) applyLinks(d *delta) {
 		delete(st.links, id)
 	}
 	for _, l := range d.links {
-		st.recBytes += linkSize(&l)
+		st.recBytes += heapsize.Link(&l)
 		if ls := st.links[l.Source]; len(ls) > 0 {
 			if at, found := slices.BinarySearchFunc(ls, l, compareLinks); found {
-				st.recBytes -= linkSize(&ls[at])
+				st.recBytes -= heapsize.Link(&ls[at])
 			}
 		}
 		st.putLink(l.Source, l)

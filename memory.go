@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/higmem/higmem/internal/redact"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
 )
@@ -285,7 +286,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 		if err != nil {
 			return err
 		}
-		if err := tx.RedactHistory(ctx, sp, historyToRedact(hist, plan.trace), redactNote(id)); err != nil {
+		if err := tx.RedactHistory(ctx, sp, plan.trace.History(hist), redact.Note(id)); err != nil {
 			return err
 		}
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/heapsize"
 	"github.com/higmem/higmem/internal/profile"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/store"
@@ -86,8 +87,7 @@ func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
 	})
 	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
 	for i, r := range rs {
-		p.bytes += profileRecordBytes + allocBytes(len(r.ID)) + allocBytes(len(r.Entity)) + allocBytes(len(r.Attribute)) +
-			allocBytes(len(r.Value)) + allocBytes(len(r.Producer)) + stringsBytes(r.TurnIDs)
+		p.bytes += heapsize.ProfileRecord(&r)
 		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
 			Turns: r.TurnIDs, Producer: r.Producer}
 	}

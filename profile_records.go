@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/profile"
+	"github.com/higmem/higmem/internal/redact"
 	"github.com/higmem/higmem/store"
 )
 
@@ -81,17 +82,17 @@ type profileForget struct {
 
 // planProfileForget plans the profile records' part of deleting the turn
 // whose trace is tr.
-func planProfileForget(recs []store.ProfileRecord, tr *trace) profileForget {
+func planProfileForget(recs []store.ProfileRecord, tr *redact.Trace) profileForget {
 	var p profileForget
 	for _, r := range recs {
-		holds := tr.in(r.Entity, r.Attribute, r.Value)
-		if !slices.Contains(r.TurnIDs, tr.id) {
+		holds := tr.In(r.Entity, r.Attribute, r.Value)
+		if !slices.Contains(r.TurnIDs, tr.ID) {
 			if holds {
 				p.dropped = append(p.dropped, r.ID)
 			}
 			continue
 		}
-		rest := slices.DeleteFunc(slices.Clone(r.TurnIDs), func(id string) bool { return id == tr.id })
+		rest := slices.DeleteFunc(slices.Clone(r.TurnIDs), func(id string) bool { return id == tr.ID })
 		if len(rest) == 0 || holds || r.Attribute == store.ProfileSummary {
 			// A summary cites the turn in its text: it goes, and the
 			// next profile update of the person writes another.
