@@ -55,10 +55,7 @@ func (st *spaceState) estimateSize() int64 {
 		n += st.eventVec.Bytes()
 	}
 	n += st.winVec.Bytes()
-	n += st.recBytes
-	if st.records != nil {
-		n += st.records.bytes
-	}
+	n += st.recBytes + st.records.Bytes()
 	return int64(float64(n) * (1 + fragmentation))
 }
 

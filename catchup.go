@@ -9,6 +9,7 @@ import (
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/heapsize"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -158,7 +159,7 @@ func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stor
 		// Else the turn vectors are read from the store when first needed.
 		d.addVecs = make([][]float32, len(d.add))
 		for i, t := range d.add {
-			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return rules.EmbedText(t) })
 		}
 	}
 	d.addWin = make([][]float32, len(d.add))
@@ -182,7 +183,7 @@ func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stor
 		// needed.
 		d.evVecs = make([][]float32, len(d.evPut))
 		for i, e := range d.evPut {
-			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return rules.EventText(e) })
 		}
 	}
 	if len(texts) == 0 {
@@ -308,7 +309,7 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	})
 	docs := make([]bm25.Doc, len(d.add))
 	for k, t := range d.add {
-		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: turnLexText(t)}
+		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: rules.LexText(t)}
 		st.recBytes += heapsize.Turn(&d.add[k])
 	}
 	st.turnLex.AddBatch(docs)
@@ -458,7 +459,7 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 				st.eventVec.Set(j, d.evVecs[i])
 			}
 		}
-		st.eventLex.AddRef(e.ID, j, eventText(e))
+		st.eventLex.AddRef(e.ID, j, rules.EventText(e))
 	}
 	for id, v := range d.evSetVecs {
 		if j, ok := st.evPos[id]; ok && hasVecs {
@@ -714,13 +715,13 @@ func (st *spaceState) applyLinks(d *delta) {
 func (st *spaceState) applyRecords(d *delta) {
 	drop := d.recordsGone
 	if len(d.gone) > 0 {
-		for _, r := range st.records.list() {
+		for _, r := range st.records.List() {
 			if slices.ContainsFunc(r.TurnIDs, func(id string) bool { return d.gone[id] }) {
 				drop = append(drop, r.ID)
 			}
 		}
 	}
-	st.records = st.records.with(d.records, drop)
+	st.records = st.records.With(d.records, drop)
 }
 
 // putLink puts l in the links of turn id, replacing the link with its key.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/exportfmt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -344,7 +345,7 @@ func importTurn(ctx context.Context, tx store.Tx, sp Space, t store.Turn, next *
 func importEvent(ctx context.Context, tx store.Tx, sp Space, ev *eventImport, e store.Event, now time.Time) error {
 	e = ev.place(e)
 	e.Space = sp
-	if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
+	if old, ok := ev.replaced[e.ID]; ok && rules.EventText(old) != rules.EventText(e) {
 		// The stored vector embeds the old text: the event goes with it,
 		// so that the next load embeds the new text.
 		if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {

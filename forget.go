@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/redact"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
@@ -27,7 +28,7 @@ type forgetPlan struct {
 	dropped  []string      // events left without members
 	rebuilt  []store.Event // events rewritten without the turn
 	anns     []store.Annotation
-	profiles profileForget
+	profiles profilerec.Forget
 	// windows are the turns whose window vector held the turn, and
 	// windowTexts their windows without it (see spaceState.windowsWithout).
 	windows, windowTexts []string
@@ -55,7 +56,7 @@ func planForget(st *spaceState, gone store.Turn, anns []store.Annotation, now ti
 		c.UpdatedAt = now
 		p.rebuilt = append(p.rebuilt, *c)
 	}
-	p.profiles = planProfileForget(st.records.list(), p.trace)
+	p.profiles = profilerec.PlanForget(st.records.List(), p.trace)
 	for _, a := range anns {
 		if a.TurnID == gone.ID || !p.trace.InAnnotation(a) {
 			continue

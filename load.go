@@ -10,6 +10,8 @@ import (
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profilerec"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/storevec"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
@@ -114,7 +116,7 @@ type loading struct {
 	linkMap           map[string][]store.Link
 	eventSeq          int
 	lastEvent         string
-	records           *profileRecords
+	records           *profilerec.Set
 	// stats holds the store's counts of turns and events, for the vector
 	// matrices to be sized before the turns and events are read
 	// (storedStats).
@@ -148,7 +150,7 @@ func (l *loading) readTurns() {
 	})
 	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
-		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: rules.LexText(t)}
 	}
 	l.turnLex.AddBatch(docs)
 }
@@ -364,7 +366,7 @@ func (l *loading) readEvents() {
 	close(l.evReady)
 	docs := make([]bm25.Doc, len(events))
 	for i, e := range events {
-		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
+		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: rules.EventText(e)}
 	}
 	l.eventLex.AddBatch(docs)
 	if l.links, l.errs[3] = l.r.ListLinks(ctx, sp, nil); l.errs[3] != nil {
@@ -374,7 +376,7 @@ func (l *loading) readEvents() {
 	if rs, l.errs[3] = l.r.ListProfileRecords(ctx, sp, ""); l.errs[3] != nil {
 		return
 	}
-	l.records = newProfileRecords(rs)
+	l.records = profilerec.New(rs)
 	// Without the sets, the event vectors are read here, unless they are
 	// left for later.
 	readVecs := l.emb != nil && !l.sets && !l.leftForLater()
@@ -454,7 +456,7 @@ func (l *loading) install() error {
 		turnID := func(i int) string { return l.turns[i].ID }
 		if !l.tok && !l.lazy {
 			tv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
-				func(i int) string { return turnEmbedText(l.turns[i]) })
+				func(i int) string { return rules.EmbedText(l.turns[i]) })
 			if err != nil {
 				return err
 			}
@@ -463,7 +465,7 @@ func (l *loading) install() error {
 		if !l.wok {
 			at := func(j int) *store.Turn { return &l.turns[j] }
 			wv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
-				func(i int) string { return windowText(at, int(st.info.winStart[i]), i) })
+				func(i int) string { return rules.WindowText(at, int(st.info.winStart[i]), i) })
 			if err != nil {
 				return err
 			}
@@ -471,7 +473,7 @@ func (l *loading) install() error {
 		}
 		if !l.eok && !l.lazy {
 			ev, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
-				func(i int) string { return l.events[i].ID }, func(i int) string { return eventText(l.events[i]) })
+				func(i int) string { return l.events[i].ID }, func(i int) string { return rules.EventText(l.events[i]) })
 			if err != nil {
 				return err
 			}
@@ -591,14 +593,14 @@ type lazyVectors struct {
 // lazyTurns describes st's turn vectors as a lazyVectors.
 func (st *spaceState) lazyTurns() lazyVectors {
 	return lazyVectors{kind: store.VectorTurn, name: "turn", loaded: &st.turnVecLoaded, mat: &st.turnVec, n: len(st.turns), pos: st.pos,
-		id: func(i int) string { return st.turns[i].ID }, text: func(i int) string { return turnEmbedText(st.turns[i]) },
+		id: func(i int) string { return st.turns[i].ID }, text: func(i int) string { return rules.EmbedText(st.turns[i]) },
 		quantize: st.limits.quantizeFor(store.VectorTurn)}
 }
 
 // lazyEvents describes st's event vectors as a lazyVectors.
 func (st *spaceState) lazyEvents() lazyVectors {
 	return lazyVectors{kind: store.VectorEvent, name: "event", loaded: &st.eventVecLoaded, mat: &st.eventVec, n: len(st.events), pos: st.evPos,
-		id: func(i int) string { return st.events[i].ID }, text: func(i int) string { return eventText(st.events[i]) },
+		id: func(i int) string { return st.events[i].ID }, text: func(i int) string { return rules.EventText(st.events[i]) },
 		quantize: st.limits.quantizeRows}
 }
 

@@ -34,7 +34,7 @@ func (m *Memory) offlineBatch(ctx context.Context, st *spaceState, c *chunk) (*b
 	b := newBatch(st, c, m.now().UTC())
 	texts := make([]string, len(turns))
 	for i, t := range turns {
-		texts[i] = turnEmbedText(t)
+		texts[i] = rules.EmbedText(t)
 	}
 	vs, err := m.embed(ctx, texts)
 	if err != nil {

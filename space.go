@@ -11,6 +11,7 @@ import (
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/heapsize"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
@@ -91,7 +92,7 @@ type spaceState struct {
 	// records holds the space's stored profile records (what a model
 	// stated about a person), nil when there are none; it is replaced,
 	// never changed in place, whenever they change (guarded by mu).
-	records *profileRecords
+	records *profilerec.Set
 
 	// profileCache holds the profiles derived from turns and records (see
 	// spaceState.profiles); it is checked against both on every use.
@@ -167,7 +168,7 @@ func newTurnInfo(n int) turnInfo {
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	c := content(t)
 	ti.addFacts(strings.ToLower(t.Speaker), prev != nil && prev.SessionID == t.SessionID,
-		strings.Contains(t.Text, "?"), rules.HasNumber(c), countFields(c))
+		strings.Contains(t.Text, "?"), rules.HasNumber(c), rules.CountFields(c))
 }
 
 // addFacts appends a turn said by speaker sp (lower-cased), in the
@@ -250,7 +251,7 @@ func (m *Memory) invalidate(sp store.Space) {
 func (st *spaceState) addTurns(turns []store.Turn, vs, wvs [][]float32) {
 	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
-		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: turnLexText(t)}
+		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: rules.LexText(t)}
 	}
 	st.turnLex.AddBatch(docs)
 	st.appendTurns(turns, vs, wvs)
@@ -328,7 +329,7 @@ func (st *spaceState) putEvent(e store.Event, v []float32) {
 		st.refreshEvent(id)
 	}
 	st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
-	st.eventLex.AddRef(e.ID, i, eventText(e))
+	st.eventLex.AddRef(e.ID, i, rules.EventText(e))
 }
 
 // refreshEvent recomputes the first event of a turn. Caller holds st.mu

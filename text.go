@@ -14,26 +14,6 @@ import (
 // content is the turn text with any image caption (rules.Content).
 func content(t store.Turn) string { return rules.Content(t) }
 
-// turnEmbedText is what a turn's vector embeds (the reference's form).
-func turnEmbedText(t store.Turn) string {
-	return "Speaker: " + t.Speaker + ". Time: " + t.OccurredRaw + ". Content: " + content(t)
-}
-
-// turnLexText is what the BM25 index holds for a turn.
-func turnLexText(t store.Turn) string {
-	return t.Speaker + " " + content(t)
-}
-
-// eventText is what an event's vector and BM25 entry hold: keywords, tags,
-// title and summary (the reference's metadata mode plus the summary).
-func eventText(e store.Event) string {
-	parts := []string{strings.Join(e.Keywords, " "), strings.Join(e.Tags, " "), e.Title}
-	if e.Summary != "" && e.Summary != e.Title {
-		parts = append(parts, e.Summary)
-	}
-	return strings.Join(parts, " ")
-}
-
 // dateOf is a turn's date as shown to models: "8 May 2023", or the raw
 // string when it could not be parsed.
 func dateOf(t store.Turn) string {
@@ -106,9 +86,3 @@ func resolvedTimes(a store.Annotation) []string {
 	}
 	return out
 }
-
-func firstSentence(text string) string { return rules.FirstSentence(text) }
-
-func truncate(s string, n int) string { return rules.Truncate(s, n) }
-
-func utf8RuneStart(b byte) bool { return rules.RuneStart(b) }

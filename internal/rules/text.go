@@ -1,8 +1,10 @@
-// Package rules builds memory without a model: a turn's annotation by rules
-// (keywords, entities, resolved times, a context line), the similarity tests
-// that put turns into events, and an event's extractive summary. It reads
+// Package rules makes memory records by rule: the text forms of turns and
+// events (what is embedded, indexed, windowed), a turn's annotation
+// (keywords, entities, resolved times, a context line), the similarity
+// tests that put turns into events, an event's extractive summary, and the
+// cleaning and capping of what model replies write into records. It reads
 // the store's records and never the engine: the root package hands it turns
-// and events (offline_segment.go).
+// and events (offline_segment.go, build_llm.go).
 package rules
 
 import (
@@ -42,6 +44,26 @@ func HasCaption(as []store.Attachment) bool {
 		}
 	}
 	return false
+}
+
+// EmbedText is what a turn's vector embeds (the reference's form).
+func EmbedText(t store.Turn) string {
+	return "Speaker: " + t.Speaker + ". Time: " + t.OccurredRaw + ". Content: " + Content(t)
+}
+
+// LexText is what the BM25 index holds for a turn.
+func LexText(t store.Turn) string {
+	return t.Speaker + " " + Content(t)
+}
+
+// EventText is what an event's vector and BM25 entry hold: keywords, tags,
+// title and summary (the reference's metadata mode plus the summary).
+func EventText(e store.Event) string {
+	parts := []string{strings.Join(e.Keywords, " "), strings.Join(e.Tags, " "), e.Title}
+	if e.Summary != "" && e.Summary != e.Title {
+		parts = append(parts, e.Summary)
+	}
+	return strings.Join(parts, " ")
 }
 
 // FirstSentence returns text up to the end of its first sentence.
