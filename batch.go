@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -155,14 +156,14 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 	var texts []string
 	if b.turnVecs == nil {
 		for _, t := range b.turns {
-			texts = append(texts, turnEmbedText(t))
+			texts = append(texts, rules.EmbedText(t))
 		}
 	}
 	for _, id := range b.order {
 		e := b.events[id]
 		e.Version = b.eventVersion(id) + 1
 		e.UpdatedAt = b.now
-		texts = append(texts, eventText(*e))
+		texts = append(texts, rules.EventText(*e))
 	}
 	var windows []string
 	if m.opts.Embedder != nil {
@@ -279,7 +280,7 @@ func (st *spaceState) apply(b *batch, vs, wvs [][]float32, res *AddResult) {
 	for _, l := range b.links {
 		st.addLink(l)
 	}
-	st.records = st.records.with(b.profiles, nil)
+	st.records = st.records.With(b.profiles, nil)
 	if n := len(b.turns); n > 0 {
 		if evs := st.eventsOf[b.turns[n-1].ID]; len(evs) > 0 {
 			st.lastEvent = evs[0]

@@ -20,6 +20,7 @@ import (
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/pgtest"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
@@ -153,7 +154,7 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 		Question: st.info.question, Number: st.info.number, TurnEvent: st.info.event, Speaker: st.info.speaker,
 		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.Run,
 		RunStart: st.info.RunStart, RunAsks: st.info.RunAsks, RunLinks: st.info.RunLinks, Cues: st.info.cues, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
-		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.list(),
+		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.List(),
 		EventsOf: map[string][]string{}, Links: map[string][]store.Link{}}
 	// The packed forms the offline scorer reads match the slices they
 	// pack, however the state came about.
@@ -183,12 +184,12 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	}
 	words := map[string]bool{}
 	for _, tr := range st.turns {
-		for _, w := range strings.Fields(strings.ToLower(turnLexText(tr))) {
+		for _, w := range strings.Fields(strings.ToLower(rules.LexText(tr))) {
 			words[w] = true
 		}
 	}
 	for _, e := range st.events {
-		for _, w := range strings.Fields(strings.ToLower(eventText(e))) {
+		for _, w := range strings.Fields(strings.ToLower(rules.EventText(e))) {
 			words[w] = true
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/higmem/higmem/internal/redact"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
 )
@@ -285,7 +287,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 		if err != nil {
 			return err
 		}
-		if err := tx.RedactHistory(ctx, sp, historyToRedact(hist, plan.trace), redactNote(id)); err != nil {
+		if err := tx.RedactHistory(ctx, sp, plan.trace.History(hist), redact.Note(id)); err != nil {
 			return err
 		}
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
@@ -294,7 +296,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
 			return err
 		}
-		if err := plan.profiles.apply(ctx, tx, sp, now); err != nil {
+		if err := applyProfileForget(ctx, tx, sp, plan.profiles, now); err != nil {
 			return err
 		}
 		for _, eid := range plan.dropped {
@@ -351,7 +353,7 @@ func (m *Memory) planDelete(ctx context.Context, st *spaceState, id string, anns
 	}
 	texts := make([]string, len(plan.rebuilt), len(plan.rebuilt)+len(plan.windowTexts))
 	for i, e := range plan.rebuilt {
-		texts[i] = eventText(e)
+		texts[i] = rules.EventText(e)
 	}
 	texts = append(texts, plan.windowTexts...)
 	vs, err = m.embed(ctx, texts)
