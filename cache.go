@@ -66,6 +66,9 @@ func (st *spaceState) estimateSize() int64 {
 		n += st.eventVec.Bytes()
 	}
 	n += st.winVec.Bytes()
+	if px := st.pass.Load(); px != nil {
+		n += px.bytes.Load()
+	}
 	n += st.recBytes
 	if st.records != nil {
 		n += st.records.bytes
