@@ -165,18 +165,24 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		e.UpdatedAt = b.now
 		texts = append(texts, rules.EventText(*e))
 	}
-	var windows []string
+	var windows, ptexts []string
+	var tps []*turnPassages
 	if m.opts.Embedder != nil {
 		b.st.mu.RLock()
 		windows = b.st.windowTexts(b.turns)
 		b.st.mu.RUnlock()
 		texts = append(texts, windows...)
+		// The passages of the long turns (passages.go), last.
+		tps, ptexts = passageTexts(b.turns)
+		texts = append(texts, ptexts...)
 	}
 	vs, err = m.embed(ctx, texts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	var pvs [][]float32
 	if vs != nil {
+		vs, pvs = vs[:len(vs)-len(ptexts)], vs[len(vs)-len(ptexts):]
 		vs, wvs = vs[:len(vs)-len(windows)], vs[len(vs)-len(windows):]
 	}
 	if vs != nil && b.turnVecs != nil {
@@ -191,6 +197,10 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		for j, id := range b.order {
 			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: id, Embedder: emb, Values: vs[len(b.turns)+j]})
 		}
+		precs := fillPassageVectors(tps, pvs, passageEmbedder(m.opts.Embedder))
+		vrecs = append(vrecs, precs...)
+		// The state's passage index takes them once the turns are in.
+		b.st.passages().note(precs, passageEmbedder(m.opts.Embedder))
 	}
 	return vs, wvs, vrecs, nil
 }

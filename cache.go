@@ -55,6 +55,9 @@ func (st *spaceState) estimateSize() int64 {
 		n += st.eventVec.Bytes()
 	}
 	n += st.winVec.Bytes()
+	if px := st.pass.Load(); px != nil {
+		n += px.bytes.Load()
+	}
 	n += st.recBytes + st.records.Bytes()
 	return int64(float64(n) * (1 + fragmentation))
 }

@@ -50,6 +50,9 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (i
 		return 0, false, err
 	}
 	st.applyDelta(d)
+	if emb := m.opts.Embedder; emb != nil {
+		st.passages().note(ch.Vectors, passageEmbedder(emb))
+	}
 	m.catchUps.Add(1)
 	return ch.Version, true, nil
 }

@@ -1,6 +1,7 @@
 package higmem
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"

@@ -105,6 +105,10 @@ type spaceState struct {
 	// a pointer so that the runtime's list of pools does not keep the
 	// whole state alive after the space is dropped.
 	scratch *sync.Pool
+
+	// pass holds the passages of the space's long turns (passages.go),
+	// made on first use; it has its own lock.
+	pass atomic.Pointer[passageIndex]
 }
 
 // turnInfo holds what retrieval reads of every turn on every question,

@@ -58,13 +58,28 @@ func renderContext(ev []Evidence) string {
 		if date == "" {
 			date = "unknown date"
 		}
-		fmt.Fprintf(&b, "[%s] %s | %s: %s", e.Turn.ID, date, e.Turn.Speaker, content(e.Turn))
+		fmt.Fprintf(&b, "[%s] %s | %s%s: %s", e.Turn.ID, date, e.Turn.Speaker, excerptMarker(e.Excerpt), content(e.Turn))
 		if len(e.Times) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(e.Times, "; "))
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// excerptMarker is what follows the speaker of an evidence that shows part
+// of a long turn ("" for a whole turn).
+func excerptMarker(ex *Excerpt) string {
+	if ex == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (excerpt of a longer message: %d of its %d passages)", len(ex.Passages), ex.Of)
+}
+
+// evidenceTokens is what an evidence costs the evidence budget: its line
+// in the answer model's context, near enough.
+func evidenceTokens(e *Evidence) int {
+	return estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date+content(e.Turn)) + 8
 }
 
 // resolvedTimes renders an annotation's time expressions as

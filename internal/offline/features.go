@@ -40,4 +40,11 @@ type Features struct {
 	// spaces: see Fast).
 	Mean    float64
 	MeanSet bool
+	// PassageLex and PassageDense are, for units cut into passages (long
+	// turns), the best BM25 score and the best cosine of their passages
+	// (0 for other units); nil when no unit has passages (PassageDense
+	// also without a question vector). Lex and Dense already hold the
+	// better of the unit's own score and its best passage's; these are
+	// plain inputs for a scorer that weighs passages apart.
+	PassageLex, PassageDense []float64
 }
