@@ -1,6 +1,9 @@
 package higmem
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/offline"
@@ -52,12 +55,38 @@ func (q *query) selectOffline(tu offline.Tuning) {
 		}
 		q.stage("reranked", ids)
 	}
-	for _, i := range sel.Ranked[:sel.K] {
+	chosen := sel.Ranked[:sel.K]
+	top := -1 // the most relevant turn, when it matches at all
+	if len(sel.Search) > 0 && sel.Rel[sel.Search[0]] > 0 && sel.K > 0 {
+		top = sel.Search[0]
+		if !slices.Contains(chosen, top) {
+			// The context score can rank a turn's neighbours above it (a
+			// long burst of the other speaker around one message takes
+			// every place): the most relevant turn takes the place of the
+			// last one chosen, so that K is unchanged.
+			q.trace.Notes = append(q.trace.Notes, fmt.Sprintf("the most relevant turn %s took the place of %s", st.turns[top].ID, st.turns[chosen[len(chosen)-1]].ID))
+			chosen = append(slices.Clone(chosen[:len(chosen)-1]), top)
+		}
+	}
+	best, ahead := 0.0, false // the best score of the others, and whether one ties or beats top's
+	for _, i := range chosen {
+		if i != top {
+			best = max(best, sel.Scores.Scores[i])
+			ahead = ahead || top >= 0 && sel.Scores.Scores[i] >= sel.Scores.Scores[top]
+		}
+	}
+	for _, i := range chosen {
 		src := "neighbour"
 		if inSearch[i] {
 			src = "search"
 		}
-		q.addCand(st.turns[i].ID, src, sel.Scores.Scores[i])
+		score := sel.Scores.Scores[i]
+		if i == top && ahead {
+			// First in finalEvidence's order, so that neither
+			// MaxEvidence nor the token budget leaves it out.
+			score = math.Nextafter(best, math.Inf(1))
+		}
+		q.addCand(st.turns[i].ID, src, score)
 	}
 }
 
