@@ -64,7 +64,7 @@ func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResu
 			if pending[0].ID != "" {
 				from = strconv.Quote(pending[0].ID)
 			}
-			return res, fmt.Errorf("higmem: add: turns from %s on not stored: %w", from, err)
+			return res, wrapf(err, "add: turns from %s on not stored", from)
 		}
 	}
 	return res, nil

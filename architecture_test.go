@@ -239,6 +239,24 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
+// TestRootTestsReadNoEnvironment checks that the root package's tests read
+// no environment: their knobs are test flags (flags_test.go), and research
+// measurements live in internal/research.
+func TestRootTestsReadNoEnvironment(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files found (%v)", err)
+	}
+	for _, f := range files {
+		if readsEnv(t, f) {
+			t.Errorf("%s reads the environment", f)
+		}
+	}
+	if !readsEnv(t, "internal/pgtest/pgtest.go") {
+		t.Error("readsEnv misses os.Getenv in internal/pgtest/pgtest.go")
+	}
+}
+
 // TestImportRulesCatchViolations feeds the rules packages that break each
 // of them, so that a rule that cannot fail shows here.
 func TestImportRulesCatchViolations(t *testing.T) {

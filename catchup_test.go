@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -256,11 +255,15 @@ func catchUpStores(t *testing.T, backend string) []store.Store {
 // field reads depend on, and so must its retrieval. The limits are small,
 // so that the matrices are quantized, the annotations read lazily and the
 // pruned offline path taken at these sizes. On SQLite, and on PostgreSQL
-// when HIGMEM_TEST_POSTGRES is set.
+// when HIGMEM_TEST_POSTGRES is set. -catchup-seeds runs more seeds:
+//
+//	go test -run TestCatchUpEqualsFreshLoadRandom . -catchup-seeds=20
+var catchUpSeeds = flag.Int("catchup-seeds", 1, "TestCatchUpEqualsFreshLoadRandom: random sequences per backend and mode")
+
 func TestCatchUpEqualsFreshLoadRandom(t *testing.T) {
 	t.Parallel() // the slowest test of the package: its runs share nothing
 	backends := []string{"sqlite"}
-	if os.Getenv(pgtest.EnvVar) != "" {
+	if pgtest.Enabled() {
 		backends = append(backends, "postgres")
 	}
 	for _, backend := range backends {
@@ -271,11 +274,7 @@ func TestCatchUpEqualsFreshLoadRandom(t *testing.T) {
 				if testing.Short() {
 					steps = 12
 				}
-				seeds := 1
-				if n, err := strconv.Atoi(os.Getenv("HIGMEM_CATCHUP_SEEDS")); err == nil && n > 0 {
-					seeds = n
-				}
-				for seed := range seeds {
+				for seed := range max(*catchUpSeeds, 1) {
 					randomCatchUps(t, backend, mode, steps, uint64(seed))
 				}
 			})

@@ -38,7 +38,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	}
 	snap, err := m.exportSnapshot(ctx, sp)
 	if err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
+		return wrapf(err, "export")
 	}
 	turns, anns, events, links, profiles := snap.turns, snap.anns, snap.events, snap.links, snap.profiles
 	now := m.now().UTC()
@@ -62,11 +62,11 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	enc := json.NewEncoder(bw)
 	for _, l := range lines {
 		if err := enc.Encode(l); err != nil {
-			return fmt.Errorf("higmem: export: %w", err)
+			return wrapf(err, "export")
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
+		return wrapf(err, "export")
 	}
 	return nil
 }
@@ -194,7 +194,7 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 		return writeImport(ctx, tx, sp, lines, now, res)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("higmem: import: %w", err)
+		return nil, wrapf(err, "import")
 	}
 	m.invalidate(sp)
 	return res, nil
@@ -209,7 +209,7 @@ func (m *Memory) readImport(r io.Reader) (lines []exportLine, nos []int, err err
 	for {
 		raw, rerr := br.ReadBytes('\n')
 		if rerr != nil && rerr != io.EOF {
-			return nil, nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, rerr)
+			return nil, nil, wrapf(rerr, "import: read line %d", n+1)
 		}
 		if len(raw) == 0 && rerr == io.EOF {
 			break

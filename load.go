@@ -66,7 +66,7 @@ func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, t
 	}
 	l.wg.Wait()
 	if err := errors.Join(l.errs[:]...); err != nil {
-		return fmt.Errorf("higmem: load %s: %w", st.space, err)
+		return wrapf(err, "load %s", st.space)
 	}
 	return l.install()
 }
@@ -512,7 +512,7 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 	}
 	anns, err := st.reader.ListAnnotations(ctx, st.space, nil)
 	if err != nil {
-		return fmt.Errorf("higmem: load annotations of %s: %w", st.space, err)
+		return wrapf(err, "load annotations of %s", st.space)
 	}
 	for _, a := range anns {
 		if i, ok := st.pos[a.TurnID]; ok {
@@ -628,13 +628,13 @@ func (st *spaceState) loadLazyVectors(ctx context.Context, r store.Reader, tx st
 		if vi, into := r.(store.VectorsIntoReader); into {
 			var err error
 			if mat, ok, err = storevec.Into(ctx, vi, sp, lv.kind, emb.ID(), emb.Dim(), lv.n, lv.pos, lv.quantize); err != nil {
-				return fmt.Errorf("higmem: load %s vectors of %s: %w", lv.name, sp, err)
+				return wrapf(err, "load %s vectors of %s", lv.name, sp)
 			}
 		}
 		if !ok {
 			stored, err := r.ListVectors(ctx, sp, lv.kind, emb.ID())
 			if err != nil {
-				return fmt.Errorf("higmem: load %s vectors of %s: %w", lv.name, sp, err)
+				return wrapf(err, "load %s vectors of %s", lv.name, sp)
 			}
 			put := tx != nil
 			if !put && !st.torn {
@@ -675,7 +675,7 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 	}
 	anns, err := st.reader.ListAnnotations(ctx, st.space, ids)
 	if err != nil {
-		return nil, fmt.Errorf("higmem: read annotations: %w", err)
+		return nil, wrapf(err, "read annotations")
 	}
 	refs := make(map[string][]store.TimeRef, len(anns))
 	for _, a := range anns {
@@ -734,7 +734,7 @@ func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, put bool, sp sto
 		err = m.store.Update(ctx, func(tx store.Tx) error { return tx.PutVectors(ctx, sp, recs) })
 	}
 	if err != nil {
-		return nil, fmt.Errorf("higmem: store re-embedded vectors: %w", err)
+		return nil, wrapf(err, "store re-embedded vectors")
 	}
 	return out, nil
 }
@@ -769,7 +769,7 @@ func (m *Memory) embedQuestion(ctx context.Context, question string) ([]float32,
 func (m *Memory) embedWith(ctx context.Context, texts []string, fn func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
 	vs, err := fn(ctx, texts)
 	if err != nil {
-		return nil, fmt.Errorf("higmem: embed with %s: %w", m.opts.Embedder.ID(), err)
+		return nil, wrapf(err, "embed with %s", m.opts.Embedder.ID())
 	}
 	if len(vs) != len(texts) {
 		return nil, fmt.Errorf("higmem: embedder %s returned %d vectors for %d texts", m.opts.Embedder.ID(), len(vs), len(texts))

@@ -133,7 +133,7 @@ func (m *Memory) Get(ctx context.Context, sp Space, id string) (Turn, error) {
 	}
 	t, err := m.store.GetTurn(ctx, sp, id)
 	if err != nil {
-		return Turn{}, fmt.Errorf("higmem: get turn %q: %w", id, err)
+		return Turn{}, wrapf(err, "get turn %q", id)
 	}
 	return t, nil
 }
@@ -148,7 +148,7 @@ func (m *Memory) List(ctx context.Context, sp Space, q ListOptions) ([]Turn, err
 	}
 	ts, err := m.store.ListTurns(ctx, sp, q)
 	if err != nil {
-		return nil, fmt.Errorf("higmem: list turns: %w", err)
+		return nil, wrapf(err, "list turns")
 	}
 	return ts, nil
 }
@@ -188,7 +188,7 @@ func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, err
 	defer st.mu.RUnlock()
 	e, ok := st.event(id)
 	if !ok {
-		return EventView{}, fmt.Errorf("higmem: event %q: %w", id, ErrNotFound)
+		return EventView{}, wrapf(ErrNotFound, "event %q", id)
 	}
 	return st.view(e), nil
 }
@@ -236,15 +236,15 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	plan, err := m.deleteTurn(ctx, st, sp, id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrNotFound) {
 		// Not there, or another writer deleted it first.
-		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
+		return wrapf(ErrNotFound, "delete turn %q", id)
 	}
 	if err != nil {
-		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+		return wrapf(err, "delete turn %q", id)
 	}
 	// The next use of the space catches up from the journal (catchUp),
 	// which holds the delete and the records it rewrote.
 	if err := m.afterDelete(ctx, plan.trace); err != nil {
-		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+		return wrapf(err, "delete turn %q", id)
 	}
 	return nil
 }
@@ -376,11 +376,11 @@ func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
 	}
 	defer st.writeMu.Unlock()
 	if err := m.store.Update(ctx, func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) }); err != nil {
-		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+		return wrapf(err, "delete space %s", sp)
 	}
 	m.invalidate(sp)
 	if err := m.afterDelete(ctx, nil); err != nil {
-		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+		return wrapf(err, "delete space %s", sp)
 	}
 	return nil
 }

@@ -134,7 +134,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		rec.note("%s: %s", name, c.Error)
 	}
 	if err != nil {
-		return fmt.Errorf("higmem: %s call: %w", name, err)
+		return wrapf(err, "%s call", name)
 	}
 	return nil
 }

@@ -129,7 +129,7 @@ func (m *Memory) Profile(ctx context.Context, sp Space, entity string, po Profil
 	if p, ok := findProfile(ps, entity); ok {
 		return asOf(p, po.AsOf), nil
 	}
-	return Profile{}, fmt.Errorf("higmem: profile %q: %w", entity, ErrNotFound)
+	return Profile{}, wrapf(ErrNotFound, "profile %q", entity)
 }
 
 // findProfile returns the profile of entity in ps: the one with that name,
