@@ -173,7 +173,9 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		b.st.mu.RUnlock()
 		texts = append(texts, windows...)
 		// The passages of the long turns (passages.go), last.
-		tps, ptexts = passageTexts(b.turns)
+		if !m.opts.Ablations.NoPassages {
+			tps, ptexts = passageTexts(b.turns)
+		}
 		texts = append(texts, ptexts...)
 	}
 	vs, err = m.embed(ctx, texts)

@@ -365,7 +365,7 @@ func (q *query) passageScores() *passageMatch {
 	}
 	q.pmDone = true
 	st := q.st
-	if st.mem == nil {
+	if st.mem == nil || st.mem.opts.Ablations.NoPassages {
 		return nil
 	}
 	px := st.passages()

@@ -426,7 +426,6 @@ func TestPassageMaxTurn(t *testing.T) {
 	if len(res.Evidence) != 1 || res.Evidence[0].Excerpt == nil {
 		t.Fatalf("evidence %+v, want an excerpt of the big turn", res.IDs())
 	}
-	_ = memstore.New
 }
 
 // recordingModel records the user prompts of one kind a model receives.
@@ -489,5 +488,44 @@ func TestPassagesInSelectPrompt(t *testing.T) {
 	i := slices.Index(res.IDs(), "r3")
 	if i < 0 || res.Evidence[i].Excerpt == nil || !strings.Contains(res.Evidence[i].Turn.Text, "Zorblat") {
 		t.Fatalf("the model's selection does not give r3's excerpt as evidence: %v", res.IDs())
+	}
+}
+
+// TestPassagesMissingAreMade checks that a space whose long turns have no
+// stored passage vectors (written by a build without passages, or through
+// a path that did not make them) gets them on its first question: embedded
+// once and stored, then read back by the next memory without embedding.
+func TestPassagesMissingAreMade(t *testing.T) {
+	ctx := context.Background()
+	s := memstore.New()
+	sp := Space{UserID: "old"}
+	old, err := Open(ctx, Options{Mode: ModeOffline, Store: s, Embedder: hashing.New(64), Ablations: Ablations{NoPassages: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := old.Add(ctx, sp, passageChat()); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	if n := len(storedPassages(t, s, sp, hashing.New(64))); n != 0 {
+		t.Fatalf("%d passage records stored without passages", n)
+	}
+	for round, want := range []int{1 + 6*5, 1} {
+		ce := &countingEmbedder{Embedder: hashing.New(64)}
+		m, err := Open(ctx, Options{Mode: ModeOffline, Store: s, Embedder: ce})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Retrieve(ctx, sp, "Who keeps a pet iguana called Zorblat?", RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.Close()
+		if got := ce.count(); got != want {
+			t.Errorf("round %d: embedded %d texts, want %d", round, got, want)
+		}
+		if n := len(storedPassages(t, s, sp, ce)); n != 6 || !strings.Contains(res.Context, "Zorblat") {
+			t.Fatalf("round %d: %d passage records stored, want 6; context:\n%s", round, n, res.Context)
+		}
 	}
 }
