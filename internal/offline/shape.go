@@ -104,10 +104,10 @@ func (sh Shape) Assist() float64 {
 // moves towards. Fitted on RealMem dev and the synthetic user–assistant
 // stress, each tested on the other (internal/research/shapes).
 type Assistant struct {
-	// WindowWeight, LengthPow, DenseWeight, Next, EventShare, MinK and
-	// KeepRatio replace Tuning's.
+	// WindowWeight, LengthPow, DenseWeight, Next, EventShare, MinK,
+	// MaxK and KeepRatio replace Tuning's.
 	WindowWeight, LengthPow, DenseWeight, Next, EventShare, KeepRatio float64
-	MinK                                                              int
+	MinK, MaxK                                                        int
 	// TerseBump multiplies the score of the terse side's units, OpenBump
 	// (on top) that of the terse side's unit that opens a session.
 	TerseBump, OpenBump float64
@@ -141,6 +141,7 @@ func (tu Tuning) Adapt(sh Shape) Tuning {
 	out.EventShare = mix(tu.EventShare, a.EventShare)
 	out.KeepRatio = mix(tu.KeepRatio, a.KeepRatio)
 	out.MinK = int(math.Round(mix(float64(tu.MinK), float64(a.MinK))))
+	out.MaxK = int(math.Round(mix(float64(tu.MaxK), float64(a.MaxK))))
 	out.TerseBump = mix(1, a.TerseBump)
 	out.OpenBump = mix(1, a.OpenBump)
 	out.LexLenPow = mix(0, a.LexLenPow)

@@ -121,7 +121,7 @@ func DefaultTuning() Tuning {
 func DefaultAssistant() Assistant {
 	return Assistant{
 		WindowWeight: uaWindowWeight, LengthPow: uaLengthPow, DenseWeight: uaDenseWeight, Next: uaNext,
-		EventShare: uaEventShare, KeepRatio: uaKeepRatio, MinK: uaMinK,
+		EventShare: uaEventShare, KeepRatio: uaKeepRatio, MinK: uaMinK, MaxK: uaMaxK,
 		TerseBump: uaTerseBump, OpenBump: uaOpenBump, LexLenPow: uaLexLenPow,
 	}
 }
@@ -132,12 +132,13 @@ func DefaultAssistant() Assistant {
 const (
 	uaWindowWeight = 0.0
 	uaLengthPow    = 0.0
-	uaDenseWeight  = 0.5
+	uaDenseWeight  = 1.0
 	uaNext         = 0.5
 	uaEventShare   = 0.6
 	uaKeepRatio    = 0.55
-	uaMinK         = 6
+	uaMinK         = 5
+	uaMaxK         = 8
 	uaTerseBump    = 2.0
-	uaOpenBump     = 1.5
-	uaLexLenPow    = 0.5
+	uaOpenBump     = 2.0
+	uaLexLenPow    = 0.75
 )

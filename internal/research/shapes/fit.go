@@ -54,6 +54,7 @@ var grid = []struct {
 	{"EventShare", []float64{0, 0.3, 0.6}, func(a *offline.Assistant, x float64) { a.EventShare = x }},
 	{"KeepRatio", []float64{0.4, 0.55, 0.7, 0.85}, func(a *offline.Assistant, x float64) { a.KeepRatio = x }},
 	{"MinK", []float64{3, 4, 5, 6}, func(a *offline.Assistant, x float64) { a.MinK = int(x) }},
+	{"MaxK", []float64{6, 7, 8, 9}, func(a *offline.Assistant, x float64) { a.MaxK = int(x) }},
 }
 
 // Fit fits the user–assistant weights on qs by coordinate ascent from
