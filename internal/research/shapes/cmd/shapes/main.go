@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -18,16 +20,17 @@ import (
 	"github.com/higmem/higmem/internal/research/shapes"
 )
 
-var withChunks, int8, fit bool
+var withChunks, int8, fit, ablate bool
 
 func main() {
-	sets := flag.String("sets", "", "comma-separated NAME=PATH of LoCoMo-format dev files")
+	sets := flag.String("sets", "", "comma-separated NAME=PATH[@REGEXP] of LoCoMo-format dev files (REGEXP: keep the samples whose id matches)")
 	model := flag.String("model", "/root/.cache/higmem/models/e5-small-v2", "the e5-small-v2 model directory")
 	cacheDir := flag.String("cache", "/tmp/shapes-cache", "the vector cache directory")
 	workers := flag.Int("workers", 1, "embedding goroutines")
 	flag.BoolVar(&withChunks, "chunks", true, "embed ~80-word passages of long turns (ChunkMax)")
 	flag.BoolVar(&int8, "int8", true, "embed in int8 (minilm.PrecisionInt8; reported to the engine as float32's id)")
 	flag.BoolVar(&fit, "fit", false, "fit the user–assistant weights, leave-one-set-out over the sets whose shape adapts, then on all")
+	flag.BoolVar(&ablate, "ablate", false, "report the shipped user–assistant weights with each set back to the base tuning's")
 	flag.Parse()
 	if err := run(*sets, *model, *cacheDir, *workers); err != nil {
 		log.Fatal(err)
@@ -62,12 +65,20 @@ func run(sets, model, cacheDir string, workers int) error {
 	for _, sp := range strings.Split(sets, ",") {
 		name, path, ok := strings.Cut(sp, "=")
 		if !ok {
-			return fmt.Errorf("-sets: %q is not NAME=PATH", sp)
+			return fmt.Errorf("-sets: %q is not NAME=PATH[@REGEXP]", sp)
 		}
+		path, only, _ := strings.Cut(path, "@")
 		start := time.Now()
 		samples, err := locomo.Load(path)
 		if err != nil {
 			return err
+		}
+		if only != "" {
+			re, err := regexp.Compile(only)
+			if err != nil {
+				return err
+			}
+			samples = slices.DeleteFunc(samples, func(s locomo.Sample) bool { return !re.MatchString(s.ID) })
 		}
 		qsess, err := querySessions(path)
 		if err != nil {
@@ -84,6 +95,14 @@ func run(sets, model, cacheDir string, workers int) error {
 		}
 		log.Printf("%s: %d questions in %s (cache: %d hits, %d embedded)", name, len(qs), time.Since(start).Round(time.Second), emb.Hits, emb.Misses)
 		report(name, qs, offline.DefaultTuning(), stage)
+		if ablate && adapts(qs) {
+			for _, a := range shapes.Ablations() {
+				tu := offline.DefaultTuning()
+				a.Set(&tu.Assist)
+				sc, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{})
+				fmt.Printf("%-10s %-28s %s\n", name, "without "+a.Name, sc)
+			}
+		}
 		all = append(all, set{name, qs})
 	}
 	if fit {
@@ -112,10 +131,10 @@ func fitSets(all []set, stage *offline.Stage) {
 	v := shapes.Variant{}
 	if len(ua) > 1 {
 		for i, held := range ua {
-			var train []*shapes.Question
+			var train [][]*shapes.Question
 			for j, s := range ua {
 				if j != i {
-					train = append(train, s.qs...)
+					train = append(train, s.qs)
 				}
 			}
 			fmt.Printf("== fold: fit without %s\n", held.name)
@@ -124,9 +143,9 @@ func fitSets(all []set, stage *offline.Stage) {
 			report(held.name+"(held-out)", held.qs, tu, stage)
 		}
 	}
-	var train []*shapes.Question
+	var train [][]*shapes.Question
 	for _, s := range ua {
-		train = append(train, s.qs...)
+		train = append(train, s.qs)
 	}
 	fmt.Printf("== fit on all user–assistant sets\n")
 	tu := shapes.Fit(os.Stdout, train, offline.DefaultTuning(), stage, v, 4)
