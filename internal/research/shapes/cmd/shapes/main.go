@@ -20,7 +20,7 @@ import (
 	"github.com/higmem/higmem/internal/research/shapes"
 )
 
-var withChunks, int8, fit, ablate bool
+var withChunks, int8, fit, ablate, shapeOnly bool
 
 func main() {
 	sets := flag.String("sets", "", "comma-separated NAME=PATH[@REGEXP] of LoCoMo-format dev files (REGEXP: keep the samples whose id matches)")
@@ -30,6 +30,7 @@ func main() {
 	flag.BoolVar(&withChunks, "chunks", true, "embed ~80-word passages of long turns (ChunkMax)")
 	flag.BoolVar(&int8, "int8", true, "embed in int8 (minilm.PrecisionInt8; reported to the engine as float32's id)")
 	flag.BoolVar(&fit, "fit", false, "fit the user–assistant weights, leave-one-set-out over the sets whose shape adapts, then on all")
+	flag.BoolVar(&shapeOnly, "shape-only", false, "print each conversation's shape (offline.Shape) and weight, and nothing else (no model)")
 	flag.BoolVar(&ablate, "ablate", false, "report the shipped user–assistant weights with each set back to the base tuning's")
 	flag.Parse()
 	if err := run(*sets, *model, *cacheDir, *workers); err != nil {
@@ -44,6 +45,9 @@ type set struct {
 
 func run(sets, model, cacheDir string, workers int) error {
 	ctx := context.Background()
+	if shapeOnly {
+		return printShapes(sets)
+	}
 	opts := minilm.Options{Workers: workers}
 	if int8 {
 		opts.Precision = minilm.PrecisionInt8
@@ -216,4 +220,26 @@ func querySessions(path string) (map[string]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// printShapes prints the shape of every conversation of the sets, as the
+// engine computes it from the turns' speakers and words.
+func printShapes(sets string) error {
+	for _, sp := range strings.Split(sets, ",") {
+		name, path, _ := strings.Cut(sp, "=")
+		path, _, _ = strings.Cut(path, "@")
+		samples, err := locomo.Load(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range samples {
+			c := &shapes.Conv{}
+			for _, t := range s.Turns() {
+				c.Units = append(c.Units, shapes.Unit{Speaker: t.Speaker, Words: len(strings.Fields(t.Content()))})
+			}
+			sh := shapes.ShapeOf(c)
+			fmt.Printf("%-10s %-36s units %5d  two-party %.2f  ratio %.2f  weight %.2f\n", name, s.ID, len(c.Units), sh.TwoParty, sh.Ratio, sh.Assist())
+		}
+	}
+	return nil
 }
