@@ -125,6 +125,8 @@ func (q *query) scoredTurns(k int) []rank.Hit {
 // holds st.mu.
 func (q *query) offlineInput(tu offline.Tuning) *offline.Input {
 	st := q.st
+	shape := st.info.spk.Shape()
+	tu = tu.Adapt(shape)
 	dm := q.denseOf(tu.WindowWeight)
 	in := &offline.Input{
 		Tuning: tu, Units: len(st.turns), KTurn: q.ro.KTurn, Vector: q.qv, Dense: dm,
@@ -134,7 +136,21 @@ func (q *query) offlineInput(tu offline.Tuning) *offline.Input {
 		Fast:     q.sumMean(dm) && !st.limits.noOfflineFast && q.passageScores() == nil,
 		Features: func(dense bool) *offline.Features { return q.featuresIn(q.sc, dm, dense) },
 	}
-	if q.learned != nil && q.learned.AppliesTo(st.info.UnitsPerRun()) {
+	if tu.Adapted() {
+		// A user–assistant chat (offline.Shape): the units' roles and
+		// lengths, on the reference path.
+		in.Fast = false
+		in.Features = func(dense bool) *offline.Features {
+			f := q.featuresIn(q.sc, dm, dense)
+			n := len(f.Lex)
+			f.Role = offline.RolesInto(nil, st.info.speaker[:n], st.info.sameSession[:n], shape.Terse)
+			f.Words = st.info.words[:n]
+			return f
+		}
+	}
+	// The learned stage was fitted on the dev shapes: where the tuning
+	// adapted to another, it stands down (it costs RealMem dev recall).
+	if q.learned != nil && q.learned.AppliesTo(st.info.UnitsPerRun()) && !tu.Adapted() {
 		in.Stage = q.learned
 	}
 	if q.ctx != nil {

@@ -148,6 +148,9 @@ type turnInfo struct {
 	words, winStart []int32
 	// refBytes is what timeRefs take on the heap (see estimateSize).
 	refBytes int64
+	// spk counts the units and words of each speaker: the conversation's
+	// shape, which offline retrieval adapts to (offline.Shape).
+	spk offline.SpeakerStats
 }
 
 // newTurnInfo returns an empty turnInfo with room for n turns.
@@ -196,6 +199,7 @@ func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, word
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
 	ti.words = append(ti.words, int32(words))
+	ti.spk.Add(id, int32(words))
 	i := len(ti.speaker) - 1
 	ti.Runs.Add(ti.sameSession, i > 0 && ti.speaker[i] == ti.speaker[i-1], int32(words), question)
 	ti.addWindow(i)

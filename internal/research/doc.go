@@ -27,4 +27,9 @@
 // BENCHMARKS.md has their results) read the root package's internals and
 // were removed from the root with issue 31; they are in the history before
 // that commit.
+//
+// Package shapes (internal/research/shapes) is the loop of issue 32:
+// offline retrieval on every conversation shape, with an on-disk vector
+// cache, the stress generators (cmd/shapegen) and the fit of the
+// user–assistant weights (cmd/shapes -fit; see its package doc).
 package research
