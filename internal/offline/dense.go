@@ -71,17 +71,17 @@ func (d DenseMix) MeanDot(q []float32) float64 {
 }
 
 // estimate writes estimates of the feature and their error bounds (see
-// vec.Matrix.Estimate) into est and bound, using est2 and bound2 as
+// vec.Matrix.EstimateTiered) into est and bound, using est2 and bound2 as
 // scratch when both matrices are read, and returns the best lower bound.
 func (d DenseMix) estimate(q []float32, est, bound, est2, bound2 []float64) float64 {
 	switch d.W {
 	case 0:
-		return d.Turn.Estimate(q, est, bound)
+		return estimateOf(d.Turn, q, est, bound)
 	case 1:
-		return d.Win.Estimate(q, est, bound)
+		return estimateOf(d.Win, q, est, bound)
 	}
-	d.Turn.Estimate(q, est, bound)
-	d.Win.Estimate(q, est2, bound2)
+	estimateOf(d.Turn, q, est, bound)
+	estimateOf(d.Win, q, est2, bound2)
 	maxLo := math.Inf(-1)
 	for i := range est {
 		// The bound of a mix is the mix of the bounds (both weights are
@@ -117,4 +117,26 @@ func (d DenseMix) ScoresInto(q []float32, dst []float64, tmp []float32, winVisib
 			dst[i] = d.mix(dst[i], float64(s))
 		}
 	}
+}
+
+// refineShare places the int8 rescan of the pruned path's estimates (see
+// estimateOf) between the mean cosine (0) and the best lower bound of the
+// 4-bit scan (1).
+const refineShare = 0.9
+
+// estimateOf estimates the cosines of m's rows with q (vec.Matrix.
+// EstimateTiered). Its bounds are valid whatever rows the int8 rescan
+// takes, so the pruned path decides as from int8 estimates of every row;
+// the floor below only trades the rescan's work against the exact cosines
+// the pruned path computes where the 4-bit bounds are too loose. A row
+// whose cosine is below the mean adds nothing to its relevance (Relevance
+// centres the cosine on the mean and drops what falls below it), so a
+// loose bound costs nothing there; rows a little below the best lower
+// bound are rescanned, as they may hold the best cosine or the best
+// scores.
+func estimateOf(m *vec.Matrix, q []float32, est, bound []float64) float64 {
+	mean := m.MeanDot(q)
+	return m.EstimateTiered(q, est, bound, func(maxLow float64) float64 {
+		return mean + refineShare*max(maxLow-mean, 0)
+	})
 }
