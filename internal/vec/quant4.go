@@ -195,7 +195,6 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	}
 	const margin = 1 + 1e-9
 	qnorm = math.Sqrt(qnorm) * margin
-	ql1 *= margin
 	// p: q rounded to int8 words (padded with zeros), and the norm of the
 	// rounding error; psum corrects for the stored codes' offset of 8.
 	p := make([]int8, 2*q4.rowBytes)
@@ -208,7 +207,7 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 		e := float64(x) - t*c
 		qerr += e * e
 	}
-	qerr = math.Sqrt(qerr)*margin + 1e-300
+	qerr = math.Sqrt(qerr) * margin
 	// The two passes run on up to four goroutines, each on its own range
 	// of rows: the first gives each range's largest lower bound, the
 	// second rescans.
@@ -227,26 +226,10 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 		f(0, 0, min(per, n))
 		wg.Wait()
 	}
-	parallel(func(w, lo, hi int) {
-		maxLow := math.Inf(-1)
-		var dots [blockRows]int32
-		for b := lo; b < hi; b += blockRows {
-			e := min(b+blockRows, hi)
-			out := dots[:e-b]
-			dotU4(p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
-			scale, res, inf, norm, round := q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e]
-			es, bs := est[b:e], err[b:e]
-			for j, dot := range out {
-				x := t * float64(scale[j]) * float64(dot-8*psum)
-				// qnorm and ql1 are positive: a row that is not finite
-				// (res and inf +Inf, norm and round 0) gets +Inf.
-				bound := min(qnorm*float64(res[j]), ql1*float64(inf[j])) + qnorm*float64(round[j]) + qerr*float64(norm[j])
-				es[j], bs[j] = x, bound*margin+1e-15
-				maxLow = max(maxLow, x-bound)
-			}
-		}
-		lows[w] = maxLow
-	})
+	// The bound's multipliers carry a relative margin of 1e-9 for the
+	// rounding of t, p and the products and sums (see Estimate).
+	sc := scan4{p: p, off: 8 * psum, t: t, qnorm: qnorm * margin, ql1: ql1 * margin, qerr: qerr * margin}
+	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
@@ -273,4 +256,46 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 		lows[w] = maxLow
 	})
 	return slices.Max(lows)
+}
+
+// scan4 is the first pass of EstimateTiered for one query: p, the query's
+// int8 words; off, 8 times their sum (the codes' offset); t, their scale;
+// and the bound's multipliers (see quant4).
+type scan4 struct {
+	p                []int8
+	off              int32
+	t                float64
+	qnorm, ql1, qerr float64
+}
+
+// rows writes the 4-bit estimates and bounds of rows lo to hi-1 and
+// returns their largest lower bound.
+func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int) float64 {
+	maxLow := math.Inf(-1)
+	off, t, qnorm, ql1, qerr := sc.off, sc.t, sc.qnorm, sc.ql1, sc.qerr
+	var dots [blockRows]int32
+	for b := lo; b < hi; b += blockRows {
+		e := min(b+blockRows, hi)
+		out := dots[:e-b]
+		dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
+		k := len(out)
+		scale, res, inf, norm, round := q4.scale[b:e][:k], q4.res[b:e][:k], q4.inf[b:e][:k], q4.norm[b:e][:k], q4.round[b:e][:k]
+		es, bs := est[b:e][:k], err[b:e][:k]
+		for j, dot := range out {
+			x := t * float64(scale[j]) * float64(dot-off)
+			// qnorm and ql1 are positive (the query is not zero): a
+			// row that is not finite (res and inf +Inf, norm and round
+			// 0) gets +Inf.
+			a, c := qnorm*float64(res[j]), ql1*float64(inf[j])
+			if c < a {
+				a = c
+			}
+			bound := a + qnorm*float64(round[j]) + qerr*float64(norm[j]) + 1e-15
+			es[j], bs[j] = x, bound
+			if x-bound > maxLow {
+				maxLow = x - bound
+			}
+		}
+	}
+	return maxLow
 }
