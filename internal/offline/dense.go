@@ -119,24 +119,21 @@ func (d DenseMix) ScoresInto(q []float32, dst []float64, tmp []float32, winVisib
 	}
 }
 
-// refineShare places the int8 rescan of the pruned path's estimates (see
-// estimateOf) between the mean cosine (0) and the best lower bound of the
-// 4-bit scan (1).
-const refineShare = 0.9
-
 // estimateOf estimates the cosines of m's rows with q (vec.Matrix.
-// EstimateTiered). Its bounds are valid whatever rows the int8 rescan
-// takes, so the pruned path decides as from int8 estimates of every row;
-// the floor below only trades the rescan's work against the exact cosines
-// the pruned path computes where the 4-bit bounds are too loose. A row
-// whose cosine is below the mean adds nothing to its relevance (Relevance
-// centres the cosine on the mean and drops what falls below it), so a
-// loose bound costs nothing there; rows a little below the best lower
-// bound are rescanned, as they may hold the best cosine or the best
-// scores.
+// EstimateTiered): the 4-bit scan of every row, then the int8 rescan of
+// the rows whose 4-bit bound reaches the best 4-bit lower bound, the rows
+// that may hold the best cosine (and at least the mean: a cosine below the
+// mean adds nothing to relevance, so a loose bound there costs nothing).
+// The bounds are valid whatever rows the rescan takes, so the pruned path
+// decides as from int8 estimates of every row; the floor only trades the
+// rescan against the exact cosines the pruned path computes where the
+// 4-bit bounds are too loose. On the bench's 100k space (60 questions) it
+// rescans 2.7% of the rows and the pruned path computes 337 exact cosines
+// a question (122 from int8 estimates of every row); a floor 0.9 of the way
+// from the mean rescanned 4.6% for 207 cosines, 1.1 of the way 1.5% for
+// 591. A rescan reads 256 bytes of a row at 256 dimensions, an exact
+// cosine 1 KiB and the turn's context.
 func estimateOf(m *vec.Matrix, q []float32, est, bound []float64) float64 {
 	mean := m.MeanDot(q)
-	return m.EstimateTiered(q, est, bound, func(maxLow float64) float64 {
-		return mean + refineShare*max(maxLow-mean, 0)
-	})
+	return m.EstimateTiered(q, est, bound, func(maxLow float64) float64 { return max(maxLow, mean) })
 }
