@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/higmem/higmem/internal/history"
 	"github.com/higmem/higmem/internal/redact"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
@@ -293,7 +294,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
 			return err
 		}
-		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
+		if err := history.Append(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
 			return err
 		}
 		if err := applyProfileForget(ctx, tx, sp, plan.profiles, now); err != nil {
@@ -303,7 +304,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 			if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
 				return err
 			}
-			if err := appendChange(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
+			if err := history.Append(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
 				return err
 			}
 		}
@@ -312,7 +313,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 			if err := tx.PutEvent(ctx, e); err != nil {
 				return err
 			}
-			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
+			if err := history.Append(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
 				return err
 			}
 			if vs != nil {
@@ -323,7 +324,7 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 			if err := tx.PutAnnotation(ctx, sp, a); err != nil {
 				return err
 			}
-			if err := appendChange(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
+			if err := history.Append(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
 				return err
 			}
 		}
