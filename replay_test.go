@@ -163,7 +163,7 @@ func TestRealServerReplay(t *testing.T) {
 			acct.Replies = tally.String()
 			acct.finish()
 			t.Logf("accounting: %#v", acct.account)
-			if os.Getenv(strings.ToUpper(c.server)+"_RECORD_URL") == "" {
+			if *recordURL[c.server] == "" {
 				// Replayed: what the real model did, call by call, is fixed
 				// by the cassette, so its accounting must come out exactly.
 				if want, ok := replayAccounting[c.name]; !ok {

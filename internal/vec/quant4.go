@@ -228,7 +228,7 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	}
 	// The bound's multipliers carry a relative margin of 1e-9 for the
 	// rounding of t, p and the products and sums (see Estimate).
-	sc := scan4{p: p, off: 8 * psum, t: t, qnorm: qnorm * margin, ql1: ql1 * margin, qerr: qerr * margin}
+	sc := scan4{p: p, c: bound4{t: t, qnorm: qnorm * margin, ql1: ql1 * margin, qerr: qerr * margin, eps: 1e-15, off: 8 * psum}}
 	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
@@ -259,42 +259,55 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 }
 
 // scan4 is the first pass of EstimateTiered for one query: p, the query's
-// int8 words; off, 8 times their sum (the codes' offset); t, their scale;
-// and the bound's multipliers (see quant4).
+// int8 words, and the constants of the estimates and bounds (bound4).
 type scan4 struct {
-	p                []int8
-	off              int32
-	t                float64
-	qnorm, ql1, qerr float64
+	p []int8
+	c bound4
+}
+
+// bound4 holds what the estimate and bound of a row take from the query:
+// t, the scale of its int8 words; the bound's multipliers (see quant4);
+// eps, an absolute margin; off, 8 times the words' sum (the codes'
+// offset). bounds4AVX2 reads it by offset: keep the order.
+type bound4 struct {
+	t, qnorm, ql1, qerr, eps float64
+	off                      int32
 }
 
 // rows writes the 4-bit estimates and bounds of rows lo to hi-1 and
 // returns their largest lower bound.
 func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int) float64 {
 	maxLow := math.Inf(-1)
-	off, t, qnorm, ql1, qerr := sc.off, sc.t, sc.qnorm, sc.ql1, sc.qerr
 	var dots [blockRows]int32
 	for b := lo; b < hi; b += blockRows {
 		e := min(b+blockRows, hi)
 		out := dots[:e-b]
 		dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
-		k := len(out)
-		scale, res, inf, norm, round := q4.scale[b:e][:k], q4.res[b:e][:k], q4.inf[b:e][:k], q4.norm[b:e][:k], q4.round[b:e][:k]
-		es, bs := est[b:e][:k], err[b:e][:k]
-		for j, dot := range out {
-			x := t * float64(scale[j]) * float64(dot-off)
-			// qnorm and ql1 are positive (the query is not zero): a
-			// row that is not finite (res and inf +Inf, norm and round
-			// 0) gets +Inf.
-			a, c := qnorm*float64(res[j]), ql1*float64(inf[j])
-			if c < a {
-				a = c
-			}
-			bound := a + qnorm*float64(round[j]) + qerr*float64(norm[j]) + 1e-15
-			es[j], bs[j] = x, bound
-			if x-bound > maxLow {
-				maxLow = x - bound
-			}
+		maxLow = max(maxLow, bounds4(&sc.c, out, q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e], est[b:e], err[b:e]))
+	}
+	return maxLow
+}
+
+// bounds4Go writes est[j] and err[j] for the rows whose 4-bit dot products
+// are dots and returns the largest est[j]-err[j] (-Inf for none): bounds4's
+// reference.
+func bounds4Go(c *bound4, dots []int32, scale, res, inf, norm, round []float32, est, err []float64) float64 {
+	maxLow := math.Inf(-1)
+	k := len(dots)
+	scale, res, inf, norm, round, est, err = scale[:k], res[:k], inf[:k], norm[:k], round[:k], est[:k], err[:k]
+	t, qnorm, ql1, qerr, eps, off := c.t, c.qnorm, c.ql1, c.qerr, c.eps, c.off
+	for j, dot := range dots {
+		x := t * float64(scale[j]) * float64(dot-off)
+		// qnorm and ql1 are positive (the query is not zero): a row that
+		// is not finite (res and inf +Inf, norm and round 0) gets +Inf.
+		a, b := qnorm*float64(res[j]), ql1*float64(inf[j])
+		if b < a {
+			a = b
+		}
+		bound := a + qnorm*float64(round[j]) + qerr*float64(norm[j]) + eps
+		est[j], err[j] = x, bound
+		if x-bound > maxLow {
+			maxLow = x - bound
 		}
 	}
 	return maxLow

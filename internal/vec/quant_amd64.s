@@ -306,3 +306,66 @@ u4inner1:
 u4done:
 	VZEROUPPER
 	RET
+
+// func bounds4AVX2(c *bound4, dots *int32, scale, res, inf, norm, round *float32, est, err *float64, n int) float64
+//
+// bounds4Go four rows at a time: the float32 terms widened with
+// VCVTPS2PD, the dot products less the offset with VCVTDQ2PD, then the
+// same products, minimum and sums in the same order. n must be a positive
+// multiple of 4; the CPU must have AVX2.
+TEXT ·bounds4AVX2(SB), NOSPLIT, $0-88
+	MOVQ c+0(FP), AX
+	MOVQ dots+8(FP), BX
+	MOVQ scale+16(FP), CX
+	MOVQ res+24(FP), DX
+	MOVQ inf+32(FP), SI
+	MOVQ norm+40(FP), DI
+	MOVQ round+48(FP), R8
+	MOVQ est+56(FP), R9
+	MOVQ err+64(FP), R10
+	MOVQ n+72(FP), R11
+	VBROADCASTSD 0(AX), Y8   // t
+	VBROADCASTSD 8(AX), Y9   // qnorm
+	VBROADCASTSD 16(AX), Y10 // ql1
+	VBROADCASTSD 24(AX), Y11 // qerr
+	VBROADCASTSD 32(AX), Y12 // eps
+	VPBROADCASTD 40(AX), X13 // off
+	MOVQ $0xFFF0000000000000, R12
+	MOVQ R12, X14
+	VPBROADCASTQ X14, Y14    // the largest lower bound: -Inf
+	XORQ R12, R12
+
+b4loop:
+	VMOVDQU   (BX)(R12*4), X0
+	VPSUBD    X13, X0, X0
+	VCVTDQ2PD X0, Y0          // dot - off
+	VCVTPS2PD (CX)(R12*4), Y1
+	VMULPD    Y8, Y1, Y1      // t*scale
+	VMULPD    Y0, Y1, Y0      // x = t*scale*(dot - off)
+	VCVTPS2PD (DX)(R12*4), Y2
+	VMULPD    Y9, Y2, Y2      // a = qnorm*res
+	VCVTPS2PD (SI)(R12*4), Y3
+	VMULPD    Y10, Y3, Y3     // b = ql1*inf
+	VMINPD    Y3, Y2, Y2      // a < b ? a : b
+	VCVTPS2PD (R8)(R12*4), Y3
+	VMULPD    Y9, Y3, Y3
+	VADDPD    Y3, Y2, Y2      // + qnorm*round
+	VCVTPS2PD (DI)(R12*4), Y3
+	VMULPD    Y11, Y3, Y3
+	VADDPD    Y3, Y2, Y2      // + qerr*norm
+	VADDPD    Y12, Y2, Y2     // + eps
+	VMOVUPD   Y0, (R9)(R12*8)
+	VMOVUPD   Y2, (R10)(R12*8)
+	VSUBPD    Y2, Y0, Y0      // x - bound
+	VMAXPD    Y0, Y14, Y14
+	ADDQ      $4, R12
+	CMPQ      R12, R11
+	JLT       b4loop
+
+	VEXTRACTF128 $1, Y14, X0
+	VMAXPD       X0, X14, X14
+	VPERMILPD    $1, X14, X0
+	VMAXPD       X0, X14, X14
+	VZEROUPPER
+	MOVSD        X14, ret+80(FP)
+	RET
