@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/store"
 )
@@ -63,7 +64,7 @@ func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResu
 			if pending[0].ID != "" {
 				from = strconv.Quote(pending[0].ID)
 			}
-			return res, fmt.Errorf("higmem: add: turns from %s on not stored: %w", from, err)
+			return res, wrapf(err, "add: turns from %s on not stored", from)
 		}
 	}
 	return res, nil
@@ -174,7 +175,7 @@ func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, c *chunk, r
 	build := func(st *spaceState, c *chunk) *batch {
 		b := newBatch(st, c, m.now().UTC())
 		for _, t := range c.turns {
-			b.ann[t.ID] = annotateRules(t)
+			b.ann[t.ID] = rules.Annotate(t)
 		}
 		return b
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -155,27 +156,35 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 	var texts []string
 	if b.turnVecs == nil {
 		for _, t := range b.turns {
-			texts = append(texts, turnEmbedText(t))
+			texts = append(texts, rules.EmbedText(t))
 		}
 	}
 	for _, id := range b.order {
 		e := b.events[id]
 		e.Version = b.eventVersion(id) + 1
 		e.UpdatedAt = b.now
-		texts = append(texts, eventText(*e))
+		texts = append(texts, rules.EventText(*e))
 	}
-	var windows []string
+	var windows, ptexts []string
+	var tps []*turnPassages
 	if m.opts.Embedder != nil {
 		b.st.mu.RLock()
 		windows = b.st.windowTexts(b.turns)
 		b.st.mu.RUnlock()
 		texts = append(texts, windows...)
+		// The passages of the long turns (passages.go), last.
+		if !m.opts.Ablations.NoPassages {
+			tps, ptexts = passageTexts(b.turns)
+		}
+		texts = append(texts, ptexts...)
 	}
 	vs, err = m.embed(ctx, texts)
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	var pvs [][]float32
 	if vs != nil {
+		vs, pvs = vs[:len(vs)-len(ptexts)], vs[len(vs)-len(ptexts):]
 		vs, wvs = vs[:len(vs)-len(windows)], vs[len(vs)-len(windows):]
 	}
 	if vs != nil && b.turnVecs != nil {
@@ -190,6 +199,10 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		for j, id := range b.order {
 			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: id, Embedder: emb, Values: vs[len(b.turns)+j]})
 		}
+		precs := fillPassageVectors(tps, pvs, passageEmbedder(m.opts.Embedder))
+		vrecs = append(vrecs, precs...)
+		// The state's passage index takes them once the turns are in.
+		b.st.passages().note(precs, passageEmbedder(m.opts.Embedder))
 	}
 	return vs, wvs, vrecs, nil
 }
@@ -279,7 +292,7 @@ func (st *spaceState) apply(b *batch, vs, wvs [][]float32, res *AddResult) {
 	for _, l := range b.links {
 		st.addLink(l)
 	}
-	st.records = st.records.with(b.profiles, nil)
+	st.records = st.records.With(b.profiles, nil)
 	if n := len(b.turns); n > 0 {
 		if evs := st.eventsOf[b.turns[n-1].ID]; len(evs) > 0 {
 			st.lastEvent = evs[0]

@@ -8,6 +8,7 @@ import (
 
 	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -24,11 +25,11 @@ import (
 func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
 	turns := c.turns
 	b := newBatch(st, c, m.now().UTC())
-	// Each turn is embedded twice: as stored (turnEmbedText) and as a query
+	// Each turn is embedded twice: as stored (rules.EmbedText) and as a query
 	// for its candidate events (its content).
 	texts := make([]string, 0, 2*len(turns))
 	for _, t := range turns {
-		texts = append(texts, turnEmbedText(t))
+		texts = append(texts, rules.EmbedText(t))
 	}
 	for _, t := range turns {
 		texts = append(texts, content(t))
@@ -82,9 +83,9 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		for _, t := range turns {
 			if ri, ok := byID[t.ID]; ok {
 				r := reply.Turns[ri]
-				b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+				b.ann[t.ID] = rules.FromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
 			} else {
-				b.ann[t.ID] = annotateRules(t)
+				b.ann[t.ID] = rules.Annotate(t)
 			}
 		}
 		st.mu.RUnlock()
@@ -239,7 +240,7 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 			// The model skipped this turn (or the reply was unusable):
 			// rules annotate it and the offline segmenter places it.
 			missing++
-			b.ann[t.ID] = annotateRules(t)
+			b.ann[t.ID] = rules.Annotate(t)
 			if seg == nil {
 				seg = newSegmenter(st, b)
 			}
@@ -255,7 +256,7 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 			continue
 		}
 		r := reply.Turns[ri]
-		b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+		b.ann[t.ID] = rules.FromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
 		var joined []*store.Event
 		for _, ref := range r.Events {
 			ref = strings.TrimSpace(ref)
@@ -323,7 +324,7 @@ func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels m
 		r, ok := byEvent[id]
 		switch {
 		case ok && r.Summary != "":
-			applyUpdate(e, r.EventUpdateReply, added)
+			rules.ApplyUpdate(e, r.EventUpdateReply, added)
 			e.Producer = defaultProducer
 		case existed && e.Summary != "":
 			if usable {
@@ -332,17 +333,17 @@ func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels m
 		default:
 			title := e.Title
 			summariseExtractive(b.st, b, e)
-			e.Keywords = memcheck.Terms(e.Keywords, maxEventKeywords)
+			e.Keywords = memcheck.Terms(e.Keywords, rules.MaxEventKeywords)
 			if title != "" {
 				e.Title = title
 			}
-			e.Producer = defaultProducer + fallbackSuffix
+			e.Producer = defaultProducer + rules.FallbackSuffix
 			if usable {
 				rec.note("event %s: build reply unusable for it (left out or junk), an offline summary stands in, marked in the producer", id)
 			}
 		}
 		if e.Title == "" {
-			e.Title = titleFrom(e.Summary)
+			e.Title = rules.TitleFrom(e.Summary)
 		}
 	}
 }

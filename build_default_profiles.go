@@ -3,6 +3,7 @@ package higmem
 import (
 	"slices"
 
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/store"
 )
@@ -53,7 +54,7 @@ func peopleRecords(b *batch, facts []prompt.PersonFact, producer string) []store
 		if len(ids) == 0 {
 			continue
 		}
-		out = append(out, newProfileRecord(f.Entity, f.Attribute, f.Value, f.Ended, ids, at, producer, b.now))
+		out = append(out, profilerec.Record(f.Entity, f.Attribute, f.Value, f.Ended, ids, at, producer, b.now))
 	}
 	return out
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/profile"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
@@ -158,7 +159,7 @@ func paperRecords(b *batch, name string, r prompt.ProfileUpdateReply, shown []st
 		if profile.Key(f.Entity) != profile.Key(name) {
 			continue // about someone else: their own update says it
 		}
-		out = append(out, newProfileRecord(name, f.Attribute, f.Value, f.Ended, f.TurnIDs, at, producer, b.now))
+		out = append(out, profilerec.Record(name, f.Attribute, f.Value, f.Ended, f.TurnIDs, at, producer, b.now))
 	}
 	var cited []string
 	for _, m := range citeRE.FindAllStringSubmatch(r.Summary, -1) {
@@ -174,7 +175,7 @@ func paperRecords(b *batch, name string, r prompt.ProfileUpdateReply, shown []st
 			cited = append(cited, t.ID)
 		}
 	}
-	return append(out, newProfileRecord(name, store.ProfileSummary, r.Summary, false, cited, at, producer, b.now))
+	return append(out, profilerec.Record(name, store.ProfileSummary, r.Summary, false, cited, at, producer, b.now))
 }
 
 // turnAt returns a lookup of the turns ts and the batch's turns by id.

@@ -104,8 +104,9 @@ func TestCaps(t *testing.T) {
 }
 
 // TestEvidenceBudgetCutsLongTurn checks that the token budget is a real
-// cap: a turn longer than the whole budget comes back cut to it with a
-// marker and a note, while the stored turn stays whole.
+// cap: a long turn comes back as the excerpt that matches (its passages,
+// see passages.go), and an excerpt longer than the whole budget comes back
+// cut to it with a marker and a note, while the stored turn stays whole.
 func TestEvidenceBudgetCutsLongTurn(t *testing.T) {
 	ctx := t.Context()
 	m := open(t, higmem.Options{MaxTurnBytes: -1})
@@ -113,19 +114,23 @@ func TestEvidenceBudgetCutsLongTurn(t *testing.T) {
 	if _, err := m.Add(ctx, sp, []higmem.TurnInput{{ID: "long", Speaker: "Ann", Text: long}, {ID: "short", Speaker: "Bo", Text: "I like tea."}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := m.Retrieve(ctx, sp, "What does the lighthouse logbook say about the storm?", higmem.RetrieveOptions{EvidenceTokens: 500})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(res.Evidence) == 0 || res.Evidence[0].Turn.ID != "long" {
-		t.Fatalf("evidence %+v; want the long turn first", res.Evidence)
-	}
-	got := res.Evidence[0].Turn.Text
-	if len(got) > 500*4 || !strings.Contains(got, "[…cut: ") || !strings.HasPrefix(got, "The lighthouse keeper") {
-		t.Errorf("evidence text is %d bytes (%.60q…): want at most %d, the start kept and a cut marker", len(got), got, 500*4)
-	}
-	if !strings.Contains(strings.Join(res.Trace.Notes, "\n"), "longer than the token budget") {
-		t.Errorf("notes %q: want one about the cut", res.Trace.Notes)
+	for _, budget := range []int{500, 40} {
+		res, err := m.Retrieve(ctx, sp, "What does the lighthouse logbook say about the storm?", higmem.RetrieveOptions{EvidenceTokens: budget})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Evidence) == 0 || res.Evidence[0].Turn.ID != "long" {
+			t.Fatalf("evidence %+v; want the long turn first", res.Evidence)
+		}
+		got := res.Evidence[0].Turn.Text
+		if len(got) > budget*4 || res.Evidence[0].Excerpt == nil || !strings.HasPrefix(got, "The lighthouse keeper") {
+			t.Errorf("budget %d: evidence text is %d bytes (%.60q…): want at most %d, the matching passage's start, an excerpt", budget, len(got), got, budget*4)
+		}
+		cut := strings.Contains(got, "[…cut: ")
+		noted := strings.Contains(strings.Join(res.Trace.Notes, "\n"), "longer than the token budget")
+		if want := budget < 100; cut != want || noted != want {
+			t.Errorf("budget %d: cut %v, noted %v (%q); want %v", budget, cut, noted, res.Trace.Notes, want)
+		}
 	}
 	stored, err := m.Get(ctx, sp, "long")
 	if err != nil || stored.Text != strings.TrimSpace(long) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/heapsize"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -48,6 +50,9 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (i
 		return 0, false, err
 	}
 	st.applyDelta(d)
+	if emb := m.opts.Embedder; emb != nil {
+		st.passages().note(ch.Vectors, passageEmbedder(emb))
+	}
 	m.catchUps.Add(1)
 	return ch.Version, true, nil
 }
@@ -157,7 +162,7 @@ func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stor
 		// Else the turn vectors are read from the store when first needed.
 		d.addVecs = make([][]float32, len(d.add))
 		for i, t := range d.add {
-			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return rules.EmbedText(t) })
 		}
 	}
 	d.addWin = make([][]float32, len(d.add))
@@ -181,7 +186,7 @@ func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stor
 		// needed.
 		d.evVecs = make([][]float32, len(d.evPut))
 		for i, e := range d.evPut {
-			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return rules.EventText(e) })
 		}
 	}
 	if len(texts) == 0 {
@@ -307,8 +312,8 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	})
 	docs := make([]bm25.Doc, len(d.add))
 	for k, t := range d.add {
-		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: turnLexText(t)}
-		st.recBytes += turnBytes(&d.add[k])
+		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: rules.LexText(t)}
+		st.recBytes += heapsize.Turn(&d.add[k])
 	}
 	st.turnLex.AddBatch(docs)
 	st.turns = turns
@@ -343,7 +348,7 @@ func (st *spaceState) mergeTurns(d *delta) (turns []store.Turn, src []int, moved
 	for i := range n {
 		if d.gone[st.turns[i].ID] {
 			moved[i] = -1
-			st.recBytes -= turnBytes(&st.turns[i])
+			st.recBytes -= heapsize.Turn(&st.turns[i])
 			continue
 		}
 		for k < len(d.add) && compareStored(d.add[k], st.turns[i]) < 0 {
@@ -438,7 +443,7 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 			e := d.evPut[i]
 			st.evPos[e.ID] = len(st.events)
 			st.events = append(st.events, e)
-			st.recBytes += eventBytes(&e)
+			st.recBytes += heapsize.Event(&e)
 			st.evTurns = append(st.evTurns, nil)
 			if hasVecs {
 				if st.eventVec.Dim == 0 {
@@ -451,13 +456,13 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 	for i, e := range d.evPut {
 		j := st.evPos[e.ID]
 		if !inserted[i] {
-			st.recBytes += eventBytes(&e) - eventBytes(&st.events[j])
+			st.recBytes += heapsize.Event(&e) - heapsize.Event(&st.events[j])
 			st.events[j] = e
 			if hasVecs {
 				st.eventVec.Set(j, d.evVecs[i])
 			}
 		}
-		st.eventLex.AddRef(e.ID, j, eventText(e))
+		st.eventLex.AddRef(e.ID, j, rules.EventText(e))
 	}
 	for id, v := range d.evSetVecs {
 		if j, ok := st.evPos[id]; ok && hasVecs {
@@ -480,7 +485,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	k := 0
 	insert := func() {
 		e := d.evPut[ins[k]]
-		st.recBytes += eventBytes(&e)
+		st.recBytes += heapsize.Event(&e)
 		if hasVecs {
 			addVecs = append(addVecs, d.evVecs[ins[k]])
 		}
@@ -492,7 +497,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	for i := range n {
 		if d.evGone[st.events[i].ID] {
 			moved[i] = -1
-			st.recBytes -= eventBytes(&st.events[i])
+			st.recBytes -= heapsize.Event(&st.events[i])
 			continue
 		}
 		for k < len(ins) && compareEvents(d.evPut[ins[k]], st.events[i]) < 0 {
@@ -675,7 +680,7 @@ func (st *spaceState) applyLinks(d *delta) {
 		for _, l := range st.links[id] {
 			if k := [3]string{l.Source, l.Target, l.Relation}; !dropped[k] {
 				dropped[k] = true
-				st.recBytes -= linkSize(&l)
+				st.recBytes -= heapsize.Link(&l)
 			}
 			other := l.Target
 			if other == id {
@@ -694,10 +699,10 @@ func (st *spaceState) applyLinks(d *delta) {
 		delete(st.links, id)
 	}
 	for _, l := range d.links {
-		st.recBytes += linkSize(&l)
+		st.recBytes += heapsize.Link(&l)
 		if ls := st.links[l.Source]; len(ls) > 0 {
 			if at, found := slices.BinarySearchFunc(ls, l, compareLinks); found {
-				st.recBytes -= linkSize(&ls[at])
+				st.recBytes -= heapsize.Link(&ls[at])
 			}
 		}
 		st.putLink(l.Source, l)
@@ -713,13 +718,13 @@ func (st *spaceState) applyLinks(d *delta) {
 func (st *spaceState) applyRecords(d *delta) {
 	drop := d.recordsGone
 	if len(d.gone) > 0 {
-		for _, r := range st.records.list() {
+		for _, r := range st.records.List() {
 			if slices.ContainsFunc(r.TurnIDs, func(id string) bool { return d.gone[id] }) {
 				drop = append(drop, r.ID)
 			}
 		}
 	}
-	st.records = st.records.with(d.records, drop)
+	st.records = st.records.With(d.records, drop)
 }
 
 // putLink puts l in the links of turn id, replacing the link with its key.

@@ -10,6 +10,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/higmem/higmem/internal/exportfmt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -22,21 +24,8 @@ import (
 // profile lines; Import reads versions 1 and 2.
 const ExportVersion = 2
 
-// exportLine is one line of an export: a header, then turns, annotations,
-// events, links and profile records. Vectors are not exported; Import
-// recomputes them with the importing memory's embedder. Rule-derived
-// profiles are not either: they follow from the turns.
-type exportLine struct {
-	Kind       string               `json:"kind"` // header, turn, annotation, event, link, profile
-	Version    int                  `json:"version,omitempty"`
-	Space      *store.Space         `json:"space,omitempty"`
-	ExportedAt *time.Time           `json:"exported_at,omitempty"`
-	Turn       *store.Turn          `json:"turn,omitempty"`
-	Annotation *store.Annotation    `json:"annotation,omitempty"`
-	Event      *store.Event         `json:"event,omitempty"`
-	Link       *store.Link          `json:"link,omitempty"`
-	Profile    *store.ProfileRecord `json:"profile,omitempty"`
-}
+// exportLine is one line of an export (internal/exportfmt).
+type exportLine = exportfmt.Line
 
 // Export writes a space as JSON lines: a header line, then every turn,
 // annotation, event, link and profile record (what a model stated about a
@@ -49,7 +38,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	}
 	snap, err := m.exportSnapshot(ctx, sp)
 	if err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
+		return wrapf(err, "export")
 	}
 	turns, anns, events, links, profiles := snap.turns, snap.anns, snap.events, snap.links, snap.profiles
 	now := m.now().UTC()
@@ -73,11 +62,11 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	enc := json.NewEncoder(bw)
 	for _, l := range lines {
 		if err := enc.Encode(l); err != nil {
-			return fmt.Errorf("higmem: export: %w", err)
+			return wrapf(err, "export")
 		}
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
+		return wrapf(err, "export")
 	}
 	return nil
 }
@@ -190,7 +179,9 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 		return nil, err
 	}
 	st.mu.RLock()
-	err = checkImport(st, lines, nos)
+	if problems := exportfmt.Check(lines, nos, func(id string) bool { _, ok := st.turn(id); return ok }); len(problems) > 0 {
+		err = fmt.Errorf("%w: import: %s", ErrInvalidInput, exportfmt.Summary(problems))
+	}
 	st.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -203,14 +194,14 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 		return writeImport(ctx, tx, sp, lines, now, res)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("higmem: import: %w", err)
+		return nil, wrapf(err, "import")
 	}
 	m.invalidate(sp)
 	return res, nil
 }
 
 // readImport reads the lines of an export, each decoded and checked alone
-// (validateLine, a header first, the turn size cap); nos holds the line
+// (exportfmt.Validate, a header first, the turn size cap); nos holds the line
 // number of each of lines (blank lines are skipped).
 func (m *Memory) readImport(r io.Reader) (lines []exportLine, nos []int, err error) {
 	br := bufio.NewReader(r)
@@ -218,7 +209,7 @@ func (m *Memory) readImport(r io.Reader) (lines []exportLine, nos []int, err err
 	for {
 		raw, rerr := br.ReadBytes('\n')
 		if rerr != nil && rerr != io.EOF {
-			return nil, nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, rerr)
+			return nil, nil, wrapf(rerr, "import: read line %d", n+1)
 		}
 		if len(raw) == 0 && rerr == io.EOF {
 			break
@@ -256,7 +247,7 @@ func (m *Memory) decodeImportLine(raw []byte, n int, first bool) (exportLine, er
 	if dec.More() {
 		return l, fmt.Errorf("%w: import line %d: more than one JSON value on the line", ErrInvalidInput, n)
 	}
-	if err := validateLine(l); err != nil {
+	if err := exportfmt.Validate(l); err != nil {
 		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
 	}
 	if first && l.Kind != "header" {
@@ -354,7 +345,7 @@ func importTurn(ctx context.Context, tx store.Tx, sp Space, t store.Turn, next *
 func importEvent(ctx context.Context, tx store.Tx, sp Space, ev *eventImport, e store.Event, now time.Time) error {
 	e = ev.place(e)
 	e.Space = sp
-	if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
+	if old, ok := ev.replaced[e.ID]; ok && rules.EventText(old) != rules.EventText(e) {
 		// The stored vector embeds the old text: the event goes with it,
 		// so that the next load embeds the new text.
 		if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
@@ -365,29 +356,4 @@ func importEvent(ctx context.Context, tx store.Tx, sp Space, ev *eventImport, e 
 		return fmt.Errorf("event %q: %w", e.ID, err)
 	}
 	return appendChange(ctx, tx, sp, "event", e.ID, "import", "import", nil, e, now)
-}
-
-// validateLine checks that a line carries the record its kind names.
-func validateLine(l exportLine) error {
-	ok := false
-	switch l.Kind {
-	case "header":
-		ok = l.Version > 0
-	case "turn":
-		ok = l.Turn != nil && l.Turn.ID != "" && content(*l.Turn) != ""
-	case "annotation":
-		ok = l.Annotation != nil && l.Annotation.TurnID != ""
-	case "event":
-		ok = l.Event != nil && l.Event.ID != ""
-	case "link":
-		ok = l.Link != nil && l.Link.Source != "" && l.Link.Target != ""
-	case "profile":
-		ok = l.Profile != nil && l.Profile.ID != ""
-	default:
-		return fmt.Errorf("unknown kind %q", l.Kind)
-	}
-	if !ok {
-		return fmt.Errorf("%s line misses its record or its id", l.Kind)
-	}
-	return nil
 }

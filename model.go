@@ -9,6 +9,7 @@ import (
 
 	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -117,7 +118,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 	}
 	if err == nil {
 		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), memcheck.Caps{
-			Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen, IDs: caps.IDs})
+			Keywords: rules.MaxEventKeywords, Tags: rules.MaxEventTags, TitleChars: rules.MaxTitleLen, IDs: caps.IDs})
 		if res.Verdict != memcheck.Valid {
 			c.Check = res.String()
 		}
@@ -133,7 +134,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		rec.note("%s: %s", name, c.Error)
 	}
 	if err != nil {
-		return fmt.Errorf("higmem: %s call: %w", name, err)
+		return wrapf(err, "%s call", name)
 	}
 	return nil
 }

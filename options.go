@@ -175,6 +175,10 @@ type Ablations struct {
 	// context score: the learned second stage, fitted for some embedders
 	// (e5-small-v2), does not re-order the best turns.
 	NoStage bool
+	// NoPassages stops long turns from being indexed as passages
+	// (passages.go): no passage vectors are made or read, turns are scored
+	// and shown whole.
+	NoPassages bool
 }
 
 // limits are the space sizes at which the engine takes its speed paths.

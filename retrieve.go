@@ -57,6 +57,9 @@ type query struct {
 	// err is an error met where no error can be returned (reading
 	// annotations); retrieve returns it.
 	err error
+	// pm caches passageScores (pmDone once worked out).
+	pm     *passageMatch
+	pmDone bool
 }
 
 func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro RetrieveOptions, rec *recorder) (*Result, error) {
@@ -308,8 +311,14 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 	budget := q.ro.EvidenceTokens
 	var out []Evidence
 	used := 0
+	pm := q.passageScores()
 	for _, e := range all {
-		cost := estimateTokens(e.Turn.Speaker+e.Date+content(e.Turn)) + 8
+		if text, ex, ok := pm.excerptOf(q.st.pos[e.Turn.ID]); ok {
+			// A long turn shows the passages that match the question,
+			// and costs what they hold.
+			e.Turn.Text, e.Excerpt = text, ex
+		}
+		cost := evidenceTokens(e)
 		if used+cost > budget && len(out) > 0 {
 			tr.Notes = append(tr.Notes, fmt.Sprintf("token budget %d reached: %d less relevant turns left out", budget, len(all)-len(out)))
 			break
@@ -318,10 +327,10 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 			// The most relevant turn alone is over the budget: its text
 			// is cut to fit, with a marker saying so.
 			captions := max(0, len(content(e.Turn))-len(e.Turn.Text))
-			room := (budget-estimateTokens(e.Turn.Speaker+e.Date)-8)*4 - captions
+			room := (budget-estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date)-8)*4 - captions
 			e.Turn.Text = cutText(e.Turn.Text, max(room, 64))
 			tr.Notes = append(tr.Notes, fmt.Sprintf("turn %s is longer than the token budget %d: its text is cut", e.Turn.ID, budget))
-			cost = estimateTokens(e.Turn.Speaker+e.Date+content(e.Turn)) + 8
+			cost = evidenceTokens(e)
 		}
 		used += cost
 		out = append(out, *e)

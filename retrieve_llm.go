@@ -477,7 +477,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 				if shown[t.ID] == "" {
 					shown[t.ID] = "event"
 					shownIDs = append(shownIDs, t.ID)
-					se.Turns = append(se.Turns, promptTurn(t))
+					se.Turns = append(se.Turns, q.promptTurnOf(t))
 					job.turns = append(job.turns, t)
 				}
 			}
@@ -500,11 +500,11 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 				shown[id] = "profile"
 			}
 			shownIDs = append(shownIDs, id)
-			data.Turns = append(data.Turns, promptTurn(t))
+			data.Turns = append(data.Turns, q.promptTurnOf(t))
 			job.turns = append(job.turns, t)
 		}
 		for _, t := range job.turns {
-			size += promptTurnBytes(promptTurn(t))
+			size += promptTurnBytes(q.promptTurnOf(t))
 		}
 		return size
 	}

@@ -125,14 +125,32 @@ func (q *query) scoredTurns(k int) []rank.Hit {
 // holds st.mu.
 func (q *query) offlineInput(tu offline.Tuning) *offline.Input {
 	st := q.st
+	shape := st.info.spk.Shape()
+	tu = tu.Adapt(shape)
 	dm := q.denseOf(tu.WindowWeight)
 	in := &offline.Input{
 		Tuning: tu, Units: len(st.turns), KTurn: q.ro.KTurn, Vector: q.qv, Dense: dm,
 		EventUnits: st.evTurns, Chunk: st.limits.offlineChunk,
-		Fast:     q.sumMean(dm) && !st.limits.noOfflineFast,
+		// The pruned path reads the window matrix alone: not where
+		// passages may lend a turn a better cosine.
+		Fast:     q.sumMean(dm) && !st.limits.noOfflineFast && q.passageScores() == nil,
 		Features: func(dense bool) *offline.Features { return q.featuresIn(q.sc, dm, dense) },
 	}
-	if q.learned != nil && q.learned.AppliesTo(st.info.UnitsPerRun()) {
+	if tu.Adapted() {
+		// A user–assistant chat (offline.Shape): the units' roles and
+		// lengths, on the reference path.
+		in.Fast = false
+		in.Features = func(dense bool) *offline.Features {
+			f := q.featuresIn(q.sc, dm, dense)
+			n := len(f.Lex)
+			f.Role = offline.RolesInto(nil, st.info.speaker[:n], st.info.sameSession[:n], shape.Terse)
+			f.Words = st.info.words[:n]
+			return f
+		}
+	}
+	// The learned stage was fitted on the dev shapes: where the tuning
+	// adapted to another, it stands down (it costs RealMem dev recall).
+	if q.learned != nil && q.learned.AppliesTo(st.info.UnitsPerRun()) && !tu.Adapted() {
 		in.Stage = q.learned
 	}
 	if q.ctx != nil {
@@ -209,6 +227,7 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 		}
 		dm.ScoresInto(q.qv, f.Dense, sc.dense, winVisible)
 	}
+	q.foldPassages(sc, f)
 	if speakers := questionSpeakers(st, q.info.Entities); len(speakers) > 0 {
 		named := make([]bool, len(st.info.speakers))
 		for id, sp := range st.info.speakers {

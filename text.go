@@ -6,61 +6,13 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/store"
 )
 
-// content is the turn text with any image caption, as the reference formats
-// it: "[Image: caption] text".
-func content(t store.Turn) string {
-	if !hasCaption(t.Attachments) {
-		return strings.TrimSpace(t.Text) // no copy of the text
-	}
-	var b strings.Builder
-	for _, a := range t.Attachments {
-		if a.Caption == "" {
-			continue
-		}
-		kind := "Image"
-		if a.Kind != "" && a.Kind != "image" {
-			kind = strings.ToUpper(a.Kind[:1]) + a.Kind[1:]
-		}
-		fmt.Fprintf(&b, "[%s: %s] ", kind, a.Caption)
-	}
-	b.WriteString(t.Text)
-	return strings.TrimSpace(b.String())
-}
-
-// hasCaption reports whether an attachment has a caption (content shows
-// only those).
-func hasCaption(as []store.Attachment) bool {
-	for _, a := range as {
-		if a.Caption != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// turnEmbedText is what a turn's vector embeds (the reference's form).
-func turnEmbedText(t store.Turn) string {
-	return "Speaker: " + t.Speaker + ". Time: " + t.OccurredRaw + ". Content: " + content(t)
-}
-
-// turnLexText is what the BM25 index holds for a turn.
-func turnLexText(t store.Turn) string {
-	return t.Speaker + " " + content(t)
-}
-
-// eventText is what an event's vector and BM25 entry hold: keywords, tags,
-// title and summary (the reference's metadata mode plus the summary).
-func eventText(e store.Event) string {
-	parts := []string{strings.Join(e.Keywords, " "), strings.Join(e.Tags, " "), e.Title}
-	if e.Summary != "" && e.Summary != e.Title {
-		parts = append(parts, e.Summary)
-	}
-	return strings.Join(parts, " ")
-}
+// content is the turn text with any image caption (rules.Content).
+func content(t store.Turn) string { return rules.Content(t) }
 
 // dateOf is a turn's date as shown to models: "8 May 2023", or the raw
 // string when it could not be parsed.
@@ -106,13 +58,28 @@ func renderContext(ev []Evidence) string {
 		if date == "" {
 			date = "unknown date"
 		}
-		fmt.Fprintf(&b, "[%s] %s | %s: %s", e.Turn.ID, date, e.Turn.Speaker, content(e.Turn))
+		fmt.Fprintf(&b, "[%s] %s | %s%s: %s", e.Turn.ID, date, e.Turn.Speaker, excerptMarker(e.Excerpt), content(e.Turn))
 		if len(e.Times) > 0 {
 			fmt.Fprintf(&b, " (%s)", strings.Join(e.Times, "; "))
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// excerptMarker is what follows the speaker of an evidence that shows part
+// of a long turn ("" for a whole turn).
+func excerptMarker(ex *Excerpt) string {
+	if ex == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (excerpt of a longer message: %d of its %d passages)", len(ex.Passages), ex.Of)
+}
+
+// evidenceTokens is what an evidence costs the evidence budget: its line
+// in the answer model's context, near enough.
+func evidenceTokens(e *Evidence) int {
+	return estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date+content(e.Turn)) + 8
 }
 
 // resolvedTimes renders an annotation's time expressions as
@@ -134,26 +101,3 @@ func resolvedTimes(a store.Annotation) []string {
 	}
 	return out
 }
-
-// firstSentence returns text up to the end of its first sentence.
-func firstSentence(text string) string {
-	for i, r := range text {
-		if (r == '.' || r == '!' || r == '?') && i > 20 {
-			return text[:i+1]
-		}
-	}
-	return text
-}
-
-// truncate shortens s to at most n bytes on a rune boundary, adding "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return strings.TrimSpace(s[:n]) + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -134,6 +134,28 @@ type Evidence struct {
 	// Times resolves the turn's relative time expressions against its
 	// date, e.g. "yesterday = 7 May 2023"; the answer model sees them.
 	Times []string `json:"times,omitempty"`
+	// Excerpt is set when Turn.Text holds only part of the turn: the
+	// passages of a long turn that match the question (see passages.go).
+	// Turn keeps the turn's id, speaker and time.
+	Excerpt *Excerpt `json:"excerpt,omitempty"`
+}
+
+// Excerpt says which part of a long turn an evidence shows.
+type Excerpt struct {
+	// Passages are the passages shown, in the text's order.
+	Passages []Passage `json:"passages"`
+	// Of is the number of passages of the turn.
+	Of int `json:"of"`
+	// Bytes is the length of the turn's whole text.
+	Bytes int `json:"bytes"`
+}
+
+// Passage is one passage of a long turn: its ordinal among the turn's
+// passages (from 0) and its bytes [Start, End) in the turn's text.
+type Passage struct {
+	Ordinal int `json:"ordinal"`
+	Start   int `json:"start"`
+	End     int `json:"end"`
 }
 
 // QueryInfo is the analysis of a question.

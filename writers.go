@@ -273,7 +273,7 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 func (m *Memory) refreshCounting(ctx context.Context, st *spaceState, moves *atomic.Int64) error {
 	v, err := m.store.SpaceVersion(ctx, st.space)
 	if err != nil {
-		return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+		return wrapf(err, "version of %s", st.space)
 	}
 	st.mu.RLock()
 	current := st.loaded && st.version.Load() == v
@@ -325,7 +325,7 @@ func (m *Memory) refreshCounting(ctx context.Context, st *spaceState, moves *ato
 			// it was not, so that the next use loads afresh.
 			st.torn = true
 			st.version.Store(-1)
-			return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+			return wrapf(err, "version of %s", st.space)
 		}
 		if after == v {
 			return nil

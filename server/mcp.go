@@ -78,6 +78,9 @@ type mcpEvidence struct {
 	Text      string   `json:"text"`
 	Score     float64  `json:"score"`
 	Events    []string `json:"events,omitempty"`
+	// Excerpt is set when Text is part of a long turn (the passages
+	// that match the question).
+	Excerpt *api.Excerpt `json:"excerpt,omitempty"`
 }
 
 type searchOut struct {
@@ -332,7 +335,7 @@ func compactEvidence(ev []api.Evidence) []mcpEvidence {
 	out := make([]mcpEvidence, len(ev))
 	for i, e := range ev {
 		out[i] = mcpEvidence{ID: e.Turn.ID, SessionID: e.Turn.SessionID, Date: e.Date, Speaker: e.Turn.Speaker,
-			Text: e.Turn.Text, Score: e.Score, Events: e.Events}
+			Text: e.Turn.Text, Score: e.Score, Events: e.Events, Excerpt: e.Excerpt}
 	}
 	return out
 }

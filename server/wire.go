@@ -97,7 +97,8 @@ func apiAddResponse(r *higmem.AddResult) *api.AddResponse {
 func apiEvidence(ev []higmem.Evidence) []api.Evidence {
 	out := make([]api.Evidence, len(ev))
 	for i, e := range ev {
-		out[i] = api.Evidence{Turn: apiTurn(e.Turn), Date: e.Date, Score: e.Score, Sources: e.Sources, Events: e.Events, Times: e.Times}
+		out[i] = api.Evidence{Turn: apiTurn(e.Turn), Date: e.Date, Score: e.Score, Sources: e.Sources, Events: e.Events, Times: e.Times,
+			Excerpt: apiExcerpt(e.Excerpt)}
 	}
 	return out
 }
@@ -212,3 +213,15 @@ func engineSpace(s api.Scope) higmem.Space { return higmem.Space{UserID: s.UserI
 
 // apiScope is the scope of a space.
 func apiScope(sp higmem.Space) api.Scope { return api.Scope{UserID: sp.UserID, AgentID: sp.AgentID} }
+
+// apiExcerpt is an evidence's excerpt on the wire (nil for a whole turn).
+func apiExcerpt(ex *higmem.Excerpt) *api.Excerpt {
+	if ex == nil {
+		return nil
+	}
+	out := &api.Excerpt{Of: ex.Of, Bytes: ex.Bytes, Passages: make([]api.Passage, len(ex.Passages))}
+	for i, p := range ex.Passages {
+		out.Passages[i] = api.Passage{Ordinal: p.Ordinal, Start: p.Start, End: p.End}
+	}
+	return out
+}

@@ -232,6 +232,12 @@ const (
 	// session (its window, see the root package's window.go); it has the
 	// turn's id and is deleted with the turn.
 	VectorWindow VectorKind = "window"
+	// VectorPassage holds the vectors of a long turn's passages (see the
+	// root package's passages.go): one record per turn, with the turn's
+	// id, whose Values are the passages' vectors one after the other (a
+	// multiple of the embedder's dimension; the passages themselves are
+	// worked out again from the turn's text). It is deleted with the turn.
+	VectorPassage VectorKind = "passage"
 )
 
 // MadeBy reports whether a vector stored under embedder id stored was
@@ -244,7 +250,7 @@ func MadeBy(stored, embedder string) bool {
 
 // TurnVectorKinds are the kinds of vector keyed by a turn's id: DeleteTurn
 // removes the turn's vector of each.
-var TurnVectorKinds = []VectorKind{VectorTurn, VectorWindow}
+var TurnVectorKinds = []VectorKind{VectorTurn, VectorWindow, VectorPassage}
 
 // Vector is the embedding of one turn or event, tagged with the embedder
 // that produced it. A store keeps one vector per (kind, id): putting a

@@ -35,9 +35,26 @@ type Features struct {
 	// marks units with a number when the question asks how many. Each is
 	// nil when the question has no such cue.
 	Speaker, Dated, Counted []bool
+	// Role holds each unit's role bits (RoleTerse, RoleOpens) in a
+	// conversation whose tuning was adapted to its shape (Tuning.Adapt),
+	// nil elsewhere; Words is each unit's number of words (read under
+	// Tuning.LexLenPow, nil when not needed).
+	Role  []uint8
+	Words []int32
+	// Passage is, per unit, the best cosine of the question with one of
+	// its passages (the parts of a long turn, embedded each), nil when the
+	// space has none: the reference path takes the better of it and Dense.
+	Passage []float64
 	// Mean, when MeanSet, is the mean cosine over the visible units, given
 	// rather than computed from Dense (the matrices' sums of rows, on large
 	// spaces: see Fast).
 	Mean    float64
 	MeanSet bool
+	// PassageLex and PassageDense are, for units cut into passages (long
+	// turns), the best BM25 score and the best cosine of their passages
+	// (0 for other units); nil when no unit has passages (PassageDense
+	// also without a question vector). Lex and Dense already hold the
+	// better of the unit's own score and its best passage's; these are
+	// plain inputs for a scorer that weighs passages apart.
+	PassageLex, PassageDense []float64
 }

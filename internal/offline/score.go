@@ -75,6 +75,7 @@ func ScaleOf(f *Features) Scale {
 // RelevanceInto writes each turn's own relevance (Relevance) into rel, of
 // length len(f.Lex), and returns it. Invisible turns get 0.
 func (tu Tuning) RelevanceInto(f *Features, rel []float64) []float64 {
+	f = tu.adjusted(f)
 	s := ScaleOf(f)
 	for i := range rel {
 		rel[i] = 0
@@ -88,6 +89,30 @@ func (tu Tuning) RelevanceInto(f *Features, rel []float64) []float64 {
 		rel[i] = tu.Relevance(f.Lex[i], d, s)
 	}
 	return rel
+}
+
+// adjusted returns f with the lexical scores normalised for length
+// (LexLenPow, when f.Words is set) and the dense feature raised to the
+// best passage's cosine (f.Passage): a copy when either applies, else f.
+func (tu Tuning) adjusted(f *Features) *Features {
+	lf := tu.lexLenFactors(f.Words)
+	if lf == nil && (f.Passage == nil || f.Dense == nil) {
+		return f
+	}
+	g := *f
+	if lf != nil {
+		g.Lex = make([]float64, len(f.Lex))
+		for i, v := range f.Lex {
+			g.Lex[i] = v * lf[i]
+		}
+	}
+	if f.Passage != nil && f.Dense != nil {
+		g.Dense = make([]float64, len(f.Dense))
+		for i, d := range f.Dense {
+			g.Dense[i] = max(d, f.Passage[i])
+		}
+	}
+	return &g
 }
 
 // ScoreInto writes each turn's context score (see ScoreRange) into out, of
@@ -157,6 +182,10 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 	if spk != nil {
 		spk = spk[:hi:n]
 	}
+	role, roleOf := f.Role, tu.roleFactors()
+	if role != nil {
+		role = role[:hi:n]
+	}
 	var event []int32
 	if best != nil {
 		event = f.Event[:hi:n]
@@ -209,6 +238,9 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 			s *= countedOf[c/cueCounted&1]
 		}
 		s *= questionOf[c&cueQuestion]
+		if role != nil {
+			s *= roleOf[role[i]&3]
+		}
 		if lf != nil {
 			s *= lf.of(runWords[r])
 		}
@@ -265,6 +297,10 @@ func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi 
 	if spk != nil {
 		spk = spk[:hi:n]
 	}
+	role, roleOf := f.Role, tu.roleFactors()
+	if role != nil {
+		role = role[:hi:n]
+	}
 	var event []int32
 	if best != nil {
 		event = f.Event[:hi:n]
@@ -311,6 +347,9 @@ func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi 
 			s *= countedOf[c/cueCounted&1]
 		}
 		s *= questionOf[c&cueQuestion]
+		if role != nil {
+			s *= roleOf[role[i]&3]
+		}
 		if lf != nil {
 			s *= lf.of(runWords[i])
 		}

@@ -95,6 +95,14 @@ type Tuning struct {
 	RunShare, QuestionBump, LengthPow            float64
 	KeepRatio                                    float64
 	MinK, MaxK                                   int
+	// TerseBump, OpenBump and LexLenPow are the user–assistant weights
+	// (Assistant) that Adapt sets; 0 (the base tuning) is none.
+	TerseBump, OpenBump, LexLenPow float64
+	// Assist is what Adapt moves the weights towards in a user–assistant
+	// chat (shape.go).
+	Assist Assistant
+	// adapted is set by Adapt when the shape moved the weights.
+	adapted bool
 }
 
 // DefaultTuning returns the tuning made of the constants above.
@@ -104,5 +112,33 @@ func DefaultTuning() Tuning {
 		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
 		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, RunShare: offRunShare, QuestionBump: offQuestionBump, LengthPow: offLengthPow, KeepRatio: offKeepRatio,
 		MinK: offMinK, MaxK: offMaxK,
+		Assist: DefaultAssistant(),
 	}
 }
+
+// DefaultAssistant returns the user–assistant weights (shape.go) made of
+// the constants below.
+func DefaultAssistant() Assistant {
+	return Assistant{
+		WindowWeight: uaWindowWeight, LengthPow: uaLengthPow, DenseWeight: uaDenseWeight, Next: uaNext,
+		EventShare: uaEventShare, KeepRatio: uaKeepRatio, MinK: uaMinK, MaxK: uaMaxK,
+		TerseBump: uaTerseBump, OpenBump: uaOpenBump, LexLenPow: uaLexLenPow,
+	}
+}
+
+// The user–assistant weights (Assistant, shape.go), fitted by
+// internal/research/shapes (cmd/shapes -fit) on RealMem dev and the
+// synthetic user–assistant stress, leave-one-set-out.
+const (
+	uaWindowWeight = 0.0
+	uaLengthPow    = 0.0
+	uaDenseWeight  = 1.0
+	uaNext         = 0.5
+	uaEventShare   = 0.6
+	uaKeepRatio    = 0.55
+	uaMinK         = 5
+	uaMaxK         = 8
+	uaTerseBump    = 2.0
+	uaOpenBump     = 2.0
+	uaLexLenPow    = 0.75
+)

@@ -62,7 +62,7 @@ type space struct {
 }
 
 // vectorKinds are the kinds of vector a store holds.
-var vectorKinds = []store.VectorKind{store.VectorEvent, store.VectorTurn, store.VectorWindow}
+var vectorKinds = []store.VectorKind{store.VectorEvent, store.VectorPassage, store.VectorTurn, store.VectorWindow}
 
 // readSpace reads every record of sp through r.
 func readSpace(ctx context.Context, r store.Reader, sp store.Space) (*space, error) {

@@ -21,3 +21,17 @@ func dotI8SSE2(p []int16, codes []int8, dim int, out []int32)
 
 //go:noescape
 func dotI8AVX2(p []int16, codes []int8, dim int, out []int32)
+
+// dotU4 computes out[r] = sum_j p[j]*u_j over the codes u (0 to 15) of row
+// r of a 4-bit copy (see quant4), with AVX2 when the CPU has it, else in
+// Go. rowBytes must be a positive multiple of 32 and len(p) >= 2*rowBytes.
+func dotU4(p []int8, codes []byte, rowBytes int, out []int32) {
+	if useAVX2 {
+		dotU4AVX2(p, codes, rowBytes, out)
+		return
+	}
+	dotU4Go(p, codes, rowBytes, out)
+}
+
+//go:noescape
+func dotU4AVX2(p []int8, codes []byte, rowBytes int, out []int32)

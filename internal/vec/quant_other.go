@@ -11,3 +11,5 @@ func dotI8(p []int16, codes []int8, dim int, out []int32) {
 		out[r] = s
 	}
 }
+
+func dotU4(p []int8, codes []byte, rowBytes int, out []int32) { dotU4Go(p, codes, rowBytes, out) }

@@ -85,7 +85,7 @@ const (
 	// turns and events written since.
 	// (a vector may come twice: sorted and made unique in Go).
 	qChangedVectors = `SELECT kind, id, embedder, dim, data FROM vectors WHERE space_id = $1 AND written > $2 AND (embedder = $3 OR left(embedder, length($3) + 1) = $3 || '+')
-	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM turns t JOIN vectors v ON v.space_id = t.space_id AND v.kind IN ('turn', 'window') AND v.id = t.id
+	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM turns t JOIN vectors v ON v.space_id = t.space_id AND v.kind IN ('turn', 'window', 'passage') AND v.id = t.id
 	WHERE t.space_id = $1 AND t.written > $2 AND (v.embedder = $3 OR left(v.embedder, length($3) + 1) = $3 || '+')
 	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM events e JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
 	WHERE e.space_id = $1 AND e.written > $2 AND (v.embedder = $3 OR left(v.embedder, length($3) + 1) = $3 || '+')`

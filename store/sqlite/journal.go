@@ -82,7 +82,7 @@ const (
 	// the embedder); a vector may come twice (sorted and made unique in
 	// Go, which spares SQLite sorting the vectors' bytes).
 	qChangedVectors = `SELECT kind, id, embedder, dim, data FROM vectors WHERE space_id = ?1 AND written > ?2 AND (embedder = ?3 OR substr(embedder, 1, length(?3) + 1) = ?3 || '+')
-	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind IN ('turn', 'window') AND v.id = t.id
+	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM turns t CROSS JOIN vectors v ON v.space_id = t.space_id AND v.kind IN ('turn', 'window', 'passage') AND v.id = t.id
 	WHERE t.space_id = ?1 AND t.written > ?2 AND (v.embedder = ?3 OR substr(v.embedder, 1, length(?3) + 1) = ?3 || '+')
 	UNION ALL SELECT v.kind, v.id, v.embedder, v.dim, v.data FROM events e CROSS JOIN vectors v ON v.space_id = e.space_id AND v.kind = 'event' AND v.id = e.id
 	WHERE e.space_id = ?1 AND e.written > ?2 AND (v.embedder = ?3 OR substr(v.embedder, 1, length(?3) + 1) = ?3 || '+')`

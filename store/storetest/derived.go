@@ -277,6 +277,7 @@ var vectorTests = []test{
 	{name: "VectorSetsInto", fn: testVectorSetsInto},
 	{name: "Embedders", fn: testEmbedders},
 	{name: "Window", fn: testWindowVectors},
+	{name: "Passage", fn: testPassageVectors},
 }
 
 // testEmbedders checks the optional store.EmbedderLister, when the store

@@ -227,12 +227,15 @@ func (w *jwriter) op(tx store.Tx, p *jmodel, keys map[string]bool) error {
 		keys[jkey("link", k[0], k[1], k[2])] = true
 	case r < 16:
 		kind, id := store.VectorTurn, ""
-		switch rng.IntN(4) {
+		switch rng.IntN(5) {
 		case 0:
 			kind = store.VectorEvent
 			id, _ = pick(rng, p.events)
 		case 1:
 			kind = store.VectorWindow
+			id, _ = pick(rng, p.turns)
+		case 2:
+			kind = store.VectorPassage
 			id, _ = pick(rng, p.turns)
 		default:
 			id, _ = pick(rng, p.turns)

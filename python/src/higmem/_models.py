@@ -12,7 +12,7 @@ from typing import Any, Optional, Union
 
 from ._convert import dump_time, parse_time
 
-__all__ = ['AddRequest', 'AddResponse', 'AskRequest', 'AskResponse', 'Attachment', 'Call', 'Change', 'Condition', 'DeleteResult', 'ErrorBody', 'ErrorDetail', 'Event', 'EventList', 'EventView', 'Evidence', 'Fact', 'Health', 'HistoryList', 'ImportResponse', 'Job', 'KeyInfo', 'Profile', 'ProfileAttribute', 'ProfileList', 'ProfileSummary', 'ProfileValue', 'QueryInfo', 'SearchRequest', 'SearchResponse', 'Stage', 'Stats', 'Trace', 'Turn', 'TurnInput', 'TurnList', 'Usage', 'VersionInfo']
+__all__ = ['AddRequest', 'AddResponse', 'AskRequest', 'AskResponse', 'Attachment', 'Call', 'Change', 'Condition', 'DeleteResult', 'ErrorBody', 'ErrorDetail', 'Event', 'EventList', 'EventView', 'Evidence', 'Excerpt', 'Fact', 'Health', 'HistoryList', 'ImportResponse', 'Job', 'KeyInfo', 'Passage', 'Profile', 'ProfileAttribute', 'ProfileList', 'ProfileSummary', 'ProfileValue', 'QueryInfo', 'SearchRequest', 'SearchResponse', 'Stage', 'Stats', 'Trace', 'Turn', 'TurnInput', 'TurnList', 'Usage', 'VersionInfo']
 
 
 @dataclass
@@ -522,6 +522,7 @@ class Evidence:
     score: float
     date: Optional[str] = None
     events: Optional[list[str]] = None
+    excerpt: Optional[Excerpt] = None
     sources: Optional[list[str]] = None
     times: Optional[list[str]] = None
 
@@ -533,6 +534,7 @@ class Evidence:
             score=float(d['score']),
             date=d.get('date'),
             events=d.get('events'),
+            excerpt=None if d.get('excerpt') is None else Excerpt.from_dict(d['excerpt']),
             sources=d.get('sources'),
             times=d.get('times'),
         )
@@ -546,10 +548,38 @@ class Evidence:
             d['date'] = self.date
         if self.events is not None:
             d['events'] = self.events
+        if self.excerpt is not None:
+            d['excerpt'] = self.excerpt.to_dict()
         if self.sources is not None:
             d['sources'] = self.sources
         if self.times is not None:
             d['times'] = self.times
+        return d
+
+
+@dataclass
+class Excerpt:
+    """The Excerpt object of the REST API."""
+
+    passages: list[Passage]
+    of: int
+    bytes: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Excerpt:
+        """Read Excerpt from its JSON object."""
+        return cls(
+            passages=[Passage.from_dict(x) for x in d['passages']],
+            of=d['of'],
+            bytes=d['bytes'],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """This Excerpt as a JSON object, unset fields left out."""
+        d: dict[str, Any] = {}
+        d['passages'] = [x.to_dict() for x in self.passages]
+        d['of'] = self.of
+        d['bytes'] = self.bytes
         return d
 
 
@@ -742,6 +772,32 @@ class KeyInfo:
         d['name'] = self.name
         d['users'] = self.users
         d['auth'] = self.auth
+        return d
+
+
+@dataclass
+class Passage:
+    """The Passage object of the REST API."""
+
+    ordinal: int
+    start: int
+    end: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Passage:
+        """Read Passage from its JSON object."""
+        return cls(
+            ordinal=d['ordinal'],
+            start=d['start'],
+            end=d['end'],
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """This Passage as a JSON object, unset fields left out."""
+        d: dict[str, Any] = {}
+        d['ordinal'] = self.ordinal
+        d['start'] = self.start
+        d['end'] = self.end
         return d
 
 
