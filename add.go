@@ -147,14 +147,14 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 		}
 		if t.ID != "" {
 			if old, ok := st.turn(t.ID); ok {
-				if !sameTurn(old, t) {
+				if !rules.SameTurn(old, t) {
 					return nil, fmt.Errorf("%w: %s: id already holds a different turn", ErrConflict, where)
 				}
 				res.Skipped = append(res.Skipped, t.ID)
 				continue
 			}
 			if old, ok := seen[t.ID]; ok {
-				if !sameTurn(old, t) {
+				if !rules.SameTurn(old, t) {
 					return nil, fmt.Errorf("%w: %s: id given twice with different content", ErrConflict, where)
 				}
 				res.Skipped = append(res.Skipped, t.ID)
@@ -186,11 +186,4 @@ func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, c *chunk, r
 		}
 		return build(ns, nc), nil
 	})
-}
-
-// sameTurn reports whether two turns say the same thing (the fields a
-// caller gives). Seq and RecordedAt are not compared.
-func sameTurn(a, b store.Turn) bool {
-	return a.ID == b.ID && a.Speaker == b.Speaker && a.Text == b.Text && a.SessionID == b.SessionID &&
-		a.OccurredRaw == b.OccurredRaw && slices.Equal(a.Attachments, b.Attachments)
 }

@@ -28,7 +28,7 @@ var helpers = []string{
 
 // parts are internal packages the library is built from that read the
 // store's records: they import internal helpers and store, never the root.
-var parts = []string{"internal/exportfmt", "internal/heapsize", "internal/profilerec", "internal/redact", "internal/rules", "internal/storevec"}
+var parts = []string{"internal/exportfmt", "internal/heapsize", "internal/history", "internal/profilerec", "internal/redact", "internal/rules", "internal/storevec"}
 
 // interfaces are the small packages backends implement.
 var interfaces = []string{"llm", "embed", "store"}

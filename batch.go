@@ -2,13 +2,12 @@ package higmem
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/history"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
@@ -130,18 +129,6 @@ func (b *batch) eventsOf(turnID string) []string {
 	return ids
 }
 
-// eventNumber returns n for an id "e<n>", else 0.
-func eventNumber(id string) int {
-	if !strings.HasPrefix(id, "e") {
-		return 0
-	}
-	n, err := strconv.Atoi(id[1:])
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
-
 // commit commits a batch built outside the write lock (by a model): it
 // fails with errMoved when another writer committed to the space since the
 // batch's state, and the caller builds it again.
@@ -238,7 +225,7 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 		if err := tx.PutAnnotation(ctx, sp, a); err != nil {
 			return err
 		}
-		if err := appendChange(ctx, tx, sp, "annotation", t.ID, "create", a.Producer, nil, a, b.now); err != nil {
+		if err := history.Append(ctx, tx, sp, "annotation", t.ID, "create", a.Producer, nil, a, b.now); err != nil {
 			return err
 		}
 	}
@@ -251,7 +238,7 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 		if old, ok := b.before[id]; ok {
 			action, before = "update", old
 		}
-		if err := appendChange(ctx, tx, sp, "event", id, action, e.Producer, before, e, b.now); err != nil {
+		if err := history.Append(ctx, tx, sp, "event", id, action, e.Producer, before, e, b.now); err != nil {
 			return err
 		}
 	}
@@ -309,24 +296,4 @@ func (st *spaceState) report(b *batch, res *AddResult) {
 		res.Added = append(res.Added, t.ID)
 	}
 	res.Skipped = append(res.Skipped, b.skipped...)
-}
-
-// appendChange records a change of a derived record in the history.
-func appendChange(ctx context.Context, tx store.Tx, sp store.Space, kind, id, action, actor string, before, after any, at time.Time) error {
-	c := store.Change{Kind: kind, ID: id, Action: action, Actor: actor, At: at}
-	if before != nil {
-		b, err := json.Marshal(before)
-		if err != nil {
-			return err
-		}
-		c.Before = b
-	}
-	if after != nil {
-		b, err := json.Marshal(after)
-		if err != nil {
-			return err
-		}
-		c.After = b
-	}
-	return tx.AppendHistory(ctx, sp, c)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/higmem/higmem/internal/profile"
 	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -33,7 +34,7 @@ func (st *spaceState) lastTurnEvent() (store.Event, bool) {
 	}
 	var best string
 	for _, id := range st.eventsOf[st.turns[len(st.turns)-1].ID] {
-		if best == "" || eventNumber(id) >= eventNumber(best) {
+		if best == "" || rules.EventNumber(id) >= rules.EventNumber(best) {
 			best = id
 		}
 	}

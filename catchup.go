@@ -562,11 +562,11 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 	if len(d.evGone) > 0 {
 		st.eventSeq = 0
 		for _, e := range st.events {
-			st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+			st.eventSeq = max(st.eventSeq, rules.EventNumber(e.ID))
 		}
 	}
 	for _, e := range d.evPut {
-		st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+		st.eventSeq = max(st.eventSeq, rules.EventNumber(e.ID))
 	}
 }
 

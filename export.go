@@ -5,13 +5,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"time"
 
 	"github.com/higmem/higmem/internal/exportfmt"
-	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -40,7 +37,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err != nil {
 		return wrapf(err, "export")
 	}
-	turns, anns, events, links, profiles := snap.turns, snap.anns, snap.events, snap.links, snap.profiles
+	turns, anns, events, links, profiles := snap.Turns, snap.Anns, snap.Events, snap.Links, snap.Profiles
 	now := m.now().UTC()
 	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
 	for i := range turns {
@@ -71,15 +68,6 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	return nil
 }
 
-// exportRecords is what an export holds.
-type exportRecords struct {
-	turns    []store.Turn
-	anns     []store.Annotation
-	events   []store.Event
-	links    []store.Link
-	profiles []store.ProfileRecord
-}
-
 // exportSnapshotTries is how many times Export reads a space outside a
 // transaction, hoping no writer commits meanwhile, before it reads it
 // inside one.
@@ -94,53 +82,33 @@ const exportSnapshotTries = 3
 // space's write lock (PostgreSQL's read-committed statements see one
 // state only while no writer of the space can commit), which holds off
 // the space's writers while it reads and bumps the version once.
-func (m *Memory) exportSnapshot(ctx context.Context, sp Space) (exportRecords, error) {
+func (m *Memory) exportSnapshot(ctx context.Context, sp Space) (exportfmt.Records, error) {
 	for range exportSnapshotTries {
 		before, err := m.store.SpaceVersion(ctx, sp)
 		if err != nil {
-			return exportRecords{}, err
+			return exportfmt.Records{}, err
 		}
-		recs, err := readExport(ctx, m.store, sp)
+		recs, err := exportfmt.Read(ctx, m.store, sp)
 		if err != nil {
-			return exportRecords{}, err
+			return exportfmt.Records{}, err
 		}
 		after, err := m.store.SpaceVersion(ctx, sp)
 		if err != nil {
-			return exportRecords{}, err
+			return exportfmt.Records{}, err
 		}
 		if before == after {
 			return recs, nil
 		}
 	}
-	var recs exportRecords
+	var recs exportfmt.Records
 	err := m.store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.Lock(ctx, sp); err != nil {
 			return err
 		}
 		var err error
-		recs, err = readExport(ctx, tx, sp)
+		recs, err = exportfmt.Read(ctx, tx, sp)
 		return err
 	})
-	return recs, err
-}
-
-// readExport reads the records an export holds from r.
-func readExport(ctx context.Context, r store.Reader, sp Space) (exportRecords, error) {
-	var recs exportRecords
-	var err error
-	if recs.turns, err = r.ListTurns(ctx, sp, store.TurnQuery{}); err != nil {
-		return recs, err
-	}
-	if recs.anns, err = r.ListAnnotations(ctx, sp, nil); err != nil {
-		return recs, err
-	}
-	if recs.events, err = r.ListEvents(ctx, sp); err != nil {
-		return recs, err
-	}
-	if recs.links, err = r.ListLinks(ctx, sp, nil); err != nil {
-		return recs, err
-	}
-	recs.profiles, err = r.ListProfileRecords(ctx, sp, "")
 	return recs, err
 }
 
@@ -190,8 +158,10 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	res := &ImportResult{}
 	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
-		*res = ImportResult{}
-		return writeImport(ctx, tx, sp, lines, now, res)
+		var c exportfmt.Counts
+		err := exportfmt.Write(ctx, tx, sp, lines, now, &c)
+		*res = ImportResult(c)
+		return err
 	})
 	if err != nil {
 		return nil, wrapf(err, "import")
@@ -262,98 +232,4 @@ func (m *Memory) decodeImportLine(raw []byte, n int, first bool) (exportLine, er
 		}
 	}
 	return l, nil
-}
-
-// writeImport writes the checked lines of an import into sp in tx,
-// counting what it stores in res.
-func writeImport(ctx context.Context, tx store.Tx, sp Space, lines []exportLine, now time.Time, res *ImportResult) error {
-	head, err := tx.Lock(ctx, sp)
-	if err != nil {
-		return err
-	}
-	next := head.LastSeq + 1
-	ev, err := newEventImport(ctx, tx, sp, lines)
-	if err != nil {
-		return err
-	}
-	for _, l := range lines {
-		switch l.Kind {
-		case "turn":
-			if err := importTurn(ctx, tx, sp, *l.Turn, &next, now, res); err != nil {
-				return err
-			}
-		case "annotation":
-			if err := tx.PutAnnotation(ctx, sp, *l.Annotation); err != nil {
-				return fmt.Errorf("annotation of %q: %w", l.Annotation.TurnID, err)
-			}
-			res.Annotations++
-		case "event":
-			if err := importEvent(ctx, tx, sp, ev, *l.Event, now); err != nil {
-				return err
-			}
-			res.Events++
-		case "link":
-			if err := tx.PutLink(ctx, sp, *l.Link); err != nil {
-				return fmt.Errorf("link %s->%s: %w", l.Link.Source, l.Link.Target, err)
-			}
-			res.Links++
-		}
-	}
-	// Profile records last: they cite turns, which are all stored now.
-	for _, l := range lines {
-		if l.Kind != "profile" {
-			continue
-		}
-		if err := tx.PutProfileRecord(ctx, sp, *l.Profile); err != nil {
-			return fmt.Errorf("profile record %q: %w", l.Profile.ID, err)
-		}
-		if err := appendChange(ctx, tx, sp, "profile", l.Profile.ID, "import", "import", nil, l.Profile, now); err != nil {
-			return err
-		}
-		res.Profiles++
-	}
-	return ev.keepMembers(ctx, tx, sp, now)
-}
-
-// importTurn stores turn t under sequence number *next (then advanced),
-// or skips it when stored identically; a different turn with its id is
-// ErrConflict.
-func importTurn(ctx context.Context, tx store.Tx, sp Space, t store.Turn, next *int64, now time.Time, res *ImportResult) error {
-	t.Space = sp
-	if old, err := tx.GetTurn(ctx, sp, t.ID); err == nil {
-		if !sameTurn(old, t) {
-			return fmt.Errorf("%w: turn %q", ErrConflict, t.ID)
-		}
-		res.Skipped++
-		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	t.Seq = *next
-	*next++
-	if t.RecordedAt.IsZero() {
-		t.RecordedAt = now
-	}
-	if _, err := tx.PutTurn(ctx, t); err != nil {
-		return fmt.Errorf("turn %q: %w", t.ID, err)
-	}
-	res.Turns++
-	return nil
-}
-
-// importEvent stores event e, placed by ev, with its history entry.
-func importEvent(ctx context.Context, tx store.Tx, sp Space, ev *eventImport, e store.Event, now time.Time) error {
-	e = ev.place(e)
-	e.Space = sp
-	if old, ok := ev.replaced[e.ID]; ok && rules.EventText(old) != rules.EventText(e) {
-		// The stored vector embeds the old text: the event goes with it,
-		// so that the next load embeds the new text.
-		if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
-			return fmt.Errorf("event %q: %w", e.ID, err)
-		}
-	}
-	if err := tx.PutEvent(ctx, e); err != nil {
-		return fmt.Errorf("event %q: %w", e.ID, err)
-	}
-	return appendChange(ctx, tx, sp, "event", e.ID, "import", "import", nil, e, now)
 }

@@ -416,7 +416,7 @@ func (l *loading) membership() error {
 			}
 		}
 		l.evTurns[i] = members
-		l.eventSeq = max(l.eventSeq, eventNumber(e.ID))
+		l.eventSeq = max(l.eventSeq, rules.EventNumber(e.ID))
 		if latest == nil || e.UpdatedAt.After(latest.UpdatedAt) {
 			latest = &events[i]
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/higmem/higmem/internal/history"
 	"github.com/higmem/higmem/internal/redact"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
@@ -283,58 +284,66 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 				return err
 			}
 		}
-		hist, err := tx.History(ctx, sp, "", "")
-		if err != nil {
-			return err
-		}
-		if err := tx.RedactHistory(ctx, sp, plan.trace.History(hist), redact.Note(id)); err != nil {
-			return err
-		}
-		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
-			return err
-		}
-		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
-			return err
-		}
-		if err := applyProfileForget(ctx, tx, sp, plan.profiles, now); err != nil {
-			return err
-		}
-		for _, eid := range plan.dropped {
-			if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
-				return err
-			}
-		}
-		var vrecs []store.Vector
-		for i, e := range plan.rebuilt {
-			if err := tx.PutEvent(ctx, e); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
-				return err
-			}
-			if vs != nil {
-				vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: e.ID, Embedder: m.opts.Embedder.ID(), Values: vs[i]})
-			}
-		}
-		for _, a := range plan.anns {
-			if err := tx.PutAnnotation(ctx, sp, a); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
-				return err
-			}
-		}
-		for i, wid := range plan.windows {
-			if wvs != nil {
-				vrecs = append(vrecs, store.Vector{Kind: store.VectorWindow, ID: wid, Embedder: windowEmbedder(m.opts.Embedder), Values: wvs[i]})
-			}
-		}
-		return tx.PutVectors(ctx, sp, vrecs)
+		return m.writeDelete(ctx, tx, sp, id, plan, vs, wvs, now)
 	})
 	return plan, err
+}
+
+// writeDelete writes in tx the delete of turn id as plan has it: the
+// history redacted, the turn deleted, the profile records, events and
+// annotations it changes rewritten (each change in the history), the
+// vectors of the rebuilt events (vs) and of the windows that held it (wvs).
+func (m *Memory) writeDelete(ctx context.Context, tx store.Tx, sp Space, id string, plan forgetPlan, vs, wvs [][]float32, now time.Time) error {
+	hist, err := tx.History(ctx, sp, "", "")
+	if err != nil {
+		return err
+	}
+	if err := tx.RedactHistory(ctx, sp, plan.trace.History(hist), redact.Note(id)); err != nil {
+		return err
+	}
+	if err := tx.DeleteTurn(ctx, sp, id); err != nil {
+		return err
+	}
+	if err := history.Append(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
+		return err
+	}
+	if err := applyProfileForget(ctx, tx, sp, plan.profiles, now); err != nil {
+		return err
+	}
+	for _, eid := range plan.dropped {
+		if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
+			return err
+		}
+		if err := history.Append(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
+			return err
+		}
+	}
+	var vrecs []store.Vector
+	for i, e := range plan.rebuilt {
+		if err := tx.PutEvent(ctx, e); err != nil {
+			return err
+		}
+		if err := history.Append(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
+			return err
+		}
+		if vs != nil {
+			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: e.ID, Embedder: m.opts.Embedder.ID(), Values: vs[i]})
+		}
+	}
+	for _, a := range plan.anns {
+		if err := tx.PutAnnotation(ctx, sp, a); err != nil {
+			return err
+		}
+		if err := history.Append(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
+			return err
+		}
+	}
+	for i, wid := range plan.windows {
+		if wvs != nil {
+			vrecs = append(vrecs, store.Vector{Kind: store.VectorWindow, ID: wid, Embedder: windowEmbedder(m.opts.Embedder), Values: wvs[i]})
+		}
+	}
+	return tx.PutVectors(ctx, sp, vrecs)
 }
 
 // planDelete plans the delete of turn id on state st (see planForget) and

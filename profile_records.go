@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/higmem/higmem/internal/history"
 	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/store"
 )
@@ -25,7 +26,7 @@ func writeProfileRecords(ctx context.Context, tx store.Tx, sp store.Space, recs 
 		if slices.ContainsFunc(old.List(), func(o store.ProfileRecord) bool { return o.ID == r.ID }) {
 			action = "update"
 		}
-		if err := appendChange(ctx, tx, sp, "profile", r.ID, action, r.Producer, nil, r, now); err != nil {
+		if err := history.Append(ctx, tx, sp, "profile", r.ID, action, r.Producer, nil, r, now); err != nil {
 			return err
 		}
 	}
@@ -36,7 +37,7 @@ func writeProfileRecords(ctx context.Context, tx store.Tx, sp store.Space, recs 
 // the turn's delete.
 func applyProfileForget(ctx context.Context, tx store.Tx, sp store.Space, p profilerec.Forget, now time.Time) error {
 	for _, id := range p.Gone {
-		if err := appendChange(ctx, tx, sp, "profile", id, "delete", "user", nil, nil, now); err != nil {
+		if err := history.Append(ctx, tx, sp, "profile", id, "delete", "user", nil, nil, now); err != nil {
 			return err
 		}
 	}
@@ -44,7 +45,7 @@ func applyProfileForget(ctx context.Context, tx store.Tx, sp store.Space, p prof
 		if err := tx.PutProfileRecord(ctx, sp, r); err != nil {
 			return err
 		}
-		if err := appendChange(ctx, tx, sp, "profile", r.ID, "update", "user", nil, r, now); err != nil {
+		if err := history.Append(ctx, tx, sp, "profile", r.ID, "update", "user", nil, r, now); err != nil {
 			return err
 		}
 	}
@@ -52,7 +53,7 @@ func applyProfileForget(ctx context.Context, tx store.Tx, sp store.Space, p prof
 		if err := tx.DeleteProfileRecord(ctx, sp, id); err != nil {
 			return err
 		}
-		if err := appendChange(ctx, tx, sp, "profile", id, "delete", "user", nil, nil, now); err != nil {
+		if err := history.Append(ctx, tx, sp, "profile", id, "delete", "user", nil, nil, now); err != nil {
 			return err
 		}
 	}

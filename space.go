@@ -336,7 +336,7 @@ func (st *spaceState) putEvent(e store.Event, v []float32) {
 	for _, id := range e.TurnIDs {
 		st.refreshEvent(id)
 	}
-	st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+	st.eventSeq = max(st.eventSeq, rules.EventNumber(e.ID))
 	st.eventLex.AddRef(e.ID, i, rules.EventText(e))
 }
 

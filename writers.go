@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -59,7 +60,7 @@ func (st *spaceState) resolve(pending []store.Turn) (*chunk, error) {
 	for _, t := range pending {
 		if t.ID != "" {
 			if old, ok := st.turn(t.ID); ok {
-				if !sameTurn(old, t) {
+				if !rules.SameTurn(old, t) {
 					return nil, fmt.Errorf("%w: turn %q: id already holds a different turn (stored by another writer)", ErrConflict, t.ID)
 				}
 				c.skipped = append(c.skipped, t.ID)
