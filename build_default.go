@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/memcheck"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
@@ -69,7 +70,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
 	}
 	if replyErr == nil && data.AskPeople {
-		b.profiles = peopleRecords(b, reply.People, defaultProducer)
+		b.profiles = profilerec.FromPeople(reply.People, b.turnAt(nil), defaultProducer, b.now)
 	}
 
 	st.mu.RLock()

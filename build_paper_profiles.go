@@ -2,10 +2,10 @@ package higmem
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/profile"
 	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
@@ -50,9 +50,6 @@ const (
 	// knownFactsShown caps the current values shown of one person.
 	knownFactsShown = 12
 )
-
-// citeRE finds a citation "[turn id]" in a summary.
-var citeRE = regexp.MustCompile(`\[([^\]\s][^\]]*)\]`)
 
 // knownPerson returns what the profiles ps say of entity now, as a prompt
 // shows it, and its summary ("" when none).
@@ -125,7 +122,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 	}
 	shown := promptTurns(turns)
 	recs := make([][]store.ProfileRecord, len(chosen))
-	err = parallel(ctx, m.opts.Concurrency, len(chosen), func(ctx context.Context, i int) error {
+	err = parallel.Run(ctx, m.opts.Concurrency, len(chosen), func(ctx context.Context, i int) error {
 		name := chosen[i]
 		kp, summary := knownPerson(ps, name)
 		var r prompt.ProfileUpdateReply
@@ -138,7 +135,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 		if err != nil {
 			return err
 		}
-		recs[i] = paperRecords(b, name, r, turns, paperProducer)
+		recs[i] = profilerec.FromUpdate(name, r, turns, b.turnAt(turns), paperProducer, b.now)
 		return nil
 	})
 	if err != nil {
@@ -148,35 +145,6 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 		b.profiles = append(b.profiles, rs...)
 	}
 	return nil
-}
-
-// paperRecords turns a profile_update reply about name into records: one
-// per fact about name, and the summary, citing the turns its text names
-// (all the turns shown when it names none).
-func paperRecords(b *batch, name string, r prompt.ProfileUpdateReply, shown []store.Turn, producer string) []store.ProfileRecord {
-	at := b.turnAt(shown)
-	var out []store.ProfileRecord
-	for _, f := range r.Facts {
-		if profile.Key(f.Entity) != profile.Key(name) {
-			continue // about someone else: their own update says it
-		}
-		out = append(out, profilerec.Record(name, f.Attribute, f.Value, f.Ended, f.TurnIDs, at, producer, b.now))
-	}
-	var cited []string
-	for _, m := range citeRE.FindAllStringSubmatch(r.Summary, -1) {
-		for _, id := range strings.Split(m[1], ",") {
-			id = strings.TrimSpace(id)
-			if _, ok := at(id); ok && !slices.Contains(cited, id) {
-				cited = append(cited, id)
-			}
-		}
-	}
-	if len(cited) == 0 {
-		for _, t := range shown {
-			cited = append(cited, t.ID)
-		}
-	}
-	return append(out, profilerec.Record(name, store.ProfileSummary, r.Summary, false, cited, at, producer, b.now))
 }
 
 // turnAt returns a lookup of the turns ts and the batch's turns by id.

@@ -37,32 +37,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err != nil {
 		return wrapf(err, "export")
 	}
-	turns, anns, events, links, profiles := snap.Turns, snap.Anns, snap.Events, snap.Links, snap.Profiles
-	now := m.now().UTC()
-	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
-	for i := range turns {
-		lines = append(lines, exportLine{Kind: "turn", Turn: &turns[i]})
-	}
-	for i := range anns {
-		lines = append(lines, exportLine{Kind: "annotation", Annotation: &anns[i]})
-	}
-	for i := range events {
-		lines = append(lines, exportLine{Kind: "event", Event: &events[i]})
-	}
-	for i := range links {
-		lines = append(lines, exportLine{Kind: "link", Link: &links[i]})
-	}
-	for i := range profiles {
-		lines = append(lines, exportLine{Kind: "profile", Profile: &profiles[i]})
-	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			return wrapf(err, "export")
-		}
-	}
-	if err := bw.Flush(); err != nil {
+	if err := exportfmt.Encode(w, sp, ExportVersion, m.now().UTC(), snap); err != nil {
 		return wrapf(err, "export")
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/llm"
@@ -273,7 +274,7 @@ func (q *query) addCand(id, source string, score float64) {
 	}
 	ev := q.cand[id]
 	if ev == nil {
-		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
+		ev = &Evidence{Turn: t, Date: rules.DateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
 		q.cand[id] = ev
 	}
 	if !slices.Contains(ev.Sources, source) {
@@ -351,7 +352,7 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 			return nil, err
 		}
 		for i := range out {
-			out[i].Times = resolvedTimes(store.Annotation{TimeRefs: refs[i]})
+			out[i].Times = rules.ResolvedTimes(store.Annotation{TimeRefs: refs[i]})
 		}
 	}
 	return out, nil

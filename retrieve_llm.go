@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rank"
 	"github.com/higmem/higmem/internal/temporal"
@@ -213,7 +214,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	}
 	q.st.mu.RUnlock()
 	defer q.st.mu.RLock()
-	err := parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
+	err := parallel.Run(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		ids, err := m.askJob(ctx, q, round, j, j.turns)
 		if invalid(err) {
