@@ -201,7 +201,7 @@ func (m *Memory) candidateEvents(st *spaceState, turns []store.Turn, queryVecs [
 	}
 	for _, id := range ids {
 		e, _ := st.event(id)
-		pe := promptEvent(e)
+		pe := rules.PromptEvent(e)
 		pe.Summary = cutText(pe.Summary, batchSummaryBytes)
 		pe.Tags = nil
 		pe.Facts = pe.Facts[max(0, len(pe.Facts)-batchFactsShown):]

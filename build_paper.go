@@ -184,7 +184,7 @@ func paperEvent(e store.Event) prompt.Event {
 func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn, wrote []bool) error {
 	return parallel.Run(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
 		e := joined[i]
-		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
+		data := prompt.EventUpdateData{Event: rules.PromptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
 		if len(e.TurnIDs) < m.opts.SmallEvent {
 			var err error
 			wrote[i], err = m.updateEvent(ctx, rec, e, data, []store.Turn{t})

@@ -99,7 +99,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 	if len(people) == 0 || len(turns) == 0 {
 		return nil
 	}
-	ev := promptEvent(old)
+	ev := rules.PromptEvent(old)
 	var dec prompt.ProfileDecideReply
 	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.ProfileDecide, prompt.ProfileDecideData{Event: ev, Entities: people}, &dec)
 	if fallible(ctx, err) {

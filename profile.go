@@ -228,32 +228,6 @@ func profileTurns(turns []store.Turn) []profile.Turn {
 	return ts
 }
 
-// profileWords map question words to the profile attributes they ask
-// about.
-var profileWords = map[string][]string{}
-
-func init() {
-	for attr, words := range map[string]string{
-		profile.Home:         "where live lives living lived moved move moving city reside resides located based relocate relocated",
-		profile.Hometown:     "from grew hometown originally",
-		profile.Job:          "job work works working career profession occupation employed position role",
-		profile.Employer:     "job work works working employer company employed",
-		profile.Pet:          "pet pets dog dogs cat cats puppy kitten rabbit bunny hamster parrot bird fish turtle horse snake",
-		profile.Partner:      "partner boyfriend girlfriend husband wife dating married fiance fiancee spouse",
-		profile.Relationship: "relationship dating married single divorced engaged status",
-		profile.Favorite:     "favorite favourite",
-		profile.Plan:         "plan plans planning trip travel traveling visit",
-	} {
-		for _, w := range strings.Fields(words) {
-			profileWords[w] = append(profileWords[w], attr)
-		}
-	}
-}
-
-// pastWords mark a question about an earlier value.
-var pastWords = map[string]bool{"before": true, "previously": true, "used": true, "formerly": true, "former": true,
-	"originally": true, "old": true, "earlier": true, "past": true, "first": true, "previous": true}
-
 // addProfileEvidence adds the profile evidence of the question (see
 // profileEvidence) as candidates with the source "profile", scored like the
 // best candidate so far, and records them as the "profile" stage (offline
@@ -319,16 +293,7 @@ func (q *query) profileEvidence() []string {
 	if len(q.info.Entities) == 0 || q.noProfiles {
 		return nil
 	}
-	var attrs []string
-	past := false
-	for _, w := range textnorm.Tokens(q.question) {
-		for _, a := range profileWords[w] {
-			if !slices.Contains(attrs, a) {
-				attrs = append(attrs, a)
-			}
-		}
-		past = past || pastWords[w]
-	}
+	attrs, past := profile.Asked(textnorm.Tokens(q.question))
 	if len(attrs) == 0 {
 		return nil
 	}

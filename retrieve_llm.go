@@ -11,6 +11,7 @@ import (
 	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rank"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
@@ -527,7 +528,7 @@ func (v *selectView) show(n, nev int) (size int) {
 	v.shown, v.ids = map[string]string{}, nil
 	for _, h := range v.events[:nev] {
 		e := q.st.events[h.Index]
-		se := prompt.SelectEvent{Event: promptEvent(e)}
+		se := prompt.SelectEvent{Event: rules.PromptEvent(e)}
 		se.Event.Facts = nil
 		for _, t := range q.topMembers(e, n) {
 			if v.shown[t.ID] == "" {

@@ -24,18 +24,6 @@ func promptTurns(ts []store.Turn) []prompt.Turn {
 	return out
 }
 
-func promptEvent(e store.Event) prompt.Event {
-	pe := prompt.Event{ID: e.ID, Title: e.Title, Summary: e.Summary, Keywords: e.Keywords, Tags: e.Tags}
-	facts := e.Facts
-	if len(facts) > maxEventFacts {
-		facts = facts[len(facts)-maxEventFacts:]
-	}
-	for _, f := range facts {
-		pe.Facts = append(pe.Facts, prompt.Fact{Time: f.Time, Text: f.Text, TurnID: f.TurnID})
-	}
-	return pe
-}
-
 // estimateTokens approximates a token count (about 4 bytes per token).
 func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
