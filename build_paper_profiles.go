@@ -55,7 +55,7 @@ const (
 // shows it, and its summary ("" when none).
 func knownPerson(ps []Profile, entity string) (prompt.KnownPerson, string) {
 	kp := prompt.KnownPerson{Name: entity}
-	p, ok := findProfile(ps, entity)
+	p, ok := profile.Find(ps, entity)
 	if !ok {
 		return kp, ""
 	}
