@@ -3,6 +3,7 @@ package higmem
 import (
 	"slices"
 
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/store"
 )
@@ -30,7 +31,7 @@ func knownPeople(st *spaceState, turns []store.Turn) []prompt.KnownPerson {
 			continue
 		}
 		seen = append(seen, t.Speaker)
-		if kp, _ := knownPerson(ps, t.Speaker); len(kp.Facts) > 0 {
+		if kp, _ := profilerec.Known(ps, t.Speaker); len(kp.Facts) > 0 {
 			out = append(out, kp)
 		}
 	}

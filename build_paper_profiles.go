@@ -47,31 +47,7 @@ const (
 	paperProfilePeople = 8
 	// paperProfileTurns caps the event turns an update shows (the latest).
 	paperProfileTurns = 24
-	// knownFactsShown caps the current values shown of one person.
-	knownFactsShown = 12
 )
-
-// knownPerson returns what the profiles ps say of entity now, as a prompt
-// shows it, and its summary ("" when none).
-func knownPerson(ps []Profile, entity string) (prompt.KnownPerson, string) {
-	kp := prompt.KnownPerson{Name: entity}
-	p, ok := profile.Find(ps, entity)
-	if !ok {
-		return kp, ""
-	}
-	for _, a := range p.Attributes {
-		for _, v := range a.Current() {
-			if len(kp.Facts) < knownFactsShown {
-				kp.Facts = append(kp.Facts, a.Label()+": "+v.Value)
-			}
-		}
-	}
-	summary := ""
-	if p.Summary != nil {
-		summary = p.Summary.Text
-	}
-	return kp, summary
-}
 
 // paperProfiles runs the profile step on event old (the previous turn's
 // main event, as the state holds it) and adds what it states to b. Caller
@@ -124,7 +100,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 	recs := make([][]store.ProfileRecord, len(chosen))
 	err = parallel.Run(ctx, m.opts.Concurrency, len(chosen), func(ctx context.Context, i int) error {
 		name := chosen[i]
-		kp, summary := knownPerson(ps, name)
+		kp, summary := profilerec.Known(ps, name)
 		var r prompt.ProfileUpdateReply
 		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.ProfileUpdate,
 			prompt.ProfileUpdateData{Person: kp, Summary: summary, Event: ev, Turns: shown}, &r)

@@ -61,3 +61,28 @@ func FromUpdate(name string, r prompt.ProfileUpdateReply, shown []store.Turn, at
 	}
 	return append(out, Record(name, store.ProfileSummary, r.Summary, false, cited, at, producer, now))
 }
+
+// KnownFactsShown caps the current values a prompt shows of one person.
+const KnownFactsShown = 12
+
+// Known returns what the profiles ps say of entity now, as a prompt shows
+// it, and its summary ("" when none).
+func Known(ps []profile.Profile, entity string) (prompt.KnownPerson, string) {
+	kp := prompt.KnownPerson{Name: entity}
+	p, ok := profile.Find(ps, entity)
+	if !ok {
+		return kp, ""
+	}
+	for _, a := range p.Attributes {
+		for _, v := range a.Current() {
+			if len(kp.Facts) < KnownFactsShown {
+				kp.Facts = append(kp.Facts, a.Label()+": "+v.Value)
+			}
+		}
+	}
+	summary := ""
+	if p.Summary != nil {
+		summary = p.Summary.Text
+	}
+	return kp, summary
+}
