@@ -22,7 +22,7 @@ import (
 // helpers are the internal packages the library is built from; they import
 // only each other.
 var helpers = []string{
-	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/offline", "internal/passage", "internal/profile",
+	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/offline", "internal/parallel", "internal/passage", "internal/profile",
 	"internal/prompt", "internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/memcheck"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
@@ -69,7 +70,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
 	}
 	if replyErr == nil && data.AskPeople {
-		b.profiles = peopleRecords(b, reply.People, defaultProducer)
+		b.profiles = profilerec.FromPeople(reply.People, b.turnAt(nil), defaultProducer, b.now)
 	}
 
 	st.mu.RLock()
@@ -200,7 +201,7 @@ func (m *Memory) candidateEvents(st *spaceState, turns []store.Turn, queryVecs [
 	}
 	for _, id := range ids {
 		e, _ := st.event(id)
-		pe := promptEvent(e)
+		pe := rules.PromptEvent(e)
 		pe.Summary = cutText(pe.Summary, batchSummaryBytes)
 		pe.Tags = nil
 		pe.Facts = pe.Facts[max(0, len(pe.Facts)-batchFactsShown):]

@@ -36,10 +36,6 @@ func finishEvent(rec *recorder, e *store.Event, ann store.Annotation, producer s
 	}
 }
 
-// maxEventFacts caps the facts shown back to the model; older ones stay
-// stored (rules has the caps on what models may write into an event).
-const maxEventFacts = 40
-
 // cleanList is rules.CleanList, by the name retrieve.go calls it.
 func cleanList(in []string, n int) []string { return rules.CleanList(in, n) }
 

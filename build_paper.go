@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
@@ -181,9 +182,9 @@ func paperEvent(e store.Event) prompt.Event {
 // one only its keywords and tags refreshed when the model finds the turn
 // relevant. wrote[i] is set when event i's summary was rewritten.
 func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn, wrote []bool) error {
-	return parallel(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
+	return parallel.Run(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
 		e := joined[i]
-		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
+		data := prompt.EventUpdateData{Event: rules.PromptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
 		if len(e.TurnIDs) < m.opts.SmallEvent {
 			var err error
 			wrote[i], err = m.updateEvent(ctx, rec, e, data, []store.Turn{t})

@@ -1,10 +1,8 @@
 package higmem
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 
@@ -37,32 +35,7 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	if err != nil {
 		return wrapf(err, "export")
 	}
-	turns, anns, events, links, profiles := snap.Turns, snap.Anns, snap.Events, snap.Links, snap.Profiles
-	now := m.now().UTC()
-	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
-	for i := range turns {
-		lines = append(lines, exportLine{Kind: "turn", Turn: &turns[i]})
-	}
-	for i := range anns {
-		lines = append(lines, exportLine{Kind: "annotation", Annotation: &anns[i]})
-	}
-	for i := range events {
-		lines = append(lines, exportLine{Kind: "event", Event: &events[i]})
-	}
-	for i := range links {
-		lines = append(lines, exportLine{Kind: "link", Link: &links[i]})
-	}
-	for i := range profiles {
-		lines = append(lines, exportLine{Kind: "profile", Profile: &profiles[i]})
-	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			return wrapf(err, "export")
-		}
-	}
-	if err := bw.Flush(); err != nil {
+	if err := exportfmt.Encode(w, sp, ExportVersion, m.now().UTC(), snap); err != nil {
 		return wrapf(err, "export")
 	}
 	return nil
@@ -170,66 +143,18 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	return res, nil
 }
 
-// readImport reads the lines of an export, each decoded and checked alone
-// (exportfmt.Validate, a header first, the turn size cap); nos holds the line
-// number of each of lines (blank lines are skipped).
+// readImport reads the lines of an export (exportfmt.ReadLines, checking
+// the turn size cap); nos holds the line number of each of lines.
 func (m *Memory) readImport(r io.Reader) (lines []exportLine, nos []int, err error) {
-	br := bufio.NewReader(r)
-	n := 0
-	for {
-		raw, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, nil, wrapf(rerr, "import: read line %d", n+1)
-		}
-		if len(raw) == 0 && rerr == io.EOF {
-			break
-		}
-		n++
-		raw = bytes.TrimRight(raw, "\r\n")
-		if len(bytes.TrimSpace(raw)) == 0 {
-			if rerr == io.EOF {
-				break
-			}
-			continue
-		}
-		l, err := m.decodeImportLine(raw, n, len(lines) == 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		lines = append(lines, l)
-		nos = append(nos, n)
-		if rerr == io.EOF {
-			break
-		}
+	lines, nos, err = exportfmt.ReadLines(r, ExportVersion, m.opts.MaxTurnBytes)
+	var le *exportfmt.LineError
+	switch {
+	case !errors.As(err, &le):
+		return lines, nos, err
+	case le.Read != nil:
+		return nil, nil, wrapf(le.Read, "%s", le.Msg)
+	case le.TooLarge:
+		return nil, nil, tooLarge("%s", le.Msg)
 	}
-	return lines, nos, nil
-}
-
-// decodeImportLine decodes and checks line n of an import; first is true
-// for the first line that is not blank.
-func (m *Memory) decodeImportLine(raw []byte, n int, first bool) (exportLine, error) {
-	var l exportLine
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
-		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
-	}
-	if dec.More() {
-		return l, fmt.Errorf("%w: import line %d: more than one JSON value on the line", ErrInvalidInput, n)
-	}
-	if err := exportfmt.Validate(l); err != nil {
-		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
-	}
-	if first && l.Kind != "header" {
-		return l, fmt.Errorf("%w: import line %d: want a header line first (is this a higmem export?)", ErrInvalidInput, n)
-	}
-	if l.Kind == "header" && l.Version > ExportVersion {
-		return l, fmt.Errorf("%w: import: export version %d is newer than this higmem (%d)", ErrInvalidInput, l.Version, ExportVersion)
-	}
-	if l.Kind == "turn" {
-		if k := len(content(*l.Turn)); k > m.opts.MaxTurnBytes {
-			return l, tooLarge("import line %d: turn %q: text is %d bytes, over the limit of %d bytes per turn", n, l.Turn.ID, k, m.opts.MaxTurnBytes)
-		}
-	}
-	return l, nil
+	return nil, nil, fmt.Errorf("%w: %s", ErrInvalidInput, le.Msg)
 }

@@ -138,38 +138,3 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 	}
 	return nil
 }
-
-// parallel runs fn(ctx, i) for i in [0, n) with at most limit running at
-// once. The first error cancels the others and is returned.
-func parallel(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sem := make(chan struct{}, max(limit, 1))
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-loop:
-	for i := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() { first = err; cancel(err) })
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err() // the parent's cancellation, if any
-}

@@ -178,6 +178,3 @@ func summariseExtractive(st *spaceState, b *batch, e *store.Event) {
 	}
 	rules.Summarise(e, members)
 }
-
-// entitiesOf is rules.Entities, by the name retrieve.go calls it.
-func entitiesOf(text, speaker string) []string { return rules.Entities(text, speaker) }

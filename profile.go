@@ -107,7 +107,7 @@ func (m *Memory) Profiles(ctx context.Context, sp Space, po ProfileOptions) ([]P
 	st.mu.RUnlock()
 	out := make([]Profile, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, asOf(p, po.AsOf))
+		out = append(out, profile.AsOf(p, po.AsOf))
 	}
 	return out, nil
 }
@@ -126,59 +126,10 @@ func (m *Memory) Profile(ctx context.Context, sp Space, entity string, po Profil
 	st.mu.RLock()
 	ps := st.profiles()
 	st.mu.RUnlock()
-	if p, ok := findProfile(ps, entity); ok {
-		return asOf(p, po.AsOf), nil
+	if p, ok := profile.Find(ps, entity); ok {
+		return profile.AsOf(p, po.AsOf), nil
 	}
 	return Profile{}, wrapf(ErrNotFound, "profile %q", entity)
-}
-
-// findProfile returns the profile of entity in ps: the one with that name,
-// or else the only one whose first name it is ("Joey" for "Joey
-// Tribbiani").
-func findProfile(ps []Profile, entity string) (Profile, bool) {
-	k := profile.Key(entity)
-	var first []Profile
-	for _, p := range ps {
-		pk := profile.Key(p.Entity)
-		if pk == k {
-			return p, true
-		}
-		if f, _, ok := strings.Cut(pk, " "); ok && f == k {
-			first = append(first, p)
-		}
-	}
-	if len(first) == 1 {
-		return first[0], true
-	}
-	return Profile{}, false
-}
-
-// asOf returns p with only the values that held at t (p itself when t is
-// zero). The result shares nothing with p.
-func asOf(p Profile, t time.Time) Profile {
-	out := Profile{Entity: p.Entity, Speaker: p.Speaker, Attributes: make([]ProfileAttribute, 0, len(p.Attributes))}
-	if p.Summary != nil {
-		s := *p.Summary
-		s.Evidence = slices.Clone(s.Evidence)
-		out.Summary = &s
-	}
-	for _, a := range p.Attributes {
-		vs := a.Values
-		if !t.IsZero() {
-			vs = a.ValidAt(t)
-			if len(vs) == 0 {
-				continue
-			}
-		}
-		c := ProfileAttribute{Name: a.Name, Key: a.Key, Values: make([]ProfileValue, len(vs))}
-		for i, v := range vs {
-			v.Evidence = slices.Clone(v.Evidence)
-			v.Producers = slices.Clone(v.Producers)
-			c.Values[i] = v
-		}
-		out.Attributes = append(out.Attributes, c)
-	}
-	return out
 }
 
 // profiles returns the space's profiles, deriving them when the turns or
@@ -227,32 +178,6 @@ func profileTurns(turns []store.Turn) []profile.Turn {
 	}
 	return ts
 }
-
-// profileWords map question words to the profile attributes they ask
-// about.
-var profileWords = map[string][]string{}
-
-func init() {
-	for attr, words := range map[string]string{
-		profile.Home:         "where live lives living lived moved move moving city reside resides located based relocate relocated",
-		profile.Hometown:     "from grew hometown originally",
-		profile.Job:          "job work works working career profession occupation employed position role",
-		profile.Employer:     "job work works working employer company employed",
-		profile.Pet:          "pet pets dog dogs cat cats puppy kitten rabbit bunny hamster parrot bird fish turtle horse snake",
-		profile.Partner:      "partner boyfriend girlfriend husband wife dating married fiance fiancee spouse",
-		profile.Relationship: "relationship dating married single divorced engaged status",
-		profile.Favorite:     "favorite favourite",
-		profile.Plan:         "plan plans planning trip travel traveling visit",
-	} {
-		for _, w := range strings.Fields(words) {
-			profileWords[w] = append(profileWords[w], attr)
-		}
-	}
-}
-
-// pastWords mark a question about an earlier value.
-var pastWords = map[string]bool{"before": true, "previously": true, "used": true, "formerly": true, "former": true,
-	"originally": true, "old": true, "earlier": true, "past": true, "first": true, "previous": true}
 
 // addProfileEvidence adds the profile evidence of the question (see
 // profileEvidence) as candidates with the source "profile", scored like the
@@ -319,23 +244,14 @@ func (q *query) profileEvidence() []string {
 	if len(q.info.Entities) == 0 || q.noProfiles {
 		return nil
 	}
-	var attrs []string
-	past := false
-	for _, w := range textnorm.Tokens(q.question) {
-		for _, a := range profileWords[w] {
-			if !slices.Contains(attrs, a) {
-				attrs = append(attrs, a)
-			}
-		}
-		past = past || pastWords[w]
-	}
+	attrs, past := profile.Asked(textnorm.Tokens(q.question))
 	if len(attrs) == 0 {
 		return nil
 	}
 	ps := q.st.profiles()
 	var ids []string
 	for _, e := range q.info.Entities {
-		p, ok := findProfile(ps, e)
+		p, ok := profile.Find(ps, e)
 		if !ok {
 			continue
 		}

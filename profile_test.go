@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profile"
 	"github.com/higmem/higmem/llm/llmtest"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,7 +89,7 @@ func kuProfiles(t *testing.T, c kuCase, o Options, po ProfileOptions) []Profile 
 // profile of entity, split into current and past.
 func values(ps []Profile, entity, label string) (current, past []string) {
 	current, past = []string{}, []string{}
-	p, ok := findProfile(ps, entity)
+	p, ok := profile.Find(ps, entity)
 	if !ok {
 		return
 	}
@@ -159,7 +160,7 @@ func runKU(t *testing.T, s kuSet, opts func() Options, all bool) {
 				if d := cmp.Diff(e.Past, past, sortS); d != "" {
 					t.Errorf("%s %s past (-want +got):\n%s", e.Entity, e.Attribute, d)
 				}
-				if p, ok := findProfile(ps, e.Entity); ok {
+				if p, ok := profile.Find(ps, e.Entity); ok {
 					if a, ok := p.Attribute(e.Attribute); ok && slices.ContainsFunc(a.Values, func(v ProfileValue) bool {
 						return slices.ContainsFunc(v.Producers, func(p string) bool { return p != "rules" }) || v.ClosedByProducer != "" && v.ClosedByProducer != "rules"
 					}) {

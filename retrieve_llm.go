@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rank"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
@@ -213,7 +215,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	}
 	q.st.mu.RUnlock()
 	defer q.st.mu.RLock()
-	err := parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
+	err := parallel.Run(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		ids, err := m.askJob(ctx, q, round, j, j.turns)
 		if invalid(err) {
@@ -526,7 +528,7 @@ func (v *selectView) show(n, nev int) (size int) {
 	v.shown, v.ids = map[string]string{}, nil
 	for _, h := range v.events[:nev] {
 		e := q.st.events[h.Index]
-		se := prompt.SelectEvent{Event: promptEvent(e)}
+		se := prompt.SelectEvent{Event: rules.PromptEvent(e)}
 		se.Event.Facts = nil
 		for _, t := range q.topMembers(e, n) {
 			if v.shown[t.ID] == "" {

@@ -2,29 +2,18 @@ package higmem
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
-	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/store"
 )
 
 // content is the turn text with any image caption (rules.Content).
 func content(t store.Turn) string { return rules.Content(t) }
 
-// dateOf is a turn's date as shown to models: "8 May 2023", or the raw
-// string when it could not be parsed.
-func dateOf(t store.Turn) string {
-	if !t.OccurredAt.IsZero() {
-		return temporal.FormatDay(t.OccurredAt)
-	}
-	return t.OccurredRaw
-}
-
 func promptTurn(t store.Turn) prompt.Turn {
-	return prompt.Turn{ID: t.ID, Date: dateOf(t), Speaker: t.Speaker, Text: cutText(content(t), maxPromptTurnBytes)}
+	return prompt.Turn{ID: t.ID, Date: rules.DateOf(t), Speaker: t.Speaker, Text: cutText(content(t), maxPromptTurnBytes)}
 }
 
 func promptTurns(ts []store.Turn) []prompt.Turn {
@@ -33,18 +22,6 @@ func promptTurns(ts []store.Turn) []prompt.Turn {
 		out[i] = promptTurn(t)
 	}
 	return out
-}
-
-func promptEvent(e store.Event) prompt.Event {
-	pe := prompt.Event{ID: e.ID, Title: e.Title, Summary: e.Summary, Keywords: e.Keywords, Tags: e.Tags}
-	facts := e.Facts
-	if len(facts) > maxEventFacts {
-		facts = facts[len(facts)-maxEventFacts:]
-	}
-	for _, f := range facts {
-		pe.Facts = append(pe.Facts, prompt.Fact{Time: f.Time, Text: f.Text, TurnID: f.TurnID})
-	}
-	return pe
 }
 
 // estimateTokens approximates a token count (about 4 bytes per token).
@@ -80,24 +57,4 @@ func excerptMarker(ex *Excerpt) string {
 // in the answer model's context, near enough.
 func evidenceTokens(e *Evidence) int {
 	return estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date+content(e.Turn)) + 8
-}
-
-// resolvedTimes renders an annotation's time expressions as
-// "last week = 1–7 May 2023" notes, skipping vague ones.
-func resolvedTimes(a store.Annotation) []string {
-	var out []string
-	for _, r := range a.TimeRefs {
-		if r.Fuzzy || r.Start.IsZero() {
-			continue
-		}
-		iv := temporal.Interval{Start: r.Start, End: r.End}.String()
-		if iv == "" || strings.EqualFold(iv, r.Text) {
-			continue
-		}
-		n := r.Text + " = " + iv
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }

@@ -123,3 +123,21 @@ func LinksFrom(t store.Turn, window []store.Turn, r prompt.TurnNoteReply, now ti
 	}
 	return out
 }
+
+// MaxEventFacts caps the facts shown back to the model; older ones stay
+// stored.
+const MaxEventFacts = 40
+
+// PromptEvent is event e as a prompt shows it: its record and its latest
+// MaxEventFacts facts.
+func PromptEvent(e store.Event) prompt.Event {
+	pe := prompt.Event{ID: e.ID, Title: e.Title, Summary: e.Summary, Keywords: e.Keywords, Tags: e.Tags}
+	facts := e.Facts
+	if len(facts) > MaxEventFacts {
+		facts = facts[len(facts)-MaxEventFacts:]
+	}
+	for _, f := range facts {
+		pe.Facts = append(pe.Facts, prompt.Fact{Time: f.Time, Text: f.Text, TurnID: f.TurnID})
+	}
+	return pe
+}
