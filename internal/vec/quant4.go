@@ -101,9 +101,7 @@ func (q *quant4) useless(i int) {
 // largest magnitude is maxAbs and squared norm norm2.
 func (q *quant4) quantize(i int, v []float32, maxAbs float32, norm2 float64) {
 	row := q.codes[i*q.rowBytes : (i+1)*q.rowBytes]
-	for j := range row {
-		row[j] = 0x88
-	}
+	clear(row)
 	s := maxAbs / 7
 	var inv float64
 	if s > 0 {
@@ -111,19 +109,21 @@ func (q *quant4) quantize(i int, v []float32, maxAbs float32, norm2 float64) {
 	}
 	var res, inf, norm float64
 	for j, x := range v {
+		// To nearest, halves away from zero, as quant.quantize (any
+		// rounding will do: the bounds come from the codes).
 		y := min(max(float64(x)*inv, -7), 7)
-		c := math.Round(y)
-		b := &row[j/quant4Chunk*32+j%32]
-		if j%quant4Chunk < 32 {
-			*b = *b&0xF0 | byte(int(c)+8)
-		} else {
-			*b = *b&0x0F | byte(int(c)+8)<<4
-		}
+		c := float64(int32(y + math.Copysign(0.5, y)))
+		// Code j: byte j%32 of its block of 64, the high nibble for the
+		// block's second 32.
+		row[j>>6<<5|j&31] |= byte(int32(c)+8) << (j >> 5 & 1 << 2)
 		sc := float64(s) * c
 		r := float64(x) - sc
 		res += r * r
 		inf = max(inf, math.Abs(r))
 		norm += sc * sc
+	}
+	for j := len(v); j < 2*q.rowBytes; j++ {
+		row[j>>6<<5|j&31] |= 8 << (j >> 5 & 1 << 2) // padding: code 0
 	}
 	const margin = 1 + 1e-9
 	q.scale[i] = s
