@@ -124,7 +124,26 @@ func (tu Tuning) ScoreInto(f *Features, rel, out, best []float64, rb *RunBests) 
 	Complete(f)
 	eventBest(f, rel, best)
 	rb.Fill(f, rel)
+	rb.session = nil
+	if tu.SessionShare != 0 {
+		rb.session = sessionBest(f, rel)
+	}
 	tu.ScoreRange(f, rel, out, best, rb, 0, len(rel))
+	return out
+}
+
+// sessionBest returns the best relevance in each session (indexed by the
+// runs' session numbers).
+func sessionBest(f *Features, rel []float64) []float64 {
+	ns := 0
+	if k := len(f.RunSession); k > 0 {
+		ns = int(f.RunSession[k-1]) + 1
+	}
+	out := make([]float64, ns)
+	for i, x := range rel {
+		s := f.RunSession[f.Run[i]]
+		out[s] = max(out[s], x)
+	}
 	return out
 }
 
@@ -161,7 +180,11 @@ func eventBest(f *Features, rel, best []float64) {
 func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests, lo, hi int) (arg int) {
 	n := len(rel)
 	if len(f.RunStart) == n {
-		return tu.scoreRangeSingle(f, rel, out, best, lo, hi)
+		var sbest []float64
+		if rb != nil && tu.SessionShare != 0 {
+			sbest = rb.session
+		}
+		return tu.scoreRangeSingle(f, rel, out, best, sbest, lo, hi)
 	}
 	// The turns' slices end at hi, which spares the loop their bounds
 	// checks.
@@ -169,6 +192,10 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 	vis := f.Visible[:hi:n]
 	run, links, cues := f.Run[:hi:n], f.RunLinks, f.Cues[:hi:n]
 	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
+	sbest := rb.session
+	if tu.SessionShare == 0 {
+		sbest = nil // a stale scratch's, when any
+	}
 	// The flags of a turn select among two factors each, rather than
 	// branch on it (they vary from turn to turn and would be mispredicted):
 	// a missing factor is 1, and so is a share of 0, which leaves every sum
@@ -227,6 +254,9 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 		s := x + prevOf[pq]*p1 + nextOf[nq]*n1 + tu.Far*(p2+n2)
 		s += tu.RunShare * mate
 		s += tu.EventShare * b
+		if sbest != nil {
+			s += tu.SessionShare * sbest[f.RunSession[r]]
+		}
 		if spk != nil {
 			s *= speakerOf[b2i(spk[i])]
 		}
@@ -286,7 +316,7 @@ func (tu Tuning) scoreFactors(f *Features) scoreFactors {
 // see RunBests.setRun), which spares the scan three of its slices; the
 // sums and products are ScoreRange's, in its order, so the scores are
 // bit for bit the same (TestOfflineFastMatchesFull, TestScoreRangeSingle).
-func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi int) (arg int) {
+func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best, sbest []float64, lo, hi int) (arg int) {
 	n := len(rel)
 	rel, out = rel[:n:n], out[:hi]
 	vis := f.Visible[:hi:n]
@@ -336,6 +366,9 @@ func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi 
 		s := x + prevOf[pq]*p1 + nextOf[nq]*n1 + tu.Far*(p2+n2)
 		s += tu.RunShare * 0 // the run's other turns: none
 		s += tu.EventShare * b
+		if sbest != nil {
+			s += tu.SessionShare * sbest[f.RunSession[i]]
+		}
 		if spk != nil {
 			s *= speakerOf[b2i(spk[i])]
 		}

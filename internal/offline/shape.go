@@ -12,12 +12,14 @@ import "math"
 // the question's words in them, and the window vector of a user turn is
 // mostly the reply before it. Rather than stand down, the scorer reads the
 // conversation's shape (Shape, from per-speaker turn lengths) and moves
-// its weights towards those fitted for that shape (Tuning.Adapt): the
-// turn's own cosine rather than its window's, a prior for the terse side's
-// turns and for the turn that opens a session (the user's request), lexical
-// scores normalised for length, no prior for long runs. On conversations of
-// the dev shapes it was fitted on, the shape's weight is 0 and the scorer
-// is the one before, bit for bit.
+// its weights towards those fitted for that shape (Tuning.Adapt): a prior
+// for the terse side's turns and, above all, for the one that opens a
+// session (the user's request), a share of the session's best relevance,
+// the turn's own cosine rather than its window's, a prior against long
+// runs rather than for them, and a stopping rule of at most 8 units
+// (LexLenPow, normalising BM25 for length, is there and fitted to 0). On
+// conversations of the dev shapes it was fitted on, the shape's weight is
+// 0 and the scorer is the one before, bit for bit.
 
 // SpeakerStats accumulates, per speaker (indexed like the space's
 // speakers), the number of units and the sum of ln(1+words): what Shape
@@ -114,6 +116,10 @@ type Assistant struct {
 	// LexLenPow divides a unit's BM25 score by (its words / the mean
 	// words per unit)^LexLenPow before the best is taken.
 	LexLenPow float64
+	// SessionShare is the share of the best relevance in a unit's session
+	// that the unit receives (a session of a chat with an assistant is
+	// one thread).
+	SessionShare float64
 }
 
 // The bits of a unit's role (Features.Role).
@@ -145,6 +151,7 @@ func (tu Tuning) Adapt(sh Shape) Tuning {
 	out.TerseBump = mix(1, a.TerseBump)
 	out.OpenBump = mix(1, a.OpenBump)
 	out.LexLenPow = mix(0, a.LexLenPow)
+	out.SessionShare = mix(0, a.SessionShare)
 	out.adapted = true
 	return out
 }

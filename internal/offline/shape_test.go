@@ -107,3 +107,23 @@ func TestLexLenPowAndPassages(t *testing.T) {
 		t.Errorf("passage cosine 0.9 of unit 0: relevance %v, want unit 0 first", r)
 	}
 }
+
+func TestSessionShare(t *testing.T) {
+	// Two sessions of three units; the best relevance of session 1 is
+	// unit 1's: under SessionShare every unit of session 1 gains a share
+	// of it, those of session 2 of their own session's best.
+	tu := testTuning
+	tu.Prev, tu.PrevQuestion, tu.Next, tu.NextQuestion, tu.Far, tu.EventShare = 0, 0, 0, 0, 0, 0
+	f := features(0.2, 1, 0, 0.5, 0, 0)
+	f.SameSession[3] = false
+	rel := tu.relevance(f)
+	base := tu.score(f, rel)
+	tu.SessionShare = 0.5
+	got := tu.score(f, rel)
+	sb := []float64{rel[1], rel[1], rel[1], rel[3], rel[3], rel[3]}
+	for i := range got {
+		if want := base[i] + 0.5*sb[i]; math.Abs(got[i]-want) > 1e-12 {
+			t.Errorf("unit %d: score %v, want %v", i, got[i], want)
+		}
+	}
+}

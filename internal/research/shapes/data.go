@@ -54,6 +54,7 @@ type Question struct {
 	Engine []int
 
 	ownCos, winCos, chunkCos []float64
+	rankings                 [][]int
 }
 
 // ChunkWords is the size of a passage; turns of more than ChunkMin words

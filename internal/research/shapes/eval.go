@@ -14,6 +14,9 @@ import (
 type Score struct {
 	R, P, K float64
 	N       int
+	// Floor is the best recall of the plain top-k systems at the same K
+	// (set by the fit).
+	Floor float64
 }
 
 // Add adds one question's selection.
@@ -46,11 +49,14 @@ func (s Score) Mean() Score {
 		return s
 	}
 	n := float64(s.N)
-	return Score{R: s.R / n, P: s.P / n, K: s.K / n, N: s.N}
+	return Score{R: s.R / n, P: s.P / n, K: s.K / n, N: s.N, Floor: s.Floor}
 }
 
 func (s Score) String() string {
 	m := s.Mean()
+	if s.Floor > 0 {
+		return fmt.Sprintf("R %.3f P %.3f K %.1f floor %.3f", m.R, m.P, m.K, s.Floor)
+	}
 	return fmt.Sprintf("R %.3f P %.3f K %.1f", m.R, m.P, m.K)
 }
 

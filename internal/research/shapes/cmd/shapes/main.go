@@ -20,7 +20,7 @@ import (
 	"github.com/higmem/higmem/internal/research/shapes"
 )
 
-var withChunks, int8, fit, ablate, shapeOnly bool
+var withChunks, int8, fit, ablate, shapeOnly, misses bool
 
 func main() {
 	sets := flag.String("sets", "", "comma-separated NAME=PATH[@REGEXP] of LoCoMo-format dev files (REGEXP: keep the samples whose id matches)")
@@ -31,6 +31,7 @@ func main() {
 	flag.BoolVar(&int8, "int8", true, "embed in int8 (minilm.PrecisionInt8; reported to the engine as float32's id)")
 	flag.BoolVar(&fit, "fit", false, "fit the user–assistant weights, leave-one-set-out over the sets whose shape adapts, then on all")
 	flag.BoolVar(&shapeOnly, "shape-only", false, "print each conversation's shape (offline.Shape) and weight, and nothing else (no model)")
+	flag.BoolVar(&misses, "misses", false, "print every gold unit the shipped scorer misses: role, place in its session, words, rank")
 	flag.BoolVar(&ablate, "ablate", false, "report the shipped user–assistant weights with each set back to the base tuning's")
 	flag.Parse()
 	if err := run(*sets, *model, *cacheDir, *workers); err != nil {
@@ -99,6 +100,9 @@ func run(sets, model, cacheDir string, workers int) error {
 		}
 		log.Printf("%s: %d questions in %s (cache: %d hits, %d embedded)", name, len(qs), time.Since(start).Round(time.Second), emb.Hits, emb.Misses)
 		report(name, qs, offline.DefaultTuning(), stage)
+		if misses {
+			printMisses(name, qs, stage)
+		}
 		if ablate && adapts(qs) {
 			for _, a := range shapes.Ablations() {
 				tu := offline.DefaultTuning()
@@ -242,4 +246,27 @@ func printShapes(sets string) error {
 		}
 	}
 	return nil
+}
+
+// printMisses prints the gold units the shipped scorer leaves out.
+func printMisses(name string, qs []*shapes.Question, stage *offline.Stage) {
+	tu := offline.DefaultTuning()
+	for qi, q := range qs {
+		sel := shapes.SelectVariant(q, tu, stage, shapes.Variant{})
+		in := map[int]bool{}
+		for _, i := range sel {
+			in[i] = true
+		}
+		for _, g := range q.Gold {
+			if g < 0 || in[g] {
+				continue
+			}
+			u := q.Conv.Units[g]
+			pos := 0
+			for j := g; j >= 0 && q.Conv.Units[j].Session == u.Session; j-- {
+				pos++
+			}
+			fmt.Printf("miss %s q%d %s user=%v pos=%d words=%d sessions-back=%d\n", name, qi, u.ID, u.User, pos, u.Words, q.QuerySession-u.Session)
+		}
+	}
 }
