@@ -104,8 +104,8 @@ func tieredRows(r *rand.Rand, kind string, n, dim int) [][]float32 {
 // the rows near the best), on random, sparse, clustered and spiky rows of
 // dimensions that are and are not multiples of the 4-bit block; that
 // rescanning every row gives bounds no looser than Estimate's; that the
-// returned lower bound is the largest; and that the 4-bit bounds are tight
-// enough to prune.
+// returned lower bound is at least every est-err and at most the best Dot;
+// and that the 4-bit bounds are tight enough to prune.
 func TestEstimateTieredBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
 	for _, kind := range []string{"random", "sparse", "clustered", "spiky"} {
@@ -135,7 +135,7 @@ func TestEstimateTieredBounds(t *testing.T) {
 					}
 					est, err := make([]float64, n), make([]float64, n)
 					got := m.EstimateTiered(q, est, err, refine)
-					want := math.Inf(-1)
+					want, best := math.Inf(-1), math.Inf(-1)
 					worst := 0.0
 					for i := range n {
 						d := float64(Dot(q, m.Row(i)))
@@ -146,10 +146,11 @@ func TestEstimateTieredBounds(t *testing.T) {
 							t.Fatalf("%s dim %d query %d: row %d bound %v, Estimate's %v", kind, dim, qi, i, err[i], err8[i])
 						}
 						want = max(want, est[i]-err[i])
+						best = max(best, d)
 						worst = max(worst, err[i])
 					}
-					if got != want {
-						t.Fatalf("%s dim %d query %d (%s): largest lower bound %v, want %v", kind, dim, qi, floor, got, want)
+					if !(got >= want && got <= best) {
+						t.Fatalf("%s dim %d query %d (%s): largest lower bound %v, want at least %v and at most the best Dot %v", kind, dim, qi, floor, got, want, best)
 					}
 					if floor == "none" && worst > 0.3 {
 						t.Errorf("%s dim %d query %d: 4-bit bounds up to %v, too loose to prune", kind, dim, qi, worst)
