@@ -312,3 +312,35 @@ func TestBounds4(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateTieredParallel checks the bounds on a matrix large enough
+// for both passes to split the rows among goroutines (each range with its
+// own list of rows to rescan).
+func TestEstimateTieredParallel(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	n, dim := 20000, 256
+	if n*dim/(4*parallelFloats) < 2 {
+		t.Fatal("too small to split")
+	}
+	m := Matrix{Dim: dim}
+	for _, v := range tieredRows(r, "clustered", n, dim) {
+		m.Append(v)
+	}
+	m.QuantizeFrom(1)
+	est, err := make([]float64, n), make([]float64, n)
+	for _, q := range tieredRows(r, "clustered", 3, dim) {
+		mean := m.MeanDot(q)
+		got := m.EstimateTiered(q, est, err, func(lo float64) float64 { return max(lo, mean) })
+		want, best := math.Inf(-1), math.Inf(-1)
+		for i := range n {
+			d := float64(Dot(q, m.Row(i)))
+			if !(math.Abs(d-est[i]) <= err[i]) {
+				t.Fatalf("row %d: Dot %v, estimate %v ± %v", i, d, est[i], err[i])
+			}
+			want, best = max(want, est[i]-err[i]), max(best, d)
+		}
+		if !(got >= want && got <= best) {
+			t.Fatalf("largest lower bound %v, want at least %v and at most %v", got, want, best)
+		}
+	}
+}
