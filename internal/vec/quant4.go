@@ -158,7 +158,10 @@ func dotU4Go(p []int8, codes []byte, rowBytes int, out []int32) {
 // exact values where they do not decide) decides as it would from
 // Estimate; refineAt only moves the work between the scans. A
 // refineAt of -Inf rescans every row (bounds never looser than
-// Estimate's); +Inf none.
+// Estimate's); +Inf none. refineAt must not fall as its argument rises
+// (it is also called with lower bounds found part way). The largest
+// lower bound returned is taken over both scans' bounds of every row
+// scanned: at least every est[i]-err[i], and at most the largest Dot.
 func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(maxLow float64) float64) (maxLow float64) {
 	n := m.Rows()
 	if m.q == nil {
@@ -229,7 +232,12 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	// The bound's multipliers carry a relative margin of 1e-9 for the
 	// rounding of t, p and the products and sums (see Estimate).
 	sc := scan4{p: p, c: bound4{t: t, qnorm: qnorm * margin, ql1: ql1 * margin, qerr: qerr * margin, eps: 1e-15, off: 8 * psum}}
-	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi) })
+	// Each range lists the rows above a provisional floor, refineAt of
+	// its best lower bound so far: refineAt does not fall as its argument
+	// rises, so the final floor is at least as high and every row above it
+	// is listed.
+	cands := make([][]int32, workers)
+	parallel(func(w, lo, hi int) { lows[w], cands[w] = sc.rows(q4, est, err, lo, hi, refineAt) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
@@ -240,18 +248,18 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	}
 	d := m.Dim
 	parallel(func(w, lo, hi int) {
-		maxLow := math.Inf(-1)
+		maxLow := lows[w]
 		var dot [1]int32
-		for i := lo; i < hi; i++ {
+		for _, i := range cands[w] {
 			if est[i]+err[i] >= floor {
-				dotI8(p16, m.q.codes[i*d:(i+1)*d], d, dot[:])
+				dotI8(p16, m.q.codes[int(i)*d:(int(i)+1)*d], d, dot[:])
 				x := t16 * float64(m.q.scale[i]) * float64(dot[0])
 				bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
+				maxLow = max(maxLow, x-bound)
 				if bound < err[i] {
 					est[i], err[i] = x, bound
 				}
 			}
-			maxLow = max(maxLow, est[i]-err[i])
 		}
 		lows[w] = maxLow
 	})
@@ -274,18 +282,27 @@ type bound4 struct {
 	off                      int32
 }
 
-// rows writes the 4-bit estimates and bounds of rows lo to hi-1 and
-// returns their largest lower bound.
-func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int) float64 {
+// rows writes the 4-bit estimates and bounds of rows lo to hi-1, and
+// returns their largest lower bound and the rows whose upper bound reaches
+// refineAt of the largest lower bound found so far.
+func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(float64) float64) (float64, []int32) {
 	maxLow := math.Inf(-1)
+	var cands []int32
 	var dots [blockRows]int32
 	for b := lo; b < hi; b += blockRows {
 		e := min(b+blockRows, hi)
 		out := dots[:e-b]
 		dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
 		maxLow = max(maxLow, bounds4(&sc.c, out, q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e], est[b:e], err[b:e]))
+		floor := refineAt(maxLow)
+		es, bs := est[b:e], err[b:e][:e-b]
+		for j, x := range es {
+			if x+bs[j] >= floor {
+				cands = append(cands, int32(b+j))
+			}
+		}
 	}
-	return maxLow
+	return maxLow, cands
 }
 
 // bounds4Go writes est[j] and err[j] for the rows whose 4-bit dot products
