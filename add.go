@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/store"
 )
@@ -63,7 +64,7 @@ func (m *Memory) Add(ctx context.Context, sp Space, turns []TurnInput) (*AddResu
 			if pending[0].ID != "" {
 				from = strconv.Quote(pending[0].ID)
 			}
-			return res, fmt.Errorf("higmem: add: turns from %s on not stored: %w", from, err)
+			return res, wrapf(err, "add: turns from %s on not stored", from)
 		}
 	}
 	return res, nil
@@ -146,14 +147,14 @@ func (m *Memory) prepare(st *spaceState, in []TurnInput, res *AddResult) ([]stor
 		}
 		if t.ID != "" {
 			if old, ok := st.turn(t.ID); ok {
-				if !sameTurn(old, t) {
+				if !rules.SameTurn(old, t) {
 					return nil, fmt.Errorf("%w: %s: id already holds a different turn", ErrConflict, where)
 				}
 				res.Skipped = append(res.Skipped, t.ID)
 				continue
 			}
 			if old, ok := seen[t.ID]; ok {
-				if !sameTurn(old, t) {
+				if !rules.SameTurn(old, t) {
 					return nil, fmt.Errorf("%w: %s: id given twice with different content", ErrConflict, where)
 				}
 				res.Skipped = append(res.Skipped, t.ID)
@@ -174,7 +175,7 @@ func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, c *chunk, r
 	build := func(st *spaceState, c *chunk) *batch {
 		b := newBatch(st, c, m.now().UTC())
 		for _, t := range c.turns {
-			b.ann[t.ID] = annotateRules(t)
+			b.ann[t.ID] = rules.Annotate(t)
 		}
 		return b
 	}
@@ -185,11 +186,4 @@ func (m *Memory) buildTurnsOnly(ctx context.Context, st *spaceState, c *chunk, r
 		}
 		return build(ns, nc), nil
 	})
-}
-
-// sameTurn reports whether two turns say the same thing (the fields a
-// caller gives). Seq and RecordedAt are not compared.
-func sameTurn(a, b store.Turn) bool {
-	return a.ID == b.ID && a.Speaker == b.Speaker && a.Text == b.Text && a.SessionID == b.SessionID &&
-		a.OccurredRaw == b.OccurredRaw && slices.Equal(a.Attachments, b.Attachments)
 }

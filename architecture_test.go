@@ -22,9 +22,13 @@ import (
 // helpers are the internal packages the library is built from; they import
 // only each other.
 var helpers = []string{
-	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/offline", "internal/passage", "internal/profile",
+	"internal/bm25", "internal/httpx", "internal/jsonx", "internal/memcheck", "internal/offline", "internal/parallel", "internal/passage", "internal/profile",
 	"internal/prompt", "internal/rank", "internal/temporal", "internal/textnorm", "internal/vec",
 }
+
+// parts are internal packages the library is built from that read the
+// store's records: they import internal helpers and store, never the root.
+var parts = []string{"internal/exportfmt", "internal/heapsize", "internal/history", "internal/profilerec", "internal/redact", "internal/rules", "internal/storevec"}
 
 // interfaces are the small packages backends implement.
 var interfaces = []string{"llm", "embed", "store"}
@@ -40,6 +44,8 @@ func layer(p string) string {
 		return "implementation"
 	case slices.Contains(helpers, p):
 		return "helper"
+	case slices.Contains(parts, p):
+		return "part"
 	}
 	return "application" // api, server, internal/cli, internal/bench, eval, cmd, ...
 }
@@ -71,6 +77,8 @@ func importRule(p, q string) string {
 		return "internal/offline imports neither the root package nor programs: the root hands it plain inputs"
 	case lp == "helper" && lq != "helper":
 		return "internal helpers import only other internal helpers"
+	case lp == "part" && lq != "helper" && lq != "part" && q != "store":
+		return "engine parts (internal/rules, internal/redact, ...) import only internal helpers, each other and store, never the root"
 	case lp == "interface" && lq != "helper":
 		return "interface packages import only internal helpers"
 	case lp == "implementation":
@@ -221,13 +229,31 @@ func TestImportRules(t *testing.T) {
 	for _, p := range pkgs {
 		seen[p.path] = true
 	}
-	for _, want := range append(append([]string{"", "server", "internal/cli", "store/sqlite"}, helpers...), interfaces...) {
+	for _, want := range slices.Concat([]string{"", "server", "internal/cli", "store/sqlite"}, helpers, parts, interfaces) {
 		if !seen[want] {
 			t.Fatalf("package %q not found: the walk missed the module (found %d packages)", want, len(pkgs))
 		}
 	}
 	for _, v := range violations(pkgs) {
 		t.Error(v)
+	}
+}
+
+// TestRootTestsReadNoEnvironment checks that the root package's tests read
+// no environment: their knobs are test flags (flags_test.go), and research
+// measurements live in internal/research.
+func TestRootTestsReadNoEnvironment(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no test files found (%v)", err)
+	}
+	for _, f := range files {
+		if readsEnv(t, f) {
+			t.Errorf("%s reads the environment", f)
+		}
+	}
+	if !readsEnv(t, "internal/pgtest/pgtest.go") {
+		t.Error("readsEnv misses os.Getenv in internal/pgtest/pgtest.go")
 	}
 }
 
@@ -257,6 +283,10 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/offline", imports: []string{"internal/cli"}},
 		{path: "", imports: []string{"internal/research"}},
 		{path: "internal/cli", imports: []string{"internal/research/cmd/fitstage"}},
+		{path: "internal/rules", imports: []string{""}},
+		{path: "internal/rules", imports: []string{"llm"}},
+		{path: "internal/rules", imports: []string{"store/sqlite"}},
+		{path: "internal/offline", imports: []string{"internal/rules"}},
 	}
 	for _, p := range bad {
 		if v := violations([]pkgInfo{p}); len(v) != 1 {
@@ -276,6 +306,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "", imports: []string{"internal/offline"}},
 		{path: "internal/offline", imports: []string{"internal/rank", "internal/vec"}},
 		{path: "internal/research/cmd/fitstage", imports: []string{"internal/research", "internal/offline", ""}},
+		{path: "", imports: []string{"internal/rules"}},
+		{path: "internal/rules", imports: []string{"store", "internal/offline", "internal/textnorm"}},
 	}
 	for _, p := range good {
 		if v := violations([]pkgInfo{p}); len(v) != 0 {

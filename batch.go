@@ -2,13 +2,13 @@ package higmem
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/history"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
@@ -129,18 +129,6 @@ func (b *batch) eventsOf(turnID string) []string {
 	return ids
 }
 
-// eventNumber returns n for an id "e<n>", else 0.
-func eventNumber(id string) int {
-	if !strings.HasPrefix(id, "e") {
-		return 0
-	}
-	n, err := strconv.Atoi(id[1:])
-	if err != nil || n < 0 {
-		return 0
-	}
-	return n
-}
-
 // commit commits a batch built outside the write lock (by a model): it
 // fails with errMoved when another writer committed to the space since the
 // batch's state, and the caller builds it again.
@@ -155,14 +143,14 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 	var texts []string
 	if b.turnVecs == nil {
 		for _, t := range b.turns {
-			texts = append(texts, turnEmbedText(t))
+			texts = append(texts, rules.EmbedText(t))
 		}
 	}
 	for _, id := range b.order {
 		e := b.events[id]
 		e.Version = b.eventVersion(id) + 1
 		e.UpdatedAt = b.now
-		texts = append(texts, eventText(*e))
+		texts = append(texts, rules.EventText(*e))
 	}
 	var windows, ptexts []string
 	var tps []*turnPassages
@@ -237,7 +225,7 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 		if err := tx.PutAnnotation(ctx, sp, a); err != nil {
 			return err
 		}
-		if err := appendChange(ctx, tx, sp, "annotation", t.ID, "create", a.Producer, nil, a, b.now); err != nil {
+		if err := history.Append(ctx, tx, sp, "annotation", t.ID, "create", a.Producer, nil, a, b.now); err != nil {
 			return err
 		}
 	}
@@ -250,7 +238,7 @@ func (m *Memory) writeBatch(ctx context.Context, tx store.Tx, b *batch, vrecs []
 		if old, ok := b.before[id]; ok {
 			action, before = "update", old
 		}
-		if err := appendChange(ctx, tx, sp, "event", id, action, e.Producer, before, e, b.now); err != nil {
+		if err := history.Append(ctx, tx, sp, "event", id, action, e.Producer, before, e, b.now); err != nil {
 			return err
 		}
 	}
@@ -291,7 +279,7 @@ func (st *spaceState) apply(b *batch, vs, wvs [][]float32, res *AddResult) {
 	for _, l := range b.links {
 		st.addLink(l)
 	}
-	st.records = st.records.with(b.profiles, nil)
+	st.records = st.records.With(b.profiles, nil)
 	if n := len(b.turns); n > 0 {
 		if evs := st.eventsOf[b.turns[n-1].ID]; len(evs) > 0 {
 			st.lastEvent = evs[0]
@@ -308,24 +296,4 @@ func (st *spaceState) report(b *batch, res *AddResult) {
 		res.Added = append(res.Added, t.ID)
 	}
 	res.Skipped = append(res.Skipped, b.skipped...)
-}
-
-// appendChange records a change of a derived record in the history.
-func appendChange(ctx context.Context, tx store.Tx, sp store.Space, kind, id, action, actor string, before, after any, at time.Time) error {
-	c := store.Change{Kind: kind, ID: id, Action: action, Actor: actor, At: at}
-	if before != nil {
-		b, err := json.Marshal(before)
-		if err != nil {
-			return err
-		}
-		c.Before = b
-	}
-	if after != nil {
-		b, err := json.Marshal(after)
-		if err != nil {
-			return err
-		}
-		c.After = b
-	}
-	return tx.AppendHistory(ctx, sp, c)
 }

@@ -3,7 +3,6 @@ package higmem_test
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -22,13 +21,13 @@ import (
 )
 
 // benchSizes returns the space sizes of the retrieval and cold-open
-// benchmarks: HIGMEM_BENCH_TURNS (comma-separated, e.g. "1000,100000"),
+// benchmarks: -bench-turns (comma-separated, e.g. "1000,100000"),
 // else 1,000 and 10,000. Building 100,000 turns takes about a minute;
 // higmem bench measures that size by default.
 func benchSizes(b *testing.B) []int {
-	sizes, err := bench.ParseSizes(os.Getenv("HIGMEM_BENCH_TURNS"), []int{1000, 10000})
+	sizes, err := bench.ParseSizes(*benchTurns, []int{1000, 10000})
 	if err != nil {
-		b.Fatalf("HIGMEM_BENCH_TURNS: %v", err)
+		b.Fatalf("-bench-turns: %v", err)
 	}
 	return sizes
 }
@@ -118,16 +117,18 @@ func BenchmarkRetrieve(b *testing.B) {
 }
 
 // BenchmarkRetrieveStored measures offline retrieval on a space that
-// higmem bench built and kept (HIGMEM_BENCH_DB, e.g. D/offline-100000.db
+// higmem bench built and kept (-bench-db, e.g. D/offline-100000.db
 // after higmem bench --dir D), so that two builds time the same space
 // without building it: the bench's questions in turn, wall time per
 // retrieval and, on unix, the process's CPU time per retrieval
 // (cpu-ms/op, which other jobs on a shared machine disturb less than the
-// wall time). Skipped without HIGMEM_BENCH_DB.
+// wall time). Skipped without -bench-db:
+//
+//	go test -run '^$' -bench RetrieveStored . -bench-db D/offline-100000.db
 func BenchmarkRetrieveStored(b *testing.B) {
-	path := os.Getenv("HIGMEM_BENCH_DB")
+	path := *benchDB
 	if path == "" {
-		b.Skip("HIGMEM_BENCH_DB is not set")
+		b.Skip("-bench-db is not set")
 	}
 	ctx := context.Background()
 	st, err := sqlite.Open(ctx, path, sqlite.Options{})
@@ -135,17 +136,17 @@ func BenchmarkRetrieveStored(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	// HIGMEM_BENCH_EMBEDDER_ID names the hashing embedder as another
+	// -bench-embedder-id names the hashing embedder as another
 	// model, so that the engine takes that model's paths (the learned
 	// stage of e5-small-v2: "minilm:e5-small-v2:512"). The first open
 	// re-embeds the space under the new name: use a copy of the file.
-	// HIGMEM_BENCH_NO_STAGE=1 sets Ablations.NoStage.
+	// -bench-no-stage sets Ablations.NoStage.
 	var emb embed.Embedder = hashing.New(0)
-	if id := os.Getenv("HIGMEM_BENCH_EMBEDDER_ID"); id != "" {
+	if id := *benchEmbedderID; id != "" {
 		emb = namedEmbedder{emb, id}
 	}
 	m, err := higmem.Open(ctx, higmem.Options{Store: st, Embedder: emb, Mode: higmem.ModeOffline,
-		Ablations: higmem.Ablations{NoStage: os.Getenv("HIGMEM_BENCH_NO_STAGE") == "1"}})
+		Ablations: higmem.Ablations{NoStage: *benchNoStage}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem/internal/memcheck"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -24,11 +26,11 @@ import (
 func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
 	turns := c.turns
 	b := newBatch(st, c, m.now().UTC())
-	// Each turn is embedded twice: as stored (turnEmbedText) and as a query
+	// Each turn is embedded twice: as stored (rules.EmbedText) and as a query
 	// for its candidate events (its content).
 	texts := make([]string, 0, 2*len(turns))
 	for _, t := range turns {
-		texts = append(texts, turnEmbedText(t))
+		texts = append(texts, rules.EmbedText(t))
 	}
 	for _, t := range turns {
 		texts = append(texts, content(t))
@@ -68,7 +70,7 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		rec.note("batch from %s: build reply unusable, offline segmentation used: %v", turns[0].ID, replyErr)
 	}
 	if replyErr == nil && data.AskPeople {
-		b.profiles = peopleRecords(b, reply.People, defaultProducer)
+		b.profiles = profilerec.FromPeople(reply.People, b.turnAt(nil), defaultProducer, b.now)
 	}
 
 	st.mu.RLock()
@@ -82,9 +84,9 @@ func (m *Memory) buildDefault(ctx context.Context, st *spaceState, c *chunk, rec
 		for _, t := range turns {
 			if ri, ok := byID[t.ID]; ok {
 				r := reply.Turns[ri]
-				b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+				b.ann[t.ID] = rules.FromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
 			} else {
-				b.ann[t.ID] = annotateRules(t)
+				b.ann[t.ID] = rules.Annotate(t)
 			}
 		}
 		st.mu.RUnlock()
@@ -199,7 +201,7 @@ func (m *Memory) candidateEvents(st *spaceState, turns []store.Turn, queryVecs [
 	}
 	for _, id := range ids {
 		e, _ := st.event(id)
-		pe := promptEvent(e)
+		pe := rules.PromptEvent(e)
 		pe.Summary = cutText(pe.Summary, batchSummaryBytes)
 		pe.Tags = nil
 		pe.Facts = pe.Facts[max(0, len(pe.Facts)-batchFactsShown):]
@@ -239,7 +241,7 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 			// The model skipped this turn (or the reply was unusable):
 			// rules annotate it and the offline segmenter places it.
 			missing++
-			b.ann[t.ID] = annotateRules(t)
+			b.ann[t.ID] = rules.Annotate(t)
 			if seg == nil {
 				seg = newSegmenter(st, b)
 			}
@@ -255,7 +257,7 @@ func (m *Memory) assignBatch(st *spaceState, b *batch, reply prompt.BuildBatchRe
 			continue
 		}
 		r := reply.Turns[ri]
-		b.ann[t.ID] = annotationFromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
+		b.ann[t.ID] = rules.FromNote(t, r.Keywords, r.Tags, r.Context, nil, defaultProducer)
 		var joined []*store.Event
 		for _, ref := range r.Events {
 			ref = strings.TrimSpace(ref)
@@ -323,7 +325,7 @@ func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels m
 		r, ok := byEvent[id]
 		switch {
 		case ok && r.Summary != "":
-			applyUpdate(e, r.EventUpdateReply, added)
+			rules.ApplyUpdate(e, r.EventUpdateReply, added)
 			e.Producer = defaultProducer
 		case existed && e.Summary != "":
 			if usable {
@@ -332,17 +334,17 @@ func applyRecords(rec *recorder, b *batch, records []prompt.BatchEvent, labels m
 		default:
 			title := e.Title
 			summariseExtractive(b.st, b, e)
-			e.Keywords = memcheck.Terms(e.Keywords, maxEventKeywords)
+			e.Keywords = memcheck.Terms(e.Keywords, rules.MaxEventKeywords)
 			if title != "" {
 				e.Title = title
 			}
-			e.Producer = defaultProducer + fallbackSuffix
+			e.Producer = defaultProducer + rules.FallbackSuffix
 			if usable {
 				rec.note("event %s: build reply unusable for it (left out or junk), an offline summary stands in, marked in the producer", id)
 			}
 		}
 		if e.Title == "" {
-			e.Title = titleFrom(e.Summary)
+			e.Title = rules.TitleFrom(e.Summary)
 		}
 	}
 }

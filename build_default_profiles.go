@@ -3,6 +3,7 @@ package higmem
 import (
 	"slices"
 
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/store"
 )
@@ -30,30 +31,9 @@ func knownPeople(st *spaceState, turns []store.Turn) []prompt.KnownPerson {
 			continue
 		}
 		seen = append(seen, t.Speaker)
-		if kp, _ := knownPerson(ps, t.Speaker); len(kp.Facts) > 0 {
+		if kp, _ := profilerec.Known(ps, t.Speaker); len(kp.Facts) > 0 {
 			out = append(out, kp)
 		}
-	}
-	return out
-}
-
-// peopleRecords turns the people of a build reply into profile records of
-// batch b, made by producer. Facts citing no turn of the batch are dropped
-// (the prompt showed only the batch's turns).
-func peopleRecords(b *batch, facts []prompt.PersonFact, producer string) []store.ProfileRecord {
-	at := b.turnAt(nil)
-	var out []store.ProfileRecord
-	for _, f := range facts {
-		var ids []string
-		for _, id := range f.TurnIDs {
-			if _, ok := at(id); ok {
-				ids = append(ids, id)
-			}
-		}
-		if len(ids) == 0 {
-			continue
-		}
-		out = append(out, newProfileRecord(f.Entity, f.Attribute, f.Value, f.Ended, ids, at, producer, b.now))
 	}
 	return out
 }

@@ -4,9 +4,10 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"time"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -20,7 +21,7 @@ import (
 func (m *Memory) buildPaper(ctx context.Context, st *spaceState, c *chunk, rec *recorder, res *AddResult) error {
 	t := c.turns[0]
 	b := newBatch(st, c, m.now().UTC())
-	vs, err := m.embed(ctx, []string{turnEmbedText(t), content(t)})
+	vs, err := m.embed(ctx, []string{rules.EmbedText(t), content(t)})
 	if err != nil {
 		return err
 	}
@@ -111,13 +112,13 @@ func (m *Memory) annotatePaper(ctx context.Context, rec *recorder, b *batch, t s
 	}
 	switch err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.TurnNote, nd, &note); {
 	case err == nil:
-		b.ann[t.ID] = annotationFromNote(t, note.Keywords, note.Tags, note.Context, note.Entities, paperProducer)
+		b.ann[t.ID] = rules.FromNote(t, note.Keywords, note.Tags, note.Context, note.Entities, paperProducer)
 		if m.opts.PaperLinks {
-			b.links = linksFrom(t, window, note, b.now)
+			b.links = rules.LinksFrom(t, window, note, b.now)
 		}
 	case fallible(ctx, err):
 		rec.note("turn %s: annotation reply unusable, rule-based annotation used: %v", t.ID, err)
-		b.ann[t.ID] = annotateRules(t)
+		b.ann[t.ID] = rules.Annotate(t)
 	default:
 		return err
 	}
@@ -181,9 +182,9 @@ func paperEvent(e store.Event) prompt.Event {
 // one only its keywords and tags refreshed when the model finds the turn
 // relevant. wrote[i] is set when event i's summary was rewritten.
 func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []*store.Event, window []store.Turn, t store.Turn, wrote []bool) error {
-	return parallel(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
+	return parallel.Run(ctx, m.opts.Concurrency, len(joined), func(ctx context.Context, i int) error {
 		e := joined[i]
-		data := prompt.EventUpdateData{Event: promptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
+		data := prompt.EventUpdateData{Event: rules.PromptEvent(*e), Window: promptTurns(window), New: []prompt.Turn{promptTurn(t)}}
 		if len(e.TurnIDs) < m.opts.SmallEvent {
 			var err error
 			wrote[i], err = m.updateEvent(ctx, rec, e, data, []store.Turn{t})
@@ -197,30 +198,13 @@ func (m *Memory) updatePaperEvents(ctx context.Context, rec *recorder, joined []
 			return nil
 		}
 		if err == nil && r.IsRelevant {
-			if k := cleanList(r.Keywords, maxEventKeywords); len(k) > 0 {
+			if k := rules.CleanList(r.Keywords, rules.MaxEventKeywords); len(k) > 0 {
 				e.Keywords = k
 			}
-			if tg := cleanList(r.Tags, maxEventTags); len(tg) > 0 {
+			if tg := rules.CleanList(r.Tags, rules.MaxEventTags); len(tg) > 0 {
 				e.Tags = tg
 			}
 		}
 		return err
 	})
-}
-
-// linksFrom keeps the links a model proposed to turns of the window.
-func linksFrom(t store.Turn, window []store.Turn, r prompt.TurnNoteReply, now time.Time) []store.Link {
-	var out []store.Link
-	for _, l := range r.Links {
-		target := strings.TrimSpace(l.Target)
-		if target == t.ID || !slices.ContainsFunc(window, func(w store.Turn) bool { return w.ID == target }) {
-			continue
-		}
-		rel := strings.TrimSpace(l.Relation)
-		if rel == "" {
-			rel = "relates_to"
-		}
-		out = append(out, store.Link{Source: t.ID, Target: target, Relation: rel, Confidence: 1, CreatedAt: now})
-	}
-	return out
 }

@@ -2,12 +2,14 @@ package higmem
 
 import (
 	"context"
-	"regexp"
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/profile"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -32,7 +34,7 @@ func (st *spaceState) lastTurnEvent() (store.Event, bool) {
 	}
 	var best string
 	for _, id := range st.eventsOf[st.turns[len(st.turns)-1].ID] {
-		if best == "" || eventNumber(id) >= eventNumber(best) {
+		if best == "" || rules.EventNumber(id) >= rules.EventNumber(best) {
 			best = id
 		}
 	}
@@ -45,34 +47,7 @@ const (
 	paperProfilePeople = 8
 	// paperProfileTurns caps the event turns an update shows (the latest).
 	paperProfileTurns = 24
-	// knownFactsShown caps the current values shown of one person.
-	knownFactsShown = 12
 )
-
-// citeRE finds a citation "[turn id]" in a summary.
-var citeRE = regexp.MustCompile(`\[([^\]\s][^\]]*)\]`)
-
-// knownPerson returns what the profiles ps say of entity now, as a prompt
-// shows it, and its summary ("" when none).
-func knownPerson(ps []Profile, entity string) (prompt.KnownPerson, string) {
-	kp := prompt.KnownPerson{Name: entity}
-	p, ok := findProfile(ps, entity)
-	if !ok {
-		return kp, ""
-	}
-	for _, a := range p.Attributes {
-		for _, v := range a.Current() {
-			if len(kp.Facts) < knownFactsShown {
-				kp.Facts = append(kp.Facts, a.Label()+": "+v.Value)
-			}
-		}
-	}
-	summary := ""
-	if p.Summary != nil {
-		summary = p.Summary.Text
-	}
-	return kp, summary
-}
 
 // paperProfiles runs the profile step on event old (the previous turn's
 // main event, as the state holds it) and adds what it states to b. Caller
@@ -100,7 +75,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 	if len(people) == 0 || len(turns) == 0 {
 		return nil
 	}
-	ev := promptEvent(old)
+	ev := rules.PromptEvent(old)
 	var dec prompt.ProfileDecideReply
 	err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.ProfileDecide, prompt.ProfileDecideData{Event: ev, Entities: people}, &dec)
 	if fallible(ctx, err) {
@@ -123,9 +98,9 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 	}
 	shown := promptTurns(turns)
 	recs := make([][]store.ProfileRecord, len(chosen))
-	err = parallel(ctx, m.opts.Concurrency, len(chosen), func(ctx context.Context, i int) error {
+	err = parallel.Run(ctx, m.opts.Concurrency, len(chosen), func(ctx context.Context, i int) error {
 		name := chosen[i]
-		kp, summary := knownPerson(ps, name)
+		kp, summary := profilerec.Known(ps, name)
 		var r prompt.ProfileUpdateReply
 		err := m.callModel(ctx, rec, llm.RoleMemory, 0, prompt.ProfileUpdate,
 			prompt.ProfileUpdateData{Person: kp, Summary: summary, Event: ev, Turns: shown}, &r)
@@ -136,7 +111,7 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 		if err != nil {
 			return err
 		}
-		recs[i] = paperRecords(b, name, r, turns, paperProducer)
+		recs[i] = profilerec.FromUpdate(name, r, turns, b.turnAt(turns), paperProducer, b.now)
 		return nil
 	})
 	if err != nil {
@@ -146,35 +121,6 @@ func (m *Memory) paperProfiles(ctx context.Context, rec *recorder, b *batch, old
 		b.profiles = append(b.profiles, rs...)
 	}
 	return nil
-}
-
-// paperRecords turns a profile_update reply about name into records: one
-// per fact about name, and the summary, citing the turns its text names
-// (all the turns shown when it names none).
-func paperRecords(b *batch, name string, r prompt.ProfileUpdateReply, shown []store.Turn, producer string) []store.ProfileRecord {
-	at := b.turnAt(shown)
-	var out []store.ProfileRecord
-	for _, f := range r.Facts {
-		if profile.Key(f.Entity) != profile.Key(name) {
-			continue // about someone else: their own update says it
-		}
-		out = append(out, newProfileRecord(name, f.Attribute, f.Value, f.Ended, f.TurnIDs, at, producer, b.now))
-	}
-	var cited []string
-	for _, m := range citeRE.FindAllStringSubmatch(r.Summary, -1) {
-		for _, id := range strings.Split(m[1], ",") {
-			id = strings.TrimSpace(id)
-			if _, ok := at(id); ok && !slices.Contains(cited, id) {
-				cited = append(cited, id)
-			}
-		}
-	}
-	if len(cited) == 0 {
-		for _, t := range shown {
-			cited = append(cited, t.ID)
-		}
-	}
-	return append(out, newProfileRecord(name, store.ProfileSummary, r.Summary, false, cited, at, producer, b.now))
 }
 
 // turnAt returns a lookup of the turns ts and the batch's turns by id.

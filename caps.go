@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/higmem/higmem/internal/rules"
 )
 
 // Caps: the sizes past which input is refused (ErrTooLarge) or, for what
@@ -107,7 +109,7 @@ func cutText(s string, n int) string {
 	if keep < 0 {
 		keep = 0
 	}
-	for keep > 0 && !utf8RuneStart(s[keep]) {
+	for keep > 0 && !rules.RuneStart(s[keep]) {
 		keep--
 	}
 	return s[:keep] + cutMarker(len(s)-keep)

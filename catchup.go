@@ -1,13 +1,13 @@
 package higmem
 
 import (
-	"cmp"
 	"context"
 	"slices"
-	"strings"
 
-	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/heapsize"
+	"github.com/higmem/higmem/internal/rules"
+	"github.com/higmem/higmem/internal/storevec"
 	"github.com/higmem/higmem/store"
 )
 
@@ -91,7 +91,8 @@ func (m *Memory) planDelta(ctx context.Context, st *spaceState, ch store.Changes
 	if emb == nil {
 		return d, nil
 	}
-	stored := storedVectors(emb, ch)
+	stored := storevec.ByKind(ch.Vectors, emb.Dim(), map[store.VectorKind]string{
+		store.VectorTurn: emb.ID(), store.VectorEvent: emb.ID(), store.VectorWindow: windowEmbedder(emb)})
 	ok, err := m.planVectors(ctx, st, d, stored)
 	if err != nil || !ok {
 		return nil, err
@@ -128,20 +129,6 @@ func (d *delta) planRecords(st *spaceState, ch store.Changes) {
 	}
 }
 
-// storedVectors returns the vectors of ch by kind and id, each kind's as
-// this memory makes them with emb (Changes also reports those under other
-// variants of the embedder's id).
-func storedVectors(emb embed.Embedder, ch store.Changes) map[store.VectorKind]map[string][]float32 {
-	stored := map[store.VectorKind]map[string][]float32{store.VectorTurn: {}, store.VectorEvent: {}, store.VectorWindow: {}}
-	made := map[store.VectorKind]string{store.VectorTurn: emb.ID(), store.VectorEvent: emb.ID(), store.VectorWindow: windowEmbedder(emb)}
-	for _, v := range ch.Vectors {
-		if len(v.Values) == emb.Dim() && made[v.Kind] != "" && v.Embedder == made[v.Kind] {
-			stored[v.Kind][v.ID] = v.Values
-		}
-	}
-	return stored
-}
-
 // planVectors gives the turns and events d adds their vectors: the stored
 // ones, else embedded here. It reports false when a window vector is
 // missing and turns were not only appended (a fresh load makes it).
@@ -160,7 +147,7 @@ func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stor
 		// Else the turn vectors are read from the store when first needed.
 		d.addVecs = make([][]float32, len(d.add))
 		for i, t := range d.add {
-			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return turnEmbedText(t) })
+			need(d.addVecs, store.VectorTurn, i, t.ID, func() string { return rules.EmbedText(t) })
 		}
 	}
 	d.addWin = make([][]float32, len(d.add))
@@ -184,7 +171,7 @@ func (m *Memory) planVectors(ctx context.Context, st *spaceState, d *delta, stor
 		// needed.
 		d.evVecs = make([][]float32, len(d.evPut))
 		for i, e := range d.evPut {
-			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return eventText(e) })
+			need(d.evVecs, store.VectorEvent, i, e.ID, func() string { return rules.EventText(e) })
 		}
 	}
 	if len(texts) == 0 {
@@ -293,7 +280,7 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 		st.turnLex.Remove(id)
 	}
 	st.info = spliceInfo(&st.info, turns, src)
-	for j := firstMoved(src); j < len(turns); j++ {
+	for j := storevec.FirstMoved(src); j < len(turns); j++ {
 		st.pos[turns[j].ID] = j
 	}
 	if hasVecs {
@@ -310,8 +297,8 @@ func (st *spaceState) applyTurns(d *delta) []int32 {
 	})
 	docs := make([]bm25.Doc, len(d.add))
 	for k, t := range d.add {
-		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: turnLexText(t)}
-		st.recBytes += turnBytes(&d.add[k])
+		docs[k] = bm25.Doc{ID: t.ID, Ref: st.pos[t.ID], Text: rules.LexText(t)}
+		st.recBytes += heapsize.Turn(&d.add[k])
 	}
 	st.turnLex.AddBatch(docs)
 	st.turns = turns
@@ -331,7 +318,7 @@ func (st *spaceState) mergeTurns(d *delta) (turns []store.Turn, src []int, moved
 	if len(d.add) > 0 {
 		for i := n - 1; i >= 0; i-- {
 			if !d.gone[st.turns[i].ID] {
-				inPlace = compareStored(st.turns[i], d.add[0]) < 0
+				inPlace = storevec.CompareTurns(st.turns[i], d.add[0]) < 0
 				break
 			}
 		}
@@ -346,10 +333,10 @@ func (st *spaceState) mergeTurns(d *delta) (turns []store.Turn, src []int, moved
 	for i := range n {
 		if d.gone[st.turns[i].ID] {
 			moved[i] = -1
-			st.recBytes -= turnBytes(&st.turns[i])
+			st.recBytes -= heapsize.Turn(&st.turns[i])
 			continue
 		}
-		for k < len(d.add) && compareStored(d.add[k], st.turns[i]) < 0 {
+		for k < len(d.add) && storevec.CompareTurns(d.add[k], st.turns[i]) < 0 {
 			src = append(src, -(k + 1))
 			turns = append(turns, d.add[k])
 			k++
@@ -371,7 +358,7 @@ func (st *spaceState) mergeTurns(d *delta) (turns []store.Turn, src []int, moved
 // appendsOnly reports whether d removes no turn and adds its turns after
 // all of st's (the store hands out Seq in order).
 func (st *spaceState) appendsOnly(d *delta) bool {
-	return len(d.gone) == 0 && (len(d.add) == 0 || len(st.turns) == 0 || compareStored(st.turns[len(st.turns)-1], d.add[0]) < 0)
+	return len(d.gone) == 0 && (len(d.add) == 0 || len(st.turns) == 0 || storevec.CompareTurns(st.turns[len(st.turns)-1], d.add[0]) < 0)
 }
 
 // setTurnVectors replaces the vectors and window vectors of turns that
@@ -434,14 +421,14 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 	}
 	n := len(st.events)
 	var moved []int32
-	if len(d.evGone) > 0 || len(ins) > 0 && n > 0 && compareEvents(st.events[n-1], d.evPut[ins[0]]) >= 0 {
+	if len(d.evGone) > 0 || len(ins) > 0 && n > 0 && storevec.CompareEvents(st.events[n-1], d.evPut[ins[0]]) >= 0 {
 		moved = st.spliceEvents(d, ins, hasVecs)
 	} else {
 		for _, i := range ins {
 			e := d.evPut[i]
 			st.evPos[e.ID] = len(st.events)
 			st.events = append(st.events, e)
-			st.recBytes += eventBytes(&e)
+			st.recBytes += heapsize.Event(&e)
 			st.evTurns = append(st.evTurns, nil)
 			if hasVecs {
 				if st.eventVec.Dim == 0 {
@@ -454,13 +441,13 @@ func (st *spaceState) applyEvents(d *delta) []int32 {
 	for i, e := range d.evPut {
 		j := st.evPos[e.ID]
 		if !inserted[i] {
-			st.recBytes += eventBytes(&e) - eventBytes(&st.events[j])
+			st.recBytes += heapsize.Event(&e) - heapsize.Event(&st.events[j])
 			st.events[j] = e
 			if hasVecs {
 				st.eventVec.Set(j, d.evVecs[i])
 			}
 		}
-		st.eventLex.AddRef(e.ID, j, eventText(e))
+		st.eventLex.AddRef(e.ID, j, rules.EventText(e))
 	}
 	for id, v := range d.evSetVecs {
 		if j, ok := st.evPos[id]; ok && hasVecs {
@@ -483,7 +470,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	k := 0
 	insert := func() {
 		e := d.evPut[ins[k]]
-		st.recBytes += eventBytes(&e)
+		st.recBytes += heapsize.Event(&e)
 		if hasVecs {
 			addVecs = append(addVecs, d.evVecs[ins[k]])
 		}
@@ -495,10 +482,10 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	for i := range n {
 		if d.evGone[st.events[i].ID] {
 			moved[i] = -1
-			st.recBytes -= eventBytes(&st.events[i])
+			st.recBytes -= heapsize.Event(&st.events[i])
 			continue
 		}
-		for k < len(ins) && compareEvents(d.evPut[ins[k]], st.events[i]) < 0 {
+		for k < len(ins) && storevec.CompareEvents(d.evPut[ins[k]], st.events[i]) < 0 {
 			insert()
 		}
 		moved[i] = int32(len(src))
@@ -513,7 +500,7 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 		delete(st.evPos, id)
 		st.eventLex.Remove(id)
 	}
-	for j := firstMoved(src); j < len(events); j++ {
+	for j := storevec.FirstMoved(src); j < len(events); j++ {
 		st.evPos[events[j].ID] = j
 	}
 	if hasVecs {
@@ -527,16 +514,6 @@ func (st *spaceState) spliceEvents(d *delta, ins []int, hasVecs bool) []int32 {
 	})
 	st.events, st.evTurns = events, evTurns
 	return moved
-}
-
-// firstMoved returns the first j with src[j] != j.
-func firstMoved(src []int) int {
-	for j, p := range src {
-		if p != j {
-			return j
-		}
-	}
-	return len(src)
 }
 
 // applyMembership brings event membership up to date after applyTurns
@@ -560,11 +537,11 @@ func (st *spaceState) applyMembership(d *delta, was map[string][]string, turnMov
 	if len(d.evGone) > 0 {
 		st.eventSeq = 0
 		for _, e := range st.events {
-			st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+			st.eventSeq = max(st.eventSeq, rules.EventNumber(e.ID))
 		}
 	}
 	for _, e := range d.evPut {
-		st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
+		st.eventSeq = max(st.eventSeq, rules.EventNumber(e.ID))
 	}
 }
 
@@ -678,7 +655,7 @@ func (st *spaceState) applyLinks(d *delta) {
 		for _, l := range st.links[id] {
 			if k := [3]string{l.Source, l.Target, l.Relation}; !dropped[k] {
 				dropped[k] = true
-				st.recBytes -= linkSize(&l)
+				st.recBytes -= heapsize.Link(&l)
 			}
 			other := l.Target
 			if other == id {
@@ -687,7 +664,7 @@ func (st *spaceState) applyLinks(d *delta) {
 			if other == id {
 				continue
 			}
-			ls := slices.DeleteFunc(st.links[other], func(x store.Link) bool { return sameLink(x, l) })
+			ls := slices.DeleteFunc(st.links[other], func(x store.Link) bool { return storevec.SameLink(x, l) })
 			if len(ls) == 0 {
 				delete(st.links, other)
 			} else {
@@ -697,10 +674,10 @@ func (st *spaceState) applyLinks(d *delta) {
 		delete(st.links, id)
 	}
 	for _, l := range d.links {
-		st.recBytes += linkSize(&l)
+		st.recBytes += heapsize.Link(&l)
 		if ls := st.links[l.Source]; len(ls) > 0 {
-			if at, found := slices.BinarySearchFunc(ls, l, compareLinks); found {
-				st.recBytes -= linkSize(&ls[at])
+			if at, found := slices.BinarySearchFunc(ls, l, storevec.CompareLinks); found {
+				st.recBytes -= heapsize.Link(&ls[at])
 			}
 		}
 		st.putLink(l.Source, l)
@@ -716,42 +693,22 @@ func (st *spaceState) applyLinks(d *delta) {
 func (st *spaceState) applyRecords(d *delta) {
 	drop := d.recordsGone
 	if len(d.gone) > 0 {
-		for _, r := range st.records.list() {
+		for _, r := range st.records.List() {
 			if slices.ContainsFunc(r.TurnIDs, func(id string) bool { return d.gone[id] }) {
 				drop = append(drop, r.ID)
 			}
 		}
 	}
-	st.records = st.records.with(d.records, drop)
+	st.records = st.records.With(d.records, drop)
 }
 
 // putLink puts l in the links of turn id, replacing the link with its key.
 func (st *spaceState) putLink(id string, l store.Link) {
 	ls := st.links[id]
-	at, found := slices.BinarySearchFunc(ls, l, compareLinks)
+	at, found := slices.BinarySearchFunc(ls, l, storevec.CompareLinks)
 	if found {
 		ls[at] = l
 		return
 	}
 	st.links[id] = slices.Insert(ls, at, l)
-}
-
-// sameLink reports whether a and b have the same key.
-func sameLink(a, b store.Link) bool {
-	return a.Source == b.Source && a.Target == b.Target && a.Relation == b.Relation
-}
-
-// compareLinks orders links as ListLinks does.
-func compareLinks(a, b store.Link) int {
-	return cmp.Or(strings.Compare(a.Source, b.Source), strings.Compare(a.Target, b.Target), strings.Compare(a.Relation, b.Relation))
-}
-
-// compareStored orders turns as ListTurns does (Seq, then ID).
-func compareStored(a, b store.Turn) int {
-	return cmp.Or(cmp.Compare(a.Seq, b.Seq), strings.Compare(a.ID, b.ID))
-}
-
-// compareEvents orders events as ListEvents does.
-func compareEvents(a, b store.Event) int {
-	return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.ID, b.ID))
 }

@@ -5,12 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -20,6 +19,7 @@ import (
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/pgtest"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm/llmtest"
 	"github.com/higmem/higmem/store"
@@ -153,7 +153,7 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 		Question: st.info.question, Number: st.info.number, TurnEvent: st.info.event, Speaker: st.info.speaker,
 		Visible: st.info.visible, Speakers: st.info.speakers, SpeakerID: st.info.speakerID, Run: st.info.Run,
 		RunStart: st.info.RunStart, RunAsks: st.info.RunAsks, RunLinks: st.info.RunLinks, Cues: st.info.cues, Words: st.info.words, WinStart: st.info.winStart, Events: st.events, EvPos: st.evPos, EvTurns: st.evTurns,
-		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.list(),
+		EventSeq: st.eventSeq, LastEvent: st.lastEvent, Version: st.version.Load(), Records: st.records.List(),
 		EventsOf: map[string][]string{}, Links: map[string][]store.Link{}}
 	// The packed forms the offline scorer reads match the slices they
 	// pack, however the state came about.
@@ -183,12 +183,12 @@ func view(t *testing.T, m *Memory, st *spaceState) stateView {
 	}
 	words := map[string]bool{}
 	for _, tr := range st.turns {
-		for _, w := range strings.Fields(strings.ToLower(turnLexText(tr))) {
+		for _, w := range strings.Fields(strings.ToLower(rules.LexText(tr))) {
 			words[w] = true
 		}
 	}
 	for _, e := range st.events {
-		for _, w := range strings.Fields(strings.ToLower(eventText(e))) {
+		for _, w := range strings.Fields(strings.ToLower(rules.EventText(e))) {
 			words[w] = true
 		}
 	}
@@ -255,11 +255,15 @@ func catchUpStores(t *testing.T, backend string) []store.Store {
 // field reads depend on, and so must its retrieval. The limits are small,
 // so that the matrices are quantized, the annotations read lazily and the
 // pruned offline path taken at these sizes. On SQLite, and on PostgreSQL
-// when HIGMEM_TEST_POSTGRES is set.
+// when HIGMEM_TEST_POSTGRES is set. -catchup-seeds runs more seeds:
+//
+//	go test -run TestCatchUpEqualsFreshLoadRandom . -catchup-seeds=20
+var catchUpSeeds = flag.Int("catchup-seeds", 1, "TestCatchUpEqualsFreshLoadRandom: random sequences per backend and mode")
+
 func TestCatchUpEqualsFreshLoadRandom(t *testing.T) {
 	t.Parallel() // the slowest test of the package: its runs share nothing
 	backends := []string{"sqlite"}
-	if os.Getenv(pgtest.EnvVar) != "" {
+	if pgtest.Enabled() {
 		backends = append(backends, "postgres")
 	}
 	for _, backend := range backends {
@@ -270,11 +274,7 @@ func TestCatchUpEqualsFreshLoadRandom(t *testing.T) {
 				if testing.Short() {
 					steps = 12
 				}
-				seeds := 1
-				if n, err := strconv.Atoi(os.Getenv("HIGMEM_CATCHUP_SEEDS")); err == nil && n > 0 {
-					seeds = n
-				}
-				for seed := range seeds {
+				for seed := range max(*catchUpSeeds, 1) {
 					randomCatchUps(t, backend, mode, steps, uint64(seed))
 				}
 			})

@@ -2,6 +2,8 @@ package higmem
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/higmem/higmem/store"
 )
@@ -28,3 +30,21 @@ var (
 	// configured (for example writing an answer in offline mode).
 	ErrNoLLM = errors.New("higmem: no language model configured")
 )
+
+// wrapf wraps err with what failed ("higmem: " and format), as
+// fmt.Errorf("higmem: "+format+": %w", args..., err) would, but names the
+// package once: the message of an error of the package's own loses its
+// "higmem: " when wrapped.
+func wrapf(err error, format string, args ...any) error {
+	return &wrapped{msg: "higmem: " + fmt.Sprintf(format, args...), err: err}
+}
+
+// wrapped is an error wrapped by wrapf.
+type wrapped struct {
+	msg string
+	err error
+}
+
+func (e *wrapped) Error() string { return e.msg + ": " + strings.TrimPrefix(e.err.Error(), "higmem: ") }
+
+func (e *wrapped) Unwrap() error { return e.err }

@@ -1,15 +1,12 @@
 package higmem
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"time"
 
+	"github.com/higmem/higmem/internal/exportfmt"
 	"github.com/higmem/higmem/store"
 )
 
@@ -22,21 +19,8 @@ import (
 // profile lines; Import reads versions 1 and 2.
 const ExportVersion = 2
 
-// exportLine is one line of an export: a header, then turns, annotations,
-// events, links and profile records. Vectors are not exported; Import
-// recomputes them with the importing memory's embedder. Rule-derived
-// profiles are not either: they follow from the turns.
-type exportLine struct {
-	Kind       string               `json:"kind"` // header, turn, annotation, event, link, profile
-	Version    int                  `json:"version,omitempty"`
-	Space      *store.Space         `json:"space,omitempty"`
-	ExportedAt *time.Time           `json:"exported_at,omitempty"`
-	Turn       *store.Turn          `json:"turn,omitempty"`
-	Annotation *store.Annotation    `json:"annotation,omitempty"`
-	Event      *store.Event         `json:"event,omitempty"`
-	Link       *store.Link          `json:"link,omitempty"`
-	Profile    *store.ProfileRecord `json:"profile,omitempty"`
-}
+// exportLine is one line of an export (internal/exportfmt).
+type exportLine = exportfmt.Line
 
 // Export writes a space as JSON lines: a header line, then every turn,
 // annotation, event, link and profile record (what a model stated about a
@@ -49,46 +33,12 @@ func (m *Memory) Export(ctx context.Context, sp Space, w io.Writer) error {
 	}
 	snap, err := m.exportSnapshot(ctx, sp)
 	if err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
+		return wrapf(err, "export")
 	}
-	turns, anns, events, links, profiles := snap.turns, snap.anns, snap.events, snap.links, snap.profiles
-	now := m.now().UTC()
-	lines := []exportLine{{Kind: "header", Version: ExportVersion, Space: &sp, ExportedAt: &now}}
-	for i := range turns {
-		lines = append(lines, exportLine{Kind: "turn", Turn: &turns[i]})
-	}
-	for i := range anns {
-		lines = append(lines, exportLine{Kind: "annotation", Annotation: &anns[i]})
-	}
-	for i := range events {
-		lines = append(lines, exportLine{Kind: "event", Event: &events[i]})
-	}
-	for i := range links {
-		lines = append(lines, exportLine{Kind: "link", Link: &links[i]})
-	}
-	for i := range profiles {
-		lines = append(lines, exportLine{Kind: "profile", Profile: &profiles[i]})
-	}
-	bw := bufio.NewWriter(w)
-	enc := json.NewEncoder(bw)
-	for _, l := range lines {
-		if err := enc.Encode(l); err != nil {
-			return fmt.Errorf("higmem: export: %w", err)
-		}
-	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("higmem: export: %w", err)
+	if err := exportfmt.Encode(w, sp, ExportVersion, m.now().UTC(), snap); err != nil {
+		return wrapf(err, "export")
 	}
 	return nil
-}
-
-// exportRecords is what an export holds.
-type exportRecords struct {
-	turns    []store.Turn
-	anns     []store.Annotation
-	events   []store.Event
-	links    []store.Link
-	profiles []store.ProfileRecord
 }
 
 // exportSnapshotTries is how many times Export reads a space outside a
@@ -105,53 +55,33 @@ const exportSnapshotTries = 3
 // space's write lock (PostgreSQL's read-committed statements see one
 // state only while no writer of the space can commit), which holds off
 // the space's writers while it reads and bumps the version once.
-func (m *Memory) exportSnapshot(ctx context.Context, sp Space) (exportRecords, error) {
+func (m *Memory) exportSnapshot(ctx context.Context, sp Space) (exportfmt.Records, error) {
 	for range exportSnapshotTries {
 		before, err := m.store.SpaceVersion(ctx, sp)
 		if err != nil {
-			return exportRecords{}, err
+			return exportfmt.Records{}, err
 		}
-		recs, err := readExport(ctx, m.store, sp)
+		recs, err := exportfmt.Read(ctx, m.store, sp)
 		if err != nil {
-			return exportRecords{}, err
+			return exportfmt.Records{}, err
 		}
 		after, err := m.store.SpaceVersion(ctx, sp)
 		if err != nil {
-			return exportRecords{}, err
+			return exportfmt.Records{}, err
 		}
 		if before == after {
 			return recs, nil
 		}
 	}
-	var recs exportRecords
+	var recs exportfmt.Records
 	err := m.store.Update(ctx, func(tx store.Tx) error {
 		if _, err := tx.Lock(ctx, sp); err != nil {
 			return err
 		}
 		var err error
-		recs, err = readExport(ctx, tx, sp)
+		recs, err = exportfmt.Read(ctx, tx, sp)
 		return err
 	})
-	return recs, err
-}
-
-// readExport reads the records an export holds from r.
-func readExport(ctx context.Context, r store.Reader, sp Space) (exportRecords, error) {
-	var recs exportRecords
-	var err error
-	if recs.turns, err = r.ListTurns(ctx, sp, store.TurnQuery{}); err != nil {
-		return recs, err
-	}
-	if recs.anns, err = r.ListAnnotations(ctx, sp, nil); err != nil {
-		return recs, err
-	}
-	if recs.events, err = r.ListEvents(ctx, sp); err != nil {
-		return recs, err
-	}
-	if recs.links, err = r.ListLinks(ctx, sp, nil); err != nil {
-		return recs, err
-	}
-	recs.profiles, err = r.ListProfileRecords(ctx, sp, "")
 	return recs, err
 }
 
@@ -190,7 +120,9 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 		return nil, err
 	}
 	st.mu.RLock()
-	err = checkImport(st, lines, nos)
+	if problems := exportfmt.Check(lines, nos, func(id string) bool { _, ok := st.turn(id); return ok }); len(problems) > 0 {
+		err = fmt.Errorf("%w: import: %s", ErrInvalidInput, exportfmt.Summary(problems))
+	}
 	st.mu.RUnlock()
 	if err != nil {
 		return nil, err
@@ -199,195 +131,30 @@ func (m *Memory) Import(ctx context.Context, sp Space, r io.Reader) (*ImportResu
 	res := &ImportResult{}
 	now := m.now().UTC()
 	err = m.store.Update(ctx, func(tx store.Tx) error {
-		*res = ImportResult{}
-		return writeImport(ctx, tx, sp, lines, now, res)
+		var c exportfmt.Counts
+		err := exportfmt.Write(ctx, tx, sp, lines, now, &c)
+		*res = ImportResult(c)
+		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("higmem: import: %w", err)
+		return nil, wrapf(err, "import")
 	}
 	m.invalidate(sp)
 	return res, nil
 }
 
-// readImport reads the lines of an export, each decoded and checked alone
-// (validateLine, a header first, the turn size cap); nos holds the line
-// number of each of lines (blank lines are skipped).
+// readImport reads the lines of an export (exportfmt.ReadLines, checking
+// the turn size cap); nos holds the line number of each of lines.
 func (m *Memory) readImport(r io.Reader) (lines []exportLine, nos []int, err error) {
-	br := bufio.NewReader(r)
-	n := 0
-	for {
-		raw, rerr := br.ReadBytes('\n')
-		if rerr != nil && rerr != io.EOF {
-			return nil, nil, fmt.Errorf("higmem: import: read line %d: %w", n+1, rerr)
-		}
-		if len(raw) == 0 && rerr == io.EOF {
-			break
-		}
-		n++
-		raw = bytes.TrimRight(raw, "\r\n")
-		if len(bytes.TrimSpace(raw)) == 0 {
-			if rerr == io.EOF {
-				break
-			}
-			continue
-		}
-		l, err := m.decodeImportLine(raw, n, len(lines) == 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		lines = append(lines, l)
-		nos = append(nos, n)
-		if rerr == io.EOF {
-			break
-		}
+	lines, nos, err = exportfmt.ReadLines(r, ExportVersion, m.opts.MaxTurnBytes)
+	var le *exportfmt.LineError
+	switch {
+	case !errors.As(err, &le):
+		return lines, nos, err
+	case le.Read != nil:
+		return nil, nil, wrapf(le.Read, "%s", le.Msg)
+	case le.TooLarge:
+		return nil, nil, tooLarge("%s", le.Msg)
 	}
-	return lines, nos, nil
-}
-
-// decodeImportLine decodes and checks line n of an import; first is true
-// for the first line that is not blank.
-func (m *Memory) decodeImportLine(raw []byte, n int, first bool) (exportLine, error) {
-	var l exportLine
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&l); err != nil {
-		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
-	}
-	if dec.More() {
-		return l, fmt.Errorf("%w: import line %d: more than one JSON value on the line", ErrInvalidInput, n)
-	}
-	if err := validateLine(l); err != nil {
-		return l, fmt.Errorf("%w: import line %d: %v", ErrInvalidInput, n, err)
-	}
-	if first && l.Kind != "header" {
-		return l, fmt.Errorf("%w: import line %d: want a header line first (is this a higmem export?)", ErrInvalidInput, n)
-	}
-	if l.Kind == "header" && l.Version > ExportVersion {
-		return l, fmt.Errorf("%w: import: export version %d is newer than this higmem (%d)", ErrInvalidInput, l.Version, ExportVersion)
-	}
-	if l.Kind == "turn" {
-		if k := len(content(*l.Turn)); k > m.opts.MaxTurnBytes {
-			return l, tooLarge("import line %d: turn %q: text is %d bytes, over the limit of %d bytes per turn", n, l.Turn.ID, k, m.opts.MaxTurnBytes)
-		}
-	}
-	return l, nil
-}
-
-// writeImport writes the checked lines of an import into sp in tx,
-// counting what it stores in res.
-func writeImport(ctx context.Context, tx store.Tx, sp Space, lines []exportLine, now time.Time, res *ImportResult) error {
-	head, err := tx.Lock(ctx, sp)
-	if err != nil {
-		return err
-	}
-	next := head.LastSeq + 1
-	ev, err := newEventImport(ctx, tx, sp, lines)
-	if err != nil {
-		return err
-	}
-	for _, l := range lines {
-		switch l.Kind {
-		case "turn":
-			if err := importTurn(ctx, tx, sp, *l.Turn, &next, now, res); err != nil {
-				return err
-			}
-		case "annotation":
-			if err := tx.PutAnnotation(ctx, sp, *l.Annotation); err != nil {
-				return fmt.Errorf("annotation of %q: %w", l.Annotation.TurnID, err)
-			}
-			res.Annotations++
-		case "event":
-			if err := importEvent(ctx, tx, sp, ev, *l.Event, now); err != nil {
-				return err
-			}
-			res.Events++
-		case "link":
-			if err := tx.PutLink(ctx, sp, *l.Link); err != nil {
-				return fmt.Errorf("link %s->%s: %w", l.Link.Source, l.Link.Target, err)
-			}
-			res.Links++
-		}
-	}
-	// Profile records last: they cite turns, which are all stored now.
-	for _, l := range lines {
-		if l.Kind != "profile" {
-			continue
-		}
-		if err := tx.PutProfileRecord(ctx, sp, *l.Profile); err != nil {
-			return fmt.Errorf("profile record %q: %w", l.Profile.ID, err)
-		}
-		if err := appendChange(ctx, tx, sp, "profile", l.Profile.ID, "import", "import", nil, l.Profile, now); err != nil {
-			return err
-		}
-		res.Profiles++
-	}
-	return ev.keepMembers(ctx, tx, sp, now)
-}
-
-// importTurn stores turn t under sequence number *next (then advanced),
-// or skips it when stored identically; a different turn with its id is
-// ErrConflict.
-func importTurn(ctx context.Context, tx store.Tx, sp Space, t store.Turn, next *int64, now time.Time, res *ImportResult) error {
-	t.Space = sp
-	if old, err := tx.GetTurn(ctx, sp, t.ID); err == nil {
-		if !sameTurn(old, t) {
-			return fmt.Errorf("%w: turn %q", ErrConflict, t.ID)
-		}
-		res.Skipped++
-		return nil
-	} else if !errors.Is(err, store.ErrNotFound) {
-		return err
-	}
-	t.Seq = *next
-	*next++
-	if t.RecordedAt.IsZero() {
-		t.RecordedAt = now
-	}
-	if _, err := tx.PutTurn(ctx, t); err != nil {
-		return fmt.Errorf("turn %q: %w", t.ID, err)
-	}
-	res.Turns++
-	return nil
-}
-
-// importEvent stores event e, placed by ev, with its history entry.
-func importEvent(ctx context.Context, tx store.Tx, sp Space, ev *eventImport, e store.Event, now time.Time) error {
-	e = ev.place(e)
-	e.Space = sp
-	if old, ok := ev.replaced[e.ID]; ok && eventText(old) != eventText(e) {
-		// The stored vector embeds the old text: the event goes with it,
-		// so that the next load embeds the new text.
-		if err := tx.DeleteEvent(ctx, sp, e.ID); err != nil {
-			return fmt.Errorf("event %q: %w", e.ID, err)
-		}
-	}
-	if err := tx.PutEvent(ctx, e); err != nil {
-		return fmt.Errorf("event %q: %w", e.ID, err)
-	}
-	return appendChange(ctx, tx, sp, "event", e.ID, "import", "import", nil, e, now)
-}
-
-// validateLine checks that a line carries the record its kind names.
-func validateLine(l exportLine) error {
-	ok := false
-	switch l.Kind {
-	case "header":
-		ok = l.Version > 0
-	case "turn":
-		ok = l.Turn != nil && l.Turn.ID != "" && content(*l.Turn) != ""
-	case "annotation":
-		ok = l.Annotation != nil && l.Annotation.TurnID != ""
-	case "event":
-		ok = l.Event != nil && l.Event.ID != ""
-	case "link":
-		ok = l.Link != nil && l.Link.Source != "" && l.Link.Target != ""
-	case "profile":
-		ok = l.Profile != nil && l.Profile.ID != ""
-	default:
-		return fmt.Errorf("unknown kind %q", l.Kind)
-	}
-	if !ok {
-		return fmt.Errorf("%s line misses its record or its id", l.Kind)
-	}
-	return nil
+	return nil, nil, fmt.Errorf("%w: %s", ErrInvalidInput, le.Msg)
 }

@@ -26,18 +26,6 @@ func WatchCatchUps(m *Memory) int64 {
 	return m.watcher.caughtUp.Load()
 }
 
-// StateSizes returns the estimated bytes (spaceState.size) of every space
-// m keeps loaded, summed.
-func StateSizes(m *Memory) int64 {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var n int64
-	for _, st := range m.spaces {
-		n += st.size.Load()
-	}
-	return n
-}
-
 // Fragmentation is the allowance the cache's estimate makes for heap
 // fragmentation (cache.go).
 const Fragmentation = fragmentation

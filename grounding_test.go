@@ -111,8 +111,8 @@ func TestGroundingGoodRecords(t *testing.T) {
 	turns, _ := example(t)
 	measure("example", turns)
 	measure("friendsqa", loadConversation(t, "testdata/friendsqa/s01e21-scene1.json").Turns)
-	data := filepath.Join(os.Getenv("HIGMEM_DATA_DIR"), "locomo_dev.json")
-	if os.Getenv("HIGMEM_DATA_DIR") == "" {
+	data := filepath.Join(*dataDir, "locomo_dev.json")
+	if *dataDir == "" {
 		data = "../shared/data/locomo_dev.json"
 		if _, err := os.Stat(data); err != nil {
 			data = "../../shared/data/locomo_dev.json"

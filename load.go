@@ -10,6 +10,9 @@ import (
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profilerec"
+	"github.com/higmem/higmem/internal/rules"
+	"github.com/higmem/higmem/internal/storevec"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -63,7 +66,7 @@ func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, t
 	}
 	l.wg.Wait()
 	if err := errors.Join(l.errs[:]...); err != nil {
-		return fmt.Errorf("higmem: load %s: %w", st.space, err)
+		return wrapf(err, "load %s", st.space)
 	}
 	return l.install()
 }
@@ -113,7 +116,7 @@ type loading struct {
 	linkMap           map[string][]store.Link
 	eventSeq          int
 	lastEvent         string
-	records           *profileRecords
+	records           *profilerec.Set
 	// stats holds the store's counts of turns and events, for the vector
 	// matrices to be sized before the turns and events are read
 	// (storedStats).
@@ -147,7 +150,7 @@ func (l *loading) readTurns() {
 	})
 	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
-		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: turnLexText(t)}
+		docs[i] = bm25.Doc{ID: t.ID, Ref: i, Text: rules.LexText(t)}
 	}
 	l.turnLex.AddBatch(docs)
 }
@@ -206,7 +209,7 @@ func (l *loading) readTurnVectors() {
 // straight into the matrix, in its own order, while the turns are still
 // being read (the matrix is sized from the store's count of turns); once
 // the turn positions are known, the rows are moved into the turns' order
-// (permuteRows), without a second matrix. ok is false when a turn has no
+// (storevec.Permute), without a second matrix. ok is false when a turn has no
 // vector of the embedder's dimension, or the count was not that of the
 // turns read (the caller then lists them, see listedMatrix).
 func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKind, embID string) (m vec.Matrix, ok bool, err error) {
@@ -214,8 +217,8 @@ func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKi
 	if err != nil {
 		return vec.Matrix{}, false, err
 	}
-	rows := newStoreRows(n, l.emb.Dim())
-	got, err := vi.VectorsInto(l.ctx, l.st.space, kind, embID, rows.dim, rows.data, rows.row)
+	rows := storevec.NewRows(n, l.emb.Dim())
+	got, err := rows.ReadFrom(l.ctx, vi, l.st.space, kind, embID)
 	if err != nil {
 		return vec.Matrix{}, false, err
 	}
@@ -223,7 +226,7 @@ func (l *loading) turnRowsMatrix(vi store.VectorsIntoReader, kind store.VectorKi
 	if l.errs[0] != nil {
 		return vec.Matrix{}, false, nil
 	}
-	m, ok = rows.inOrder(got, l.pos, len(l.turns), l.st.limits.quantizeFor(kind))
+	m, ok = rows.InOrder(got, l.pos, len(l.turns), l.st.limits.quantizeFor(kind))
 	return m, ok, nil
 }
 
@@ -243,66 +246,6 @@ func (l *loading) storedStats() (store.Stats, error) {
 	return l.stats, l.countErr
 }
 
-// storeRows is a matrix of n rows of dim values filled in the store's own
-// order: ids[k] is the id of the vector the store put in row k. Once the
-// positions of the records are known, inOrder moves each row to the
-// position of its id.
-type storeRows struct {
-	n, dim int
-	data   []float32
-	ids    []string
-	next   atomic.Int64 // rows handed out (or asked for past n)
-}
-
-// newStoreRows returns room for n rows of dim values.
-func newStoreRows(n, dim int) *storeRows {
-	return &storeRows{n: n, dim: dim, data: make([]float32, n*dim), ids: make([]string, n)}
-}
-
-// row gives the next row to the vector with id (-1 when all n are taken).
-// It is safe for concurrent use (see store.VectorSetsIntoReader).
-func (r *storeRows) row(id string) int {
-	k := r.next.Add(1) - 1
-	if k >= int64(r.n) {
-		return -1
-	}
-	r.ids[k] = id
-	return int(k)
-}
-
-// set returns the store.VectorSet that fills r with the vectors of kind
-// made by embedder embID.
-func (r *storeRows) set(kind store.VectorKind, embID string) store.VectorSet {
-	return store.VectorSet{Kind: kind, Embedder: embID, Dim: r.dim, Dst: r.data, Row: r.row}
-}
-
-// inOrder returns the matrix whose row i is the vector of the record at
-// position i (pos maps ids to positions, of n records), moving the rows in
-// place (permuteRows), quantized from quantizeRows rows. got is how many
-// rows the store wrote. ok is false when that is not every record, once
-// each (the caller then lists the vectors, see listedMatrix).
-func (r *storeRows) inOrder(got int, pos map[string]int, n, quantizeRows int) (m vec.Matrix, ok bool) {
-	if got != r.n || r.next.Load() < int64(r.n) || n != r.n {
-		return vec.Matrix{}, false
-	}
-	// src[i] is the row of record i's vector.
-	src := make([]int32, n)
-	for i := range src {
-		src[i] = -1
-	}
-	for k, id := range r.ids {
-		i, found := pos[id]
-		if !found || src[i] >= 0 {
-			return vec.Matrix{}, false
-		}
-		src[i] = int32(k)
-	}
-	permuteRows(r.data, r.dim, src)
-	m = vec.Matrix{Dim: r.dim, Data: r.data}
-	m.QuantizeFrom(quantizeRows)
-	return m, true
-}
-
 // readVectorSets reads the turn, window and event vectors of the memory's
 // embedder at once (store.VectorSetsIntoReader), each into a matrix sized
 // from the store's counts, then puts the rows in the order of the turns
@@ -319,12 +262,12 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 		return
 	}
 	lazy := l.leftForLater()
-	wins := newStoreRows(sts.Turns, dim)
-	sets := []store.VectorSet{wins.set(store.VectorWindow, windowEmbedder(l.emb))}
-	var turns, events *storeRows
+	wins := storevec.NewRows(sts.Turns, dim)
+	sets := []store.VectorSet{wins.Set(store.VectorWindow, windowEmbedder(l.emb))}
+	var turns, events *storevec.Rows
 	if !lazy {
-		turns, events = newStoreRows(sts.Turns, dim), newStoreRows(sts.Events, dim)
-		sets = append(sets, turns.set(store.VectorTurn, embID), events.set(store.VectorEvent, embID))
+		turns, events = storevec.NewRows(sts.Turns, dim), storevec.NewRows(sts.Events, dim)
+		sets = append(sets, turns.Set(store.VectorTurn, embID), events.Set(store.VectorEvent, embID))
 	}
 	if l.errs[2] = vs.VectorSetsInto(l.ctx, l.st.space, sets); l.errs[2] != nil {
 		return
@@ -334,14 +277,14 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 		return
 	}
 	if !lazy {
-		l.tmat, l.tok = turns.inOrder(sets[1].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
+		l.tmat, l.tok = turns.InOrder(sets[1].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorTurn))
 		if !l.tok {
 			if l.tvecs, l.tmat, l.tok, l.errs[2] = l.listedMatrix(store.VectorTurn, embID); l.errs[2] != nil {
 				return
 			}
 		}
 	}
-	l.wmat, l.wok = wins.inOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
+	l.wmat, l.wok = wins.InOrder(sets[0].N, l.pos, len(l.turns), l.st.limits.quantizeFor(store.VectorWindow))
 	if !l.wok {
 		if l.wvecs, l.wmat, l.wok, l.errs[4] = l.listedMatrix(store.VectorWindow, windowEmbedder(l.emb)); l.errs[4] != nil {
 			return
@@ -351,62 +294,26 @@ func (l *loading) readVectorSets(vs store.VectorSetsIntoReader) {
 	if !l.evOK || lazy {
 		return
 	}
-	if l.emat, l.eok = events.inOrder(sets[2].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
+	if l.emat, l.eok = events.InOrder(sets[2].N, l.evPos, len(l.events), l.st.limits.quantizeRows); !l.eok {
 		l.errs[2] = l.listedEvents()
 	}
 }
 
 // listedEvents lists the event vectors of the memory's embedder and lays
 // them out in a matrix whose rows follow the events (eok when every event
-// has one; see storedMatrix). Caller has read the events.
+// has one; see storevec.Stored). Caller has read the events.
 func (l *loading) listedEvents() error {
 	var err error
 	if l.evecs, err = l.r.ListVectors(l.ctx, l.st.space, store.VectorEvent, l.emb.ID()); err != nil {
 		return err
 	}
-	l.emat, l.eok = storedMatrix(l.evecs, len(l.events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.events[i].ID })
+	l.emat, l.eok = storevec.Stored(l.evecs, len(l.events), l.emb.Dim(), l.st.limits.quantizeRows, func(i int) string { return l.events[i].ID })
 	return nil
-}
-
-// permuteRows reorders the rows of dim values of data in place so that
-// row i holds what row src[i] held; src is a permutation of the rows.
-// Every row is copied once, along the cycles of the permutation, with one
-// row of scratch.
-func permuteRows(data []float32, dim int, src []int32) {
-	if dim <= 0 {
-		return
-	}
-	row := func(i int) []float32 { return data[i*dim : (i+1)*dim : (i+1)*dim] }
-	done := make([]bool, len(src))
-	var tmp []float32
-	for start := range src {
-		if done[start] || int(src[start]) == start {
-			done[start] = true
-			continue
-		}
-		if tmp == nil {
-			tmp = make([]float32, dim)
-		}
-		// Row start is overwritten first: keep it, then pull each row of
-		// the cycle into the one before it.
-		copy(tmp, row(start))
-		i := start
-		for {
-			done[i] = true
-			j := int(src[i])
-			if j == start {
-				copy(row(i), tmp)
-				break
-			}
-			copy(row(i), row(j))
-			i = j
-		}
-	}
 }
 
 // listedMatrix lists the vectors of kind stored under embedder id embID
 // and, once the turns are read, lays them out in a matrix whose rows
-// follow the turns (ok when every turn has one; see storedMatrix).
+// follow the turns (ok when every turn has one; see storevec.Stored).
 func (l *loading) listedMatrix(kind store.VectorKind, embID string) (vs []store.Vector, m vec.Matrix, ok bool, err error) {
 	if vs, err = l.r.ListVectors(l.ctx, l.st.space, kind, embID); err != nil {
 		return nil, vec.Matrix{}, false, err
@@ -415,7 +322,7 @@ func (l *loading) listedMatrix(kind store.VectorKind, embID string) (vs []store.
 	if l.errs[0] != nil {
 		return vs, vec.Matrix{}, false, nil
 	}
-	m, ok = storedMatrix(vs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeFor(kind), func(i int) string { return l.turns[i].ID })
+	m, ok = storevec.Stored(vs, len(l.turns), l.emb.Dim(), l.st.limits.quantizeFor(kind), func(i int) string { return l.turns[i].ID })
 	return vs, m, ok, nil
 }
 
@@ -459,7 +366,7 @@ func (l *loading) readEvents() {
 	close(l.evReady)
 	docs := make([]bm25.Doc, len(events))
 	for i, e := range events {
-		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: eventText(e)}
+		docs[i] = bm25.Doc{ID: e.ID, Ref: i, Text: rules.EventText(e)}
 	}
 	l.eventLex.AddBatch(docs)
 	if l.links, l.errs[3] = l.r.ListLinks(ctx, sp, nil); l.errs[3] != nil {
@@ -469,12 +376,12 @@ func (l *loading) readEvents() {
 	if rs, l.errs[3] = l.r.ListProfileRecords(ctx, sp, ""); l.errs[3] != nil {
 		return
 	}
-	l.records = newProfileRecords(rs)
+	l.records = profilerec.New(rs)
 	// Without the sets, the event vectors are read here, unless they are
 	// left for later.
 	readVecs := l.emb != nil && !l.sets && !l.leftForLater()
 	if vi, ok := l.r.(store.VectorsIntoReader); ok && readVecs {
-		if l.emat, l.eok, l.errs[3] = intoMatrix(ctx, vi, sp, store.VectorEvent, l.emb, len(events), l.evPos, l.st.limits.quantizeRows); l.errs[3] != nil {
+		if l.emat, l.eok, l.errs[3] = storevec.Into(ctx, vi, sp, store.VectorEvent, l.emb.ID(), l.emb.Dim(), len(events), l.evPos, l.st.limits.quantizeRows); l.errs[3] != nil {
 			return
 		}
 	}
@@ -509,7 +416,7 @@ func (l *loading) membership() error {
 			}
 		}
 		l.evTurns[i] = members
-		l.eventSeq = max(l.eventSeq, eventNumber(e.ID))
+		l.eventSeq = max(l.eventSeq, rules.EventNumber(e.ID))
 		if latest == nil || e.UpdatedAt.After(latest.UpdatedAt) {
 			latest = &events[i]
 		}
@@ -549,28 +456,28 @@ func (l *loading) install() error {
 		turnID := func(i int) string { return l.turns[i].ID }
 		if !l.tok && !l.lazy {
 			tv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorTurn, emb.ID(), l.tvecs, len(l.turns), turnID,
-				func(i int) string { return turnEmbedText(l.turns[i]) })
+				func(i int) string { return rules.EmbedText(l.turns[i]) })
 			if err != nil {
 				return err
 			}
-			tmat = rowsMatrix(tv, emb.Dim())
+			tmat = storevec.FromRows(tv, emb.Dim())
 		}
 		if !l.wok {
 			at := func(j int) *store.Turn { return &l.turns[j] }
 			wv, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorWindow, windowEmbedder(emb), l.wvecs, len(l.turns), turnID,
-				func(i int) string { return windowText(at, int(st.info.winStart[i]), i) })
+				func(i int) string { return rules.WindowText(at, int(st.info.winStart[i]), i) })
 			if err != nil {
 				return err
 			}
-			wmat = rowsMatrix(wv, emb.Dim())
+			wmat = storevec.FromRows(wv, emb.Dim())
 		}
 		if !l.eok && !l.lazy {
 			ev, err := l.m.matchVectors(l.ctx, l.tx, true, st.space, store.VectorEvent, emb.ID(), l.evecs, len(l.events),
-				func(i int) string { return l.events[i].ID }, func(i int) string { return eventText(l.events[i]) })
+				func(i int) string { return l.events[i].ID }, func(i int) string { return rules.EventText(l.events[i]) })
 			if err != nil {
 				return err
 			}
-			emat = rowsMatrix(ev, emb.Dim())
+			emat = storevec.FromRows(ev, emb.Dim())
 		}
 		if l.lazy {
 			tmat, emat = vec.Matrix{}, vec.Matrix{}
@@ -583,59 +490,6 @@ func (l *loading) install() error {
 	st.winVec.QuantizeFrom(st.limits.quantizeRows)
 	st.eventVec.QuantizeFrom(st.limits.quantizeRows)
 	return nil
-}
-
-// intoMatrix reads the n stored vectors of one kind into a matrix whose rows
-// follow pos (id -> row), quantized from quantizeRows rows; ok is false when
-// one is missing or of another dimension.
-func intoMatrix(ctx context.Context, vi store.VectorsIntoReader, sp store.Space, kind store.VectorKind, emb embed.Embedder, n int, pos map[string]int, quantizeRows int) (m vec.Matrix, ok bool, err error) {
-	embID, dim := emb.ID(), emb.Dim()
-	data := make([]float32, n*dim)
-	seen := make([]bool, n)
-	got, err := vi.VectorsInto(ctx, sp, kind, embID, dim, data, func(id string) int {
-		if i, ok := pos[id]; ok && !seen[i] {
-			seen[i] = true
-			return i
-		}
-		return -1
-	})
-	if err != nil || got != n {
-		return vec.Matrix{}, false, err
-	}
-	m = vec.Matrix{Dim: dim, Data: data}
-	m.QuantizeFrom(quantizeRows)
-	return m, true, nil
-}
-
-// storedMatrix returns the matrix whose row i is the stored vector with id
-// id(i), quantized from quantizeRows rows; ok is false when one of the n is
-// missing or of another dimension.
-func storedMatrix(stored []store.Vector, n, dim, quantizeRows int, id func(i int) string) (m vec.Matrix, ok bool) {
-	byID := make(map[string][]float32, len(stored))
-	for _, v := range stored {
-		if len(v.Values) == dim {
-			byID[v.ID] = v.Values
-		}
-	}
-	m = vec.Matrix{Dim: dim, Data: make([]float32, 0, n*dim)}
-	for i := range n {
-		v, found := byID[id(i)]
-		if !found {
-			return vec.Matrix{}, false
-		}
-		m.Append(v)
-	}
-	m.QuantizeFrom(quantizeRows)
-	return m, true
-}
-
-// rowsMatrix returns the matrix of the given rows.
-func rowsMatrix(rows [][]float32, dim int) vec.Matrix {
-	m := vec.Matrix{Dim: dim, Data: make([]float32, 0, len(rows)*dim)}
-	for _, r := range rows {
-		m.Append(r)
-	}
-	return m
 }
 
 // ensureAnnotations reads the time expressions of every stored annotation
@@ -658,7 +512,7 @@ func (st *spaceState) ensureAnnotations(ctx context.Context) error {
 	}
 	anns, err := st.reader.ListAnnotations(ctx, st.space, nil)
 	if err != nil {
-		return fmt.Errorf("higmem: load annotations of %s: %w", st.space, err)
+		return wrapf(err, "load annotations of %s", st.space)
 	}
 	for _, a := range anns {
 		if i, ok := st.pos[a.TurnID]; ok {
@@ -739,14 +593,14 @@ type lazyVectors struct {
 // lazyTurns describes st's turn vectors as a lazyVectors.
 func (st *spaceState) lazyTurns() lazyVectors {
 	return lazyVectors{kind: store.VectorTurn, name: "turn", loaded: &st.turnVecLoaded, mat: &st.turnVec, n: len(st.turns), pos: st.pos,
-		id: func(i int) string { return st.turns[i].ID }, text: func(i int) string { return turnEmbedText(st.turns[i]) },
+		id: func(i int) string { return st.turns[i].ID }, text: func(i int) string { return rules.EmbedText(st.turns[i]) },
 		quantize: st.limits.quantizeFor(store.VectorTurn)}
 }
 
 // lazyEvents describes st's event vectors as a lazyVectors.
 func (st *spaceState) lazyEvents() lazyVectors {
 	return lazyVectors{kind: store.VectorEvent, name: "event", loaded: &st.eventVecLoaded, mat: &st.eventVec, n: len(st.events), pos: st.evPos,
-		id: func(i int) string { return st.events[i].ID }, text: func(i int) string { return eventText(st.events[i]) },
+		id: func(i int) string { return st.events[i].ID }, text: func(i int) string { return rules.EventText(st.events[i]) },
 		quantize: st.limits.quantizeRows}
 }
 
@@ -773,14 +627,14 @@ func (st *spaceState) loadLazyVectors(ctx context.Context, r store.Reader, tx st
 		ok := false
 		if vi, into := r.(store.VectorsIntoReader); into {
 			var err error
-			if mat, ok, err = intoMatrix(ctx, vi, sp, lv.kind, emb, lv.n, lv.pos, lv.quantize); err != nil {
-				return fmt.Errorf("higmem: load %s vectors of %s: %w", lv.name, sp, err)
+			if mat, ok, err = storevec.Into(ctx, vi, sp, lv.kind, emb.ID(), emb.Dim(), lv.n, lv.pos, lv.quantize); err != nil {
+				return wrapf(err, "load %s vectors of %s", lv.name, sp)
 			}
 		}
 		if !ok {
 			stored, err := r.ListVectors(ctx, sp, lv.kind, emb.ID())
 			if err != nil {
-				return fmt.Errorf("higmem: load %s vectors of %s: %w", lv.name, sp, err)
+				return wrapf(err, "load %s vectors of %s", lv.name, sp)
 			}
 			put := tx != nil
 			if !put && !st.torn {
@@ -791,7 +645,7 @@ func (st *spaceState) loadLazyVectors(ctx context.Context, r store.Reader, tx st
 			if err != nil {
 				return err
 			}
-			mat = rowsMatrix(vs, emb.Dim())
+			mat = storevec.FromRows(vs, emb.Dim())
 			mat.QuantizeFrom(lv.quantize)
 		}
 	}
@@ -821,7 +675,7 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 	}
 	anns, err := st.reader.ListAnnotations(ctx, st.space, ids)
 	if err != nil {
-		return nil, fmt.Errorf("higmem: read annotations: %w", err)
+		return nil, wrapf(err, "read annotations")
 	}
 	refs := make(map[string][]store.TimeRef, len(anns))
 	for _, a := range anns {
@@ -880,7 +734,7 @@ func (m *Memory) matchVectors(ctx context.Context, tx store.Tx, put bool, sp sto
 		err = m.store.Update(ctx, func(tx store.Tx) error { return tx.PutVectors(ctx, sp, recs) })
 	}
 	if err != nil {
-		return nil, fmt.Errorf("higmem: store re-embedded vectors: %w", err)
+		return nil, wrapf(err, "store re-embedded vectors")
 	}
 	return out, nil
 }
@@ -915,7 +769,7 @@ func (m *Memory) embedQuestion(ctx context.Context, question string) ([]float32,
 func (m *Memory) embedWith(ctx context.Context, texts []string, fn func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
 	vs, err := fn(ctx, texts)
 	if err != nil {
-		return nil, fmt.Errorf("higmem: embed with %s: %w", m.opts.Embedder.ID(), err)
+		return nil, wrapf(err, "embed with %s", m.opts.Embedder.ID())
 	}
 	if len(vs) != len(texts) {
 		return nil, fmt.Errorf("higmem: embedder %s returned %d vectors for %d texts", m.opts.Embedder.ID(), len(vs), len(texts))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -76,32 +75,6 @@ func TestLazyAnnotations(t *testing.T) {
 		b.Close()
 	}
 	a.Close()
-}
-
-// TestPermuteRows checks permuteRows against moving the rows into a new
-// matrix, on random permutations of every small size.
-func TestPermuteRows(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	for n := range 40 {
-		for _, dim := range []int{1, 3} {
-			data := make([]float32, n*dim)
-			for i := range data {
-				data[i] = float32(i)
-			}
-			src := make([]int32, n)
-			for i, p := range rng.Perm(n) {
-				src[i] = int32(p)
-			}
-			want := make([]float32, 0, n*dim)
-			for _, k := range src {
-				want = append(want, data[int(k)*dim:(int(k)+1)*dim]...)
-			}
-			permuteRows(data, dim, src)
-			if !slices.Equal(data, want) {
-				t.Fatalf("n %d dim %d src %v:\ngot  %v\nwant %v", n, dim, src, data, want)
-			}
-		}
-	}
 }
 
 // TestLoadedVectorsFollowTurns checks that a loaded space's turn, window

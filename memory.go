@@ -9,6 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/higmem/higmem/internal/history"
+	"github.com/higmem/higmem/internal/redact"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
 )
@@ -131,7 +134,7 @@ func (m *Memory) Get(ctx context.Context, sp Space, id string) (Turn, error) {
 	}
 	t, err := m.store.GetTurn(ctx, sp, id)
 	if err != nil {
-		return Turn{}, fmt.Errorf("higmem: get turn %q: %w", id, err)
+		return Turn{}, wrapf(err, "get turn %q", id)
 	}
 	return t, nil
 }
@@ -146,7 +149,7 @@ func (m *Memory) List(ctx context.Context, sp Space, q ListOptions) ([]Turn, err
 	}
 	ts, err := m.store.ListTurns(ctx, sp, q)
 	if err != nil {
-		return nil, fmt.Errorf("higmem: list turns: %w", err)
+		return nil, wrapf(err, "list turns")
 	}
 	return ts, nil
 }
@@ -186,7 +189,7 @@ func (m *Memory) Event(ctx context.Context, sp Space, id string) (EventView, err
 	defer st.mu.RUnlock()
 	e, ok := st.event(id)
 	if !ok {
-		return EventView{}, fmt.Errorf("higmem: event %q: %w", id, ErrNotFound)
+		return EventView{}, wrapf(ErrNotFound, "event %q", id)
 	}
 	return st.view(e), nil
 }
@@ -234,15 +237,15 @@ func (m *Memory) Delete(ctx context.Context, sp Space, id string) error {
 	plan, err := m.deleteTurn(ctx, st, sp, id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, ErrNotFound) {
 		// Not there, or another writer deleted it first.
-		return fmt.Errorf("higmem: delete turn %q: %w", id, ErrNotFound)
+		return wrapf(ErrNotFound, "delete turn %q", id)
 	}
 	if err != nil {
-		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+		return wrapf(err, "delete turn %q", id)
 	}
 	// The next use of the space catches up from the journal (catchUp),
 	// which holds the delete and the records it rewrote.
 	if err := m.afterDelete(ctx, plan.trace); err != nil {
-		return fmt.Errorf("higmem: delete turn %q: %w", id, err)
+		return wrapf(err, "delete turn %q", id)
 	}
 	return nil
 }
@@ -281,58 +284,66 @@ func (m *Memory) deleteTurn(ctx context.Context, st *spaceState, sp Space, id st
 				return err
 			}
 		}
-		hist, err := tx.History(ctx, sp, "", "")
-		if err != nil {
-			return err
-		}
-		if err := tx.RedactHistory(ctx, sp, historyToRedact(hist, plan.trace), redactNote(id)); err != nil {
-			return err
-		}
-		if err := tx.DeleteTurn(ctx, sp, id); err != nil {
-			return err
-		}
-		if err := appendChange(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
-			return err
-		}
-		if err := plan.profiles.apply(ctx, tx, sp, now); err != nil {
-			return err
-		}
-		for _, eid := range plan.dropped {
-			if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
-				return err
-			}
-		}
-		var vrecs []store.Vector
-		for i, e := range plan.rebuilt {
-			if err := tx.PutEvent(ctx, e); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
-				return err
-			}
-			if vs != nil {
-				vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: e.ID, Embedder: m.opts.Embedder.ID(), Values: vs[i]})
-			}
-		}
-		for _, a := range plan.anns {
-			if err := tx.PutAnnotation(ctx, sp, a); err != nil {
-				return err
-			}
-			if err := appendChange(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
-				return err
-			}
-		}
-		for i, wid := range plan.windows {
-			if wvs != nil {
-				vrecs = append(vrecs, store.Vector{Kind: store.VectorWindow, ID: wid, Embedder: windowEmbedder(m.opts.Embedder), Values: wvs[i]})
-			}
-		}
-		return tx.PutVectors(ctx, sp, vrecs)
+		return m.writeDelete(ctx, tx, sp, id, plan, vs, wvs, now)
 	})
 	return plan, err
+}
+
+// writeDelete writes in tx the delete of turn id as plan has it: the
+// history redacted, the turn deleted, the profile records, events and
+// annotations it changes rewritten (each change in the history), the
+// vectors of the rebuilt events (vs) and of the windows that held it (wvs).
+func (m *Memory) writeDelete(ctx context.Context, tx store.Tx, sp Space, id string, plan forgetPlan, vs, wvs [][]float32, now time.Time) error {
+	hist, err := tx.History(ctx, sp, "", "")
+	if err != nil {
+		return err
+	}
+	if err := tx.RedactHistory(ctx, sp, plan.trace.History(hist), redact.Note(id)); err != nil {
+		return err
+	}
+	if err := tx.DeleteTurn(ctx, sp, id); err != nil {
+		return err
+	}
+	if err := history.Append(ctx, tx, sp, "turn", id, "delete", "user", nil, nil, now); err != nil {
+		return err
+	}
+	if err := applyProfileForget(ctx, tx, sp, plan.profiles, now); err != nil {
+		return err
+	}
+	for _, eid := range plan.dropped {
+		if err := tx.DeleteEvent(ctx, sp, eid); err != nil {
+			return err
+		}
+		if err := history.Append(ctx, tx, sp, "event", eid, "delete", "user", nil, nil, now); err != nil {
+			return err
+		}
+	}
+	var vrecs []store.Vector
+	for i, e := range plan.rebuilt {
+		if err := tx.PutEvent(ctx, e); err != nil {
+			return err
+		}
+		if err := history.Append(ctx, tx, sp, "event", e.ID, "update", "user", nil, e, now); err != nil {
+			return err
+		}
+		if vs != nil {
+			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: e.ID, Embedder: m.opts.Embedder.ID(), Values: vs[i]})
+		}
+	}
+	for _, a := range plan.anns {
+		if err := tx.PutAnnotation(ctx, sp, a); err != nil {
+			return err
+		}
+		if err := history.Append(ctx, tx, sp, "annotation", a.TurnID, "update", "user", nil, a, now); err != nil {
+			return err
+		}
+	}
+	for i, wid := range plan.windows {
+		if wvs != nil {
+			vrecs = append(vrecs, store.Vector{Kind: store.VectorWindow, ID: wid, Embedder: windowEmbedder(m.opts.Embedder), Values: wvs[i]})
+		}
+	}
+	return tx.PutVectors(ctx, sp, vrecs)
 }
 
 // planDelete plans the delete of turn id on state st (see planForget) and
@@ -351,7 +362,7 @@ func (m *Memory) planDelete(ctx context.Context, st *spaceState, id string, anns
 	}
 	texts := make([]string, len(plan.rebuilt), len(plan.rebuilt)+len(plan.windowTexts))
 	for i, e := range plan.rebuilt {
-		texts[i] = eventText(e)
+		texts[i] = rules.EventText(e)
 	}
 	texts = append(texts, plan.windowTexts...)
 	vs, err = m.embed(ctx, texts)
@@ -374,11 +385,11 @@ func (m *Memory) DeleteSpace(ctx context.Context, sp Space) error {
 	}
 	defer st.writeMu.Unlock()
 	if err := m.store.Update(ctx, func(tx store.Tx) error { return tx.DeleteSpace(ctx, sp) }); err != nil {
-		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+		return wrapf(err, "delete space %s", sp)
 	}
 	m.invalidate(sp)
 	if err := m.afterDelete(ctx, nil); err != nil {
-		return fmt.Errorf("higmem: delete space %s: %w", sp, err)
+		return wrapf(err, "delete space %s", sp)
 	}
 	return nil
 }

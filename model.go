@@ -9,6 +9,7 @@ import (
 
 	"github.com/higmem/higmem/internal/memcheck"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 )
 
@@ -117,7 +118,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 	}
 	if err == nil {
 		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), memcheck.Caps{
-			Keywords: maxEventKeywords, Tags: maxEventTags, TitleChars: maxTitleLen, IDs: caps.IDs})
+			Keywords: rules.MaxEventKeywords, Tags: rules.MaxEventTags, TitleChars: rules.MaxTitleLen, IDs: caps.IDs})
 		if res.Verdict != memcheck.Valid {
 			c.Check = res.String()
 		}
@@ -133,42 +134,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		rec.note("%s: %s", name, c.Error)
 	}
 	if err != nil {
-		return fmt.Errorf("higmem: %s call: %w", name, err)
+		return wrapf(err, "%s call", name)
 	}
 	return nil
-}
-
-// parallel runs fn(ctx, i) for i in [0, n) with at most limit running at
-// once. The first error cancels the others and is returned.
-func parallel(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
-	if n == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	sem := make(chan struct{}, max(limit, 1))
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-loop:
-	for i := range n {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			break loop
-		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() { first = err; cancel(err) })
-			}
-		})
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err() // the parent's cancellation, if any
 }

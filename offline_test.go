@@ -9,7 +9,6 @@ import (
 
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/vec"
-	"github.com/higmem/higmem/store"
 )
 
 // offlineFeatures computes the features of every turn for a question, in
@@ -23,45 +22,6 @@ func (q *query) offlineFeaturesW(w float64) *offline.Features {
 	return q.featuresIn(&scratch{}, denseOf(q.st, w), true).Clone()
 }
 
-func TestKeywordsOf(t *testing.T) {
-	tests := []struct {
-		text    string
-		n       int
-		exclude []string
-		want    []string
-	}{
-		// "Biscuit" is a name (capitalised mid-sentence); then the longest
-		// words, ties by position.
-		{"Wow, I adopted a greyhound called Biscuit from the shelter!", 3, nil, []string{"adopted", "greyhound", "Biscuit"}},
-		// "Thanks" and "Really" start sentences and are fillers; "Sweden"
-		// mid-sentence is a name and ranks first.
-		{"Thanks! Really. My grandma brought this necklace from Sweden.", 2, nil, []string{"necklace", "Sweden"}},
-		{"Caroline, the painting for Melanie is done.", 5, []string{"caroline", "melanie"}, []string{"painting", "done"}},
-		{"yeah yeah cool", 3, nil, nil},
-	}
-	for _, tt := range tests {
-		if got := keywordsOf(tt.text, tt.n, nameSet(tt.exclude...)); !slices.Equal(got, tt.want) {
-			t.Errorf("keywordsOf(%q, %d) = %q, want %q", tt.text, tt.n, got, tt.want)
-		}
-	}
-}
-
-func TestTopicTextDropsMediumWords(t *testing.T) {
-	tr := store.Turn{Text: "Look at this!", Attachments: []store.Attachment{{Kind: "image", Caption: "a photo of a sunset over a lake"}}}
-	got := topicText(tr)
-	if strings.Contains(got, "photo") || !strings.Contains(got, "sunset over a lake") || !strings.HasPrefix(got, "Look at this!") {
-		t.Errorf("topicText = %q", got)
-	}
-}
-
-func TestEntitiesOf(t *testing.T) {
-	got := entitiesOf("Jonas and I visited the Museum of Modern Art. I'm tired, The end.", "Alice")
-	want := []string{"Alice", "Jonas", "Museum of Modern Art"}
-	if !slices.Equal(got, want) {
-		t.Errorf("entitiesOf = %q, want %q", got, want)
-	}
-}
-
 func TestQuestionCues(t *testing.T) {
 	for q, want := range map[string]bool{
 		"How many children does Melanie have?": true,
@@ -73,16 +33,7 @@ func TestQuestionCues(t *testing.T) {
 			t.Errorf("asksCount(%q) = %v", q, got)
 		}
 	}
-	for text, want := range map[string]bool{
-		"We have 3 kids":               true,
-		"I ran twice this week":        true,
-		"Three of us went":             true,
-		"Nothing countable in here...": false,
-	} {
-		if got := hasNumber(text); got != want {
-			t.Errorf("hasNumber(%q) = %v", text, got)
-		}
-	}
+
 }
 
 // topicEmbedder embeds a text as a fixed direction per topic word it

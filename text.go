@@ -2,77 +2,18 @@ package higmem
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
-	"github.com/higmem/higmem/internal/temporal"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
-// content is the turn text with any image caption, as the reference formats
-// it: "[Image: caption] text".
-func content(t store.Turn) string {
-	if !hasCaption(t.Attachments) {
-		return strings.TrimSpace(t.Text) // no copy of the text
-	}
-	var b strings.Builder
-	for _, a := range t.Attachments {
-		if a.Caption == "" {
-			continue
-		}
-		kind := "Image"
-		if a.Kind != "" && a.Kind != "image" {
-			kind = strings.ToUpper(a.Kind[:1]) + a.Kind[1:]
-		}
-		fmt.Fprintf(&b, "[%s: %s] ", kind, a.Caption)
-	}
-	b.WriteString(t.Text)
-	return strings.TrimSpace(b.String())
-}
-
-// hasCaption reports whether an attachment has a caption (content shows
-// only those).
-func hasCaption(as []store.Attachment) bool {
-	for _, a := range as {
-		if a.Caption != "" {
-			return true
-		}
-	}
-	return false
-}
-
-// turnEmbedText is what a turn's vector embeds (the reference's form).
-func turnEmbedText(t store.Turn) string {
-	return "Speaker: " + t.Speaker + ". Time: " + t.OccurredRaw + ". Content: " + content(t)
-}
-
-// turnLexText is what the BM25 index holds for a turn.
-func turnLexText(t store.Turn) string {
-	return t.Speaker + " " + content(t)
-}
-
-// eventText is what an event's vector and BM25 entry hold: keywords, tags,
-// title and summary (the reference's metadata mode plus the summary).
-func eventText(e store.Event) string {
-	parts := []string{strings.Join(e.Keywords, " "), strings.Join(e.Tags, " "), e.Title}
-	if e.Summary != "" && e.Summary != e.Title {
-		parts = append(parts, e.Summary)
-	}
-	return strings.Join(parts, " ")
-}
-
-// dateOf is a turn's date as shown to models: "8 May 2023", or the raw
-// string when it could not be parsed.
-func dateOf(t store.Turn) string {
-	if !t.OccurredAt.IsZero() {
-		return temporal.FormatDay(t.OccurredAt)
-	}
-	return t.OccurredRaw
-}
+// content is the turn text with any image caption (rules.Content).
+func content(t store.Turn) string { return rules.Content(t) }
 
 func promptTurn(t store.Turn) prompt.Turn {
-	return prompt.Turn{ID: t.ID, Date: dateOf(t), Speaker: t.Speaker, Text: cutText(content(t), maxPromptTurnBytes)}
+	return prompt.Turn{ID: t.ID, Date: rules.DateOf(t), Speaker: t.Speaker, Text: cutText(content(t), maxPromptTurnBytes)}
 }
 
 func promptTurns(ts []store.Turn) []prompt.Turn {
@@ -81,18 +22,6 @@ func promptTurns(ts []store.Turn) []prompt.Turn {
 		out[i] = promptTurn(t)
 	}
 	return out
-}
-
-func promptEvent(e store.Event) prompt.Event {
-	pe := prompt.Event{ID: e.ID, Title: e.Title, Summary: e.Summary, Keywords: e.Keywords, Tags: e.Tags}
-	facts := e.Facts
-	if len(facts) > maxEventFacts {
-		facts = facts[len(facts)-maxEventFacts:]
-	}
-	for _, f := range facts {
-		pe.Facts = append(pe.Facts, prompt.Fact{Time: f.Time, Text: f.Text, TurnID: f.TurnID})
-	}
-	return pe
 }
 
 // estimateTokens approximates a token count (about 4 bytes per token).
@@ -129,46 +58,3 @@ func excerptMarker(ex *Excerpt) string {
 func evidenceTokens(e *Evidence) int {
 	return estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date+content(e.Turn)) + 8
 }
-
-// resolvedTimes renders an annotation's time expressions as
-// "last week = 1–7 May 2023" notes, skipping vague ones.
-func resolvedTimes(a store.Annotation) []string {
-	var out []string
-	for _, r := range a.TimeRefs {
-		if r.Fuzzy || r.Start.IsZero() {
-			continue
-		}
-		iv := temporal.Interval{Start: r.Start, End: r.End}.String()
-		if iv == "" || strings.EqualFold(iv, r.Text) {
-			continue
-		}
-		n := r.Text + " = " + iv
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// firstSentence returns text up to the end of its first sentence.
-func firstSentence(text string) string {
-	for i, r := range text {
-		if (r == '.' || r == '!' || r == '?') && i > 20 {
-			return text[:i+1]
-		}
-	}
-	return text
-}
-
-// truncate shortens s to at most n bytes on a rune boundary, adding "…".
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8RuneStart(s[n]) {
-		n--
-	}
-	return strings.TrimSpace(s[:n]) + "…"
-}
-
-func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/store"
 )
@@ -59,7 +60,7 @@ func (st *spaceState) resolve(pending []store.Turn) (*chunk, error) {
 	for _, t := range pending {
 		if t.ID != "" {
 			if old, ok := st.turn(t.ID); ok {
-				if !sameTurn(old, t) {
+				if !rules.SameTurn(old, t) {
 					return nil, fmt.Errorf("%w: turn %q: id already holds a different turn (stored by another writer)", ErrConflict, t.ID)
 				}
 				c.skipped = append(c.skipped, t.ID)
@@ -273,7 +274,7 @@ func (m *Memory) refresh(ctx context.Context, st *spaceState) error {
 func (m *Memory) refreshCounting(ctx context.Context, st *spaceState, moves *atomic.Int64) error {
 	v, err := m.store.SpaceVersion(ctx, st.space)
 	if err != nil {
-		return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+		return wrapf(err, "version of %s", st.space)
 	}
 	st.mu.RLock()
 	current := st.loaded && st.version.Load() == v
@@ -325,7 +326,7 @@ func (m *Memory) refreshCounting(ctx context.Context, st *spaceState, moves *ato
 			// it was not, so that the next use loads afresh.
 			st.torn = true
 			st.version.Store(-1)
-			return fmt.Errorf("higmem: version of %s: %w", st.space, err)
+			return wrapf(err, "version of %s", st.space)
 		}
 		if after == v {
 			return nil

@@ -39,3 +39,40 @@ type QueryEmbedder interface {
 	Embedder
 	EmbedQuery(ctx context.Context, texts []string) ([][]float32, error)
 }
+
+// EmbedQuestions embeds questions with e: with its EmbedQuery when e is a
+// QueryEmbedder, else with its Embed (a model that embeds both alike).
+func EmbedQuestions(ctx context.Context, e Embedder, texts []string) ([][]float32, error) {
+	if qe, ok := e.(QueryEmbedder); ok {
+		return qe.EmbedQuery(ctx, texts)
+	}
+	return e.Embed(ctx, texts)
+}
+
+// KeepQuery returns w, a wrapper of inner (one that caches, counts, times
+// or announces its Embed calls), as an Embedder that is a QueryEmbedder
+// exactly when inner is one, so that wrapping an embedder never hides the
+// model's query embedding (e5's "query: " prompt) from the engine, nor
+// claims one the model does not have. Its EmbedQuery is query, or inner's
+// own EmbedQuery when query is nil; Embed, Dim and ID are w's. w itself
+// should not implement EmbedQuery: wrap it with KeepQuery instead.
+func KeepQuery(w, inner Embedder, query func(ctx context.Context, texts []string) ([][]float32, error)) Embedder {
+	qe, ok := inner.(QueryEmbedder)
+	if !ok {
+		return w
+	}
+	if query == nil {
+		query = qe.EmbedQuery
+	}
+	return queryKept{Embedder: w, query: query}
+}
+
+// queryKept is a wrapper given its inner embedder's query embedding.
+type queryKept struct {
+	Embedder
+	query func(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+func (q queryKept) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
+	return q.query(ctx, texts)
+}

@@ -257,9 +257,9 @@ if [[ "$BACKEND" == ollama ]]; then
 	# shellcheck source=local-llm/ollama.sh
 	source "$SCRIPT_DIR/local-llm/ollama.sh"
 	case "${1:-}" in
-	setup) ollama_fetch; ollama_build ;;
+	setup) ollama_fetch; ollama_build; ollama_cpu_libs ;;
 	fetch) ollama_fetch ;;
-	build) ollama_build ;;
+	build) ollama_build; ollama_cpu_libs ;;
 	start) ollama_start ;;
 	stop) ollama_stop ;;
 	status) ollama_status ;;

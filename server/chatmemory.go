@@ -306,13 +306,7 @@ func (s *Server) chatRelevant(ctx context.Context, question string, ev []higmem.
 // cosines returns the cosine of question (embedded as a query) with the
 // text of each evidence turn (embedded as stored turns are).
 func cosines(ctx context.Context, emb embed.Embedder, question string, ev []higmem.Evidence) ([]float64, error) {
-	var qv [][]float32
-	var err error
-	if qe, ok := emb.(embed.QueryEmbedder); ok {
-		qv, err = qe.EmbedQuery(ctx, []string{question})
-	} else {
-		qv, err = emb.Embed(ctx, []string{question})
-	}
+	qv, err := embed.EmbedQuestions(ctx, emb, []string{question})
 	if err != nil {
 		return nil, err
 	}

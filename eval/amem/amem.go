@@ -331,7 +331,7 @@ func (m *Memory) search(ctx context.Context, query string, k int) ([]int, error)
 	}
 	var hs []hit
 	if m.opts.Embedder != nil {
-		vs, err := m.opts.Embedder.Embed(ctx, []string{query})
+		vs, err := embed.EmbedQuestions(ctx, m.opts.Embedder, []string{query})
 		if err != nil {
 			return nil, fmt.Errorf("amem: embed query: %w", err)
 		}

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // ErrMalformed reports a LoCoMo file whose structure is not as expected.
@@ -278,6 +279,50 @@ func (s *Sample) index() {
 			s.turns = append(s.turns, t)
 		}
 	}
+}
+
+// CapTurns cuts every turn whose text and caption together exceed
+// maxBytes (the engine's per-turn cap) to fit it, on a rune boundary,
+// ending the text with a marker that says how many bytes were left out
+// (a caption longer than the cap alone is cut too). It returns how many
+// turns it cut and the largest size before cutting; a maxBytes <= 0 cuts
+// nothing. The sample is changed in place and re-indexed.
+func (s *Sample) CapTurns(maxBytes int) (cut, largest int) {
+	if maxBytes <= 0 {
+		return 0, 0
+	}
+	for i := range s.Sessions {
+		for j := range s.Sessions[i].Turns {
+			t := &s.Sessions[i].Turns[j]
+			n := len(t.Text) + len(t.Caption)
+			if n <= maxBytes {
+				continue
+			}
+			cut++
+			largest = max(largest, n)
+			if len(t.Caption) > maxBytes/2 {
+				t.Caption = cutToFit(t.Caption, maxBytes/2)
+			}
+			t.Text = cutToFit(t.Text, maxBytes-len(t.Caption))
+		}
+	}
+	if cut > 0 {
+		s.index()
+	}
+	return cut, largest
+}
+
+// cutToFit shortens s to at most n bytes, marker included: s's first
+// bytes up to a rune boundary, then " […cut: N more bytes]".
+func cutToFit(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	keep := max(n-len(fmt.Sprintf(" […cut: %d more bytes]", len(s))), 0)
+	for keep > 0 && !utf8.RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + fmt.Sprintf(" […cut: %d more bytes]", len(s)-keep)
 }
 
 // FirstSessions returns a copy of the sample that keeps its first n

@@ -176,10 +176,26 @@ type timedEmbedder struct {
 }
 
 func (e *timedEmbedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return e.timed(ctx, texts, e.Embedder.Embed)
+}
+
+func (e *timedEmbedder) timed(ctx context.Context, texts []string, fn func(context.Context, []string) ([][]float32, error)) ([][]float32, error) {
 	start := time.Now()
-	v, err := e.Embedder.Embed(ctx, texts)
+	v, err := fn(ctx, texts)
 	e.spent.Add(int64(time.Since(start)))
 	return v, err
+}
+
+// engineEmbedder is e as the engine is given it: a QueryEmbedder, timed
+// too, exactly when the embedder it wraps is one.
+func (e *timedEmbedder) engineEmbedder() embed.Embedder {
+	qe, ok := e.Embedder.(embed.QueryEmbedder)
+	if !ok {
+		return e
+	}
+	return embed.KeepQuery(e, qe, func(ctx context.Context, texts []string) ([][]float32, error) {
+		return e.timed(ctx, texts, qe.EmbedQuery)
+	})
 }
 
 var space = higmem.Space{UserID: "bench"}
@@ -262,7 +278,7 @@ func ingest(ctx context.Context, cfg Config, path string, conv synth.Conversatio
 	}
 	emb := &timedEmbedder{Embedder: hashing.New(0)}
 	model := &timedModel{inner: llmfake.NewScripted()}
-	opts := higmem.Options{Store: st, Embedder: emb, Mode: mode, Concurrency: 1}
+	opts := higmem.Options{Store: st, Embedder: emb.engineEmbedder(), Mode: mode, Concurrency: 1}
 	if mode != higmem.ModeOffline {
 		opts.MemoryModel = model
 	}

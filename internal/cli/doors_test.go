@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/envconfig"
 	"github.com/higmem/higmem/server"
 )
@@ -304,7 +305,8 @@ func (queryFake) EmbedQuery(_ context.Context, texts []string) ([][]float32, err
 // query embedding, so that e5-small-v2 questions get "query: ", not
 // "passage: ".
 func TestCLIEmbedderEmbedsQuestionsAsQueries(t *testing.T) {
-	var e embed.Embedder = &announcingEmbedder{Embedder: queryFake{}, a: newApp(envconfig.Config{}, nil, io.Discard, io.Discard)}
+	a := newApp(envconfig.Config{}, nil, io.Discard, io.Discard)
+	e := a.announcing(queryFake{})
 	qe, ok := e.(embed.QueryEmbedder)
 	if !ok {
 		t.Fatal("the wrapped embedder hides EmbedQuery: questions would be embedded as passages")
@@ -316,5 +318,10 @@ func TestCLIEmbedderEmbedsQuestionsAsQueries(t *testing.T) {
 	v, err = e.Embed(t.Context(), []string{"a turn"})
 	if err != nil || len(v) != 1 || v[0][0] != 1 {
 		t.Fatalf("Embed: %v %v", v, err)
+	}
+	// A model that embeds questions as passages is not said to have a
+	// query embedding.
+	if _, ok := a.announcing(hashing.New(8)).(embed.QueryEmbedder); ok {
+		t.Error("the wrapped embedder claims a query embedding its model does not have")
 	}
 }

@@ -231,6 +231,22 @@ func printEvalSummary(w io.Writer, rep *harness.Report) {
 			num(g14.OfficialF1, "%.3f"), num(j, "%.3f"), num(g15.Recall, "%.3f"), num(g15.K, "%.1f"),
 			s.Build.Per(float64(s.Build.Calls)), s.QA.Per(float64(s.QA.Calls)))
 	}
+	floor := false
+	for _, s := range rep.Systems {
+		f := s.AtOfflineK
+		if s.Skipped != "" || f == nil {
+			continue
+		}
+		if !floor {
+			floor = true
+			fmt.Fprintf(w, "\nat offline's K (per question):\n%-16s %8s %7s %8s %9s\n", "system", "R@K", "P@K", "K", "offline R")
+		}
+		verdict := "offline holds the floor"
+		if !f.Holds() {
+			verdict = fmt.Sprintf("offline BELOW by %.3f", f.Recall-f.OfflineRecall)
+		}
+		fmt.Fprintf(w, "%-16s %8.3f %7.3f %8.1f %9.3f  %s\n", s.Label+"@K", f.Recall, f.Precision, f.K, f.OfflineRecall, verdict)
+	}
 	for _, r := range rep.Runs {
 		if c := r.Calibration; c != nil && !c.Passed {
 			fmt.Fprintf(w, "\nJ withheld (%s): the judge failed its calibration (%s)\n", r.Name, c)

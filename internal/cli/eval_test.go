@@ -175,3 +175,18 @@ func TestEvalScriptedOverHTTP(t *testing.T) {
 		t.Errorf("%d logical calls, %d HTTP requests: want one request per call", calls, requests)
 	}
 }
+
+// TestEvalPrintsTheFloor: the printed summary shows each top-k system's
+// recall at offline mode's K beside offline's, and whether offline holds.
+func TestEvalPrintsTheFloor(t *testing.T) {
+	out, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--embedder", "none",
+		"--systems", "offline,bm25-topk", "--out", filepath.Join(t.TempDir(), "run"), "-q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "at offline's K") || !strings.Contains(out, "bm25-topk@K") ||
+		!strings.Contains(out, "offline holds the floor") && !strings.Contains(out, "offline BELOW by") {
+		t.Errorf("no floor line in the summary:\n%s", out)
+	}
+	t.Log(out)
+}

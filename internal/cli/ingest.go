@@ -7,10 +7,12 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/api"
 	"github.com/higmem/higmem/server"
 )
@@ -168,6 +170,9 @@ func rerunHint(err error) string {
 	var se *api.StatusError
 	if errors.As(err, &se) {
 		status = se.StatusCode
+	}
+	if se == nil && errors.Is(err, higmem.ErrTooLarge) && strings.Contains(err.Error(), "bytes per turn") {
+		return "cut or split that turn in the file, or raise the cap with --max-turn-kib N (in KiB, -1 for no limit), and rerun: the turns stored so far are skipped"
 	}
 	if status >= 400 && status < 500 {
 		return "fix the file and rerun: the turns stored so far are skipped"

@@ -142,6 +142,10 @@ func errorLine(err error) string {
 	for strings.Contains(msg, ": higmem: ") {
 		msg = strings.ReplaceAll(msg, ": higmem: ", ": ")
 	}
+	if se == nil && errors.Is(err, higmem.ErrTooLarge) && strings.Contains(msg, "bytes per turn") && !strings.Contains(msg, "--max-turn-kib") {
+		// The local engine's per-turn cap: say how to get past it.
+		msg += ": cut or split that turn, or raise the cap with --max-turn-kib N (in KiB, -1 for no limit)"
+	}
 	return "higmem: " + safeLines(msg)
 }
 

@@ -52,7 +52,7 @@ func (a *app) backends(ctx context.Context, memoriesInDB bool) (*backends, error
 		return nil, err
 	}
 	if b.Embedder != nil {
-		b.Embedder = &announcingEmbedder{Embedder: b.Embedder, a: a}
+		b.Embedder = a.announcing(b.Embedder)
 	}
 	var backend cache.Backend
 	if !a.noCache {
@@ -185,18 +185,14 @@ type announcingEmbedder struct {
 	a *app
 }
 
-// EmbedQuery is the inner embedder's EmbedQuery (e5-small-v2 embeds a
-// question after "query: "), or its Embed for a model that embeds both
-// alike: without it the wrapper would hide EmbedQuery from the engine,
-// which would embed questions as passages.
-func (e *announcingEmbedder) EmbedQuery(ctx context.Context, texts []string) ([][]float32, error) {
-	if qe, ok := e.Embedder.(embed.QueryEmbedder); ok {
-		return qe.EmbedQuery(ctx, texts)
-	}
-	return e.Embedder.Embed(ctx, texts)
+// announcing wraps emb in an announcingEmbedder that keeps emb's query
+// embedding (e5-small-v2 embeds a question after "query: "): it is an
+// embed.QueryEmbedder exactly when emb is one. Without it the wrapper
+// would hide EmbedQuery from the engine, which would embed questions as
+// passages.
+func (a *app) announcing(emb embed.Embedder) embed.Embedder {
+	return embed.KeepQuery(&announcingEmbedder{Embedder: emb, a: a}, emb, nil)
 }
-
-var _ embed.QueryEmbedder = (*announcingEmbedder)(nil)
 
 // announceTexts is the batch size from which embedding is announced; adds
 // embed at most their batch (ingest sends 200 turns at a time).

@@ -6,6 +6,7 @@ import (
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/higmem/higmem/internal/prompt"
@@ -555,13 +556,36 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 		res.reject(Empty, "answer", a)
 	case jsonish(a):
 		res.reject(BadAnswer, "answer", a)
-	case s.copied(a) && !s.examples[strings.Join(words(a), " ")]:
+	case s.copied(a) && (!s.examples[strings.Join(words(a), " ")] || !s.yearsNear(a)):
 		// An answer equal to a quoted example (a date in the form the
-		// prompt asks for) may be the right one.
+		// prompt asks for) may be the right one, when the turns shown
+		// are of its years: SmolLM2 and Gemma 3 270M answered the
+		// example dates "14 March 2021" and "the week before 2 October
+		// 2019" about turns of 2024 and 2023.
 		res.reject(Copied, "answer", a)
 	}
 	r.Answer = a
 	return res.Result
+}
+
+// yearsNear reports whether every year text names is within a year of a
+// year of the turns or events shown (a date worked out from "last week"
+// may fall in the year before its turn's), or nothing was shown.
+func (s Shown) yearsNear(text string) bool {
+	if !s.grounded() {
+		return true
+	}
+	sp := s.allSupport()
+	for _, w := range words(text) {
+		if !yearRE.MatchString(w) {
+			continue
+		}
+		y, _ := strconv.Atoi(w)
+		if !sp.years[w] && !sp.years[strconv.Itoa(y-1)] && !sp.years[strconv.Itoa(y+1)] {
+			return false
+		}
+	}
+	return true
 }
 
 // Check decodes doc (a reply already parsed and validated against the

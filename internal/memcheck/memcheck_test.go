@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -311,6 +312,10 @@ func TestSelectOnlyUnknownRejected(t *testing.T) {
 // copied_instructions. The examples are read from the rendered prompt, so
 // the test holds whatever they are; instructions that are not examples are
 // still caught.
+//
+// But an example about turns of other years is the example copied: SmolLM2
+// and Gemma 3 270M (through Ollama, testdata/ollama-*.jsonl) answered
+// "14 March 2021" and "the week before 2 October 2019" about turns of 2024.
 func TestAnswerEqualToExampleIsAnAnswer(t *testing.T) {
 	p, err := prompt.Render(prompt.Answer, prompt.AnswerData{Question: "When did Caroline go?", Temporal: true, Turns: []prompt.Turn{t1}})
 	if err != nil {
@@ -321,10 +326,29 @@ func TestAnswerEqualToExampleIsAnAnswer(t *testing.T) {
 		t.Fatalf("the temporal instruction quotes no examples:\n%s", p.User)
 	}
 	for _, a := range examples[1:] {
+		// Turns of the example's years (the year after, for a date worked
+		// out from "last week"): the example may be the answer.
+		var turns []prompt.Turn
+		for _, y := range regexp.MustCompile(`(19|20)\d\d`).FindAllString(a, -1) {
+			n, _ := strconv.Atoi(y)
+			turns = append(turns, prompt.Turn{ID: "D1:1", Date: "3 January " + strconv.Itoa(n+1), Speaker: "Caroline", Text: "I went to the support group last week."})
+		}
+		near, err := prompt.Render(prompt.Answer, prompt.AnswerData{Question: "When did Caroline go?", Temporal: true, Turns: turns})
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, form := range []string{a, strings.ToLower(a), a + "."} {
 			r := prompt.AnswerReply{Answer: form}
-			if res := Answer(&r, FromPrompt(p), Caps{}); res.Verdict != Valid {
-				t.Errorf("answer %q (an example of the prompt): %v", form, res)
+			if res := Answer(&r, FromPrompt(near), Caps{}); res.Verdict != Valid {
+				t.Errorf("answer %q (an example of the prompt, turns of its years): %v", form, res)
+			}
+			far := prompt.Turn{ID: "D1:1", Date: "2 March 2024", Speaker: "Priya", Text: "Yesterday I went to my first pottery class."}
+			pf, err := prompt.Render(prompt.Answer, prompt.AnswerData{Question: "When did Priya go?", Temporal: true, Turns: []prompt.Turn{far}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := Answer(&r, FromPrompt(pf), Caps{}); regexp.MustCompile(`\d{4}`).MatchString(a) && res.Count(Copied) != 1 {
+				t.Errorf("answer %q about a turn of 2024: %v, want copied_instructions", form, res)
 			}
 		}
 	}

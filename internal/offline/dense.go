@@ -71,17 +71,17 @@ func (d DenseMix) MeanDot(q []float32) float64 {
 }
 
 // estimate writes estimates of the feature and their error bounds (see
-// vec.Matrix.Estimate) into est and bound, using est2 and bound2 as
+// vec.Matrix.EstimateTiered) into est and bound, using est2 and bound2 as
 // scratch when both matrices are read, and returns the best lower bound.
 func (d DenseMix) estimate(q []float32, est, bound, est2, bound2 []float64) float64 {
 	switch d.W {
 	case 0:
-		return d.Turn.Estimate(q, est, bound)
+		return estimateOf(d.Turn, q, est, bound)
 	case 1:
-		return d.Win.Estimate(q, est, bound)
+		return estimateOf(d.Win, q, est, bound)
 	}
-	d.Turn.Estimate(q, est, bound)
-	d.Win.Estimate(q, est2, bound2)
+	estimateOf(d.Turn, q, est, bound)
+	estimateOf(d.Win, q, est2, bound2)
 	maxLo := math.Inf(-1)
 	for i := range est {
 		// The bound of a mix is the mix of the bounds (both weights are
@@ -117,4 +117,23 @@ func (d DenseMix) ScoresInto(q []float32, dst []float64, tmp []float32, winVisib
 			dst[i] = d.mix(dst[i], float64(s))
 		}
 	}
+}
+
+// estimateOf estimates the cosines of m's rows with q (vec.Matrix.
+// EstimateTiered): the 4-bit scan of every row, then the int8 rescan of
+// the rows whose 4-bit bound reaches the best 4-bit lower bound, the rows
+// that may hold the best cosine (and at least the mean: a cosine below the
+// mean adds nothing to relevance, so a loose bound there costs nothing).
+// The bounds are valid whatever rows the rescan takes, so the pruned path
+// decides as from int8 estimates of every row; the floor only trades the
+// rescan against the exact cosines the pruned path computes where the
+// 4-bit bounds are too loose. On the bench's 100k space (60 questions) it
+// rescans 2.7% of the rows and the pruned path computes 337 exact cosines
+// a question (122 from int8 estimates of every row); a floor 0.9 of the way
+// from the mean rescanned 4.6% for 207 cosines, 1.1 of the way 1.5% for
+// 591. A rescan reads 256 bytes of a row at 256 dimensions, an exact
+// cosine 1 KiB and the turn's context.
+func estimateOf(m *vec.Matrix, q []float32, est, bound []float64) float64 {
+	mean := m.MeanDot(q)
+	return m.EstimateTiered(q, est, bound, func(maxLow float64) float64 { return max(maxLow, mean) })
 }

@@ -35,6 +35,16 @@ type Features struct {
 	// marks units with a number when the question asks how many. Each is
 	// nil when the question has no such cue.
 	Speaker, Dated, Counted []bool
+	// Role holds each unit's role bits (RoleTerse, RoleOpens) in a
+	// conversation whose tuning was adapted to its shape (Tuning.Adapt),
+	// nil elsewhere; Words is each unit's number of words (read under
+	// Tuning.LexLenPow, nil when not needed).
+	Role  []uint8
+	Words []int32
+	// Passage is, per unit, the best cosine of the question with one of
+	// its passages (the parts of a long turn, embedded each), nil when the
+	// space has none: the reference path takes the better of it and Dense.
+	Passage []float64
 	// Mean, when MeanSet, is the mean cosine over the visible units, given
 	// rather than computed from Dense (the matrices' sums of rows, on large
 	// spaces: see Fast).

@@ -126,6 +126,9 @@ func nextSession(sessions []int32, continues bool) int32 {
 type RunBests struct {
 	best, second []float64
 	arg          []int32
+	// session is the best relevance per session number (RunSession),
+	// set by ScoreInto under Tuning.SessionShare, else nil.
+	session []float64
 }
 
 // Grow sizes rb for nr runs.

@@ -75,6 +75,7 @@ func ScaleOf(f *Features) Scale {
 // RelevanceInto writes each turn's own relevance (Relevance) into rel, of
 // length len(f.Lex), and returns it. Invisible turns get 0.
 func (tu Tuning) RelevanceInto(f *Features, rel []float64) []float64 {
+	f = tu.adjusted(f)
 	s := ScaleOf(f)
 	for i := range rel {
 		rel[i] = 0
@@ -90,6 +91,30 @@ func (tu Tuning) RelevanceInto(f *Features, rel []float64) []float64 {
 	return rel
 }
 
+// adjusted returns f with the lexical scores normalised for length
+// (LexLenPow, when f.Words is set) and the dense feature raised to the
+// best passage's cosine (f.Passage): a copy when either applies, else f.
+func (tu Tuning) adjusted(f *Features) *Features {
+	lf := tu.lexLenFactors(f.Words)
+	if lf == nil && (f.Passage == nil || f.Dense == nil) {
+		return f
+	}
+	g := *f
+	if lf != nil {
+		g.Lex = make([]float64, len(f.Lex))
+		for i, v := range f.Lex {
+			g.Lex[i] = v * lf[i]
+		}
+	}
+	if f.Passage != nil && f.Dense != nil {
+		g.Dense = make([]float64, len(f.Dense))
+		for i, d := range f.Dense {
+			g.Dense[i] = max(d, f.Passage[i])
+		}
+	}
+	return &g
+}
+
 // ScoreInto writes each turn's context score (see ScoreRange) into out, of
 // length len(rel), and returns it; best is scratch space for the best
 // relevance per event, with room for every event index in f.Event (nil when
@@ -99,7 +124,26 @@ func (tu Tuning) ScoreInto(f *Features, rel, out, best []float64, rb *RunBests) 
 	Complete(f)
 	eventBest(f, rel, best)
 	rb.Fill(f, rel)
+	rb.session = nil
+	if tu.SessionShare != 0 {
+		rb.session = sessionBest(f, rel)
+	}
 	tu.ScoreRange(f, rel, out, best, rb, 0, len(rel))
+	return out
+}
+
+// sessionBest returns the best relevance in each session (indexed by the
+// runs' session numbers).
+func sessionBest(f *Features, rel []float64) []float64 {
+	ns := 0
+	if k := len(f.RunSession); k > 0 {
+		ns = int(f.RunSession[k-1]) + 1
+	}
+	out := make([]float64, ns)
+	for i, x := range rel {
+		s := f.RunSession[f.Run[i]]
+		out[s] = max(out[s], x)
+	}
 	return out
 }
 
@@ -136,7 +180,11 @@ func eventBest(f *Features, rel, best []float64) {
 func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests, lo, hi int) (arg int) {
 	n := len(rel)
 	if len(f.RunStart) == n {
-		return tu.scoreRangeSingle(f, rel, out, best, lo, hi)
+		var sbest []float64
+		if rb != nil && tu.SessionShare != 0 {
+			sbest = rb.session
+		}
+		return tu.scoreRangeSingle(f, rel, out, best, sbest, lo, hi)
 	}
 	// The turns' slices end at hi, which spares the loop their bounds
 	// checks.
@@ -144,6 +192,10 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 	vis := f.Visible[:hi:n]
 	run, links, cues := f.Run[:hi:n], f.RunLinks, f.Cues[:hi:n]
 	rbest, rsecond, rarg := rb.best, rb.second, rb.arg
+	sbest := rb.session
+	if tu.SessionShare == 0 {
+		sbest = nil // a stale scratch's, when any
+	}
 	// The flags of a turn select among two factors each, rather than
 	// branch on it (they vary from turn to turn and would be mispredicted):
 	// a missing factor is 1, and so is a share of 0, which leaves every sum
@@ -156,6 +208,10 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 	spk, dated, counted, runWords := f.Speaker, f.Dated != nil, f.Counted != nil, f.RunWords
 	if spk != nil {
 		spk = spk[:hi:n]
+	}
+	role, roleOf := f.Role, tu.roleFactors()
+	if role != nil {
+		role = role[:hi:n]
 	}
 	var event []int32
 	if best != nil {
@@ -198,6 +254,9 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 		s := x + prevOf[pq]*p1 + nextOf[nq]*n1 + tu.Far*(p2+n2)
 		s += tu.RunShare * mate
 		s += tu.EventShare * b
+		if sbest != nil {
+			s += tu.SessionShare * sbest[f.RunSession[r]]
+		}
 		if spk != nil {
 			s *= speakerOf[b2i(spk[i])]
 		}
@@ -209,6 +268,9 @@ func (tu Tuning) ScoreRange(f *Features, rel, out, best []float64, rb *RunBests,
 			s *= countedOf[c/cueCounted&1]
 		}
 		s *= questionOf[c&cueQuestion]
+		if role != nil {
+			s *= roleOf[role[i]&3]
+		}
 		if lf != nil {
 			s *= lf.of(runWords[r])
 		}
@@ -254,7 +316,7 @@ func (tu Tuning) scoreFactors(f *Features) scoreFactors {
 // see RunBests.setRun), which spares the scan three of its slices; the
 // sums and products are ScoreRange's, in its order, so the scores are
 // bit for bit the same (TestOfflineFastMatchesFull, TestScoreRangeSingle).
-func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi int) (arg int) {
+func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best, sbest []float64, lo, hi int) (arg int) {
 	n := len(rel)
 	rel, out = rel[:n:n], out[:hi]
 	vis := f.Visible[:hi:n]
@@ -264,6 +326,10 @@ func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi 
 	spk, dated, counted, runWords := f.Speaker, f.Dated != nil, f.Counted != nil, f.RunWords
 	if spk != nil {
 		spk = spk[:hi:n]
+	}
+	role, roleOf := f.Role, tu.roleFactors()
+	if role != nil {
+		role = role[:hi:n]
 	}
 	var event []int32
 	if best != nil {
@@ -300,6 +366,9 @@ func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi 
 		s := x + prevOf[pq]*p1 + nextOf[nq]*n1 + tu.Far*(p2+n2)
 		s += tu.RunShare * 0 // the run's other turns: none
 		s += tu.EventShare * b
+		if sbest != nil {
+			s += tu.SessionShare * sbest[f.RunSession[i]]
+		}
 		if spk != nil {
 			s *= speakerOf[b2i(spk[i])]
 		}
@@ -311,6 +380,9 @@ func (tu Tuning) scoreRangeSingle(f *Features, rel, out, best []float64, lo, hi 
 			s *= countedOf[c/cueCounted&1]
 		}
 		s *= questionOf[c&cueQuestion]
+		if role != nil {
+			s *= roleOf[role[i]&3]
+		}
 		if lf != nil {
 			s *= lf.of(runWords[i])
 		}

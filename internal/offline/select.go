@@ -68,7 +68,7 @@ func Score(in *Input, sc *Scratch) Scores {
 		tu = tu.forStage()
 		then = func(si *StageInput) { out.Order = in.Stage.rerank(si) }
 	}
-	if in.Fast && in.Probe == nil {
+	if in.Fast && in.Probe == nil && !tu.adapted {
 		var ok bool
 		if out.Rel, out.Scores, out.RelIdx, out.ScoreIdx, ok = fast(in, tu, sc, then); ok {
 			out.Pruned = true

@@ -95,6 +95,14 @@ type Tuning struct {
 	RunShare, QuestionBump, LengthPow            float64
 	KeepRatio                                    float64
 	MinK, MaxK                                   int
+	// TerseBump, OpenBump and LexLenPow are the user–assistant weights
+	// (Assistant) that Adapt sets; 0 (the base tuning) is none.
+	TerseBump, OpenBump, LexLenPow, SessionShare float64
+	// Assist is what Adapt moves the weights towards in a user–assistant
+	// chat (shape.go).
+	Assist Assistant
+	// adapted is set by Adapt when the shape moved the weights.
+	adapted bool
 }
 
 // DefaultTuning returns the tuning made of the constants above.
@@ -104,5 +112,38 @@ func DefaultTuning() Tuning {
 		Next: offNext, NextQuestion: offNextQuestion, Far: offFar, EventShare: offEventShare,
 		SpeakerBump: offSpeakerBump, TimeBump: offTimeBump, CountBump: offCountBump, RunShare: offRunShare, QuestionBump: offQuestionBump, LengthPow: offLengthPow, KeepRatio: offKeepRatio,
 		MinK: offMinK, MaxK: offMaxK,
+		Assist: DefaultAssistant(),
 	}
 }
+
+// DefaultAssistant returns the user–assistant weights (shape.go) made of
+// the constants below.
+func DefaultAssistant() Assistant {
+	return Assistant{
+		WindowWeight: uaWindowWeight, LengthPow: uaLengthPow, DenseWeight: uaDenseWeight, Next: uaNext,
+		EventShare: uaEventShare, KeepRatio: uaKeepRatio, MinK: uaMinK, MaxK: uaMaxK,
+		TerseBump: uaTerseBump, OpenBump: uaOpenBump, LexLenPow: uaLexLenPow, SessionShare: uaSessionShare,
+	}
+}
+
+// The user–assistant weights (Assistant, shape.go), fitted by coordinate
+// ascent from the base weights (and five random starts) on RealMem dev
+// (its six "-1" samples, 81 questions) and the synthetic user–assistant
+// stress together, each set counting the same, each held to mean K ≤ 7.8
+// and to its best plain top-k at the same K; MaxK is held to 8.
+// Reproduce with internal/research/shapes (cmd/shapes -fit; BENCHMARKS.md,
+// issue 32, has the command and the leave-one-set-out results).
+const (
+	uaWindowWeight = 0.0   // the turn's own cosine: a user turn's window is mostly the reply before it
+	uaLengthPow    = -0.15 // long runs (the assistant's replies) score less, not more
+	uaDenseWeight  = 0.5
+	uaNext         = 0.0 // the assistant's reply lends its relevance to nothing
+	uaEventShare   = 0.3
+	uaKeepRatio    = 0.4
+	uaMinK         = 3
+	uaMaxK         = 8
+	uaTerseBump    = 1.5  // the user's turns: facts about the person
+	uaOpenBump     = 2.0  // on top, the user's turn that opens a session (the request the session is about)
+	uaLexLenPow    = 0.0  // BM25 is not normalised further for length
+	uaSessionShare = 0.25 // a session with an assistant is one thread
+)

@@ -25,6 +25,9 @@ import (
 // EnvVar names the variable holding the test server's DSN.
 const EnvVar = "HIGMEM_TEST_POSTGRES"
 
+// Enabled reports whether EnvVar names a test server: PostgreSQL tests run.
+func Enabled() bool { return os.Getenv(EnvVar) != "" }
+
 // Main runs a test binary's tests (call it from TestMain). Without a
 // server it prints one line saying the PostgreSQL tests skip and how to
 // run them; with one, it fails at once when the server cannot be reached.

@@ -74,6 +74,10 @@ func maxKept(lex []float64, touched []int, keep func(int) bool) float64 {
 	return maxLex
 }
 
+// searchRefine is the share of the best lower bound of a cosine from
+// which Search rescans a row's 4-bit estimate in the int8 copy.
+const searchRefine = 0.9
+
 // Searcher runs hybrid searches over a vector matrix, reusing its buffers
 // from one search to the next. The zero value is ready to use; a Searcher
 // must not be used by two goroutines at once.
@@ -87,10 +91,10 @@ type Searcher struct {
 func grow[T any](s []T, n int) []T { return slices.Grow(s[:0], n)[:n] }
 
 // Search is Hybrid with the dense scores of mat for the query vector qv
-// (mat has n rows). On a quantized matrix it scans estimates instead: a row
-// can be among the best k only when its score's upper bound reaches the
-// k-th best lower bound, so only those rows get an exact cosine. The result
-// is exactly Hybrid's.
+// (mat has n rows). On a quantized matrix it scans estimates instead
+// (vec.Matrix.EstimateTiered): a row can be among the best k only when its
+// score's upper bound reaches the k-th best lower bound, so only those rows
+// get an exact cosine. The result is exactly Hybrid's.
 func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []float32, k int, keep func(int) bool) []Hit {
 	n := mat.Rows()
 	if k <= 0 {
@@ -103,7 +107,12 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 	}
 	s.est, s.bound = grow(s.est, n), grow(s.bound, n)
 	est, bound := s.est, s.bound
-	mat.Estimate(qv, est, bound)
+	// The 4-bit scan, then the int8 one for the rows whose cosine may
+	// reach 0.9 of the best lower bound (at least 0, where max(d, 0)
+	// starts to count). The bounds hold whichever rows it rescans, so the
+	// result is the same: the floor only trades the rescan against exact
+	// cosines below.
+	mat.EstimateTiered(qv, est, bound, func(maxLow float64) float64 { return searchRefine * max(maxLow, 0) })
 	maxLex := maxKept(lex, touched, keep)
 	// The arithmetic of Hybrid, for upper and lower bounds of the cosine
 	// (it grows with the cosine); the k-th best lower bound is the floor a

@@ -76,7 +76,7 @@ func TestHybridNormalisedSum(t *testing.T) {
 }
 
 // TestSearchMatchesFullScan checks that the pruned scan over estimates
-// returns exactly the full scan's hits.
+// returns exactly the full scan's hits, on hashing and clustered vectors.
 func TestSearchMatchesFullScan(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	emb := hashing.New(0)
@@ -98,6 +98,23 @@ func TestSearchMatchesFullScan(t *testing.T) {
 		vs, err := emb.Embed(context.Background(), texts)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if trial%2 == 1 {
+			// Clustered vectors: offsets around a few centres, many
+			// close cosines (the rows the 4-bit scan must not lose).
+			centres := make([][]float32, 3)
+			for c := range centres {
+				centres[c] = make([]float32, emb.Dim())
+				for j := range centres[c] {
+					centres[c][j] = float32(r.NormFloat64())
+				}
+			}
+			for i := range vs {
+				c := centres[r.IntN(len(centres))]
+				for j := range vs[i] {
+					vs[i][j] = c[j] + 0.1*float32(r.NormFloat64())
+				}
+			}
 		}
 		m := vec.Matrix{Dim: emb.Dim()}
 		m.QuantizeFrom(1)

@@ -28,6 +28,8 @@ type quant struct {
 	// errQ is ||v − s*c|| plus Dot's rounding bound per unit ||q||; errT is
 	// s*||c||₁/2, the bound per unit t. Both are rounded up.
 	errQ, errT []float64
+	// The 4-bit copy that EstimateTiered scans first (quant4.go).
+	q4 quant4
 	// sum is the sum of the rows, for MeanDot, taken in row order as
 	// appends add to it. Set and Splice leave it stale: MeanDot then sums
 	// the rows again (under sumMu), so that it never depends on how the
@@ -53,13 +55,7 @@ func (m *Matrix) maybeQuantize() {
 		return
 	}
 	n, d := m.Rows(), m.Dim
-	q := &quant{
-		codes: make([]int8, n*d, cap(m.Data)),
-		scale: make([]float32, n),
-		errQ:  make([]float64, n),
-		errT:  make([]float64, n),
-		sum:   make([]float64, d),
-	}
+	q := newQuant(n, d, cap(m.Data)/d)
 	// Rows are independent: quantize them on every core. The sum is taken
 	// in row order, as appends would, so that it does not depend on how
 	// the matrix was built.
@@ -80,13 +76,46 @@ func (m *Matrix) maybeQuantize() {
 	m.q = q
 }
 
+// newQuant returns the copy of n rows of dimension d, with room for
+// capRows rows, its rows not set and its sum zero.
+func newQuant(n, d, capRows int) *quant {
+	capRows = max(capRows, n)
+	q := &quant{
+		codes: make([]int8, n*d, capRows*d),
+		scale: make([]float32, n, capRows),
+		errQ:  make([]float64, n, capRows),
+		errT:  make([]float64, n, capRows),
+		sum:   make([]float64, d),
+	}
+	q.q4.init(n, d, capRows)
+	return q
+}
+
 // append quantizes v as a new row.
 func (q *quant) append(v []float32) {
 	q.codes = append(q.codes, make([]int8, len(v))...)
 	q.scale = append(q.scale, 0)
 	q.errQ = append(q.errQ, 0)
 	q.errT = append(q.errT, 0)
+	q.q4.grow(len(v))
 	q.set(len(q.scale)-1, v)
+}
+
+// copyRows copies rows lo to hi-1 of src (of the same dimension d) into
+// rows j onwards of q.
+func (q *quant) copyRows(j int, src *quant, lo, hi, d int) {
+	k := j + hi - lo
+	copy(q.codes[j*d:k*d], src.codes[lo*d:hi*d])
+	copy(q.scale[j:k], src.scale[lo:hi])
+	copy(q.errQ[j:k], src.errQ[lo:hi])
+	copy(q.errT[j:k], src.errT[lo:hi])
+	q.q4.copyRows(j, &src.q4, lo, hi)
+}
+
+// truncate keeps the first n rows.
+func (q *quant) truncate(n, d int) {
+	q.codes, q.scale, q.errQ, q.errT = q.codes[:n*d], q.scale[:n], q.errQ[:n], q.errT[:n]
+	q.q4.truncate(n)
 }
 
 // addSum adds sign*v to the sum of the rows.
@@ -164,11 +193,13 @@ func (q *quant) quantize(i int, v []float32) {
 		// No finite bound: every estimate of this row is useless.
 		clear(codes)
 		q.scale[i], q.errQ[i], q.errT[i] = 0, math.Inf(1), 0
+		q.q4.useless(i)
 		return
 	}
 	q.scale[i] = s
 	q.errQ[i] = (math.Sqrt(resid)+float64(d+8)*0x1p-24*math.Sqrt(norm))*(1+1e-9) + 1e-12
 	q.errT[i] = float64(s) * l1 / 2 * (1 + 1e-9)
+	q.q4.quantize(i, v, maxAbs, norm)
 }
 
 // MeanDot returns the mean over the rows of their dot product with q,

@@ -190,3 +190,182 @@ avxinner1:
 avxdone:
 	VZEROUPPER
 	RET
+
+// func dotU4AVX2(p []int8, codes []byte, rowBytes int, out []int32)
+//
+// out[r] = sum over the 2*rowBytes codes u of row r of p[j]*u_j, exactly.
+// Each 32 bytes of a row hold 64 codes: the low nibbles the first 32, the
+// high nibbles the next 32. VPMADDUBSW multiplies the unsigned codes (at
+// most 15) by the signed query bytes (at most 127 in magnitude) and adds
+// pairs into words (at most 3,810, no saturation); VPMADDWD by ones widens
+// the words' pairs to doublewords. Two rows are processed at once so that
+// the query bytes are read once for both. rowBytes must be a positive
+// multiple of 32; the CPU must have AVX2.
+TEXT ·dotU4AVX2(SB), NOSPLIT, $0-80
+	MOVQ p_base+0(FP), SI
+	MOVQ codes_base+24(FP), DI
+	MOVQ rowBytes+48(FP), CX
+	MOVQ out_base+56(FP), DX
+	MOVQ out_len+64(FP), BX
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15  // low-nibble mask
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14  // word ones
+
+u4loop2:
+	CMPQ BX, $2
+	JLT  u4loop1
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	LEAQ (DI)(CX*1), R9
+	XORQ AX, AX
+	MOVQ SI, R10
+
+u4inner2:
+	VMOVDQU    (DI)(AX*1), Y2
+	VMOVDQU    (R9)(AX*1), Y4
+	VMOVDQU    (R10), Y6
+	VMOVDQU    32(R10), Y7
+	VPSRLW     $4, Y2, Y3
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPAND      Y15, Y4, Y4
+	VPAND      Y15, Y5, Y5
+	VPMADDUBSW Y6, Y2, Y2
+	VPMADDUBSW Y7, Y3, Y3
+	VPMADDUBSW Y6, Y4, Y4
+	VPMADDUBSW Y7, Y5, Y5
+	VPADDW     Y3, Y2, Y2
+	VPADDW     Y5, Y4, Y4
+	VPMADDWD   Y14, Y2, Y2
+	VPMADDWD   Y14, Y4, Y4
+	VPADDD     Y2, Y0, Y0
+	VPADDD     Y4, Y1, Y1
+	ADDQ       $32, AX
+	ADDQ       $64, R10
+	CMPQ       AX, CX
+	JLT        u4inner2
+
+	VEXTRACTI128 $1, Y0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0x4E, X0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0xB1, X0, X2
+	VPADDD       X2, X0, X0
+	VMOVD        X0, (DX)
+	VEXTRACTI128 $1, Y1, X3
+	VPADDD       X3, X1, X1
+	VPSHUFD      $0x4E, X1, X3
+	VPADDD       X3, X1, X1
+	VPSHUFD      $0xB1, X1, X3
+	VPADDD       X3, X1, X1
+	VMOVD        X1, 4(DX)
+
+	ADDQ $8, DX
+	LEAQ (R9)(CX*1), DI
+	SUBQ $2, BX
+	JMP  u4loop2
+
+u4loop1:
+	CMPQ BX, $0
+	JEQ  u4done
+	VPXOR Y0, Y0, Y0
+	XORQ  AX, AX
+	MOVQ  SI, R10
+
+u4inner1:
+	VMOVDQU    (DI)(AX*1), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPMADDUBSW (R10), Y2, Y2
+	VPMADDUBSW 32(R10), Y3, Y3
+	VPADDW     Y3, Y2, Y2
+	VPMADDWD   Y14, Y2, Y2
+	VPADDD     Y2, Y0, Y0
+	ADDQ       $32, AX
+	ADDQ       $64, R10
+	CMPQ       AX, CX
+	JLT        u4inner1
+
+	VEXTRACTI128 $1, Y0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0x4E, X0, X2
+	VPADDD       X2, X0, X0
+	VPSHUFD      $0xB1, X0, X2
+	VPADDD       X2, X0, X0
+	VMOVD        X0, (DX)
+	ADDQ         $4, DX
+	ADDQ         CX, DI
+	DECQ         BX
+	JMP          u4loop1
+
+u4done:
+	VZEROUPPER
+	RET
+
+// func bounds4AVX2(c *bound4, dots *int32, scale, res, inf, norm, round *float32, est, err *float64, n int) float64
+//
+// bounds4Go four rows at a time: the float32 terms widened with
+// VCVTPS2PD, the dot products less the offset with VCVTDQ2PD, then the
+// same products, minimum and sums in the same order. n must be a positive
+// multiple of 4; the CPU must have AVX2.
+TEXT ·bounds4AVX2(SB), NOSPLIT, $0-88
+	MOVQ c+0(FP), AX
+	MOVQ dots+8(FP), BX
+	MOVQ scale+16(FP), CX
+	MOVQ res+24(FP), DX
+	MOVQ inf+32(FP), SI
+	MOVQ norm+40(FP), DI
+	MOVQ round+48(FP), R8
+	MOVQ est+56(FP), R9
+	MOVQ err+64(FP), R10
+	MOVQ n+72(FP), R11
+	VBROADCASTSD 0(AX), Y8   // t
+	VBROADCASTSD 8(AX), Y9   // qnorm
+	VBROADCASTSD 16(AX), Y10 // ql1
+	VBROADCASTSD 24(AX), Y11 // qerr
+	VBROADCASTSD 32(AX), Y12 // eps
+	VPBROADCASTD 40(AX), X13 // off
+	MOVQ $0xFFF0000000000000, R12
+	MOVQ R12, X14
+	VPBROADCASTQ X14, Y14    // the largest lower bound: -Inf
+	XORQ R12, R12
+
+b4loop:
+	VMOVDQU   (BX)(R12*4), X0
+	VPSUBD    X13, X0, X0
+	VCVTDQ2PD X0, Y0          // dot - off
+	VCVTPS2PD (CX)(R12*4), Y1
+	VMULPD    Y8, Y1, Y1      // t*scale
+	VMULPD    Y0, Y1, Y0      // x = t*scale*(dot - off)
+	VCVTPS2PD (DX)(R12*4), Y2
+	VMULPD    Y9, Y2, Y2      // a = qnorm*res
+	VCVTPS2PD (SI)(R12*4), Y3
+	VMULPD    Y10, Y3, Y3     // b = ql1*inf
+	VMINPD    Y3, Y2, Y2      // a < b ? a : b
+	VCVTPS2PD (R8)(R12*4), Y3
+	VMULPD    Y9, Y3, Y3
+	VADDPD    Y3, Y2, Y2      // + qnorm*round
+	VCVTPS2PD (DI)(R12*4), Y3
+	VMULPD    Y11, Y3, Y3
+	VADDPD    Y3, Y2, Y2      // + qerr*norm
+	VADDPD    Y12, Y2, Y2     // + eps
+	VMOVUPD   Y0, (R9)(R12*8)
+	VMOVUPD   Y2, (R10)(R12*8)
+	VSUBPD    Y2, Y0, Y0      // x - bound
+	VMAXPD    Y0, Y14, Y14
+	ADDQ      $4, R12
+	CMPQ      R12, R11
+	JLT       b4loop
+
+	VEXTRACTF128 $1, Y14, X0
+	VMAXPD       X0, X14, X14
+	VPERMILPD    $1, X14, X0
+	VMAXPD       X0, X14, X14
+	VZEROUPPER
+	MOVSD        X14, ret+80(FP)
+	RET

@@ -11,3 +11,9 @@ func dotI8(p []int16, codes []int8, dim int, out []int32) {
 		out[r] = s
 	}
 }
+
+func dotU4(p []int8, codes []byte, rowBytes int, out []int32) { dotU4Go(p, codes, rowBytes, out) }
+
+func bounds4(c *bound4, dots []int32, scale, res, inf, norm, round []float32, est, err []float64) float64 {
+	return bounds4Go(c, dots, scale, res, inf, norm, round, est, err)
+}

@@ -26,8 +26,7 @@ func (m *Matrix) Splice(src []int, add [][]float32) Matrix {
 	n := len(src)
 	var q *quant
 	if m.q != nil && m.quantizeAt > 0 && n >= m.quantizeAt {
-		q = &quant{codes: make([]int8, n*d), scale: make([]float32, n), errQ: make([]float64, n),
-			errT: make([]float64, n), sum: make([]float64, d)}
+		q = newQuant(n, d, n)
 		q.stale.Store(true)
 	}
 	for j := 0; j < n; {
@@ -51,10 +50,7 @@ func (m *Matrix) Splice(src []int, add [][]float32) Matrix {
 		lo, hi := src[j], src[j]+(k-j)
 		copy(out.Data[j*d:k*d], m.Data[lo*d:hi*d])
 		if q != nil {
-			copy(q.codes[j*d:k*d], m.q.codes[lo*d:hi*d])
-			copy(q.scale[j:k], m.q.scale[lo:hi])
-			copy(q.errQ[j:k], m.q.errQ[lo:hi])
-			copy(q.errT[j:k], m.q.errT[lo:hi])
+			q.copyRows(j, m.q, lo, hi, d)
 		}
 		j = k
 	}
@@ -101,10 +97,7 @@ func (m *Matrix) compact(src []int, add [][]float32) Matrix {
 		if lo := src[j]; lo != j {
 			copy(m.Data[j*d:k*d], m.Data[lo*d:(lo+k-j)*d])
 			if q != nil {
-				copy(q.codes[j*d:k*d], q.codes[lo*d:(lo+k-j)*d])
-				copy(q.scale[j:k], q.scale[lo:lo+k-j])
-				copy(q.errQ[j:k], q.errQ[lo:lo+k-j])
-				copy(q.errT[j:k], q.errT[lo:lo+k-j])
+				q.copyRows(j, q, lo, lo+k-j, d)
 			}
 		}
 		j = k
@@ -113,7 +106,7 @@ func (m *Matrix) compact(src []int, add [][]float32) Matrix {
 	if kept < m.Rows() {
 		out.Data = out.Data[:kept*d]
 		if q != nil {
-			q.codes, q.scale, q.errQ, q.errT = q.codes[:kept*d], q.scale[:kept], q.errQ[:kept], q.errT[:kept]
+			q.truncate(kept, d)
 			q.stale.Store(true)
 			if kept < m.quantizeAt {
 				out.q = nil // as a matrix of this many rows, built row by row

@@ -124,12 +124,12 @@ func (m *Matrix) Set(i int, v []float32) {
 	}
 }
 
-// Bytes returns the memory the matrix holds: its rows, and its int8 copy
-// with the copy's scales, bounds and row sum.
+// Bytes returns the memory the matrix holds: its rows, and its int8 and
+// 4-bit copies with the copies' scales, bounds and row sum.
 func (m *Matrix) Bytes() int64 {
 	n := int64(cap(m.Data)) * 4
 	if q := m.q; q != nil {
-		n += int64(cap(q.codes)) + int64(cap(q.scale))*4 + int64(cap(q.errQ)+cap(q.errT)+len(q.sum))*8
+		n += int64(cap(q.codes)) + int64(cap(q.scale))*4 + int64(cap(q.errQ)+cap(q.errT)+len(q.sum))*8 + q.q4.bytes()
 	}
 	return n
 }

@@ -15,6 +15,9 @@ SMOLLM2_SHA256="b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
 
 OLLAMA_DIR="$HOME_DIR/ollama"
 OLLAMA_BIN="$OLLAMA_DIR/v$OLLAMA_VERSION/bin/ollama"
+# Ollama loads its ggml CPU backend from lib/ollama beside bin/.
+OLLAMA_LIBDIR="$OLLAMA_DIR/v$OLLAMA_VERSION/lib/ollama"
+OLLAMA_CMAKE_BUILD="$OLLAMA_DIR/cmake-build"
 OLLAMA_VENDOR="$OLLAMA_DIR/vendor"
 OLLAMA_MODELS_DIR="$OLLAMA_DIR/models"
 OLLAMA_PIDFILE="$OLLAMA_DIR/server.pid"
@@ -81,6 +84,57 @@ ollama_build() {
 		go install "github.com/ollama/ollama@v$OLLAMA_VERSION") >>"$OLLAMA_BUILDLOG" 2>&1 ||
 		die "ollama build failed (see $OLLAMA_BUILDLOG)"
 	log "ollama built: $OLLAMA_BIN"
+}
+
+# ollama_cpu_variant names the ggml CPU backend variant this CPU runs
+# (Ollama's own variants, up to haswell: AVX2, FMA, F16C, BMI2).
+ollama_cpu_variant() {
+	local flags
+	flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2) "
+	has() { local f; for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
+	if [[ "$(uname -m)" != x86_64 ]]; then
+		echo ""
+	elif has avx avx2 fma f16c bmi2; then
+		echo haswell
+	elif has avx; then
+		echo sandybridge
+	elif has sse4_2; then
+		echo sse42
+	else
+		echo x64
+	fi
+}
+
+# ollama_cpu_libs builds the ggml CPU backend Ollama loads at run time
+# (lib/ollama/libggml-cpu-<variant>.so and libggml-base.so): `go install`
+# builds only the binary, and without the library Ollama's runner falls
+# back to ggml code without SIMD. It runs CMake on the module's source
+# (the Go module cache) for that one target, about 3 minutes, and writes a
+# stamp; a build whose stamp matches is reused.
+ollama_cpu_libs() {
+	local variant stamp src
+	variant="$(ollama_cpu_variant)"
+	[[ -n "$variant" ]] || { log "no x86 CPU backend variant for $(uname -m); skipping"; return; }
+	stamp="ollama $OLLAMA_VERSION ggml-cpu-$variant"
+	if [[ "$(cat "$OLLAMA_LIBDIR/stamp" 2>/dev/null)" == "$stamp" && -f "$OLLAMA_LIBDIR/libggml-cpu-$variant.so" && -f "$OLLAMA_LIBDIR/libggml-base.so" ]]; then
+		log "ggml CPU backend present ($stamp)"
+		return
+	fi
+	command -v cmake >/dev/null || die "cmake is needed to build ollama's CPU backend"
+	src="$(cd "$OLLAMA_DIR" && GOFLAGS=-mod=mod go mod download -json "github.com/ollama/ollama@v$OLLAMA_VERSION" |
+		sed -n 's/^[[:space:]]*"Dir": "\(.*\)",*$/\1/p')"
+	[[ -f "$src/CMakeLists.txt" ]] || die "no ollama $OLLAMA_VERSION source in the Go module cache"
+	log "building ggml-cpu-$variant for ollama $OLLAMA_VERSION (log: $OLLAMA_BUILDLOG)"
+	local gen=()
+	command -v ninja >/dev/null && gen=(-G Ninja)
+	{
+		cmake -S "$src" -B "$OLLAMA_CMAKE_BUILD" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGGML_CCACHE=OFF &&
+			nice -n "${HIGMEM_LOCAL_LLM_NICE:-10}" cmake --build "$OLLAMA_CMAKE_BUILD" --target "ggml-cpu-$variant" -j "$(nproc)"
+	} >>"$OLLAMA_BUILDLOG" 2>&1 || die "ggml CPU backend build failed (see $OLLAMA_BUILDLOG)"
+	mkdir -p "$OLLAMA_LIBDIR"
+	cp -a "$OLLAMA_CMAKE_BUILD"/lib/ollama/libggml-base.so* "$OLLAMA_CMAKE_BUILD/lib/ollama/libggml-cpu-$variant.so" "$OLLAMA_LIBDIR/"
+	echo "$stamp" >"$OLLAMA_LIBDIR/stamp"
+	log "ggml CPU backend built: $OLLAMA_LIBDIR/libggml-cpu-$variant.so"
 }
 
 ollama_running() { [[ -f "$OLLAMA_PIDFILE" ]] && kill -0 "$(cat "$OLLAMA_PIDFILE")" 2>/dev/null; }
@@ -154,6 +208,7 @@ ollama_start() {
 	if ! ollama_running; then
 		ollama_fetch
 		ollama_build
+		ollama_cpu_libs
 		mkdir -p "$OLLAMA_MODELS_DIR"
 		log "starting ollama at $(ollama_url) (log: $OLLAMA_LOG)"
 		# One request at a time, both models kept loaded, a context of CTX

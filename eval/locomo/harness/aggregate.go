@@ -59,6 +59,10 @@ type SystemResult struct {
 	// questions with gold evidence (Runs counts the samples, N the
 	// questions); nil without evidence.
 	SampleRecall *MeanSD `json:"sample_recall,omitempty"`
+	// AtOfflineK is, for a top-k system run beside offline mode, its
+	// evidence at offline's K ("@K"): nil for other systems or without an
+	// offline run.
+	AtOfflineK *Floor `json:"at_offline_k,omitempty"`
 	// Build, QA and Judge count LLM work: Build per turn, QA and Judge per
 	// question.
 	Build Cost `json:"build"`
@@ -112,6 +116,96 @@ type StageSummary struct {
 	K         float64 `json:"k"`
 	Precision float64 `json:"p"`
 	Recall    float64 `json:"r"`
+}
+
+// Floor compares a top-k system with offline mode at offline's K: per
+// question with gold evidence that both answered, the top-k system's
+// ranked search list is cut to the K (distinct turns) offline mode passed
+// for that same question, and scored. Offline holds the floor when its
+// recall is at least the cut list's.
+type Floor struct {
+	// N counts the questions compared; K is offline's mean K over them.
+	N int     `json:"n"`
+	K float64 `json:"k"`
+	// Precision and Recall are the top-k system's means at offline's K.
+	Precision float64 `json:"p"`
+	Recall    float64 `json:"r"`
+	// OfflinePrecision and OfflineRecall are offline mode's means over
+	// the same questions.
+	OfflinePrecision float64 `json:"offline_p"`
+	OfflineRecall    float64 `json:"offline_r"`
+	// Short counts the questions whose top-k list held fewer distinct
+	// turns than offline's K (--k below it): scored with the whole list.
+	Short int `json:"short,omitempty"`
+}
+
+// Holds reports whether offline mode's recall is at least the top-k
+// system's at offline's K.
+func (f *Floor) Holds() bool { return f.OfflineRecall >= f.Recall }
+
+// FloorReference is the system whose per-question K the top-k systems are
+// cut to.
+const FloorReference = "offline"
+
+// isTopK reports whether a system is a plain top-k baseline (hybrid-topk,
+// dense-topk, bm25-topk), whose search stage is its ranked list.
+func isTopK(name string) bool { return strings.HasSuffix(name, "-topk") }
+
+// floorAt cuts each question of a top-k system to the K of the offline
+// record of the same question (see Floor); nil when none compare.
+func floorAt(topk, offline []QuestionRecord) *Floor {
+	ref := make(map[string]QuestionRecord, len(offline))
+	for _, q := range offline {
+		if q.Error == "" && len(q.GoldEvidence) > 0 {
+			ref[q.Sample+"|"+strconv.Itoa(q.QA)] = q
+		}
+	}
+	var f Floor
+	for _, q := range topk {
+		o, ok := ref[q.Sample+"|"+strconv.Itoa(q.QA)]
+		if !ok || q.Error != "" || len(q.GoldEvidence) == 0 {
+			continue
+		}
+		var ranked []string
+		for _, st := range q.Stages {
+			if st.Name == "search" {
+				ranked = st.IDs
+			}
+		}
+		cut := firstDistinct(ranked, o.K)
+		if len(cut) < o.K {
+			f.Short++
+		}
+		p, r := locomo.EvidenceScore(cut, q.GoldEvidence)
+		f.N++
+		f.K += float64(o.K)
+		f.Precision += p
+		f.Recall += r
+		f.OfflinePrecision += o.Precision
+		f.OfflineRecall += o.Recall
+	}
+	if f.N == 0 {
+		return nil
+	}
+	n := float64(f.N)
+	f.K, f.Precision, f.Recall, f.OfflinePrecision, f.OfflineRecall = f.K/n, f.Precision/n, f.Recall/n, f.OfflinePrecision/n, f.OfflineRecall/n
+	return &f
+}
+
+// firstDistinct returns the first k distinct ids of ranked, in order.
+func firstDistinct(ranked []string, k int) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, id := range ranked {
+		if len(out) == k {
+			break
+		}
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // CurvePoint is recall at a cut-off of the ranked search stage.
@@ -380,6 +474,9 @@ func Summarize(rc RunConfig, run string, builds []BuildRecord, questions []Quest
 		sr.Stages = summarizeStages(qs)
 		sr.SampleRecall = sampleRecall(qs)
 		sr.Curve = searchCurve(qs, 100)
+		if off, ok := bySys[FloorReference]; ok && isTopK(name) {
+			sr.AtOfflineK = floorAt(qs, off)
+		}
 		for _, q := range qs {
 			if q.Error != "" {
 				sr.Failed++

@@ -55,8 +55,11 @@ type CallStat struct {
 	Unparsed        int `json:"unparsed,omitempty"`
 }
 
-// Logical is the number of calls the engine made, re-asks not counted.
-func (c CallStat) Logical() int { return c.Calls - c.Reasked }
+// Logical is the number of calls the engine made, re-asks not counted:
+// Calls itself, since an engine call carries its re-ask inside it
+// (higmem.Call.Reasked, one Call for both requests), and the calls of a
+// failed build are counted the same way (tally.takeAll).
+func (c CallStat) Logical() int { return c.Calls }
 
 // Tokens is prompt plus completion tokens.
 func (c CallStat) Tokens() int { return c.Prompt + c.Completion }

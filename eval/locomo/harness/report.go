@@ -240,11 +240,15 @@ func Markdown(rep *Report) string {
 		if c.MaxSessions > 0 {
 			max += fmt.Sprintf(", first %d sessions", c.MaxSessions)
 		}
+		settings := fmt.Sprintf("top-k k=%d; amem k=%d; judge runs %d", c.K, c.AMemK, c.JudgeRuns)
+		if c.CutTurns > 0 {
+			settings += fmt.Sprintf("; %d turns over the engine's per-turn cap cut to fit it", c.CutTurns)
+		}
 		rows = append(rows, []string{r.Name, fmt.Sprintf("`%s` (sha256 %s…)", filepath.Base(c.Data), sha),
 			fmt.Sprintf("%d: %s", len(c.Samples), strings.Join(c.Samples, ", ")),
 			fmt.Sprintf("%v, max %s per sample", c.Categories, max),
 			strings.Join(models, "; "), c.Embedder,
-			fmt.Sprintf("top-k k=%d; amem k=%d; judge runs %d", c.K, c.AMemK, c.JudgeRuns),
+			settings,
 			c.PromptVersion + ", " + c.AMemPrompts,
 			strings.Join(commits, ", "), fmt.Sprint(len(c.Invocations))})
 	}
@@ -369,6 +373,7 @@ func Markdown(rep *Report) string {
 		rows = append(rows, append(row, spread))
 	}
 	table(&b, append(groupHead("system", allKeys(rep.Systems), rep.Systems), "R per conversation, mean ± sd (samples)"), rows)
+	writeFloor(&b, rep.Systems)
 
 	b.WriteString(Sections[8] + "\n\nCandidates after each retrieval step, over the questions with gold evidence (search: the turn search's top-k, lexical and dense relevance, in default mode offline mode's scores; predicted: turns chosen inside candidate events; filtered: kept by the relevance filter; union; links: added by link expansion; final: passed to the answer model).\n\n")
 	rows = nil
@@ -499,6 +504,34 @@ func Markdown(rep *Report) string {
 - **Construction** is counted once per session, from its first build; a resumed run rebuilds memories (free with the LLM cache) without counting them again.
 `)
 	return b.String()
+}
+
+// writeFloor writes the floor table: each top-k system's evidence at
+// offline mode's K of the same question, beside offline's (nothing when no
+// top-k system ran beside offline mode).
+func writeFloor(b *strings.Builder, ss []SystemResult) {
+	var rows [][]string
+	for _, s := range ran(ss) {
+		f := s.AtOfflineK
+		if f == nil {
+			continue
+		}
+		verdict := "holds"
+		if !f.Holds() {
+			verdict = fmt.Sprintf("**below** by %.3f", f.Recall-f.OfflineRecall)
+		}
+		short := ""
+		if f.Short > 0 {
+			short = fmt.Sprintf(" (%d lists shorter than K)", f.Short)
+		}
+		rows = append(rows, []string{s.Label, fmt.Sprint(f.N), f1d(f.K), fmt.Sprintf("%.3f / %.3f%s", f.Recall, f.Precision, short),
+			fmt.Sprintf("%.3f / %.3f", f.OfflineRecall, f.OfflinePrecision), verdict})
+	}
+	if len(rows) == 0 {
+		return
+	}
+	b.WriteString("**The floor: top-k at offline's K.** Each top-k system's ranked list cut, per question, to the K offline mode passed for that same question (\"@K\"), over the questions with gold evidence both answered: offline mode holds the floor when its recall is at least that.\n\n")
+	table(b, []string{"system", "questions", "offline's mean K", "R / P @K", "offline R / P", "offline"}, rows)
 }
 
 // phase is the LLM work of construction or of questions.

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/prompt"
@@ -123,6 +124,10 @@ type RunConfig struct {
 	// Tokenizer names the encoding that also counted the tokens ("" when
 	// only the server's usage or the 4-bytes estimate is reported).
 	Tokenizer string `json:"tokenizer,omitempty"`
+	// CutTurns counts the turns over the engine's per-turn cap
+	// (higmem.DefaultMaxTurnBytes, text and caption) that the run cut to
+	// fit it, for every system alike (see locomo.Sample.CapTurns).
+	CutTurns int `json:"cut_turns,omitempty"`
 	// Skipped maps systems that cannot run with these models to why.
 	Skipped     map[string]string `json:"skipped,omitempty"`
 	Invocations []Invocation      `json:"invocations"`
@@ -190,6 +195,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness: %s: %w", cfg.Data, err)
 	}
+	// A turn over the engine's cap would fail the memory build of its
+	// conversation: every system gets it cut to the cap instead.
+	cutTurns, largest := 0, 0
+	for i := range samples {
+		c, l := samples[i].CapTurns(higmem.DefaultMaxTurnBytes)
+		cutTurns, largest = cutTurns+c, max(largest, l)
+	}
+	if cutTurns > 0 {
+		logf("harness: cut %d turns over the engine's per-turn cap of %d bytes (text and caption; the largest held %d bytes) to fit it, ending each with \"[…cut: N more bytes]\"; every system sees them cut",
+			cutTurns, higmem.DefaultMaxTurnBytes, largest)
+	}
 	plans, err := selectQuestions(samples, cfg)
 	if err != nil {
 		return nil, err
@@ -201,7 +217,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		MaxSessions: cfg.MaxSessions, K: cfg.Env.K, AMemK: cfg.Env.AMemK, JudgeRuns: cfg.JudgeRuns,
 		Models: map[string]string{}, Embedder: "none (BM25 only)",
 		PromptVersion: prompt.Version, AMemPrompts: amem.PromptVersion, FakeLLM: cfg.FakeLLM,
-		Tokenizer: cfg.TokenizerName,
+		Tokenizer: cfg.TokenizerName, CutTurns: cutTurns,
 	}
 	names := locomo.CategoryNames(samples)
 	for _, c := range rc.Categories {

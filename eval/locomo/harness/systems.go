@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/prompt"
@@ -188,7 +189,7 @@ type denseInstance struct {
 func (d *denseInstance) Close() error { return nil }
 
 func (d *denseInstance) Ask(ctx context.Context, q Query) (*Outcome, error) {
-	vs, err := d.env.Embedder.Embed(ctx, []string{q.Question})
+	vs, err := embed.EmbedQuestions(ctx, d.env.Embedder, []string{q.Question})
 	if err != nil {
 		return nil, err
 	}

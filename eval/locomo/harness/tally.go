@@ -65,7 +65,8 @@ func (t *tally) takeCalls(all bool) []CallStat {
 			ContentValid: c.content[memcheck.Valid], ContentRepaired: c.content[memcheck.Repaired],
 			ContentRejected: c.content[memcheck.Rejected], Unparsed: c.unparsed}
 		if all {
-			st.Calls, st.Errors = c.calls, c.errors
+			// As the engine counts them: a re-ask is part of its call.
+			st.Calls, st.Errors = c.calls-c.reasked, c.errors
 			st.Prompt, st.Completion = c.served.PromptTokens, c.served.CompletionTokens
 			st.LatencyMS = ms(c.latency)
 		}

@@ -107,6 +107,14 @@ func TestFallbacksVisible(t *testing.T) {
 	if s.Build.Reasked == 0 || s.QA.Notes == 0 || s.QA.FellBack == 0 {
 		t.Errorf("re-asks %d, question notes %d, question fallbacks %d", s.Build.Reasked, s.QA.Notes, s.QA.FellBack)
 	}
+	// A re-asked call is still one call: the validity table's calls are
+	// the engine's, never fewer than its re-asks (a real run's one
+	// build_batch call, re-asked, showed as 0 calls).
+	for _, op := range append(s.Build.ByOp, s.QA.ByOp...) {
+		if op.Calls > 0 && (op.Logical() != op.Calls || op.Reasked > op.Logical()) {
+			t.Errorf("%s: %d calls, %d logical, %d re-asked", op.Operation, op.Calls, op.Logical(), op.Reasked)
+		}
+	}
 	md, _ := os.ReadFile(filepath.Join(dir, ReportFile))
 	if !strings.Contains(string(md), "| fell back |") {
 		t.Error("report has no validity table")

@@ -1,4 +1,4 @@
-package higmem
+package redact
 
 import (
 	"encoding/json"
@@ -16,7 +16,7 @@ func TestTrace(t *testing.T) {
 		{ID: "b1", Speaker: "Bob", Text: "Which bank is it? Keep my password too."},
 		{ID: "b2", Speaker: "Alice", Text: "It is the river bank, not the other one."},
 	}
-	tr := newTrace(gone, rest)
+	tr := New(gone, rest)
 	for _, w := range []string{"hunter2", "quoted"} {
 		if !tr.words[w] {
 			t.Errorf("words %v lack %q", tr.words, w)
@@ -41,8 +41,8 @@ func TestTrace(t *testing.T) {
 		{"Alice talks about her bank password", false},
 		{"hunter", false},
 	} {
-		if got := tr.in(tc.text); got != tc.want {
-			t.Errorf("in(%q) = %v, want %v", tc.text, got, tc.want)
+		if got := tr.In(tc.text); got != tc.want {
+			t.Errorf("In(%q) = %v, want %v", tc.text, got, tc.want)
 		}
 	}
 	bodies := []any{
@@ -57,12 +57,12 @@ func TestTrace(t *testing.T) {
 	want := []bool{true, true, true, false, true, false, true}
 	for i, b := range bodies {
 		raw, _ := json.Marshal(b)
-		full := tr.inJSON(raw)
+		full := tr.InJSON(raw)
 		if full != want[i] {
-			t.Errorf("inJSON(%s) = %v, want %v", raw, full, want[i])
+			t.Errorf("InJSON(%s) = %v, want %v", raw, full, want[i])
 		}
-		if full && !tr.mayHold(raw) {
-			t.Errorf("mayHold(%s) = false although inJSON is true", raw)
+		if full && !tr.MayHold(raw) {
+			t.Errorf("MayHold(%s) = false although InJSON is true", raw)
 		}
 	}
 }

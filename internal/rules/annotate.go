@@ -1,4 +1,4 @@
-package higmem
+package rules
 
 import (
 	"cmp"
@@ -14,14 +14,14 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-// annotateRules annotates a turn without an LLM: keywords, entities,
-// resolved time expressions and a context line.
-func annotateRules(t store.Turn) store.Annotation {
-	text := content(t)
+// Annotate annotates a turn without an LLM: keywords, entities, resolved
+// time expressions and a context line.
+func Annotate(t store.Turn) store.Annotation {
+	text := Content(t)
 	a := store.Annotation{
 		TurnID:   t.ID,
-		Keywords: keywordsOf(topicText(t), offline.KeywordsPerTurn, nameSet(t.Speaker)),
-		Entities: entitiesOf(text, t.Speaker),
+		Keywords: Keywords(TopicText(t), offline.KeywordsPerTurn, NameSet(t.Speaker)),
+		Entities: Entities(text, t.Speaker),
 		Producer: offline.Producer,
 	}
 	if !t.OccurredAt.IsZero() {
@@ -36,15 +36,15 @@ func annotateRules(t store.Turn) store.Annotation {
 	if !t.OccurredAt.IsZero() {
 		ctxLine += " on " + temporal.FormatDay(t.OccurredAt)
 	}
-	a.Context = ctxLine + ": " + truncate(firstSentence(text), 160)
+	a.Context = ctxLine + ": " + Truncate(FirstSentence(text), 160)
 	return a
 }
 
-// keywordsOf returns up to n distinctive words of text, in order of
+// Keywords returns up to n distinctive words of text, in order of
 // appearance: no stop words, filler words, words shorter than three letters
 // or words in exclude (lower-case); capitalised words that do not start a
 // sentence rank first, then longer words, ties by position.
-func keywordsOf(text string, n int, exclude map[string]bool) []string {
+func Keywords(text string, n int, exclude map[string]bool) []string {
 	type kw struct {
 		w     string
 		score int
@@ -56,7 +56,7 @@ func keywordsOf(text string, n int, exclude map[string]bool) []string {
 	pos := 0
 	for i := 0; i < len(text); {
 		r, size := utf8.DecodeRuneInString(text[i:])
-		if !isWordRune(r) {
+		if !IsWordRune(r) {
 			if r == '.' || r == '!' || r == '?' || r == '[' || r == ':' || r == '"' || r == '\n' {
 				sentenceStart = true
 			}
@@ -66,7 +66,7 @@ func keywordsOf(text string, n int, exclude map[string]bool) []string {
 		j := i
 		for j < len(text) {
 			r, size := utf8.DecodeRuneInString(text[j:])
-			if !isWordRune(r) {
+			if !IsWordRune(r) {
 				break
 			}
 			j += size
@@ -99,14 +99,15 @@ func keywordsOf(text string, n int, exclude map[string]bool) []string {
 	return out
 }
 
-func isWordRune(r rune) bool {
+// IsWordRune reports whether r belongs to a word (letters, digits, apostrophes, hyphens).
+func IsWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || r == '\'' || r == '’' || r == '-'
 }
 
-// topicText is the text keywords of a turn come from: its words, then the
+// TopicText is the text keywords of a turn come from: its words, then the
 // captions of its attachments without the words that only name the medium
 // ("a photo of ...").
-func topicText(t store.Turn) string {
+func TopicText(t store.Turn) string {
 	var b strings.Builder
 	b.WriteString(t.Text)
 	for _, a := range t.Attachments {
@@ -130,8 +131,8 @@ var mediumWords = map[string]bool{
 	"screenshot": true, "close": true, "closeup": true,
 }
 
-// nameSet returns the lower-cased names, each also by its first word.
-func nameSet(names ...string) map[string]bool {
+// NameSet returns the lower-cased names, each also by its first word.
+func NameSet(names ...string) map[string]bool {
 	out := map[string]bool{}
 	for _, n := range names {
 		n = strings.ToLower(strings.TrimSpace(n))
@@ -160,9 +161,9 @@ var fillerWords = map[string]bool{
 
 var entityRE = regexp.MustCompile(`\b[A-Z][\p{L}'’-]+(?:\s+(?:of\s+|the\s+)?[A-Z][\p{L}'’-]+)*`)
 
-// entitiesOf returns capitalised spans that are not sentence-initial stop
+// Entities returns capitalised spans that are not sentence-initial stop
 // words, plus the speaker, in order of appearance.
-func entitiesOf(text, speaker string) []string {
+func Entities(text, speaker string) []string {
 	var out []string
 	add := func(s string) {
 		if s != "" && !slices.Contains(out, s) {
@@ -185,7 +186,7 @@ func entitiesOf(text, speaker string) []string {
 	return out
 }
 
-// numberWords are the spelled-out numbers hasNumber recognises.
+// numberWords are the spelled-out numbers HasNumber recognises.
 var numberWords = map[string]bool{
 	"one": true, "two": true, "three": true, "four": true, "five": true, "six": true, "seven": true,
 	"eight": true, "nine": true, "ten": true, "eleven": true, "twelve": true, "twenty": true,
@@ -193,8 +194,8 @@ var numberWords = map[string]bool{
 	"first": true, "second": true, "third": true, "several": true, "couple": true,
 }
 
-// hasNumber reports whether text mentions a number, in digits or in words.
-func hasNumber(text string) bool {
+// HasNumber reports whether text mentions a number, in digits or in words.
+func HasNumber(text string) bool {
 	for w := range textnorm.TokensSeq(text) {
 		if numberWords[w] || strings.ContainsAny(w, "0123456789") {
 			return true

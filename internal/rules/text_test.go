@@ -1,4 +1,4 @@
-package higmem
+package rules
 
 import (
 	"math/rand/v2"
@@ -8,7 +8,7 @@ import (
 	"github.com/higmem/higmem/store"
 )
 
-// TestCountFields checks countFields against len(strings.Fields) on
+// TestCountFields checks CountFields against len(strings.Fields) on
 // strings of ASCII and Unicode white space, letters and invalid UTF-8.
 func TestCountFields(t *testing.T) {
 	pieces := []string{" ", "\t", "\n", "\v", "\f", "\r", "\u0085", "\u00a0", "\u2003", "\u3000", "a", "Bé", "日本", "\xff", "\xe2\x80", "x\x00y", "'"}
@@ -19,13 +19,13 @@ func TestCountFields(t *testing.T) {
 			b.WriteString(pieces[r.IntN(len(pieces))])
 		}
 		s := b.String()
-		if got, want := countFields(s), len(strings.Fields(s)); got != want {
-			t.Fatalf("countFields(%q) = %d, want %d", s, got, want)
+		if got, want := CountFields(s), len(strings.Fields(s)); got != want {
+			t.Fatalf("CountFields(%q) = %d, want %d", s, got, want)
 		}
 	}
 }
 
-// TestContentWithoutCaptions checks that content, which returns the
+// TestContentWithoutCaptions checks that Content, which returns the
 // trimmed text itself when no attachment has a caption, gives what it
 // builds with captions in every other case.
 func TestContentWithoutCaptions(t *testing.T) {
@@ -39,11 +39,11 @@ func TestContentWithoutCaptions(t *testing.T) {
 		{[]store.Attachment{{Kind: "audio"}, {Kind: "file", Caption: "notes"}}, "[File: notes]  hello  there"},
 	} {
 		turn := store.Turn{Text: " hello  there \n", Attachments: tc.atts}
-		if got := content(turn); got != tc.want {
-			t.Errorf("content with %v = %q, want %q", tc.atts, got, tc.want)
+		if got := Content(turn); got != tc.want {
+			t.Errorf("Content with %v = %q, want %q", tc.atts, got, tc.want)
 		}
-		if got, want := wordCount(&turn), len(strings.Fields(tc.want)); got != want {
-			t.Errorf("wordCount with %v = %d, want %d", tc.atts, got, want)
+		if got, want := WordCount(&turn), len(strings.Fields(tc.want)); got != want {
+			t.Errorf("WordCount with %v = %d, want %d", tc.atts, got, want)
 		}
 	}
 }

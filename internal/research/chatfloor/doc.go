@@ -5,5 +5,5 @@
 // not part of the product; its test runs only when asked:
 //
 //	HIGMEM_CHAT_FLOOR=1 HIGMEM_DATA_DIR=/path/to/shared/data \
-//	  go test -run TestFloor -v -timeout 90m ./internal/experiments/chatfloor
+//	  go test -run TestFloor -v -timeout 90m ./internal/research/chatfloor
 package chatfloor

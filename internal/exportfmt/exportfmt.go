@@ -1,29 +1,72 @@
-package higmem
+// Package exportfmt is the format of an export (JSON lines: a header, then
+// turns, annotations, events, links and profile records) and the checks an
+// import's lines pass before anything is written, so that a bad import
+// writes nothing and names its lines. It reads the store's records, never
+// the engine.
+package exportfmt
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
 
-// Import's checks of what its records refer to, run over every line before
-// anything is written, so that a bad import writes nothing and names its
-// lines.
+// Line is one line of an export: a header, then turns, annotations,
+// events, links and profile records. Vectors are not exported; Import
+// recomputes them with the importing memory's embedder. Rule-derived
+// profiles are not either: they follow from the turns.
+type Line struct {
+	Kind       string               `json:"kind"` // header, turn, annotation, event, link, profile
+	Version    int                  `json:"version,omitempty"`
+	Space      *store.Space         `json:"space,omitempty"`
+	ExportedAt *time.Time           `json:"exported_at,omitempty"`
+	Turn       *store.Turn          `json:"turn,omitempty"`
+	Annotation *store.Annotation    `json:"annotation,omitempty"`
+	Event      *store.Event         `json:"event,omitempty"`
+	Link       *store.Link          `json:"link,omitempty"`
+	Profile    *store.ProfileRecord `json:"profile,omitempty"`
+}
 
-// maxImportProblems is how many problems an import error lists.
-const maxImportProblems = 10
+// Validate checks that a line carries the record its kind names.
+func Validate(l Line) error {
+	ok := false
+	switch l.Kind {
+	case "header":
+		ok = l.Version > 0
+	case "turn":
+		ok = l.Turn != nil && l.Turn.ID != "" && rules.Content(*l.Turn) != ""
+	case "annotation":
+		ok = l.Annotation != nil && l.Annotation.TurnID != ""
+	case "event":
+		ok = l.Event != nil && l.Event.ID != ""
+	case "link":
+		ok = l.Link != nil && l.Link.Source != "" && l.Link.Target != ""
+	case "profile":
+		ok = l.Profile != nil && l.Profile.ID != ""
+	default:
+		return fmt.Errorf("unknown kind %q", l.Kind)
+	}
+	if !ok {
+		return fmt.Errorf("%s line misses its record or its id", l.Kind)
+	}
+	return nil
+}
 
-// checkImport checks what an import's records refer to before anything is
+// MaxProblems is how many problems Summary lists.
+const MaxProblems = 10
+
+// Check checks what an import's records refer to before anything is
 // written: every turn an annotation, event, fact, link or profile record
 // names must be in the import or already stored in the space; ids are not
 // given twice; times are in range and event spans in order; profile records
-// are complete (store.ProfileRecord.Validate). It returns one ErrInvalidInput
-// listing the first problems with their line numbers, or nil. nos[i] is
-// the line of lines[i]. Caller holds st.mu for reading.
-func checkImport(st *spaceState, lines []exportLine, nos []int) error {
-	c := &importCheck{st: st, turnLine: map[string]int{}, annLine: map[string]int{}, eventLine: map[string]int{},
+// are complete (store.ProfileRecord.Validate). It returns the problems with
+// their line numbers, none when the import may be written. nos[i] is the
+// line of lines[i]; stored reports whether a turn is stored in the space.
+func Check(lines []Line, nos []int, stored func(id string) bool) []string {
+	c := &importCheck{stored: stored, turnLine: map[string]int{}, annLine: map[string]int{}, eventLine: map[string]int{},
 		profileLine: map[string]int{}}
 	for i, l := range lines {
 		if l.Kind == "turn" {
@@ -55,12 +98,12 @@ func checkImport(st *spaceState, lines []exportLine, nos []int) error {
 			c.profile(no, l.Profile)
 		}
 	}
-	return c.err()
+	return c.problems
 }
 
 // importCheck collects the problems of one import's records.
 type importCheck struct {
-	st       *spaceState
+	stored   func(id string) bool
 	problems []string
 	// The line each turn, annotation (by turn), event and profile record
 	// of the import is first on.
@@ -77,8 +120,7 @@ func (c *importCheck) known(id string) bool {
 	if _, ok := c.turnLine[id]; ok {
 		return true
 	}
-	_, ok := c.st.turn(id)
-	return ok
+	return c.stored(id)
 }
 
 // again records id on line no in seen and returns the line it was first
@@ -163,14 +205,10 @@ func (c *importCheck) profile(no int, p *store.ProfileRecord) {
 	}
 }
 
-// err returns nil without problems, else one ErrInvalidInput listing the
-// first maxImportProblems.
-func (c *importCheck) err() error {
-	problems := c.problems
-	if len(problems) == 0 {
-		return nil
-	}
-	shown := problems[:min(len(problems), maxImportProblems)]
+// Summary describes problems (at least one) as an import error does: how
+// many, and the first MaxProblems.
+func Summary(problems []string) string {
+	shown := problems[:min(len(problems), MaxProblems)]
 	more := ""
 	if len(problems) > len(shown) {
 		more = fmt.Sprintf("; and %d more", len(problems)-len(shown))
@@ -179,5 +217,5 @@ func (c *importCheck) err() error {
 	if len(problems) > 1 {
 		noun = "problems"
 	}
-	return fmt.Errorf("%w: import: %d %s, nothing imported: %s%s", ErrInvalidInput, len(problems), noun, strings.Join(shown, "; "), more)
+	return fmt.Sprintf("%d %s, nothing imported: %s%s", len(problems), noun, strings.Join(shown, "; "), more)
 }

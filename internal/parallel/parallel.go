@@ -1,0 +1,43 @@
+// Package parallel runs a bounded number of calls at once (the engine's
+// model and embedder calls), the first error cancelling the rest.
+package parallel
+
+import (
+	"context"
+	"sync"
+)
+
+// Run runs fn(ctx, i) for i in [0, n) with at most limit running at
+// once. The first error cancels the others and is returned.
+func Run(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	sem := make(chan struct{}, max(limit, 1))
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+loop:
+	for i := range n {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			break loop
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel(err) })
+			}
+		})
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err() // the parent's cancellation, if any
+}

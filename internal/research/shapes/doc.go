@@ -1,0 +1,40 @@
+// Package shapes is the research loop of issue 32: offline retrieval on
+// conversations of every shape (short alternating turns, user–assistant
+// chats with long replies, bursts of short messages).
+//
+// cmd/shapes loads LoCoMo-format dev files into the engine (offline mode,
+// e5-small-v2), captures the features offline retrieval scores for every
+// question (internal/offline's probe), and replays internal/offline's
+// scorer on them under candidate weights, next to the plain top-k systems
+// (dense: the turn vector's cosine; bm25: the engine's turn index;
+// hybrid: offline mode's relevance, as the harness's hybrid-topk) cut to
+// 4, 6, 8, 10 and, per question, to the size of offline's selection
+// ("@sameK", the floor of issue 32). Vectors are cached on disk
+// (-cache, default /tmp/shapes-cache: one file per model, keyed by the
+// SHA-256 of model id, prompt kind and text), so a rerun embeds nothing;
+// it embeds with e5-small-v2 in int8 by default (cosine 0.999 with
+// float32's vectors, 1.8× as fast on a shared machine; -int8=false for
+// float32), questions with EmbedQuery ("query: "), texts with Embed
+// ("passage: "), and with -chunks the ~80-word passages of long turns.
+//
+// The user–assistant weights of internal/offline (offline.Assistant, the
+// constants ua* in tuning.go) are reproduced by
+//
+//	go run ./internal/research/shapes/cmd/shapes -fit -chunks=false \
+//	    -sets 'realmem=../shared/data/realmem_dev.json@-1$,gen-ua=/tmp/shapes-data/gen-ua.json,gen-burst=/tmp/shapes-data/gen-burst.json'
+//
+// which fits them by coordinate ascent from the base weights and five
+// seeded random starts (Fit: the sets' mean recall, each set held to mean
+// K ≤ MaxMeanK and to its best plain top-k at the same K), leave-one-set-out
+// over the sets whose shape adapts, reports each held-out set, then fits
+// on all of them: the last "fitted on all" line is the shipped constants
+// (ua* in internal/offline/tuning.go). "@-1$" keeps RealMem's samples
+// whose id ends in -1 (the ones measured in BENCHMARKS.md).
+// The stress sets are written by cmd/shapegen:
+//
+//	go run ./internal/research/shapes/cmd/shapegen -kind ua -convs 1 -out /tmp/shapes-data/gen-ua.json
+//	go run ./internal/research/shapes/cmd/shapegen -kind burst -convs 1 -out /tmp/shapes-data/gen-burst.json
+//
+// (from the first LoCoMo dev conversation: GenUA, GenBurst). Data is
+// written under /tmp/shapes-data and never committed.
+package shapes
