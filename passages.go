@@ -44,11 +44,10 @@ import (
 // passage.MinWords words (every LoCoMo turn) have no passages: a space
 // without long turns is scored exactly as before.
 //
-// How retrieval uses them: the offline scorer's features of a turn with
-// passages take the best of the turn's own score and its best passage's,
-// for BM25 and for the dense cosine (featuresIn; the per-turn bests are
-// also handed over as plain inputs, offline.Features.PassageLex and
-// PassageDense); the evidence of a long turn is an excerpt, its best
+// How retrieval uses them: the offline scorer gets each turn's best
+// passage BM25 score and cosine as plain inputs (offline.Features.PassageLex
+// and PassageDense, see exposePassages; it does not weigh them yet); the
+// passages of a turn are ranked for the question; the evidence of a long turn is an excerpt, its best
 // passage (and a second one nearly as good), marked as such, and costs the
 // evidence budget what the excerpt holds (finalEvidence); default mode's
 // select call shows the same excerpts (promptTurnOf).
@@ -416,30 +415,17 @@ func (q *query) passageScores() *passageMatch {
 	return pm
 }
 
-// foldPassages gives a turn with passages the better of its own score and
-// its best passage's, for BM25 (into a copy in sc, as lex is the query's
-// cached turn scores) and the dense cosine (in place: dense is sc's), and
-// hands the passages' bests to the scorer. Caller holds st.mu.
-func (q *query) foldPassages(sc *scratch, f *offline.Features) {
-	pm := q.passageScores()
-	if pm == nil {
-		return
-	}
-	f.PassageLex, f.PassageDense = pm.lex, pm.dense
-	sc.passLex = grow(sc.passLex, len(f.Lex))
-	copy(sc.passLex, f.Lex)
-	for i := range pm.turns {
-		if i < len(sc.passLex) {
-			sc.passLex[i] = max(sc.passLex[i], pm.lex[i])
-		}
-	}
-	f.Lex = sc.passLex
-	if f.Dense != nil && pm.dense != nil {
-		for i, mt := range pm.turns {
-			if i < len(f.Dense) && mt.dense != nil {
-				f.Dense[i] = max(f.Dense[i], pm.dense[i])
-			}
-		}
+// exposePassages hands the scorer, as plain inputs, each turn's best
+// passage BM25 score and cosine (offline.Features.PassageLex and
+// PassageDense). The turn's own Lex and Dense are left as they are: taking
+// the better of a turn's score and its best passage's (a max over its
+// passages) made offline retrieval worse on the user–assistant dev chats,
+// whose answers are mostly in short user turns (BENCHMARKS.md, "Passages of
+// long turns"), so how much a passage counts is the scorer's to weigh.
+// Caller holds st.mu.
+func (q *query) exposePassages(f *offline.Features) {
+	if pm := q.passageScores(); pm != nil {
+		f.PassageLex, f.PassageDense = pm.lex, pm.dense
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/passage"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/llmfake"
@@ -527,5 +528,39 @@ func TestPassagesMissingAreMade(t *testing.T) {
 		if n := len(storedPassages(t, s, sp, ce)); n != 6 || !strings.Contains(res.Context, "Zorblat") {
 			t.Fatalf("round %d: %d passage records stored, want 6; context:\n%s", round, n, res.Context)
 		}
+	}
+}
+
+// TestPassageFeatures checks that the offline scorer gets each turn's
+// best passage scores as plain inputs, and the turn's own scores as Lex
+// and Dense.
+func TestPassageFeatures(t *testing.T) {
+	ctx := context.Background()
+	_, m := windowMemory(t, windowStores["memstore"], 0)
+	sp := Space{UserID: "pass"}
+	if _, err := m.Add(ctx, sp, passageChat()); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	q := m.newQuery(ctx, st, "Who keeps a pet iguana called Zorblat?", RetrieveOptions{KTurn: 10, KEvent: 5, EvidenceTokens: 1000}, &recorder{})
+	defer st.putScratch(q.sc)
+	if err := m.analyze(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	f := q.offlineInput(offline.DefaultTuning()).Features(true)
+	r3 := st.pos["r3"]
+	if len(f.PassageLex) != len(st.turns) || len(f.PassageDense) != len(st.turns) || f.PassageLex[r3] <= 0 || f.PassageDense[r3] == 0 {
+		t.Fatalf("passage inputs %v / %v, want r3's (%d) set", f.PassageLex, f.PassageDense, r3)
+	}
+	if f.PassageLex[st.pos["u3"]] != 0 || f.PassageDense[st.pos["u3"]] != 0 {
+		t.Errorf("short turn u3 has passage inputs")
+	}
+	if f.PassageLex[r3] <= f.PassageLex[st.pos["r2"]] {
+		t.Errorf("r3's best passage BM25 %v is not above r2's %v", f.PassageLex[r3], f.PassageLex[st.pos["r2"]])
 	}
 }

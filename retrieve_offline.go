@@ -131,9 +131,7 @@ func (q *query) offlineInput(tu offline.Tuning) *offline.Input {
 	in := &offline.Input{
 		Tuning: tu, Units: len(st.turns), KTurn: q.ro.KTurn, Vector: q.qv, Dense: dm,
 		EventUnits: st.evTurns, Chunk: st.limits.offlineChunk,
-		// The pruned path reads the window matrix alone: not where
-		// passages may lend a turn a better cosine.
-		Fast:     q.sumMean(dm) && !st.limits.noOfflineFast && q.passageScores() == nil,
+		Fast:     q.sumMean(dm) && !st.limits.noOfflineFast,
 		Features: func(dense bool) *offline.Features { return q.featuresIn(q.sc, dm, dense) },
 	}
 	if tu.Adapted() {
@@ -227,7 +225,7 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 		}
 		dm.ScoresInto(q.qv, f.Dense, sc.dense, winVisible)
 	}
-	q.foldPassages(sc, f)
+	q.exposePassages(f)
 	if speakers := questionSpeakers(st, q.info.Entities); len(speakers) > 0 {
 		named := make([]bool, len(st.info.speakers))
 		for id, sp := range st.info.speakers {

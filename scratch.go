@@ -23,9 +23,6 @@ type scratch struct {
 	dense            []float32
 	dense64          []float64
 	visible, speaker []bool
-	// passLex holds the BM25 feature with the passages' scores
-	// (foldPassages).
-	passLex []float64
 	// off is the offline scorer's working memory.
 	off offline.Scratch
 }

@@ -53,8 +53,10 @@ type Features struct {
 	// PassageLex and PassageDense are, for units cut into passages (long
 	// turns), the best BM25 score and the best cosine of their passages
 	// (0 for other units); nil when no unit has passages (PassageDense
-	// also without a question vector). Lex and Dense already hold the
-	// better of the unit's own score and its best passage's; these are
-	// plain inputs for a scorer that weighs passages apart.
+	// also without a question vector). Lex and Dense are the unit's own.
+	// The scorer does not weigh them yet (taking the better of a unit's
+	// score and its best passage's made the user–assistant dev chats
+	// worse, see BENCHMARKS.md); the pruned path (Fast) does not read
+	// them.
 	PassageLex, PassageDense []float64
 }
