@@ -41,10 +41,6 @@ type Features struct {
 	// Tuning.LexLenPow, nil when not needed).
 	Role  []uint8
 	Words []int32
-	// Passage is, per unit, the best cosine of the question with one of
-	// its passages (the parts of a long turn, embedded each), nil when the
-	// space has none: the reference path takes the better of it and Dense.
-	Passage []float64
 	// Mean, when MeanSet, is the mean cosine over the visible units, given
 	// rather than computed from Dense (the matrices' sums of rows, on large
 	// spaces: see Fast).

@@ -30,7 +30,8 @@ func (f *Features) Clone() *Features {
 	g.Run, g.RunStart, g.RunAsks, g.RunWords = clone(f.Run), clone(f.RunStart), clone(f.RunAsks), clone(f.RunWords)
 	g.RunLinks, g.RunSession, g.Cues = clone(f.RunLinks), clone(f.RunSession), clone(f.Cues)
 	g.Speaker, g.Dated, g.Counted = clone(f.Speaker), clone(f.Dated), clone(f.Counted)
-	g.Role, g.Words, g.Passage = clone(f.Role), clone(f.Words), clone(f.Passage)
+	g.Role, g.Words = clone(f.Role), clone(f.Words)
+	g.PassageLex, g.PassageDense = clone(f.PassageLex), clone(f.PassageDense)
 	return &g
 }
 

@@ -92,25 +92,16 @@ func (tu Tuning) RelevanceInto(f *Features, rel []float64) []float64 {
 }
 
 // adjusted returns f with the lexical scores normalised for length
-// (LexLenPow, when f.Words is set) and the dense feature raised to the
-// best passage's cosine (f.Passage): a copy when either applies, else f.
+// (LexLenPow, when f.Words is set): a copy when that applies, else f.
 func (tu Tuning) adjusted(f *Features) *Features {
 	lf := tu.lexLenFactors(f.Words)
-	if lf == nil && (f.Passage == nil || f.Dense == nil) {
+	if lf == nil {
 		return f
 	}
 	g := *f
-	if lf != nil {
-		g.Lex = make([]float64, len(f.Lex))
-		for i, v := range f.Lex {
-			g.Lex[i] = v * lf[i]
-		}
-	}
-	if f.Passage != nil && f.Dense != nil {
-		g.Dense = make([]float64, len(f.Dense))
-		for i, d := range f.Dense {
-			g.Dense[i] = max(d, f.Passage[i])
-		}
+	g.Lex = make([]float64, len(f.Lex))
+	for i, v := range f.Lex {
+		g.Lex[i] = v * lf[i]
 	}
 	return &g
 }

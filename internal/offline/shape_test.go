@@ -99,13 +99,6 @@ func TestLexLenPowAndPassages(t *testing.T) {
 	if r := tu.relevance(f); !(r[0] > r[1]) || r[0] != 1 {
 		t.Errorf("with LexLenPow: %v, want the short unit first at 1", r)
 	}
-	tu = testTuning
-	f = features(0, 0, 0)
-	f.Dense = []float64{0.2, 0.5, 0.2}
-	f.Passage = []float64{0.9, 0.5, 0.1}
-	if r := tu.relevance(f); !(r[0] > r[1]) {
-		t.Errorf("passage cosine 0.9 of unit 0: relevance %v, want unit 0 first", r)
-	}
 }
 
 func TestSessionShare(t *testing.T) {

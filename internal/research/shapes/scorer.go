@@ -103,7 +103,7 @@ func FeaturesFor(q *Question, tu offline.Tuning, v Variant) (*offline.Features, 
 		}
 	}
 	f.MeanSet = false
-	f.Role, f.Words, f.Passage = nil, nil, nil
+	f.Role, f.Words = nil, nil
 	if tu.Adapted() {
 		n := len(own)
 		sp := make([]int32, n)
@@ -117,7 +117,15 @@ func FeaturesFor(q *Question, tu offline.Tuning, v Variant) (*offline.Features, 
 		f.Role = offline.RolesInto(nil, sp, f.SameSession, sh.Terse)
 	}
 	if v.Passages && q.Conv.ChunkVec != nil {
-		f.Passage = q.passage()
+		// The research variant "a turn scores as its best passage":
+		// the dense feature raised to the best chunk's cosine (the
+		// engine hands the same as Features.PassageDense, unweighed).
+		pc := q.passage()
+		d := make([]float64, len(f.Dense))
+		for i, c := range f.Dense {
+			d[i] = max(c, pc[i])
+		}
+		f.Dense = d
 	}
 	return &f, tu
 }
