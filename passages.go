@@ -14,6 +14,7 @@ import (
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/passage"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -72,7 +73,7 @@ func passageEmbedder(emb embed.Embedder) string { return emb.ID() + "+" + passag
 // passageEmbedText is what a passage's vector embeds: the passage as
 // turnEmbedText embeds a turn.
 func passageEmbedText(t *store.Turn, text string) string {
-	return "Speaker: " + t.Speaker + ". Time: " + t.OccurredRaw + ". Content: " + text
+	return rules.EmbedForm(t.Speaker, t.OccurredRaw, text)
 }
 
 // passageDocID is a passage's id in the passages' BM25 index.

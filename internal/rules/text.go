@@ -47,8 +47,12 @@ func HasCaption(as []store.Attachment) bool {
 }
 
 // EmbedText is what a turn's vector embeds (the reference's form).
-func EmbedText(t store.Turn) string {
-	return "Speaker: " + t.Speaker + ". Time: " + t.OccurredRaw + ". Content: " + Content(t)
+func EmbedText(t store.Turn) string { return EmbedForm(t.Speaker, t.OccurredRaw, Content(t)) }
+
+// EmbedForm is the form EmbedText gives a turn, for any content (a passage
+// of the turn embeds in the same form).
+func EmbedForm(speaker, time, content string) string {
+	return "Speaker: " + speaker + ". Time: " + time + ". Content: " + content
 }
 
 // LexText is what the BM25 index holds for a turn.

@@ -9,6 +9,7 @@ import (
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/rules"
 )
 
 // Unit is one turn of a conversation as the research loop sees it.
@@ -85,7 +86,7 @@ func chunk(text string) []string {
 
 // TurnText is the engine's text of a turn's vector (turnEmbedText).
 func TurnText(speaker, time, content string) string {
-	return "Speaker: " + speaker + ". Time: " + time + ". Content: " + strings.TrimSpace(content)
+	return rules.EmbedForm(speaker, time, strings.TrimSpace(content))
 }
 
 // Load ingests every conversation of samples into m (a fresh space each,
