@@ -28,7 +28,7 @@ var helpers = []string{
 
 // parts are internal packages the library is built from that read the
 // store's records: they import internal helpers and store, never the root.
-var parts = []string{"internal/exportfmt", "internal/heapsize", "internal/history", "internal/profilerec", "internal/redact", "internal/rules", "internal/storevec"}
+var parts = []string{"internal/exportfmt", "internal/heapsize", "internal/history", "internal/passindex", "internal/profilerec", "internal/redact", "internal/rules", "internal/storevec"}
 
 // interfaces are the small packages backends implement.
 var interfaces = []string{"llm", "embed", "store"}
@@ -287,6 +287,8 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/rules", imports: []string{"llm"}},
 		{path: "internal/rules", imports: []string{"store/sqlite"}},
 		{path: "internal/offline", imports: []string{"internal/rules"}},
+		{path: "internal/passindex", imports: []string{""}},
+		{path: "internal/passindex", imports: []string{"embed"}},
 	}
 	for _, p := range bad {
 		if v := violations([]pkgInfo{p}); len(v) != 1 {
@@ -308,6 +310,7 @@ func TestImportRulesCatchViolations(t *testing.T) {
 		{path: "internal/research/cmd/fitstage", imports: []string{"internal/research", "internal/offline", ""}},
 		{path: "", imports: []string{"internal/rules"}},
 		{path: "internal/rules", imports: []string{"store", "internal/offline", "internal/textnorm"}},
+		{path: "internal/passindex", imports: []string{"store", "internal/bm25", "internal/passage", "internal/rules"}},
 	}
 	for _, p := range good {
 		if v := violations([]pkgInfo{p}); len(v) != 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/history"
+	"github.com/higmem/higmem/internal/passindex"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
 )
@@ -153,7 +154,7 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		texts = append(texts, rules.EventText(*e))
 	}
 	var windows, ptexts []string
-	var tps []*turnPassages
+	var tps []*passindex.Turn
 	if m.opts.Embedder != nil {
 		b.st.mu.RLock()
 		windows = b.st.windowTexts(b.turns)
@@ -161,7 +162,7 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		texts = append(texts, windows...)
 		// The passages of the long turns (passages.go), last.
 		if !m.opts.Ablations.NoPassages {
-			tps, ptexts = passageTexts(b.turns)
+			tps, ptexts = passindex.Texts(b.turns)
 		}
 		texts = append(texts, ptexts...)
 	}
@@ -186,10 +187,10 @@ func (m *Memory) batchVectors(ctx context.Context, b *batch) (vs, wvs [][]float3
 		for j, id := range b.order {
 			vrecs = append(vrecs, store.Vector{Kind: store.VectorEvent, ID: id, Embedder: emb, Values: vs[len(b.turns)+j]})
 		}
-		precs := fillPassageVectors(tps, pvs, passageEmbedder(m.opts.Embedder))
+		precs := passindex.Fill(tps, pvs, passageEmbedder(m.opts.Embedder))
 		vrecs = append(vrecs, precs...)
 		// The state's passage index takes them once the turns are in.
-		b.st.passages().note(precs, passageEmbedder(m.opts.Embedder))
+		b.st.passages().Note(precs, passageEmbedder(m.opts.Embedder))
 	}
 	return vs, wvs, vrecs, nil
 }

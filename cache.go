@@ -56,7 +56,7 @@ func (st *spaceState) estimateSize() int64 {
 	}
 	n += st.winVec.Bytes()
 	if px := st.pass.Load(); px != nil {
-		n += px.bytes.Load()
+		n += px.Bytes.Load()
 	}
 	n += st.recBytes + st.records.Bytes()
 	return int64(float64(n) * (1 + fragmentation))

@@ -49,7 +49,7 @@ func (m *Memory) catchUp(ctx context.Context, st *spaceState, r store.Reader) (i
 	}
 	st.applyDelta(d)
 	if emb := m.opts.Embedder; emb != nil {
-		st.passages().note(ch.Vectors, passageEmbedder(emb))
+		st.passages().Note(ch.Vectors, passageEmbedder(emb))
 	}
 	m.catchUps.Add(1)
 	return ch.Version, true, nil

@@ -16,6 +16,7 @@ import (
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/passage"
+	"github.com/higmem/higmem/internal/passindex"
 	"github.com/higmem/higmem/llm"
 	"github.com/higmem/higmem/llm/llmfake"
 	"github.com/higmem/higmem/store"
@@ -105,10 +106,10 @@ func indexed(t *testing.T, m *Memory, sp Space) []string {
 		t.Fatal(err)
 	}
 	px := st.passages()
-	px.mu.Lock()
-	defer px.mu.Unlock()
+	px.Lock()
+	defer px.Unlock()
 	var ids []string
-	for id := range px.byTurn {
+	for id := range px.ByTurn {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
@@ -160,7 +161,7 @@ func TestPassagesStoredDeletedAndCaughtUp(t *testing.T) {
 				tr := store.Turn{Speaker: ti.Speaker, Text: ti.Text}
 				var texts []string
 				for _, sp := range spans {
-					texts = append(texts, passageEmbedText(&tr, sp.Text(ti.Text)))
+					texts = append(texts, passindex.EmbedText(&tr, sp.Text(ti.Text)))
 				}
 				vs, err := m.embed(ctx, texts)
 				if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/higmem/higmem/internal/bm25"
 	"github.com/higmem/higmem/internal/heapsize"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/passindex"
 	"github.com/higmem/higmem/internal/profilerec"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
@@ -108,7 +109,7 @@ type spaceState struct {
 
 	// pass holds the passages of the space's long turns (passages.go),
 	// made on first use; it has its own lock.
-	pass atomic.Pointer[passageIndex]
+	pass atomic.Pointer[passindex.Index]
 }
 
 // turnInfo holds what retrieval reads of every turn on every question,
