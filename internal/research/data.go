@@ -3,10 +3,10 @@ package research
 import (
 	"context"
 	"fmt"
-	"strconv"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/offline"
 )
 
@@ -71,15 +71,7 @@ func Load(ctx context.Context, m *higmem.Memory, set string, samples []locomo.Sa
 func ingest(ctx context.Context, m *higmem.Memory, s *locomo.Sample) (higmem.Space, error) {
 	sp := higmem.Space{UserID: s.ID}
 	for _, sess := range s.Sessions {
-		in := make([]higmem.TurnInput, 0, len(sess.Turns))
-		for _, tr := range sess.Turns {
-			ti := higmem.TurnInput{ID: tr.DiaID, SessionID: strconv.Itoa(sess.N), Speaker: tr.Speaker, Text: tr.Text, Time: sess.DateTime}
-			if tr.Caption != "" {
-				ti.Attachments = []higmem.Attachment{{Kind: "image", Caption: tr.Caption}}
-			}
-			in = append(in, ti)
-		}
-		res, err := m.Add(ctx, sp, in)
+		res, err := m.Add(ctx, sp, harness.SessionInputs(sess))
 		if err != nil {
 			return sp, err
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/textnorm"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
@@ -489,7 +490,7 @@ func TestTopKBaselines(t *testing.T) {
 			var hits []hit
 			for _, sess := range s.Sessions {
 				for _, tr := range sess.Turns {
-					v, _ := emb.Embed(ctx, []string{"Speaker: " + tr.Speaker + ". Time: " + sess.DateTime + ". Content: " + tr.Content()})
+					v, _ := emb.Embed(ctx, []string{rules.EmbedForm(tr.Speaker, sess.DateTime, tr.Content())})
 					hits = append(hits, hit{tr.DiaID, vec.Dot(vec.Normalize(qv[0]), vec.Normalize(v[0]))})
 				}
 			}

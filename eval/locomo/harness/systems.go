@@ -15,6 +15,7 @@ import (
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm"
@@ -24,10 +25,10 @@ import (
 // bytes per token).
 func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
-// sessionInputs returns a session's turns as engine input: ids are the
+// SessionInputs returns a session's turns as engine input: ids are the
 // dialogue ids, the time is the session's date, captions are image
-// attachments.
-func sessionInputs(sess locomo.Session) []higmem.TurnInput {
+// attachments. The research loaders (internal/research) ingest with it too.
+func SessionInputs(sess locomo.Session) []higmem.TurnInput {
 	in := make([]higmem.TurnInput, 0, len(sess.Turns))
 	for _, tr := range sess.Turns {
 		ti := higmem.TurnInput{ID: tr.DiaID, SessionID: strconv.Itoa(sess.N), Speaker: tr.Speaker, Text: tr.Text, Time: sess.DateTime}
@@ -91,7 +92,7 @@ func (e *engineSystem) Build(ctx context.Context, env *Env, s *locomo.Sample, do
 	}
 	sp := higmem.Space{UserID: s.ID, AgentID: "locomo-eval"}
 	for _, sess := range s.Sessions {
-		in := sessionInputs(sess)
+		in := SessionInputs(sess)
 		if len(in) == 0 {
 			continue
 		}
@@ -159,9 +160,9 @@ func (denseTopK) Build(ctx context.Context, env *Env, s *locomo.Sample, done fun
 		start := time.Now()
 		texts := make([]string, len(sess.Turns))
 		for i, t := range sess.Turns {
-			// The engine's embedding text (turnEmbedText), so that the
-			// vectors are the ones hybrid-topk fuses.
-			texts[i] = "Speaker: " + t.Speaker + ". Time: " + sess.DateTime + ". Content: " + t.Content()
+			// The engine's embedding form, so that the vectors are the
+			// ones hybrid-topk fuses.
+			texts[i] = rules.EmbedForm(t.Speaker, sess.DateTime, t.Content())
 			in.ids = append(in.ids, t.DiaID)
 		}
 		if len(texts) > 0 {

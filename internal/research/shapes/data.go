@@ -3,11 +3,11 @@ package shapes
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/eval/locomo"
+	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/rules"
 )
@@ -101,13 +101,7 @@ func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples
 		c := &Conv{Set: set, ID: s.ID}
 		var turnTexts, chunkTexts []string
 		for _, sess := range s.Sessions {
-			in := make([]higmem.TurnInput, 0, len(sess.Turns))
 			for _, tr := range sess.Turns {
-				ti := higmem.TurnInput{ID: tr.DiaID, SessionID: strconv.Itoa(sess.N), Speaker: tr.Speaker, Text: tr.Text, Time: sess.DateTime}
-				if tr.Caption != "" {
-					ti.Attachments = []higmem.Attachment{{Kind: "image", Caption: tr.Caption}}
-				}
-				in = append(in, ti)
 				u := Unit{ID: tr.DiaID, Speaker: tr.Speaker, Text: tr.Content(), Session: sess.N,
 					Words: len(strings.Fields(tr.Content())), User: tr.Speaker == s.SpeakerA}
 				if chunks {
@@ -119,7 +113,7 @@ func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples
 					chunkTexts = append(chunkTexts, TurnText(tr.Speaker, sess.DateTime, ch))
 				}
 			}
-			if _, err := m.Add(ctx, sp, in); err != nil {
+			if _, err := m.Add(ctx, sp, harness.SessionInputs(sess)); err != nil {
 				return nil, fmt.Errorf("%s %s: %w", set, s.ID, err)
 			}
 		}
