@@ -153,7 +153,7 @@ func shrinks(cands, small []prompt.Event) bool {
 func compactEvents(cands []prompt.Event) []prompt.Event {
 	out := make([]prompt.Event, 0, compactCandidates)
 	for _, e := range cands[:min(len(cands), compactCandidates)] {
-		out = append(out, prompt.Event{ID: e.ID, Title: e.Title, Summary: cutText(e.Summary, compactSummaryBytes)})
+		out = append(out, prompt.Event{ID: e.ID, Title: e.Title, Summary: rules.Cut(e.Summary, compactSummaryBytes)})
 	}
 	return out
 }
@@ -202,7 +202,7 @@ func (m *Memory) candidateEvents(st *spaceState, turns []store.Turn, queryVecs [
 	for _, id := range ids {
 		e, _ := st.event(id)
 		pe := rules.PromptEvent(e)
-		pe.Summary = cutText(pe.Summary, batchSummaryBytes)
+		pe.Summary = rules.Cut(pe.Summary, batchSummaryBytes)
 		pe.Tags = nil
 		pe.Facts = pe.Facts[max(0, len(pe.Facts)-batchFactsShown):]
 		cands = append(cands, pe)

@@ -4,13 +4,11 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/higmem/higmem/internal/rules"
 )
 
 // Caps: the sizes past which input is refused (ErrTooLarge) or, for what
-// reaches a model, cut with a visible marker. docs/LIMITS.md lists them
-// with the server's.
+// reaches a model, cut with a visible marker (rules.Cut). docs/LIMITS.md
+// lists them with the server's.
 const (
 	// DefaultMaxTurnBytes is Options.MaxTurnBytes when zero.
 	DefaultMaxTurnBytes = 64 << 10
@@ -25,7 +23,7 @@ const (
 	// session and event ids to it too.
 	MaxIDLen = 256
 	// maxPromptTurnBytes caps the text of one turn as a prompt shows it
-	// (about 1,000 tokens); a longer one is cut with cutMarker.
+	// (about 1,000 tokens); a longer one is cut with rules.Cut's marker.
 	maxPromptTurnBytes = 4000
 )
 
@@ -91,26 +89,4 @@ func (m *Memory) checkQuestion(question string, ro RetrieveOptions) error {
 		}
 	}
 	return nil
-}
-
-// cutMarker marks where a text was cut to fit a budget; it says how much
-// was left out.
-func cutMarker(left int) string {
-	return fmt.Sprintf(" […cut: %d more bytes]", left)
-}
-
-// cutText shortens s to at most n bytes on a rune boundary (n counts the
-// marker too, when there is room for it), ending with cutMarker.
-func cutText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	keep := n - len(cutMarker(len(s)))
-	if keep < 0 {
-		keep = 0
-	}
-	for keep > 0 && !rules.RuneStart(s[keep]) {
-		keep--
-	}
-	return s[:keep] + cutMarker(len(s)-keep)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/higmem/higmem/internal/passage"
 	"github.com/higmem/higmem/internal/passindex"
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/store"
 )
@@ -308,7 +309,7 @@ func (pm *passageMatch) excerptOf(i int) (text string, ex *Excerpt, ok bool) {
 func (q *query) promptTurnOf(t store.Turn) prompt.Turn {
 	pt := promptTurn(t)
 	if text, ex, ok := q.passageScores().excerptOf(q.st.pos[t.ID]); ok {
-		pt.Text = cutText(text, maxPromptTurnBytes)
+		pt.Text = rules.Cut(text, maxPromptTurnBytes)
 		pt.Note = strings.TrimSpace(strings.Trim(strings.TrimSpace(excerptMarker(ex)), "()"))
 	}
 	return pt

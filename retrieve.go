@@ -313,7 +313,7 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 			// is cut to fit, with a marker saying so.
 			captions := max(0, len(content(e.Turn))-len(e.Turn.Text))
 			room := (budget-estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date)-8)*4 - captions
-			e.Turn.Text = cutText(e.Turn.Text, max(room, 64))
+			e.Turn.Text = rules.Cut(e.Turn.Text, max(room, 64))
 			tr.Notes = append(tr.Notes, fmt.Sprintf("turn %s is longer than the token budget %d: its text is cut", e.Turn.ID, budget))
 			cost = evidenceTokens(e)
 		}

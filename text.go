@@ -13,7 +13,7 @@ import (
 func content(t store.Turn) string { return rules.Content(t) }
 
 func promptTurn(t store.Turn) prompt.Turn {
-	return prompt.Turn{ID: t.ID, Date: rules.DateOf(t), Speaker: t.Speaker, Text: cutText(content(t), maxPromptTurnBytes)}
+	return prompt.Turn{ID: t.ID, Date: rules.DateOf(t), Speaker: t.Speaker, Text: rules.Cut(content(t), maxPromptTurnBytes)}
 }
 
 func promptTurns(ts []store.Turn) []prompt.Turn {

@@ -91,5 +91,28 @@ func Truncate(s string, n int) string {
 	return strings.TrimSpace(s[:n]) + "…"
 }
 
+// cutMarker marks where a text was cut to fit a budget; it says how much
+// was left out.
+func cutMarker(left int) string {
+	return fmt.Sprintf(" […cut: %d more bytes]", left)
+}
+
+// Cut shortens s to at most n bytes on a rune boundary (n counts the
+// marker too, when there is room for it), ending with a marker that says
+// how many bytes were left out (docs/LIMITS.md).
+func Cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	keep := n - len(cutMarker(len(s)))
+	if keep < 0 {
+		keep = 0
+	}
+	for keep > 0 && !RuneStart(s[keep]) {
+		keep--
+	}
+	return s[:keep] + cutMarker(len(s)-keep)
+}
+
 // RuneStart reports whether b starts a UTF-8 sequence.
 func RuneStart(b byte) bool { return b&0xC0 != 0x80 }

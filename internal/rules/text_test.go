@@ -2,8 +2,10 @@ package rules
 
 import (
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/higmem/higmem/store"
 )
@@ -45,5 +47,22 @@ func TestContentWithoutCaptions(t *testing.T) {
 		if got, want := WordCount(&turn), len(strings.Fields(tc.want)); got != want {
 			t.Errorf("WordCount with %v = %d, want %d", tc.atts, got, want)
 		}
+	}
+}
+
+// TestCut checks that Cut keeps short texts, fits long ones in n bytes
+// with the marker, cuts on a rune boundary and says how much it left out.
+func TestCut(t *testing.T) {
+	if got := Cut("short", 5); got != "short" {
+		t.Fatalf("Cut kept %q of a text that fits", got)
+	}
+	s := strings.Repeat("é", 100) // 200 bytes
+	got := Cut(s, 60)
+	kept, marker, ok := strings.Cut(got, " […cut: ")
+	if !ok || len(got) > 60 || !utf8.ValidString(kept) || marker != strconv.Itoa(200-len(kept))+" more bytes]" {
+		t.Fatalf("Cut(200 bytes, 60) = %q (%d bytes)", got, len(got))
+	}
+	if got := Cut(s, 3); !strings.HasPrefix(got, " […cut: 200 more") {
+		t.Fatalf("Cut with no room for text = %q", got)
 	}
 }
