@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/llm/llmtest"
 )
 
 // goldFiles are LoCoMo-layout data sets (conversation sessions of turns
@@ -235,3 +237,23 @@ func readJSON(t *testing.T, path string, v any) {
 	}
 }
 
+// The junk shape that answers with the answer prompt's temporal example
+// (what SmolLM2 and Gemma 3 270M did through Ollama) writes the example,
+// given the temporal fixture, and the check rejects it about turns of
+// other years.
+func TestCopiedExampleShape(t *testing.T) {
+	i := slices.IndexFunc(llmtest.JunkShapes, func(s llmtest.JunkShape) bool { return s.Name == "answer is the prompt's temporal example" })
+	if i < 0 {
+		t.Fatal("no copied-example junk shape")
+	}
+	p := render(t, prompt.Answer)
+	example := regexp.MustCompile(`e\.g\. "([^"]+)"`).FindStringSubmatch(p.User)
+	if example == nil {
+		t.Fatalf("the answer fixture is not temporal:\n%s", p.User)
+	}
+	content := llmtest.JunkShapes[i].Reply(request(p))
+	res, reply, _ := check(t, prompt.Answer, content, p)
+	if got := reply.(*prompt.AnswerReply).Answer; got != example[1] || res.Verdict != Rejected || res.Count(Copied) != 1 {
+		t.Errorf("shape answered %q (example %q): %v, want rejected: copied_instructions", got, example[1], res)
+	}
+}
