@@ -372,7 +372,7 @@ var metaWords = set(strings.Fields(`time times fact facts event events turn turn
 	question questions topic topics happening example examples none null nil unknown n a na etc text value values field
 	fields short brief sentence sentences statement statements one two three entity entities category categories
 	information info detail details thing things something stuff general misc miscellaneous other update updated
-	relevant irrelevant true false yes no ok okay people person persons`))
+	relevant irrelevant true false yes no ok okay people person persons conversation conversations`))
 
 // vacuous reports whether text has no content word outside the stop and
 // meta words.
