@@ -202,6 +202,19 @@ func TestRealJunkNeverStored(t *testing.T) {
 				if strings.Contains(ans.Text, "a short phrase") || strings.HasPrefix(strings.TrimSpace(ans.Text), "{") {
 					t.Errorf("%q: junk answer %q used", q, ans.Text)
 				}
+				// The temporal question's answer prompt quotes example
+				// dates; RealJunk answers it with the first (the
+				// copied-example shape), which must not be the answer.
+				if strings.HasPrefix(q, "When") {
+					copied := false
+					for _, c := range ans.Trace.Calls {
+						copied = copied || c.Operation == "answer" && strings.HasPrefix(c.Check, "rejected: copied_instructions") &&
+							!strings.Contains(c.Check, "a short phrase") // not the other shape's instructions
+					}
+					if !copied || ans.Text != "" {
+						t.Errorf("%q: answer %q, calls %+v: want the copied example rejected", q, ans.Text, ans.Trace.Calls)
+					}
+				}
 				for _, id := range ans.IDs() {
 					if !member[id] {
 						t.Errorf("%q: evidence %q is no stored turn", q, id)

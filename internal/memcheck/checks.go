@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/higmem/higmem/internal/prompt"
 )
@@ -556,6 +558,10 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 		res.reject(Empty, "answer", a)
 	case jsonish(a):
 		res.reject(BadAnswer, "answer", a)
+	case s.copiedEvidence(a):
+		// The memory block read back: SmolLM2 answered "[S3] 6 April
+		// 2024 | Priya: Smart! How did it go? …" (its Ollama cassette).
+		res.reject(CopiedEvidence, "answer", a)
 	case s.copied(a) && (!s.examples[strings.Join(words(a), " ")] || !s.yearsNear(a)):
 		// An answer equal to a quoted example (a date in the form the
 		// prompt asks for) may be the right one, when the turns shown
@@ -566,6 +572,43 @@ func Answer(r *prompt.AnswerReply, s Shown, caps Caps) Result {
 	}
 	r.Answer = a
 	return res.Result
+}
+
+var (
+	// evidenceID is a memory line's head as the prompts lay it out,
+	// "[id] date |": a bracketed id (no spaces, so not an "[Image: …]"
+	// caption) and, within a date's length, the bar before the speaker.
+	evidenceID = regexp.MustCompile(`\[[^\]\s]+\][^|\[\]\n]{0,40}\|`)
+	// evidenceSpeaker is the bar and speaker of a memory line, "| Priya:".
+	evidenceSpeaker = regexp.MustCompile(`\|\s*([^|:\n]{1,60}?)\s*:`)
+)
+
+// copiedEvidence reports whether an answer copies the memory block as the
+// prompt showed it: the layout of a memory line ("[id] date | speaker:
+// text"), a bracketed id followed by a date and the bar, or the bar
+// followed by a speaker of the turns shown ("| Priya:"; any capitalised
+// name when no turn was shown). A date, a name or a phrase quoted from a
+// turn, or a turn id cited alone ("in [D1:3]"), is an answer.
+func (s Shown) copiedEvidence(a string) bool {
+	if evidenceID.MatchString(a) {
+		return true
+	}
+	for _, m := range evidenceSpeaker.FindAllStringSubmatch(a, -1) {
+		who := strings.Join(words(m[1]), " ")
+		if who == "" {
+			continue
+		}
+		if len(s.speakers) == 0 {
+			if r, _ := utf8.DecodeRuneInString(strings.TrimSpace(m[1])); unicode.IsUpper(r) && len(words(m[1])) <= 3 {
+				return true
+			}
+			continue
+		}
+		if s.speakers[who] {
+			return true
+		}
+	}
+	return false
 }
 
 // yearsNear reports whether every year text names is within a year of a

@@ -79,3 +79,24 @@ func TestGroundingTitles(t *testing.T) {
 		}
 	}
 }
+
+// A turn note whose context only names the conversation says nothing:
+// Gemma 3 270M through Ollama, in paper mode, wrote the context "the
+// conversation" for turn after turn, and with no event summary from the
+// model the annotation's context stood in as the event's summary
+// (testdata/ollama-gemma3-270m-paper.jsonl). A context about something in
+// the conversation is kept.
+func TestTurnNoteContextOfTheConversationVacuous(t *testing.T) {
+	p := render(t, prompt.TurnNote)
+	for ctx, want := range map[string]int{
+		"the conversation":   1,
+		"The conversations.": 1,
+		"Caroline tells Melanie about the LGBTQ support group in their conversation.": 0,
+	} {
+		r := prompt.TurnNoteReply{Keywords: []string{"support group"}, Context: ctx}
+		res := TurnNote(&r, FromPrompt(p), Caps{})
+		if res.Count(Vacuous) != want || (want == 1) != (r.Context == "") {
+			t.Errorf("context %q: %v (kept %q), want %d vacuous", ctx, res, r.Context, want)
+		}
+	}
+}

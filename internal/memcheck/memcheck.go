@@ -61,18 +61,19 @@ func (v Verdict) String() string {
 
 // Problem kinds.
 const (
-	UnknownID = "unknown_id"          // an id or label the prompt did not show
-	Duplicate = "duplicate"           // an item listed twice
-	OverCap   = "over_cap"            // a list longer than its cap, or a string too long
-	JunkTitle = "junk_title"          // a title of punctuation, a JSON fragment, a label
-	JunkText  = "junk_text"           // a summary, context or fact of punctuation or JSON
-	Copied    = "copied_instructions" // text copied from the prompt's instructions
-	StopWord  = "stop_word"           // a keyword or tag that is empty, a stop word or a meta word
-	Vacuous   = "vacuous"             // text that says nothing ("the new turn")
-	Empty     = "empty"               // a required field left empty
-	MissingID = "missing"             // a shown turn the reply says nothing about
-	Unused    = "unused"              // a new event no turn belongs to
-	BadAnswer = "bad_answer"          // an answer that is not one
+	UnknownID      = "unknown_id"          // an id or label the prompt did not show
+	Duplicate      = "duplicate"           // an item listed twice
+	OverCap        = "over_cap"            // a list longer than its cap, or a string too long
+	JunkTitle      = "junk_title"          // a title of punctuation, a JSON fragment, a label
+	JunkText       = "junk_text"           // a summary, context or fact of punctuation or JSON
+	Copied         = "copied_instructions" // text copied from the prompt's instructions
+	CopiedEvidence = "copied_evidence"     // an answer that copies memory lines as shown ("[S3] 6 April 2024 | Priya: …")
+	StopWord       = "stop_word"           // a keyword or tag that is empty, a stop word or a meta word
+	Vacuous        = "vacuous"             // text that says nothing ("the new turn")
+	Empty          = "empty"               // a required field left empty
+	MissingID      = "missing"             // a shown turn the reply says nothing about
+	Unused         = "unused"              // a new event no turn belongs to
+	BadAnswer      = "bad_answer"          // an answer that is not one
 )
 
 // Problem is one thing a check found and fixed or rejected.
@@ -194,6 +195,9 @@ type Shown struct {
 	// speakers of the turns shown, the capitalised words of their texts
 	// and the people the prompt lists (see people.go).
 	names map[string]bool
+	// speakers holds the folded speakers of the turns shown (a turn
+	// line reads "[id] date | speaker: text").
+	speakers map[string]bool
 }
 
 var (
@@ -213,6 +217,7 @@ func FromPrompt(p prompt.Prompt) Shown {
 	var instr strings.Builder
 	names := map[string]bool{}
 	said := map[string][]string{}
+	speakers := map[string]bool{}
 	turnText, eventText := map[string]string{}, map[string]string{}
 	inNew, inKnown := false, false
 	event := "" // the event whose data lines follow
@@ -243,6 +248,11 @@ func FromPrompt(p prompt.Prompt) Shown {
 			if _, text, ok := strings.Cut(t, ": "); ok {
 				said[id] = words(text)
 			}
+			if _, rest, ok := strings.Cut(turnText[id], " | "); ok {
+				if who, _, ok := strings.Cut(rest, ": "); ok {
+					speakers[strings.Join(words(who), " ")] = true
+				}
+			}
 			if inNew {
 				news = append(news, id)
 			}
@@ -261,6 +271,7 @@ func FromPrompt(p prompt.Prompt) Shown {
 	s := NewShown(turns, events, news, instr.String())
 	s.names = names
 	s.said = said
+	s.speakers = speakers
 	s.turnText, s.eventText = turnText, eventText
 	return s
 }
@@ -361,7 +372,7 @@ var metaWords = set(strings.Fields(`time times fact facts event events turn turn
 	question questions topic topics happening example examples none null nil unknown n a na etc text value values field
 	fields short brief sentence sentences statement statements one two three entity entities category categories
 	information info detail details thing things something stuff general misc miscellaneous other update updated
-	relevant irrelevant true false yes no ok okay people person persons`))
+	relevant irrelevant true false yes no ok okay people person persons conversation conversations`))
 
 // vacuous reports whether text has no content word outside the stop and
 // meta words.

@@ -36,8 +36,9 @@ var fixtures = map[string]any{
 	prompt.Filter:      prompt.FilterData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t2, t3}},
 	prompt.Select: prompt.SelectData{Question: "What inspired Caroline?", Events: []prompt.SelectEvent{{Event: ev, Turns: []prompt.Turn{t1, t2}}},
 		Turns: []prompt.Turn{t3}, Max: 3},
-	prompt.Query:         prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
-	prompt.Answer:        prompt.AnswerData{Question: "What inspired Caroline?", Turns: []prompt.Turn{t1, t3}},
+	prompt.Query: prompt.QueryData{Question: "When did Caroline go to the LGBTQ support group?"},
+	// Temporal: the prompt quotes the example dates a junk shape copies.
+	prompt.Answer:        prompt.AnswerData{Question: "When did Caroline go to the LGBTQ support group?", Temporal: true, Turns: []prompt.Turn{t1, t3}},
 	prompt.ProfileDecide: prompt.ProfileDecideData{Event: ev, Entities: []string{"Caroline", "Melanie"}},
 	prompt.ProfileUpdate: prompt.ProfileUpdateData{Person: prompt.KnownPerson{Name: "Caroline", Facts: []string{"home: Boston"}}, Event: ev, Turns: []prompt.Turn{t1, t2, t3}},
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -159,6 +160,10 @@ func records(rec func(id string) map[string]any, ids ...string) []map[string]any
 	}
 	return out
 }
+
+// temporalExample is the first date the answer prompt's temporal
+// instruction quotes as the form of an answer ("e.g. "14 March 2021" …").
+var temporalExample = regexp.MustCompile(`e\.g\. "([^"]+)"`)
 
 // JunkShapes are the bad replies seen from the real server, at least one
 // per prompt kind, reproduced from the prompt they answer.
@@ -487,6 +492,17 @@ var JunkShapes = []JunkShape{
 		return js(map[string]any{"keyword_query": "the key terms to search for, without question words", "temporal": false})
 	}},
 	{Name: "answer copied from instructions", Kind: "answer", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		return js(map[string]any{"answer": "a short phrase, using words from the memory where possible"})
+	}},
+	{Name: "answer is the prompt's temporal example", Kind: "answer", Want: "copied_instructions", Reply: func(r llm.Request) string {
+		// SmolLM2 and Gemma 3 270M through Ollama answered "14 March
+		// 2021", the first example date of answer.tmpl's temporal
+		// instruction, about turns of 2024 (testdata/ollama-*.jsonl).
+		// Consumers' junk tests ask a temporal question for it; a prompt
+		// without the instruction gets its instructions read back.
+		if m := temporalExample.FindStringSubmatch(firstUser(r)); m != nil {
+			return js(map[string]any{"answer": m[1]})
+		}
 		return js(map[string]any{"answer": "a short phrase, using words from the memory where possible"})
 	}},
 	{Name: "answer is JSON", Kind: "answer", Want: "bad_answer", Reply: func(r llm.Request) string {
