@@ -51,8 +51,9 @@ type realConversation struct {
 // `scripts/local-llm.sh ollama start` and asked with the README's
 // settings for Ollama (json_schema, no streaming): pass
 // -record-ollama=http://127.0.0.1:11434/v1 to record them. Both
-// models are recorded in default mode; paper mode is not (it makes three
-// or more calls per turn: hours at the speed of the shared machine).
+// models are recorded in default mode, and Gemma 3 270M in paper mode on
+// a small slice (6 turns, 1 question: paper mode makes three or more
+// calls per turn; 6.5 minutes on the shared machine).
 var replays = []struct {
 	name     string
 	server   string // "llamacpp" or "ollama": which recording URL records it
@@ -69,6 +70,7 @@ var replays = []struct {
 	{"paper-friendsqa", "llamacpp", realModel, higmem.ModePaper, "testdata/friendsqa/s01e21-scene1.json", 8, 2, "testdata/llamacpp-gemma3-270m-paper-friendsqa.jsonl"},
 	{"ollama-smollm2-default", "ollama", "smollm2-135m", higmem.ModeDefault, "", 16, 3, "testdata/ollama-smollm2-135m-default.jsonl"},
 	{"ollama-gemma3-default", "ollama", "gemma3-270m", higmem.ModeDefault, "", 8, 2, "testdata/ollama-gemma3-270m-default.jsonl"},
+	{"ollama-gemma3-paper", "ollama", "gemma3-270m", higmem.ModePaper, "", 6, 1, "testdata/ollama-gemma3-270m-paper.jsonl"},
 }
 
 // TestRealServerReplay builds memory from a real small model's recorded
@@ -269,6 +271,7 @@ var replayAccounting = map[string]account{
 	"paper-friendsqa":        {Replies: "affiliate 8/0/0/0; answer 2/0/0/0; event_update 0/0/8/0; filter 2/0/0/0; predict 10/0/0/0; query 1/1/0/0; turn_note 0/8/0/0", Calls: 40, Requests: 40, Errors: 8, Truncated: 0, Tokens: "answer 698/26; memory 9429/1798", Findings: "copied_instructions 10; duplicate 8; junk_text 10; role_play 1; stop_word 56; ungrounded 3; vacuous 7", Events: 8, Fallback: 8, AnnFallback: 0, Warnings: 16, Notes: 0},
 	"ollama-smollm2-default": {Replies: "answer 1/0/2/2; build_batch 0/2/0/1; select 2/1/0/0", Calls: 8, Requests: 11, Errors: 2, Truncated: 0, Tokens: "answer 2827/379; memory 8488/4869", Findings: "copied_evidence 1; copied_instructions 1; duplicate 26; junk_text 1; junk_title 2; missing 9; role_play 1; ungrounded 16", Events: 9, Fallback: 9, AnnFallback: 6, Warnings: 11, Notes: 0},
 	"ollama-gemma3-default":  {Replies: "answer 1/0/1/0; build_batch 0/1/0/1; select 2/0/0/0", Calls: 5, Requests: 6, Errors: 1, Truncated: 0, Tokens: "answer 1074/35; memory 3717/2993", Findings: "copied_instructions 1; duplicate 6; junk_title 3; ungrounded 5; unknown_id 8", Events: 3, Fallback: 3, AnnFallback: 0, Warnings: 3, Notes: 0},
+	"ollama-gemma3-paper":    {Replies: "affiliate 1/5/0/0; answer 0/0/1/0; event_update 0/0/6/0; filter 1/0/0/0; query 0/1/0/0; turn_note 0/6/0/0", Calls: 21, Requests: 21, Errors: 7, Truncated: 0, Tokens: "answer 307/22; memory 5540/2135", Findings: "copied_instructions 9; duplicate 16; role_play 2; stop_word 68; ungrounded 4; vacuous 9", Events: 6, Fallback: 6, AnnFallback: 0, Warnings: 12, Notes: 0},
 }
 
 // promptTokens sums the prompt tokens of calls (as the server reported

@@ -581,16 +581,21 @@ var (
 	evidenceID = regexp.MustCompile(`\[[^\]\s]+\][^|\[\]\n]{0,40}\|`)
 	// evidenceSpeaker is the bar and speaker of a memory line, "| Priya:".
 	evidenceSpeaker = regexp.MustCompile(`\|\s*([^|:\n]{1,60}?)\s*:`)
+	// evidenceDate is a memory line's date, bar and a capitalised
+	// speaker, whoever it is ("6 April 2024 | Priya:", "unknown date |
+	// Tom:"): a model copies lines of turns it was not shown this time.
+	evidenceDate = regexp.MustCompile(`(\b(19|20)\d\d|unknown date)\s*\|\s*\p{Lu}[^|:\n]{0,40}:`)
 )
 
 // copiedEvidence reports whether an answer copies the memory block as the
 // prompt showed it: the layout of a memory line ("[id] date | speaker:
-// text"), a bracketed id followed by a date and the bar, or the bar
-// followed by a speaker of the turns shown ("| Priya:"; any capitalised
-// name when no turn was shown). A date, a name or a phrase quoted from a
+// text"), a bracketed id followed by a date and the bar, a date (its
+// year) followed by the bar and a capitalised name, or the bar followed
+// by a speaker of the turns shown ("| Priya:"; any capitalised name when
+// no turn was shown). A date, a name or a phrase quoted from a
 // turn, or a turn id cited alone ("in [D1:3]"), is an answer.
 func (s Shown) copiedEvidence(a string) bool {
-	if evidenceID.MatchString(a) {
+	if evidenceID.MatchString(a) || evidenceDate.MatchString(a) {
 		return true
 	}
 	for _, m := range evidenceSpeaker.FindAllStringSubmatch(a, -1) {

@@ -47,6 +47,8 @@ func TestAnswerCopyingEvidenceRejected(t *testing.T) {
 		"[S3] 6 April 2024 | Priya: Smart! How did it go? Did you make anything? [S5:3] 2 March 2024 | Tom: Yes", // SmolLM2, ids and speakers not shown
 		",14:30,8 May 2023 | Caroline: I went to a LGBTQ support group yesterday",                                // no id, the bar and a speaker shown
 		"7 May 2023 | Caroline: support group",
+		"6 April 2024 | Priya: Smart! How did it go?", // a speaker not shown, after a date
+		"unknown date | Tom: yes",
 		"8 May 2023 |Melanie : camping",
 		"see [D1:3] 8 May 2023 | the support group",
 		"[D1:3] unknown date | Caroline",
