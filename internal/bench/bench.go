@@ -54,6 +54,10 @@ type Config struct {
 	Dir string
 	// Seed makes the synthetic spaces reproducible.
 	Seed uint64
+	// Shape is the synthetic conversations' shape (synth.Options.Shape:
+	// "" two people chatting, "ua" a user–assistant chat); a shape's
+	// SQLite files are named <mode>-<shape>-<turns>.db.
+	Shape string
 	// Progress, when set, receives a line per step.
 	Progress func(string)
 	// ProfileDir, when set, receives a CPU profile of each phase of each
@@ -217,10 +221,10 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 	})
 	var out []Result
 	for _, n := range cfg.Sizes {
-		conv := synth.Generate(synth.Options{Turns: n, Seed: cfg.Seed})
-		offlinePath := filepath.Join(dir, fmt.Sprintf("%s-%d.db", higmem.ModeOffline, n))
+		conv := synth.Generate(synth.Options{Turns: n, Seed: cfg.Seed, Shape: cfg.Shape})
+		offlinePath := filepath.Join(dir, dbName(higmem.ModeOffline, cfg.Shape, n))
 		for _, mode := range modes {
-			path := filepath.Join(dir, fmt.Sprintf("%s-%d.db", mode, n))
+			path := filepath.Join(dir, dbName(mode, cfg.Shape, n))
 			res := Result{Turns: len(conv.Turns), Mode: mode}
 			var err error
 			switch {
@@ -247,6 +251,14 @@ func Run(ctx context.Context, cfg Config) ([]Result, error) {
 		}
 	}
 	return out, nil
+}
+
+// dbName is the name of the SQLite file of a (mode, shape, size).
+func dbName(mode higmem.Mode, shape string, n int) string {
+	if shape == "" {
+		return fmt.Sprintf("%s-%d.db", mode, n)
+	}
+	return fmt.Sprintf("%s-%s-%d.db", mode, shape, n)
 }
 
 // workDir is dir, or a new temporary directory that done removes.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/higmem/higmem"
 	"github.com/higmem/higmem/internal/bench"
+	"github.com/higmem/higmem/internal/synth"
 )
 
 // benchOptions are the flags of `higmem bench`.
@@ -75,6 +76,7 @@ one space and into 4 spaces, and the heap in use after one Memory searched
 	f.DurationVar(&cfg.Delay, "delay", 300*time.Millisecond, "LLM latency for the critical-path run")
 	f.IntVar(&cfg.DelayQueries, "delay-queries", 5, "questions timed with the delay")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic spaces")
+	f.StringVar(&cfg.Shape, "shape", "chat", "shape of the synthetic conversations: chat (two people taking turns) or ua (user–assistant: short messages, long replies)")
 	f.StringVar(&cfg.Dir, "dir", "", "keep the SQLite files here (default: a temporary directory)")
 	f.StringVar(&o.dumpPath, "dump", "", "write every timed retrieval (stages, evidence ids and scores) as JSON lines to this file, to compare builds")
 	f.BoolVar(&cfg.Reuse, "reuse", false, "reuse the SQLite files already in --dir (skip ingest; ingest figures are then zero)")
@@ -145,6 +147,13 @@ func benchFunc(cmd *cobra.Command, a *app, o *benchOptions) error {
 		}
 		cfg.Modes = append(cfg.Modes, mode)
 	}
+	switch cfg.Shape {
+	case "chat":
+		cfg.Shape = ""
+	case synth.ShapeUA:
+	default:
+		return fmt.Errorf("--shape: %q is not chat or ua", cfg.Shape)
+	}
 	if !a.quiet {
 		cfg.Progress = func(s string) { fmt.Fprintln(cmd.ErrOrStderr(), "bench:", s) }
 	}
@@ -170,8 +179,12 @@ func benchFunc(cmd *cobra.Command, a *app, o *benchOptions) error {
 	if a.jsonOut {
 		return writeJSON(cmd.OutOrStdout(), rs)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "higmem bench — %s/%s, %d CPUs, %s; LLM: scripted (instant; %s per call for \"Ask @delay\"); embedder: hashing\n\n",
-		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), cfg.Delay)
+	shape := ""
+	if cfg.Shape != "" {
+		shape = "; shape: " + cfg.Shape
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "higmem bench — %s/%s, %d CPUs, %s; LLM: scripted (instant; %s per call for \"Ask @delay\"); embedder: hashing%s\n\n",
+		runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), runtime.Version(), cfg.Delay, shape)
 	fmt.Fprint(cmd.OutOrStdout(), bench.Table(rs))
 	return nil
 }

@@ -282,7 +282,7 @@ func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
 		}
 		if single {
 			// Run r is unit r.
-			bp.units(lo, hi, false)
+			bp.singles(lo, hi)
 		} else {
 			for r := lo; r < hi; r++ {
 				a, b := runUnits(f, r, n)
@@ -339,6 +339,39 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 	}
 	bp.top = top
 	return best, second, arg
+}
+
+// singles is units(a, b, false) where every run is one unit, in one loop
+// over slices of equal length (no bounds checks but the events') that
+// computes the same values.
+func (bp *boundPart) singles(a, b int) {
+	est := bp.est[a:b]
+	bound, lex, relHi := bp.bound[a:b][:len(est)], bp.lex[a:b][:len(est)], bp.relHi[a:b][:len(est)]
+	maxLo, rb, top := bp.maxLo, bp.rb, bp.top
+	if bp.events == nil {
+		for i, e := range est {
+			u := e + bound[i]
+			if u >= maxLo {
+				top = append(top, a+i)
+			}
+			relHi[i] = rb.of(lex[i], u)
+		}
+		bp.top = top
+		return
+	}
+	events, eb := bp.events[a:b][:len(est)], bp.eb
+	for i, e := range est {
+		u := e + bound[i]
+		if u >= maxLo {
+			top = append(top, a+i)
+		}
+		x := rb.of(lex[i], u)
+		relHi[i] = x
+		if ev := events[i]; ev >= 0 {
+			eb[ev] = max(eb[ev], x)
+		}
+	}
+	bp.top = top
 }
 
 // scoreBounds is the second bound pass, on every core: ScoreRange on the

@@ -28,7 +28,16 @@ type Options struct {
 	Corpus []string
 	// Start is the date of the first session (default 2023-01-02).
 	Start time.Time
+	// Shape is the form of the conversation: "" (or "chat") two people
+	// taking turns with messages of one length; "ua" a user–assistant
+	// chat, a user's short messages each answered by a long reply (five
+	// sentences), the shape whose weights offline retrieval adapts to
+	// (offline.Tuning.Adapt), which only its exact path scores.
+	Shape string
 }
+
+// ShapeUA is Options.Shape of a user–assistant chat.
+const ShapeUA = "ua"
 
 // Conversation is a generated conversation with questions whose evidence
 // turn is known.
@@ -45,6 +54,7 @@ type Question struct {
 
 var (
 	names    = []string{"Ava", "Ben"}
+	uaNames  = []string{"user", "assistant"}
 	people   = []string{"my sister", "my brother", "my mum", "my dad", "our neighbour", "my best friend", "my boss", "a colleague", "my cousin", "the kids"}
 	places   = []string{"the lake", "Lisbon", "the farmers market", "the climbing gym", "the library", "Kyoto", "the beach", "the museum", "a pottery studio", "the park", "the hospital", "Berlin", "the mountains", "a jazz bar", "the bakery", "the shelter"}
 	things   = []string{"a sunset painting", "sourdough bread", "a blue ceramic bowl", "a vintage guitar", "running shoes", "a photo album", "a tomato garden", "a wooden bookshelf", "a knitted scarf", "a chess set", "a telescope", "a road bike", "a recipe book", "a puzzle", "a kite", "a camera"}
@@ -93,13 +103,22 @@ func Generate(opts Options) Conversation {
 		}
 		speaker := names[i%2]
 		var text string
+		statement := func() string {
+			return fmt.Sprintf(pick(templates), pick(people), pick(places), pick(things), pick(hobbies), pick(feelings), pick(whens))
+		}
 		switch {
+		case opts.Shape == ShapeUA:
+			speaker = uaNames[i%2]
+			text = statement()
+			if i%2 == 1 { // the assistant's reply
+				text = pick(replies) + " " + statement() + " " + statement() + " " + statement() + " " + statement()
+			}
 		case len(opts.Corpus) > 0:
 			text = opts.Corpus[r.IntN(len(opts.Corpus))]
 		case inSession > 0 && r.IntN(3) == 0:
 			text = pick(replies)
 		default:
-			text = fmt.Sprintf(pick(templates), pick(people), pick(places), pick(things), pick(hobbies), pick(feelings), pick(whens))
+			text = statement()
 		}
 		id := "D" + strconv.Itoa(session) + ":" + strconv.Itoa(inSession+1)
 		at := day.Add(time.Duration(inSession) * time.Minute)

@@ -1,9 +1,12 @@
 package synth
 
 import (
-	"github.com/higmem/higmem"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/internal/offline"
 )
 
 func TestGenerateDeterministic(t *testing.T) {
@@ -43,6 +46,33 @@ func TestGenerateFromCorpus(t *testing.T) {
 	for _, tr := range c.Turns {
 		if tr.Text != "alpha" && tr.Text != "beta" {
 			t.Fatalf("text %q not from the corpus", tr.Text)
+		}
+	}
+}
+
+// TestGenerateUserAssistant checks the "ua" shape: two speakers taking
+// turns, the assistant's replies long enough that offline retrieval takes
+// the conversation for a user–assistant chat (Shape.Assist 1), and the
+// chat shape not taken for one.
+func TestGenerateUserAssistant(t *testing.T) {
+	for _, tc := range []struct {
+		shape  string
+		assist float64
+	}{{ShapeUA, 1}, {"", 0}} {
+		c := Generate(Options{Turns: 400, Seed: 3, Shape: tc.shape})
+		if len(c.Turns) != 400 || len(c.Questions) == 0 {
+			t.Fatalf("shape %q: %d turns, %d questions", tc.shape, len(c.Turns), len(c.Questions))
+		}
+		var st offline.SpeakerStats
+		for i, tr := range c.Turns {
+			sp := int32(i % 2)
+			if want := []string{"user", "assistant"}[sp]; tc.shape == ShapeUA && tr.Speaker != want {
+				t.Fatalf("turn %d said by %q, want %q", i, tr.Speaker, want)
+			}
+			st.Add(sp, int32(len(strings.Fields(tr.Text))))
+		}
+		if got := st.Shape().Assist(); got != tc.assist {
+			t.Errorf("shape %q: Assist %v (ratio %.2f), want %v", tc.shape, got, st.Shape().Ratio, tc.assist)
 		}
 	}
 }
