@@ -2,6 +2,7 @@ package offline
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -117,6 +118,62 @@ func TestSessionShare(t *testing.T) {
 	for i := range got {
 		if want := base[i] + 0.5*sb[i]; math.Abs(got[i]-want) > 1e-12 {
 			t.Errorf("unit %d: score %v, want %v", i, got[i], want)
+		}
+	}
+}
+
+// TestTopWeighsRoles: the unit a selection always holds (Selection.Top) is
+// the most relevant one, except where the shape weighs roles: there the
+// user's turn that nearly matches as well as the assistant's reply is it
+// (relevance times the role factor, as its score counts it), so that the
+// assistant's reply does not take the place of a user turn the scorer
+// chose. The base tuning (no roles) keeps the most relevant unit.
+func TestTopWeighsRoles(t *testing.T) {
+	// Ten units of one session, user (0) and assistant (1) in turn; the
+	// assistant's unit 5 matches best, the user's unit 4 next.
+	lex := []float64{0, 0, 0, 0, 0.8, 1, 0, 0, 0, 0}
+	sp := make([]int32, len(lex))
+	for i := range sp {
+		sp[i] = int32(i % 2)
+	}
+	sel := func(tu Tuning) Selection {
+		f := features(lex...)
+		if tu.Adapted() {
+			f.Role = RolesInto(nil, sp, f.SameSession, 0)
+		}
+		in := &Input{Tuning: tu, Units: len(lex), KTurn: 10, Features: func(bool) *Features { return f }}
+		var sc Scratch
+		return Select(in, &sc)
+	}
+	base := sel(DefaultTuning())
+	if base.Top != 5 || base.Search[0] != 5 {
+		t.Errorf("base tuning: Top %d (search %v), want the most relevant unit 5", base.Top, base.Search)
+	}
+	ua := sel(DefaultTuning().Adapt(Shape{TwoParty: 1, Ratio: 5, Terse: 0}))
+	if ua.Search[0] != 5 || ua.Top != 4 {
+		t.Errorf("user–assistant: Top %d (search %v), want the user's unit 4", ua.Top, ua.Search)
+	}
+	lex = make([]float64, len(lex))
+	if z := sel(DefaultTuning()); z.Top != -1 {
+		t.Errorf("nothing matches: Top %d, want -1", z.Top)
+	}
+	if z := sel(DefaultTuning().Adapt(Shape{TwoParty: 1, Ratio: 5, Terse: 0})); z.Top != -1 {
+		t.Errorf("user–assistant, nothing matches: Top %d, want -1", z.Top)
+	}
+}
+
+// TestChosenKeepsTop: Top takes the last place when the first K miss it,
+// K unchanged, Ranked untouched; nothing moves when they hold it.
+func TestChosenKeepsTop(t *testing.T) {
+	s := Selection{Ranked: []int{7, 3, 9, 1}, K: 3, Top: 1}
+	got, replaced := s.Chosen()
+	if !slices.Equal(got, []int{7, 3, 1}) || replaced != 9 || !slices.Equal(s.Ranked, []int{7, 3, 9, 1}) {
+		t.Errorf("Chosen %v replaced %d (ranked %v), want [7 3 1] replaced 9", got, replaced, s.Ranked)
+	}
+	for _, top := range []int{3, -1} {
+		s.Top = top
+		if got, replaced := s.Chosen(); !slices.Equal(got, []int{7, 3, 9}) || replaced != -1 {
+			t.Errorf("Top %d: Chosen %v replaced %d, want [7 3 9] and -1", top, got, replaced)
 		}
 	}
 }

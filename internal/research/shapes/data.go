@@ -91,9 +91,10 @@ func TurnText(speaker, time, content string) string {
 
 // Load ingests every conversation of samples into m (a fresh space each,
 // offline mode, as the LoCoMo harness does), asks every question with
-// evidence, and returns the questions with the engine's features and
-// evidence; the turn and chunk vectors are embedded with emb.
-func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples []locomo.Sample, qsess map[string]int, chunks bool) ([]*Question, error) {
+// evidence (under ro: RetrieveOptions{} for the engine's defaults), and
+// returns the questions with the engine's features and evidence; the turn
+// and chunk vectors are embedded with emb.
+func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples []locomo.Sample, qsess map[string]int, chunks bool, ro higmem.RetrieveOptions) ([]*Question, error) {
 	var out []*Question
 	for si := range samples {
 		s := &samples[si]
@@ -151,7 +152,7 @@ func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples
 					pos[id(i)] = i
 				}
 			}
-			res, err := m.Retrieve(offline.WithProbe(ctx, probe), sp, qa.Question, higmem.RetrieveOptions{})
+			res, err := m.Retrieve(offline.WithProbe(ctx, probe), sp, qa.Question, ro)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s %q: %w", set, s.ID, qa.Question, err)
 			}
