@@ -49,7 +49,8 @@ import (
 // passage BM25 score and cosine as plain inputs (offline.Features.PassageLex
 // and PassageDense, see exposePassages; it does not weigh them yet); the
 // passages of a turn are ranked for the question; the evidence of a long turn is an excerpt, its best
-// passage (and a second one nearly as good), marked as such, and costs the
+// passage (and a second one nearly as good, where the budget has room once
+// every turn that fits has its best passage), marked as such, and costs the
 // evidence budget what the excerpt holds (finalEvidence); default mode's
 // select call shows the same excerpts (promptTurnOf).
 
@@ -435,12 +436,25 @@ func (q *query) exposePassages(f *offline.Features) {
 // excerptKeep of it (at most excerptPassages), in the text's order; ok is
 // false when the turn has no passages.
 func (pm *passageMatch) excerptOf(i int) (text string, ex *Excerpt, ok bool) {
-	if pm == nil {
+	tp, keep := pm.excerptChoice(i)
+	if tp == nil {
 		return "", nil, false
+	}
+	keep = slices.Clone(keep)
+	slices.Sort(keep)
+	return excerptText(tp, keep)
+}
+
+// excerptChoice returns the passages an excerpt of the long turn at
+// position i shows, best first (see excerptOf), and the turn's passages;
+// nil when the turn has no passages.
+func (pm *passageMatch) excerptChoice(i int) (*turnPassages, []int) {
+	if pm == nil {
+		return nil, nil
 	}
 	mt := pm.turns[i]
 	if mt == nil {
-		return "", nil, false
+		return nil, nil
 	}
 	n := len(mt.tp.spans)
 	score := func(k int) float64 {
@@ -474,8 +488,7 @@ func (pm *passageMatch) excerptOf(i int) (text string, ex *Excerpt, ok bool) {
 		}
 		keep = append(keep, k)
 	}
-	slices.Sort(keep)
-	return excerptText(mt.tp, keep)
+	return mt.tp, keep
 }
 
 // excerptText renders passages keep (ordinals, ascending) of tp: adjacent
