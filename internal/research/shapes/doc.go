@@ -15,7 +15,12 @@
 // it embeds with e5-small-v2 in int8 by default (cosine 0.999 with
 // float32's vectors, 1.8× as fast on a shared machine; -int8=false for
 // float32), questions with EmbedQuery ("query: "), texts with Embed
-// ("passage: "), and with -chunks the ~80-word passages of long turns.
+// ("passage: "), and with -chunks the passages of long turns as the
+// engine cuts them (internal/passage.Split, about 90 words; the engine's
+// own passage vectors, so the cache holds them once the engine made
+// them). Offline's selection is replayed with the rule of the engine that
+// always keeps offline.Selection.Top, so the replay of the shipped weights
+// equals the engine's evidence (up to the budget and profile turns).
 //
 // The user–assistant weights of internal/offline (offline.Assistant, the
 // constants ua* in tuning.go) are reproduced by

@@ -30,7 +30,7 @@ func main() {
 	cacheDir := flag.String("cache", "/tmp/shapes-cache", "the vector cache directory")
 	tokens = flag.Int("tokens", 0, "the engine's evidence token budget (RetrieveOptions.EvidenceTokens; 0: the default, 2,000; the chat endpoint's is 1,000)")
 	workers := flag.Int("workers", 1, "embedding goroutines")
-	flag.BoolVar(&withChunks, "chunks", true, "embed ~80-word passages of long turns (ChunkMax)")
+	flag.BoolVar(&withChunks, "chunks", true, "embed the passages of long turns as the engine cuts them (internal/passage; ChunkMax, the adapted+passages variant)")
 	flag.BoolVar(&int8, "int8", true, "embed in int8 (minilm.PrecisionInt8; reported to the engine as float32's id)")
 	flag.BoolVar(&fit, "fit", false, "fit the user–assistant weights, leave-one-set-out over the sets whose shape adapts, then on all")
 	flag.BoolVar(&shapeOnly, "shape-only", false, "print each conversation's shape (offline.Shape) and weight, and nothing else (no model)")
