@@ -47,7 +47,8 @@ import (
 //
 // How retrieval uses them: the offline scorer gets each turn's best
 // passage BM25 score and cosine as plain inputs (offline.Features.PassageLex
-// and PassageDense, see exposePassages; it does not weigh them yet); the
+// and PassageDense, see exposePassages; in a user–assistant chat the
+// shape's tuning mixes the passage cosine into the turn's own); the
 // passages of a turn are ranked for the question; the evidence of a long turn is an excerpt, its best
 // passage (and a second one nearly as good, where the budget has room once
 // every turn that fits has its best passage), marked as such, and costs the
@@ -423,7 +424,8 @@ func (q *query) passageScores() *passageMatch {
 // the better of a turn's score and its best passage's (a max over its
 // passages) made offline retrieval worse on the user–assistant dev chats,
 // whose answers are mostly in short user turns (BENCHMARKS.md, "Passages of
-// long turns"), so how much a passage counts is the scorer's to weigh.
+// long turns"), so how much a passage counts is the scorer's to weigh
+// (offline.Tuning.PassageDense, PassageLex).
 // Caller holds st.mu.
 func (q *query) exposePassages(f *offline.Features) {
 	if pm := q.passageScores(); pm != nil {

@@ -177,3 +177,36 @@ func TestChosenKeepsTop(t *testing.T) {
 		}
 	}
 }
+
+// TestPassageMix: PassageDense and PassageLex mix a long unit's best
+// passage scores into its own; units without passages (0) and the base
+// tuning (shares 0) are unchanged.
+func TestPassageMix(t *testing.T) {
+	tu := testTuning
+	f := features(2, 1, 0)
+	f.Dense = []float64{0.2, 0.5, 0.4}
+	f.PassageLex = []float64{0, 3, 0}
+	f.PassageDense = []float64{0, 0.9, 0}
+	base := tu.relevance(f)
+	if g := tu.adjusted(f); g != f {
+		t.Fatalf("shares 0: features copied")
+	}
+	tu.PassageDense, tu.PassageLex = 0.5, 0.25
+	g := tu.adjusted(f)
+	if g.Dense[0] != 0.2 || g.Dense[2] != 0.4 || math.Abs(g.Dense[1]-0.7) > 1e-12 {
+		t.Errorf("dense %v, want [0.2 0.7 0.4]", g.Dense)
+	}
+	if g.Lex[0] != 2 || g.Lex[2] != 0 || math.Abs(g.Lex[1]-1.5) > 1e-12 {
+		t.Errorf("lex %v, want [2 1.5 0]", g.Lex)
+	}
+	if f.Dense[1] != 0.5 || f.Lex[1] != 1 {
+		t.Errorf("the caller's features changed: %v %v", f.Dense, f.Lex)
+	}
+	if r := tu.relevance(f); r[1] <= base[1] {
+		t.Errorf("unit 1's relevance %v, want above %v (its passage matches better)", r[1], base[1])
+	}
+	// The base tuning adapts to nothing on a dev shape: no share.
+	if b := DefaultTuning(); b.PassageDense != 0 || b.PassageLex != 0 {
+		t.Errorf("base tuning mixes passages: %v %v", b.PassageDense, b.PassageLex)
+	}
+}

@@ -32,8 +32,12 @@
 // seeded random starts (Fit: the sets' mean recall, each set held to mean
 // K ≤ MaxMeanK and to its best plain top-k at the same K), leave-one-set-out
 // over the sets whose shape adapts, reports each held-out set, then fits
-// on all of them: the last "fitted on all" line is the shipped constants
-// (ua* in internal/offline/tuning.go). "@-1$" keeps RealMem's samples
+// on all of them. The last "fitted on all" line was the shipped constants
+// (ua* in internal/offline/tuning.go) when the replay did not yet keep
+// offline.Selection.Top; with it (the replay now equals the engine) and
+// the passage levers in the grid, the refit lowers RealMem's held-out
+// "-2" samples and is not shipped: the constants are the earlier fit plus
+// uaPassageDense (tuning.go says how it was chosen). "@-1$" keeps RealMem's samples
 // whose id ends in -1 (the ones measured in BENCHMARKS.md).
 // The stress sets are written by cmd/shapegen:
 //
