@@ -3,6 +3,7 @@ package higmem
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,9 +41,11 @@ import (
 //
 // How retrieval uses them: the offline scorer gets each turn's best
 // passage BM25 score and cosine as plain inputs (offline.Features.PassageLex
-// and PassageDense, see exposePassages; it does not weigh them yet); the
+// and PassageDense, see exposePassages; in a user–assistant chat the
+// shape's tuning mixes the passage cosine into the turn's own); the
 // passages of a turn are ranked for the question; the evidence of a long turn is an excerpt, its best
-// passage (and a second one nearly as good), marked as such, and costs the
+// passage (and a second one nearly as good, where the budget has room once
+// every turn that fits has its best passage), marked as such, and costs the
 // evidence budget what the excerpt holds (finalEvidence); default mode's
 // select call shows the same excerpts (promptTurnOf).
 
@@ -265,7 +268,8 @@ func (q *query) passageScores() *passageMatch {
 // the better of a turn's score and its best passage's (a max over its
 // passages) made offline retrieval worse on the user–assistant dev chats,
 // whose answers are mostly in short user turns (BENCHMARKS.md, "Passages of
-// long turns"), so how much a passage counts is the scorer's to weigh.
+// long turns"), so how much a passage counts is the scorer's to weigh
+// (offline.Tuning.PassageDense, PassageLex).
 // Caller holds st.mu.
 func (q *query) exposePassages(f *offline.Features) {
 	if pm := q.passageScores(); pm != nil {
@@ -274,18 +278,29 @@ func (q *query) exposePassages(f *offline.Features) {
 }
 
 // excerptOf returns the excerpt of the long turn at position i for the
-// question (passindex.Turn.Excerpt, its passages scored by cosine plus
-// BM25 over the question's best); ok is false when the turn has no
-// passages.
+// question: the passages excerptChoice picks, in the text's order; ok is
+// false when the turn has no passages.
 func (pm *passageMatch) excerptOf(i int) (text string, ex *Excerpt, ok bool) {
-	if pm == nil {
+	tp, keep := pm.excerptChoice(i)
+	if tp == nil {
 		return "", nil, false
+	}
+	return excerptText(tp, slices.Sorted(slices.Values(keep)))
+}
+
+// excerptChoice returns the turn's passages and those an excerpt of the
+// long turn at position i shows, best first (passindex.Turn.Choose, its
+// passages scored by cosine plus BM25 over the question's best); nil when
+// the turn has no passages.
+func (pm *passageMatch) excerptChoice(i int) (*passindex.Turn, []int) {
+	if pm == nil {
+		return nil, nil
 	}
 	mt := pm.turns[i]
 	if mt == nil {
-		return "", nil, false
+		return nil, nil
 	}
-	text, keep := mt.tp.Excerpt(func(k int) float64 {
+	return mt.tp, mt.tp.Choose(func(k int) float64 {
 		s := 0.0
 		if mt.dense != nil {
 			s += mt.dense[k]
@@ -295,12 +310,17 @@ func (pm *passageMatch) excerptOf(i int) (text string, ex *Excerpt, ok bool) {
 		}
 		return s
 	})
-	ex = &Excerpt{Of: len(mt.tp.Spans), Bytes: len(mt.tp.Text)}
+}
+
+// excerptText renders passages keep (ordinals, ascending) of tp as an
+// excerpt.
+func excerptText(tp *passindex.Turn, keep []int) (string, *Excerpt, bool) {
+	ex := &Excerpt{Of: len(tp.Spans), Bytes: len(tp.Text)}
 	for _, k := range keep {
-		s := mt.tp.Spans[k]
+		s := tp.Spans[k]
 		ex.Passages = append(ex.Passages, Passage{Ordinal: k, Start: s.Start, End: s.End})
 	}
-	return text, ex, true
+	return tp.Render(keep), ex, true
 }
 
 // promptTurnOf returns turn t as a prompt shows it to the memory model:

@@ -336,7 +336,7 @@ func TestPassageBudget(t *testing.T) {
 					top = e
 				}
 			}
-			text, _, long := q.passageScores().excerptOf(st.pos[top.Turn.ID])
+			tp, keep := q.passageScores().excerptChoice(st.pos[top.Turn.ID])
 			st.mu.RUnlock()
 			st.putScratch(q.sc)
 			found := false
@@ -345,9 +345,15 @@ func TestPassageBudget(t *testing.T) {
 					continue
 				}
 				found = true
-				// Whole, or cut to fit when the budget is under one
-				// passage.
-				if n := min(len(e.Turn.Text), len(text), 30); long && (e.Excerpt == nil || e.Turn.Text[:n] != text[:n]) {
+				if tp == nil {
+					continue
+				}
+				// Its best passage, whole, or cut to fit when the budget
+				// is under one passage.
+				best := tp.Spans[keep[0]].Text(tp.Text)
+				n := min(len(best), 30, max(0, len(e.Turn.Text)-20))
+				if e.Excerpt == nil || !slices.ContainsFunc(e.Excerpt.Passages, func(p Passage) bool { return p.Ordinal == keep[0] }) ||
+					!strings.Contains(e.Turn.Text, best[:n]) {
 					t.Errorf("budget %d, %q: top turn %s shows %q, not its best passage", budget, question, top.Turn.ID, e.Turn.Text[:min(60, len(e.Turn.Text))])
 				}
 			}
@@ -563,5 +569,72 @@ func TestPassageFeatures(t *testing.T) {
 	}
 	if f.PassageLex[r3] <= f.PassageLex[st.pos["r2"]] {
 		t.Errorf("r3's best passage BM25 %v is not above r2's %v", f.PassageLex[r3], f.PassageLex[st.pos["r2"]])
+	}
+}
+
+// TestPassageBudgetTurnsBeforeSecondPassages: the budget goes to more
+// turns before it goes to second passages. At a budget that holds every
+// selected turn with one passage each (the longer of the two it would
+// show), every turn is there and no turn is left out, although their
+// two-passage excerpts would not all fit; with room to spare (2,000
+// tokens) the excerpts show their second passages.
+func TestPassageBudgetTurnsBeforeSecondPassages(t *testing.T) {
+	ctx := context.Background()
+	_, m := windowMemory(t, windowStores["memstore"], 0)
+	sp := Space{UserID: "pass2"}
+	var in []TurnInput
+	for i := range 12 {
+		in = append(in, TurnInput{ID: fmt.Sprintf("u%d", i), Speaker: "user", Text: fmt.Sprintf("My note %d: I like sourdough starter %d.", i, i)})
+		// Every paragraph is about the same things: passages score
+		// alike, so excerpts show two.
+		var paras []string
+		for p := range 4 {
+			paras = append(paras, strings.Repeat(fmt.Sprintf("For the sourdough starter %d keep the flour and the hydration steady, paragraph %d. ", i, p), 6))
+		}
+		in = append(in, TurnInput{ID: fmt.Sprintf("r%d", i), Speaker: "assistant", Text: strings.Join(paras, "\n\n")})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	question := "How do I keep my sourdough starter flour hydration steady?"
+	wide, err := m.Retrieve(ctx, sp, question, RetrieveOptions{EvidenceTokens: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := m.state(ctx, sp)
+	narrow, two := 0, 0
+	for _, e := range wide.Evidence {
+		if e.Excerpt == nil || len(e.Excerpt.Passages) < 2 {
+			narrow += evidenceTokens(&e)
+			continue
+		}
+		two++
+		st.mu.RLock()
+		tp := passindex.Of(&st.turns[st.pos[e.Turn.ID]])
+		st.mu.RUnlock()
+		c := 0
+		for _, p := range e.Excerpt.Passages {
+			one := e
+			one.Turn.Text, one.Excerpt, _ = excerptText(tp, []int{p.Ordinal})
+			c = max(c, evidenceTokens(&one))
+		}
+		narrow += c
+	}
+	if two == 0 || len(wide.Evidence) < 3 {
+		t.Fatalf("setup: %d evidence, %d with two passages at 2,000 tokens", len(wide.Evidence), two)
+	}
+	res, err := m.Retrieve(ctx, sp, question, RetrieveOptions{EvidenceTokens: narrow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.IDs(), wide.IDs()) {
+		t.Errorf("budget %d: evidence %v, want every turn of %v (notes %v)", narrow, res.IDs(), wide.IDs(), res.Trace.Notes)
+	}
+	used := 0
+	for _, e := range res.Evidence {
+		used += evidenceTokens(&e)
+	}
+	if used > narrow {
+		t.Errorf("budget %d: the evidence costs %d", narrow, used)
 	}
 }

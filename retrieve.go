@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/passindex"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/temporal"
@@ -295,13 +296,28 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 	}
 	budget := q.ro.EvidenceTokens
 	var out []Evidence
+	// A long turn first shows its best passage only; where the excerpt
+	// would show a second one (wider, its passages in the text's order),
+	// it does so after every turn that fits has its place, in the order
+	// of relevance, as long as the budget has room: the budget goes to
+	// more turns before it goes to second passages.
+	type widening struct {
+		tp   *passindex.Turn
+		keep []int
+		cost int
+	}
+	var wider []widening
 	used := 0
 	pm := q.passageScores()
 	for _, e := range all {
-		if text, ex, ok := pm.excerptOf(q.st.pos[e.Turn.ID]); ok {
+		var w widening
+		if tp, keep := pm.excerptChoice(q.st.pos[e.Turn.ID]); tp != nil {
 			// A long turn shows the passages that match the question,
 			// and costs what they hold.
-			e.Turn.Text, e.Excerpt = text, ex
+			e.Turn.Text, e.Excerpt, _ = excerptText(tp, keep[:1])
+			if len(keep) > 1 {
+				w.tp, w.keep = tp, slices.Sorted(slices.Values(keep))
+			}
 		}
 		cost := evidenceTokens(e)
 		if used+cost > budget && len(out) > 0 {
@@ -316,9 +332,23 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 			e.Turn.Text = rules.Cut(e.Turn.Text, max(room, 64))
 			tr.Notes = append(tr.Notes, fmt.Sprintf("turn %s is longer than the token budget %d: its text is cut", e.Turn.ID, budget))
 			cost = evidenceTokens(e)
+			w.tp = nil
 		}
 		used += cost
+		w.cost = cost
 		out = append(out, *e)
+		wider = append(wider, w)
+	}
+	for j, w := range wider {
+		if w.tp == nil {
+			continue
+		}
+		e := out[j]
+		e.Turn.Text, e.Excerpt, _ = excerptText(w.tp, w.keep)
+		if cost := evidenceTokens(&e); used-w.cost+cost <= budget {
+			used += cost - w.cost
+			out[j] = e
+		}
 	}
 	slices.SortFunc(out, func(a, b Evidence) int { return compareTurns(a.Turn, b.Turn) })
 	ids := make([]string, len(out))

@@ -3,7 +3,6 @@ package higmem
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/offline"
@@ -55,18 +54,14 @@ func (q *query) selectOffline(tu offline.Tuning) {
 		}
 		q.stage("reranked", ids)
 	}
-	chosen := sel.Ranked[:sel.K]
-	top := -1 // the most relevant turn, when it matches at all
-	if len(sel.Search) > 0 && sel.Rel[sel.Search[0]] > 0 && sel.K > 0 {
-		top = sel.Search[0]
-		if !slices.Contains(chosen, top) {
-			// The context score can rank a turn's neighbours above it (a
-			// long burst of the other speaker around one message takes
-			// every place): the most relevant turn takes the place of the
-			// last one chosen, so that K is unchanged.
-			q.trace.Notes = append(q.trace.Notes, fmt.Sprintf("the most relevant turn %s took the place of %s", st.turns[top].ID, st.turns[chosen[len(chosen)-1]].ID))
-			chosen = append(slices.Clone(chosen[:len(chosen)-1]), top)
-		}
+	chosen, replaced := sel.Chosen()
+	top := sel.Top // the turn the selection always holds (offline.Selection.Top), -1 when none
+	if replaced >= 0 {
+		// The context score can rank a turn's neighbours above it (a
+		// long burst of the other speaker around one message takes every
+		// place): the most relevant turn takes the place of the last one
+		// chosen, so that K is unchanged.
+		q.trace.Notes = append(q.trace.Notes, fmt.Sprintf("the most relevant turn %s took the place of %s", st.turns[top].ID, st.turns[replaced].ID))
 	}
 	best, ahead := 0.0, false // the best score of the others, and whether one ties or beats top's
 	for _, i := range chosen {

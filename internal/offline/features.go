@@ -50,9 +50,10 @@ type Features struct {
 	// turns), the best BM25 score and the best cosine of their passages
 	// (0 for other units); nil when no unit has passages (PassageDense
 	// also without a question vector). Lex and Dense are the unit's own.
-	// The scorer does not weigh them yet (taking the better of a unit's
-	// score and its best passage's made the user–assistant dev chats
-	// worse, see BENCHMARKS.md); the pruned path (Fast) does not read
-	// them.
+	// Only a tuning adapted to a user–assistant shape weighs them, by
+	// mixing (Tuning.PassageDense, PassageLex; taking the better of a
+	// unit's score and its best passage's made the user–assistant dev
+	// chats worse, see BENCHMARKS.md); the pruned path (Fast) does not
+	// read them.
 	PassageLex, PassageDense []float64
 }

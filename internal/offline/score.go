@@ -92,16 +92,39 @@ func (tu Tuning) RelevanceInto(f *Features, rel []float64) []float64 {
 }
 
 // adjusted returns f with the lexical scores normalised for length
-// (LexLenPow, when f.Words is set): a copy when that applies, else f.
+// (LexLenPow, when f.Words is set) and long units' passage scores mixed
+// into their own (PassageDense, PassageLex, where f has them): a copy when
+// that applies, else f.
 func (tu Tuning) adjusted(f *Features) *Features {
 	lf := tu.lexLenFactors(f.Words)
-	if lf == nil {
+	pd := tu.PassageDense != 0 && f.PassageDense != nil && f.Dense != nil
+	pl := tu.PassageLex != 0 && f.PassageLex != nil
+	if lf == nil && !pd && !pl {
 		return f
 	}
 	g := *f
-	g.Lex = make([]float64, len(f.Lex))
-	for i, v := range f.Lex {
-		g.Lex[i] = v * lf[i]
+	if lf != nil || pl {
+		g.Lex = make([]float64, len(f.Lex))
+		for i, v := range f.Lex {
+			if pl && f.PassageLex[i] != 0 {
+				// A unit whose passages match no word matches none
+				// itself: 0 marks the units without passages.
+				v = (1-tu.PassageLex)*v + tu.PassageLex*f.PassageLex[i]
+			}
+			if lf != nil {
+				v *= lf[i]
+			}
+			g.Lex[i] = v
+		}
+	}
+	if pd {
+		g.Dense = make([]float64, len(f.Dense))
+		for i, v := range f.Dense {
+			if p := f.PassageDense[i]; p != 0 {
+				v = (1-tu.PassageDense)*v + tu.PassageDense*p
+			}
+			g.Dense[i] = v
+		}
 	}
 	return &g
 }

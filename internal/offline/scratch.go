@@ -8,6 +8,8 @@ type Scratch struct {
 	// rel, scores and best hold the reference path's relevance, scores
 	// and event bests.
 	rel, scores, best []float64
+	// prior holds the relevance times the role factor (Selection.Top).
+	prior []float64
 	// The pruned scan (Fast): estimates of the cosines with their error
 	// bounds, upper bounds of relevance, scores and event bests, and exact
 	// cosines computed so far (known, kept all false between questions,

@@ -1,6 +1,10 @@
 package offline
 
-import "github.com/higmem/higmem/internal/rank"
+import (
+	"slices"
+
+	"github.com/higmem/higmem/internal/rank"
+)
 
 // Input is one question's inputs to the scorer. Every slice and matrix it
 // reaches belongs to the caller, who keeps them unchanged during Score.
@@ -53,6 +57,9 @@ type Scores struct {
 	Order []int
 	// Pruned reports whether the pruned path decided.
 	Pruned bool
+	// prior is each unit's relevance times its role's factor (Top), nil
+	// where the tuning reads no roles (then it is Rel).
+	prior []float64
 }
 
 // Score computes the relevance and context score of a question's units:
@@ -82,6 +89,16 @@ func Score(in *Input, sc *Scratch) Scores {
 	n := len(f.Lex)
 	sc.rel = grow(sc.rel, n)
 	out.Rel = tu.RelevanceInto(f, sc.rel)
+	if tu.adapted && f.Role != nil {
+		// The turn that matters most on its own is weighed with its
+		// role, as its score is (Top).
+		roleOf := tu.roleFactors()
+		sc.prior = grow(sc.prior, n)
+		for i, r := range out.Rel {
+			sc.prior[i] = r * roleOf[f.Role[i]&3]
+		}
+		out.prior = sc.prior
+	}
 	sc.scores = grow(sc.scores, n)
 	var best []float64
 	if tu.EventShare != 0 {
@@ -105,6 +122,15 @@ type Selection struct {
 	// selected.
 	Ranked []int
 	K      int
+	// Top is the unit the selection always holds (Chosen), -1 when none:
+	// the most relevant unit (Search's first) when its relevance is
+	// positive; in a conversation whose shape weighs roles (a
+	// user–assistant chat, Tuning.Adapt), the unit of the best relevance
+	// times its role's factor (the user's turns, and the user's turn that
+	// opens a session, count as the score counts them). Context shares
+	// (neighbours, event, session) never bury it; the role prior may
+	// place another unit first.
+	Top int
 }
 
 // Select scores a question (Score) and selects its units: the MaxK best by
@@ -118,5 +144,33 @@ func Select(in *Input, sc *Scratch) Selection {
 	if s.Order != nil {
 		s.Ranked = s.Order
 	}
+	s.Top = -1
+	if s.K > 0 {
+		if s.prior != nil {
+			best := 0.0
+			for i, x := range s.prior {
+				if x > best {
+					s.Top, best = i, x
+				}
+			}
+		} else if len(s.Search) > 0 && s.Rel[s.Search[0]] > 0 {
+			s.Top = s.Search[0]
+		}
+	}
 	return s
+}
+
+// Chosen returns the selected units: the first K of Ranked, except that
+// when Top is not among them it takes the place of the last (K is
+// unchanged: a long burst of the other speaker around one message, whose
+// context scores take every place, cannot leave that message out).
+// replaced is the unit Top replaced, -1 when none. chosen is Ranked's
+// own storage when nothing is replaced.
+func (s *Selection) Chosen() (chosen []int, replaced int) {
+	chosen = s.Ranked[:s.K]
+	if s.Top < 0 || slices.Contains(chosen, s.Top) {
+		return chosen, -1
+	}
+	replaced = chosen[len(chosen)-1]
+	return append(slices.Clone(chosen[:len(chosen)-1]), s.Top), replaced
 }

@@ -16,7 +16,8 @@ import "math"
 // for the terse side's turns and, above all, for the one that opens a
 // session (the user's request), a share of the session's best relevance,
 // the turn's own cosine rather than its window's, a prior against long
-// runs rather than for them, and a stopping rule of at most 8 units
+// runs rather than for them, a long reply's cosine mixed with its best
+// passage's (PassageDense), and a stopping rule of at most 8 units
 // (LexLenPow, normalising BM25 for length, is there and fitted to 0). On
 // conversations of the dev shapes it was fitted on, the shape's weight is
 // 0 and the scorer is the one before, bit for bit.
@@ -120,6 +121,11 @@ type Assistant struct {
 	// that the unit receives (a session of a chat with an assistant is
 	// one thread).
 	SessionShare float64
+	// PassageDense and PassageLex are the shares of a long unit's best
+	// passage cosine and BM25 score (Features.PassageDense, PassageLex)
+	// mixed into its own (1 − share of its own): a long reply matches by
+	// the part of it that answers, not by its whole.
+	PassageDense, PassageLex float64
 }
 
 // The bits of a unit's role (Features.Role).
@@ -152,6 +158,8 @@ func (tu Tuning) Adapt(sh Shape) Tuning {
 	out.OpenBump = mix(1, a.OpenBump)
 	out.LexLenPow = mix(0, a.LexLenPow)
 	out.SessionShare = mix(0, a.SessionShare)
+	out.PassageDense = mix(0, a.PassageDense)
+	out.PassageLex = mix(0, a.PassageLex)
 	out.adapted = true
 	return out
 }

@@ -2,6 +2,7 @@ package offline
 
 import (
 	"math"
+	"slices"
 	"testing"
 )
 
@@ -118,5 +119,94 @@ func TestSessionShare(t *testing.T) {
 		if want := base[i] + 0.5*sb[i]; math.Abs(got[i]-want) > 1e-12 {
 			t.Errorf("unit %d: score %v, want %v", i, got[i], want)
 		}
+	}
+}
+
+// TestTopWeighsRoles: the unit a selection always holds (Selection.Top) is
+// the most relevant one, except where the shape weighs roles: there the
+// user's turn that nearly matches as well as the assistant's reply is it
+// (relevance times the role factor, as its score counts it), so that the
+// assistant's reply does not take the place of a user turn the scorer
+// chose. The base tuning (no roles) keeps the most relevant unit.
+func TestTopWeighsRoles(t *testing.T) {
+	// Ten units of one session, user (0) and assistant (1) in turn; the
+	// assistant's unit 5 matches best, the user's unit 4 next.
+	lex := []float64{0, 0, 0, 0, 0.8, 1, 0, 0, 0, 0}
+	sp := make([]int32, len(lex))
+	for i := range sp {
+		sp[i] = int32(i % 2)
+	}
+	sel := func(tu Tuning) Selection {
+		f := features(lex...)
+		if tu.Adapted() {
+			f.Role = RolesInto(nil, sp, f.SameSession, 0)
+		}
+		in := &Input{Tuning: tu, Units: len(lex), KTurn: 10, Features: func(bool) *Features { return f }}
+		var sc Scratch
+		return Select(in, &sc)
+	}
+	base := sel(DefaultTuning())
+	if base.Top != 5 || base.Search[0] != 5 {
+		t.Errorf("base tuning: Top %d (search %v), want the most relevant unit 5", base.Top, base.Search)
+	}
+	ua := sel(DefaultTuning().Adapt(Shape{TwoParty: 1, Ratio: 5, Terse: 0}))
+	if ua.Search[0] != 5 || ua.Top != 4 {
+		t.Errorf("user–assistant: Top %d (search %v), want the user's unit 4", ua.Top, ua.Search)
+	}
+	lex = make([]float64, len(lex))
+	if z := sel(DefaultTuning()); z.Top != -1 {
+		t.Errorf("nothing matches: Top %d, want -1", z.Top)
+	}
+	if z := sel(DefaultTuning().Adapt(Shape{TwoParty: 1, Ratio: 5, Terse: 0})); z.Top != -1 {
+		t.Errorf("user–assistant, nothing matches: Top %d, want -1", z.Top)
+	}
+}
+
+// TestChosenKeepsTop: Top takes the last place when the first K miss it,
+// K unchanged, Ranked untouched; nothing moves when they hold it.
+func TestChosenKeepsTop(t *testing.T) {
+	s := Selection{Ranked: []int{7, 3, 9, 1}, K: 3, Top: 1}
+	got, replaced := s.Chosen()
+	if !slices.Equal(got, []int{7, 3, 1}) || replaced != 9 || !slices.Equal(s.Ranked, []int{7, 3, 9, 1}) {
+		t.Errorf("Chosen %v replaced %d (ranked %v), want [7 3 1] replaced 9", got, replaced, s.Ranked)
+	}
+	for _, top := range []int{3, -1} {
+		s.Top = top
+		if got, replaced := s.Chosen(); !slices.Equal(got, []int{7, 3, 9}) || replaced != -1 {
+			t.Errorf("Top %d: Chosen %v replaced %d, want [7 3 9] and -1", top, got, replaced)
+		}
+	}
+}
+
+// TestPassageMix: PassageDense and PassageLex mix a long unit's best
+// passage scores into its own; units without passages (0) and the base
+// tuning (shares 0) are unchanged.
+func TestPassageMix(t *testing.T) {
+	tu := testTuning
+	f := features(2, 1, 0)
+	f.Dense = []float64{0.2, 0.5, 0.4}
+	f.PassageLex = []float64{0, 3, 0}
+	f.PassageDense = []float64{0, 0.9, 0}
+	base := tu.relevance(f)
+	if g := tu.adjusted(f); g != f {
+		t.Fatalf("shares 0: features copied")
+	}
+	tu.PassageDense, tu.PassageLex = 0.5, 0.25
+	g := tu.adjusted(f)
+	if g.Dense[0] != 0.2 || g.Dense[2] != 0.4 || math.Abs(g.Dense[1]-0.7) > 1e-12 {
+		t.Errorf("dense %v, want [0.2 0.7 0.4]", g.Dense)
+	}
+	if g.Lex[0] != 2 || g.Lex[2] != 0 || math.Abs(g.Lex[1]-1.5) > 1e-12 {
+		t.Errorf("lex %v, want [2 1.5 0]", g.Lex)
+	}
+	if f.Dense[1] != 0.5 || f.Lex[1] != 1 {
+		t.Errorf("the caller's features changed: %v %v", f.Dense, f.Lex)
+	}
+	if r := tu.relevance(f); r[1] <= base[1] {
+		t.Errorf("unit 1's relevance %v, want above %v (its passage matches better)", r[1], base[1])
+	}
+	// The base tuning adapts to nothing on a dev shape: no share.
+	if b := DefaultTuning(); b.PassageDense != 0 || b.PassageLex != 0 {
+		t.Errorf("base tuning mixes passages: %v %v", b.PassageDense, b.PassageLex)
 	}
 }

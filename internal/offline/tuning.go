@@ -98,6 +98,9 @@ type Tuning struct {
 	// TerseBump, OpenBump and LexLenPow are the user–assistant weights
 	// (Assistant) that Adapt sets; 0 (the base tuning) is none.
 	TerseBump, OpenBump, LexLenPow, SessionShare float64
+	// PassageDense and PassageLex mix long units' passage scores into
+	// their own (Assistant); 0 (the base tuning) is none.
+	PassageDense, PassageLex float64
 	// Assist is what Adapt moves the weights towards in a user–assistant
 	// chat (shape.go).
 	Assist Assistant
@@ -123,6 +126,7 @@ func DefaultAssistant() Assistant {
 		WindowWeight: uaWindowWeight, LengthPow: uaLengthPow, DenseWeight: uaDenseWeight, Next: uaNext,
 		EventShare: uaEventShare, KeepRatio: uaKeepRatio, MinK: uaMinK, MaxK: uaMaxK,
 		TerseBump: uaTerseBump, OpenBump: uaOpenBump, LexLenPow: uaLexLenPow, SessionShare: uaSessionShare,
+		PassageDense: uaPassageDense, PassageLex: uaPassageLex,
 	}
 }
 
@@ -132,7 +136,15 @@ func DefaultAssistant() Assistant {
 // stress together, each set counting the same, each held to mean K ≤ 7.8
 // and to its best plain top-k at the same K; MaxK is held to 8.
 // Reproduce with internal/research/shapes (cmd/shapes -fit; BENCHMARKS.md,
-// issue 32, has the command and the leave-one-set-out results).
+// issue 32, has the command and the leave-one-set-out results). Then
+// uaPassageDense was added, one coordinate step from these weights on the
+// same two sets (0.25–1 tried; 0.75 best: RealMem -1 0.481 → 0.510,
+// gen-ua 0.779 → 0.773) and kept because the held-out RealMem "-2"
+// samples did not fall (0.306 → 0.308); PassageLex lowered both fit sets
+// at every share tried. A full refit with the replay that equals the
+// engine (offline.Selection.Top) scored higher on the fit sets but lowered
+// the held-out samples (0.306 → 0.280) and was not taken (BENCHMARKS.md,
+// "Issue 32, round of 2026-12-04 (evening)").
 const (
 	uaWindowWeight = 0.0   // the turn's own cosine: a user turn's window is mostly the reply before it
 	uaLengthPow    = -0.15 // long runs (the assistant's replies) score less, not more
@@ -146,4 +158,6 @@ const (
 	uaOpenBump     = 2.0  // on top, the user's turn that opens a session (the request the session is about)
 	uaLexLenPow    = 0.0  // BM25 is not normalised further for length
 	uaSessionShare = 0.25 // a session with an assistant is one thread
+	uaPassageDense = 0.75 // a long reply's cosine is mostly its best passage's: it matches by the part that answers
+	uaPassageLex   = 0.0  // its BM25 score stays its own (its best passage's lowered both fit sets)
 )

@@ -182,12 +182,10 @@ func Fill(tps []*Turn, vs [][]float32, embID string) []store.Vector {
 	return out
 }
 
-// Excerpt returns the excerpt of tp for a question that gives passage k
-// the score score(k): its best passage, and the next best when it scores
-// at least excerptKeep of it (at most excerptPassages), rendered in the
-// text's order (adjacent ones as one piece of the text, "…" where text is
-// left out), with the ordinals it shows (ascending).
-func (tp *Turn) Excerpt(score func(k int) float64) (text string, keep []int) {
+// Choose returns the passages an excerpt of the turn shows, best first:
+// the passage that scores best, and the next best while they score at
+// least excerptKeep of it (at most excerptPassages).
+func (tp *Turn) Choose(score func(k int) float64) []int {
 	order := make([]int, len(tp.Spans))
 	for k := range order {
 		order[k] = k
@@ -202,19 +200,19 @@ func (tp *Turn) Excerpt(score func(k int) float64) (text string, keep []int) {
 		}
 		return 0
 	})
-	keep = []int{order[0]}
+	keep := []int{order[0]}
 	for _, k := range order[1:] {
 		if len(keep) >= excerptPassages || score(k) < excerptKeep*score(order[0]) || score(order[0]) <= 0 {
 			break
 		}
 		keep = append(keep, k)
 	}
-	slices.Sort(keep)
-	return tp.render(keep), keep
+	return keep
 }
 
-// render writes passages keep (ordinals, ascending) of tp.
-func (tp *Turn) render(keep []int) string {
+// Render writes passages keep (ordinals, ascending) of tp: adjacent ones
+// as one piece of the text, "…" where text is left out.
+func (tp *Turn) Render(keep []int) string {
 	var b strings.Builder
 	if keep[0] > 0 {
 		b.WriteString("… ")

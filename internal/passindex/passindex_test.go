@@ -72,7 +72,7 @@ func TestTextsFillAndIndex(t *testing.T) {
 	}
 }
 
-func TestExcerpt(t *testing.T) {
+func TestChooseRender(t *testing.T) {
 	tr := longTurn("t", 4)
 	tp := Of(&tr)
 	for _, c := range []struct {
@@ -82,11 +82,17 @@ func TestExcerpt(t *testing.T) {
 		end    string
 	}{
 		{[]float64{0.1, 0.9, 0.85, 0.2}, []int{1, 2}, "… p1w0", "p2w89. …"},
+		{[]float64{0.1, 0.85, 0.9, 0.2}, []int{1, 2}, "… p1w0", "p2w89. …"},
 		{[]float64{0.9, 0.1, 0.2, 0.85}, []int{0, 3}, "p0w0", "p3w89."},
 		{[]float64{0.1, 0.2, 0.5, 0.9}, []int{3}, "… p3w0", "p3w89."},
 		{[]float64{0, 0, 0, 0}, []int{0}, "p0w0", "p0w89. …"},
 	} {
-		text, keep := tp.Excerpt(func(k int) float64 { return c.scores[k] })
+		best := tp.Choose(func(k int) float64 { return c.scores[k] })
+		if c.scores[best[0]] != slices.Max(c.scores) {
+			t.Errorf("scores %v: chose %v, not the best passage first", c.scores, best)
+		}
+		keep := slices.Sorted(slices.Values(best))
+		text := tp.Render(keep)
 		if !slices.Equal(keep, c.keep) || !strings.HasPrefix(text, c.begin) || !strings.HasSuffix(text, c.end) {
 			t.Errorf("scores %v: keep %v, text %.20q…%q; want %v, %q…%q", c.scores, keep, text, text[max(0, len(text)-12):], c.keep, c.begin, c.end)
 		}

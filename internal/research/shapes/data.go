@@ -9,6 +9,7 @@ import (
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/internal/passage"
 	"github.com/higmem/higmem/internal/rules"
 )
 
@@ -20,8 +21,9 @@ type Unit struct {
 	// User is true for the turns of the conversation's first speaker
 	// (speaker_a: the user in a user–assistant chat).
 	User bool
-	// Chunks are the turn's passages (ChunkWords words each) when it is
-	// longer than ChunkMin words, else nil.
+	// Chunks are the texts of the turn's passages as the engine cuts them
+	// (Passages: internal/passage.Split of the turn's text) when it is
+	// longer than passage.MinWords words, else nil.
 	Chunks []string
 }
 
@@ -58,28 +60,17 @@ type Question struct {
 	rankings                 [][]int
 }
 
-// ChunkWords is the size of a passage; turns of more than ChunkMin words
-// are cut into passages.
-const (
-	ChunkWords = 80
-	ChunkMin   = 120
-)
-
-// chunk cuts text into passages of about ChunkWords words (the last one
-// joins the previous one when shorter than half).
-func chunk(text string) []string {
-	ws := strings.Fields(text)
-	if len(ws) <= ChunkMin {
+// Passages returns the texts of the engine's passages of a turn's text
+// (internal/passage.Split, as the engine's passagesOf cuts the turn's
+// text), nil when the turn is not long.
+func Passages(text string) []string {
+	spans := passage.Split(text)
+	if spans == nil {
 		return nil
 	}
-	var out []string
-	for i := 0; i < len(ws); i += ChunkWords {
-		j := min(i+ChunkWords, len(ws))
-		if len(ws)-j < ChunkWords/2 {
-			j = len(ws)
-		}
-		out = append(out, strings.Join(ws[i:j], " "))
-		i = j - ChunkWords
+	out := make([]string, len(spans))
+	for k, sp := range spans {
+		out[k] = sp.Text(text)
 	}
 	return out
 }
@@ -91,9 +82,10 @@ func TurnText(speaker, time, content string) string {
 
 // Load ingests every conversation of samples into m (a fresh space each,
 // offline mode, as the LoCoMo harness does), asks every question with
-// evidence, and returns the questions with the engine's features and
-// evidence; the turn and chunk vectors are embedded with emb.
-func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples []locomo.Sample, qsess map[string]int, chunks bool) ([]*Question, error) {
+// evidence (under ro: RetrieveOptions{} for the engine's defaults), and
+// returns the questions with the engine's features and evidence; the turn
+// and chunk vectors are embedded with emb.
+func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples []locomo.Sample, qsess map[string]int, chunks bool, ro higmem.RetrieveOptions) ([]*Question, error) {
 	var out []*Question
 	for si := range samples {
 		s := &samples[si]
@@ -105,7 +97,7 @@ func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples
 				u := Unit{ID: tr.DiaID, Speaker: tr.Speaker, Text: tr.Content(), Session: sess.N,
 					Words: len(strings.Fields(tr.Content())), User: tr.Speaker == s.SpeakerA}
 				if chunks {
-					u.Chunks = chunk(u.Text)
+					u.Chunks = Passages(tr.Text)
 				}
 				c.Units = append(c.Units, u)
 				turnTexts = append(turnTexts, TurnText(tr.Speaker, sess.DateTime, u.Text))
@@ -145,7 +137,7 @@ func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples
 					pos[id(i)] = i
 				}
 			}
-			res, err := m.Retrieve(offline.WithProbe(ctx, probe), sp, qa.Question, higmem.RetrieveOptions{})
+			res, err := m.Retrieve(offline.WithProbe(ctx, probe), sp, qa.Question, ro)
 			if err != nil {
 				return nil, fmt.Errorf("%s %s %q: %w", set, s.ID, qa.Question, err)
 			}

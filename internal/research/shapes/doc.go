@@ -15,7 +15,12 @@
 // it embeds with e5-small-v2 in int8 by default (cosine 0.999 with
 // float32's vectors, 1.8× as fast on a shared machine; -int8=false for
 // float32), questions with EmbedQuery ("query: "), texts with Embed
-// ("passage: "), and with -chunks the ~80-word passages of long turns.
+// ("passage: "), and with -chunks the passages of long turns as the
+// engine cuts them (internal/passage.Split, about 90 words; the engine's
+// own passage vectors, so the cache holds them once the engine made
+// them). Offline's selection is replayed with the rule of the engine that
+// always keeps offline.Selection.Top, so the replay of the shipped weights
+// equals the engine's evidence (up to the budget and profile turns).
 //
 // The user–assistant weights of internal/offline (offline.Assistant, the
 // constants ua* in tuning.go) are reproduced by
@@ -27,8 +32,12 @@
 // seeded random starts (Fit: the sets' mean recall, each set held to mean
 // K ≤ MaxMeanK and to its best plain top-k at the same K), leave-one-set-out
 // over the sets whose shape adapts, reports each held-out set, then fits
-// on all of them: the last "fitted on all" line is the shipped constants
-// (ua* in internal/offline/tuning.go). "@-1$" keeps RealMem's samples
+// on all of them. The last "fitted on all" line was the shipped constants
+// (ua* in internal/offline/tuning.go) when the replay did not yet keep
+// offline.Selection.Top; with it (the replay now equals the engine) and
+// the passage levers in the grid, the refit lowers RealMem's held-out
+// "-2" samples and is not shipped: the constants are the earlier fit plus
+// uaPassageDense (tuning.go says how it was chosen). "@-1$" keeps RealMem's samples
 // whose id ends in -1 (the ones measured in BENCHMARKS.md).
 // The stress sets are written by cmd/shapegen:
 //

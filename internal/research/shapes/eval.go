@@ -144,7 +144,8 @@ func selectWith(q *Question, tu offline.Tuning, stage *offline.Stage) []int {
 	}
 	var sc offline.Scratch
 	sel := offline.Select(in, &sc)
-	return append([]int(nil), sel.Ranked[:sel.K]...)
+	chosen, _ := sel.Chosen() // as the engine: the selection always holds sel.Top
+	return append([]int(nil), chosen...)
 }
 
 // Table prints, per set, each system's score.

@@ -107,6 +107,8 @@ var grid = []struct {
 	{"MinK", []float64{3, 4, 5, 6}, func(a *offline.Assistant, x float64) { a.MinK = int(x) }},
 	{"MaxK", []float64{6, 7, 8}, func(a *offline.Assistant, x float64) { a.MaxK = int(x) }}, // issue 32: K ≤ 8
 	{"SessionShare", []float64{0, 0.1, 0.25, 0.5, 1}, func(a *offline.Assistant, x float64) { a.SessionShare = x }},
+	{"PassageDense", []float64{0, 0.25, 0.5, 0.75, 1}, func(a *offline.Assistant, x float64) { a.PassageDense = x }},
+	{"PassageLex", []float64{0, 0.25, 0.5, 0.75, 1}, func(a *offline.Assistant, x float64) { a.PassageLex = x }},
 }
 
 // Neutral returns the user–assistant weights that change nothing but K:
@@ -195,6 +197,7 @@ func Ablations() []Ablation {
 		{"dense weight", func(a *offline.Assistant) { a.DenseWeight = base.DenseWeight }},
 		{"length prior", func(a *offline.Assistant) { a.LengthPow = base.LengthPow }},
 		{"session share", func(a *offline.Assistant) { a.SessionShare = 0 }},
+		{"passage mix", func(a *offline.Assistant) { a.PassageDense, a.PassageLex = 0, 0 }},
 		{"stopping rule", func(a *offline.Assistant) { a.MinK, a.MaxK, a.KeepRatio = base.MinK, base.MaxK, base.KeepRatio }},
 	}
 }

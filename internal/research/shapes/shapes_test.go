@@ -4,20 +4,31 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/higmem/higmem/internal/passage"
 )
 
-func TestChunk(t *testing.T) {
-	if got := chunk(strings.Repeat("w ", ChunkMin)); got != nil {
-		t.Errorf("a turn of %d words: %d chunks, want none", ChunkMin, len(got))
+// TestPassagesAreTheEngines: the research loop's passages of a turn are
+// the engine's (internal/passage.Split), trimmed, covering the text.
+func TestPassagesAreTheEngines(t *testing.T) {
+	if got := Passages(strings.Repeat("w ", passage.MinWords)); got != nil {
+		t.Errorf("a turn of %d words: %d passages, want none", passage.MinWords, len(got))
 	}
-	// 250 words: 80, 80, then 90 (the last 10 join the third).
-	got := chunk(strings.TrimSpace(strings.Repeat("w ", 250)))
-	var sizes []int
-	for _, c := range got {
-		sizes = append(sizes, len(strings.Fields(c)))
+	text := strings.TrimSpace(strings.Repeat("Some words of a long reply here. ", 60))
+	got := Passages(text)
+	spans := passage.Split(text)
+	if len(got) < 2 || len(got) != len(spans) {
+		t.Fatalf("%d passages, want the engine's %d (at least 2)", len(got), len(spans))
 	}
-	if len(sizes) != 3 || sizes[0] != 80 || sizes[1] != 80 || sizes[2] != 90 {
-		t.Errorf("chunk sizes %v, want [80 80 90]", sizes)
+	words := 0
+	for k, p := range got {
+		if p != spans[k].Text(text) || p != strings.TrimSpace(p) {
+			t.Errorf("passage %d is %q, want the engine's %q", k, p, spans[k].Text(text))
+		}
+		words += len(strings.Fields(p))
+	}
+	if words != len(strings.Fields(text)) {
+		t.Errorf("the passages hold %d words, the text %d", words, len(strings.Fields(text)))
 	}
 }
 

@@ -22,12 +22,15 @@ import (
 
 var withChunks, int8, fit, ablate, shapeOnly, misses bool
 
+var tokens *int
+
 func main() {
 	sets := flag.String("sets", "", "comma-separated NAME=PATH[@REGEXP] of LoCoMo-format dev files (REGEXP: keep the samples whose id matches)")
 	model := flag.String("model", "/root/.cache/higmem/models/e5-small-v2", "the e5-small-v2 model directory")
 	cacheDir := flag.String("cache", "/tmp/shapes-cache", "the vector cache directory")
+	tokens = flag.Int("tokens", 0, "the engine's evidence token budget (RetrieveOptions.EvidenceTokens; 0: the default, 2,000; the chat endpoint's is 1,000)")
 	workers := flag.Int("workers", 1, "embedding goroutines")
-	flag.BoolVar(&withChunks, "chunks", true, "embed ~80-word passages of long turns (ChunkMax)")
+	flag.BoolVar(&withChunks, "chunks", true, "embed the passages of long turns as the engine cuts them (internal/passage; ChunkMax, the adapted+passages variant)")
 	flag.BoolVar(&int8, "int8", true, "embed in int8 (minilm.PrecisionInt8; reported to the engine as float32's id)")
 	flag.BoolVar(&fit, "fit", false, "fit the user–assistant weights, leave-one-set-out over the sets whose shape adapts, then on all")
 	flag.BoolVar(&shapeOnly, "shape-only", false, "print each conversation's shape (offline.Shape) and weight, and nothing else (no model)")
@@ -93,13 +96,14 @@ func run(sets, model, cacheDir string, workers int) error {
 		if err != nil {
 			return err
 		}
-		qs, err := shapes.Load(ctx, m, emb, name, samples, qsess, withChunks)
+		qs, err := shapes.Load(ctx, m, emb, name, samples, qsess, withChunks, higmem.RetrieveOptions{EvidenceTokens: *tokens})
 		m.Close()
 		if err != nil {
 			return err
 		}
 		log.Printf("%s: %d questions in %s (cache: %d hits, %d embedded)", name, len(qs), time.Since(start).Round(time.Second), emb.Hits, emb.Misses)
 		report(name, qs, offline.DefaultTuning(), stage)
+
 		if misses {
 			printMisses(name, qs, stage)
 		}
