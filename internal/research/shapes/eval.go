@@ -128,10 +128,10 @@ func Hybrid(q *Question) []float64 {
 // question's features with tuning tu, the learned stage when stage and it
 // applies, and returns its selection.
 func Select(q *Question, tu offline.Tuning, stage *offline.Stage) []int {
-	return selectWith(q, tu, stage)
+	return selectWith(q, tu, stage, KeepTopEngine)
 }
 
-func selectWith(q *Question, tu offline.Tuning, stage *offline.Stage) []int {
+func selectWith(q *Question, tu offline.Tuning, stage *offline.Stage, keep KeepTop) []int {
 	f := q.Features
 	events := 0
 	for _, e := range f.Event {
@@ -144,6 +144,15 @@ func selectWith(q *Question, tu offline.Tuning, stage *offline.Stage) []int {
 	}
 	var sc offline.Scratch
 	sel := offline.Select(in, &sc)
+	switch keep {
+	case KeepTopNone:
+		return append([]int(nil), sel.Ranked[:sel.K]...)
+	case KeepTopPlain:
+		sel.Top = -1
+		if sel.K > 0 && len(sel.Search) > 0 && sel.Rel[sel.Search[0]] > 0 {
+			sel.Top = sel.Search[0]
+		}
+	}
 	chosen, _ := sel.Chosen() // as the engine: the selection always holds sel.Top
 	return append([]int(nil), chosen...)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/higmem/higmem/internal/offline"
 )
@@ -89,12 +90,16 @@ func (q *Question) ranking(sys int) []int {
 	return q.rankings[sys]
 }
 
-// grid lists the values the fit tries for each user–assistant weight.
-var grid = []struct {
+// gridWeight is one weight of the grid: its name (the field of
+// offline.Assistant), the values tried, and how to set it.
+type gridWeight struct {
 	name string
 	vals []float64
 	set  func(a *offline.Assistant, x float64)
-}{
+}
+
+// grid lists the values the fit tries for each user–assistant weight.
+var grid = []gridWeight{
 	{"WindowWeight", []float64{0, 0.25, 0.5, 0.75, 1}, func(a *offline.Assistant, x float64) { a.WindowWeight = x }},
 	{"DenseWeight", []float64{0.25, 0.5, 1, 2, 4}, func(a *offline.Assistant, x float64) { a.DenseWeight = x }},
 	{"TerseBump", []float64{1, 1.5, 2, 3, 4}, func(a *offline.Assistant, x float64) { a.TerseBump = x }},
@@ -111,6 +116,57 @@ var grid = []struct {
 	{"PassageLex", []float64{0, 0.25, 0.5, 0.75, 1}, func(a *offline.Assistant, x float64) { a.PassageLex = x }},
 }
 
+// gridWithout returns the grid less the weights named in pin (an unknown
+// name panics: a typo must not pin nothing).
+func gridWithout(pin []string) []gridWeight {
+	out := slices.Clone(grid)
+	for _, name := range pin {
+		i := slices.IndexFunc(out, func(g gridWeight) bool { return g.name == name })
+		if i < 0 {
+			panic(fmt.Sprintf("shapes: no weight %q in the grid", name))
+		}
+		out = slices.Delete(out, i, i+1)
+	}
+	return out
+}
+
+// GridNames lists the names of the grid's weights, in the fit's order.
+func GridNames() []string {
+	out := make([]string, len(grid))
+	for i, g := range grid {
+		out[i] = g.name
+	}
+	return out
+}
+
+// Sweep evaluates, from tu, each grid value of the weight name (the
+// others fixed) on every set and writes, per value, each set's score and
+// objective (names[i] naming sets[i]) and the mean objective the fit
+// maximises; it returns the value of the best mean (the first on ties).
+func Sweep(w io.Writer, names []string, sets [][]*Question, tu offline.Tuning, stage *offline.Stage, v Variant, name string) (float64, error) {
+	i := slices.IndexFunc(grid, func(g gridWeight) bool { return g.name == name })
+	if i < 0 {
+		return 0, fmt.Errorf("sweep: no weight %q (one of %v)", name, GridNames())
+	}
+	g := grid[i]
+	best, bo := math.NaN(), math.Inf(-1)
+	for _, x := range g.vals {
+		cand := tu
+		g.set(&cand.Assist, x)
+		ss := evaluateSets(sets, cand, stage, v)
+		for j, s := range ss {
+			fmt.Fprintf(w, "sweep %s %-5g %-10s objective %.4f  %s\n", name, x, names[j], objective(ss[j:j+1]), s)
+		}
+		o := objective(ss)
+		fmt.Fprintf(w, "sweep %s %-5g %-10s objective %.4f\n", name, x, "mean", o)
+		if o > bo+1e-9 {
+			best, bo = x, o
+		}
+	}
+	fmt.Fprintf(w, "sweep %s best %g (mean objective %.4f)\n", name, best, bo)
+	return best, nil
+}
+
 // Neutral returns the user–assistant weights that change nothing but K:
 // the base tuning's, no bumps, no length normalisation, and at most 8
 // units (issue 32 asks K ≤ 8 of every shape). The fit starts there,
@@ -124,8 +180,12 @@ func Neutral() offline.Assistant {
 
 // Fit fits the user–assistant weights on sets by coordinate ascent (at
 // most rounds passes over the grid) from Neutral and from Restarts random
-// grid points (a fixed seed), and returns tu with the best.
-func Fit(w io.Writer, sets [][]*Question, tu offline.Tuning, stage *offline.Stage, v Variant, rounds int) offline.Tuning {
+// grid points (a fixed seed), and returns tu with the best. The weights
+// named in pin stay at Neutral's value (out of the grid, random starts
+// included: pinning the last ones, PassageDense and PassageLex, gives the
+// grid and the random starts of the fit before they existed).
+func Fit(w io.Writer, sets [][]*Question, tu offline.Tuning, stage *offline.Stage, v Variant, rounds int, pin ...string) offline.Tuning {
+	gr := gridWithout(pin)
 	r := rand.New(rand.NewPCG(32, 32))
 	var best offline.Tuning
 	bo := math.Inf(-1)
@@ -133,11 +193,11 @@ func Fit(w io.Writer, sets [][]*Question, tu offline.Tuning, stage *offline.Stag
 		t := tu
 		t.Assist = Neutral()
 		if start > 0 {
-			for _, g := range grid {
+			for _, g := range gr {
 				g.set(&t.Assist, g.vals[r.IntN(len(g.vals))])
 			}
 		}
-		t, o := ascend(w, sets, t, stage, v, rounds)
+		t, o := ascend(w, sets, t, stage, v, rounds, gr)
 		fmt.Fprintf(w, "start %d: objective %.4f\n", start, o)
 		if o > bo+1e-9 {
 			best, bo = t, o
@@ -150,13 +210,13 @@ func Fit(w io.Writer, sets [][]*Question, tu offline.Tuning, stage *offline.Stag
 const Restarts = 5
 
 // ascend runs coordinate ascent from tu.
-func ascend(w io.Writer, sets [][]*Question, tu offline.Tuning, stage *offline.Stage, v Variant, rounds int) (offline.Tuning, float64) {
+func ascend(w io.Writer, sets [][]*Question, tu offline.Tuning, stage *offline.Stage, v Variant, rounds int, gr []gridWeight) (offline.Tuning, float64) {
 	best := tu
 	bs := evaluateSets(sets, best, stage, v)
 	bo := objective(bs)
 	for round := range rounds {
 		improved := false
-		for _, g := range grid {
+		for _, g := range gr {
 			for _, x := range g.vals {
 				cand := best
 				g.set(&cand.Assist, x)

@@ -1,6 +1,7 @@
 package shapes
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/higmem/higmem/internal/offline"
@@ -77,6 +78,40 @@ type Variant struct {
 	KeepStage bool
 	// Shape, when set, replaces the conversation's own shape.
 	Shape *offline.Shape
+	// KeepTop is the rule of the turn always kept (KeepTopEngine, the
+	// zero value: the engine's).
+	KeepTop KeepTop
+}
+
+// KeepTop is how the replay keeps the turn issue 32 (2) always keeps.
+type KeepTop int
+
+const (
+	// KeepTopEngine is the engine's rule (offline.Selection.Chosen:
+	// Top, which weighs roles in user–assistant chats, takes the place
+	// of the last unit chosen).
+	KeepTopEngine KeepTop = iota
+	// KeepTopNone keeps no turn: the selection is the first K of
+	// Ranked, as the replay was before 672e342 (when the ua* weights
+	// were fitted).
+	KeepTopNone
+	// KeepTopPlain keeps the most relevant unit (Search's first, when
+	// its relevance is positive) without role weighting: the engine's
+	// rule before 672e342.
+	KeepTopPlain
+)
+
+// ParseKeepTop reads a -keep-top value: engine, none or plain.
+func ParseKeepTop(s string) (KeepTop, error) {
+	switch s {
+	case "engine", "":
+		return KeepTopEngine, nil
+	case "none":
+		return KeepTopNone, nil
+	case "plain":
+		return KeepTopPlain, nil
+	}
+	return 0, fmt.Errorf("keep-top %q: want engine, none or plain", s)
 }
 
 // FeaturesFor returns the question's features as the engine would score
@@ -159,5 +194,5 @@ func SelectVariant(q *Question, tu offline.Tuning, stage *offline.Stage, v Varia
 	}
 	g := *q
 	g.Features = f
-	return selectWith(&g, tu, stage)
+	return selectWith(&g, tu, stage, v.KeepTop)
 }

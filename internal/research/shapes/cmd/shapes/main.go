@@ -24,6 +24,14 @@ var withChunks, int8, fit, ablate, shapeOnly, misses bool
 
 var tokens *int
 
+// keepTop is the replay's rule of the turn always kept (-keep-top), pin
+// the weights the fit holds (-pin), sweep the weight -sweep sweeps.
+var (
+	keepTop shapes.KeepTop
+	pin     []string
+	sweep   string
+)
+
 func main() {
 	sets := flag.String("sets", "", "comma-separated NAME=PATH[@REGEXP] of LoCoMo-format dev files (REGEXP: keep the samples whose id matches)")
 	model := flag.String("model", "/root/.cache/higmem/models/e5-small-v2", "the e5-small-v2 model directory")
@@ -36,7 +44,25 @@ func main() {
 	flag.BoolVar(&shapeOnly, "shape-only", false, "print each conversation's shape (offline.Shape) and weight, and nothing else (no model)")
 	flag.BoolVar(&misses, "misses", false, "print every gold unit the shipped scorer misses: role, place in its session, words, rank")
 	flag.BoolVar(&ablate, "ablate", false, "report the shipped user–assistant weights with each set back to the base tuning's")
+	keep := flag.String("keep-top", "engine", "the replay's turn always kept: engine (offline.Selection.Chosen, roles weighed), none (the replay before 672e342, when the ua* weights were fitted: the first K ranked), plain (the most relevant unit, no role weighting)")
+	pins := flag.String("pin", "", "comma-separated weights the fit holds at the neutral value (out of the grid and the random starts), e.g. PassageDense,PassageLex")
+	flag.StringVar(&sweep, "sweep", "", "from the shipped weights, evaluate each grid value of this weight (e.g. PassageDense) on the user–assistant sets and print each set's objective")
 	flag.Parse()
+	var err error
+	if keepTop, err = shapes.ParseKeepTop(*keep); err != nil {
+		log.Fatal(err)
+	}
+	if *pins != "" {
+		pin = strings.Split(*pins, ",")
+		for _, p := range pin {
+			if !slices.Contains(shapes.GridNames(), p) {
+				log.Fatalf("-pin: no weight %q (one of %v)", p, shapes.GridNames())
+			}
+		}
+	}
+	if sweep != "" && !slices.Contains(shapes.GridNames(), sweep) {
+		log.Fatalf("-sweep: no weight %q (one of %v)", sweep, shapes.GridNames())
+	}
 	if err := run(*sets, *model, *cacheDir, *workers); err != nil {
 		log.Fatal(err)
 	}
@@ -111,11 +137,23 @@ func run(sets, model, cacheDir string, workers int) error {
 			for _, a := range shapes.Ablations() {
 				tu := offline.DefaultTuning()
 				a.Set(&tu.Assist)
-				sc, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{})
+				sc, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{KeepTop: keepTop})
 				fmt.Printf("%-10s %-28s %s\n", name, "without "+a.Name, sc)
 			}
 		}
 		all = append(all, set{name, qs})
+	}
+	if sweep != "" {
+		var names []string
+		var qs [][]*shapes.Question
+		for _, s := range all {
+			if adapts(s.qs) {
+				names, qs = append(names, s.name), append(qs, s.qs)
+			}
+		}
+		if _, err := shapes.Sweep(os.Stdout, names, qs, offline.DefaultTuning(), stage, shapes.Variant{KeepTop: keepTop}, sweep); err != nil {
+			return err
+		}
 	}
 	if fit {
 		fitSets(all, stage)
@@ -140,7 +178,7 @@ func fitSets(all []set, stage *offline.Stage) {
 			ua = append(ua, s)
 		}
 	}
-	v := shapes.Variant{}
+	v := shapes.Variant{KeepTop: keepTop}
 	if len(ua) > 1 {
 		for i, held := range ua {
 			var train [][]*shapes.Question
@@ -150,7 +188,7 @@ func fitSets(all []set, stage *offline.Stage) {
 				}
 			}
 			fmt.Printf("== fold: fit without %s\n", held.name)
-			tu := shapes.Fit(os.Stdout, train, offline.DefaultTuning(), stage, v, 3)
+			tu := shapes.Fit(os.Stdout, train, offline.DefaultTuning(), stage, v, 3, pin...)
 			fmt.Printf("held-out %s: fitted %+v\n", held.name, tu.Assist)
 			report(held.name+"(held-out)", held.qs, tu, stage)
 		}
@@ -160,7 +198,7 @@ func fitSets(all []set, stage *offline.Stage) {
 		train = append(train, s.qs)
 	}
 	fmt.Printf("== fit on all user–assistant sets\n")
-	tu := shapes.Fit(os.Stdout, train, offline.DefaultTuning(), stage, v, 4)
+	tu := shapes.Fit(os.Stdout, train, offline.DefaultTuning(), stage, v, 4, pin...)
 	fmt.Printf("fitted on all: %#v\n", tu.Assist)
 	for _, s := range all {
 		report(s.name+"(all-fit)", s.qs, tu, stage)
@@ -176,13 +214,13 @@ func report(name string, qs []*shapes.Question, tu offline.Tuning, stage *offlin
 		lo, hi = min(lo, g), max(hi, g)
 	}
 	fmt.Printf("%s: %d questions, shape weight %.2f–%.2f\n", name, len(qs), lo, hi)
-	base, _ := shapes.Evaluate(qs, offline.DefaultTuning(), stage, shapes.Variant{Shape: &shapes.NoShape})
-	adapted, sels := shapes.Evaluate(qs, tu, stage, shapes.Variant{})
-	keepStage, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{KeepStage: true})
+	base, _ := shapes.Evaluate(qs, offline.DefaultTuning(), stage, shapes.Variant{KeepTop: keepTop, Shape: &shapes.NoShape})
+	adapted, sels := shapes.Evaluate(qs, tu, stage, shapes.Variant{KeepTop: keepTop})
+	keepStage, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{KeepTop: keepTop, KeepStage: true})
 	rows := []shapes.Row{{Name: "engine-offline (budget)", Score: eng}, {Name: "offline base (replay)", Score: base},
 		{Name: "offline adapted", Score: adapted}, {Name: "offline adapted, stage kept", Score: keepStage}}
 	if withChunks {
-		pas, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{Passages: true})
+		pas, _ := shapes.Evaluate(qs, tu, stage, shapes.Variant{KeepTop: keepTop, Passages: true})
 		rows = append(rows, shapes.Row{Name: "offline adapted+passages", Score: pas})
 	}
 	for _, sys := range []struct {
@@ -256,7 +294,7 @@ func printShapes(sets string) error {
 func printMisses(name string, qs []*shapes.Question, stage *offline.Stage) {
 	tu := offline.DefaultTuning()
 	for qi, q := range qs {
-		sel := shapes.SelectVariant(q, tu, stage, shapes.Variant{})
+		sel := shapes.SelectVariant(q, tu, stage, shapes.Variant{KeepTop: keepTop})
 		in := map[int]bool{}
 		for _, i := range sel {
 			in[i] = true
