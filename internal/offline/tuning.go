@@ -134,17 +134,30 @@ func DefaultAssistant() Assistant {
 // ascent from the base weights (and five random starts) on RealMem dev
 // (its six "-1" samples, 81 questions) and the synthetic user–assistant
 // stress together, each set counting the same, each held to mean K ≤ 7.8
-// and to its best plain top-k at the same K; MaxK is held to 8.
-// Reproduce with internal/research/shapes (cmd/shapes -fit; BENCHMARKS.md,
-// issue 32, has the command and the leave-one-set-out results). Then
-// uaPassageDense was added, one coordinate step from these weights on the
-// same two sets (0.25–1 tried; 0.75 best: RealMem -1 0.481 → 0.510,
-// gen-ua 0.779 → 0.773) and kept because the held-out RealMem "-2"
-// samples did not fall (0.306 → 0.308); PassageLex lowered both fit sets
-// at every share tried. A full refit with the replay that equals the
+// and to its best plain top-k at the same K; MaxK is held to 8. The fit
+// ran on the replay of the time, which kept no turn always (no
+// Selection.Top) and had no passage levers; every constant but
+// uaPassageDense is the "fitted on all" line of
+//
+//	go run ./internal/research/shapes/cmd/shapes -fit -chunks=false -keep-top=none -pin PassageDense,PassageLex \
+//	    -sets 'realmem=../shared/data/realmem_dev.json@-1$,gen-ua=/tmp/shapes-data/gen-ua.json,gen-burst=/tmp/shapes-data/gen-burst.json'
+//
+// (internal/research/shapes; BENCHMARKS.md, issue 32, has the
+// leave-one-set-out results). Then uaPassageDense was chosen by one
+// coordinate step from these weights on the same two sets, with the
+// replay that equals the engine (0, 0.25, 0.5, 0.75, 1 tried; 0.75 best:
+// RealMem -1 0.481 → 0.510, gen-ua 0.779 → 0.773):
+//
+//	go run ./internal/research/shapes/cmd/shapes -sweep PassageDense -chunks=false \
+//	    -sets 'realmem=../shared/data/realmem_dev.json@-1$,gen-ua=/tmp/shapes-data/gen-ua.json'
+//
+// and kept because the held-out RealMem "-2" samples did not fall
+// (0.306 → 0.308); PassageLex lowers both fit sets at every share tried
+// (-sweep PassageLex: 0 best). A full refit with the replay that equals the
 // engine (offline.Selection.Top) scored higher on the fit sets but lowered
 // the held-out samples (0.306 → 0.280) and was not taken (BENCHMARKS.md,
-// "Issue 32, round of 2026-12-04 (evening)").
+// "Issue 32, round of 2026-12-04 (evening)" and "Issue 32, the
+// user–assistant weights reproduced").
 const (
 	uaWindowWeight = 0.0   // the turn's own cosine: a user turn's window is mostly the reply before it
 	uaLengthPow    = -0.15 // long runs (the assistant's replies) score less, not more

@@ -23,22 +23,34 @@
 // equals the engine's evidence (up to the budget and profile turns).
 //
 // The user–assistant weights of internal/offline (offline.Assistant, the
-// constants ua* in tuning.go) are reproduced by
+// constants ua* in tuning.go) are reproduced by two commands. The first
+// fits them as they were fitted, on the replay of the time:
 //
-//	go run ./internal/research/shapes/cmd/shapes -fit -chunks=false \
+//	go run ./internal/research/shapes/cmd/shapes -fit -chunks=false -keep-top=none -pin PassageDense,PassageLex \
 //	    -sets 'realmem=../shared/data/realmem_dev.json@-1$,gen-ua=/tmp/shapes-data/gen-ua.json,gen-burst=/tmp/shapes-data/gen-burst.json'
 //
 // which fits them by coordinate ascent from the base weights and five
 // seeded random starts (Fit: the sets' mean recall, each set held to mean
 // K ≤ MaxMeanK and to its best plain top-k at the same K), leave-one-set-out
 // over the sets whose shape adapts, reports each held-out set, then fits
-// on all of them. The last "fitted on all" line was the shipped constants
-// (ua* in internal/offline/tuning.go) when the replay did not yet keep
-// offline.Selection.Top; with it (the replay now equals the engine) and
-// the passage levers in the grid, the refit lowers RealMem's held-out
-// "-2" samples and is not shipped: the constants are the earlier fit plus
-// uaPassageDense (tuning.go says how it was chosen). "@-1$" keeps RealMem's samples
-// whose id ends in -1 (the ones measured in BENCHMARKS.md).
+// on all of them; its last "fitted on all" line is every ua* constant but
+// uaPassageDense. -keep-top=none replays the selection as the first K
+// ranked units, as the replay did then (before offline.Selection.Top:
+// -keep-top=engine, the default, is the engine's rule; plain keeps the
+// most relevant unit without weighing roles); -pin holds the passage
+// levers at 0 and out of the grid and of the random starts, as they did
+// not exist then. The second takes uaPassageDense's step from those
+// weights, with the replay that equals the engine:
+//
+//	go run ./internal/research/shapes/cmd/shapes -sweep PassageDense -chunks=false \
+//	    -sets 'realmem=../shared/data/realmem_dev.json@-1$,gen-ua=/tmp/shapes-data/gen-ua.json'
+//
+// (Sweep: each grid value of one weight from the shipped weights, each
+// set's objective and their mean; 0.75 is best). A full refit with
+// today's replay (-fit without -keep-top and -pin) lowers RealMem's
+// held-out "-2" samples and is not shipped (tuning.go, BENCHMARKS.md).
+// "@-1$" keeps RealMem's samples whose id ends in -1 (the ones measured
+// in BENCHMARKS.md).
 // The stress sets are written by cmd/shapegen:
 //
 //	go run ./internal/research/shapes/cmd/shapegen -kind ua -convs 1 -out /tmp/shapes-data/gen-ua.json
