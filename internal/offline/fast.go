@@ -49,9 +49,6 @@ type fastScan struct {
 	top              float64
 	// bestK holds the MaxK best exact scores.
 	bestK *rank.TopK
-	// blocks is set when scoreHi is computed by blocks (blocks.go): then
-	// it is written only in the blocks marked in sc.blockDone.
-	blocks bool
 }
 
 // fast computes what Select reads for an unfiltered question on a large
@@ -381,10 +378,6 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 	sc := fs.sc
 	sc.scoreHi = grow(sc.scoreHi, fs.n)
 	fs.scoreHi = sc.scoreHi
-	if rh == nil {
-		// Every run is one unit: by blocks (blocks.go).
-		return fs.blockScoreBounds()
-	}
 	var args [4]int
 	parts := rank.ParallelRange(fs.n, fs.chunk(), func(p, lo, hi int) {
 		args[p] = fs.tu.ScoreRange(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi)
@@ -524,9 +517,8 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// the best score is at least r0's.
 	c := fs.sc.cands[:0]
 	if s0 := fs.scores[r0]; s0 > 0 {
-		c = fs.scoresAtLeast(min(fs.tu.KeepRatio*s0, s0), c)
+		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
 	} else {
-		fs.allScoreBounds()
 		for i := range fs.scoreHi {
 			c = append(c, i)
 		}
@@ -586,7 +578,7 @@ func (fs *fastScan) topRelevance() bool {
 		return false
 	}
 	floor := relTop.Last()
-	rc := fs.relAtLeast(floor, fs.sc.cands[:0])
+	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
 	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
 	fs.sc.cands = rc
 	relTop = rank.NewTopK(k)

@@ -37,13 +37,7 @@ type Scratch struct {
 	// stay all false between questions); runList and evList list the runs
 	// and events marked.
 	reached, runKnown, evKnown []bool
-	// blockHi and blockRel are, per block of blockSize units, an upper
-	// bound of the units' score bounds and the best relevance bound
-	// (blocks.go); blockDone marks the blocks whose score bounds are
-	// written.
-	blockHi, blockRel []float64
-	blockDone         []bool
-	runList, evList   []int32
+	runList, evList            []int32
 }
 
 // grow returns s with length n, reallocating when its capacity is short;
