@@ -12,6 +12,7 @@ import (
 // storage wording, one "higmem:" prefix, no time layout), writes nothing,
 // and the database keeps working.
 func TestBadInputAtTheCLI(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	if out, e, code := runCLI(t, env, "ingest", exampleFile, "-q"); code != 0 {
 		t.Fatalf("ingest: %s %s", out, e)

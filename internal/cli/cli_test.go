@@ -39,6 +39,7 @@ func baseEnv(t *testing.T) map[string]string {
 const exampleFile = "../../examples/conversation.json"
 
 func TestIngestAndAskOffline(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	out, errOut, code := runCLI(t, env, "ingest", exampleFile, "-q")
 	if code != 0 {
@@ -91,6 +92,7 @@ func TestIngestAndAskOffline(t *testing.T) {
 }
 
 func TestIngestErrorsNameTheProblem(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	dir := t.TempDir()
 	cases := []struct {
@@ -143,6 +145,7 @@ func TestIngestErrorsNameTheProblem(t *testing.T) {
 // OpenAI-compatible client against a local fake server, and proves that the
 // response cache makes a rerun cost zero HTTP calls.
 func TestLLMPathThroughFakeServer(t *testing.T) {
+	t.Parallel()
 	for _, mode := range []string{"default", "paper"} {
 		t.Run(mode, func(t *testing.T) {
 			srv := llmtest.NewServer(t, llmtest.NewScripted().Handler())
@@ -206,6 +209,7 @@ func answerLine(out string) string {
 // TestIngestLoCoMoSample ingests part of a LoCoMo-format sample (the
 // harness's test file) and asks one of its questions.
 func TestIngestLoCoMoSample(t *testing.T) {
+	t.Parallel()
 	data := evalTestData
 	env := baseEnv(t)
 	out, errOut, code := runCLI(t, env, "ingest", data, "--sample", "0", "--max-turns", "10", "-q")
@@ -224,6 +228,7 @@ func TestIngestLoCoMoSample(t *testing.T) {
 // TestCommandsAgainstServer runs the everyday commands with --server
 // against a higmem server (the api client), keyed to one user.
 func TestCommandsAgainstServer(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	mem, err := higmem.Open(ctx, higmem.Options{})
 	if err != nil {
@@ -282,6 +287,7 @@ func mustJSON(t *testing.T, v any) string {
 // --server URL --api-key KEY` expects, and say what to do when the key has
 // several.
 func TestServerKeyNamesTheUser(t *testing.T) {
+	t.Parallel()
 	mem, err := higmem.Open(t.Context(), higmem.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -318,6 +324,7 @@ func TestServerKeyNamesTheUser(t *testing.T) {
 }
 
 func TestErrorLine(t *testing.T) {
+	t.Parallel()
 	for err, want := range map[error]string{
 		errors.New("higmem: higmem: invalid input: x"):                                                             "higmem: invalid input: x",
 		fmt.Errorf("import f: %w", errors.New("higmem: bad")):                                                      "higmem: import f: bad",
@@ -333,6 +340,7 @@ func TestErrorLine(t *testing.T) {
 
 // TestBenchWriters runs `higmem bench --writers` on tiny sizes.
 func TestBenchWriters(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	out, errOut, code := runCLI(t, env, "bench", "--writers", "--sizes", "120", "--queries", "3", "--foreign", "1,20", "--foreign-deletes", "2",
 		"--writer-turns", "40", "--spaces", "5", "--space-turns", "20", "--cache-mib", "1", "--dir", t.TempDir(), "-q")

@@ -14,6 +14,7 @@ import (
 // "on June 3" said on 25 May, a wedding "in June" being planned in March.
 // They must resolve forward, into 2024, not to the year before.
 func TestDemoDatesResolveForward(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	out, errOut, code := runCLI(t, env, "demo", "--fetch=false", "--db", filepath.Join(t.TempDir(), "d.db"))
 	if code != 0 {

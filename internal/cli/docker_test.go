@@ -105,6 +105,7 @@ func execForm(t *testing.T, in dockerInstr) []string {
 // started in exec form. Then it runs the build stage's go build command here
 // and checks the binary is static and runs.
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	stages := parseDockerfile(t, "../../Dockerfile")
 	if len(stages) != 2 {
 		t.Fatalf("Dockerfile: %d stages, want 2 (build, run)", len(stages))

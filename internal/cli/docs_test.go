@@ -720,6 +720,7 @@ var (
 // TestDocsExamples needs installed): the question must get the fact as
 // memory, so both examples must name the same space.
 func TestChatDocSDKExamplesShareMemory(t *testing.T) {
+	t.Parallel()
 	llmSrv := llmtest.NewServer(t, scriptedEndpoint(t))
 	port, key := serveForExampleWith(t, server.ChatOptions{UpstreamURL: llmSrv.URL + "/v1"})
 	var sdk []docBlock

@@ -52,6 +52,7 @@ func countTurns(t *testing.T, env map[string]string, args ...string) int {
 // without --yes when stdin is not a terminal, and asks on a terminal; only
 // "y" or "yes" deletes. (serve revoke: TestServeKeysInPostgres.)
 func TestDeleteAsksFirst(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	if _, e, code := runCLI(t, env, "-q", "ingest", exampleFile); code != 0 {
 		t.Fatal(e)
@@ -100,6 +101,7 @@ func TestDeleteAsksFirst(t *testing.T) {
 // events, history, profiles, export) or deletes, given a database that does
 // not exist, fails saying so, and creates no file or folder.
 func TestReadCommandsCreateNothing(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "typo", "dir", "x.db")
@@ -148,6 +150,7 @@ func TestReadCommandsCreateNothing(t *testing.T) {
 // file (or one of white space) is an error that says so, and stores
 // nothing.
 func TestImportAndIngestReadBOMAndRefuseEmpty(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	dir := t.TempDir()
 	bom := []byte{0xEF, 0xBB, 0xBF}
@@ -196,6 +199,7 @@ func TestImportAndIngestReadBOMAndRefuseEmpty(t *testing.T) {
 // TestFailedFetchLeavesNoFolders: `models fetch` that cannot download
 // removes the folders it created on the way to the model's.
 func TestFailedFetchLeavesNoFolders(t *testing.T) {
+	t.Parallel()
 	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		http.Error(w, "no downloads in tests", http.StatusForbidden)
 	}))
@@ -229,6 +233,7 @@ func TestFailedFetchLeavesNoFolders(t *testing.T) {
 // TestErrorsSayHigmemOnce: the command line says "higmem:" once per error,
 // however deep the engine's errors wrap each other.
 func TestErrorsSayHigmemOnce(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	// An endpoint that refuses every call: the add cannot be built.
 	refuse := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -274,6 +279,7 @@ func TestErrorsSayHigmemOnce(t *testing.T) {
 // server offers (server.Tools, which TestToolsListsEveryTool checks
 // against tools/list).
 func TestMCPHelpNamesEveryTool(t *testing.T) {
+	t.Parallel()
 	out, e, code := runCLI(t, baseEnv(t), "mcp", "--help")
 	if code != 0 {
 		t.Fatal(e)
@@ -305,6 +311,7 @@ func (queryFake) EmbedQuery(_ context.Context, texts []string) ([][]float32, err
 // query embedding, so that e5-small-v2 questions get "query: ", not
 // "passage: ".
 func TestCLIEmbedderEmbedsQuestionsAsQueries(t *testing.T) {
+	t.Parallel()
 	a := newApp(envconfig.Config{}, nil, io.Discard, io.Discard)
 	e := a.announcing(queryFake{})
 	qe, ok := e.(embed.QueryEmbedder)

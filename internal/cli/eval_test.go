@@ -36,6 +36,7 @@ func evalCLI(t *testing.T, args ...string) (string, string, error) {
 // real-junk fake does) fails its calibration: the summary prints no J and
 // says why, and so does the report.
 func TestEvalJudgeFailingCalibration(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	out, errOut, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "real-junk", "--embedder", "none",
 		"--systems", "full-context", "--max-questions", "3", "--samples", "0", "--out", dir, "-q")
@@ -60,6 +61,7 @@ func TestEvalJudgeFailingCalibration(t *testing.T) {
 }
 
 func TestEvalLoCoMoScripted(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	out, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted", "--embedder", "none",
 		"--systems", "higmem,amem,oracle,offline", "--max-questions", "3", "--samples", "0", "--out", dir, "-q")
@@ -117,6 +119,7 @@ func TestEvalLoCoMoScripted(t *testing.T) {
 }
 
 func TestEvalLoCoMoWithoutLLM(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	out, stderr, err := evalCLI(t, "eval", "locomo", evalTestData, "--embedder", "none",
 		"--systems", "higmem,vector-topk", "--out", dir, "-q")
@@ -132,6 +135,7 @@ func TestEvalLoCoMoWithoutLLM(t *testing.T) {
 }
 
 func TestEvalLoCoMoBadFlags(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"eval", "locomo", evalTestData, "--systems", "nope", "--embedder", "none"},
 		{"eval", "locomo", evalTestData, "--fake-llm", "oracle", "--embedder", "none"},
@@ -149,6 +153,7 @@ func TestEvalLoCoMoBadFlags(t *testing.T) {
 // the real OpenAI-compatible client: every logical call is an HTTP
 // request, counted in questions.jsonl as such.
 func TestEvalScriptedOverHTTP(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "run")
 	if _, errOut, err := evalCLI(t, "eval", "locomo", evalTestData, "--fake-llm", "scripted-http", "--embedder", "none",
 		"--systems", "higmem", "--max-questions", "2", "--samples", "0", "--out", dir, "-q"); err != nil {
@@ -179,6 +184,7 @@ func TestEvalScriptedOverHTTP(t *testing.T) {
 // TestEvalPrintsTheFloor: the printed summary shows each top-k system's
 // recall at offline mode's K beside offline's, and whether offline holds.
 func TestEvalPrintsTheFloor(t *testing.T) {
+	t.Parallel()
 	out, _, err := evalCLI(t, "eval", "locomo", evalTestData, "--embedder", "none",
 		"--systems", "offline,bm25-topk", "--out", filepath.Join(t.TempDir(), "run"), "-q")
 	if err != nil {

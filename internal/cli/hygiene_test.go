@@ -16,6 +16,7 @@ import (
 )
 
 func TestSafe(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain text, ünïcode → ok":   "plain text, ünïcode → ok",
 		"\x1b[31mred\x1b[0m":         `\x1b[31mred\x1b[0m`,
@@ -40,6 +41,7 @@ func TestSafe(t *testing.T) {
 // turns, speakers, ids, sessions and event titles, and checks that no human
 // output of any command prints them raw, while --json stays exact.
 func TestHumanOutputEscapesStoredText(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	const esc = "\x1b[2J\x1b]0;pwned\x07"
 	dir := t.TempDir()
@@ -139,6 +141,7 @@ func TestHumanOutputEscapesStoredText(t *testing.T) {
 // ("--embedder name"), so a backquoted command or JSON example in a usage
 // string garbles the help. Each such name must be one short word.
 func TestFlagUsagePlaceholders(t *testing.T) {
+	t.Parallel()
 	env := envconfig.Load(func(string) string { return "" })
 	a := newApp(env, strings.NewReader(""), io.Discard, io.Discard)
 	var walk func(c *cobra.Command)

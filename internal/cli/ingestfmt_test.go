@@ -13,6 +13,7 @@ import (
 // the JSON (a turn whose text mentions "conversation" or "turns" is still a
 // turn).
 func TestIngestFormats(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name, data string
 		turns      int

@@ -51,6 +51,7 @@ func startServe(t testing.TB, env map[string]string, args ...string) (*exec.Cmd,
 // the lease runs out and finishes it: every turn stored once and in an
 // event.
 func TestAsyncJobSurvivesKill(t *testing.T) {
+	t.Parallel()
 	scripted := llmtest.NewScripted().Handler()
 	var hold atomic.Bool
 	hold.Store(true)

@@ -53,6 +53,7 @@ func shellWords(s string) []string {
 // scripted model. A line naming `local-llm.sh ollama` switches the lines
 // after it to Ollama, one naming `local-llm.sh` alone back.
 func TestLocalLLMDocWalkthrough(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewLlamaCpp(t, llmtest.NewScripted().Handler())
 	ollama := llmtest.NewServer(t, llmtest.NewScripted().Handler())
 	lines := shellBlocks(t, localLLMDoc)
@@ -156,6 +157,7 @@ func TestLocalLLMDocWalkthrough(t *testing.T) {
 
 // Every HIGMEM_ variable the doc names is read by higmem or by the script.
 func TestLocalLLMDocVariables(t *testing.T) {
+	t.Parallel()
 	doc, _ := os.ReadFile(localLLMDoc)
 	script, err := os.ReadFile("../../scripts/local-llm.sh")
 	if err != nil {
@@ -185,6 +187,7 @@ func TestLocalLLMDocVariables(t *testing.T) {
 // --llm-record keeps what the server answered; --llm-replay gives the same
 // memory and answer with the server gone, and fails on anything new.
 func TestRecordReplayCLI(t *testing.T) {
+	t.Parallel()
 	srv := llmtest.NewLlamaCpp(t, llmtest.NewScripted().Handler())
 	env := baseEnv(t)
 	env["HIGMEM_LLM_BASE_URL"] = srv.BaseURL()

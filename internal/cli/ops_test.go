@@ -19,6 +19,7 @@ import (
 // module version and the commit the checkout is at, as the go command
 // recorded it.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -61,6 +62,7 @@ func gitWorktree(t *testing.T) bool {
 // the memory model's calls (the CLI's meter) are there. Without the flag
 // there is no /metrics.
 func TestServeMetricsFlag(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}

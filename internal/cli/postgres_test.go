@@ -59,6 +59,7 @@ func searchJSON(t *testing.T, env map[string]string, q string) higmem.Result {
 // The CLI with --db postgres://... ingests the example conversation and
 // retrieves exactly what it retrieves from a SQLite file.
 func TestPostgresCLIMatchesSQLite(t *testing.T) {
+	t.Parallel()
 	lite := baseEnv(t)
 	pg := baseEnv(t)
 	pg["HIGMEM_DB"] = pgtest.SchemaDSN(t)
@@ -124,6 +125,7 @@ func migrateJSON(t *testing.T, from, to string) storecopy.Summary {
 // original file and of the final one, and the final file answers as the
 // original does.
 func TestMigrateRoundTripSQLitePostgres(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	a := env["HIGMEM_DB"]
 	for _, args := range [][]string{
@@ -178,6 +180,7 @@ func mustReadJSON(t *testing.T, path string, v any) {
 // listed by `serve keys`, and refused once `serve revoke` dropped them and
 // the server re-read its keys; the memory lives in the same database.
 func TestServeKeysInPostgres(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	env["HIGMEM_DB"] = pgtest.SchemaDSN(t)
 	keygen := func(name, user string) string {
@@ -262,6 +265,7 @@ func TestServeKeysInPostgres(t *testing.T) {
 // A password in HIGMEM_DB never shows in help (the --db default) or where
 // the database is printed.
 func TestDatabasePasswordMasked(t *testing.T) {
+	t.Parallel()
 	env := map[string]string{"HIGMEM_DB": "postgres://u:s3cret@127.0.0.1:1/db"}
 	a := newApp(envconfig.Load(func(k string) string { return env[k] }), strings.NewReader(""), io.Discard, io.Discard)
 	f := a.rootCommand().PersistentFlags().Lookup("db")

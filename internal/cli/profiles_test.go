@@ -14,6 +14,7 @@ import (
 // response, an ENTITY selects one person, --as-of and --current filter,
 // and a delete is forgotten.
 func TestProfilesCommand(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	if _, e, code := runCLI(t, env, "ingest", exampleFile, "-q"); code != 0 {
 		t.Fatalf("ingest: %s", e)
@@ -65,6 +66,7 @@ func TestProfilesCommand(t *testing.T) {
 // value a model stated, the model that closed one, and a summary; a value
 // only the rules read names none.
 func TestPrintProfileProducers(t *testing.T) {
+	t.Parallel()
 	var b strings.Builder
 	printProfile(&b, api.Profile{Entity: "Jo", Speaker: true,
 		Summary: &api.ProfileSummary{Text: "Jo moved to York [j2].", Evidence: []string{"j2"}, Producer: "llm:paper:p3"},

@@ -22,6 +22,7 @@ import (
 // turn; and a turn written through one server is returned by the next
 // search through another.
 func TestThreeServersOnePostgres(t *testing.T) {
+	t.Parallel()
 	dsn, schema := pgtest.Schema(t)
 	env := baseEnv(t)
 	env["HIGMEM_DB"] = pgtest.WithSearchPath(t, dsn, schema)

@@ -92,6 +92,7 @@ func (c *command) stop() error {
 var listenRE = regexp.MustCompile(`serving on (http://[^ ]+)`)
 
 func TestServeKeygen(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	out, _, code := runCLI(t, env, "serve", "keygen", "--name", "ci", "--users", "alice,bob")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
@@ -143,6 +144,7 @@ func TestServeKeygen(t *testing.T) {
 }
 
 func TestServeRefusesUnsafeAuth(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"keys":[{"name":"a","sha256":"hgm_secret","users":["*"]}]}`), 0o600)
@@ -178,6 +180,7 @@ func TestServeRefusesUnsafeAuth(t *testing.T) {
 // keys file, uses it through the Go client and the MCP SDK client, stops it
 // like SIGINT would, and finds the data in the database.
 func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	keys := filepath.Join(t.TempDir(), "keys.json")
 	out, _, code := runCLI(t, env, "serve", "keygen", "--keys-file", keys, "--name", "test", "--users", "alice", "--json")
@@ -256,6 +259,7 @@ func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestMCPCommandStdio runs `higmem mcp` with its stdin and stdout on pipes
 // and talks to it with the SDK client, as an agent host would.
 func TestMCPCommandStdio(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -300,6 +304,7 @@ func TestMCPCommandStdio(t *testing.T) {
 // higmem mcp`: stdin ends right after the requests, and both answers are
 // printed; bad lines before them are answered and do not stop the command.
 func TestMCPCommandPipedInput(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	in := strings.Join([]string{
 		`{bad}`, `[]`, `{"jsonrpc":"1.0","id":9,"method":"ping"}`,
@@ -345,6 +350,7 @@ func TestMCPCommandPipedInput(t *testing.T) {
 
 // The chat upstream is the answer endpoint, whose key goes only to it.
 func TestServeChatOptions(t *testing.T) {
+	t.Parallel()
 	env := envconfig.Load(func(k string) string {
 		return map[string]string{"HIGMEM_ANSWER_BASE_URL": "https://api.example.com/v1", "HIGMEM_ANSWER_API_KEY": "sk-answer",
 			"HIGMEM_ANSWER_MODEL": "big"}[k]

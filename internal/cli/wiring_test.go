@@ -19,6 +19,7 @@ import (
 // vectors) and checks that the first search says it computes them, and the
 // second does not (they were stored).
 func TestFirstUseAfterImportSaysItEmbeds(t *testing.T) {
+	t.Parallel()
 	env := baseEnv(t)
 	var b strings.Builder
 	for i := range 300 {
@@ -47,6 +48,7 @@ func TestFirstUseAfterImportSaysItEmbeds(t *testing.T) {
 // TestReadOnlyDatabaseSaysWhy checks the message for a database the user
 // may not write: the file, or its directory.
 func TestReadOnlyDatabaseSaysWhy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	db := filepath.Join(dir, "m.db")
 	if err := os.WriteFile(db, nil, 0o644); err != nil {
@@ -87,6 +89,7 @@ func TestReadOnlyDatabaseSaysWhy(t *testing.T) {
 // drop privileges (it runs as root and setpriv exists): a database owned by
 // root, mode 0644, read by nobody.
 func TestReadOnlyDatabaseAsAnotherUser(t *testing.T) {
+	t.Parallel()
 	setpriv, err := exec.LookPath("setpriv")
 	if os.Geteuid() != 0 || err != nil {
 		t.Skip("needs root and setpriv to run as another user")
@@ -119,6 +122,7 @@ func TestReadOnlyDatabaseAsAnotherUser(t *testing.T) {
 // check refuses it and nothing is left in the models directory), and that
 // `models status` names both models.
 func TestModelsFetchE5(t *testing.T) {
+	t.Parallel()
 	var asked atomic.Value
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		asked.Store(r.URL.Path)

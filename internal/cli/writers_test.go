@@ -155,6 +155,7 @@ func processBackends(t *testing.T, fn func(t *testing.T, env map[string]string))
 // TestProcessesIngestOneSpace runs two real ingests of different files into
 // one space at once, then both again.
 func TestProcessesIngestOneSpace(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	processBackends(t, func(t *testing.T, env map[string]string) {
 		a := writeConversation(t, "a", 300, true)
@@ -181,6 +182,7 @@ func TestProcessesIngestOneSpace(t *testing.T) {
 // TestProcessesParallelAdds runs six real `higmem add` at once, three with
 // --id and three without.
 func TestProcessesParallelAdds(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	processBackends(t, func(t *testing.T, env map[string]string) {
 		var argss [][]string
@@ -220,6 +222,7 @@ func TestProcessesParallelAdds(t *testing.T) {
 // TestServeBesideCLI runs `higmem serve` and CLI adds on one database: the
 // server's next search finds the CLI's turn, and its id-less adds work.
 func TestServeBesideCLI(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	processBackends(t, func(t *testing.T, env map[string]string) {
 		ctx := t.Context()
@@ -305,6 +308,7 @@ func TestServeBesideCLI(t *testing.T) {
 // space while it runs: what it committed holds the invariants, and
 // rerunning it converges to both files stored once.
 func TestProcessKilledMidIngest(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	processBackends(t, func(t *testing.T, env map[string]string) {
 		const n = 1500
@@ -362,6 +366,7 @@ func TestProcessKilledMidIngest(t *testing.T) {
 // on how the writers interleaved. HIGMEM_KILL_SEED replays a run (the seed
 // is logged).
 func TestProcessesKilledAtRandom(t *testing.T) {
+	t.Parallel()
 	bin := buildBinary(t)
 	seed := uint64(time.Now().UnixNano())
 	if v := os.Getenv("HIGMEM_KILL_SEED"); v != "" {
