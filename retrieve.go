@@ -294,18 +294,47 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 		tr.Notes = append(tr.Notes, fmt.Sprintf("evidence capped at %d of %d turns", q.ro.MaxEvidence, len(all)))
 		all = all[:q.ro.MaxEvidence]
 	}
+	out := q.withinBudget(all, tr)
+	slices.SortFunc(out, func(a, b Evidence) int { return compareTurns(a.Turn, b.Turn) })
+	ids := make([]string, len(out))
+	for i, e := range out {
+		ids[i] = e.Turn.ID
+	}
+	tr.Stages = append(tr.Stages, Stage{Name: "final", IDs: ids})
+	if !q.noTemporal {
+		idx := make([]int, len(out))
+		for i, e := range out {
+			idx[i] = q.st.pos[e.Turn.ID]
+		}
+		refs, err := q.st.evidenceTimes(ctx, idx)
+		if err != nil {
+			return nil, err
+		}
+		for i := range out {
+			out[i].Times = rules.ResolvedTimes(store.Annotation{TimeRefs: refs[i]})
+		}
+	}
+	return out, nil
+}
+
+// widening is a long turn's excerpt with its second passage, shown where
+// the budget still has room (withinBudget).
+type widening struct {
+	tp   *passindex.Turn
+	keep []int
+	cost int
+}
+
+// withinBudget returns the evidence of all (most relevant first) that fits
+// the question's token budget. A long turn first shows its best passage
+// only; where the excerpt would show a second one (wider, its passages in
+// the text's order), it does so after every turn that fits has its place,
+// in the order of relevance, as long as the budget has room: the budget
+// goes to more turns before it goes to second passages. The most relevant
+// turn is always kept, its text cut when it alone is over the budget.
+func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 	budget := q.ro.EvidenceTokens
 	var out []Evidence
-	// A long turn first shows its best passage only; where the excerpt
-	// would show a second one (wider, its passages in the text's order),
-	// it does so after every turn that fits has its place, in the order
-	// of relevance, as long as the budget has room: the budget goes to
-	// more turns before it goes to second passages.
-	type widening struct {
-		tp   *passindex.Turn
-		keep []int
-		cost int
-	}
 	var wider []widening
 	used := 0
 	pm := q.passageScores()
@@ -350,26 +379,7 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 			out[j] = e
 		}
 	}
-	slices.SortFunc(out, func(a, b Evidence) int { return compareTurns(a.Turn, b.Turn) })
-	ids := make([]string, len(out))
-	for i, e := range out {
-		ids[i] = e.Turn.ID
-	}
-	tr.Stages = append(tr.Stages, Stage{Name: "final", IDs: ids})
-	if !q.noTemporal {
-		idx := make([]int, len(out))
-		for i, e := range out {
-			idx[i] = q.st.pos[e.Turn.ID]
-		}
-		refs, err := q.st.evidenceTimes(ctx, idx)
-		if err != nil {
-			return nil, err
-		}
-		for i := range out {
-			out[i].Times = rules.ResolvedTimes(store.Annotation{TimeRefs: refs[i]})
-		}
-	}
-	return out, nil
+	return out
 }
 
 // compareTurns orders turns chronologically: by OccurredAt (unknown times
