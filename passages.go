@@ -285,7 +285,8 @@ func (pm *passageMatch) excerptOf(i int) (text string, ex *Excerpt, ok bool) {
 	if tp == nil {
 		return "", nil, false
 	}
-	return excerptText(tp, slices.Sorted(slices.Values(keep)))
+	text, ex = excerptText(tp, slices.Sorted(slices.Values(keep)))
+	return text, ex, true
 }
 
 // excerptChoice returns the turn's passages and those an excerpt of the
@@ -314,13 +315,13 @@ func (pm *passageMatch) excerptChoice(i int) (*passindex.Turn, []int) {
 
 // excerptText renders passages keep (ordinals, ascending) of tp as an
 // excerpt.
-func excerptText(tp *passindex.Turn, keep []int) (string, *Excerpt, bool) {
+func excerptText(tp *passindex.Turn, keep []int) (string, *Excerpt) {
 	ex := &Excerpt{Of: len(tp.Spans), Bytes: len(tp.Text)}
 	for _, k := range keep {
 		s := tp.Spans[k]
 		ex.Passages = append(ex.Passages, Passage{Ordinal: k, Start: s.Start, End: s.End})
 	}
-	return tp.Render(keep), ex, true
+	return tp.Render(keep), ex
 }
 
 // promptTurnOf returns turn t as a prompt shows it to the memory model:

@@ -615,7 +615,7 @@ func TestPassageBudgetTurnsBeforeSecondPassages(t *testing.T) {
 		c := 0
 		for _, p := range e.Excerpt.Passages {
 			one := e
-			one.Turn.Text, one.Excerpt, _ = excerptText(tp, []int{p.Ordinal})
+			one.Turn.Text, one.Excerpt = excerptText(tp, []int{p.Ordinal})
 			c = max(c, evidenceTokens(&one))
 		}
 		narrow += c

@@ -330,8 +330,8 @@ type widening struct {
 // only; where the excerpt would show a second one (wider, its passages in
 // the text's order), it does so after every turn that fits has its place,
 // in the order of relevance, as long as the budget has room: the budget
-// goes to more turns before it goes to second passages. The most relevant
-// turn is always kept, its text cut when it alone is over the budget.
+// goes to more turns before it goes to second passages. The first turn
+// is always kept, its text cut when it alone is over the budget.
 func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 	budget := q.ro.EvidenceTokens
 	var out []Evidence
@@ -343,7 +343,7 @@ func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 		if tp, keep := pm.excerptChoice(q.st.pos[e.Turn.ID]); tp != nil {
 			// A long turn shows the passages that match the question,
 			// and costs what they hold.
-			e.Turn.Text, e.Excerpt, _ = excerptText(tp, keep[:1])
+			e.Turn.Text, e.Excerpt = excerptText(tp, keep[:1])
 			if len(keep) > 1 {
 				w.tp, w.keep = tp, slices.Sorted(slices.Values(keep))
 			}
@@ -373,7 +373,7 @@ func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 			continue
 		}
 		e := out[j]
-		e.Turn.Text, e.Excerpt, _ = excerptText(w.tp, w.keep)
+		e.Turn.Text, e.Excerpt = excerptText(w.tp, w.keep)
 		if cost := evidenceTokens(&e); used-w.cost+cost <= budget {
 			used += cost - w.cost
 			out[j] = e
