@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/eval/locomo/harness"
 	"github.com/higmem/higmem/internal/offline"
@@ -85,7 +86,7 @@ func TurnText(speaker, time, content string) string {
 // evidence (under ro: RetrieveOptions{} for the engine's defaults), and
 // returns the questions with the engine's features and evidence; the turn
 // and chunk vectors are embedded with emb.
-func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples []locomo.Sample, qsess map[string]int, chunks bool, ro higmem.RetrieveOptions) ([]*Question, error) {
+func Load(ctx context.Context, m *higmem.Memory, emb embed.Embedder, set string, samples []locomo.Sample, qsess map[string]int, chunks bool, ro higmem.RetrieveOptions) ([]*Question, error) {
 	var out []*Question
 	for si := range samples {
 		s := &samples[si]
@@ -161,7 +162,7 @@ func Load(ctx context.Context, m *higmem.Memory, emb *Cache, set string, samples
 					q.Engine = append(q.Engine, i)
 				}
 			}
-			v, err := emb.EmbedQuery(ctx, []string{qa.Question})
+			v, err := embed.EmbedQuestions(ctx, emb, []string{qa.Question})
 			if err != nil {
 				return nil, err
 			}

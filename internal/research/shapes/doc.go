@@ -10,8 +10,9 @@
 // hybrid: offline mode's relevance, as the harness's hybrid-topk) cut to
 // 4, 6, 8, 10 and, per question, to the size of offline's selection
 // ("@sameK", the floor of issue 32). Vectors are cached on disk
-// (-cache, default /tmp/shapes-cache: one file per model, keyed by the
-// SHA-256 of model id, prompt kind and text), so a rerun embeds nothing;
+// (embed/diskcache under -cache, default /tmp/shapes-cache: one file per
+// model, keyed by the SHA-256 of model id, prompt kind and text), so a
+// rerun embeds nothing;
 // it embeds with e5-small-v2 in int8 by default (cosine 0.999 with
 // float32's vectors, 1.8× as fast on a shared machine; -int8=false for
 // float32), questions with EmbedQuery ("query: "), texts with Embed

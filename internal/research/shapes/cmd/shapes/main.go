@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed/diskcache"
 	"github.com/higmem/higmem/embed/minilm"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/offline"
@@ -86,13 +87,14 @@ func run(sets, model, cacheDir string, workers int) error {
 	if err != nil {
 		return err
 	}
-	emb, err := shapes.OpenCache(cacheDir, mdl)
+	cache, err := diskcache.Open(cacheDir, mdl)
 	if err != nil {
 		return err
 	}
-	defer emb.Close()
+	defer cache.Close()
+	emb := cache.Embedder()
 	if int8 {
-		emb.AsID = strings.TrimSuffix(mdl.ID(), ":int8")
+		emb = shapes.AsID(emb, strings.TrimSuffix(mdl.ID(), ":int8"))
 	}
 	stage := offline.StageFor(emb.ID())
 	var all []set
@@ -127,7 +129,8 @@ func run(sets, model, cacheDir string, workers int) error {
 		if err != nil {
 			return err
 		}
-		log.Printf("%s: %d questions in %s (cache: %d hits, %d embedded)", name, len(qs), time.Since(start).Round(time.Second), emb.Hits, emb.Misses)
+		hits, embedded := cache.Stats()
+		log.Printf("%s: %d questions in %s (cache: %d hits, %d embedded)", name, len(qs), time.Since(start).Round(time.Second), hits, embedded)
 		report(name, qs, offline.DefaultTuning(), stage)
 
 		if misses {
