@@ -51,11 +51,14 @@ Without an LLM endpoint, systems that need one to build memory are skipped, and 
 others report retrieval only.
 
 The run directory (--out, default eval-runs/locomo-<config hash>) receives
-config.json, questions.jsonl, builds.jsonl, report.md, results.json and SVG charts.
-A killed run continues where it stopped when the same command is run again: answered
-questions are not asked again; memories are rebuilt, which the LLM response cache in
-the database (--db) makes free. FILE is a file in the LoCoMo format, such as the
-public release (data/locomo10.json of github.com/snap-research/locomo).`,
+config.json, questions.jsonl, builds.jsonl, report.md, results.json, SVG charts and
+vectors/, the embedder's vectors (one file per model). A killed run continues where
+it stopped when the same command is run again: answered questions are not asked
+again; memories are rebuilt, which the LLM response cache in the database (--db) and
+the vectors make free: no text is embedded twice. --vector-cache DIR keeps the vectors
+in DIR instead, so that runs given the same DIR (other systems, K or samples) share
+them. FILE is a file in the LoCoMo format, such as the public release
+(data/locomo10.json of github.com/snap-research/locomo).`,
 		Example: `  higmem eval locomo locomo10.json --systems hybrid-topk,dense-topk,bm25-topk,oracle,offline --k 20
   higmem eval locomo locomo10.json --systems higmem,amem --samples 0 --max-questions 50 --concurrency 4
   higmem eval report eval-runs/locomo-*`,
@@ -75,6 +78,7 @@ public release (data/locomo10.json of github.com/snap-research/locomo).`,
 	f.IntVar(&cfg.Env.AMemK, "amem-k", 10, "A-Mem retrieval top-k (the paper tuned 40-50 for GPT-4o-mini)")
 	f.IntVar(&cfg.JudgeRuns, "judge-runs", 1, "times the judge grades each answer (J is mean ± sd over runs)")
 	f.StringVar(&cfg.Out, "out", "", "run directory (default eval-runs/locomo-<config hash>; the same command resumes)")
+	f.StringVar(&cfg.VectorCache, "vector-cache", "", "directory that keeps the embedder's vectors, one file per model, shared by the runs given it (default: vectors/ in the run directory)")
 	f.StringVar(&o.tokenizer, "tokenizer", "estimate", "also count tokens with a real tokenizer: estimate (server usage, or 4 bytes per token) or o200k_base (fetch it first: higmem models fetch --tokenizer o200k_base)")
 	f.StringVar(&o.fake, "fake-llm", "", "use a fake model for every role instead of an endpoint: scripted (counts calls and tokens; answers are meaningless) or real-junk (a small real model's junk replies); with -http (scripted-http), served on a loopback port to the real OpenAI-compatible client, so that HTTP requests are counted too")
 	_ = f.MarkHidden("fake-llm")

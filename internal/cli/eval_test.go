@@ -196,3 +196,30 @@ func TestEvalPrintsTheFloor(t *testing.T) {
 	}
 	t.Log(out)
 }
+
+// TestEvalVectorCache: the embedder's vectors are kept in the run
+// directory's vectors/, or in the directory --vector-cache names.
+func TestEvalVectorCache(t *testing.T) {
+	t.Parallel()
+	run := func(extra ...string) string {
+		dir := filepath.Join(t.TempDir(), "run")
+		args := append([]string{"eval", "locomo", evalTestData, "--embedder", "hashing",
+			"--systems", "offline", "--max-questions", "2", "--samples", "0", "--out", dir, "-q"}, extra...)
+		if _, errOut, err := evalCLI(t, args...); err != nil {
+			t.Fatal(err, errOut)
+		}
+		return dir
+	}
+	dir := run()
+	if files, _ := filepath.Glob(filepath.Join(dir, harness.VectorsDir, "*.vec")); len(files) != 1 {
+		t.Errorf("run directory's vector cache: %q, want one file", files)
+	}
+	shared := filepath.Join(t.TempDir(), "vectors")
+	dir = run("--vector-cache", shared)
+	if files, _ := filepath.Glob(filepath.Join(shared, "*.vec")); len(files) != 1 {
+		t.Errorf("--vector-cache: %q, want one file", files)
+	}
+	if _, err := os.Stat(filepath.Join(dir, harness.VectorsDir)); !os.IsNotExist(err) {
+		t.Errorf("with --vector-cache, the run directory has its own vectors too (%v)", err)
+	}
+}

@@ -13,10 +13,12 @@
 // questions.jsonl and every built session to builds.jsonl in the run
 // directory, and a rerun skips what is recorded. Built memories are kept
 // in memory only and are rebuilt on a rerun; with the LLM response cache
-// this costs no model calls, and construction is counted once, from the
-// first build of each session. The run directory also holds config.json
-// (configuration, models, prompt versions, git commit, data SHA-256),
-// report.md, results.json and SVG charts.
+// this costs no model calls, the embedder's vectors are on disk
+// (embed/diskcache, in the run directory's VectorsDir or
+// Config.VectorCache) so it embeds no text twice, and construction is
+// counted once, from the first build of each session. The run directory
+// also holds config.json (configuration, models, prompt versions, git
+// commit, data SHA-256), report.md, results.json and SVG charts.
 //
 // This package lives below eval/locomo rather than in it because it
 // imports the engine, whose own tests import eval/locomo.

@@ -2,11 +2,17 @@ package harness
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
 	"github.com/higmem/higmem/embed"
+	"github.com/higmem/higmem/embed/diskcache"
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/eval/locomo"
 )
@@ -50,27 +56,124 @@ func (r *recordingQueryModel) EmbedQuery(ctx context.Context, texts []string) ([
 	return r.h.Embed(ctx, q)
 }
 
-// TestMemoEmbedderKeepsQueryEmbedding: the run's memo embedder gives a
-// question the model's query vector (and remembers it apart from
-// passages), and claims no query embedding for a model without one.
-func TestMemoEmbedderKeepsQueryEmbedding(t *testing.T) {
+// TestRunEmbedderKeepsQueryEmbedding: the run's embedder (the model
+// behind the vector cache) gives a question the model's query vector (and
+// remembers it apart from passages), and claims no query embedding for a
+// model without one.
+func TestRunEmbedderKeepsQueryEmbedding(t *testing.T) {
 	ctx := context.Background()
 	model := newRecordingQueryModel()
-	memo := newMemoEmbedder(model)
+	vc, err := diskcache.Open(t.TempDir(), model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vc.Close()
+	memo := vc.Embedder()
 	want, _ := model.EmbedQuery(ctx, []string{"when did she move?"})
 	for range 2 { // the second is remembered
 		got, err := embed.EmbedQuestions(ctx, memo, []string{"when did she move?"})
 		if err != nil || len(got) != 1 || !slices.Equal(got[0], want[0]) {
-			t.Fatalf("question vector through the memo embedder is not the model's query vector (err %v)", err)
+			t.Fatalf("question vector through the vector cache is not the model's query vector (err %v)", err)
 		}
 	}
 	passage, _ := model.Embed(ctx, []string{"when did she move?"})
 	got, err := memo.Embed(ctx, []string{"when did she move?"})
 	if err != nil || !slices.Equal(got[0], passage[0]) {
-		t.Fatalf("a stored text's vector through the memo embedder is not the model's Embed vector (err %v)", err)
+		t.Fatalf("a stored text's vector through the vector cache is not the model's Embed vector (err %v)", err)
 	}
-	if _, ok := embed.Embedder(newMemoEmbedder(hashing.New(8))).(embed.QueryEmbedder); ok {
-		t.Error("the memo embedder claims a query embedding its model does not have")
+	plain, err := diskcache.Open(t.TempDir(), hashing.New(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+	if _, ok := plain.Embedder().(embed.QueryEmbedder); ok {
+		t.Error("the vector cache claims a query embedding its model does not have")
+	}
+}
+
+// TestResumedRunEmbedsNothingTwice: a run killed in the middle and
+// resumed asks its model for no text (turn or question) the killed run had
+// it embed: the vectors are in the run directory.
+func TestResumedRunEmbedsNothingTwice(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(model embed.Embedder) Config {
+		return Config{Data: miniData, Out: dir, Systems: []string{"offline", "hybrid-topk", "dense-topk"},
+			Env: Env{Embedder: model, K: 3}}
+	}
+	first := newRecordingQueryModel()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := cfg(first)
+	n := 0
+	c.OnRecord = func(QuestionRecord) {
+		if n++; n == 2 {
+			cancel()
+		}
+	}
+	if _, err := Run(ctx, c); !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run: %v, want context.Canceled", err)
+	}
+	if len(first.embeds) == 0 || len(first.queries) == 0 {
+		t.Fatalf("the interrupted run embedded %d texts and %d questions; want some of each", len(first.embeds), len(first.queries))
+	}
+	second := newRecordingQueryModel()
+	var log strings.Builder
+	c = cfg(second)
+	c.Log = &log
+	if _, err := Run(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	// The resumed run rebuilt memories, from the cache.
+	m := regexp.MustCompile(`vector cache \S+: (\d+) texts found`).FindStringSubmatch(log.String())
+	if m == nil || m[1] == "0" {
+		t.Fatalf("the resumed run found no vector in the cache; its log:\n%s", log.String())
+	}
+	for s := range second.embeds {
+		if first.embeds[s] {
+			t.Errorf("the resumed run embedded %q again", s)
+		}
+	}
+	for s := range second.queries {
+		if first.queries[s] {
+			t.Errorf("the resumed run embedded question %q again", s)
+		}
+	}
+	rc, err := readConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := filepath.Join(dir, VectorsDir, diskcache.FileName(first.ID()))
+	for _, inv := range rc.Invocations {
+		if inv.VectorCache != want {
+			t.Errorf("config.json records the vector cache %q; want %q", inv.VectorCache, want)
+		}
+	}
+}
+
+// TestRunsShareAVectorCache: a run given the vector cache of another
+// (Config.VectorCache, --vector-cache) embeds nothing that one did.
+func TestRunsShareAVectorCache(t *testing.T) {
+	shared := t.TempDir()
+	var models []*recordingQueryModel
+	for range 2 {
+		m := newRecordingQueryModel()
+		models = append(models, m)
+		_, err := Run(context.Background(), Config{
+			Data: miniData, Out: t.TempDir(), VectorCache: shared,
+			Systems: []string{"offline", "dense-topk"}, Env: Env{Embedder: m, K: 3},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(models[0].embeds) == 0 {
+		t.Fatal("the first run embedded nothing")
+	}
+	if len(models[1].embeds)+len(models[1].queries) != 0 {
+		t.Fatalf("the second run embedded %d texts and %d questions; want none (all in the shared cache)",
+			len(models[1].embeds), len(models[1].queries))
+	}
+	if _, err := os.Stat(filepath.Join(shared, diskcache.FileName(models[0].ID()))); err != nil {
+		t.Fatal(err)
 	}
 }
 

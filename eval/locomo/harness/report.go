@@ -501,7 +501,7 @@ func Markdown(rep *Report) string {
 - **Rounds** are sequential LLM rounds on a question's critical path (answer included). **Wall times** include waiting for concurrency slots when --concurrency > 1, and embedding.
 - **HTTP requests** count what was sent to the server, retries and structured-output downgrades included; **re-asks** are corrective second requests after an unusable or cut reply; **fallbacks** count the engine's notes and warnings that say a reply was unusable and a documented fallback was used; **warnings** are AddResult.Warnings, **notes** Trace.Notes, all kept in builds.jsonl and questions.jsonl.
 - **J** is printed only for a judge that graded the calibration set (known right answers, and known wrong ones including "Not mentioned" answers) as its prompt defines.
-- **Construction** is counted once per session, from its first build; a resumed run rebuilds memories (free with the LLM cache) without counting them again.
+- **Construction** is counted once per session, from its first build; a resumed run rebuilds memories (free with the LLM cache and the vector cache) without counting them again.
 `)
 	return b.String()
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem"
+	"github.com/higmem/higmem/embed/diskcache"
 	"github.com/higmem/higmem/eval/amem"
 	"github.com/higmem/higmem/eval/locomo"
 	"github.com/higmem/higmem/internal/prompt"
@@ -97,7 +98,16 @@ type Config struct {
 	// tokens with a real encoding; TokenizerName names it for the record.
 	Tokenizer     Tokenizer
 	TokenizerName string
+	// VectorCache is the directory that keeps the embedder's vectors
+	// (embed/diskcache: one file per model), so that a resumed or
+	// repeated run embeds no text twice. Empty means VectorsDir in the
+	// run directory; runs given one directory share their vectors.
+	VectorCache string
 }
+
+// VectorsDir is the run directory's vector cache (see
+// Config.VectorCache).
+const VectorsDir = "vectors"
 
 // RunConfig is what config.json records. Every field except Invocations
 // must match for a run directory to be resumed.
@@ -139,6 +149,8 @@ type Invocation struct {
 	GitCommit   string    `json:"git_commit,omitempty"`
 	GitDirty    bool      `json:"git_dirty,omitempty"`
 	Concurrency int       `json:"concurrency"`
+	// VectorCache is the file that held the embedder's vectors.
+	VectorCache string `json:"vector_cache,omitempty"`
 }
 
 // identity is the part of a RunConfig that must match to resume.
@@ -244,9 +256,6 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	env := cfg.Env
 	env.Memory, env.Answer = counted(llm.RoleMemory, env.Memory, cfg.Tokenizer), counted(llm.RoleAnswer, env.Answer, cfg.Tokenizer)
-	if env.Embedder != nil {
-		env.Embedder = newMemoEmbedder(env.Embedder)
-	}
 	for _, s := range systems {
 		switch {
 		case s.NeedsMemoryModel() && env.Memory == nil:
@@ -290,7 +299,25 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	} else {
 		logf("run directory: %s (rerun the same command to resume)", cfg.Out)
 	}
-	rc.Invocations = append(rc.Invocations, Invocation{Started: time.Now().UTC(), GitCommit: cfg.GitCommit, GitDirty: cfg.GitDirty, Concurrency: cfg.Concurrency})
+	inv := Invocation{Started: time.Now().UTC(), GitCommit: cfg.GitCommit, GitDirty: cfg.GitDirty, Concurrency: cfg.Concurrency}
+	if env.Embedder != nil {
+		dir := cfg.VectorCache
+		if dir == "" {
+			dir = filepath.Join(cfg.Out, VectorsDir)
+		}
+		vc, err := diskcache.Open(dir, env.Embedder)
+		if err != nil {
+			return nil, fmt.Errorf("harness: vector cache: %w", err)
+		}
+		defer func() {
+			hits, misses := vc.Stats()
+			logf("vector cache %s: %d texts found, %d embedded", vc.Path(), hits, misses)
+			vc.Close()
+		}()
+		logf("vector cache %s: %d vectors", vc.Path(), vc.Len())
+		env.Embedder, inv.VectorCache = vc.Embedder(), vc.Path()
+	}
+	rc.Invocations = append(rc.Invocations, inv)
 	if err := writeJSONFile(filepath.Join(cfg.Out, ConfigFile), rc); err != nil {
 		return nil, err
 	}
