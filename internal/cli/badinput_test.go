@@ -71,6 +71,7 @@ func TestBadInputAtTheCLI(t *testing.T) {
 		{[]string{"--mode", "fast", "ask", "q?"}, "fast"},
 		{[]string{"--embedder", "bert", "ask", "q?"}, `unknown --embedder "bert"`},
 		{[]string{"--embedder", "e5", "ask", "q?"}, "e5-small-v2 is not in " + env["HIGMEM_MODELS_DIR"] + ": run `higmem models fetch --model e5-small-v2`"},
+		{[]string{"--embedder", "e5-int8", "ask", "q?"}, "e5-small-v2 is not in " + env["HIGMEM_MODELS_DIR"] + ": run `higmem models fetch --model e5-small-v2`"},
 		{[]string{"models", "fetch", "--model", "bert"}, `--model "bert": want e5-small-v2 or all-MiniLM-L6-v2`},
 		{[]string{"export", "-o", filepath.Join(dir, "no", "such", "dir", "x.jsonl")}, "no such file or directory"},
 		{[]string{"eval", "locomo", "--systems", "offline", filepath.Join(dir, "missing.json")}, "missing.json"},

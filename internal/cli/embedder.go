@@ -22,29 +22,55 @@ type localModel struct {
 	name string
 	// flag is the --embedder value that names it.
 	flag string
+	// int8 runs the model's linear layers in int8 (minilm.PrecisionInt8)
+	// from the same float file; its embedder IDs end in ":int8".
+	int8 bool
 }
 
 var (
 	// modelE5 is the default embedder of a new database: it beats MiniLM
 	// on every dev file (BENCHMARKS.md, issue 15).
-	modelE5     = localModel{name: minilm.E5ModelName, flag: "e5"}
+	modelE5 = localModel{name: minilm.E5ModelName, flag: "e5"}
+	// modelE5Int8 is e5-small-v2 with int8 linear layers: the same files,
+	// about 1.8 times as many texts per CPU second (BENCHMARKS.md, issue
+	// 34), and vectors of an ID of their own.
+	modelE5Int8 = localModel{name: minilm.E5ModelName, flag: "e5-int8", int8: true}
 	modelMiniLM = localModel{name: minilm.ModelName, flag: "minilm"}
 	// localModels are the models auto knows, the preferred first.
-	localModels = []localModel{modelE5, modelMiniLM}
+	localModels = []localModel{modelE5, modelE5Int8, modelMiniLM}
 )
 
 // dir is the model's directory under the models root.
 func (lm localModel) dir(root string) string {
-	if lm == modelMiniLM {
+	if lm.name == minilm.ModelName {
 		return minilm.ModelDir(root)
 	}
 	return minilm.E5ModelDir(root)
 }
 
+// String names the model as messages do: its name, with " in int8" for
+// the int8 one.
+func (lm localModel) String() string {
+	if lm.int8 {
+		return lm.name + " in int8"
+	}
+	return lm.name
+}
+
+// options are the minilm.Options that load the model.
+func (lm localModel) options() minilm.Options {
+	if lm.int8 {
+		return minilm.Options{Precision: minilm.PrecisionInt8}
+	}
+	return minilm.Options{}
+}
+
 // made reports whether a vector stored under embedder id was made by this
-// model: minilm.Model's IDs are "minilm:" + name + ":" + settings.
+// model: minilm.Model's IDs are "minilm:" + name + ":" + settings, ending
+// in ":int8" when a float file runs in int8. The float and the int8 model
+// never claim each other's vectors.
 func (lm localModel) made(id string) bool {
-	return strings.HasPrefix(id, "minilm:"+lm.name+":")
+	return strings.HasPrefix(id, "minilm:"+lm.name+":") && strings.HasSuffix(id, ":int8") == lm.int8
 }
 
 // modelOf returns the local model that made vectors stored under embedder
@@ -82,21 +108,21 @@ func (a *app) openEmbedder(ctx context.Context, st store.Store) (embed.Embedder,
 			return m, nil
 		}
 	}
-	return nil, fmt.Errorf("unknown --embedder %q (want auto, e5, minilm, hashing or none)", a.embedder)
+	return nil, fmt.Errorf("unknown --embedder %q (want auto, e5, e5-int8, minilm, hashing or none)", a.embedder)
 }
 
 // loadModel loads a local model from the models directory, fetching it
 // first when it is missing and fetch is set (the demo does). A failed fetch
 // is an error wrapping embed.ErrNoModel.
 func (a *app) loadModel(ctx context.Context, lm localModel, fetch bool) (*minilm.Model, error) {
-	m, err := loadMinilm(lm.dir(a.modelsDir), minilm.Options{})
+	m, err := loadMinilm(lm.dir(a.modelsDir), lm.options())
 	if err == nil || !errors.Is(err, embed.ErrNoModel) || !fetch {
 		return m, err
 	}
 	if err := a.fetchLocal(ctx, lm); err != nil {
 		return nil, fmt.Errorf("could not fetch %s: %v (%w)", lm.name, err, embed.ErrNoModel)
 	}
-	return loadMinilm(lm.dir(a.modelsDir), minilm.Options{})
+	return loadMinilm(lm.dir(a.modelsDir), lm.options())
 }
 
 // loadMinilm loads a local model for loadModel. The package's tests put a
@@ -161,7 +187,7 @@ func (a *app) storeEmbedder(ctx context.Context, made []madeBy) (embed.Embedder,
 			keep = "hashing to keep them, or "
 		}
 		return nil, fmt.Errorf("this database's turn vectors were made by embedder %q, which --embedder auto does not choose: "+
-			"pass --embedder %se5 or minilm, which re-embed every stored turn, or none (BM25 only)", top.id, keep)
+			"pass --embedder %se5, e5-int8 or minilm, which re-embed every stored turn, or none (BM25 only)", top.id, keep)
 	}
 	if len(made) > 1 {
 		var others []string
@@ -170,7 +196,7 @@ func (a *app) storeEmbedder(ctx context.Context, made []madeBy) (embed.Embedder,
 		}
 		a.warnOnce("embed-mixed", "this database holds turn vectors of several embedders: %s, and %s; --embedder auto uses %s, "+
 			"which made the most, and re-embeds the other spaces when they are next used (pass --embedder to choose)",
-			top, strings.Join(others, ", "), lm.name)
+			top, strings.Join(others, ", "), lm)
 	}
 	m, err := a.loadModel(ctx, lm, a.fetchModels)
 	if errors.Is(err, embed.ErrNoModel) {
@@ -179,7 +205,7 @@ func (a *app) storeEmbedder(ctx context.Context, made []madeBy) (embed.Embedder,
 			fetched = ", and " + err.Error()
 		}
 		return nil, fmt.Errorf("this database's vectors were made by %s, which is not in %s%s: run `higmem models fetch --model %s` "+
-			"(another --embedder re-embeds every stored turn; none runs on BM25 only) (%w)", lm.name, a.modelsDir, fetched, lm.name, embed.ErrNoModel)
+			"(another --embedder re-embeds every stored turn; none runs on BM25 only) (%w)", lm, a.modelsDir, fetched, lm.name, embed.ErrNoModel)
 	}
 	if err != nil {
 		return nil, err

