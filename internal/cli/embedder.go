@@ -28,18 +28,14 @@ type localModel struct {
 }
 
 var (
-	// modelE5 is e5-small-v2 in float32: it beats MiniLM on every dev
-	// file (BENCHMARKS.md, issue 15).
+	// modelE5 is the default embedder of a new database: it beats MiniLM
+	// on every dev file (BENCHMARKS.md, issue 15).
 	modelE5 = localModel{name: minilm.E5ModelName, flag: "e5"}
 	// modelE5Int8 is e5-small-v2 with int8 linear layers: the same files,
 	// about 1.8 times as many texts per CPU second (BENCHMARKS.md, issue
 	// 34), and vectors of an ID of their own.
 	modelE5Int8 = localModel{name: minilm.E5ModelName, flag: "e5-int8", int8: true}
 	modelMiniLM = localModel{name: minilm.ModelName, flag: "minilm"}
-	// modelDefault is the embedder auto gives a new database: e5-small-v2
-	// in int8, whose dev-set recall is the float model's within 0.005 at
-	// 1.77 times its ingest speed in CPU seconds (BENCHMARKS.md, issue 34).
-	modelDefault = modelE5Int8
 	// localModels are the models auto knows, the preferred first.
 	localModels = []localModel{modelE5, modelE5Int8, modelMiniLM}
 )
@@ -138,10 +134,9 @@ var loadMinilm = minilm.Load
 // keeps the model that made them (storeEmbedder): changing it would
 // re-embed every stored turn, so a missing model is an error that says what
 // to fetch, never a silent switch. A database without vectors (new,
-// BM25-only so far, or filled by import) gets e5-small-v2 in int8
-// (modelDefault), else all-MiniLM-L6-v2 (saying that e5-small-v2 is the
-// default), else runs on BM25 only, saying so. docs/EMBEDDERS.md tells
-// users the same.
+// BM25-only so far, or filled by import) gets e5-small-v2, else
+// all-MiniLM-L6-v2 (saying that e5-small-v2 is the default), else runs on
+// BM25 only, saying so. docs/EMBEDDERS.md tells users the same.
 func (a *app) autoEmbedder(ctx context.Context, st store.Store) (embed.Embedder, error) {
 	if st != nil {
 		made, err := turnEmbedders(ctx, st)
@@ -152,13 +147,13 @@ func (a *app) autoEmbedder(ctx context.Context, st store.Store) (embed.Embedder,
 			return a.storeEmbedder(ctx, made)
 		}
 	}
-	m, err := a.loadModel(ctx, modelDefault, a.fetchModels)
+	m, err := a.loadModel(ctx, modelE5, a.fetchModels)
 	if err == nil {
 		return m, nil
 	} else if !errors.Is(err, embed.ErrNoModel) {
 		return nil, err
 	}
-	why := fmt.Sprintf("%s, the default embedder, is not in %s", modelDefault.name, a.modelsDir)
+	why := fmt.Sprintf("%s, the default embedder, is not in %s", modelE5.name, a.modelsDir)
 	if a.fetchModels {
 		why = err.Error()
 	}
@@ -167,7 +162,7 @@ func (a *app) autoEmbedder(ctx context.Context, st store.Store) (embed.Embedder,
 		if st != nil {
 			keeps = ", which this database then keeps"
 		}
-		a.warnOnce("embed", "%s: using %s%s (run `higmem models fetch` for %s)", why, modelMiniLM.name, keeps, modelDefault.name)
+		a.warnOnce("embed", "%s: using %s%s (run `higmem models fetch` for %s)", why, modelMiniLM.name, keeps, modelE5.name)
 		return m, nil
 	} else if !errors.Is(err, embed.ErrNoModel) {
 		return nil, err

@@ -386,7 +386,7 @@ func TestAutoKeepsInt8(t *testing.T) {
 }
 
 // TestAutoNewDatabase checks the model auto gives a new database:
-// e5-small-v2 in int8 when fetched, else MiniLM with a warning that says how to
+// e5-small-v2 when fetched, else MiniLM with a warning that says how to
 // fetch e5-small-v2. It needs the real models, and skips without them.
 func TestAutoNewDatabase(t *testing.T) {
 	t.Parallel() // loads the real models, each run on a database of its own
@@ -396,7 +396,7 @@ func TestAutoNewDatabase(t *testing.T) {
 		id     string
 		warn   string
 	}{
-		{"both fetched", []localModel{modelE5, modelMiniLM}, e5Int8ID, ""},
+		{"both fetched", []localModel{modelE5, modelMiniLM}, e5ID, ""},
 		{"only MiniLM fetched", []localModel{modelMiniLM}, miniLMID,
 			"e5-small-v2, the default embedder, is not in"},
 	} {
@@ -420,7 +420,7 @@ func TestAutoNewDatabase(t *testing.T) {
 
 // TestEvalAutoIsANewDatabase runs higmem eval with --embedder auto on a
 // --db whose vectors MiniLM made: eval's memories live in memory, so auto
-// chooses as for a new database, e5-small-v2 in int8, which the run's config
+// chooses as for a new database, e5-small-v2, which the run's config
 // records. It needs e5-small-v2, and skips without it.
 func TestEvalAutoIsANewDatabase(t *testing.T) {
 	t.Parallel()
@@ -442,8 +442,8 @@ func TestEvalAutoIsANewDatabase(t *testing.T) {
 	if err := json.Unmarshal(b, &cfg); err != nil {
 		t.Fatal(err)
 	}
-	if cfg.Embedder != e5Int8ID {
-		t.Errorf("eval ran with embedder %q, want %s", cfg.Embedder, e5Int8ID)
+	if cfg.Embedder != e5ID {
+		t.Errorf("eval ran with embedder %q, want %s", cfg.Embedder, e5ID)
 	}
 }
 

@@ -204,7 +204,7 @@ full LLM-guided pipeline and written answers. Environment variables:
 	f.StringVar(&a.agent, "agent", a.env.Agent, "agent id of the memory space (env HIGMEM_AGENT)")
 	f.StringVar(&a.mode, "mode", a.env.Mode, "pipeline: auto, default, paper or offline (env HIGMEM_MODE)")
 	f.StringVar(&a.modelsDir, "models-dir", a.env.ModelsDir, "where embedding models live (env HIGMEM_MODELS_DIR)")
-	f.StringVar(&a.embedder, "embedder", "auto", "embedder: auto (the model that made the database's vectors; for a new database e5-small-v2 in int8 when fetched, else all-MiniLM-L6-v2, else BM25 only), e5 (e5-small-v2), e5-int8 (e5-small-v2 with int8 linear layers: faster, its own vectors), minilm (all-MiniLM-L6-v2), hashing, none")
+	f.StringVar(&a.embedder, "embedder", "auto", "embedder: auto (the model that made the database's vectors; for a new database e5-small-v2 when fetched, else all-MiniLM-L6-v2, else BM25 only), e5 (e5-small-v2), e5-int8 (e5-small-v2 with int8 linear layers: faster, its own vectors), minilm (all-MiniLM-L6-v2), hashing, none")
 	f.BoolVar(&a.jsonOut, "json", false, "print JSON (the REST response of the same operation)")
 	f.BoolVarP(&a.quiet, "quiet", "q", false, "no progress bars")
 	f.BoolVar(&a.links, "links", false, "A-Mem style links between turns (paper mode only)")
