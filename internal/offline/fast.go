@@ -380,7 +380,11 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 	fs.scoreHi = sc.scoreHi
 	var args [4]int
 	parts := rank.ParallelRange(fs.n, fs.chunk(), func(p, lo, hi int) {
-		args[p] = fs.tu.ScoreRange(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi)
+		if rh == nil {
+			args[p] = fs.tu.scoreBoundsSingle(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, lo, hi)
+		} else {
+			args[p] = fs.tu.ScoreRange(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi)
+		}
 	})
 	r0 := args[0]
 	for _, a := range args[1:parts] {
@@ -390,6 +394,147 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 	}
 	return r0
 }
+
+// scoreBoundsSingle writes to out[lo:hi] upper bounds of the scores that
+// ScoreRange(f, rel, out, best, nil, lo, hi) writes where every run is one
+// turn (scoreRangeSingle, which reads no session bests without run bests),
+// and returns the index of the best bound written (the first among equals;
+// lo when none is positive). The pruned path reads its score bounds only as
+// bounds (topScores), so they need not be ScoreRange's values bit for bit:
+// this loop selects each turn's neighbour weights by its link byte and its
+// factors by its cue byte and speaker mark from small tables built once,
+// keeps the five relevances around the turn in registers and multiplies by
+// relMargin, far above the few units in the last place by which its sums
+// and products, in another order, may round below ScoreRange's (every term
+// is non-negative). Turns within two of either end of rel, a space with
+// roles or session shares, are scored by scoreRangeSingle itself.
+// TestScoreBoundsSingle checks the bounds against scoreRangeSingle.
+func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi int) (arg int) {
+	n := len(rel)
+	a, b := max(lo, 2), min(hi, n-2)
+	if a >= b || f.Role != nil || tu.SessionShare != 0 || best == nil {
+		return tu.scoreRangeSingle(f, rel, out, best, nil, lo, hi)
+	}
+	arg, top := lo, 0.0
+	if lo < a {
+		arg = tu.scoreRangeSingle(f, rel, out, best, nil, lo, a)
+		top = out[arg]
+	}
+	sf := tu.scoreFactors(f)
+	// The neighbours' weights by link byte: the runs one before, two
+	// before, one after and two after (0 where not linked).
+	var w [64][4]float64
+	for l := range w {
+		if l&linkPrev != 0 {
+			w[l][0] = sf.prevOf[l/linkPrevAsks&1]
+			if l&linkPrev2 != 0 {
+				w[l][1] = tu.Far
+			}
+		}
+		if l&linkNext != 0 {
+			w[l][2] = sf.nextOf[l/linkNextAsks&1]
+			if l&linkNext2 != 0 {
+				w[l][3] = tu.Far
+			}
+		}
+	}
+	// The factors by cue byte (its three bits) and speaker mark (bit 3),
+	// with the margin.
+	dated, counted, spk := f.Dated != nil, f.Counted != nil, f.Speaker != nil
+	var g [16]float64
+	for c := range g {
+		x := relMargin
+		if spk {
+			x *= sf.speakerOf[c>>3]
+		}
+		if dated {
+			x *= sf.datedOf[c/cueDated&1]
+		}
+		if counted {
+			x *= sf.countedOf[c/cueCounted&1]
+		}
+		g[c] = x * sf.questionOf[c&cueQuestion]
+	}
+	// Slices of the loop's length (no bounds checks) from a to b-1; rel
+	// two either side. Without speaker marks, named is any []bool of that
+	// length (g does not read its bit); without a length prior, words any
+	// []int32 and lt a table of ones.
+	rr := rel[a+2 : b+2]
+	m := len(rr)
+	vis, links, cues, event, o := f.Visible[a:b][:m], f.RunLinks[a:b][:m], f.Cues[a:b][:m], f.Event[a:b][:m], out[a:b][:m]
+	nm, ws, lt := f.Visible, f.Event, &ones
+	if spk {
+		nm = f.Speaker
+	}
+	lf := sf.lf
+	if lf != nil {
+		ws, lt = f.RunWords, &lf.table
+	}
+	named, words := nm[a:b][:m], ws[a:b][:m]
+	// Each turn's own relevance, its neighbours' and its event's share
+	// (p2 is the relevance two before turn a+k, p1 one before, x its own,
+	// n1 one after; rr[k] the one two after).
+	es := tu.EventShare
+	p2, p1, x, n1 := rel[a-2], rel[a-1], rel[a], rel[a+1]
+	for k, n2 := range rr {
+		wl := &w[links[k]&63]
+		s := x + wl[0]*p1 + wl[2]*n1 + wl[1]*p2 + wl[3]*n2
+		if e := event[k]; e >= 0 {
+			s += es * best[e]
+		}
+		o[k] = s
+		p2, p1, x, n1 = p1, x, n1, n2
+	}
+	// Then the factors. A run of lengthTableSize words or more takes the
+	// table's last factor here and its score below (ofLong).
+	long := uint32(0)
+	arg0 := -1
+	for k, s := range o {
+		c := cues[k]&7 | uint8(b2i(named[k]))<<3
+		wk := uint32(words[k])
+		long |= wk
+		s *= g[c&15] * lt[min(wk, lengthTableSize-1)]
+		if !vis[k] {
+			s = 0
+		}
+		o[k] = s
+		if s > top {
+			arg0, top = k, s
+		}
+	}
+	if arg0 >= 0 {
+		arg = a + arg0
+	}
+	if lf != nil && long >= lengthTableSize {
+		// Some run may be that long (or its count negative): those
+		// turns' scores instead, then the best again.
+		for k, wk := range words {
+			if uint32(wk) >= lengthTableSize {
+				tu.scoreRangeSingle(f, rel, out, best, nil, a+k, a+k+1)
+			}
+		}
+		arg, top = lo, 0
+		for i, s := range out[lo:b] {
+			if s > top {
+				arg, top = lo+i, s
+			}
+		}
+	}
+	if b < hi {
+		if i := tu.scoreRangeSingle(f, rel, out, best, nil, b, hi); out[i] > top {
+			arg = i
+		}
+	}
+	return arg
+}
+
+// ones is the factors of no length prior (scoreBoundsSingle).
+var ones = func() (t [lengthTableSize]float64) {
+	for i := range t {
+		t[i] = 1
+	}
+	return t
+}()
 
 // relevanceBound computes upper bounds of Relevance with multiplications
 // where Relevance divides (a scan of every turn's bound is bound by its

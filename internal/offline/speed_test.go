@@ -58,6 +58,18 @@ func BenchmarkScoreRange(b *testing.B) {
 			}
 		})
 	}
+	// The pruned path's bound pass where every run is one turn.
+	b.Run("single-bounds", func(b *testing.B) {
+		n := 100000
+		f, rel := benchFeaturesRuns(n, false)
+		tu := DefaultTuning()
+		best := make([]float64, n/4+1)
+		eventBest(f, rel, best)
+		out := make([]float64, n)
+		for b.Loop() {
+			tu.scoreBoundsSingle(f, rel, out, best, 0, n)
+		}
+	})
 }
 
 // TestScoreRangeSingle checks that ScoreRange where every run is one turn
@@ -111,6 +123,91 @@ func TestScoreRangeSingle(t *testing.T) {
 		tu.ScoreRange(f, rel, out, best, &rb, i, i+1)
 		if math.Float64bits(out[i]) != math.Float64bits(general[i]) {
 			t.Errorf("turn %d alone: %v, want %v", i, out[i], general[i])
+		}
+	}
+}
+
+// TestScoreBoundsSingle checks the pruned path's score bounds where every
+// run is one turn (scoreBoundsSingle) against the scores themselves
+// (scoreRangeSingle, which ScoreRange runs there) on the same relevance:
+// never below them, at most a few parts in 10¹² above (the margin), and the
+// best bound's turn the first among equals, for every combination of
+// cues, events and length prior, over whole ranges and parts of them
+// (ends within two of the edges included). It fails when the bound drops
+// a factor or a neighbour, or rounds below a score.
+func TestScoreBoundsSingle(t *testing.T) {
+	n := 3000
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 64 {
+		f, rel := benchFeaturesRuns(n, false)
+		f.Visible = slices.Clone(f.Visible)
+		f.Speaker, f.Dated, f.Counted = make([]bool, n), make([]bool, n), make([]bool, n)
+		f.Question = slices.Clone(f.Question)
+		for i := range n {
+			f.Visible[i] = r.IntN(10) != 0
+			f.Speaker[i], f.Dated[i], f.Counted[i] = r.IntN(2) == 0, r.IntN(5) == 0, r.IntN(7) == 0
+			f.Question[i] = r.IntN(4) == 0
+			f.SameSession[i] = i > 0 && r.IntN(6) != 0
+			switch r.IntN(4) {
+			case 0:
+				rel[i] = 0
+			case 1:
+				rel[i] = float64(r.IntN(4)) / 2 // ties
+			}
+		}
+		if trial&1 != 0 {
+			f.Speaker = nil
+		}
+		if trial&2 != 0 {
+			f.Dated = nil
+		}
+		if trial&4 != 0 {
+			f.Counted = nil
+		}
+		// Runs of one turn again, with the new sessions and questions.
+		speaker, words := make([]int32, n), make([]int32, n)
+		for i := range n {
+			speaker[i], words[i] = int32(i%2), int32(r.IntN(700)) // beyond the length table too
+		}
+		withRunWords(f, speaker, words)
+		f.Cues = nil
+		Complete(f)
+		if len(f.RunStart) != n {
+			t.Fatalf("%d runs of %d turns", len(f.RunStart), n)
+		}
+		tu := DefaultTuning()
+		tu.QuestionBump = []float64{0.85, 0, 1.2}[trial%3]
+		if trial&8 != 0 {
+			tu.LengthPow = 0
+		}
+		var best []float64
+		if trial&16 == 0 {
+			best = make([]float64, n/4+1)
+			eventBest(f, rel, best)
+		} else {
+			tu.EventShare = 0
+		}
+		if trial&32 != 0 {
+			f.RunWords = nil
+		}
+		want := make([]float64, n)
+		tu.scoreRangeSingle(f, rel, want, best, nil, 0, n)
+		for _, rg := range [][2]int{{0, n}, {0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 4}, {2, 7}, {n - 3, n}, {n - 1, n}, {1, n - 1}, {2, n - 2}, {100, 1700}, {1700, n}} {
+			lo, hi := rg[0], rg[1]
+			got := make([]float64, n)
+			arg := tu.scoreBoundsSingle(f, rel, got, best, lo, hi)
+			wantArg, top := lo, 0.0
+			for i := lo; i < hi; i++ {
+				if !(got[i] >= want[i]) || got[i] > want[i]*(1+1e-11) {
+					t.Fatalf("trial %d, range %v: turn %d bound %v, score %v", trial, rg, i, got[i], want[i])
+				}
+				if got[i] > top {
+					wantArg, top = i, got[i]
+				}
+			}
+			if arg != wantArg {
+				t.Fatalf("trial %d, range %v: best bound at %d, want %d", trial, rg, arg, wantArg)
+			}
 		}
 	}
 }
