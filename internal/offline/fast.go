@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/higmem/higmem/internal/rank"
 )
@@ -471,12 +472,31 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 		ws, lt = f.RunWords, &lf.table
 	}
 	named, words := nm[a:b][:m], ws[a:b][:m]
+	es := tu.EventShare
+	// Four turns at a time with AVX2 where the CPU has it (q of them),
+	// the rest below.
+	q, long, arg0 := 0, uint32(0), -1
+	if useBoundsAVX2 && m >= 4 && len(best) > 0 && len(best) < 1<<31 {
+		q = m &^ 3
+		ba := boundsArgs{
+			rel: &rel[a-2], links: &links[0], cues: &cues[0], named: (*uint8)(unsafe.Pointer(&named[0])), vis: (*uint8)(unsafe.Pointer(&vis[0])),
+			words: &words[0], event: &event[0], best: &best[0], maxEvent: int64(len(best) - 1),
+			w: &w, g: &g, lt: lt, es: es, out: &o[0], n: int64(q),
+		}
+		scoreBounds4AVX2(&ba)
+		long = ba.long
+		for l, t := range ba.top {
+			if k := int(ba.arg[l]); t > top || t == top && t > 0 && k < arg0 {
+				arg0, top = k, t
+			}
+		}
+	}
 	// Each turn's own relevance, its neighbours' and its event's share
 	// (p2 is the relevance two before turn a+k, p1 one before, x its own,
 	// n1 one after; rr[k] the one two after).
-	es := tu.EventShare
-	p2, p1, x, n1 := rel[a-2], rel[a-1], rel[a], rel[a+1]
-	for k, n2 := range rr {
+	p2, p1, x, n1 := rel[a+q-2], rel[a+q-1], rel[a+q], rel[a+q+1]
+	for k, n2 := range rr[q:] {
+		k += q
 		wl := &w[links[k]&63]
 		s := x + wl[0]*p1 + wl[2]*n1 + wl[1]*p2 + wl[3]*n2
 		if e := event[k]; e >= 0 {
@@ -487,9 +507,8 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 	}
 	// Then the factors. A run of lengthTableSize words or more takes the
 	// table's last factor here and its score below (ofLong).
-	long := uint32(0)
-	arg0 := -1
-	for k, s := range o {
+	for k, s := range o[q:] {
+		k += q
 		c := cues[k]&7 | uint8(b2i(named[k]))<<3
 		wk := uint32(words[k])
 		long |= wk

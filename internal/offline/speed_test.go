@@ -136,6 +136,14 @@ func TestScoreRangeSingle(t *testing.T) {
 // (ends within two of the edges included). It fails when the bound drops
 // a factor or a neighbour, or rounds below a score.
 func TestScoreBoundsSingle(t *testing.T) {
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	for _, useBoundsAVX2 = range []bool{false, simd} {
+		testScoreBoundsSingle(t)
+	}
+}
+
+func testScoreBoundsSingle(t *testing.T) {
 	n := 3000
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := range 64 {
@@ -199,14 +207,14 @@ func TestScoreBoundsSingle(t *testing.T) {
 			wantArg, top := lo, 0.0
 			for i := lo; i < hi; i++ {
 				if !(got[i] >= want[i]) || got[i] > want[i]*(1+1e-11) {
-					t.Fatalf("trial %d, range %v: turn %d bound %v, score %v", trial, rg, i, got[i], want[i])
+					t.Fatalf("AVX2 %v, trial %d, range %v: turn %d bound %v, score %v", useBoundsAVX2, trial, rg, i, got[i], want[i])
 				}
 				if got[i] > top {
 					wantArg, top = i, got[i]
 				}
 			}
 			if arg != wantArg {
-				t.Fatalf("trial %d, range %v: best bound at %d, want %d", trial, rg, arg, wantArg)
+				t.Fatalf("AVX2 %v, trial %d, range %v: best bound at %d, want %d", useBoundsAVX2, trial, rg, arg, wantArg)
 			}
 		}
 	}
