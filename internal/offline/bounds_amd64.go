@@ -38,3 +38,30 @@ type boundsArgs struct {
 //
 //go:noescape
 func scoreBounds4AVX2(a *boundsArgs)
+
+// relBoundsArgs are relBounds4AVX2's arguments and results.
+type relBoundsArgs struct {
+	// est, bound, lex and relHi point at the first unit's entry, events
+	// and eb are nil without events.
+	est, bound, lex, relHi *float64
+	events                 *int32
+	eb                     *float64
+	maxEvent               int64 // len(eb) - 1
+	maxLo, mean, perD      float64
+	invLex                 float64
+	// top has room for n rows, listed as offsets from the first unit.
+	top *int
+	n   int64 // a positive multiple of 4
+	// ntop is how many rows were listed; bad is 1 when an event index
+	// was past maxEvent (not written).
+	ntop, bad int64
+}
+
+// relBounds4AVX2 is singlesGo on n units, four at a time: the cosine
+// bounds, the rows listed at or above maxLo, the relevance bounds with
+// relevanceBound.of's operations in its order (no fused multiply-adds:
+// the same values), and each unit's event best, one unit after the
+// other. The CPU must have AVX2.
+//
+//go:noescape
+func relBounds4AVX2(a *relBoundsArgs)

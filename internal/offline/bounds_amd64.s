@@ -123,3 +123,129 @@ loop:
 	VMOVD   X11, boundsArgs_long(AX)
 	VZEROUPPER
 	RET
+
+DATA rbMargin<>+0(SB)/8, $0x3ff0000000001000 // relMargin, 1 + 2^-40
+GLOBL rbMargin<>(SB), RODATA|NOPTR, $8
+
+// func relBounds4AVX2(a *relBoundsArgs)
+TEXT ·relBounds4AVX2(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), AX
+	MOVQ relBoundsArgs_est(AX), SI
+	MOVQ relBoundsArgs_bound(AX), R8
+	MOVQ relBoundsArgs_lex(AX), R9
+	MOVQ relBoundsArgs_relHi(AX), DI
+	MOVQ relBoundsArgs_events(AX), R10
+	MOVQ relBoundsArgs_eb(AX), R11
+	MOVQ relBoundsArgs_top(AX), R12
+	XORQ R13, R13 // rows listed
+	XORQ CX, CX
+	VBROADCASTSD relBoundsArgs_maxLo(AX), Y8
+	VBROADCASTSD relBoundsArgs_mean(AX), Y9
+	VBROADCASTSD relBoundsArgs_perD(AX), Y10
+	VBROADCASTSD relBoundsArgs_invLex(AX), Y11
+	VBROADCASTSD rbMargin<>(SB), Y12
+
+rloop:
+	// u = est + bound; the rows at or above maxLo listed.
+	VMOVUPD   (SI)(CX*8), Y0
+	VADDPD    (R8)(CX*8), Y0, Y0
+	VCMPPD    $0x1D, Y8, Y0, Y1
+	VMOVMSKPD Y1, DX
+	TESTQ     DX, DX
+	JNE       rlist
+
+rlisted:
+	// (lex*invLex + (u > mean ? (u-mean)*perD : 0)) * relMargin
+	VSUBPD  Y9, Y0, Y2
+	VMULPD  Y10, Y2, Y2
+	VCMPPD  $0x1E, Y9, Y0, Y3
+	VANDPD  Y3, Y2, Y2
+	VMULPD  (R9)(CX*8), Y11, Y4
+	VADDPD  Y2, Y4, Y4
+	VMULPD  Y12, Y4, Y4
+	VMOVUPD Y4, (DI)(CX*8)
+	TESTQ   R10, R10
+	JEQ     rnext
+
+	// The event bests, one unit after the other (events < 0: none).
+	MOVLQSX (R10)(CX*4), DX
+	TESTQ   DX, DX
+	JLT     re1
+	CMPQ    DX, relBoundsArgs_maxEvent(AX)
+	JGT     rbad
+	MOVSD   (R11)(DX*8), X5
+	MAXSD   (DI)(CX*8), X5
+	MOVSD   X5, (R11)(DX*8)
+
+re1:
+	MOVLQSX 4(R10)(CX*4), DX
+	TESTQ   DX, DX
+	JLT     re2
+	CMPQ    DX, relBoundsArgs_maxEvent(AX)
+	JGT     rbad
+	MOVSD   (R11)(DX*8), X5
+	MAXSD   8(DI)(CX*8), X5
+	MOVSD   X5, (R11)(DX*8)
+
+re2:
+	MOVLQSX 8(R10)(CX*4), DX
+	TESTQ   DX, DX
+	JLT     re3
+	CMPQ    DX, relBoundsArgs_maxEvent(AX)
+	JGT     rbad
+	MOVSD   (R11)(DX*8), X5
+	MAXSD   16(DI)(CX*8), X5
+	MOVSD   X5, (R11)(DX*8)
+
+re3:
+	MOVLQSX 12(R10)(CX*4), DX
+	TESTQ   DX, DX
+	JLT     rnext
+	CMPQ    DX, relBoundsArgs_maxEvent(AX)
+	JGT     rbad
+	MOVSD   (R11)(DX*8), X5
+	MAXSD   24(DI)(CX*8), X5
+	MOVSD   X5, (R11)(DX*8)
+
+rnext:
+	ADDQ $4, CX
+	CMPQ CX, relBoundsArgs_n(AX)
+	JLT  rloop
+	MOVQ R13, relBoundsArgs_ntop(AX)
+	VZEROUPPER
+	RET
+
+rlist:
+	// The lanes of DX, as offsets from the first unit.
+	TESTQ $1, DX
+	JEQ   rl1
+	MOVQ  CX, (R12)(R13*8)
+	INCQ  R13
+
+rl1:
+	TESTQ $2, DX
+	JEQ   rl2
+	LEAQ  1(CX), BX
+	MOVQ  BX, (R12)(R13*8)
+	INCQ  R13
+
+rl2:
+	TESTQ $4, DX
+	JEQ   rl3
+	LEAQ  2(CX), BX
+	MOVQ  BX, (R12)(R13*8)
+	INCQ  R13
+
+rl3:
+	TESTQ $8, DX
+	JEQ   rlisted
+	LEAQ  3(CX), BX
+	MOVQ  BX, (R12)(R13*8)
+	INCQ  R13
+	JMP   rlisted
+
+rbad:
+	MOVQ $1, DX
+	MOVQ DX, relBoundsArgs_bad(AX)
+	VZEROUPPER
+	RET

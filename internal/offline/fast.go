@@ -339,10 +339,46 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 	return best, second, arg
 }
 
-// singles is units(a, b, false) where every run is one unit, in one loop
-// over slices of equal length (no bounds checks but the events') that
-// computes the same values.
+// singles is units(a, b, false) where every run is one unit: the same
+// values, four units at a time with AVX2 where the CPU has it
+// (relBounds4AVX2), the rest in singlesGo.
 func (bp *boundPart) singles(a, b int) {
+	q := (b - a) &^ 3
+	if !useBoundsAVX2 || q == 0 || len(bp.eb) >= 1<<31 {
+		bp.singlesGo(a, b)
+		return
+	}
+	// Every slice holds the q units (the assembly reads them).
+	_, _, _, _ = bp.est[a:b][q-1], bp.bound[a:b][q-1], bp.lex[a:b][q-1], bp.relHi[a:b][q-1]
+	top := slices.Grow(bp.top, q)
+	n0 := len(top)
+	ra := relBoundsArgs{
+		est: &bp.est[a], bound: &bp.bound[a], lex: &bp.lex[a], relHi: &bp.relHi[a],
+		maxLo: bp.maxLo, mean: bp.rb.mean, perD: bp.rb.perD, invLex: bp.rb.invLex,
+		top: unsafe.SliceData(top[n0 : n0+q]), n: int64(q),
+	}
+	if bp.events != nil {
+		_ = bp.events[a:b][q-1]
+		if len(bp.eb) == 0 {
+			panic("offline: events without event bests")
+		}
+		ra.events, ra.eb, ra.maxEvent = &bp.events[a], &bp.eb[0], int64(len(bp.eb)-1)
+	}
+	relBounds4AVX2(&ra)
+	if ra.bad != 0 {
+		panic("offline: an event index out of range")
+	}
+	top = top[:n0+int(ra.ntop)]
+	for j := n0; j < len(top); j++ {
+		top[j] += a // offsets from a, listed in order
+	}
+	bp.top = top
+	bp.singlesGo(a+q, b)
+}
+
+// singlesGo is singles in Go, in one loop over slices of equal length (no
+// bounds checks but the events').
+func (bp *boundPart) singlesGo(a, b int) {
 	est := bp.est[a:b]
 	bound, lex, relHi := bp.bound[a:b][:len(est)], bp.lex[a:b][:len(est)], bp.relHi[a:b][:len(est)]
 	maxLo, rb, top := bp.maxLo, bp.rb, bp.top

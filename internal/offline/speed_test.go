@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -217,5 +218,101 @@ func testScoreBoundsSingle(t *testing.T) {
 				t.Fatalf("AVX2 %v, trial %d, range %v: best bound at %d, want %d", useBoundsAVX2, trial, rg, arg, wantArg)
 			}
 		}
+	}
+}
+
+// TestSinglesMatchesUnits checks the first bound pass where every run is
+// one turn (singles, with AVX2 where the CPU has it, and singlesGo) against
+// its general loop (units): the same relevance bounds and event bests bit
+// for bit and the same rows listed, in order, on parts of every length mod
+// 4, with events and without, bounds reaching maxLo or not.
+func TestSinglesMatchesUnits(t *testing.T) {
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	r := rand.New(rand.NewPCG(11, 12))
+	n, ne := 1000, 90
+	for trial := range 40 {
+		est, bound, lex := make([]float64, n), make([]float64, n), make([]float64, n)
+		events := make([]int32, n)
+		for i := range n {
+			est[i], bound[i] = r.Float64()*1.2-0.4, r.Float64()*0.05
+			if r.IntN(3) == 0 {
+				lex[i] = r.Float64() * 9
+			}
+			events[i] = int32(r.IntN(ne+8) - 8) // some -1 and below
+			if events[i] < 0 {
+				events[i] = -1
+			}
+		}
+		tu := DefaultTuning()
+		s := Scale{MaxLex: 9, Mean: 0.1 * float64(trial%3), MaxD: 0.7}
+		if trial%5 == 0 {
+			s.MaxLex = 0
+		}
+		maxLo := []float64{0.5, 0.75, 2}[trial%3]
+		for range 30 {
+			// Bounds at maxLo itself (listed) and at the mean.
+			i := r.IntN(n)
+			est[i], bound[i] = []float64{maxLo, s.Mean}[i%2], 0
+		}
+		a := r.IntN(20)
+		b := a + trial*20 + r.IntN(8)
+		b = min(b, n)
+		part := func(withEvents bool) boundPart {
+			bp := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), maxLo: maxLo, rb: relBound(tu, s), top: []int{-7}}
+			if withEvents {
+				bp.events, bp.eb = events, make([]float64, ne)
+			}
+			return bp
+		}
+		for _, withEvents := range []bool{true, false} {
+			want := part(withEvents)
+			want.units(a, b, false)
+			for _, useBoundsAVX2 = range []bool{false, simd} {
+				got := part(withEvents)
+				got.singles(a, b)
+				for i := range n {
+					if math.Float64bits(got.relHi[i]) != math.Float64bits(want.relHi[i]) {
+						t.Fatalf("AVX2 %v, trial %d [%d, %d): unit %d bound %v, units %v", useBoundsAVX2, trial, a, b, i, got.relHi[i], want.relHi[i])
+					}
+				}
+				if !slices.Equal(got.top, want.top) {
+					t.Fatalf("AVX2 %v, trial %d [%d, %d): rows %v, units %v", useBoundsAVX2, trial, a, b, got.top, want.top)
+				}
+				for e := range got.eb {
+					if math.Float64bits(got.eb[e]) != math.Float64bits(want.eb[e]) {
+						t.Fatalf("AVX2 %v, trial %d [%d, %d): event %d best %v, units %v", useBoundsAVX2, trial, a, b, e, got.eb[e], want.eb[e])
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSingles times the first bound pass over 100k one-turn runs with
+// events (the pruned path's relevance bounds), on one core.
+func BenchmarkSingles(b *testing.B) {
+	n := 100000
+	r := rand.New(rand.NewPCG(13, 14))
+	est, bound, lex := make([]float64, n), make([]float64, n), make([]float64, n)
+	events := make([]int32, n)
+	for i := range n {
+		est[i], bound[i] = r.Float64()*1.2-0.4, r.Float64()*0.05
+		if r.IntN(10) == 0 {
+			lex[i] = r.Float64() * 9
+		}
+		events[i] = int32(i / 4)
+	}
+	bp := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
+		maxLo: 0.75, rb: relBound(DefaultTuning(), Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7})}
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	for _, useBoundsAVX2 = range []bool{false, simd} {
+		b.Run(fmt.Sprintf("avx2=%v", useBoundsAVX2), func(b *testing.B) {
+			for b.Loop() {
+				bp.top = bp.top[:0]
+				bp.singles(0, n)
+			}
+		})
 	}
 }
