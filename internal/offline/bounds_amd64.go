@@ -65,3 +65,17 @@ type relBoundsArgs struct {
 //
 //go:noescape
 func relBounds4AVX2(a *relBoundsArgs)
+
+// listAtLeast4AVX2 writes to dst the offsets i < n of the xs at least
+// floor, in order, and returns how many; n is a positive multiple of 4 and
+// dst has room for n. The CPU must have AVX2.
+//
+//go:noescape
+func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int
+
+// maxAbove4AVX2 returns the greatest of 0 and the xs[:n] above it (NaN
+// ignored, as the loop `if x > m { m = x }` from m = 0); n is a positive
+// multiple of 8. The CPU must have AVX2.
+//
+//go:noescape
+func maxAbove4AVX2(xs *float64, n int) float64

@@ -249,3 +249,81 @@ rbad:
 	MOVQ DX, relBoundsArgs_bad(AX)
 	VZEROUPPER
 	RET
+
+// func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int
+TEXT ·listAtLeast4AVX2(SB), NOSPLIT, $0-40
+	MOVQ         xs+0(FP), SI
+	MOVQ         n+8(FP), R8
+	VBROADCASTSD floor+16(FP), Y8
+	MOVQ         dst+24(FP), DI
+	XORQ         R9, R9 // listed
+	XORQ         CX, CX
+
+lloop:
+	VCMPPD    $0x12, (SI)(CX*8), Y8, Y1 // floor <= xs (LE_OQ)
+	VMOVMSKPD Y1, DX
+	TESTQ     DX, DX
+	JNE       llist
+
+lnext:
+	ADDQ $4, CX
+	CMPQ CX, R8
+	JLT  lloop
+	MOVQ R9, ret+32(FP)
+	VZEROUPPER
+	RET
+
+llist:
+	TESTQ $1, DX
+	JEQ   ll1
+	MOVQ  CX, (DI)(R9*8)
+	INCQ  R9
+
+ll1:
+	TESTQ $2, DX
+	JEQ   ll2
+	LEAQ  1(CX), BX
+	MOVQ  BX, (DI)(R9*8)
+	INCQ  R9
+
+ll2:
+	TESTQ $4, DX
+	JEQ   ll3
+	LEAQ  2(CX), BX
+	MOVQ  BX, (DI)(R9*8)
+	INCQ  R9
+
+ll3:
+	TESTQ $8, DX
+	JEQ   lnext
+	LEAQ  3(CX), BX
+	MOVQ  BX, (DI)(R9*8)
+	INCQ  R9
+	JMP   lnext
+
+// func maxAbove4AVX2(xs *float64, n int) float64
+TEXT ·maxAbove4AVX2(SB), NOSPLIT, $0-24
+	MOVQ   xs+0(FP), SI
+	MOVQ   n+8(FP), R8
+	VXORPD Y0, Y0, Y0
+	VXORPD Y1, Y1, Y1
+	XORQ   CX, CX
+
+mloop:
+	// VMAXPD keeps its second source unless the first is greater: acc
+	// unless x > acc, NaN x included (as the Go loop).
+	VMOVUPD (SI)(CX*8), Y2
+	VMAXPD  Y0, Y2, Y0
+	VMOVUPD 32(SI)(CX*8), Y3
+	VMAXPD  Y1, Y3, Y1
+	ADDQ    $8, CX
+	CMPQ    CX, R8
+	JLT     mloop
+	VMAXPD  Y1, Y0, Y0
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPD  X1, X0, X0
+	VPERMILPD $1, X0, X1
+	VMAXSD  X1, X0, X0
+	VMOVSD  X0, ret+16(FP)
+	VZEROUPPER
+	RET

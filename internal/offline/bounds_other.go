@@ -37,3 +37,7 @@ type relBoundsArgs struct {
 }
 
 func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }
+
+func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int { panic("unreachable") }
+
+func maxAbove4AVX2(xs *float64, n int) float64 { panic("unreachable") }

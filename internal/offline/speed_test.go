@@ -316,3 +316,46 @@ func BenchmarkSingles(b *testing.B) {
 		})
 	}
 }
+
+// TestListAtLeastAndMaxAbove checks listAtLeast and maxAbove (AVX2 where
+// the CPU has it, and Go) against their plain loops on every length up to
+// 40, with values at the floor, NaN, -0 and +Inf among them.
+func TestListAtLeastAndMaxAbove(t *testing.T) {
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	r := rand.New(rand.NewPCG(15, 16))
+	special := []float64{0.5, math.NaN(), math.Copysign(0, -1), 0, math.Inf(1), -1}
+	for trial := range 400 {
+		xs := make([]float64, trial%41)
+		for i := range xs {
+			xs[i] = r.Float64()
+			if r.IntN(4) == 0 {
+				xs[i] = special[r.IntN(len(special))]
+			}
+		}
+		if trial%7 == 0 {
+			for i := range xs {
+				xs[i] = -xs[i] // none above 0
+			}
+		}
+		floor, lo := 0.5, r.IntN(100)
+		var want []int
+		m := 0.0
+		for i, x := range xs {
+			if x >= floor {
+				want = append(want, lo+i)
+			}
+			if x > m {
+				m = x
+			}
+		}
+		for _, useBoundsAVX2 = range []bool{false, simd} {
+			if got := listAtLeast(xs, floor, lo, []int{-3}); !slices.Equal(got, append([]int{-3}, want...)) {
+				t.Fatalf("AVX2 %v, %v: listed %v, want %v", useBoundsAVX2, xs, got, want)
+			}
+			if got := maxAbove(xs); math.Float64bits(got) != math.Float64bits(m) {
+				t.Fatalf("AVX2 %v, %v: max %v, want %v", useBoundsAVX2, xs, got, m)
+			}
+		}
+	}
+}
