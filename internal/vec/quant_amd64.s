@@ -369,3 +369,57 @@ b4loop:
 	VZEROUPPER
 	MOVSD        X14, ret+80(FP)
 	RET
+
+// func listSum4AVX2(a, b *float64, n int, floor float64, dst *int32) int
+TEXT ·listSum4AVX2(SB), NOSPLIT, $0-48
+	MOVQ         a+0(FP), SI
+	MOVQ         b+8(FP), R8
+	MOVQ         n+16(FP), R9
+	VBROADCASTSD floor+24(FP), Y8
+	MOVQ         dst+32(FP), DI
+	XORQ         R10, R10 // listed
+	XORQ         CX, CX
+
+sloop:
+	VMOVUPD   (SI)(CX*8), Y0
+	VADDPD    (R8)(CX*8), Y0, Y0
+	VCMPPD    $0x12, Y0, Y8, Y1 // floor <= a+b (LE_OQ: NaN not listed)
+	VMOVMSKPD Y1, DX
+	TESTQ     DX, DX
+	JNE       slist
+
+snext:
+	ADDQ $4, CX
+	CMPQ CX, R9
+	JLT  sloop
+	MOVQ R10, ret+40(FP)
+	VZEROUPPER
+	RET
+
+slist:
+	TESTQ $1, DX
+	JEQ   sl1
+	MOVL  CX, (DI)(R10*4)
+	INCQ  R10
+
+sl1:
+	TESTQ $2, DX
+	JEQ   sl2
+	LEAQ  1(CX), BX
+	MOVL  BX, (DI)(R10*4)
+	INCQ  R10
+
+sl2:
+	TESTQ $4, DX
+	JEQ   sl3
+	LEAQ  2(CX), BX
+	MOVL  BX, (DI)(R10*4)
+	INCQ  R10
+
+sl3:
+	TESTQ $8, DX
+	JEQ   snext
+	LEAQ  3(CX), BX
+	MOVL  BX, (DI)(R10*4)
+	INCQ  R10
+	JMP   snext
