@@ -338,7 +338,7 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 // (relBounds4AVX2), the rest in singlesGo.
 func (bp *boundPart) singles(a, b int) {
 	q := (b - a) &^ 3
-	if !useBoundsAVX2 || q == 0 || len(bp.eb) >= 1<<31 {
+	if !useBoundsAVX2 || q == 0 || len(bp.eb) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
 		bp.singlesGo(a, b)
 		return
 	}
@@ -353,9 +353,6 @@ func (bp *boundPart) singles(a, b int) {
 	}
 	if bp.events != nil {
 		_ = bp.events[a:b][q-1]
-		if len(bp.eb) == 0 {
-			panic("offline: events without event bests")
-		}
 		ra.events, ra.eb, ra.maxEvent = &bp.events[a], &bp.eb[0], int64(len(bp.eb)-1)
 	}
 	relBounds4AVX2(&ra)

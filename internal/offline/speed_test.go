@@ -359,3 +359,23 @@ func TestListAtLeastAndMaxAbove(t *testing.T) {
 		}
 	}
 }
+
+// TestSinglesNoEventBests checks singles where the events are set but no
+// event has a best (every unit without one): the Go loop's values, no
+// panic.
+func TestSinglesNoEventBests(t *testing.T) {
+	n := 64
+	est, bound, lex := make([]float64, n), make([]float64, n), make([]float64, n)
+	events := slices.Repeat([]int32{-1}, n)
+	for i := range n {
+		est[i], bound[i], lex[i] = float64(i)/float64(n), 0.01, float64(i%3)
+	}
+	rb := relBound(DefaultTuning(), Scale{MaxLex: 2, Mean: 0.2, MaxD: 1})
+	want := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
+	want.units(0, n, false)
+	got := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
+	got.singles(0, n)
+	if !slices.Equal(got.relHi, want.relHi) || !slices.Equal(got.top, want.top) {
+		t.Fatalf("bounds %v rows %v, units %v %v", got.relHi, got.top, want.relHi, want.top)
+	}
+}
