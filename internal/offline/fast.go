@@ -429,14 +429,16 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 // and returns the index of the best bound written (the first among equals;
 // lo when none is positive). The pruned path reads its score bounds only as
 // bounds (topScores), so they need not be ScoreRange's values bit for bit:
-// this loop selects each turn's neighbour weights by its link byte and its
-// factors by its cue byte and speaker mark from small tables built once,
-// keeps the five relevances around the turn in registers and multiplies by
-// relMargin, far above the few units in the last place by which its sums
-// and products, in another order, may round below ScoreRange's (every term
-// is non-negative). Turns within two of either end of rel, a space with
-// roles or session shares, are scored by scoreRangeSingle itself.
-// TestScoreBoundsSingle checks the bounds against scoreRangeSingle.
+// two loops (four turns at a time with AVX2 and FMA where the CPU has them,
+// scoreBounds4AVX2) select each turn's neighbour weights by its link byte
+// and its factors by its cue byte and speaker mark from small tables built
+// once, and multiply by relMargin, far above the few units in the last
+// place by which their sums and products, in another order, may round
+// below ScoreRange's (every term is non-negative). Turns within two of
+// either end of rel, runs of lengthTableSize words or more, and spaces
+// with roles, session shares or no event bests are scored by
+// scoreRangeSingle itself. TestScoreBoundsSingle checks the bounds against
+// scoreRangeSingle.
 func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi int) (arg int) {
 	n := len(rel)
 	a, b := max(lo, 2), min(hi, n-2)
