@@ -228,8 +228,19 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 		}
 		sc.speaker = grow(sc.speaker, n)
 		f.Speaker = sc.speaker
-		for i, id := range st.info.speaker[:n] {
-			f.Speaker[i] = named[id]
+		ids, out := st.info.speaker[:n], sc.speaker[:n]
+		if len(named) <= 256 {
+			// Every id is below len(named): a table its low byte
+			// indexes, read without bounds checks.
+			var tab [256]bool
+			copy(tab[:], named)
+			for i, id := range ids {
+				out[i] = tab[uint8(id)]
+			}
+		} else {
+			for i, id := range ids {
+				out[i] = named[id]
+			}
 		}
 	}
 	intent := temporal.AnalyzeQuestion(q.question)

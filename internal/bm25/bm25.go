@@ -639,17 +639,30 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 		// not).
 		k := len(touched)
 		touched = slices.Grow(touched, len(tr.postings))[:k+len(tr.postings)]
+		if byRef {
+			// The same loop by ref: refs as long as lens (one bounds
+			// check for both), dst's checked by the ref's test.
+			refs := refs[:len(lens)]
+			for _, p := range tr.postings {
+				dl, e := lens[p.doc], int(refs[p.doc])
+				if dl < 0 || uint(e) >= uint(len(dst)) {
+					continue
+				}
+				tf := float64(p.tf)
+				s := w * tf / (tf + c0 + c1*float64(dl))
+				touched[k] = e
+				k += b2i(dst[e] == 0)
+				dst[e] += s
+			}
+			touched = touched[:k]
+			continue
+		}
 		for _, p := range tr.postings {
 			dl := lens[p.doc]
 			if dl < 0 {
 				continue
 			}
 			e := int(p.doc)
-			if byRef {
-				if e = int(refs[p.doc]); e < 0 || e >= len(dst) {
-					continue
-				}
-			}
 			tf := float64(p.tf)
 			s := w * tf / (tf + c0 + c1*float64(dl))
 			touched[k] = e

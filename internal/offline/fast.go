@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/higmem/higmem/internal/rank"
 )
@@ -108,13 +109,7 @@ func newFastScan(in *Input, tu Tuning, sc *Scratch) *fastScan {
 	// The best BM25 score, while the estimates may still be running: a
 	// scan in order (untouched turns score 0) with a branch that is
 	// rarely taken, faster than max over the touched turns at random.
-	maxLex := 0.0
-	for _, x := range fs.f.Lex {
-		if x > maxLex {
-			maxLex = x
-		}
-	}
-	fs.scale.MaxLex = maxLex
+	fs.scale.MaxLex = maxAbove(fs.f.Lex)
 	fs.scale.Mean = fs.f.Mean
 	<-estimated
 	// Exact cosines on demand; known stays all false between questions.
@@ -338,10 +333,43 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 	return best, second, arg
 }
 
-// singles is units(a, b, false) where every run is one unit, in one loop
-// over slices of equal length (no bounds checks but the events') that
-// computes the same values.
+// singles is units(a, b, false) where every run is one unit: the same
+// values, four units at a time with AVX2 where the CPU has it
+// (relBounds4AVX2), the rest in singlesGo.
 func (bp *boundPart) singles(a, b int) {
+	q := (b - a) &^ 3
+	if !useBoundsAVX2 || q == 0 || len(bp.eb) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
+		bp.singlesGo(a, b)
+		return
+	}
+	// Every slice holds the q units (the assembly reads them).
+	_, _, _, _ = bp.est[a:b][q-1], bp.bound[a:b][q-1], bp.lex[a:b][q-1], bp.relHi[a:b][q-1]
+	top := slices.Grow(bp.top, q)
+	n0 := len(top)
+	ra := relBoundsArgs{
+		est: &bp.est[a], bound: &bp.bound[a], lex: &bp.lex[a], relHi: &bp.relHi[a],
+		maxLo: bp.maxLo, mean: bp.rb.mean, perD: bp.rb.perD, invLex: bp.rb.invLex,
+		top: unsafe.SliceData(top[n0 : n0+q]), n: int64(q),
+	}
+	if bp.events != nil {
+		_ = bp.events[a:b][q-1]
+		ra.events, ra.eb, ra.maxEvent = &bp.events[a], &bp.eb[0], int64(len(bp.eb)-1)
+	}
+	relBounds4AVX2(&ra)
+	if ra.bad != 0 {
+		panic("offline: an event index out of range")
+	}
+	top = top[:n0+int(ra.ntop)]
+	for j := n0; j < len(top); j++ {
+		top[j] += a // offsets from a, listed in order
+	}
+	bp.top = top
+	bp.singlesGo(a+q, b)
+}
+
+// singlesGo is singles in Go, in one loop over slices of equal length (no
+// bounds checks but the events').
+func (bp *boundPart) singlesGo(a, b int) {
 	est := bp.est[a:b]
 	bound, lex, relHi := bp.bound[a:b][:len(est)], bp.lex[a:b][:len(est)], bp.relHi[a:b][:len(est)]
 	maxLo, rb, top := bp.maxLo, bp.rb, bp.top
@@ -380,7 +408,11 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 	fs.scoreHi = sc.scoreHi
 	var args [4]int
 	parts := rank.ParallelRange(fs.n, fs.chunk(), func(p, lo, hi int) {
-		args[p] = fs.tu.ScoreRange(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi)
+		if rh == nil {
+			args[p] = fs.tu.scoreBoundsSingle(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, lo, hi)
+		} else {
+			args[p] = fs.tu.ScoreRange(fs.f, fs.relHi, fs.scoreHi, fs.bestHi, rh, lo, hi)
+		}
 	})
 	r0 := args[0]
 	for _, a := range args[1:parts] {
@@ -390,6 +422,167 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 	}
 	return r0
 }
+
+// scoreBoundsSingle writes to out[lo:hi] upper bounds of the scores that
+// ScoreRange(f, rel, out, best, nil, lo, hi) writes where every run is one
+// turn (scoreRangeSingle, which reads no session bests without run bests),
+// and returns the index of the best bound written (the first among equals;
+// lo when none is positive). The pruned path reads its score bounds only as
+// bounds (topScores), so they need not be ScoreRange's values bit for bit:
+// two loops (four turns at a time with AVX2 and FMA where the CPU has them,
+// scoreBounds4AVX2) select each turn's neighbour weights by its link byte
+// and its factors by its cue byte and speaker mark from small tables built
+// once, and multiply by relMargin, far above the few units in the last
+// place by which their sums and products, in another order, may round
+// below ScoreRange's (every term is non-negative). Turns within two of
+// either end of rel, runs of lengthTableSize words or more, and spaces
+// with roles, session shares or no event bests are scored by
+// scoreRangeSingle itself. TestScoreBoundsSingle checks the bounds against
+// scoreRangeSingle.
+func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi int) (arg int) {
+	n := len(rel)
+	a, b := max(lo, 2), min(hi, n-2)
+	if a >= b || f.Role != nil || tu.SessionShare != 0 || best == nil {
+		return tu.scoreRangeSingle(f, rel, out, best, nil, lo, hi)
+	}
+	arg, top := lo, 0.0
+	if lo < a {
+		arg = tu.scoreRangeSingle(f, rel, out, best, nil, lo, a)
+		top = out[arg]
+	}
+	sf := tu.scoreFactors(f)
+	// The neighbours' weights by link byte: the runs one before, two
+	// before, one after and two after (0 where not linked).
+	var w [64][4]float64
+	for l := range w {
+		if l&linkPrev != 0 {
+			w[l][0] = sf.prevOf[l/linkPrevAsks&1]
+			if l&linkPrev2 != 0 {
+				w[l][1] = tu.Far
+			}
+		}
+		if l&linkNext != 0 {
+			w[l][2] = sf.nextOf[l/linkNextAsks&1]
+			if l&linkNext2 != 0 {
+				w[l][3] = tu.Far
+			}
+		}
+	}
+	// The factors by cue byte (its three bits) and speaker mark (bit 3),
+	// with the margin.
+	dated, counted, spk := f.Dated != nil, f.Counted != nil, f.Speaker != nil
+	var g [16]float64
+	for c := range g {
+		x := relMargin
+		if spk {
+			x *= sf.speakerOf[c>>3]
+		}
+		if dated {
+			x *= sf.datedOf[c/cueDated&1]
+		}
+		if counted {
+			x *= sf.countedOf[c/cueCounted&1]
+		}
+		g[c] = x * sf.questionOf[c&cueQuestion]
+	}
+	// Slices of the loop's length (no bounds checks) from a to b-1; rel
+	// two either side. Without speaker marks, named is any []bool of that
+	// length (g does not read its bit); without a length prior, words any
+	// []int32 and lt a table of ones.
+	rr := rel[a+2 : b+2]
+	m := len(rr)
+	vis, links, cues, event, o := f.Visible[a:b][:m], f.RunLinks[a:b][:m], f.Cues[a:b][:m], f.Event[a:b][:m], out[a:b][:m]
+	nm, ws, lt := f.Visible, f.Event, &ones
+	if spk {
+		nm = f.Speaker
+	}
+	lf := sf.lf
+	if lf != nil {
+		ws, lt = f.RunWords, &lf.table
+	}
+	named, words := nm[a:b][:m], ws[a:b][:m]
+	es := tu.EventShare
+	// Four turns at a time with AVX2 where the CPU has it (q of them),
+	// the rest below.
+	q, long, arg0 := 0, uint32(0), -1
+	if useBoundsAVX2 && m >= 4 && len(best) > 0 && len(best) < 1<<31 {
+		q = m &^ 3
+		ba := boundsArgs{
+			rel: &rel[a-2], links: &links[0], cues: &cues[0], named: (*uint8)(unsafe.Pointer(&named[0])), vis: (*uint8)(unsafe.Pointer(&vis[0])),
+			words: &words[0], event: &event[0], best: &best[0], maxEvent: int64(len(best) - 1),
+			w: &w, g: &g, lt: lt, es: es, out: &o[0], n: int64(q),
+		}
+		scoreBounds4AVX2(&ba)
+		long = ba.long
+		for l, t := range ba.top {
+			if k := int(ba.arg[l]); t > top || t == top && t > 0 && k < arg0 {
+				arg0, top = k, t
+			}
+		}
+	}
+	// Each turn's own relevance, its neighbours' and its event's share
+	// (p2 is the relevance two before turn a+k, p1 one before, x its own,
+	// n1 one after; rr[k] the one two after).
+	p2, p1, x, n1 := rel[a+q-2], rel[a+q-1], rel[a+q], rel[a+q+1]
+	for k, n2 := range rr[q:] {
+		k += q
+		wl := &w[links[k]&63]
+		s := x + wl[0]*p1 + wl[2]*n1 + wl[1]*p2 + wl[3]*n2
+		if e := event[k]; e >= 0 {
+			s += es * best[e]
+		}
+		o[k] = s
+		p2, p1, x, n1 = p1, x, n1, n2
+	}
+	// Then the factors. A run of lengthTableSize words or more takes the
+	// table's last factor here and its score below (ofLong).
+	for k, s := range o[q:] {
+		k += q
+		c := cues[k]&7 | uint8(b2i(named[k]))<<3
+		wk := uint32(words[k])
+		long |= wk
+		s *= g[c&15] * lt[min(wk, lengthTableSize-1)]
+		if !vis[k] {
+			s = 0
+		}
+		o[k] = s
+		if s > top {
+			arg0, top = k, s
+		}
+	}
+	if arg0 >= 0 {
+		arg = a + arg0
+	}
+	if lf != nil && long >= lengthTableSize {
+		// Some run may be that long (or its count negative): those
+		// turns' scores instead, then the best again.
+		for k, wk := range words {
+			if uint32(wk) >= lengthTableSize {
+				tu.scoreRangeSingle(f, rel, out, best, nil, a+k, a+k+1)
+			}
+		}
+		arg, top = lo, 0
+		for i, s := range out[lo:b] {
+			if s > top {
+				arg, top = lo+i, s
+			}
+		}
+	}
+	if b < hi {
+		if i := tu.scoreRangeSingle(f, rel, out, best, nil, b, hi); out[i] > top {
+			arg = i
+		}
+	}
+	return arg
+}
+
+// ones is the factors of no length prior (scoreBoundsSingle).
+var ones = func() (t [lengthTableSize]float64) {
+	for i := range t {
+		t[i] = 1
+	}
+	return t
+}()
 
 // relevanceBound computes upper bounds of Relevance with multiplications
 // where Relevance divides (a scan of every turn's bound is bound by its
@@ -434,18 +627,52 @@ func (fs *fastScan) chunk() int {
 func (fs *fastScan) atLeast(xs []float64, floor float64, dst []int) []int {
 	tops := &fs.sc.tops
 	parts := rank.ParallelRange(len(xs), fs.chunk(), func(p, lo, hi int) {
-		top := tops[p][:0]
-		for i, x := range xs[lo:hi] {
-			if x >= floor {
-				top = append(top, lo+i)
-			}
-		}
-		tops[p] = top
+		tops[p] = listAtLeast(xs[lo:hi], floor, lo, tops[p][:0])
 	})
 	for _, top := range tops[:parts] {
 		dst = append(dst, top...)
 	}
 	return dst
+}
+
+// listAtLeast appends to dst lo+i for each xs[i] at least floor, in order,
+// and returns it: four at a time with AVX2 where the CPU has it.
+func listAtLeast(xs []float64, floor float64, lo int, dst []int) []int {
+	q := len(xs) &^ 3
+	if useBoundsAVX2 && q > 0 {
+		dst = slices.Grow(dst, q)
+		n0 := len(dst)
+		k := listAtLeast4AVX2(&xs[0], q, floor, unsafe.SliceData(dst[n0:n0+q]))
+		dst = dst[:n0+k]
+		for j := n0; j < len(dst); j++ {
+			dst[j] += lo // offsets from xs[0]
+		}
+	} else {
+		q = 0
+	}
+	for i, x := range xs[q:] {
+		if x >= floor {
+			dst = append(dst, lo+q+i)
+		}
+	}
+	return dst
+}
+
+// maxAbove returns the greatest of 0 and the xs above it (NaN ignored): a
+// scan in order with a branch that is rarely taken, eight at a time with
+// AVX2 where the CPU has it.
+func maxAbove(xs []float64) float64 {
+	m, q := 0.0, 0
+	if useBoundsAVX2 && len(xs) >= 8 {
+		q = len(xs) &^ 7
+		m = maxAbove4AVX2(&xs[0], q)
+	}
+	for _, x := range xs[q:] {
+		if x > m {
+			m = x
+		}
+	}
+	return m
 }
 
 // bestOf returns the exact best relevance among the turns whose first event

@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -58,6 +59,18 @@ func BenchmarkScoreRange(b *testing.B) {
 			}
 		})
 	}
+	// The pruned path's bound pass where every run is one turn.
+	b.Run("single-bounds", func(b *testing.B) {
+		n := 100000
+		f, rel := benchFeaturesRuns(n, false)
+		tu := DefaultTuning()
+		best := make([]float64, n/4+1)
+		eventBest(f, rel, best)
+		out := make([]float64, n)
+		for b.Loop() {
+			tu.scoreBoundsSingle(f, rel, out, best, 0, n)
+		}
+	})
 }
 
 // TestScoreRangeSingle checks that ScoreRange where every run is one turn
@@ -112,5 +125,257 @@ func TestScoreRangeSingle(t *testing.T) {
 		if math.Float64bits(out[i]) != math.Float64bits(general[i]) {
 			t.Errorf("turn %d alone: %v, want %v", i, out[i], general[i])
 		}
+	}
+}
+
+// TestScoreBoundsSingle checks the pruned path's score bounds where every
+// run is one turn (scoreBoundsSingle) against the scores themselves
+// (scoreRangeSingle, which ScoreRange runs there) on the same relevance:
+// never below them, at most a few parts in 10¹² above (the margin), and the
+// best bound's turn the first among equals, for every combination of
+// cues, events and length prior, over whole ranges and parts of them
+// (ends within two of the edges included). It fails when the bound drops
+// a factor or a neighbour, or rounds below a score.
+func TestScoreBoundsSingle(t *testing.T) {
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	for _, useBoundsAVX2 = range []bool{false, simd} {
+		testScoreBoundsSingle(t)
+	}
+}
+
+func testScoreBoundsSingle(t *testing.T) {
+	n := 3000
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 64 {
+		f, rel := benchFeaturesRuns(n, false)
+		f.Visible = slices.Clone(f.Visible)
+		f.Speaker, f.Dated, f.Counted = make([]bool, n), make([]bool, n), make([]bool, n)
+		f.Question = slices.Clone(f.Question)
+		for i := range n {
+			f.Visible[i] = r.IntN(10) != 0
+			f.Speaker[i], f.Dated[i], f.Counted[i] = r.IntN(2) == 0, r.IntN(5) == 0, r.IntN(7) == 0
+			f.Question[i] = r.IntN(4) == 0
+			f.SameSession[i] = i > 0 && r.IntN(6) != 0
+			switch r.IntN(4) {
+			case 0:
+				rel[i] = 0
+			case 1:
+				rel[i] = float64(r.IntN(4)) / 2 // ties
+			}
+		}
+		if trial&1 != 0 {
+			f.Speaker = nil
+		}
+		if trial&2 != 0 {
+			f.Dated = nil
+		}
+		if trial&4 != 0 {
+			f.Counted = nil
+		}
+		// Runs of one turn again, with the new sessions and questions.
+		speaker, words := make([]int32, n), make([]int32, n)
+		for i := range n {
+			speaker[i], words[i] = int32(i%2), int32(r.IntN(700)) // beyond the length table too
+		}
+		withRunWords(f, speaker, words)
+		f.Cues = nil
+		Complete(f)
+		if len(f.RunStart) != n {
+			t.Fatalf("%d runs of %d turns", len(f.RunStart), n)
+		}
+		tu := DefaultTuning()
+		tu.QuestionBump = []float64{0.85, 0, 1.2}[trial%3]
+		if trial&8 != 0 {
+			tu.LengthPow = 0
+		}
+		var best []float64
+		if trial&16 == 0 {
+			best = make([]float64, n/4+1)
+			eventBest(f, rel, best)
+		} else {
+			tu.EventShare = 0
+		}
+		if trial&32 != 0 {
+			f.RunWords = nil
+		}
+		want := make([]float64, n)
+		tu.scoreRangeSingle(f, rel, want, best, nil, 0, n)
+		for _, rg := range [][2]int{{0, n}, {0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 4}, {2, 7}, {n - 3, n}, {n - 1, n}, {1, n - 1}, {2, n - 2}, {100, 1700}, {1700, n}} {
+			lo, hi := rg[0], rg[1]
+			got := make([]float64, n)
+			arg := tu.scoreBoundsSingle(f, rel, got, best, lo, hi)
+			wantArg, top := lo, 0.0
+			for i := lo; i < hi; i++ {
+				if !(got[i] >= want[i]) || got[i] > want[i]*(1+1e-11) {
+					t.Fatalf("AVX2 %v, trial %d, range %v: turn %d bound %v, score %v", useBoundsAVX2, trial, rg, i, got[i], want[i])
+				}
+				if got[i] > top {
+					wantArg, top = i, got[i]
+				}
+			}
+			if arg != wantArg {
+				t.Fatalf("AVX2 %v, trial %d, range %v: best bound at %d, want %d", useBoundsAVX2, trial, rg, arg, wantArg)
+			}
+		}
+	}
+}
+
+// TestSinglesMatchesUnits checks the first bound pass where every run is
+// one turn (singles, with AVX2 where the CPU has it, and singlesGo) against
+// its general loop (units): the same relevance bounds and event bests bit
+// for bit and the same rows listed, in order, on parts of every length mod
+// 4, with events and without, bounds reaching maxLo or not.
+func TestSinglesMatchesUnits(t *testing.T) {
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	r := rand.New(rand.NewPCG(11, 12))
+	n, ne := 1000, 90
+	for trial := range 40 {
+		est, bound, lex := make([]float64, n), make([]float64, n), make([]float64, n)
+		events := make([]int32, n)
+		for i := range n {
+			est[i], bound[i] = r.Float64()*1.2-0.4, r.Float64()*0.05
+			if r.IntN(3) == 0 {
+				lex[i] = r.Float64() * 9
+			}
+			events[i] = int32(r.IntN(ne+8) - 8) // some -1 and below
+			if events[i] < 0 {
+				events[i] = -1
+			}
+		}
+		tu := DefaultTuning()
+		s := Scale{MaxLex: 9, Mean: 0.1 * float64(trial%3), MaxD: 0.7}
+		if trial%5 == 0 {
+			s.MaxLex = 0
+		}
+		maxLo := []float64{0.5, 0.75, 2}[trial%3]
+		for range 30 {
+			// Bounds at maxLo itself (listed) and at the mean.
+			i := r.IntN(n)
+			est[i], bound[i] = []float64{maxLo, s.Mean}[i%2], 0
+		}
+		a := r.IntN(20)
+		b := a + trial*20 + r.IntN(8)
+		b = min(b, n)
+		part := func(withEvents bool) boundPart {
+			bp := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), maxLo: maxLo, rb: relBound(tu, s), top: []int{-7}}
+			if withEvents {
+				bp.events, bp.eb = events, make([]float64, ne)
+			}
+			return bp
+		}
+		for _, withEvents := range []bool{true, false} {
+			want := part(withEvents)
+			want.units(a, b, false)
+			for _, useBoundsAVX2 = range []bool{false, simd} {
+				got := part(withEvents)
+				got.singles(a, b)
+				for i := range n {
+					if math.Float64bits(got.relHi[i]) != math.Float64bits(want.relHi[i]) {
+						t.Fatalf("AVX2 %v, trial %d [%d, %d): unit %d bound %v, units %v", useBoundsAVX2, trial, a, b, i, got.relHi[i], want.relHi[i])
+					}
+				}
+				if !slices.Equal(got.top, want.top) {
+					t.Fatalf("AVX2 %v, trial %d [%d, %d): rows %v, units %v", useBoundsAVX2, trial, a, b, got.top, want.top)
+				}
+				for e := range got.eb {
+					if math.Float64bits(got.eb[e]) != math.Float64bits(want.eb[e]) {
+						t.Fatalf("AVX2 %v, trial %d [%d, %d): event %d best %v, units %v", useBoundsAVX2, trial, a, b, e, got.eb[e], want.eb[e])
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkSingles times the first bound pass over 100k one-turn runs with
+// events (the pruned path's relevance bounds), on one core.
+func BenchmarkSingles(b *testing.B) {
+	n := 100000
+	r := rand.New(rand.NewPCG(13, 14))
+	est, bound, lex := make([]float64, n), make([]float64, n), make([]float64, n)
+	events := make([]int32, n)
+	for i := range n {
+		est[i], bound[i] = r.Float64()*1.2-0.4, r.Float64()*0.05
+		if r.IntN(10) == 0 {
+			lex[i] = r.Float64() * 9
+		}
+		events[i] = int32(i / 4)
+	}
+	bp := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
+		maxLo: 0.75, rb: relBound(DefaultTuning(), Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7})}
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	for _, useBoundsAVX2 = range []bool{false, simd} {
+		b.Run(fmt.Sprintf("avx2=%v", useBoundsAVX2), func(b *testing.B) {
+			for b.Loop() {
+				bp.top = bp.top[:0]
+				bp.singles(0, n)
+			}
+		})
+	}
+}
+
+// TestListAtLeastAndMaxAbove checks listAtLeast and maxAbove (AVX2 where
+// the CPU has it, and Go) against their plain loops on every length up to
+// 40, with values at the floor, NaN, -0 and +Inf among them.
+func TestListAtLeastAndMaxAbove(t *testing.T) {
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	r := rand.New(rand.NewPCG(15, 16))
+	special := []float64{0.5, math.NaN(), math.Copysign(0, -1), 0, math.Inf(1), -1}
+	for trial := range 400 {
+		xs := make([]float64, trial%41)
+		for i := range xs {
+			xs[i] = r.Float64()
+			if r.IntN(4) == 0 {
+				xs[i] = special[r.IntN(len(special))]
+			}
+		}
+		if trial%7 == 0 {
+			for i := range xs {
+				xs[i] = -xs[i] // none above 0
+			}
+		}
+		floor, lo := 0.5, r.IntN(100)
+		var want []int
+		m := 0.0
+		for i, x := range xs {
+			if x >= floor {
+				want = append(want, lo+i)
+			}
+			if x > m {
+				m = x
+			}
+		}
+		for _, useBoundsAVX2 = range []bool{false, simd} {
+			if got := listAtLeast(xs, floor, lo, []int{-3}); !slices.Equal(got, append([]int{-3}, want...)) {
+				t.Fatalf("AVX2 %v, %v: listed %v, want %v", useBoundsAVX2, xs, got, want)
+			}
+			if got := maxAbove(xs); math.Float64bits(got) != math.Float64bits(m) {
+				t.Fatalf("AVX2 %v, %v: max %v, want %v", useBoundsAVX2, xs, got, m)
+			}
+		}
+	}
+}
+
+// TestSinglesNoEventBests checks singles where the events are set but no
+// event has a best (every unit without one): the Go loop's values, no
+// panic.
+func TestSinglesNoEventBests(t *testing.T) {
+	n := 64
+	est, bound, lex := make([]float64, n), make([]float64, n), make([]float64, n)
+	events := slices.Repeat([]int32{-1}, n)
+	for i := range n {
+		est[i], bound[i], lex[i] = float64(i)/float64(n), 0.01, float64(i%3)
+	}
+	rb := relBound(DefaultTuning(), Scale{MaxLex: 2, Mean: 0.2, MaxD: 1})
+	want := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
+	want.units(0, n, false)
+	got := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
+	got.singles(0, n)
+	if !slices.Equal(got.relHi, want.relHi) || !slices.Equal(got.top, want.top) {
+		t.Fatalf("bounds %v rows %v, units %v %v", got.relHi, got.top, want.relHi, want.top)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/higmem/higmem/internal/vec"
@@ -54,11 +55,14 @@ func unitRows(r *rand.Rand, kind string, n, dim int) [][]float32 {
 // that the rescan skipped rows, so that the 4-bit bounds were used.
 func TestFastTieredMatchesFull(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
-	for _, kind := range []string{"random", "sparse", "clustered"} {
+	for _, kind := range []string{"random", "sparse", "clustered", "random-single", "clustered-single"} {
 		for _, w := range []float64{1, 0.5} {
 			t.Run(fmt.Sprintf("%s/w=%g", kind, w), func(t *testing.T) {
 				n, dim := 3000, 64
-				f0, _ := benchFeaturesRuns(n, true)
+				// -single: every run one turn, the bound passes of
+				// singles and scoreBoundsSingle.
+				kind, single := strings.CutSuffix(kind, "-single")
+				f0, _ := benchFeaturesRuns(n, !single)
 				win, turn := vec.Matrix{Dim: dim}, vec.Matrix{Dim: dim}
 				win.QuantizeFrom(1)
 				turn.QuantizeFrom(1)

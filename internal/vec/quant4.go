@@ -294,15 +294,21 @@ func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(
 		out := dots[:e-b]
 		dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
 		maxLow = max(maxLow, bounds4(&sc.c, out, q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e], est[b:e], err[b:e]))
-		floor := refineAt(maxLow)
-		es, bs := est[b:e], err[b:e][:e-b]
-		for j, x := range es {
-			if x+bs[j] >= floor {
-				cands = append(cands, int32(b+j))
-			}
-		}
+		cands = listSum(est[b:e], err[b:e], refineAt(maxLow), b, cands)
 	}
 	return maxLow, cands
+}
+
+// listSumGo appends to dst base+j for each j with a[j]+b[j] >= floor, in
+// order (len(b) >= len(a)), and returns it: listSum's reference.
+func listSumGo(a, b []float64, floor float64, base int, dst []int32) []int32 {
+	b = b[:len(a)]
+	for j, x := range a {
+		if x+b[j] >= floor {
+			dst = append(dst, int32(base+j))
+		}
+	}
+	return dst
 }
 
 // bounds4Go writes est[j] and err[j] for the rows whose 4-bit dot products

@@ -344,3 +344,49 @@ func TestEstimateTieredParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestDotU4Extremes checks the 4-bit kernel where its sums are largest:
+// every code 15 and every query byte 127 or -128, so that four chunks of
+// word sums reach 30720 in magnitude (within int16: the kernel sums four
+// chunks in words before widening them), on rows of 1 to 8 chunks.
+func TestDotU4Extremes(t *testing.T) {
+	for _, rowBytes := range []int{32, 128, 160, 256} {
+		for _, pv := range []int8{127, -128} {
+			for _, n := range []int{4, 5, 8, 11} {
+				p := slices.Repeat([]int8{pv}, 2*rowBytes)
+				codes := slices.Repeat([]byte{0xFF}, n*rowBytes)
+				got := make([]int32, n)
+				dotU4(p, codes, rowBytes, got)
+				want := int32(pv) * 15 * int32(2*rowBytes)
+				for i, x := range got {
+					if x != want {
+						t.Fatalf("%d bytes a row, query %d, row %d of %d: %d, want %d", rowBytes, pv, i, n, x, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestListSum checks listSum (AVX2 where the CPU has it) against
+// listSumGo on every length to 40: sums at the floor, NaN, -Inf and +Inf
+// among them, a base and a list already begun.
+func TestListSum(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	special := []float64{0.25, math.NaN(), math.Inf(1), math.Inf(-1), 0}
+	for trial := range 400 {
+		n := trial % 41
+		a, b := make([]float64, n), make([]float64, n+r.IntN(3))
+		for j := range a {
+			a[j], b[j] = r.Float64()-0.3, r.Float64()*0.1
+			if r.IntN(4) == 0 {
+				a[j], b[j] = special[r.IntN(len(special))], 0 // at the floor too
+			}
+		}
+		base := r.IntN(1000)
+		want := listSumGo(a, b, 0.25, base, []int32{-1})
+		if got := listSum(a, b, 0.25, base, []int32{-1}); !slices.Equal(got, want) {
+			t.Fatalf("%v + %v: %v, want %v", a, b, got, want)
+		}
+	}
+}

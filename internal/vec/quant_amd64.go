@@ -1,6 +1,11 @@
 package vec
 
-import "golang.org/x/sys/cpu"
+import (
+	"slices"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // dotI8 computes out[r] = sum_j p[j]*codes[r*dim+j] exactly, with AVX2 when
 // the CPU has it, else SSE2. dim must be a positive multiple of 16, len(p)
@@ -58,3 +63,29 @@ func bounds4(c *bound4, dots []int32, scale, res, inf, norm, round []float32, es
 //
 //go:noescape
 func bounds4AVX2(c *bound4, dots *int32, scale, res, inf, norm, round *float32, est, err *float64, n int) float64
+
+// listSum appends to dst base+j for each j with a[j]+b[j] >= floor, in
+// order (len(b) >= len(a)), and returns it: four at a time with AVX2 when
+// the CPU has it.
+func listSum(a, b []float64, floor float64, base int, dst []int32) []int32 {
+	q := len(a) &^ 3
+	if !useAVX2 || q == 0 {
+		return listSumGo(a, b, floor, base, dst)
+	}
+	_ = b[q-1]
+	dst = slices.Grow(dst, q)
+	n0 := len(dst)
+	k := listSum4AVX2(&a[0], &b[0], q, floor, unsafe.SliceData(dst[n0:n0+q]))
+	dst = dst[:n0+k]
+	for j := n0; j < len(dst); j++ {
+		dst[j] += int32(base) // offsets from a[0]
+	}
+	return listSumGo(a[q:], b[q:], floor, base+q, dst)
+}
+
+// listSum4AVX2 writes to dst the offsets j < n with a[j]+b[j] >= floor,
+// in order, and returns how many; n is a positive multiple of 4 and dst
+// has room for n. The CPU must have AVX2.
+//
+//go:noescape
+func listSum4AVX2(a, b *float64, n int, floor float64, dst *int32) int

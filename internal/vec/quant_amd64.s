@@ -214,6 +214,97 @@ TEXT ·dotU4AVX2(SB), NOSPLIT, $0-80
 	VMOVD AX, X14
 	VPBROADCASTD X14, Y14  // word ones
 
+	// Four rows at a time: the query's bytes loaded once for the four,
+	// and each row's products summed in words over up to four chunks of
+	// 64 codes before they are widened (VPMADDWD): a chunk's words are
+	// at most 2*2*15*128 = 7680 in magnitude (VPMADDUBSW does not
+	// saturate there), four chunks 30720, within int16.
+u4loop4:
+	CMPQ BX, $4
+	JLT  u4loop2
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	LEAQ (DI)(CX*1), R9
+	LEAQ (R9)(CX*1), R11
+	LEAQ (R11)(CX*1), R12
+	XORQ AX, AX
+	MOVQ SI, R10
+
+u4outer4:
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	MOVQ  $4, R13
+
+u4inner4:
+	VMOVDQU    (R10), Y6
+	VMOVDQU    32(R10), Y7
+	VMOVDQU    (DI)(AX*1), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPMADDUBSW Y6, Y2, Y2
+	VPMADDUBSW Y7, Y3, Y3
+	VPADDW     Y3, Y2, Y2
+	VPADDW     Y2, Y10, Y10
+	VMOVDQU    (R9)(AX*1), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y15, Y4, Y4
+	VPAND      Y15, Y5, Y5
+	VPMADDUBSW Y6, Y4, Y4
+	VPMADDUBSW Y7, Y5, Y5
+	VPADDW     Y5, Y4, Y4
+	VPADDW     Y4, Y11, Y11
+	VMOVDQU    (R11)(AX*1), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPMADDUBSW Y6, Y2, Y2
+	VPMADDUBSW Y7, Y3, Y3
+	VPADDW     Y3, Y2, Y2
+	VPADDW     Y2, Y12, Y12
+	VMOVDQU    (R12)(AX*1), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y15, Y4, Y4
+	VPAND      Y15, Y5, Y5
+	VPMADDUBSW Y6, Y4, Y4
+	VPMADDUBSW Y7, Y5, Y5
+	VPADDW     Y5, Y4, Y4
+	VPADDW     Y4, Y13, Y13
+	ADDQ       $32, AX
+	ADDQ       $64, R10
+	CMPQ       AX, CX
+	JGE        u4flush4
+	DECQ       R13
+	JNZ        u4inner4
+
+u4flush4:
+	VPMADDWD Y14, Y10, Y10
+	VPADDD   Y10, Y0, Y0
+	VPMADDWD Y14, Y11, Y11
+	VPADDD   Y11, Y1, Y1
+	VPMADDWD Y14, Y12, Y12
+	VPADDD   Y12, Y8, Y8
+	VPMADDWD Y14, Y13, Y13
+	VPADDD   Y13, Y9, Y9
+	CMPQ     AX, CX
+	JLT      u4outer4
+
+	// The four sums: pairs within each 128-bit lane, then the lanes.
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X2
+	VPADDD       X2, X0, X0
+	VMOVDQU      X0, (DX)
+	ADDQ         $16, DX
+	LEAQ         (R12)(CX*1), DI
+	SUBQ         $4, BX
+	JMP          u4loop4
+
 u4loop2:
 	CMPQ BX, $2
 	JLT  u4loop1
@@ -369,3 +460,57 @@ b4loop:
 	VZEROUPPER
 	MOVSD        X14, ret+80(FP)
 	RET
+
+// func listSum4AVX2(a, b *float64, n int, floor float64, dst *int32) int
+TEXT ·listSum4AVX2(SB), NOSPLIT, $0-48
+	MOVQ         a+0(FP), SI
+	MOVQ         b+8(FP), R8
+	MOVQ         n+16(FP), R9
+	VBROADCASTSD floor+24(FP), Y8
+	MOVQ         dst+32(FP), DI
+	XORQ         R10, R10 // listed
+	XORQ         CX, CX
+
+sloop:
+	VMOVUPD   (SI)(CX*8), Y0
+	VADDPD    (R8)(CX*8), Y0, Y0
+	VCMPPD    $0x12, Y0, Y8, Y1 // floor <= a+b (LE_OQ: NaN not listed)
+	VMOVMSKPD Y1, DX
+	TESTQ     DX, DX
+	JNE       slist
+
+snext:
+	ADDQ $4, CX
+	CMPQ CX, R9
+	JLT  sloop
+	MOVQ R10, ret+40(FP)
+	VZEROUPPER
+	RET
+
+slist:
+	TESTQ $1, DX
+	JEQ   sl1
+	MOVL  CX, (DI)(R10*4)
+	INCQ  R10
+
+sl1:
+	TESTQ $2, DX
+	JEQ   sl2
+	LEAQ  1(CX), BX
+	MOVL  BX, (DI)(R10*4)
+	INCQ  R10
+
+sl2:
+	TESTQ $4, DX
+	JEQ   sl3
+	LEAQ  2(CX), BX
+	MOVL  BX, (DI)(R10*4)
+	INCQ  R10
+
+sl3:
+	TESTQ $8, DX
+	JEQ   snext
+	LEAQ  3(CX), BX
+	MOVL  BX, (DI)(R10*4)
+	INCQ  R10
+	JMP   snext

@@ -17,3 +17,7 @@ func dotU4(p []int8, codes []byte, rowBytes int, out []int32) { dotU4Go(p, codes
 func bounds4(c *bound4, dots []int32, scale, res, inf, norm, round []float32, est, err []float64) float64 {
 	return bounds4Go(c, dots, scale, res, inf, norm, round, est, err)
 }
+
+func listSum(a, b []float64, floor float64, base int, dst []int32) []int32 {
+	return listSumGo(a, b, floor, base, dst)
+}

@@ -1,0 +1,81 @@
+package offline
+
+import "golang.org/x/sys/cpu"
+
+// useBoundsAVX2 reports whether scoreBoundsSingle may run
+// scoreBounds4AVX2.
+var useBoundsAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+
+// boundsArgs are scoreBounds4AVX2's arguments and results (the
+// assembly reads the fields by their offsets, go_asm.h).
+type boundsArgs struct {
+	// rel points at the relevance two turns before the first turn; the
+	// others at the first turn's entry.
+	rel                     *float64
+	links, cues, named, vis *uint8
+	words, event            *int32
+	best                    *float64
+	maxEvent                int64 // len(best) - 1
+	w                       *[64][4]float64
+	g                       *[16]float64
+	lt                      *[lengthTableSize]float64
+	es                      float64
+	out                     *float64
+	n                       int64 // a positive multiple of 4
+	// top and arg are, per lane (turns k with k%4 == lane), the best
+	// positive bound and its first turn (0 and 0 when none); long ORs
+	// the words.
+	top  [4]float64
+	arg  [4]int64
+	long uint32
+}
+
+// scoreBounds4AVX2 is scoreBoundsSingle's two loops on n turns, four at a
+// time: the neighbour weights, event bests and factors gathered from
+// their tables, the sums with fused multiply-adds (a bound: relMargin
+// covers their rounding as it covers the Go loops'). The CPU must have
+// AVX2 and FMA.
+//
+//go:noescape
+func scoreBounds4AVX2(a *boundsArgs)
+
+// relBoundsArgs are relBounds4AVX2's arguments and results.
+type relBoundsArgs struct {
+	// est, bound, lex and relHi point at the first unit's entry, events
+	// and eb are nil without events.
+	est, bound, lex, relHi *float64
+	events                 *int32
+	eb                     *float64
+	maxEvent               int64 // len(eb) - 1
+	maxLo, mean, perD      float64
+	invLex                 float64
+	// top has room for n rows, listed as offsets from the first unit.
+	top *int
+	n   int64 // a positive multiple of 4
+	// ntop is how many rows were listed; bad is 1 when an event index
+	// was past maxEvent (not written).
+	ntop, bad int64
+}
+
+// relBounds4AVX2 is singlesGo on n units, four at a time: the cosine
+// bounds, the rows listed at or above maxLo, the relevance bounds with
+// relevanceBound.of's operations in its order (no fused multiply-adds:
+// the same values), and each unit's event best, one unit after the
+// other. The CPU must have AVX2.
+//
+//go:noescape
+func relBounds4AVX2(a *relBoundsArgs)
+
+// listAtLeast4AVX2 writes to dst the offsets i < n of the xs at least
+// floor, in order, and returns how many; n is a positive multiple of 4 and
+// dst has room for n. The CPU must have AVX2.
+//
+//go:noescape
+func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int
+
+// maxAbove4AVX2 returns the greatest of 0 and the xs[:n] above it (NaN
+// ignored, as the loop `if x > m { m = x }` from m = 0); n is a positive
+// multiple of 8. The CPU must have AVX2.
+//
+//go:noescape
+func maxAbove4AVX2(xs *float64, n int) float64

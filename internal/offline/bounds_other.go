@@ -1,0 +1,43 @@
+//go:build !amd64
+
+package offline
+
+// useBoundsAVX2 is false off amd64 (scoreBoundsSingle runs in Go).
+var useBoundsAVX2 = false
+
+type boundsArgs struct {
+	rel                     *float64
+	links, cues, named, vis *uint8
+	words, event            *int32
+	best                    *float64
+	maxEvent                int64
+	w                       *[64][4]float64
+	g                       *[16]float64
+	lt                      *[lengthTableSize]float64
+	es                      float64
+	out                     *float64
+	n                       int64
+	top                     [4]float64
+	arg                     [4]int64
+	long                    uint32
+}
+
+func scoreBounds4AVX2(a *boundsArgs) { panic("unreachable") }
+
+type relBoundsArgs struct {
+	est, bound, lex, relHi *float64
+	events                 *int32
+	eb                     *float64
+	maxEvent               int64
+	maxLo, mean, perD      float64
+	invLex                 float64
+	top                    *int
+	n                      int64
+	ntop, bad              int64
+}
+
+func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }
+
+func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int { panic("unreachable") }
+
+func maxAbove4AVX2(xs *float64, n int) float64 { panic("unreachable") }
