@@ -77,6 +77,24 @@ func gemm6x16(k int, a []float32, lda int, b, bias, c []float32, ldc int) {
 	gemm6x16AVX2(k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
 }
 
+//go:noescape
+func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
+
+// gemmBlocks runs gemm6x16 on nb consecutive blocks of kernelRows rows (of
+// a and c) in one call; the results are gemm6x16's, bit for bit.
+func gemmBlocks(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) {
+	if !useAVX2 || k == 0 || nb == 0 {
+		gemmBlocksGo(nb, k, a, lda, b, bias, c, ldc)
+		return
+	}
+	last := (nb - 1) * kernelRows
+	_ = a[(last+5)*lda+k-1]
+	_ = b[k*panelWidth-1]
+	_ = bias[panelWidth-1]
+	_ = c[(last+5)*ldc+panelWidth-1]
+	gemmBlocksAVX2(nb, k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
+}
+
 // dot returns Σ a[i]·b[i] over len(a); b must be at least as long.
 func dot(a, b []float32) float32 {
 	n := len(a) &^ 7

@@ -88,6 +88,102 @@ store:
 	VZEROUPPER
 	RET
 
+// func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
+//
+// gemm6x16AVX2 on nb blocks of 6 rows in one call: block i reads rows
+// 6i..6i+5 of a and writes rows 6i..6i+5 of c, with the same instructions
+// in the same order, so each block's result is bit for bit gemm6x16AVX2's.
+// nb must be positive. It advances a, c and nb in its argument slots.
+TEXT ·gemmBlocksAVX2(SB), NOSPLIT, $0-64
+gbblock:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), R8
+	MOVQ lda+24(FP), DX
+	SHLQ $2, DX
+	MOVQ b+32(FP), BX
+	MOVQ bias+40(FP), SI
+	MOVQ c+48(FP), DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	LEAQ (R11)(DX*1), R12
+	LEAQ (R12)(DX*1), R13
+
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
+
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   gbstore
+
+gbloop:
+	VMOVUPS      (BX), Y12
+	VMOVUPS      32(BX), Y13
+	VBROADCASTSS (R8)(AX*1), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (R9)(AX*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (R10)(AX*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R11)(AX*1), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (R12)(AX*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R13)(AX*1), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          gbloop
+
+gbstore:
+	MOVQ    ldc+56(FP), SI
+	SHLQ    $2, SI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y10, (DI)
+	VMOVUPS Y11, 32(DI)
+	LEAQ (DX)(DX*2), AX
+	SHLQ $1, AX
+	ADDQ AX, a+16(FP)
+	LEAQ (SI)(SI*2), AX
+	SHLQ $1, AX
+	ADDQ AX, c+48(FP)
+	DECQ nb+0(FP)
+	JNZ  gbblock
+	VZEROUPPER
+	RET
+
 // func dotAVX2(a, b *float32, n int) float32
 //
 // n must be a positive multiple of 8.

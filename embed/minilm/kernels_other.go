@@ -59,3 +59,8 @@ func scale(x []float32, s float32) { scaleGo(x, s) }
 func qgemmBlocks(nb, kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
 	qgemmBlocksGo(nb, kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
 }
+
+// gemmBlocks runs gemm6x16 on nb consecutive blocks of kernelRows rows.
+func gemmBlocks(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) {
+	gemmBlocksGo(nb, k, a, lda, b, bias, c, ldc)
+}
