@@ -73,16 +73,24 @@ func matmulPacked(dst []float32, ldc int, a []float32, lda, rows, k int, w, bias
 			p++
 			continue
 		}
+		if col < fullN {
+			gemmBlocks(prows/kernelRows, k, a, lda, wp, bp, dst[col:], ldc)
+			continue
+		}
 		for r := 0; r < prows; r += kernelRows {
-			if col < fullN {
-				gemm6x16(k, a[r*lda:], lda, wp, bp, dst[r*ldc+col:], ldc)
-				continue
-			}
 			gemm6x16(k, a[r*lda:], lda, wp, bp, padC[:], panelWidth)
 			for i := 0; i < kernelRows; i++ {
 				copy(dst[(r+i)*ldc+col:(r+i)*ldc+n], padC[i*panelWidth:])
 			}
 		}
+	}
+}
+
+// gemmBlocksGo runs gemm6x16 on nb consecutive blocks of kernelRows rows.
+func gemmBlocksGo(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) {
+	for i := range nb {
+		r := i * kernelRows
+		gemm6x16(k, a[r*lda:], lda, b, bias, c[r*ldc:], ldc)
 	}
 }
 

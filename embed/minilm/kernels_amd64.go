@@ -77,6 +77,24 @@ func gemm6x16(k int, a []float32, lda int, b, bias, c []float32, ldc int) {
 	gemm6x16AVX2(k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
 }
 
+//go:noescape
+func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
+
+// gemmBlocks runs gemm6x16 on nb consecutive blocks of kernelRows rows (of
+// a and c) in one call; the results are gemm6x16's, bit for bit.
+func gemmBlocks(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) {
+	if !useAVX2 || k == 0 || nb == 0 {
+		gemmBlocksGo(nb, k, a, lda, b, bias, c, ldc)
+		return
+	}
+	last := (nb - 1) * kernelRows
+	_ = a[(last+5)*lda+k-1]
+	_ = b[k*panelWidth-1]
+	_ = bias[panelWidth-1]
+	_ = c[(last+5)*ldc+panelWidth-1]
+	gemmBlocksAVX2(nb, k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
+}
+
 // dot returns Σ a[i]·b[i] over len(a); b must be at least as long.
 func dot(a, b []float32) float32 {
 	n := len(a) &^ 7
@@ -109,6 +127,9 @@ func axpy(alpha float32, x, y []float32) {
 func qgemm4x16AVX2(kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
 
 //go:noescape
+func qgemmBlocksAVX2(nb, kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+
+//go:noescape
 func quantRowAVX2(x *float32, n int, dst *uint8, mn, inv float32)
 
 //go:noescape
@@ -126,6 +147,22 @@ func qgemm4x16(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, r
 	_, _ = rs[3], rm[3]
 	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
 	qgemm4x16AVX2(kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+}
+
+// qgemmBlocks runs qgemm4x16 on nb consecutive blocks of qRows rows (of a,
+// rs, rm and c) in one call; the results are qgemm4x16's, bit for bit.
+func qgemmBlocks(nb, kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	if !useAVX2 || kg == 0 || nb == 0 {
+		qgemmBlocksGo(nb, kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+		return
+	}
+	last := (nb - 1) * qRows
+	_ = a[(last+3)*lda+4*kg-1]
+	_ = b[kg*64-1]
+	_ = c[(last+3)*ldc+panelWidth-1]
+	_, _ = rs[last+3], rm[last+3]
+	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
+	qgemmBlocksAVX2(nb, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
 }
 
 // quantRow sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to

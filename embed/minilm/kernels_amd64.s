@@ -88,6 +88,102 @@ store:
 	VZEROUPPER
 	RET
 
+// func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
+//
+// gemm6x16AVX2 on nb blocks of 6 rows in one call: block i reads rows
+// 6i..6i+5 of a and writes rows 6i..6i+5 of c, with the same instructions
+// in the same order, so each block's result is bit for bit gemm6x16AVX2's.
+// nb must be positive. It advances a, c and nb in its argument slots.
+TEXT ·gemmBlocksAVX2(SB), NOSPLIT, $0-64
+gbblock:
+	MOVQ k+8(FP), CX
+	MOVQ a+16(FP), R8
+	MOVQ lda+24(FP), DX
+	SHLQ $2, DX
+	MOVQ b+32(FP), BX
+	MOVQ bias+40(FP), SI
+	MOVQ c+48(FP), DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+	LEAQ (R11)(DX*1), R12
+	LEAQ (R12)(DX*1), R13
+
+	VMOVUPS (SI), Y0
+	VMOVUPS 32(SI), Y1
+	VMOVAPS Y0, Y2
+	VMOVAPS Y1, Y3
+	VMOVAPS Y0, Y4
+	VMOVAPS Y1, Y5
+	VMOVAPS Y0, Y6
+	VMOVAPS Y1, Y7
+	VMOVAPS Y0, Y8
+	VMOVAPS Y1, Y9
+	VMOVAPS Y0, Y10
+	VMOVAPS Y1, Y11
+
+	XORQ AX, AX
+	TESTQ CX, CX
+	JZ   gbstore
+
+gbloop:
+	VMOVUPS      (BX), Y12
+	VMOVUPS      32(BX), Y13
+	VBROADCASTSS (R8)(AX*1), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (R9)(AX*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (R10)(AX*1), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R11)(AX*1), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (R12)(AX*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R13)(AX*1), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          gbloop
+
+gbstore:
+	MOVQ    ldc+56(FP), SI
+	SHLQ    $2, SI
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y2, (DI)
+	VMOVUPS Y3, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y4, (DI)
+	VMOVUPS Y5, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y7, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y8, (DI)
+	VMOVUPS Y9, 32(DI)
+	ADDQ    SI, DI
+	VMOVUPS Y10, (DI)
+	VMOVUPS Y11, 32(DI)
+	LEAQ (DX)(DX*2), AX
+	SHLQ $1, AX
+	ADDQ AX, a+16(FP)
+	LEAQ (SI)(SI*2), AX
+	SHLQ $1, AX
+	ADDQ AX, c+48(FP)
+	DECQ nb+0(FP)
+	JNZ  gbblock
+	VZEROUPPER
+	RET
+
 // func dotAVX2(a, b *float32, n int) float32
 //
 // n must be a positive multiple of 8.
@@ -711,6 +807,176 @@ qstore:
 	VFMADD231PS  32(R11), Y13, Y15
 	VFMADD231PS  Y14, Y7, Y15
 	VMOVUPS      Y15, 32(DI)
+	VZEROUPPER
+	RET
+
+// func qgemmBlocksAVX2(nb, kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+//
+// qgemm4x16AVX2 on nb blocks of 4 rows in one call: block i reads rows
+// 4i..4i+3 of a, rs and rm and writes rows 4i..4i+3 of c, with the same
+// instructions in the same order, so each block's result is bit for bit
+// qgemm4x16AVX2's.
+TEXT ·qgemmBlocksAVX2(SB), NOSPLIT, $0-96
+	MOVQ nb+0(FP), R13
+	XORQ R12, R12
+	TESTQ R13, R13
+	JZ    qbdone
+
+qbblock:
+	MOVQ kg+8(FP), CX
+	MOVQ lda+24(FP), DX
+	MOVQ R12, AX
+	IMULQ DX, AX
+	SHLQ $2, AX
+	MOVQ a+16(FP), R8
+	ADDQ AX, R8
+	MOVQ b+32(FP), BX
+	MOVQ ldc+48(FP), AX
+	IMULQ R12, AX
+	SHLQ $4, AX
+	MOVQ c+40(FP), DI
+	ADDQ AX, DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+
+	VPXOR    Y0, Y0, Y0
+	VPXOR    Y1, Y1, Y1
+	VPXOR    Y2, Y2, Y2
+	VPXOR    Y3, Y3, Y3
+	VPXOR    Y4, Y4, Y4
+	VPXOR    Y5, Y5, Y5
+	VPXOR    Y6, Y6, Y6
+	VPXOR    Y7, Y7, Y7
+	VPCMPEQW Y11, Y11, Y11
+	VPSRLW   $15, Y11, Y11 // int16 ones
+
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JZ    qbstore
+
+qbloop:
+	VMOVDQU      (BX), Y12
+	VMOVDQU      32(BX), Y13
+	VPBROADCASTD (R8)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y0, Y0
+	VPADDD       Y10, Y1, Y1
+	VPBROADCASTD (R9)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y2, Y2
+	VPADDD       Y10, Y3, Y3
+	VPBROADCASTD (R10)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y4, Y4
+	VPADDD       Y10, Y5, Y5
+	VPBROADCASTD (R11)(AX*1), Y14
+	VPMADDUBSW   Y12, Y14, Y15
+	VPMADDUBSW   Y13, Y14, Y10
+	VPMADDWD     Y11, Y15, Y15
+	VPMADDWD     Y11, Y10, Y10
+	VPADDD       Y15, Y6, Y6
+	VPADDD       Y10, Y7, Y7
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          qbloop
+
+qbstore:
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	MOVQ R12, AX
+	SHLQ $4, AX
+	MOVQ rs+56(FP), R8
+	ADDQ AX, R8
+	MOVQ rm+64(FP), R9
+	ADDQ AX, R9
+	MOVQ cs+72(FP), R10
+	MOVQ csum+80(FP), R11
+	MOVQ bias+88(FP), SI
+
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+
+	// Row 0.
+	VBROADCASTSS 0(R8), Y12
+	VBROADCASTSS 0(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y0, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y1, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 1.
+	VBROADCASTSS 4(R8), Y12
+	VBROADCASTSS 4(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y2, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y3, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 2.
+	VBROADCASTSS 8(R8), Y12
+	VBROADCASTSS 8(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y4, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y5, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 3.
+	VBROADCASTSS 12(R8), Y12
+	VBROADCASTSS 12(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y6, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y7, Y15
+	VMOVUPS      Y15, 32(DI)
+	INCQ R12
+	CMPQ R12, R13
+	JLT  qbblock
+
+qbdone:
 	VZEROUPPER
 	RET
 

@@ -54,3 +54,13 @@ func maxf(x []float32) float32 { return maxGo(x) }
 
 // scale sets x[i] *= s.
 func scale(x []float32, s float32) { scaleGo(x, s) }
+
+// qgemmBlocks runs qgemm4x16 on nb consecutive blocks of qRows rows.
+func qgemmBlocks(nb, kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	qgemmBlocksGo(nb, kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+}
+
+// gemmBlocks runs gemm6x16 on nb consecutive blocks of kernelRows rows.
+func gemmBlocks(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) {
+	gemmBlocksGo(nb, k, a, lda, b, bias, c, ldc)
+}

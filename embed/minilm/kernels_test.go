@@ -223,3 +223,30 @@ func TestExpSubMatchesExp(t *testing.T) {
 		}
 	})
 }
+
+// TestGemmBlocksMatchesBlockByBlock checks that gemmBlocks gives, bit for
+// bit, what gemm6x16 gives called block by block (as matmulPacked did
+// before it), so that moving the loop into the kernel changes no vector.
+func TestGemmBlocksMatchesBlockByBlock(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(13, 14))
+		for _, tc := range []struct{ nb, k, lda, ldc int }{{1, 1, 1, 16}, {1, 32, 1152, 16}, {3, 32, 1152, 48}, {17, 100, 100, 32}, {5, 384, 390, 1536}} {
+			rows := tc.nb * kernelRows
+			a := randSlice(r, rows*tc.lda+tc.k)
+			b := randSlice(r, max(tc.k, 1)*panelWidth)
+			bias := randSlice(r, panelWidth)
+			want := randSlice(r, rows*tc.ldc)
+			got := slices.Clone(want)
+			for i := range tc.nb {
+				row := i * kernelRows
+				gemm6x16(tc.k, a[row*tc.lda:], tc.lda, b, bias, want[row*tc.ldc:], tc.ldc)
+			}
+			gemmBlocks(tc.nb, tc.k, a, tc.lda, b, bias, got, tc.ldc)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v: c[%d] = %v, block by block %v", tc, i, got[i], want[i])
+				}
+			}
+		}
+	})
+}

@@ -131,11 +131,11 @@ func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
 		wp := l.w[p*groups*64 : (p+1)*groups*64]
 		col := p * panelWidth
 		cs, csum, b := l.scale[col:col+panelWidth], l.csum[col:col+panelWidth], l.b[col:col+panelWidth]
+		if col < fullN {
+			qgemmBlocks(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b)
+			continue
+		}
 		for r := 0; r < prows; r += qRows {
-			if col < fullN {
-				qgemm4x16(groups, a[r*l.kp:], l.kp, wp, dst[r*l.out+col:], l.out, s.rs[r:], s.rm[r:], cs, csum, b)
-				continue
-			}
 			qgemm4x16(groups, a[r*l.kp:], l.kp, wp, padC[:], panelWidth, s.rs[r:], s.rm[r:], cs, csum, b)
 			for i := 0; i < qRows; i++ {
 				copy(dst[(r+i)*l.out+col:(r+i)*l.out+l.out], padC[i*panelWidth:])
@@ -165,6 +165,14 @@ func qgemm4x16Go(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs,
 			u := fma32(rm[r], csum[j], bias[j])
 			c[r*ldc+j] = fma32(float32(acc[r][j]), t, u)
 		}
+	}
+}
+
+// qgemmBlocksGo runs qgemm4x16 on nb consecutive blocks of qRows rows.
+func qgemmBlocksGo(nb, kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	for i := range nb {
+		r := i * qRows
+		qgemm4x16(kg, a[r*lda:], lda, b, c[r*ldc:], ldc, rs[r:], rm[r:], cs, csum, bias)
 	}
 }
 

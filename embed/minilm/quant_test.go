@@ -410,3 +410,38 @@ func TestResidualLayerNormAndSoftmaxVariants(t *testing.T) {
 		}
 	})
 }
+
+// TestQGemmBlocksMatchesBlockByBlock checks that qgemmBlocks gives, bit for
+// bit, what qgemm4x16 gives called block by block (as qlinear.forward did
+// before it), so that moving the loop into the kernel changes no vector.
+func TestQGemmBlocksMatchesBlockByBlock(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(11, 12))
+		for _, tc := range []struct{ nb, kg, ldc int }{{1, 1, 16}, {1, 96, 16}, {3, 96, 48}, {20, 96, 1152}, {7, 384, 384}, {2, 0, 16}} {
+			lda := 4*tc.kg + 4 // rows longer than the products read
+			rows := tc.nb * qRows
+			a := make([]uint8, rows*lda)
+			for i := range a {
+				a[i] = uint8(r.IntN(256))
+			}
+			b := make([]int8, max(tc.kg, 1)*64)
+			for i := range b {
+				b[i] = int8(r.IntN(2*qMaxWeight+1) - qMaxWeight)
+			}
+			rs, rm := randSlice(r, rows), randSlice(r, rows)
+			cs, csum, bias := randSlice(r, panelWidth), randSlice(r, panelWidth), randSlice(r, panelWidth)
+			want := randSlice(r, rows*tc.ldc)
+			got := slices.Clone(want)
+			for i := range tc.nb {
+				row := i * qRows
+				qgemm4x16(tc.kg, a[row*lda:], lda, b, want[row*tc.ldc:], tc.ldc, rs[row:], rm[row:], cs, csum, bias)
+			}
+			qgemmBlocks(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%+v: c[%d] = %v, block by block %v", tc, i, got[i], want[i])
+				}
+			}
+		}
+	})
+}
