@@ -12,9 +12,6 @@ var (
 )
 
 //go:noescape
-func gemm6x16AVX2(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
-
-//go:noescape
 func gemm6x32AVX512(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
 
 // gemm6x32 computes two adjacent panels at once (32 columns; b holds panel
@@ -74,7 +71,7 @@ func gemm6x16(k int, a []float32, lda int, b, bias, c []float32, ldc int) {
 	_ = b[k*panelWidth-1]
 	_ = bias[panelWidth-1]
 	_ = c[5*ldc+panelWidth-1]
-	gemm6x16AVX2(k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
+	gemmBlocksAVX2(1, k, &a[0], lda, &b[0], &bias[0], &c[0], ldc)
 }
 
 //go:noescape
@@ -124,9 +121,6 @@ func axpy(alpha float32, x, y []float32) {
 }
 
 //go:noescape
-func qgemm4x16AVX2(kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
-
-//go:noescape
 func qgemmBlocksAVX2(nb, kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
 
 //go:noescape
@@ -146,7 +140,7 @@ func qgemm4x16(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs, r
 	_ = c[3*ldc+panelWidth-1]
 	_, _ = rs[3], rm[3]
 	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
-	qgemm4x16AVX2(kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+	qgemmBlocksAVX2(1, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
 }
 
 // qgemmBlocks runs qgemm4x16 on nb consecutive blocks of qRows rows (of a,

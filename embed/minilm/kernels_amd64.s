@@ -2,97 +2,14 @@
 
 #include "textflag.h"
 
-// func gemm6x16AVX2(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
+// func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
 //
+// The float32 micro-kernel on nb blocks of 6 rows: block i reads rows
+// 6i..6i+5 of a and writes rows 6i..6i+5 of c, each block with the same
+// instructions in the same order (gemm6x16 calls it with nb = 1). In a block,
 // c[r*ldc+j] = bias[j] + Σ_{p<k} a[r*lda+p]·b[p*16+j] for r < 6, j < 16.
 // Twelve YMM accumulators hold the 6×16 block; each step loads one 16-wide
 // row of the packed panel and broadcasts one element of each A row.
-TEXT ·gemm6x16AVX2(SB), NOSPLIT, $0-56
-	MOVQ k+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ lda+16(FP), DX
-	SHLQ $2, DX
-	MOVQ b+24(FP), BX
-	MOVQ bias+32(FP), SI
-	MOVQ c+40(FP), DI
-
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
-	LEAQ (R11)(DX*1), R12
-	LEAQ (R12)(DX*1), R13
-
-	VMOVUPS (SI), Y0
-	VMOVUPS 32(SI), Y1
-	VMOVAPS Y0, Y2
-	VMOVAPS Y1, Y3
-	VMOVAPS Y0, Y4
-	VMOVAPS Y1, Y5
-	VMOVAPS Y0, Y6
-	VMOVAPS Y1, Y7
-	VMOVAPS Y0, Y8
-	VMOVAPS Y1, Y9
-	VMOVAPS Y0, Y10
-	VMOVAPS Y1, Y11
-
-	XORQ AX, AX
-	TESTQ CX, CX
-	JZ   store
-
-loop:
-	VMOVUPS      (BX), Y12
-	VMOVUPS      32(BX), Y13
-	VBROADCASTSS (R8)(AX*1), Y14
-	VFMADD231PS  Y12, Y14, Y0
-	VFMADD231PS  Y13, Y14, Y1
-	VBROADCASTSS (R9)(AX*1), Y15
-	VFMADD231PS  Y12, Y15, Y2
-	VFMADD231PS  Y13, Y15, Y3
-	VBROADCASTSS (R10)(AX*1), Y14
-	VFMADD231PS  Y12, Y14, Y4
-	VFMADD231PS  Y13, Y14, Y5
-	VBROADCASTSS (R11)(AX*1), Y15
-	VFMADD231PS  Y12, Y15, Y6
-	VFMADD231PS  Y13, Y15, Y7
-	VBROADCASTSS (R12)(AX*1), Y14
-	VFMADD231PS  Y12, Y14, Y8
-	VFMADD231PS  Y13, Y14, Y9
-	VBROADCASTSS (R13)(AX*1), Y15
-	VFMADD231PS  Y12, Y15, Y10
-	VFMADD231PS  Y13, Y15, Y11
-	ADDQ         $64, BX
-	ADDQ         $4, AX
-	DECQ         CX
-	JNZ          loop
-
-store:
-	MOVQ    ldc+48(FP), SI
-	SHLQ    $2, SI
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, 32(DI)
-	ADDQ    SI, DI
-	VMOVUPS Y2, (DI)
-	VMOVUPS Y3, 32(DI)
-	ADDQ    SI, DI
-	VMOVUPS Y4, (DI)
-	VMOVUPS Y5, 32(DI)
-	ADDQ    SI, DI
-	VMOVUPS Y6, (DI)
-	VMOVUPS Y7, 32(DI)
-	ADDQ    SI, DI
-	VMOVUPS Y8, (DI)
-	VMOVUPS Y9, 32(DI)
-	ADDQ    SI, DI
-	VMOVUPS Y10, (DI)
-	VMOVUPS Y11, 32(DI)
-	VZEROUPPER
-	RET
-
-// func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
-//
-// gemm6x16AVX2 on nb blocks of 6 rows in one call: block i reads rows
-// 6i..6i+5 of a and writes rows 6i..6i+5 of c, with the same instructions
-// in the same order, so each block's result is bit for bit gemm6x16AVX2's.
 // nb must be positive. It advances a, c and nb in its argument slots.
 TEXT ·gemmBlocksAVX2(SB), NOSPLIT, $0-64
 gbblock:
@@ -657,9 +574,12 @@ exp8:
 	VZEROUPPER
 	RET
 
-// func qgemm4x16AVX2(kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+// func qgemmBlocksAVX2(nb, kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
 //
-// The int8 micro-kernel: for r < 4 and j < 16, with
+// The int8 micro-kernel on nb blocks of 4 rows: block i reads rows 4i..4i+3
+// of a, rs and rm and writes rows 4i..4i+3 of c, each block with the same
+// instructions in the same order (qgemm4x16 calls it with nb = 1). In a block,
+// for r < 4 and j < 16, with
 // acc[r][j] = Σ_{p<4kg} a[r*lda+p]·B[p][j] in int32,
 // c[r*ldc+j] = acc[r][j]·rs[r]·cs[j] + rm[r]·csum[j] + bias[j].
 // a holds unsigned bytes, B signed bytes in [-64, 64] (so that VPMADDUBSW,
@@ -669,153 +589,6 @@ exp8:
 // A row, multiplies them with the group's 4 bytes of each column
 // (VPMADDUBSW then VPMADDWD by ones) and adds the sums to eight YMM
 // accumulators.
-TEXT ·qgemm4x16AVX2(SB), NOSPLIT, $0-88
-	MOVQ kg+0(FP), CX
-	MOVQ a+8(FP), R8
-	MOVQ lda+16(FP), DX
-	MOVQ b+24(FP), BX
-	MOVQ c+32(FP), DI
-
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
-
-	VPXOR    Y0, Y0, Y0
-	VPXOR    Y1, Y1, Y1
-	VPXOR    Y2, Y2, Y2
-	VPXOR    Y3, Y3, Y3
-	VPXOR    Y4, Y4, Y4
-	VPXOR    Y5, Y5, Y5
-	VPXOR    Y6, Y6, Y6
-	VPXOR    Y7, Y7, Y7
-	VPCMPEQW Y11, Y11, Y11
-	VPSRLW   $15, Y11, Y11 // int16 ones
-
-	XORQ  AX, AX
-	TESTQ CX, CX
-	JZ    qstore
-
-qloop:
-	VMOVDQU      (BX), Y12
-	VMOVDQU      32(BX), Y13
-	VPBROADCASTD (R8)(AX*1), Y14
-	VPMADDUBSW   Y12, Y14, Y15
-	VPMADDUBSW   Y13, Y14, Y10
-	VPMADDWD     Y11, Y15, Y15
-	VPMADDWD     Y11, Y10, Y10
-	VPADDD       Y15, Y0, Y0
-	VPADDD       Y10, Y1, Y1
-	VPBROADCASTD (R9)(AX*1), Y14
-	VPMADDUBSW   Y12, Y14, Y15
-	VPMADDUBSW   Y13, Y14, Y10
-	VPMADDWD     Y11, Y15, Y15
-	VPMADDWD     Y11, Y10, Y10
-	VPADDD       Y15, Y2, Y2
-	VPADDD       Y10, Y3, Y3
-	VPBROADCASTD (R10)(AX*1), Y14
-	VPMADDUBSW   Y12, Y14, Y15
-	VPMADDUBSW   Y13, Y14, Y10
-	VPMADDWD     Y11, Y15, Y15
-	VPMADDWD     Y11, Y10, Y10
-	VPADDD       Y15, Y4, Y4
-	VPADDD       Y10, Y5, Y5
-	VPBROADCASTD (R11)(AX*1), Y14
-	VPMADDUBSW   Y12, Y14, Y15
-	VPMADDUBSW   Y13, Y14, Y10
-	VPMADDWD     Y11, Y15, Y15
-	VPMADDWD     Y11, Y10, Y10
-	VPADDD       Y15, Y6, Y6
-	VPADDD       Y10, Y7, Y7
-	ADDQ         $64, BX
-	ADDQ         $4, AX
-	DECQ         CX
-	JNZ          qloop
-
-qstore:
-	MOVQ ldc+40(FP), DX
-	SHLQ $2, DX
-	MOVQ rs+48(FP), R8
-	MOVQ rm+56(FP), R9
-	MOVQ cs+64(FP), R10
-	MOVQ csum+72(FP), R11
-	MOVQ bias+80(FP), SI
-
-	VCVTDQ2PS Y0, Y0
-	VCVTDQ2PS Y1, Y1
-	VCVTDQ2PS Y2, Y2
-	VCVTDQ2PS Y3, Y3
-	VCVTDQ2PS Y4, Y4
-	VCVTDQ2PS Y5, Y5
-	VCVTDQ2PS Y6, Y6
-	VCVTDQ2PS Y7, Y7
-
-	// Row 0.
-	VBROADCASTSS 0(R8), Y12
-	VBROADCASTSS 0(R9), Y13
-	VMULPS       (R10), Y12, Y14
-	VMOVUPS      (SI), Y15
-	VFMADD231PS  (R11), Y13, Y15
-	VFMADD231PS  Y14, Y0, Y15
-	VMOVUPS      Y15, (DI)
-	VMULPS       32(R10), Y12, Y14
-	VMOVUPS      32(SI), Y15
-	VFMADD231PS  32(R11), Y13, Y15
-	VFMADD231PS  Y14, Y1, Y15
-	VMOVUPS      Y15, 32(DI)
-	ADDQ         DX, DI
-
-	// Row 1.
-	VBROADCASTSS 4(R8), Y12
-	VBROADCASTSS 4(R9), Y13
-	VMULPS       (R10), Y12, Y14
-	VMOVUPS      (SI), Y15
-	VFMADD231PS  (R11), Y13, Y15
-	VFMADD231PS  Y14, Y2, Y15
-	VMOVUPS      Y15, (DI)
-	VMULPS       32(R10), Y12, Y14
-	VMOVUPS      32(SI), Y15
-	VFMADD231PS  32(R11), Y13, Y15
-	VFMADD231PS  Y14, Y3, Y15
-	VMOVUPS      Y15, 32(DI)
-	ADDQ         DX, DI
-
-	// Row 2.
-	VBROADCASTSS 8(R8), Y12
-	VBROADCASTSS 8(R9), Y13
-	VMULPS       (R10), Y12, Y14
-	VMOVUPS      (SI), Y15
-	VFMADD231PS  (R11), Y13, Y15
-	VFMADD231PS  Y14, Y4, Y15
-	VMOVUPS      Y15, (DI)
-	VMULPS       32(R10), Y12, Y14
-	VMOVUPS      32(SI), Y15
-	VFMADD231PS  32(R11), Y13, Y15
-	VFMADD231PS  Y14, Y5, Y15
-	VMOVUPS      Y15, 32(DI)
-	ADDQ         DX, DI
-
-	// Row 3.
-	VBROADCASTSS 12(R8), Y12
-	VBROADCASTSS 12(R9), Y13
-	VMULPS       (R10), Y12, Y14
-	VMOVUPS      (SI), Y15
-	VFMADD231PS  (R11), Y13, Y15
-	VFMADD231PS  Y14, Y6, Y15
-	VMOVUPS      Y15, (DI)
-	VMULPS       32(R10), Y12, Y14
-	VMOVUPS      32(SI), Y15
-	VFMADD231PS  32(R11), Y13, Y15
-	VFMADD231PS  Y14, Y7, Y15
-	VMOVUPS      Y15, 32(DI)
-	VZEROUPPER
-	RET
-
-// func qgemmBlocksAVX2(nb, kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
-//
-// qgemm4x16AVX2 on nb blocks of 4 rows in one call: block i reads rows
-// 4i..4i+3 of a, rs and rm and writes rows 4i..4i+3 of c, with the same
-// instructions in the same order, so each block's result is bit for bit
-// qgemm4x16AVX2's.
 TEXT ·qgemmBlocksAVX2(SB), NOSPLIT, $0-96
 	MOVQ nb+0(FP), R13
 	XORQ R12, R12
