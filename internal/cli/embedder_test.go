@@ -261,6 +261,29 @@ func TestAutoKeepsTheDatabasesModel(t *testing.T) {
 	root := realModelsRoot(t, modelE5, modelMiniLM)
 	env := baseEnv(t)
 	env["HIGMEM_MODELS_DIR"] = root
+	cli, _ := autoKeeps(t, env, "minilm", miniLMID)
+
+	// Moving the database: --embedder e5 re-embeds the space on its next
+	// use, and auto then keeps e5-small-v2.
+	cli("--embedder", "e5", "search", "What is the dog called?")
+	madeOnlyBy(t, storedVectors(t, env["HIGMEM_DB"]), e5ID, 3)
+	st, err := sqlite.Open(context.Background(), env["HIGMEM_DB"], sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if by, err := turnEmbedders(context.Background(), st); err != nil || len(by) != 1 || by[0].id != e5ID {
+		t.Errorf("after the move the turn vectors are made by %v (%v), want %s only", by, err, e5ID)
+	}
+}
+
+// autoKeeps makes a database of two turns with --embedder flag, then runs a
+// search and an add with --embedder auto, and checks that every vector is
+// id's and that no stored vector was made again. It returns the command
+// runner (failing the test on a non-zero exit, returning stderr) and the
+// vectors after the add.
+func autoKeeps(t *testing.T, env map[string]string, flag, id string) (func(args ...string) string, map[string]store.Vector) {
+	t.Helper()
 	conv := filepath.Join(t.TempDir(), "c.jsonl")
 	if err := os.WriteFile(conv, []byte(`{"speaker": "Ann", "text": "I adopted a greyhound called Biscuit."}
 {"speaker": "Bob", "text": "My sister moved to Porto last spring."}
@@ -275,34 +298,22 @@ func TestAutoKeepsTheDatabasesModel(t *testing.T) {
 		}
 		return errOut
 	}
-	cli("--embedder", "minilm", "ingest", conv, "-q")
+	cli("--embedder", flag, "ingest", conv, "-q")
 	made := storedVectors(t, env["HIGMEM_DB"])
-	madeOnlyBy(t, made, miniLMID, 2)
+	madeOnlyBy(t, made, id, 2)
 
 	if errOut := cli("search", "What is the dog called?"); errOut != "" {
 		t.Errorf("search with auto said: %s", errOut)
 	}
 	cli("add", "--speaker", "Ann", "We drove to Lisbon in June.")
 	after := storedVectors(t, env["HIGMEM_DB"])
-	madeOnlyBy(t, after, miniLMID, 3)
+	madeOnlyBy(t, after, id, 3)
 	for key, v := range made {
 		if w := after[key]; w.Embedder != v.Embedder || !slices.Equal(w.Values, v.Values) {
 			t.Errorf("%s was made again: %s, want the stored %s", key, w.Embedder, v.Embedder)
 		}
 	}
-
-	// Moving the database: --embedder e5 re-embeds the space on its next
-	// use, and auto then keeps e5-small-v2.
-	cli("--embedder", "e5", "search", "What is the dog called?")
-	madeOnlyBy(t, storedVectors(t, env["HIGMEM_DB"]), e5ID, 3)
-	st, err := sqlite.Open(context.Background(), env["HIGMEM_DB"], sqlite.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	if by, err := turnEmbedders(context.Background(), st); err != nil || len(by) != 1 || by[0].id != e5ID {
-		t.Errorf("after the move the turn vectors are made by %v (%v), want %s only", by, err, e5ID)
-	}
+	return cli, after
 }
 
 // TestLocalModelsMade checks which local model claims the vectors of an
@@ -343,35 +354,7 @@ func TestAutoKeepsInt8(t *testing.T) {
 	t.Parallel() // loads the real model, on a database of its own
 	env := baseEnv(t)
 	env["HIGMEM_MODELS_DIR"] = realModelsRoot(t, modelE5)
-	conv := filepath.Join(t.TempDir(), "c.jsonl")
-	if err := os.WriteFile(conv, []byte(`{"speaker": "Ann", "text": "I adopted a greyhound called Biscuit."}
-{"speaker": "Bob", "text": "My sister moved to Porto last spring."}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cli := func(args ...string) string {
-		t.Helper()
-		out, errOut, code := runCLI(t, env, args...)
-		if code != 0 {
-			t.Fatalf("%v: code %d\n%s\n%s", args, code, out, errOut)
-		}
-		return errOut
-	}
-	cli("--embedder", "e5-int8", "ingest", conv, "-q")
-	made := storedVectors(t, env["HIGMEM_DB"])
-	madeOnlyBy(t, made, e5Int8ID, 2)
-
-	if errOut := cli("search", "What is the dog called?"); errOut != "" {
-		t.Errorf("search with auto said: %s", errOut)
-	}
-	cli("add", "--speaker", "Ann", "We drove to Lisbon in June.")
-	after := storedVectors(t, env["HIGMEM_DB"])
-	madeOnlyBy(t, after, e5Int8ID, 3)
-	for key, v := range made {
-		if w := after[key]; w.Embedder != v.Embedder || !slices.Equal(w.Values, v.Values) {
-			t.Errorf("%s was made again: %s, want the stored %s", key, w.Embedder, v.Embedder)
-		}
-	}
+	cli, after := autoKeeps(t, env, "e5-int8", e5Int8ID)
 
 	cli("--embedder", "e5", "search", "What is the dog called?")
 	floats := storedVectors(t, env["HIGMEM_DB"])
