@@ -657,22 +657,34 @@ func (st *spaceState) loadLazyVectors(ctx context.Context, r store.Reader, tx st
 
 // evidenceTimes returns the time expressions of the annotations of the
 // given turns (indexes into turns): from info once annotations are loaded,
-// else read from the store for these turns only. Caller holds st.mu.
+// else read from the store for these turns only (their time expressions
+// alone when the store is a store.TimeRefsReader). Caller holds st.mu.
 func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.TimeRef, error) {
-	out := make([][]store.TimeRef, len(idx))
 	if st.annLoaded.Load() {
+		out := make([][]store.TimeRef, len(idx))
 		for j, i := range idx {
 			out[j] = st.info.timeRefs[i]
 		}
 		return out, nil
 	}
 	if len(idx) == 0 {
-		return out, nil
+		return make([][]store.TimeRef, 0), nil
 	}
 	ids := make([]string, len(idx))
 	for j, i := range idx {
 		ids[j] = st.turns[i].ID
 	}
+	if tr, ok := st.reader.(store.TimeRefsReader); ok {
+		out, err := tr.ListTimeRefs(ctx, st.space, ids)
+		if err != nil {
+			return nil, wrapf(err, "read time expressions")
+		}
+		if len(out) != len(ids) {
+			return nil, fmt.Errorf("higmem: the store read time expressions for %d turns of %d", len(out), len(ids))
+		}
+		return out, nil
+	}
+	out := make([][]store.TimeRef, len(idx))
 	anns, err := st.reader.ListAnnotations(ctx, st.space, ids)
 	if err != nil {
 		return nil, wrapf(err, "read annotations")

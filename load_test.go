@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/higmem/higmem/embed"
@@ -75,6 +76,98 @@ func TestLazyAnnotations(t *testing.T) {
 		b.Close()
 	}
 	a.Close()
+}
+
+// timeRefsCount is a store that counts the reads of some turns'
+// annotations, and of their time expressions (store.TimeRefsReader), which
+// it has when tr is set.
+type timeRefsCount struct {
+	store.Store
+	tr            store.TimeRefsReader
+	annIDs, trIDs atomic.Int64
+}
+
+func (s *timeRefsCount) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
+	if ids != nil {
+		s.annIDs.Add(1)
+	}
+	return s.Store.ListAnnotations(ctx, sp, ids)
+}
+
+type timeRefsReader struct{ *timeRefsCount }
+
+func (s timeRefsReader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) ([][]store.TimeRef, error) {
+	s.trIDs.Add(1)
+	return s.tr.ListTimeRefs(ctx, sp, ids)
+}
+
+// TestEvidenceTimesRead checks that a space that has not read its
+// annotations reads the times of each question's evidence as time
+// expressions alone when the store can (store.TimeRefsReader), through
+// ListAnnotations when it cannot, and shows the same times either way as
+// a space that read every annotation.
+func TestEvidenceTimesRead(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp := Space{UserID: "times"}
+	a, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	var in []TurnInput
+	for i := range 60 {
+		text := []string{"Yesterday I went to the lake with my sister.", "Last week we baked bread at the lake.", "How was the lake?",
+			"I bought a guitar two days ago.", "We are going to the lake next month!"}[i%5]
+		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: strconv.Itoa(i / 10), Speaker: []string{"Ava", "Ben"}[i%2],
+			Text: text, Time: fmt.Sprintf("2023-05-%02dT10:00:00Z", 1+i/10)})
+	}
+	if _, err := a.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	const q = "What did Ava say about the lake?"
+	want, err := a.Retrieve(ctx, sp, q, RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(want.Evidence, func(e Evidence) bool { return len(e.Times) > 0 }) {
+		t.Fatal("no evidence with times, the test would check nothing")
+	}
+	for _, can := range []bool{true, false} {
+		c := &timeRefsCount{Store: st, tr: st}
+		var s store.Store = c
+		if can {
+			s = timeRefsReader{c}
+		}
+		b, err := Open(ctx, Options{Store: s, Mode: ModeOffline, Embedder: hashing.New(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.limits.eagerAnnotations = 0
+		got, err := b.Retrieve(ctx, sp, q, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.EqualFunc(got.Evidence, want.Evidence, func(x, y Evidence) bool {
+			return x.Turn.ID == y.Turn.ID && x.Score == y.Score && slices.Equal(x.Times, y.Times)
+		}) || got.Context != want.Context {
+			t.Errorf("TimeRefsReader %v:\ngot  %s\nwant %s", can, got.Context, want.Context)
+		}
+		if bs, _ := b.state(ctx, sp); bs.annLoaded.Load() {
+			t.Fatalf("TimeRefsReader %v: the question loaded every annotation, the test would check nothing", can)
+		}
+		if can && (c.trIDs.Load() != 1 || c.annIDs.Load() != 0) {
+			t.Errorf("store with ListTimeRefs: %d reads of time expressions, %d of annotations; want 1, 0", c.trIDs.Load(), c.annIDs.Load())
+		}
+		if !can && c.annIDs.Load() != 1 {
+			t.Errorf("store without ListTimeRefs: %d reads of annotations; want 1", c.annIDs.Load())
+		}
+		b.Close()
+	}
 }
 
 // TestLoadedVectorsFollowTurns checks that a loaded space's turn, window

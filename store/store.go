@@ -25,7 +25,7 @@
 //
 // Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
 // module calls, nothing more. A capability that only some backends can
-// offer is an optional interface (VectorsIntoReader, VectorSetsIntoReader, EmbedderLister, Watcher), found
+// offer is an optional interface (VectorsIntoReader, VectorSetsIntoReader, TimeRefsReader, EmbedderLister, Watcher), found
 // by a type assertion. Extending the contract means adding the method to Reader,
 // Writer or Tx (or a new optional interface), implementing it in every
 // backend, and adding its checks to store/storetest.
@@ -536,6 +536,21 @@ type VectorSetsIntoReader interface {
 	// sets with the same kind and embedder, or a dim that is not
 	// positive, fail with ErrInvalid.
 	VectorSetsInto(ctx context.Context, space Space, sets []VectorSet) error
+}
+
+// TimeRefsReader is an optional capability of a Store: reading the time
+// expressions of some turns' annotations alone, without the rest of the
+// annotations and in no particular order, which spares a store the join
+// with the turns, the sort and the decoding of every other column. The
+// engine uses it, when the store has it, for the times it shows with the
+// evidence of every question when a large space has not read its
+// annotations; without it the engine reads ListAnnotations. storetest
+// checks it on every store that implements it.
+type TimeRefsReader interface {
+	// ListTimeRefs returns, at index i, the TimeRefs of the annotation
+	// of turn ids[i] (as ListAnnotations returns them): nil when the turn
+	// has no annotation, or an annotation without time expressions.
+	ListTimeRefs(ctx context.Context, space Space, ids []string) ([][]TimeRef, error)
 }
 
 // EmbedderLister is an optional capability of a Store and of its Tx: naming

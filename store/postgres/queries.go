@@ -231,6 +231,68 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 	return as, nil
 }
 
+// qListTimeRefs reads the time expressions of some turns' annotations
+// (ListTimeRefs): looked up by key, no join with the turns, no sort, and
+// no row for an annotation without any.
+const qListTimeRefs = `SELECT turn_id, time_refs FROM annotations WHERE space_id = ` + spaceSub +
+	` AND turn_id = ANY($3) AND time_refs IS NOT NULL`
+
+func (r reader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) ([][]store.TimeRef, error) {
+	out := make([][]store.TimeRef, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	// The ids as stored (clean), to match the rows' to.
+	clean := cleanIDs(ids)
+	a := spaceArgs(sp)
+	a.add(clean)
+	rows, err := r.q.Query(ctx, qListTimeRefs, a...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: list time refs: %w", err)
+	}
+	defer rows.Close()
+	put := placer(clean, out)
+	var id string
+	var trs []byte
+	for rows.Next() {
+		if err := rows.Scan(&id, &trs); err != nil {
+			return nil, fmt.Errorf("postgres: list time refs: %w", err)
+		}
+		var refs []store.TimeRef
+		if err := decodeJSON("time refs", trs, &refs); err != nil {
+			return nil, err
+		}
+		put(id, refs)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: list time refs: %w", err)
+	}
+	return out, nil
+}
+
+// placer returns a function that puts a turn's time refs at every index
+// of its id in ids: by a scan of ids when they are few, else through a map.
+func placer(ids []string, out [][]store.TimeRef) func(id string, refs []store.TimeRef) {
+	if len(ids) <= 32 {
+		return func(id string, refs []store.TimeRef) {
+			for i, x := range ids {
+				if x == id {
+					out[i] = refs
+				}
+			}
+		}
+	}
+	at := make(map[string][]int, len(ids))
+	for i, x := range ids {
+		at[x] = append(at[x], i)
+	}
+	return func(id string, refs []store.TimeRef) {
+		for _, i := range at[id] {
+			out[i] = refs
+		}
+	}
+}
+
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
 	a := spaceArgs(sp)
 	hint := r.count(ctx, qCountEvents, a...)

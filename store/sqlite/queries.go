@@ -46,7 +46,12 @@ var (
 	qCountTurns   = `SELECT count(*) FROM turns WHERE space_id = ` + spaceSub
 	qCountEvents  = `SELECT count(*) FROM events WHERE space_id = ` + spaceSub
 	qCountVectors = `SELECT count(*) FROM vectors WHERE space_id = ` + spaceSub + ` AND kind = ? AND embedder = ?`
-	qSpaces       = `SELECT user_id, agent_id FROM spaces s
+	// The time expressions of some turns' annotations (ListTimeRefs):
+	// looked up by key, no join with the turns, no sort, and no row for
+	// an annotation without any.
+	qListTimeRefs = `SELECT turn_id, time_refs FROM annotations WHERE space_id = ` + spaceSub +
+		` AND ` + inIDs("turn_id") + ` AND time_refs IS NOT NULL`
+	qSpaces = `SELECT user_id, agent_id FROM spaces s
 	WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = s.id) OR EXISTS (SELECT 1 FROM events WHERE space_id = s.id)
 	ORDER BY user_id, agent_id`
 )
@@ -122,7 +127,7 @@ func bools(n int) [][]bool {
 
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
-	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qVectorsMaxRowid, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors}
+	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qVectorsMaxRowid, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors, qListTimeRefs}
 	qs = append(qs, journalReads...)
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
@@ -355,6 +360,58 @@ func (r reader) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 		return nil, fmt.Errorf("sqlite: list annotations: %w", err)
 	}
 	return as, nil
+}
+
+func (r reader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) ([][]store.TimeRef, error) {
+	out := make([][]store.TimeRef, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := r.query(ctx, qListTimeRefs, sp.UserID, sp.AgentID, idsArg(ids))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list time refs: %w", err)
+	}
+	defer rows.Close()
+	put := placer(ids, out)
+	var id string
+	var trs sql.NullString
+	for rows.Next() {
+		if err := rows.Scan(&id, &trs); err != nil {
+			return nil, fmt.Errorf("sqlite: list time refs: %w", err)
+		}
+		var refs []store.TimeRef
+		if err := decodeJSON("time refs", trs, &refs); err != nil {
+			return nil, err
+		}
+		put(id, refs)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list time refs: %w", err)
+	}
+	return out, nil
+}
+
+// placer returns a function that puts a turn's time refs at every index
+// of its id in ids: by a scan of ids when they are few, else through a map.
+func placer(ids []string, out [][]store.TimeRef) func(id string, refs []store.TimeRef) {
+	if len(ids) <= 32 {
+		return func(id string, refs []store.TimeRef) {
+			for i, x := range ids {
+				if x == id {
+					out[i] = refs
+				}
+			}
+		}
+	}
+	at := make(map[string][]int, len(ids))
+	for i, x := range ids {
+		at[x] = append(at[x], i)
+	}
+	return func(id string, refs []store.TimeRef) {
+		for _, i := range at[id] {
+			out[i] = refs
+		}
+	}
 }
 
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {

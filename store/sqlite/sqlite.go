@@ -85,6 +85,7 @@ type Store struct {
 var (
 	_ store.Store                = (*Store)(nil)
 	_ store.VectorsIntoReader    = (*Store)(nil)
+	_ store.TimeRefsReader       = (*Store)(nil)
 	_ store.VectorSetsIntoReader = (*Store)(nil)
 	_ store.EmbedderLister       = (*Store)(nil)
 	_ store.Purger               = (*Store)(nil)
@@ -358,6 +359,11 @@ func (s *Store) ListTurns(ctx context.Context, sp store.Space, q store.TurnQuery
 // ListAnnotations implements store.Reader.
 func (s *Store) ListAnnotations(ctx context.Context, sp store.Space, ids []string) ([]store.Annotation, error) {
 	return read(s, &sp, func(r reader) ([]store.Annotation, error) { return r.ListAnnotations(ctx, sp, ids) })
+}
+
+// ListTimeRefs implements store.TimeRefsReader.
+func (s *Store) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) ([][]store.TimeRef, error) {
+	return read(s, &sp, func(r reader) ([][]store.TimeRef, error) { return r.ListTimeRefs(ctx, sp, ids) })
 }
 
 // ListEvents implements store.Reader.

@@ -16,6 +16,92 @@ var annotationTests = []test{
 	{name: "PutList", fn: testAnnotationPutList},
 	{name: "Replace", fn: testAnnotationReplace},
 	{name: "MissingTurn", fn: testAnnotationMissingTurn},
+	{name: "TimeRefs", fn: testTimeRefs},
+}
+
+// testTimeRefs checks the optional store.TimeRefsReader, when the store has
+// it: each id gets the time refs ListAnnotations gives its turn (nil for a
+// turn without an annotation, or without time refs, and for an unknown
+// id), repeated ids each theirs, few ids and many, the space's own only.
+func testTimeRefs(t *testing.T, e *env) {
+	tr, ok := e.s.(store.TimeRefsReader)
+	if !ok {
+		t.Skip("store does not implement store.TimeRefsReader (optional)")
+	}
+	var turns []store.Turn
+	for i := range 50 {
+		turns = append(turns, mkTurn(spaceA, fmt.Sprintf("t%02d", i), int64(50-i)))
+	}
+	e.putTurns(turns...)
+	e.putTurns(mkTurn(spaceB, "t01", 1))
+	e.update(func(tx store.Tx) error {
+		for i := range 50 {
+			if i%5 == 4 {
+				continue // no annotation
+			}
+			a := mkAnnotation(fmt.Sprintf("t%02d", i), "p")
+			switch i % 5 {
+			case 1:
+				a.TimeRefs = nil
+			case 2:
+				a.TimeRefs = append(a.TimeRefs, store.TimeRef{Text: fmt.Sprintf("%d days ago", i),
+					Start: base.AddDate(0, 0, -i), End: base.AddDate(0, 0, 1-i), Granularity: "day"})
+			}
+			a.TimeRefs = slices.Clone(a.TimeRefs)
+			if len(a.TimeRefs) > 0 {
+				a.TimeRefs[0].Text = fmt.Sprintf("yesterday %d", i)
+			}
+			if err := tx.PutAnnotation(e.ctx, spaceA, a); err != nil {
+				return err
+			}
+		}
+		b := mkAnnotation("t01", "p")
+		b.TimeRefs[0].Text = "space B"
+		return tx.PutAnnotation(e.ctx, spaceB, b)
+	})
+	all, err := e.s.ListAnnotations(e.ctx, spaceA, nil)
+	if err != nil {
+		t.Fatalf("ListAnnotations: %v", err)
+	}
+	byID := map[string][]store.TimeRef{}
+	for _, a := range all {
+		byID[a.TurnID] = a.TimeRefs
+	}
+	var many []string
+	for i := 49; i >= 0; i-- {
+		many = append(many, fmt.Sprintf("t%02d", i), "nope")
+	}
+	many = append(many, many[:30]...)
+	cases := map[string][]string{
+		"empty":    {},
+		"some":     {"t07", "t02", "t01", "t04", "nope", "t00"},
+		"repeated": {"t02", "t03", "t02"},
+		"many":     many,
+	}
+	for name, ids := range cases {
+		got, err := tr.ListTimeRefs(e.ctx, spaceA, ids)
+		if err != nil {
+			t.Fatalf("%s: ListTimeRefs: %v", name, err)
+		}
+		want := make([][]store.TimeRef, len(ids))
+		for i, id := range ids {
+			want[i] = byID[id]
+		}
+		if d := diff(want, got); d != "" {
+			t.Errorf("ListTimeRefs(%q) (-want +got):\n%s", ids, d)
+		}
+		for _, refs := range got {
+			e.checkTimes(store.Annotation{TimeRefs: refs})
+		}
+	}
+	if got, err := tr.ListTimeRefs(e.ctx, spaceA, []string{"t02"}); err != nil || len(got) != 1 || len(got[0]) != 2 {
+		t.Errorf("ListTimeRefs(t02) = %v, %v; want its two time refs", got, err)
+	}
+	if got, err := tr.ListTimeRefs(e.ctx, spaceB, []string{"t01", "t02"}); err != nil || len(got) != 2 || len(got[0]) != 1 || got[0][0].Text != "space B" || got[1] != nil {
+		t.Errorf("ListTimeRefs(B, t01 t02) = %v, %v; want B's own time ref of t01, nil", got, err)
+	}
+	_, err = tr.ListTimeRefs(e.ctx, store.Space{}, []string{"t01"})
+	e.wantErr("ListTimeRefs without a user", err, store.ErrInvalid)
 }
 
 func testAnnotationPutList(t *testing.T, e *env) {

@@ -43,7 +43,7 @@
 //     store.ErrNotFound), and DeleteTurn removes every record citing the
 //     turn.
 //
-// Optional capabilities (store.VectorsIntoReader, store.EmbedderLister) are
+// Optional capabilities (store.VectorsIntoReader, store.TimeRefsReader, store.EmbedderLister) are
 // checked on the stores that implement them; on the others their tests are
 // skipped.
 package storetest
