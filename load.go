@@ -449,6 +449,7 @@ func (l *loading) install() error {
 		}
 	}
 	st.annLoaded.Store(l.eager)
+	st.times.reset()
 	st.recBytes = st.recordBytes()
 	st.turnVec, st.winVec, st.eventVec = vec.Matrix{}, vec.Matrix{}, vec.Matrix{}
 	if emb := l.emb; emb != nil {
@@ -657,23 +658,57 @@ func (st *spaceState) loadLazyVectors(ctx context.Context, r store.Reader, tx st
 
 // evidenceTimes returns the time expressions of the annotations of the
 // given turns (indexes into turns): from info once annotations are loaded,
-// else read from the store for these turns only (their time expressions
+// else from the times cache (timesCache) and, for the turns it does not
+// hold, read from the store for these turns only (their time expressions
 // alone when the store is a store.TimeRefsReader). Caller holds st.mu.
 func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.TimeRef, error) {
+	out := make([][]store.TimeRef, len(idx))
 	if st.annLoaded.Load() {
-		out := make([][]store.TimeRef, len(idx))
 		for j, i := range idx {
 			out[j] = st.info.timeRefs[i]
 		}
 		return out, nil
 	}
 	if len(idx) == 0 {
-		return make([][]store.TimeRef, 0), nil
+		return out, nil
 	}
 	ids := make([]string, len(idx))
 	for j, i := range idx {
 		ids[j] = st.turns[i].ID
 	}
+	// A state that may not be one snapshot of the store (torn, or of no
+	// version) does not use the cache.
+	v := st.version.Load()
+	cached := st.loaded && !st.torn && v >= 0
+	missing := make([]int, len(ids))
+	for j := range missing {
+		missing[j] = j
+	}
+	if cached {
+		if missing = st.times.lookup(v, ids, out); len(missing) == 0 {
+			return out, nil
+		}
+	}
+	read := make([]string, len(missing))
+	for k, j := range missing {
+		read[k] = ids[j]
+	}
+	refs, err := st.readTimes(ctx, read)
+	if err != nil {
+		return nil, err
+	}
+	for k, j := range missing {
+		out[j] = refs[k]
+	}
+	if cached {
+		st.times.fill(v, ids, missing, refs)
+	}
+	return out, nil
+}
+
+// readTimes reads the time expressions of the annotations of the given
+// turns from the store: refs[j] are those of ids[j].
+func (st *spaceState) readTimes(ctx context.Context, ids []string) ([][]store.TimeRef, error) {
 	if tr, ok := st.reader.(store.TimeRefsReader); ok {
 		out, err := tr.ListTimeRefs(ctx, st.space, ids)
 		if err != nil {
@@ -684,7 +719,6 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 		}
 		return out, nil
 	}
-	out := make([][]store.TimeRef, len(idx))
 	anns, err := st.reader.ListAnnotations(ctx, st.space, ids)
 	if err != nil {
 		return nil, wrapf(err, "read annotations")
@@ -693,6 +727,7 @@ func (st *spaceState) evidenceTimes(ctx context.Context, idx []int) ([][]store.T
 	for _, a := range anns {
 		refs[a.TurnID] = a.TimeRefs
 	}
+	out := make([][]store.TimeRef, len(ids))
 	for j, id := range ids {
 		out[j] = refs[id]
 	}

@@ -166,8 +166,99 @@ func TestEvidenceTimesRead(t *testing.T) {
 		if !can && c.annIDs.Load() != 1 {
 			t.Errorf("store without ListTimeRefs: %d reads of annotations; want 1", c.annIDs.Load())
 		}
+		// The same evidence again: its times come from the cache.
+		if again, err := b.Retrieve(ctx, sp, q, RetrieveOptions{}); err != nil || again.Context != want.Context {
+			t.Fatalf("TimeRefsReader %v: again: %v\ngot  %s\nwant %s", can, err, again.Context, want.Context)
+		}
+		if reads := c.trIDs.Load() + c.annIDs.Load(); reads != 1 {
+			t.Errorf("TimeRefsReader %v: %d store reads of times for the same evidence twice; want 1", can, reads)
+		}
 		b.Close()
 	}
+}
+
+// TestEvidenceTimesCacheFollowsStore checks that the times a space that
+// has not read its annotations shows with the evidence follow the store:
+// after another writer changes an evidence turn's annotation, and after
+// the space loads again, they are the store's, not those cached before.
+func TestEvidenceTimesCacheFollowsStore(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, sqlite.Memory, sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp := Space{UserID: "times"}
+	m, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.limits.eagerAnnotations = 0
+	var in []TurnInput
+	for i := range 40 {
+		text := []string{"Yesterday I went to the lake with my sister.", "We swam in the lake.", "I bought a guitar two days ago."}[i%3]
+		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: strconv.Itoa(i / 10), Speaker: []string{"Ava", "Ben"}[i%2],
+			Text: text, Time: fmt.Sprintf("2023-05-%02dT10:00:00Z", 1+i/10)})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	m.invalidate(sp) // loaded again, without its annotations
+	const q = "What did Ava say about the lake?"
+	dated := func(r *Result) (string, []string) {
+		for _, e := range r.Evidence {
+			if len(e.Times) > 0 {
+				return e.Turn.ID, e.Times
+			}
+		}
+		return "", nil
+	}
+	r, err := m.Retrieve(ctx, sp, q, RetrieveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, times := dated(r)
+	if id == "" {
+		t.Fatal("no evidence with times, the test would check nothing")
+	}
+	if bs, _ := m.state(ctx, sp); bs.annLoaded.Load() {
+		t.Fatal("the question loaded every annotation, the test would check nothing")
+	}
+	rewrite := func(text string) {
+		t.Helper()
+		anns, err := st.ListAnnotations(ctx, sp, []string{id})
+		if err != nil || len(anns) != 1 || len(anns[0].TimeRefs) == 0 {
+			t.Fatalf("annotation of %s: %v, %v", id, anns, err)
+		}
+		a := anns[0]
+		a.TimeRefs = slices.Clone(a.TimeRefs)
+		a.TimeRefs[0].Text = text
+		if err := st.Update(ctx, func(tx store.Tx) error { return tx.PutAnnotation(ctx, sp, a) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(when, text string) {
+		t.Helper()
+		r, err := m.Retrieve(ctx, sp, q, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range r.Evidence {
+			if e.Turn.ID == id {
+				if len(e.Times) == 0 || !strings.HasPrefix(e.Times[0], text+" = ") {
+					t.Errorf("%s: times of %s = %q; want %q first (was %q)", when, id, e.Times, text+" = ...", times)
+				}
+				return
+			}
+		}
+		t.Fatalf("%s: %s is no longer evidence", when, id)
+	}
+	rewrite("the day before")
+	check("after another writer changed the annotation", "the day before")
+	rewrite("some day")
+	m.invalidate(sp)
+	check("after a reload", "some day")
 }
 
 // TestLoadedVectorsFollowTurns checks that a loaded space's turn, window

@@ -83,8 +83,11 @@ type spaceState struct {
 	// vector; until then the matrix is empty, and nothing but the read
 	// may read or write it. reader is the store they come from, mem the
 	// memory whose embedder made them.
-	lazyMu         sync.Mutex
-	annLoaded      atomic.Bool
+	lazyMu    sync.Mutex
+	annLoaded atomic.Bool
+	// times caches what evidenceTimes reads from the store while
+	// annotations are not loaded (see timesCache).
+	times          timesCache
 	turnVecLoaded  atomic.Bool
 	eventVecLoaded atomic.Bool
 	reader         store.Reader

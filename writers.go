@@ -253,6 +253,7 @@ func (st *spaceState) adopt(ns *spaceState) {
 	st.recBytes = ns.recBytes
 	st.records = ns.records
 	st.annLoaded.Store(ns.annLoaded.Load())
+	st.times.reset()
 	st.turnVecLoaded.Store(ns.turnVecLoaded.Load())
 	st.eventVecLoaded.Store(ns.eventVecLoaded.Load())
 	st.version.Store(ns.version.Load())
