@@ -117,7 +117,7 @@ func (m *Memory) callModel(ctx context.Context, rec *recorder, role llm.Role, ro
 		c.Error = "reply cut at its token budget and repaired; its re-ask failed: " + resp.ReaskErr.Error()
 	}
 	if err == nil {
-		res, _ := memcheck.Reply(out, memcheck.FromPrompt(p), memcheck.Caps{
+		res, _ := memcheck.Reply(out, memcheck.ForReply(out, p), memcheck.Caps{
 			Keywords: rules.MaxEventKeywords, Tags: rules.MaxEventTags, TitleChars: rules.MaxTitleLen, IDs: caps.IDs})
 		if res.Verdict != memcheck.Valid {
 			c.Check = res.String()

@@ -276,6 +276,62 @@ func FromPrompt(p prompt.Prompt) Shown {
 	return s
 }
 
+// ForReply returns what p showed as the check of reply's type (see Reply)
+// reads it: for the replies checked against the turn ids shown alone
+// (predict, filter, select: every retrieval round's calls), the ids of
+// FromPrompt without the rest (words, names, instructions), which costs a
+// fraction of it; for the others, FromPrompt(p).
+func ForReply(reply any, p prompt.Prompt) Shown {
+	switch reply.(type) {
+	case *prompt.PredictReply, *prompt.FilterReply, *prompt.SelectReply:
+		return idsFromPrompt(p)
+	}
+	return FromPrompt(p)
+}
+
+// idsFromPrompt returns the Turns, Events and New of FromPrompt(p), and
+// the sets of the turn and event ids, read by the same rules; nothing else
+// of the Shown is set.
+func idsFromPrompt(p prompt.Prompt) Shown {
+	var turns, events, news []string
+	inNew, inKnown := false, false
+	text := p.System + "\n" + p.User
+	for len(text) > 0 {
+		l := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			l, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		t := strings.TrimSpace(l)
+		inKnown = inKnown && strings.HasPrefix(t, "- ")
+		if peopleData(t) || inKnown {
+			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
+			continue
+		}
+		if m := turnLine.FindStringSubmatch(t); m != nil {
+			turns = append(turns, m[1])
+			if inNew {
+				news = append(news, m[1])
+			}
+			continue
+		}
+		if m := eventLine.FindStringSubmatch(t); m != nil {
+			events = append(events, m[1])
+			continue
+		}
+		switch {
+		case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
+			strings.HasPrefix(t, "- ("):
+		default:
+			if strings.HasSuffix(t, ":") {
+				inNew = strings.HasPrefix(t, "New turn")
+			}
+		}
+	}
+	return Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events)}
+}
+
 // NewShown builds a Shown from its parts.
 func NewShown(turns, events, news []string, instructions string) Shown {
 	s := Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events), instr: map[string]bool{},
