@@ -146,19 +146,59 @@ func (q *query) members(e store.Event) []int {
 	return idx
 }
 
-// topMembers returns e's n member turns most similar to the question, in
-// order.
-func (q *query) topMembers(e store.Event, n int) []store.Turn {
-	idx := q.members(e)
-	if len(idx) > n {
-		score := q.memberScores()
-		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
-		idx = idx[:n]
-		slices.Sort(idx)
+// memberRank is an event's members the query may see, in the event's
+// order and by similarity to the question (memberScores), to choose its n
+// members most similar to the question at any n (top).
+type memberRank struct {
+	members []int // state indexes, in the event's order
+	ranked  []int // the same, most similar first (stable: ties in the event's order)
+}
+
+// newMemberRank ranks e's members by memberScores, each scored once.
+func (q *query) newMemberRank(e store.Event) *memberRank {
+	r := &memberRank{members: q.members(e)}
+	if len(r.members) > 1 {
+		r.ranked = rankMembers(r.members, q.memberScores())
 	}
+	return r
+}
+
+// rankMembers returns members sorted by score, highest first, ties in
+// their order; each member is scored once.
+func rankMembers(members []int, score func(int) float64) []int {
+	type scored struct {
+		i int
+		s float64
+	}
+	ss := make([]scored, len(members))
+	for k, i := range members {
+		ss[k] = scored{i, score(i)}
+	}
+	slices.SortStableFunc(ss, func(a, b scored) int { return cmp.Compare(b.s, a.s) })
+	out := make([]int, len(ss))
+	for k, x := range ss {
+		out[k] = x.i
+	}
+	return out
+}
+
+// top returns the indexes of the n members most similar to the question,
+// in the state's order; every member, in the event's order, when there are
+// no more than n.
+func (r *memberRank) top(n int) []int {
+	if len(r.members) <= n {
+		return r.members
+	}
+	idx := slices.Clone(r.ranked[:n])
+	slices.Sort(idx)
+	return idx
+}
+
+// turnsAt returns the turns at the given state indexes.
+func (st *spaceState) turnsAt(idx []int) []store.Turn {
 	out := make([]store.Turn, len(idx))
 	for j, i := range idx {
-		out[j] = q.st.turns[i]
+		out[j] = st.turns[i]
 	}
 	return out
 }
@@ -492,13 +532,39 @@ type selectView struct {
 	job      *llmJob
 	shown    map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
 	ids      []string          // the ids shown, in order
+	// memberRanks and turns hold, across the layouts show tries, each event's
+	// members by similarity (by event index) and each turn's prompt
+	// line (by id).
+	memberRanks map[int]*memberRank
+	turns       map[string]prompt.Turn
+}
+
+// promptTurn returns q.promptTurnOf(t), made once per turn.
+func (v *selectView) promptTurn(t store.Turn) prompt.Turn {
+	if pt, ok := v.turns[t.ID]; ok {
+		return pt
+	}
+	pt := v.q.promptTurnOf(t)
+	v.turns[t.ID] = pt
+	return pt
+}
+
+// topMembers returns the n members of event h most similar to the
+// question, in order (memberRank.top), ranking each event's members once.
+func (v *selectView) topMembers(h, n int) []store.Turn {
+	r, ok := v.memberRanks[h]
+	if !ok {
+		r = v.q.newMemberRank(v.q.st.events[h])
+		v.memberRanks[h] = r
+	}
+	return v.q.st.turnsAt(r.top(n))
 }
 
 // selectInputs runs the search stage and gathers the timeline and profile
 // turns of q (recording their stages) for the select call.
 func (m *Memory) selectInputs(q *query) *selectView {
 	turns, events := q.searchStage(true)
-	v := &selectView{q: q, events: events, ranks: map[string]int{}}
+	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: map[int]*memberRank{}, turns: map[string]prompt.Turn{}}
 	for _, h := range turns {
 		v.searched = append(v.searched, q.st.turns[h.Index].ID)
 	}
@@ -530,11 +596,11 @@ func (v *selectView) show(n, nev int) (size int) {
 		e := q.st.events[h.Index]
 		se := prompt.SelectEvent{Event: rules.PromptEvent(e)}
 		se.Event.Facts = nil
-		for _, t := range q.topMembers(e, n) {
+		for _, t := range v.topMembers(h.Index, n) {
 			if v.shown[t.ID] == "" {
 				v.shown[t.ID] = "event"
 				v.ids = append(v.ids, t.ID)
-				se.Turns = append(se.Turns, q.promptTurnOf(t))
+				se.Turns = append(se.Turns, v.promptTurn(t))
 				v.job.turns = append(v.job.turns, t)
 			}
 		}
@@ -557,11 +623,11 @@ func (v *selectView) show(n, nev int) (size int) {
 			v.shown[id] = "profile"
 		}
 		v.ids = append(v.ids, id)
-		v.data.Turns = append(v.data.Turns, q.promptTurnOf(t))
+		v.data.Turns = append(v.data.Turns, v.promptTurn(t))
 		v.job.turns = append(v.job.turns, t)
 	}
 	for _, t := range v.job.turns {
-		size += promptTurnBytes(q.promptTurnOf(t))
+		size += promptTurnBytes(v.promptTurn(t))
 	}
 	return size
 }

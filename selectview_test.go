@@ -1,0 +1,45 @@
+package higmem
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestMemberRankMatchesReference checks that memberRank.top, which ranks an
+// event's members once for every layout the select call tries, chooses
+// what the reference does at every n: the members in the event's order
+// when they are n or fewer, else a stable sort by score (each compared
+// through the score function), cut at n, in the state's order. Scores
+// tie often, and members come in any order.
+func TestMemberRankMatchesReference(t *testing.T) {
+	reference := func(members []int, score func(int) float64, n int) []int {
+		idx := slices.Clone(members)
+		if len(idx) > n {
+			slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
+			idx = idx[:n]
+			slices.Sort(idx)
+		}
+		return idx
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 2000 {
+		m := rng.IntN(14)
+		members := rng.Perm(40)[:m]
+		scores := make([]float64, 40)
+		for i := range scores {
+			scores[i] = float64(rng.IntN(4)) / 2 // ties
+		}
+		score := func(i int) float64 { return scores[i] }
+		r := &memberRank{members: members}
+		if len(members) > 1 {
+			r.ranked = rankMembers(members, score)
+		}
+		for n := 0; n <= m+1; n++ {
+			if got, want := r.top(n), reference(members, score, n); !slices.Equal(got, want) {
+				t.Fatalf("members %v, scores %v, n %d: top %v, reference %v", members, scores, n, got, want)
+			}
+		}
+	}
+}
