@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // Object is a JSON object that keeps its keys in the order they were
@@ -62,6 +63,33 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 	}
 	b.WriteByte('}')
 	return b.Bytes(), nil
+}
+
+// Clone returns a deep copy of v, a value DecodeOrdered returns: its
+// objects and arrays are new, its strings, numbers and booleans shared
+// (they are immutable).
+func Clone(v any) any {
+	switch x := v.(type) {
+	case *Object:
+		if x == nil {
+			return x
+		}
+		o := &Object{keys: slices.Clone(x.keys), vals: make(map[string]any, len(x.vals))}
+		for k, e := range x.vals {
+			o.vals[k] = Clone(e)
+		}
+		return o
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = Clone(e)
+		}
+		return out
+	}
+	return v
 }
 
 // DecodeOrdered decodes one JSON document with its objects as *Object

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/higmem/higmem/internal/jsonx"
 )
@@ -77,6 +79,33 @@ func constrain(schema string, data any) (json.RawMessage, error) {
 	if !ok || strings.TrimSpace(schema) == "" {
 		return nil, nil
 	}
+	root, err := decodedSchema(schema)
+	if err != nil {
+		return nil, err
+	}
+	c.constrain(node{root})
+	return json.Marshal(root)
+}
+
+// schemaCacheMax bounds the schemas decodedSchema keeps decoded (the
+// prompts' schemas are a fixed few).
+const schemaCacheMax = 64
+
+// schemaCache holds each schema decodedSchema decoded, never handed out
+// (constrain rewrites what it gets): schema text → *jsonx.Object.
+var (
+	schemaCache  sync.Map
+	schemaCached atomic.Int64
+)
+
+// decodedSchema returns schema decoded (jsonx.DecodeOrdered), a copy of
+// its own for the caller to rewrite: decoded once, then cloned, which
+// costs a fraction of decoding again (every call of a retrieval round
+// constrains its reply).
+func decodedSchema(schema string) (*jsonx.Object, error) {
+	if v, ok := schemaCache.Load(schema); ok {
+		return jsonx.Clone(v).(*jsonx.Object), nil
+	}
 	v, err := jsonx.DecodeOrdered([]byte(schema))
 	if err != nil {
 		return nil, fmt.Errorf("constraint: %w", err)
@@ -85,8 +114,12 @@ func constrain(schema string, data any) (json.RawMessage, error) {
 	if !ok {
 		return nil, fmt.Errorf("constraint: the schema is not an object")
 	}
-	c.constrain(node{root})
-	return json.Marshal(root)
+	if schemaCached.Load() < schemaCacheMax {
+		if _, loaded := schemaCache.LoadOrStore(schema, jsonx.Clone(root)); !loaded {
+			schemaCached.Add(1)
+		}
+	}
+	return root, nil
 }
 
 // NewEvents is how many new events a build_batch reply for n new turns

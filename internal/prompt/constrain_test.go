@@ -185,3 +185,35 @@ func TestNewEvents(t *testing.T) {
 		}
 	}
 }
+
+// Constraints from the decoded-schema cache are those of a schema decoded
+// afresh for every call, byte for byte, whatever was constrained before:
+// every case twice, forwards and backwards (a constraint that wrote into
+// the cached schema would show in the next one).
+func TestConstraintSchemaCache(t *testing.T) {
+	fresh := func(schema string, data any) []byte {
+		v, err := jsonx.DecodeOrdered([]byte(schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		data.(constrainer).constrain(node{v.(*jsonx.Object)})
+		b, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	order := append(slices.Clone(cases), cases...)
+	for i := range cases {
+		order = append(order, cases[len(cases)-1-i])
+	}
+	for _, c := range order {
+		p, err := Render(c.name, c.data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fresh(string(p.Schema), c.data); string(p.Constraint) != string(want) {
+			t.Fatalf("%s: constraint\n%s\nwant (schema decoded afresh)\n%s", c.file, p.Constraint, want)
+		}
+	}
+}
