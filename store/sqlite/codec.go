@@ -111,6 +111,12 @@ func decodeJSON(what string, s sql.NullString, v any) error {
 			return nil
 		}
 	}
+	if p, ok := v.(*[]store.TimeRef); ok {
+		if rs, ok := parseTimeRefs(s.String); ok {
+			*p = rs
+			return nil
+		}
+	}
 	if err := json.Unmarshal([]byte(s.String), v); err != nil {
 		return fmt.Errorf("sqlite: stored %s: %w", what, err)
 	}
@@ -153,6 +159,108 @@ func parseStrings(s string) (xs []string, ok bool) {
 		}
 		body = body[1:]
 	}
+}
+
+// parseTimeRefs parses time refs as encodeTimeRefs writes them (json.Marshal
+// of UTC times: keys in field order, "granularity" and "fuzzy" only when
+// set), strings without escapes, without encoding/json's reflection. ok is
+// false for anything else, which the caller then hands to encoding/json.
+func parseTimeRefs(s string) (rs []store.TimeRef, ok bool) {
+	if len(s) < 2 || s[0] != '[' || s[len(s)-1] != ']' {
+		return nil, false
+	}
+	body := s[1 : len(s)-1]
+	if body == "" {
+		return []store.TimeRef{}, true
+	}
+	rs = make([]store.TimeRef, 0, strings.Count(body, `{"text":`))
+	for {
+		var r store.TimeRef
+		var start, end string
+		if body, ok = strings.CutPrefix(body, `{"text":`); !ok {
+			return nil, false
+		}
+		if r.Text, body, ok = plainString(body); !ok {
+			return nil, false
+		}
+		if body, ok = strings.CutPrefix(body, `,"start":`); !ok {
+			return nil, false
+		}
+		if start, body, ok = plainString(body); !ok {
+			return nil, false
+		}
+		if body, ok = strings.CutPrefix(body, `,"end":`); !ok {
+			return nil, false
+		}
+		if end, body, ok = plainString(body); !ok {
+			return nil, false
+		}
+		if r.Start, ok = parseUTC(start); !ok {
+			return nil, false
+		}
+		if r.End, ok = parseUTC(end); !ok {
+			return nil, false
+		}
+		if rest, found := strings.CutPrefix(body, `,"granularity":`); found {
+			if r.Granularity, body, ok = plainString(rest); !ok || r.Granularity == "" {
+				return nil, false
+			}
+		}
+		body, r.Fuzzy = strings.CutPrefix(body, `,"fuzzy":true`)
+		if body, ok = strings.CutPrefix(body, "}"); !ok {
+			return nil, false
+		}
+		rs = append(rs, r)
+		if body == "" {
+			return rs, true
+		}
+		if body, ok = strings.CutPrefix(body, ","); !ok {
+			return nil, false
+		}
+	}
+}
+
+// plainString cuts a JSON string without escapes (valid UTF-8, no control
+// bytes) off the front of s.
+func plainString(s string) (str, rest string, ok bool) {
+	if len(s) < 2 || s[0] != '"' {
+		return "", s, false
+	}
+	end := strings.IndexByte(s[1:], '"') + 1
+	if end <= 0 {
+		return "", s, false
+	}
+	str = s[1:end]
+	if strings.IndexByte(str, '\\') >= 0 || !utf8.ValidString(str) || hasControl(str) {
+		return "", s, false
+	}
+	return str, s[end+1:], true
+}
+
+// parseUTC parses a time as json.Marshal writes a UTC time:
+// 2006-01-02T15:04:05, then up to nine digits of fraction, then Z, as
+// time.Time.UnmarshalJSON would.
+func parseUTC(s string) (time.Time, bool) {
+	if len(s) < 20 || s[len(s)-1] != 'Z' || s[4] != '-' || s[7] != '-' || s[10] != 'T' || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	if frac := s[19 : len(s)-1]; frac != "" {
+		if len(frac) < 2 || len(frac) > 10 || frac[0] != '.' {
+			return time.Time{}, false
+		}
+		for i := 1; i < len(frac); i++ {
+			if frac[i] < '0' || frac[i] > '9' {
+				return time.Time{}, false
+			}
+		}
+	}
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18} {
+		if s[i] < '0' || s[i] > '9' {
+			return time.Time{}, false
+		}
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
 }
 
 // hasControl reports whether s holds a byte that JSON strings must escape.

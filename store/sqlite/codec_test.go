@@ -3,10 +3,13 @@ package sqlite
 import (
 	"database/sql"
 	"encoding/json"
-	"github.com/higmem/higmem/internal/vec"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/higmem/higmem/internal/vec"
+	"github.com/higmem/higmem/store"
 )
 
 func FuzzVectorRoundTrip(f *testing.F) {
@@ -147,4 +150,64 @@ func FuzzParseStoredTime(f *testing.F) {
 			t.Fatalf("parseStoredTime(%q) = %#v, time.Parse %#v", s, got, want)
 		}
 	})
+}
+
+// FuzzParseTimeRefs checks the fast time-ref decoder against
+// encoding/json: it either declines or decodes exactly what json.Unmarshal
+// does (every field, the times' locations included).
+func FuzzParseTimeRefs(f *testing.F) {
+	for _, s := range []string{`[]`, `null`, `[{}]`,
+		`[{"text":"this morning","start":"2023-01-02T00:00:00Z","end":"2023-01-03T00:00:00Z","granularity":"day"}]`,
+		`[{"text":"a","start":"2023-01-02T00:00:00.5Z","end":"2023-01-03T00:00:00.123456789Z","fuzzy":true},{"text":"b","start":"0001-01-01T00:00:00Z","end":"0001-01-01T00:00:00Z"}]`,
+		`[{"text":"x","start":"2023-01-02T00:00:00+01:00","end":"2023-01-03T00:00:00Z"}]`,
+		`[{"text":"a\"b","start":"2023-01-02T00:00:00Z","end":"2023-01-03T00:00:00Z"}]`,
+		`[{"text":"x","start":"2023-13-02T00:00:00Z","end":"2023-01-03T00:00:00Z"}]`,
+		`[{"text":"x","start":"2023-01-02T00:00:00Z","end":"2023-01-03T00:00:00Z","granularity":""}]`,
+		`[{"text":"x","start":"2023-01-02T00:00:00Z","end":"2023-01-03T00:00:00Z","fuzzy":false}]`,
+		`[{"text":"x","start":"2023-01-02T24:00:00Z","end":"2023-01-03T00:00:00Z"}]`,
+		`[{"text":"x","start":"2023-01-02T00:00:00.Z","end":"2023-01-03T00:00:00Z"}]`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, ok := parseTimeRefs(s)
+		if !ok {
+			return
+		}
+		var want []store.TimeRef
+		if err := json.Unmarshal([]byte(s), &want); err != nil {
+			t.Fatalf("parseTimeRefs(%q) = %v, json: %v", s, got, err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseTimeRefs(%q) = %#v, json %#v", s, got, want)
+		}
+	})
+}
+
+// What encodeTimeRefs writes, the fast decoder reads (it would decline
+// otherwise, and every read would go through encoding/json), as
+// encoding/json does.
+func TestParseTimeRefsRoundTrip(t *testing.T) {
+	paris, err := time.LoadLocation("Europe/Paris")
+	if err != nil {
+		paris = time.FixedZone("CET", 3600)
+	}
+	day := time.Date(2023, 5, 7, 0, 0, 0, 0, time.UTC)
+	for _, rs := range [][]store.TimeRef{
+		{{Text: "yesterday", Start: day, End: day.AddDate(0, 0, 1), Granularity: "day", Fuzzy: true}},
+		{{Text: "naïve café, at noon", Start: day.Add(12*time.Hour + 123456789), End: day.Add(13 * time.Hour).In(paris)},
+			{Text: "", Start: time.Time{}, End: day}, {Text: "for three years now", Start: day.AddDate(-3, 0, 0), End: day, Granularity: "year"}},
+	} {
+		v, err := encodeTimeRefs(rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := parseTimeRefs(v.(string))
+		var want []store.TimeRef
+		if err := json.Unmarshal([]byte(v.(string)), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !ok || !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseTimeRefs(%s) = %#v, %v; json %#v", v, got, ok, want)
+		}
+	}
 }
