@@ -157,6 +157,9 @@ func testScoreBoundsSingle(t *testing.T) {
 			f.Speaker[i], f.Dated[i], f.Counted[i] = r.IntN(2) == 0, r.IntN(5) == 0, r.IntN(7) == 0
 			f.Question[i] = r.IntN(4) == 0
 			f.SameSession[i] = i > 0 && r.IntN(6) != 0
+			if r.IntN(9) == 0 {
+				f.Event[i] = -1 // no event: no share
+			}
 			switch r.IntN(4) {
 			case 0:
 				rel[i] = 0
@@ -186,12 +189,18 @@ func testScoreBoundsSingle(t *testing.T) {
 		}
 		tu := DefaultTuning()
 		tu.QuestionBump = []float64{0.85, 0, 1.2}[trial%3]
+		if trial%3 != 0 {
+			// Every factor pair of two values, so that a kernel reading
+			// the wrong bit (or the wrong pair) picks another factor: the
+			// default Next and NextQuestion are equal.
+			tu.NextQuestion, tu.Far = 0.7, 0.35
+		}
 		if trial&8 != 0 {
 			tu.LengthPow = 0
 		}
 		var best []float64
 		if trial&16 == 0 {
-			best = make([]float64, n/4+1)
+			best = make([]float64, (n-1)/4+1) // the last event's best last (the kernel clamps to it)
 			eventBest(f, rel, best)
 		} else {
 			tu.EventShare = 0
