@@ -59,18 +59,24 @@ func BenchmarkScoreRange(b *testing.B) {
 			}
 		})
 	}
-	// The pruned path's bound pass where every run is one turn.
-	b.Run("single-bounds", func(b *testing.B) {
-		n := 100000
-		f, rel := benchFeaturesRuns(n, false)
-		tu := DefaultTuning()
-		best := make([]float64, n/4+1)
-		eventBest(f, rel, best)
-		out := make([]float64, n)
-		for b.Loop() {
-			tu.scoreBoundsSingle(f, rel, out, best, 0, n)
-		}
-	})
+	// The pruned path's bound pass where every run is one turn, with
+	// AVX2 where the CPU has it and in Go.
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	for _, name := range []string{"single-bounds", "single-bounds-go"} {
+		b.Run(name, func(b *testing.B) {
+			useBoundsAVX2 = simd && name == "single-bounds"
+			n := 100000
+			f, rel := benchFeaturesRuns(n, false)
+			tu := DefaultTuning()
+			best := make([]float64, n/4+1)
+			eventBest(f, rel, best)
+			out := make([]float64, n)
+			for b.Loop() {
+				tu.scoreBoundsSingle(f, rel, out, best, 0, n)
+			}
+		})
+	}
 }
 
 // TestScoreRangeSingle checks that ScoreRange where every run is one turn
