@@ -338,7 +338,7 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 // (relBounds4AVX2), the rest in singlesGo.
 func (bp *boundPart) singles(a, b int) {
 	q := (b - a) &^ 3
-	if !useBoundsAVX2 || q == 0 || len(bp.eb) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
+	if !useBoundsAVX2 || q == 0 || int64(len(bp.eb)) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
 		bp.singlesGo(a, b)
 		return
 	}
@@ -506,7 +506,7 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 	// Four turns at a time with AVX2 where the CPU has it (q of them),
 	// the rest below.
 	q, long, arg0 := 0, uint32(0), -1
-	if useBoundsAVX2 && m >= 4 && len(best) > 0 && len(best) < 1<<31 {
+	if useBoundsAVX2 && m >= 4 && len(best) > 0 && int64(len(best)) < 1<<31 {
 		q = m &^ 3
 		ba := boundsArgs{
 			rel: &rel[a-2], links: &links[0], cues: &cues[0], named: (*uint8)(unsafe.Pointer(&named[0])), vis: (*uint8)(unsafe.Pointer(&vis[0])),
