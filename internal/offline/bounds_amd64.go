@@ -16,12 +16,19 @@ type boundsArgs struct {
 	words, event            *int32
 	best                    *float64
 	maxEvent                int64 // len(best) - 1
-	w                       *[64][4]float64
-	g                       *[16]float64
 	lt                      *[lengthTableSize]float64
-	es                      float64
 	out                     *float64
 	n                       int64 // a positive multiple of 4
+	// The factors the kernel selects per turn by one bit (VPERMILPD reads
+	// bit 1 of each lane's control and picks within each 128-bit half):
+	// each is {f0, f1, f0, f1}, f1 where the bit is set. prev and next are
+	// the shares of the runs just before and after (by linkPrevAsks and
+	// linkNextAsks), question (times relMargin), counted, dated and
+	// speaker the factors (by the cue bits and the speaker mark; 1, 1 when
+	// the question has no such cue). far and es are Tuning.Far and
+	// EventShare in every lane.
+	prev, next, question, counted, dated, speaker [4]float64
+	far, es                                       [4]float64
 	// top and arg are, per lane (turns k with k%4 == lane), the best
 	// positive bound and its first turn (0 and 0 when none); long ORs
 	// the words.
@@ -31,10 +38,13 @@ type boundsArgs struct {
 }
 
 // scoreBounds4AVX2 is scoreBoundsSingle's two loops on n turns, four at a
-// time: the neighbour weights, event bests and factors gathered from
-// their tables, the sums with fused multiply-adds (a bound: relMargin
-// covers their rounding as it covers the Go loops'). The CPU must have
-// AVX2 and FMA.
+// time, without table gathers: each neighbour's relevance kept or zeroed
+// by its link bit (VBLENDVPD on the bit shifted to the sign), the shares
+// and factors picked from two constants by one bit each (VPERMILPD), the
+// event bests and length factors gathered; the sums with fused
+// multiply-adds and the factors multiplied in another order than the
+// tables' (a bound: relMargin covers their rounding as it covers the Go
+// loops'). The CPU must have AVX2 and FMA.
 //
 //go:noescape
 func scoreBounds4AVX2(a *boundsArgs)

@@ -1,16 +1,9 @@
 #include "textflag.h"
 #include "go_asm.h"
 
-// Dword masks and limits, and the lanes' turn numbers.
-DATA bnd63<>+0(SB)/8, $0x0000003f0000003f
-DATA bnd63<>+8(SB)/8, $0x0000003f0000003f
-GLOBL bnd63<>(SB), RODATA|NOPTR, $16
-DATA bnd7<>+0(SB)/8, $0x0000000700000007
-DATA bnd7<>+8(SB)/8, $0x0000000700000007
-GLOBL bnd7<>(SB), RODATA|NOPTR, $16
-DATA bnd511<>+0(SB)/8, $0x000001ff000001ff
-DATA bnd511<>+8(SB)/8, $0x000001ff000001ff
-GLOBL bnd511<>(SB), RODATA|NOPTR, $16
+// Dword limits, and the lanes' turn numbers.
+DATA bnd511<>+0(SB)/8, $511
+GLOBL bnd511<>(SB), RODATA|NOPTR, $8
 DATA bndidx<>+0(SB)/8, $0
 DATA bndidx<>+8(SB)/8, $1
 DATA bndidx<>+16(SB)/8, $2
@@ -23,6 +16,10 @@ DATA bnd4<>+24(SB)/8, $4
 GLOBL bnd4<>(SB), RODATA|NOPTR, $32
 
 // func scoreBounds4AVX2(a *boundsArgs)
+//
+// Per four turns, a lane's byte (link, cue, speaker mark) zero-extended to
+// its quadword: VBLENDVPD reads a bit shifted to bit 63, VPERMILPD one at
+// bit 1 (picking f0 or f1 of a {f0, f1, f0, f1} factor).
 TEXT ·scoreBounds4AVX2(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), AX
 	MOVQ boundsArgs_rel(AX), SI
@@ -32,9 +29,16 @@ TEXT ·scoreBounds4AVX2(SB), NOSPLIT, $0-8
 	MOVQ boundsArgs_vis(AX), R11
 	MOVQ boundsArgs_words(AX), R12
 	MOVQ boundsArgs_event(AX), R13
-	MOVQ boundsArgs_w(AX), BX
+	MOVQ boundsArgs_best(AX), BX
+	MOVQ boundsArgs_lt(AX), DX
 	MOVQ boundsArgs_out(AX), DI
-	VPBROADCASTD boundsArgs_maxEvent(AX), X15 // the last event (below 2^31)
+	VMOVUPD boundsArgs_prev(AX), Y9
+	VMOVUPD boundsArgs_next(AX), Y8
+	VMOVUPD boundsArgs_question(AX), Y7
+	VMOVUPD boundsArgs_counted(AX), Y6
+	VMOVUPD boundsArgs_dated(AX), Y5
+	VMOVUPD boundsArgs_speaker(AX), Y4
+	VXORPD  Y10, Y10, Y10                     // zero
 	VXORPD  Y12, Y12, Y12                     // best per lane
 	VPXOR   Y13, Y13, Y13                     // its turn
 	VMOVDQU bndidx<>(SB), Y14                 // the lanes' turns
@@ -42,72 +46,103 @@ TEXT ·scoreBounds4AVX2(SB), NOSPLIT, $0-8
 	XORQ    CX, CX
 
 loop:
-	// The neighbours' weights by link byte (rows of four in w).
-	VPMOVZXBD  (R8)(CX*1), X6
-	VPAND      bnd63<>(SB), X6, X6
-	VPSLLD     $2, X6, X6
-	VPCMPEQD   Y0, Y0, Y0
-	VGATHERDPD Y0, (BX)(X6*8), Y2   // one before
-	VPCMPEQD   Y0, Y0, Y0
-	VGATHERDPD Y0, 8(BX)(X6*8), Y3  // two before
-	VPCMPEQD   Y0, Y0, Y0
-	VGATHERDPD Y0, 16(BX)(X6*8), Y4 // one after
-	VPCMPEQD   Y0, Y0, Y0
-	VGATHERDPD Y0, 24(BX)(X6*8), Y5 // two after
+	// s = x + wp*p1 + wn*n1 + far*(p2 + n2) (SI: two turns before), each
+	// neighbour's relevance zeroed unless its link bit is set.
+	VPMOVZXBQ   (R8)(CX*1), Y0 // the link bytes
+	VMOVUPD     16(SI)(CX*8), Y1
+	VPSLLQ      $63, Y0, Y2    // linkPrev
+	VBLENDVPD   Y2, 8(SI)(CX*8), Y10, Y2
+	VPSRLQ      $3, Y0, Y3     // linkPrevAsks at bit 1
+	VPERMILPD   Y3, Y9, Y3
+	VFMADD231PD Y2, Y3, Y1
+	VPSLLQ      $61, Y0, Y2    // linkNext
+	VBLENDVPD   Y2, 24(SI)(CX*8), Y10, Y2
+	VPSRLQ      $4, Y0, Y3     // linkNextAsks at bit 1
+	VPERMILPD   Y3, Y8, Y3
+	VFMADD231PD Y2, Y3, Y1
+	VPSRLQ      $1, Y0, Y3
+	VPAND       Y0, Y3, Y0     // bit 0: linkPrev and linkPrev2; bit 2: linkNext and linkNext2
+	VPSLLQ      $63, Y0, Y2
+	VBLENDVPD   Y2, (SI)(CX*8), Y10, Y2
+	VPSLLQ      $61, Y0, Y3
+	VBLENDVPD   Y3, 32(SI)(CX*8), Y10, Y3
+	VADDPD      Y3, Y2, Y2
+	VFMADD231PD boundsArgs_far(AX), Y2, Y1
 
-	// s = x + w0*p1 + w2*n1 + w1*p2 + w3*n2 (SI: two turns before).
-	VMOVUPD     16(SI)(CX*8), Y7
-	VMOVUPD     8(SI)(CX*8), Y1
-	VFMADD231PD Y1, Y2, Y7
-	VMOVUPD     24(SI)(CX*8), Y1
-	VFMADD231PD Y1, Y4, Y7
-	VMOVUPD     (SI)(CX*8), Y1
-	VFMADD231PD Y1, Y3, Y7
-	VMOVUPD     32(SI)(CX*8), Y1
-	VFMADD231PD Y1, Y5, Y7
+	// The event's share, for events >= 0: the event bests loaded one
+	// at a time (four loads are faster than a gather here), the indices
+	// clamped to the last event as unsigned (the negative ones too, then
+	// zeroed by their sign).
+	MOVLQSX     (R13)(CX*4), R14
+	CMPQ        R14, boundsArgs_maxEvent(AX)
+	CMOVQHI     boundsArgs_maxEvent(AX), R14
+	VMOVSD      (BX)(R14*8), X0
+	MOVLQSX     4(R13)(CX*4), R14
+	CMPQ        R14, boundsArgs_maxEvent(AX)
+	CMOVQHI     boundsArgs_maxEvent(AX), R14
+	VMOVHPD     (BX)(R14*8), X0, X0
+	MOVLQSX     8(R13)(CX*4), R14
+	CMPQ        R14, boundsArgs_maxEvent(AX)
+	CMOVQHI     boundsArgs_maxEvent(AX), R14
+	VMOVSD      (BX)(R14*8), X2
+	MOVLQSX     12(R13)(CX*4), R14
+	CMPQ        R14, boundsArgs_maxEvent(AX)
+	CMOVQHI     boundsArgs_maxEvent(AX), R14
+	VMOVHPD     (BX)(R14*8), X2, X2
+	VINSERTF128 $1, X2, Y0, Y0
+	VPMOVSXDQ   (R13)(CX*4), Y2
+	VBLENDVPD   Y2, Y10, Y0, Y0
+	VFMADD231PD boundsArgs_es(AX), Y0, Y1
 
-	// The event's share, for events >= 0 (clamped to the last).
-	VMOVDQU      (R13)(CX*4), X8
-	VPMINSD      X15, X8, X8
-	VPCMPEQD     X0, X0, X0
-	VPCMPGTD     X0, X8, X9
-	VPMOVSXDQ    X9, Y9
-	VXORPD       Y10, Y10, Y10
-	MOVQ         boundsArgs_best(AX), DX
-	VGATHERDPD   Y9, (DX)(X8*8), Y10
-	VBROADCASTSD boundsArgs_es(AX), Y1
-	VFMADD231PD  Y10, Y1, Y7
+	// The factors: question (bit 0 of the cue byte, times relMargin),
+	// counted (bit 1), dated (bit 2), speaker (the mark)...
+	VPMOVZXBQ (R9)(CX*1), Y0
+	VPADDQ    Y0, Y0, Y2
+	VPERMILPD Y2, Y7, Y2
+	VPERMILPD Y0, Y6, Y3
+	VMULPD    Y3, Y2, Y2
+	VPSRLQ    $1, Y0, Y3
+	VPERMILPD Y3, Y5, Y3
+	VMULPD    Y3, Y2, Y2
+	VPMOVZXBQ (R10)(CX*1), Y3
+	VPADDQ    Y3, Y3, Y3
+	VPERMILPD Y3, Y4, Y3
+	VMULPD    Y3, Y2, Y2
+	VMULPD    Y2, Y1, Y1
 
-	// The factors: by cue byte and speaker mark, and the length prior
-	// (words at most 511 here; long ORs them).
-	VPMOVZXBD  (R9)(CX*1), X6
-	VPAND      bnd7<>(SB), X6, X6
-	VPMOVZXBD  (R10)(CX*1), X8
-	VPSLLD     $3, X8, X8
-	VPOR       X8, X6, X6
-	VPCMPEQD   Y0, Y0, Y0
-	MOVQ       boundsArgs_g(AX), DX
-	VGATHERDPD Y0, (DX)(X6*8), Y2
-	VMOVDQU    (R12)(CX*4), X8
-	VPOR       X8, X11, X11
-	VPMINUD    bnd511<>(SB), X8, X8
-	VPCMPEQD   Y0, Y0, Y0
-	MOVQ       boundsArgs_lt(AX), DX
-	VGATHERDPD Y0, (DX)(X8*8), Y3
-	VMULPD     Y3, Y2, Y2
-	VMULPD     Y2, Y7, Y7
+	// ... and the length prior (words at most 511 here; long ORs them),
+	// loaded one at a time as the event bests.
+	VMOVDQU     (R12)(CX*4), X0
+	VPOR        X0, X11, X11
+	MOVL        (R12)(CX*4), R14
+	CMPQ        R14, $511
+	CMOVQHI     bnd511<>(SB), R14
+	VMOVSD      (DX)(R14*8), X0
+	MOVL        4(R12)(CX*4), R14
+	CMPQ        R14, $511
+	CMOVQHI     bnd511<>(SB), R14
+	VMOVHPD     (DX)(R14*8), X0, X0
+	MOVL        8(R12)(CX*4), R14
+	CMPQ        R14, $511
+	CMOVQHI     bnd511<>(SB), R14
+	VMOVSD      (DX)(R14*8), X3
+	MOVL        12(R12)(CX*4), R14
+	CMPQ        R14, $511
+	CMOVQHI     bnd511<>(SB), R14
+	VMOVHPD     (DX)(R14*8), X3, X3
+	VINSERTF128 $1, X3, Y0, Y0
+	VMULPD      Y0, Y1, Y1
 
 	// Invisible turns: 0.
-	VPMOVZXBQ (R11)(CX*1), Y1
-	VPXOR     Y0, Y0, Y0
-	VPCMPEQQ  Y0, Y1, Y1
-	VANDNPD   Y7, Y1, Y7
-	VMOVUPD   Y7, (DI)(CX*8)
+	VPMOVZXBQ (R11)(CX*1), Y0
+	VPCMPEQQ  Y10, Y0, Y0
+	VANDNPD   Y1, Y0, Y1
+	VMOVUPD   Y1, (DI)(CX*8)
 
 	// The best per lane, the first among equals.
-	VCMPPD    $0x1E, Y12, Y7, Y1
-	VBLENDVPD Y1, Y7, Y12, Y12
-	VBLENDVPD Y1, Y14, Y13, Y13
+	VCMPPD    $0x1E, Y12, Y1, Y0
+	VBLENDVPD Y0, Y1, Y12, Y12
+	VBLENDVPD Y0, Y14, Y13, Y13
 	VPADDQ    bnd4<>(SB), Y14, Y14
 
 	ADDQ $4, CX

@@ -6,20 +6,19 @@ package offline
 var useBoundsAVX2 = false
 
 type boundsArgs struct {
-	rel                     *float64
-	links, cues, named, vis *uint8
-	words, event            *int32
-	best                    *float64
-	maxEvent                int64
-	w                       *[64][4]float64
-	g                       *[16]float64
-	lt                      *[lengthTableSize]float64
-	es                      float64
-	out                     *float64
-	n                       int64
-	top                     [4]float64
-	arg                     [4]int64
-	long                    uint32
+	rel                                           *float64
+	links, cues, named, vis                       *uint8
+	words, event                                  *int32
+	best                                          *float64
+	maxEvent                                      int64
+	lt                                            *[lengthTableSize]float64
+	out                                           *float64
+	n                                             int64
+	prev, next, question, counted, dated, speaker [4]float64
+	far, es                                       [4]float64
+	top                                           [4]float64
+	arg                                           [4]int64
+	long                                          uint32
 }
 
 func scoreBounds4AVX2(a *boundsArgs) { panic("unreachable") }

@@ -338,7 +338,7 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 // (relBounds4AVX2), the rest in singlesGo.
 func (bp *boundPart) singles(a, b int) {
 	q := (b - a) &^ 3
-	if !useBoundsAVX2 || q == 0 || len(bp.eb) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
+	if !useBoundsAVX2 || q == 0 || int64(len(bp.eb)) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
 		bp.singlesGo(a, b)
 		return
 	}
@@ -431,8 +431,9 @@ func (fs *fastScan) scoreBounds(rh *RunBests) int {
 // bounds (topScores), so they need not be ScoreRange's values bit for bit:
 // two loops (four turns at a time with AVX2 and FMA where the CPU has them,
 // scoreBounds4AVX2) select each turn's neighbour weights by its link byte
-// and its factors by its cue byte and speaker mark from small tables built
-// once, and multiply by relMargin, far above the few units in the last
+// and its factors by its cue byte and speaker mark (the Go loops from
+// small tables built once, the kernel from pairs of constants, one bit
+// each, without gathers), and multiply by relMargin, far above the few units in the last
 // place by which their sums and products, in another order, may round
 // below ScoreRange's (every term is non-negative). Turns within two of
 // either end of rel, runs of lengthTableSize words or more, and spaces
@@ -505,12 +506,25 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 	// Four turns at a time with AVX2 where the CPU has it (q of them),
 	// the rest below.
 	q, long, arg0 := 0, uint32(0), -1
-	if useBoundsAVX2 && m >= 4 && len(best) > 0 && len(best) < 1<<31 {
+	if useBoundsAVX2 && m >= 4 && len(best) > 0 && int64(len(best)) < 1<<31 {
 		q = m &^ 3
 		ba := boundsArgs{
 			rel: &rel[a-2], links: &links[0], cues: &cues[0], named: (*uint8)(unsafe.Pointer(&named[0])), vis: (*uint8)(unsafe.Pointer(&vis[0])),
 			words: &words[0], event: &event[0], best: &best[0], maxEvent: int64(len(best) - 1),
-			w: &w, g: &g, lt: lt, es: es, out: &o[0], n: int64(q),
+			lt: lt, out: &o[0], n: int64(q),
+			prev: pair(sf.prevOf), next: pair(sf.nextOf), far: [4]float64{tu.Far, tu.Far, tu.Far, tu.Far}, es: [4]float64{es, es, es, es},
+			question: pair([2]float64{relMargin * sf.questionOf[0], relMargin * sf.questionOf[1]}),
+		}
+		// Factors of 1 for the cues the question does not have.
+		ba.counted, ba.dated, ba.speaker = pair([2]float64{1, 1}), pair([2]float64{1, 1}), pair([2]float64{1, 1})
+		if counted {
+			ba.counted = pair(sf.countedOf)
+		}
+		if dated {
+			ba.dated = pair(sf.datedOf)
+		}
+		if spk {
+			ba.speaker = pair(sf.speakerOf)
 		}
 		scoreBounds4AVX2(&ba)
 		long = ba.long
@@ -574,6 +588,12 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 		}
 	}
 	return arg
+}
+
+// pair returns f twice, as scoreBounds4AVX2 reads a factor selected by one
+// bit.
+func pair(f [2]float64) [4]float64 {
+	return [4]float64{f[0], f[1], f[0], f[1]}
 }
 
 // ones is the factors of no length prior (scoreBoundsSingle).

@@ -59,18 +59,24 @@ func BenchmarkScoreRange(b *testing.B) {
 			}
 		})
 	}
-	// The pruned path's bound pass where every run is one turn.
-	b.Run("single-bounds", func(b *testing.B) {
-		n := 100000
-		f, rel := benchFeaturesRuns(n, false)
-		tu := DefaultTuning()
-		best := make([]float64, n/4+1)
-		eventBest(f, rel, best)
-		out := make([]float64, n)
-		for b.Loop() {
-			tu.scoreBoundsSingle(f, rel, out, best, 0, n)
-		}
-	})
+	// The pruned path's bound pass where every run is one turn, with
+	// AVX2 where the CPU has it and in Go.
+	simd := useBoundsAVX2
+	defer func() { useBoundsAVX2 = simd }()
+	for _, name := range []string{"single-bounds", "single-bounds-go"} {
+		b.Run(name, func(b *testing.B) {
+			useBoundsAVX2 = simd && name == "single-bounds"
+			n := 100000
+			f, rel := benchFeaturesRuns(n, false)
+			tu := DefaultTuning()
+			best := make([]float64, n/4+1)
+			eventBest(f, rel, best)
+			out := make([]float64, n)
+			for b.Loop() {
+				tu.scoreBoundsSingle(f, rel, out, best, 0, n)
+			}
+		})
+	}
 }
 
 // TestScoreRangeSingle checks that ScoreRange where every run is one turn
@@ -157,6 +163,9 @@ func testScoreBoundsSingle(t *testing.T) {
 			f.Speaker[i], f.Dated[i], f.Counted[i] = r.IntN(2) == 0, r.IntN(5) == 0, r.IntN(7) == 0
 			f.Question[i] = r.IntN(4) == 0
 			f.SameSession[i] = i > 0 && r.IntN(6) != 0
+			if r.IntN(9) == 0 {
+				f.Event[i] = -1 // no event: no share
+			}
 			switch r.IntN(4) {
 			case 0:
 				rel[i] = 0
@@ -186,12 +195,18 @@ func testScoreBoundsSingle(t *testing.T) {
 		}
 		tu := DefaultTuning()
 		tu.QuestionBump = []float64{0.85, 0, 1.2}[trial%3]
+		if trial%3 != 0 {
+			// Every factor pair of two values, so that a kernel reading
+			// the wrong bit (or the wrong pair) picks another factor: the
+			// default Next and NextQuestion are equal.
+			tu.NextQuestion, tu.Far = 0.7, 0.35
+		}
 		if trial&8 != 0 {
 			tu.LengthPow = 0
 		}
 		var best []float64
 		if trial&16 == 0 {
-			best = make([]float64, n/4+1)
+			best = make([]float64, (n-1)/4+1) // the last event's best last (the kernel clamps to it)
 			eventBest(f, rel, best)
 		} else {
 			tu.EventShare = 0
