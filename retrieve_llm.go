@@ -151,16 +151,18 @@ func (q *query) members(e store.Event) []int {
 // members most similar to the question at any n (top).
 type memberRank struct {
 	members []int // state indexes, in the event's order
-	ranked  []int // the same, most similar first (stable: ties in the event's order)
+	// ranked is members most similar first (stable: ties in the event's
+	// order), made on first need from the scores score returns (the
+	// question's memberScores, which it computes, and the turn vectors it
+	// reads, only then).
+	ranked []int
+	score  func() func(int) float64
 }
 
-// newMemberRank ranks e's members by memberScores, each scored once.
+// newMemberRank returns e's members, to rank by memberScores on first
+// need.
 func (q *query) newMemberRank(e store.Event) *memberRank {
-	r := &memberRank{members: q.members(e)}
-	if len(r.members) > 1 {
-		r.ranked = rankMembers(r.members, q.memberScores())
-	}
-	return r
+	return &memberRank{members: q.members(e), score: q.memberScores}
 }
 
 // rankMembers returns members sorted by score, highest first, ties in
@@ -188,6 +190,9 @@ func rankMembers(members []int, score func(int) float64) []int {
 func (r *memberRank) top(n int) []int {
 	if len(r.members) <= n {
 		return r.members
+	}
+	if r.ranked == nil {
+		r.ranked = rankMembers(r.members, r.score())
 	}
 	idx := slices.Clone(r.ranked[:n])
 	slices.Sort(idx)
