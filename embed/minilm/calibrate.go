@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"math"
 	"strings"
+	"sync"
 )
 
 // Calibration of the int8 layers.
@@ -32,17 +33,40 @@ var calibText string
 type layerMaxima [4][]float32
 
 // calibrate runs the model's float layers on calibText, one line at a
-// time, and returns the largest |input| of every linear layer.
+// time on up to Options.Workers goroutines, and returns the largest |input|
+// of every linear layer (the same whatever the order: a maximum).
 func (m *Model) calibrate() []layerMaxima {
-	ws := m.workspace()
-	ws.amax = make(map[*linear][]float32)
-	v := make([]float32, m.cfg.HiddenSize)
-	for _, text := range strings.Split(strings.TrimSpace(calibText), "\n") {
-		m.encode(context.Background(), ws, m.encodeText(m.docPrompt, text), v)
+	texts := strings.Split(strings.TrimSpace(calibText), "\n")
+	workers := max(1, min(m.workers, len(texts)))
+	maps := make([]map[*linear][]float32, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			ws := m.workspace()
+			ws.amax = make(map[*linear][]float32)
+			v := make([]float32, m.cfg.HiddenSize)
+			for i := w; i < len(texts); i += workers {
+				m.encode(context.Background(), ws, m.encodeText(m.docPrompt, texts[i]), v)
+			}
+			maps[w] = ws.amax
+		})
+	}
+	wg.Wait()
+	merged := maps[0]
+	for _, am := range maps[1:] {
+		for f, xs := range am {
+			if merged[f] == nil {
+				merged[f] = xs
+				continue
+			}
+			for k, v := range xs {
+				merged[f][k] = max(merged[f][k], v)
+			}
+		}
 	}
 	out := make([]layerMaxima, len(m.layers))
 	for i, l := range m.layers {
-		out[i] = layerMaxima{ws.amax[l.qkv], ws.amax[l.attnOut], ws.amax[l.inter], ws.amax[l.out]}
+		out[i] = layerMaxima{merged[l.qkv], merged[l.attnOut], merged[l.inter], merged[l.out]}
 	}
 	return out
 }

@@ -90,7 +90,7 @@ func TestSmoothScalesNeutral(t *testing.T) {
 
 // TestCalibrateObservesInputs checks the calibration pass on a tiny model:
 // every linear layer of every encoder layer gets one maximum per input
-// column, and the first layer's Q|K|V maxima are those of the embeddings'
+// column, the same on one worker or several, and the first layer's Q|K|V maxima are those of the embeddings'
 // LayerNorm output over the calibration texts, computed here apart.
 func TestCalibrateObservesInputs(t *testing.T) {
 	tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 16, maxSeq: 12})
@@ -98,7 +98,16 @@ func TestCalibrateObservesInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	m.workers = 1
 	am := m.calibrate()
+	m.workers = 3
+	for i, l := range m.calibrate() {
+		for j := range l {
+			if !slices.Equal(l[j], am[i][j]) {
+				t.Errorf("layer %d, linear %d: maxima on 3 workers differ from 1's", i, j)
+			}
+		}
+	}
 	if len(am) != 2 {
 		t.Fatalf("%d layers of maxima, want 2", len(am))
 	}
