@@ -1,9 +1,15 @@
 package minilm
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	_ "embed"
+	"encoding/binary"
+	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 )
@@ -26,6 +32,83 @@ import (
 //
 //go:embed calib.txt
 var calibText string
+
+// calibrationFile is the file, in the model's directory, that keeps what
+// calibrate found, so that later loads skip it (about a CPU second). It is
+// a cache: its first line names the calibration texts, the scheme and
+// the weight file's size and modification time, and a file whose first
+// line differs is computed again and replaced. A directory that cannot be
+// written only costs the calibration at every load.
+const calibrationFile = "int8s-calibration.bin"
+
+// calibrationKey is the first line of the calibration file that fits the
+// model loaded from dir: the calibration texts' SHA-256, the smoothing's
+// α and the weight file's name, size and modification time.
+func (m *Model) calibrationKey(dir string) string {
+	sum := sha256.Sum256([]byte(calibText))
+	key := fmt.Sprintf("higmem int8s calibration v1 %x α=%g", sum[:8], smoothAlpha)
+	for _, wf := range weightFiles {
+		if fi, err := os.Stat(filepath.Join(dir, wf.name)); err == nil {
+			return fmt.Sprintf("%s %s %d %d\n", key, wf.name, fi.Size(), fi.ModTime().UnixNano())
+		}
+	}
+	return key + "\n"
+}
+
+// calibrationLens are the lengths of one layer's maxima.
+func (m *Model) calibrationLens() [4]int {
+	h := m.cfg.HiddenSize
+	return [4]int{h, h, h, m.cfg.IntermediateSize}
+}
+
+// readCalibration returns the maxima the calibration file of dir holds
+// under key, or nil.
+func (m *Model) readCalibration(dir, key string) []layerMaxima {
+	b, err := os.ReadFile(filepath.Join(dir, calibrationFile))
+	if err != nil || !bytes.HasPrefix(b, []byte(key)) {
+		return nil
+	}
+	b = b[len(key):]
+	lens := m.calibrationLens()
+	per := 4 * (lens[0] + lens[1] + lens[2] + lens[3])
+	if len(b) != m.cfg.NumHiddenLayers*per {
+		return nil
+	}
+	out := make([]layerMaxima, m.cfg.NumHiddenLayers)
+	for i := range out {
+		for j, n := range lens {
+			xs := make([]float32, n)
+			for k := range xs {
+				xs[k] = math.Float32frombits(binary.LittleEndian.Uint32(b))
+				b = b[4:]
+			}
+			out[i][j] = xs
+		}
+	}
+	return out
+}
+
+// writeCalibration keeps amax in the calibration file of dir under key,
+// through a temporary file renamed over it; it fails silently (the file
+// is a cache).
+func (m *Model) writeCalibration(dir, key string, amax []layerMaxima) {
+	b := []byte(key)
+	for _, l := range amax {
+		for _, xs := range l {
+			for _, v := range xs {
+				b = binary.LittleEndian.AppendUint32(b, math.Float32bits(v))
+			}
+		}
+	}
+	f, err := os.CreateTemp(dir, calibrationFile+".*")
+	if err != nil {
+		return
+	}
+	_, werr := f.Write(b)
+	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), filepath.Join(dir, calibrationFile)) != nil {
+		os.Remove(f.Name())
+	}
+}
 
 // layerMaxima holds, for one encoder layer, the largest |input| by column
 // of its four linear layers: Q|K|V, attention output, intermediate and

@@ -1,12 +1,17 @@
 package minilm
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"math"
+	"os"
+	"path/filepath"
 	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // linearError runs l on the rows of x (rows × in) and returns the largest
@@ -193,5 +198,61 @@ func TestE5Int8NearFloat(t *testing.T) {
 	t.Logf("1 − cosine: mean %.2e, worst %.2e", mean, worst)
 	if mean > 6.5e-4 || worst > 2e-3 {
 		t.Errorf("int8 against float: mean 1 − cosine %.2e, worst %.2e; want under 6.5e-4 and 2e-3", mean, worst)
+	}
+}
+
+// TestCalibrationFile checks the calibration cache: the first int8 load of
+// a float model writes it; a later load reads it (maxima changed in the
+// file change its vectors); and a weight file with another modification
+// time makes the load calibrate again and rewrite the file.
+func TestCalibrationFile(t *testing.T) {
+	tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 16, maxSeq: 12})
+	load := func() []float32 {
+		t.Helper()
+		m, err := Load(tm.dir, Options{Name: "tiny", Precision: PrecisionInt8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := m.Embed(context.Background(), tinyTexts[:1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0]
+	}
+	path := filepath.Join(tm.dir, calibrationFile)
+	first := load()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no calibration file after the first load: %v", err)
+	}
+	key, _, _ := strings.Cut(string(b), "\n")
+	if want := 2 * 4 * (32 + 32 + 32 + 64); len(b) != len(key)+1+want {
+		t.Fatalf("calibration file of %d bytes, want %d after its first line", len(b)-len(key)-1, want)
+	}
+	if again := load(); !slices.Equal(again, first) {
+		t.Errorf("a load from the calibration file embeds otherwise than the load that wrote it")
+	}
+	// Every maximum 1 (the bits of float32 1.0): the smoothing changes.
+	forged := []byte(key + "\n")
+	for range (len(b) - len(key) - 1) / 4 {
+		forged = binary.LittleEndian.AppendUint32(forged, math.Float32bits(1))
+	}
+	if err := os.WriteFile(path, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(); slices.Equal(got, first) {
+		t.Errorf("the load ignored the calibration file")
+	}
+	// Another modification time of the weights: calibrated again.
+	wpath := filepath.Join(tm.dir, "model.safetensors")
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(wpath, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got := load(); !slices.Equal(got, first) {
+		t.Errorf("after the weights changed, the load kept the old calibration")
+	}
+	if b2, _ := os.ReadFile(path); bytes.Equal(b2, forged) || bytes.Equal(b2, b) {
+		t.Errorf("the calibration file was not rewritten under the new key")
 	}
 }

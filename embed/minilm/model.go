@@ -209,14 +209,19 @@ func Load(dir string, opts Options) (*Model, error) {
 	}
 	var amax []layerMaxima
 	if m.int8 && !quantFile {
-		// Calibrate: run the float layers on calibTexts for the largest
-		// input of each linear layer, which smooths its int8 form.
-		m.int8 = false
-		if err := m.setWeights(ts, nil); err != nil {
-			return nil, fmt.Errorf("%w (in %s)", err, dir)
+		// Calibrate: run the float layers on calibText for the largest
+		// input of each linear layer, which smooths its int8 form; or
+		// read what an earlier load of the same files found.
+		key := m.calibrationKey(dir)
+		if amax = m.readCalibration(dir, key); amax == nil {
+			m.int8 = false
+			if err := m.setWeights(ts, nil); err != nil {
+				return nil, fmt.Errorf("%w (in %s)", err, dir)
+			}
+			amax = m.calibrate()
+			m.int8, m.layers = true, nil
+			m.writeCalibration(dir, key, amax)
 		}
-		amax = m.calibrate()
-		m.int8, m.layers = true, nil
 	}
 	if err := m.setWeights(ts, amax); err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, dir)
