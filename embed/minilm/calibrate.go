@@ -105,6 +105,9 @@ func (m *Model) writeCalibration(dir, key string, amax []layerMaxima) {
 		return
 	}
 	_, werr := f.Write(b)
+	if werr == nil {
+		werr = f.Chmod(0o644) // as the model's own files
+	}
 	if cerr := f.Close(); werr != nil || cerr != nil || os.Rename(f.Name(), filepath.Join(dir, calibrationFile)) != nil {
 		os.Remove(f.Name())
 	}

@@ -256,3 +256,26 @@ func TestCalibrationFile(t *testing.T) {
 		t.Errorf("the calibration file was not rewritten under the new key")
 	}
 }
+
+// TestMulMinMax checks the smoothing's scaling pass (AVX2 and Go) against
+// plain float32 products, bit for bit, on lengths around the 8-wide blocks.
+func TestMulMinMax(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(7, 8))
+		for _, n := range []int{1, 7, 8, 9, 16, 23, 384, 1536} {
+			x, s := randSlice(r, n), randSlice(r, n)
+			dst := make([]float32, n+3)
+			mn, mx := mulMinMax(dst, x, s)
+			want := make([]float32, n)
+			for i := range want {
+				want[i] = x[i] * s[i]
+			}
+			if !slices.Equal(dst[:n], want) || mn != slices.Min(want) || mx != slices.Max(want) {
+				t.Errorf("n %d: products %v min %g max %g, want %v %g %g", n, dst[:n], mn, mx, want, slices.Min(want), slices.Max(want))
+			}
+			if dst[n] != 0 {
+				t.Errorf("n %d: wrote past the row", n)
+			}
+		}
+	})
+}

@@ -120,17 +120,16 @@ func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
 			continue
 		}
 		xr := x[r*l.in : (r+1)*l.in]
+		var mn, mx float32
 		if l.smooth != nil {
 			if len(s.xs) < l.in {
 				s.xs = make([]float32, l.in)
 			}
-			xs := s.xs[:l.in]
-			for k, v := range xr {
-				xs[k] = v * l.smooth[k]
-			}
-			xr = xs
+			mn, mx = mulMinMax(s.xs, xr, l.smooth)
+			xr = s.xs[:l.in]
+		} else {
+			mn, mx = minMax(xr)
 		}
-		mn, mx := minMax(xr)
 		var sc, inv float32
 		if mx > mn {
 			sc = (mx - mn) / 255
@@ -208,6 +207,16 @@ func quantRowGo(x []float32, dst []uint8, mn, inv float32) {
 		}
 		dst[i] = uint8(max(0, min(255, math.RoundToEven(f))))
 	}
+}
+
+// mulMinMaxGo sets dst[i] = x[i]·s[i] and returns the least and greatest,
+// as mulMinMaxAVX2 does.
+func mulMinMaxGo(dst, x, s []float32) (mn, mx float32) {
+	dst, s = dst[:len(x)], s[:len(x)]
+	for i, v := range x {
+		dst[i] = v * s[i]
+	}
+	return minMaxGo(dst)
 }
 
 // minMaxGo returns the least and greatest of x (not empty).
