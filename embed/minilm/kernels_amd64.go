@@ -187,6 +187,25 @@ func minMax(x []float32) (mn, mx float32) {
 }
 
 //go:noescape
+func mulMinMaxAVX2(dst, x, s *float32, n int) (mn, mx float32)
+
+// mulMinMax sets dst[i] = x[i]·s[i] and returns the least and greatest
+// (x not empty; dst and s at least as long).
+func mulMinMax(dst, x, s []float32) (mn, mx float32) {
+	n := len(x) &^ 7
+	if !useAVX2 || n == 0 {
+		return mulMinMaxGo(dst, x, s)
+	}
+	_, _ = dst[len(x)-1], s[len(x)-1]
+	mn, mx = mulMinMaxAVX2(&dst[0], &x[0], &s[0], n)
+	if n < len(x) {
+		m2, x2 := mulMinMaxGo(dst[n:], x[n:], s[n:])
+		mn, mx = min(mn, m2), max(mx, x2)
+	}
+	return mn, mx
+}
+
+//go:noescape
 func addSumAVX2(dst, src *float32, n int) float32
 
 //go:noescape

@@ -1003,3 +1003,52 @@ sc8:
 	JNZ     sc8
 	VZEROUPPER
 	RET
+
+// func mulMinMaxAVX2(dst, x, s *float32, n int) (mn, mx float32)
+//
+// dst[i] = x[i]·s[i] for i < n, and returns the least and greatest dst[i];
+// n must be a positive multiple of 8.
+TEXT ·mulMinMaxAVX2(SB), NOSPLIT, $0-40
+	MOVQ    dst+0(FP), DI
+	MOVQ    x+8(FP), SI
+	MOVQ    s+16(FP), DX
+	MOVQ    n+24(FP), CX
+	VMOVUPS (SI), Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	VMOVAPS Y0, Y1
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JZ      mmmdone
+
+mmm8:
+	VMOVUPS (SI), Y2
+	VMULPS  (DX), Y2, Y2
+	VMOVUPS Y2, (DI)
+	VMINPS  Y2, Y0, Y0
+	VMAXPS  Y2, Y1, Y1
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JNZ     mmm8
+
+mmmdone:
+	VEXTRACTF128 $1, Y0, X2
+	VMINPS       X2, X0, X0
+	VPERMILPS    $0x4e, X0, X2
+	VMINPS       X2, X0, X0
+	VPERMILPS    $0xb1, X0, X2
+	VMINPS       X2, X0, X0
+	VEXTRACTF128 $1, Y1, X3
+	VMAXPS       X3, X1, X1
+	VPERMILPS    $0x4e, X1, X3
+	VMAXPS       X3, X1, X1
+	VPERMILPS    $0xb1, X1, X3
+	VMAXPS       X3, X1, X1
+	MOVSS        X0, mn+32(FP)
+	MOVSS        X1, mx+36(FP)
+	VZEROUPPER
+	RET

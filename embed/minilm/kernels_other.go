@@ -64,3 +64,7 @@ func qgemmBlocks(nb, kg int, a []uint8, lda int, b []int8, c []float32, ldc int,
 func gemmBlocks(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) {
 	gemmBlocksGo(nb, k, a, lda, b, bias, c, ldc)
 }
+
+// mulMinMax sets dst[i] = x[i]·s[i] and returns the least and greatest
+// (x not empty; dst and s at least as long).
+func mulMinMax(dst, x, s []float32) (mn, mx float32) { return mulMinMaxGo(dst, x, s) }

@@ -202,12 +202,28 @@ func Load(dir string, opts Options) (*Model, error) {
 	case PrecisionInt8:
 		m.int8 = true
 		if !quantFile {
-			m.idSuffix = ":int8"
+			m.idSuffix = ":int8s"
 		}
 	default:
 		return nil, fmt.Errorf("minilm: unknown precision %d", opts.Precision)
 	}
-	if err := m.setWeights(ts); err != nil {
+	var amax []layerMaxima
+	if m.int8 && !quantFile {
+		// Calibrate: run the float layers on calibText for the largest
+		// input of each linear layer, which smooths its int8 form; or
+		// read what an earlier load of the same files found.
+		key := m.calibrationKey(dir)
+		if amax = m.readCalibration(dir, key); amax == nil {
+			m.int8 = false
+			if err := m.setWeights(ts, nil); err != nil {
+				return nil, fmt.Errorf("%w (in %s)", err, dir)
+			}
+			amax = m.calibrate()
+			m.int8, m.layers = true, nil
+			m.writeCalibration(dir, key, amax)
+		}
+	}
+	if err := m.setWeights(ts, amax); err != nil {
 		return nil, fmt.Errorf("%w (in %s)", err, dir)
 	}
 	if m.tok.VocabSize() > m.cfg.VocabSize {
@@ -301,31 +317,58 @@ func (w *weightSet) find(name string, shape []int) *tensor {
 	return nil
 }
 
-func (m *Model) setWeights(ts map[string]tensor) error {
+func (m *Model) setWeights(ts map[string]tensor, amax []layerMaxima) error {
 	c := &m.cfg
 	h, inter := c.HiddenSize, c.IntermediateSize
 	w := &weightSet{ts: ts}
 	var qerr error
 	// qlin builds the int8 layer of the weights named names (their rows
-	// concatenated), taking the file's int8 values when it has them.
-	qlin := func(b []float32, out, in int, names ...string) *qlinear {
+	// concatenated), taking the file's int8 values when it has them, and
+	// otherwise quantising the float ones, smoothed by the input maxima am
+	// when set (smoothScales).
+	qlin := func(am []float32, b []float32, out, in int, names ...string) *qlinear {
 		if !m.int8 || w.err != nil || qerr != nil {
 			return nil
 		}
 		var q []int8
 		var scale []float32
+		var fw []float32
 		for _, name := range names {
 			t := w.tensor(name)
-			tq, ts := t.q, t.scale
-			if tq == nil {
-				tq, ts = quantizeWeights(t.data, t.shape[0], t.shape[1])
+			if t.q != nil {
+				q, scale = append(q, t.q...), append(scale, t.scale...)
+				continue
 			}
-			q, scale = append(q, tq...), append(scale, ts...)
+			fw = append(fw, t.data...)
+		}
+		var smooth []float32
+		if fw != nil {
+			if q != nil {
+				qerr = fmt.Errorf("%w: %s mixes int8 and float weights", ErrBadConfig, names[0])
+				return nil
+			}
+			if am != nil {
+				s := smoothScales(am, fw, out, in)
+				smooth = make([]float32, in)
+				scaled := make([]float32, len(fw))
+				for o := 0; o < out; o++ {
+					for k, v := range fw[o*in : (o+1)*in] {
+						scaled[o*in+k] = v * s[k]
+					}
+				}
+				for k, v := range s {
+					smooth[k] = 1 / v
+				}
+				fw = scaled
+			}
+			q, scale = quantizeWeights(fw, out, in)
 		}
 		l, err := newQLinear(q, scale, b, out, in)
 		if err != nil {
 			qerr = err
+			return nil
 		}
+		l.smooth = smooth
 		return l
 	}
 	m.wordEmb = w.get("embeddings.word_embeddings.weight", c.VocabSize, h)
@@ -362,10 +405,14 @@ func (m *Model) setWeights(ts map[string]tensor) error {
 		}
 		// Q, K and V become one h → 3h layer: one pass over the input.
 		if m.int8 {
-			l.qqkv = qlin(slices.Concat(qb, kb, vb), 3*h, h, p+"attention.self.query.weight", p+"attention.self.key.weight", p+"attention.self.value.weight")
-			l.qattnOut = qlin(ob, h, h, p+"attention.output.dense.weight")
-			l.qinter = qlin(ib, inter, h, p+"intermediate.dense.weight")
-			l.qout = qlin(fb, h, inter, p+"output.dense.weight")
+			var am layerMaxima
+			if i < len(amax) {
+				am = amax[i]
+			}
+			l.qqkv = qlin(am[0], slices.Concat(qb, kb, vb), 3*h, h, p+"attention.self.query.weight", p+"attention.self.key.weight", p+"attention.self.value.weight")
+			l.qattnOut = qlin(am[1], ob, h, h, p+"attention.output.dense.weight")
+			l.qinter = qlin(am[2], ib, inter, h, p+"intermediate.dense.weight")
+			l.qout = qlin(am[3], fb, h, inter, p+"output.dense.weight")
 		} else {
 			l.qkv = newLinear(slices.Concat(q, k, v), slices.Concat(qb, kb, vb), 3*h, h)
 			l.attnOut = newLinear(ow, ob, h, h)
@@ -481,6 +528,9 @@ type workspace struct {
 	scores                  []float32 // attention scores, row stride roundUp(n, 16)
 	kpack, vpack, zeros     []float32 // packed Kᵀ and V of one head; a zero bias
 	q                       qscratch  // quantised rows of the int8 layers
+	// amax, during calibration only, gets the largest |input| of each
+	// float layer, by column.
+	amax map[*linear][]float32
 }
 
 // wsRows is the rows of a workspace for sequences of up to n tokens: both
@@ -519,6 +569,9 @@ func (ws *workspace) dense(f *linear, q *qlinear, dst, x []float32, rows int) {
 	if q != nil {
 		q.forward(dst, x, rows, &ws.q)
 		return
+	}
+	if ws.amax != nil {
+		observeMax(ws.amax, f, x, rows)
 	}
 	f.forward(dst, x, rows)
 }

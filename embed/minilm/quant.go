@@ -39,6 +39,10 @@ type qlinear struct {
 	scale           []float32 // per output column, panels × 16
 	csum            []float32 // scale[o]·Σ_k q[o][k], panels × 16
 	b               []float32 // panels × 16
+	// smooth, when set, holds 1/s[k] of each input column k whose weights
+	// were multiplied by s[k] before quantisation (see smoothScales): an
+	// input row is multiplied by it before it is quantised.
+	smooth []float32
 }
 
 // newQLinear packs an int8 weight (out × in, row-major, values in
@@ -96,10 +100,11 @@ func quantizeWeights(w []float32, out, in int) (q []int8, scale []float32) {
 }
 
 // qscratch holds a sequence's quantised rows: bytes (rows × kp) and each
-// row's scale and minimum.
+// row's scale and minimum, and one smoothed input row.
 type qscratch struct {
 	a      []uint8
 	rs, rm []float32
+	xs     []float32
 }
 
 // forward computes dst[r, :out] = x[r, :in]·Wᵀ + b for r < rows. dst must
@@ -115,7 +120,16 @@ func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
 			continue
 		}
 		xr := x[r*l.in : (r+1)*l.in]
-		mn, mx := minMax(xr)
+		var mn, mx float32
+		if l.smooth != nil {
+			if len(s.xs) < l.in {
+				s.xs = make([]float32, l.in)
+			}
+			mn, mx = mulMinMax(s.xs, xr, l.smooth)
+			xr = s.xs[:l.in]
+		} else {
+			mn, mx = minMax(xr)
+		}
 		var sc, inv float32
 		if mx > mn {
 			sc = (mx - mn) / 255
@@ -195,6 +209,16 @@ func quantRowGo(x []float32, dst []uint8, mn, inv float32) {
 	}
 }
 
+// mulMinMaxGo sets dst[i] = x[i]·s[i] and returns the least and greatest,
+// as mulMinMaxAVX2 does.
+func mulMinMaxGo(dst, x, s []float32) (mn, mx float32) {
+	dst, s = dst[:len(x)], s[:len(x)]
+	for i, v := range x {
+		dst[i] = v * s[i]
+	}
+	return minMaxGo(dst)
+}
+
 // minMaxGo returns the least and greatest of x (not empty).
 func minMaxGo(x []float32) (mn, mx float32) {
 	mn, mx = x[0], x[0]
@@ -207,4 +231,35 @@ func minMaxGo(x []float32) (mn, mx float32) {
 		}
 	}
 	return mn, mx
+}
+
+// smoothAlpha is the share of an input column's range moved from the
+// activations into the weights (SmoothQuant's α; 0.5 is the paper's
+// default and was not tuned here).
+const smoothAlpha = 0.5
+
+// smoothScales returns SmoothQuant's per-input-column scales of a layer
+// (Xiao et al., 2023): s[k] = amax[k]^α / wmax[k]^(1−α), where amax[k] is
+// the largest |x[k]| the layer saw on the calibration texts and wmax[k]
+// the largest |W[o][k]| (w is out × in, row-major). Running the layer on
+// x[k]/s[k] with weights W[o][k]·s[k] computes the same products, but
+// spreads an outlier column's range between the two operands, so that
+// neither rounds the other columns coarsely: BERT's layer inputs have a
+// few columns many times larger than the rest. Columns never seen or all
+// zero keep s = 1.
+func smoothScales(amax []float32, w []float32, out, in int) []float32 {
+	wmax := make([]float32, in)
+	for o := 0; o < out; o++ {
+		for k, v := range w[o*in : (o+1)*in] {
+			wmax[k] = max(wmax[k], float32(math.Abs(float64(v))))
+		}
+	}
+	s := make([]float32, in)
+	for k := range s {
+		s[k] = 1
+		if amax[k] > 0 && wmax[k] > 0 {
+			s[k] = float32(math.Pow(float64(amax[k]), smoothAlpha) / math.Pow(float64(wmax[k]), 1-smoothAlpha))
+		}
+	}
+	return s
 }

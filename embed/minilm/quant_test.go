@@ -297,7 +297,7 @@ func TestInt8MatchesNaive(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.ID() != "minilm:tiny:12:int8" {
+		if m.ID() != "minilm:tiny:12:int8s" {
 			t.Errorf("ID %q", m.ID())
 		}
 		got, err := m.Embed(context.Background(), tinyTexts)

@@ -23,7 +23,7 @@ type localModel struct {
 	// flag is the --embedder value that names it.
 	flag string
 	// int8 runs the model's linear layers in int8 (minilm.PrecisionInt8)
-	// from the same float file; its embedder IDs end in ":int8".
+	// from the same float file; its embedder IDs end in ":int8s".
 	int8 bool
 }
 
@@ -67,10 +67,13 @@ func (lm localModel) options() minilm.Options {
 
 // made reports whether a vector stored under embedder id was made by this
 // model: minilm.Model's IDs are "minilm:" + name + ":" + settings, ending
-// in ":int8" when a float file runs in int8. The float and the int8 model
-// never claim each other's vectors.
+// in ":int8s" when a float file runs in int8 (":int8" before its layers
+// were smoothed: the int8 model claims those vectors too, and re-embeds
+// them under its own ID). The float and the int8 model never claim each
+// other's vectors.
 func (lm localModel) made(id string) bool {
-	return strings.HasPrefix(id, "minilm:"+lm.name+":") && strings.HasSuffix(id, ":int8") == lm.int8
+	int8 := strings.HasSuffix(id, ":int8s") || strings.HasSuffix(id, ":int8")
+	return strings.HasPrefix(id, "minilm:"+lm.name+":") && int8 == lm.int8
 }
 
 // modelOf returns the local model that made vectors stored under embedder

@@ -27,11 +27,14 @@ import (
 
 // The embedder IDs minilm.Load gives the models the CLI loads (the
 // directory's name and the model's token limit; e5-small-v2 run in int8
-// ends in ":int8").
+// ends in ":int8s"; in ":int8" before its layers were smoothed).
 const (
 	miniLMID = "minilm:all-MiniLM-L6-v2:256"
 	e5ID     = "minilm:e5-small-v2:512"
-	e5Int8ID = "minilm:e5-small-v2:512:int8"
+	e5Int8ID = "minilm:e5-small-v2:512:int8s"
+	// e5Int8OldID is the int8 model's ID before SmoothQuant: auto gives
+	// such a database to the int8 model, which re-embeds it.
+	e5Int8OldID = "minilm:e5-small-v2:512:int8"
 )
 
 // idEmbedder is the hashing embedder under another embedder's ID, so that a
@@ -323,6 +326,7 @@ func TestLocalModelsMade(t *testing.T) {
 		e5ID:                            "e5",
 		e5Int8ID:                        "e5-int8",
 		"minilm:e5-small-v2:256:int8":   "e5-int8",
+		e5Int8OldID:                     "e5-int8",
 		miniLMID:                        "minilm",
 		"minilm:e5-small-v2-q:512":      "",
 		"minilm:e5-small-v2-q:512:f32":  "",
