@@ -2,6 +2,22 @@
 
 #include "textflag.h"
 
+// REDUCE_MINMAX leaves in X0 the least of Y0's eight lanes and in X1 the
+// greatest of Y1's (X2 and X3 are clobbered).
+#define REDUCE_MINMAX \
+	VEXTRACTF128 $1, Y0, X2 \
+	VMINPS       X2, X0, X0 \
+	VPERMILPS    $0x4e, X0, X2 \
+	VMINPS       X2, X0, X0 \
+	VPERMILPS    $0xb1, X0, X2 \
+	VMINPS       X2, X0, X0 \
+	VEXTRACTF128 $1, Y1, X3 \
+	VMAXPS       X3, X1, X1 \
+	VPERMILPS    $0x4e, X1, X3 \
+	VMAXPS       X3, X1, X1 \
+	VPERMILPS    $0xb1, X1, X3 \
+	VMAXPS       X3, X1, X1
+
 // func gemmBlocksAVX2(nb, k int, a *float32, lda int, b, bias, c *float32, ldc int)
 //
 // The float32 micro-kernel on nb blocks of 6 rows: block i reads rows
@@ -826,18 +842,7 @@ mm8:
 	JNZ     mm8
 
 mmdone:
-	VEXTRACTF128 $1, Y0, X2
-	VMINPS       X2, X0, X0
-	VPERMILPS    $0x4e, X0, X2
-	VMINPS       X2, X0, X0
-	VPERMILPS    $0xb1, X0, X2
-	VMINPS       X2, X0, X0
-	VEXTRACTF128 $1, Y1, X3
-	VMAXPS       X3, X1, X1
-	VPERMILPS    $0x4e, X1, X3
-	VMAXPS       X3, X1, X1
-	VPERMILPS    $0xb1, X1, X3
-	VMAXPS       X3, X1, X1
+	REDUCE_MINMAX
 	MOVSS        X0, mn+16(FP)
 	MOVSS        X1, mx+20(FP)
 	VZEROUPPER
@@ -1036,18 +1041,7 @@ mmm8:
 	JNZ     mmm8
 
 mmmdone:
-	VEXTRACTF128 $1, Y0, X2
-	VMINPS       X2, X0, X0
-	VPERMILPS    $0x4e, X0, X2
-	VMINPS       X2, X0, X0
-	VPERMILPS    $0xb1, X0, X2
-	VMINPS       X2, X0, X0
-	VEXTRACTF128 $1, Y1, X3
-	VMAXPS       X3, X1, X1
-	VPERMILPS    $0x4e, X1, X3
-	VMAXPS       X3, X1, X1
-	VPERMILPS    $0xb1, X1, X3
-	VMAXPS       X3, X1, X1
+	REDUCE_MINMAX
 	MOVSS        X0, mn+32(FP)
 	MOVSS        X1, mx+36(FP)
 	VZEROUPPER
