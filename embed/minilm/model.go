@@ -81,9 +81,10 @@ const (
 	// weights dequantised.
 	PrecisionFloat32
 	// PrecisionInt8 runs the linear layers in int8, a float file's weights
-	// quantised per output column at load time (to 7 bits, as the
-	// quantised e5-small-v2 file stores them); the embeddings, attention
-	// products, LayerNorm and GELU stay float32.
+	// smoothed (SmoothQuant, from a calibration at the first load, see
+	// calibrate.go) and quantised per output column at load time (to 7
+	// bits, as the quantised e5-small-v2 file stores them); the
+	// embeddings, attention products, LayerNorm and GELU stay float32.
 	PrecisionInt8
 )
 
@@ -102,7 +103,7 @@ type Model struct {
 	queryPrompt, docPrompt string
 	tok                    *Tokenizer
 	// int8 runs the linear layers in int8; idSuffix marks, in ID, a
-	// precision other than the file's (":int8", ":f32").
+	// precision other than the file's (":int8s", ":f32").
 	int8     bool
 	idSuffix string
 
@@ -431,7 +432,7 @@ func (m *Model) setWeights(ts map[string]tensor, amax []layerMaxima) error {
 func (m *Model) Dim() int { return m.cfg.HiddenSize }
 
 // ID names the model and its settings, e.g. "minilm:all-MiniLM-L6-v2:256",
-// with ":cls" appended under CLS pooling, ":int8" when a float model runs
+// with ":cls" appended under CLS pooling, ":int8s" (smoothed int8) when a float model runs
 // in int8 (PrecisionInt8) and ":f32" when a quantised one runs in float32.
 func (m *Model) ID() string {
 	id := "minilm:" + m.name + ":" + strconv.Itoa(m.maxLen)

@@ -94,7 +94,7 @@ func run(sets, model, cacheDir string, workers int) error {
 	defer cache.Close()
 	emb := cache.Embedder()
 	if int8 {
-		emb = shapes.AsID(emb, strings.TrimSuffix(mdl.ID(), ":int8"))
+		emb = shapes.AsID(emb, strings.TrimSuffix(mdl.ID(), ":int8s"))
 	}
 	stage := offline.StageFor(emb.ID())
 	var all []set
