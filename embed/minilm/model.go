@@ -333,36 +333,39 @@ func (m *Model) setWeights(ts map[string]tensor, amax []layerMaxima) error {
 		}
 		var q []int8
 		var scale []float32
-		var fw []float32
-		for _, name := range names {
-			t := w.tensor(name)
-			if t.q != nil {
-				q, scale = append(q, t.q...), append(scale, t.scale...)
-				continue
-			}
-			fw = append(fw, t.data...)
-		}
 		var smooth []float32
-		if fw != nil {
-			if q != nil {
-				qerr = fmt.Errorf("%w: %s mixes int8 and float weights", ErrBadConfig, names[0])
-				return nil
+		allFloat := true
+		for _, name := range names {
+			allFloat = allFloat && w.tensor(name).q == nil
+		}
+		if allFloat && am != nil {
+			// Smoothed: every input column k scaled by s[k] in the
+			// weights, by 1/s[k] in the inputs (quant.go).
+			var fw []float32
+			for _, name := range names {
+				fw = append(fw, w.tensor(name).data...)
 			}
-			if am != nil {
-				s := smoothScales(am, fw, out, in)
-				smooth = make([]float32, in)
-				scaled := make([]float32, len(fw))
-				for o := 0; o < out; o++ {
-					for k, v := range fw[o*in : (o+1)*in] {
-						scaled[o*in+k] = v * s[k]
-					}
+			s := smoothScales(am, fw, out, in)
+			for o := 0; o < out; o++ {
+				row := fw[o*in : (o+1)*in]
+				for k := range row {
+					row[k] *= s[k]
 				}
-				for k, v := range s {
-					smooth[k] = 1 / v
-				}
-				fw = scaled
+			}
+			smooth = make([]float32, in)
+			for k, v := range s {
+				smooth[k] = 1 / v
 			}
 			q, scale = quantizeWeights(fw, out, in)
+		} else {
+			for _, name := range names {
+				t := w.tensor(name)
+				tq, ts := t.q, t.scale
+				if tq == nil {
+					tq, ts = quantizeWeights(t.data, t.shape[0], t.shape[1])
+				}
+				q, scale = append(q, tq...), append(scale, ts...)
+			}
 		}
 		l, err := newQLinear(q, scale, b, out, in)
 		if err != nil {
