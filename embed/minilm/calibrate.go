@@ -24,9 +24,9 @@ import (
 // scales come from the largest input each column takes on a few texts,
 // run through the float layers once at load.
 //
-// calibTexts are those texts: thirty chat turns, questions and
-// assistant-style replies, written for this purpose (none is taken from
-// an evaluation set). On e5-small-v2 the smoothing halves the int8
+// calibText holds those texts, one a line: thirty chat turns, questions
+// and assistant-style replies, written for this purpose (none is taken
+// from an evaluation set). On e5-small-v2 the smoothing halves the int8
 // vectors' distance from the float ones (BENCHMARKS.md, "int8
 // e5-small-v2 with SmoothQuant").
 //
@@ -42,11 +42,13 @@ var calibText string
 const calibrationFile = "int8s-calibration.bin"
 
 // calibrationKey is the first line of the calibration file that fits the
-// model loaded from dir: the calibration texts' SHA-256, the smoothing's
-// α and the weight file's name, size and modification time.
+// model loaded from dir: what decides the layers' inputs on the
+// calibration texts (the texts, the document prompt and lowercasing, by
+// SHA-256, and the token limit), the smoothing's α, and the weight file's
+// name, size and modification time.
 func (m *Model) calibrationKey(dir string) string {
-	sum := sha256.Sum256([]byte(calibText))
-	key := fmt.Sprintf("higmem int8s calibration v1 %x α=%g", sum[:8], smoothAlpha)
+	sum := sha256.Sum256([]byte(fmt.Sprintf("%q %q %v", calibText, m.docPrompt, m.lowerInput)))
+	key := fmt.Sprintf("higmem int8s calibration v1 %x max=%d α=%g", sum[:8], m.maxLen, smoothAlpha)
 	for _, wf := range weightFiles {
 		if fi, err := os.Stat(filepath.Join(dir, wf.name)); err == nil {
 			return fmt.Sprintf("%s %s %d %d\n", key, wf.name, fi.Size(), fi.ModTime().UnixNano())

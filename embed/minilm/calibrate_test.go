@@ -204,7 +204,8 @@ func TestE5Int8NearFloat(t *testing.T) {
 // TestCalibrationFile checks the calibration cache: the first int8 load of
 // a float model writes it; a later load reads it (maxima changed in the
 // file change its vectors); and a weight file with another modification
-// time makes the load calibrate again and rewrite the file.
+// time, or another token limit, makes the load calibrate again and
+// rewrite the file.
 func TestCalibrationFile(t *testing.T) {
 	tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 16, maxSeq: 12})
 	load := func() []float32 {
@@ -242,6 +243,16 @@ func TestCalibrationFile(t *testing.T) {
 	}
 	if got := load(); slices.Equal(got, first) {
 		t.Errorf("the load ignored the calibration file")
+	}
+	// Another token limit: its own calibration, under its own key.
+	if _, err := Load(tm.dir, Options{Name: "tiny", Precision: PrecisionInt8, MaxSeqLen: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if b2, _ := os.ReadFile(path); bytes.Equal(b2, forged) || !strings.Contains(string(b2), " max=4 ") {
+		t.Errorf("a model of another token limit used the calibration file of 12 tokens")
+	}
+	if err := os.WriteFile(path, forged, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// Another modification time of the weights: calibrated again.
 	wpath := filepath.Join(tm.dir, "model.safetensors")
