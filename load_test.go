@@ -101,6 +101,20 @@ func (s timeRefsReader) ListTimeRefs(ctx context.Context, sp store.Space, ids []
 	return s.tr.ListTimeRefs(ctx, sp, ids)
 }
 
+// addDatedTurns adds n turns to sp, texts in turn, ten a session, the
+// sessions a day apart, spoken by Ava and Ben in turn.
+func addDatedTurns(t *testing.T, m *Memory, sp Space, n int, texts ...string) {
+	t.Helper()
+	var in []TurnInput
+	for i := range n {
+		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: strconv.Itoa(i / 10), Speaker: []string{"Ava", "Ben"}[i%2],
+			Text: texts[i%len(texts)], Time: fmt.Sprintf("2023-05-%02dT10:00:00Z", 1+i/10)})
+	}
+	if _, err := m.Add(context.Background(), sp, in); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestEvidenceTimesRead checks that a space that has not read its
 // annotations reads the times of each question's evidence as time
 // expressions alone when the store can (store.TimeRefsReader), through
@@ -119,16 +133,8 @@ func TestEvidenceTimesRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	var in []TurnInput
-	for i := range 60 {
-		text := []string{"Yesterday I went to the lake with my sister.", "Last week we baked bread at the lake.", "How was the lake?",
-			"I bought a guitar two days ago.", "We are going to the lake next month!"}[i%5]
-		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: strconv.Itoa(i / 10), Speaker: []string{"Ava", "Ben"}[i%2],
-			Text: text, Time: fmt.Sprintf("2023-05-%02dT10:00:00Z", 1+i/10)})
-	}
-	if _, err := a.Add(ctx, sp, in); err != nil {
-		t.Fatal(err)
-	}
+	addDatedTurns(t, a, sp, 60, "Yesterday I went to the lake with my sister.", "Last week we baked bread at the lake.", "How was the lake?",
+		"I bought a guitar two days ago.", "We are going to the lake next month!")
 	const q = "What did Ava say about the lake?"
 	want, err := a.Retrieve(ctx, sp, q, RetrieveOptions{})
 	if err != nil {
@@ -195,15 +201,7 @@ func TestEvidenceTimesCacheFollowsStore(t *testing.T) {
 	}
 	defer m.Close()
 	m.limits.eagerAnnotations = 0
-	var in []TurnInput
-	for i := range 40 {
-		text := []string{"Yesterday I went to the lake with my sister.", "We swam in the lake.", "I bought a guitar two days ago."}[i%3]
-		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: strconv.Itoa(i / 10), Speaker: []string{"Ava", "Ben"}[i%2],
-			Text: text, Time: fmt.Sprintf("2023-05-%02dT10:00:00Z", 1+i/10)})
-	}
-	if _, err := m.Add(ctx, sp, in); err != nil {
-		t.Fatal(err)
-	}
+	addDatedTurns(t, m, sp, 40, "Yesterday I went to the lake with my sister.", "We swam in the lake.", "I bought a guitar two days ago.")
 	m.invalidate(sp) // loaded again, without its annotations
 	const q = "What did Ava say about the lake?"
 	dated := func(r *Result) (string, []string) {
