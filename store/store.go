@@ -553,6 +553,31 @@ type TimeRefsReader interface {
 	ListTimeRefs(ctx context.Context, space Space, ids []string) ([][]TimeRef, error)
 }
 
+// TimeRefsPlacer helps a TimeRefsReader fill its result: it returns a
+// function that puts a turn's time expressions at every index of its id
+// in ids (an id may repeat), by a scan of ids when they are few, else
+// through a map.
+func TimeRefsPlacer(ids []string, out [][]TimeRef) func(id string, refs []TimeRef) {
+	if len(ids) <= 32 {
+		return func(id string, refs []TimeRef) {
+			for i, x := range ids {
+				if x == id {
+					out[i] = refs
+				}
+			}
+		}
+	}
+	at := make(map[string][]int, len(ids))
+	for i, x := range ids {
+		at[x] = append(at[x], i)
+	}
+	return func(id string, refs []TimeRef) {
+		for _, i := range at[id] {
+			out[i] = refs
+		}
+	}
+}
+
 // EmbedderLister is an optional capability of a Store and of its Tx: naming
 // the embedders whose vectors of one kind a space holds, which with
 // ListVectors enumerates every stored vector. higmem migrate

@@ -251,7 +251,7 @@ func (r reader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) 
 		return nil, fmt.Errorf("postgres: list time refs: %w", err)
 	}
 	defer rows.Close()
-	put := placer(clean, out)
+	put := store.TimeRefsPlacer(clean, out)
 	var id string
 	var trs []byte
 	for rows.Next() {
@@ -268,29 +268,6 @@ func (r reader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) 
 		return nil, fmt.Errorf("postgres: list time refs: %w", err)
 	}
 	return out, nil
-}
-
-// placer returns a function that puts a turn's time refs at every index
-// of its id in ids: by a scan of ids when they are few, else through a map.
-func placer(ids []string, out [][]store.TimeRef) func(id string, refs []store.TimeRef) {
-	if len(ids) <= 32 {
-		return func(id string, refs []store.TimeRef) {
-			for i, x := range ids {
-				if x == id {
-					out[i] = refs
-				}
-			}
-		}
-	}
-	at := make(map[string][]int, len(ids))
-	for i, x := range ids {
-		at[x] = append(at[x], i)
-	}
-	return func(id string, refs []store.TimeRef) {
-		for _, i := range at[id] {
-			out[i] = refs
-		}
-	}
 }
 
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
