@@ -284,19 +284,48 @@ type bound4 struct {
 
 // rows writes the 4-bit estimates and bounds of rows lo to hi-1, and
 // returns their largest lower bound and the rows whose upper bound reaches
-// refineAt of the largest lower bound found so far.
+// refineAt of the largest lower bound found before their block of
+// blockRows rows (refineAt does not fall as its argument rises, so that
+// floor is at most the final one: every row above the final floor is
+// listed).
 func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(float64) float64) (float64, []int32) {
 	maxLow := math.Inf(-1)
 	var cands []int32
-	var dots [blockRows]int32
 	for b := lo; b < hi; b += blockRows {
 		e := min(b+blockRows, hi)
-		out := dots[:e-b]
-		dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
-		maxLow = max(maxLow, bounds4(&sc.c, out, q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e], est[b:e], err[b:e]))
-		cands = listSum(est[b:e], err[b:e], refineAt(maxLow), b, cands)
+		maxLow, cands = sc.block(q4, est, err, b, e, refineAt(maxLow), maxLow, cands)
 	}
 	return maxLow, cands
+}
+
+// blockGo is block in separate passes (dotU4, bounds4, listSum) over at
+// most blockRows rows: block's reference, and its remainder.
+func (sc *scan4) blockGo(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, cands []int32) (float64, []int32) {
+	var dots [blockRows]int32
+	out := dots[:e-b]
+	dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
+	maxLow = max(maxLow, bounds4(&sc.c, out, q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e], est[b:e], err[b:e]))
+	return maxLow, listSum(est[b:e], err[b:e], floor, b, cands)
+}
+
+// scan4Args are scan4AVX2's arguments and results (the assembly reads the
+// fields by their offsets, go_asm.h). The pointers are at row base of
+// their arrays (codes at its first byte, list at its next free entry);
+// n is a positive multiple of 4.
+type scan4Args struct {
+	c                            *bound4
+	p                            *int8
+	codes                        *byte
+	rowBytes                     int64
+	scale, res, inf, norm, round *float32
+	est, err                     *float64
+	list                         *int32
+	n, base                      int64
+	floor                        float64
+	// maxLow is the largest lower bound before the rows, and after them
+	// on return; nlist is the number of rows listed.
+	maxLow float64
+	nlist  int64
 }
 
 // listSumGo appends to dst base+j for each j with a[j]+b[j] >= floor, in

@@ -390,3 +390,83 @@ func TestListSum(t *testing.T) {
 		}
 	}
 }
+
+// TestScan4Block checks the fused first pass (scan4AVX2 where the CPU has
+// AVX2) against blockGo, its separate passes, bit for bit: estimates,
+// bounds, the largest lower bound and the list, on rows of 1 to 6 chunks,
+// blocks of every length to 13 and of blockRows, rows that are not finite
+// among them, and floors from -Inf to +Inf and NaN.
+func TestScan4Block(t *testing.T) {
+	if !useAVX2 {
+		t.Log("no AVX2 on this CPU: blockGo against itself")
+	}
+	r := rand.New(rand.NewPCG(43, 44))
+	floors := []float64{math.Inf(-1), -0.05, 0, 0.02, 0.1, math.Inf(1), math.NaN()}
+	for _, dim := range []int{16, 64, 96, 256, 384} {
+		n := blockRows + 13
+		m := Matrix{Dim: dim}
+		for i, v := range tieredRows(r, "clustered", n, dim) {
+			if i%17 == 5 {
+				v[i%dim] = float32(math.Inf(1)) // a row that is not finite
+			}
+			m.Append(v)
+		}
+		m.QuantizeFrom(1)
+		q4 := &m.q.q4
+		for _, q := range tieredRows(r, "random", 2, dim) {
+			// The query's words and constants as EstimateTiered sets them.
+			p := make([]int8, 2*q4.rowBytes)
+			var psum int32
+			for j, x := range q {
+				p[j] = int8(math.Round(float64(x) * 127 / 0.3))
+				psum += int32(p[j])
+			}
+			sc := scan4{p: p, c: bound4{t: 0.3 / 127, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15, off: 8 * psum}}
+			for _, k := range []int{1, 2, 3, 4, 5, 7, 8, 12, 13, blockRows} {
+				for _, floor := range floors {
+					b := r.IntN(n - k + 1)
+					est, err := make([]float64, n), make([]float64, n)
+					est2, err2 := make([]float64, n), make([]float64, n)
+					low, list := sc.block(q4, est, err, b, b+k, floor, -0.5, []int32{-1})
+					low2, list2 := sc.blockGo(q4, est2, err2, b, b+k, floor, -0.5, []int32{-1})
+					same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+					if !same(low, low2) || !slices.Equal(list, list2) {
+						t.Fatalf("dim %d, rows %d to %d, floor %v: lower bound %v, list %v; Go %v, %v", dim, b, b+k, floor, low, list, low2, list2)
+					}
+					for i := range n {
+						if !same(est[i], est2[i]) || !same(err[i], err2[i]) {
+							t.Fatalf("dim %d, rows %d to %d, row %d: %v ± %v, Go %v ± %v", dim, b, b+k, i, est[i], err[i], est2[i], err2[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestScan4BlockExtremes checks the fused first pass where its word sums
+// are largest (every code 15, every query byte 127 or -128: four chunks
+// reach 30720), on rows of 1 to 8 chunks, against blockGo.
+func TestScan4BlockExtremes(t *testing.T) {
+	for _, dim := range []int{64, 256, 320, 512} {
+		for _, pv := range []int8{127, -128} {
+			n := 12
+			var q4 quant4
+			q4.init(n, dim, n)
+			for i := range q4.codes {
+				q4.codes[i] = 0xFF
+			}
+			for i := range n {
+				q4.scale[i], q4.res[i], q4.inf[i], q4.norm[i], q4.round[i] = 0.01, 0.1, 0.01, 1, 1e-5
+			}
+			sc := scan4{p: slices.Repeat([]int8{pv}, 2*q4.rowBytes), c: bound4{t: 1e-3, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15}}
+			est, err := make([]float64, n), make([]float64, n)
+			est2, err2 := make([]float64, n), make([]float64, n)
+			low, list := sc.block(&q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), nil)
+			low2, list2 := sc.blockGo(&q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), nil)
+			if low != low2 || !slices.Equal(list, list2) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
+				t.Fatalf("dim %d, query %d: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, est, err, low, est2, err2, low2)
+			}
+		}
+	}
+}

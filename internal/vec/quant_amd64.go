@@ -89,3 +89,42 @@ func listSum(a, b []float64, floor float64, base int, dst []int32) []int32 {
 //
 //go:noescape
 func listSum4AVX2(a, b *float64, n int, floor float64, dst *int32) int
+
+// block writes the 4-bit estimates and bounds of rows b to e-1 (at most
+// blockRows), appends to cands the rows whose est+err reaches floor, in
+// order, and returns the largest of maxLow and their lower bounds: with
+// AVX2 in one pass (scan4AVX2: the dot products, bounds and list of four
+// rows at a time in registers), the rest as blockGo. The values are
+// blockGo's, bit for bit.
+func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, cands []int32) (float64, []int32) {
+	k4 := (e - b) &^ 3
+	if !useAVX2 || k4 == 0 || q4.rowBytes == 0 {
+		return sc.blockGo(q4, est, err, b, e, floor, maxLow, cands)
+	}
+	// Every array holds the k4 rows (the assembly reads them).
+	m := b + k4
+	_, _, _, _, _, _, _ = q4.scale[m-1], q4.res[m-1], q4.inf[m-1], q4.norm[m-1], q4.round[m-1], est[m-1], err[m-1]
+	_ = q4.codes[m*q4.rowBytes-1]
+	_ = sc.p[2*q4.rowBytes-1]
+	cands = slices.Grow(cands, k4)
+	n0 := len(cands)
+	a := scan4Args{
+		c: &sc.c, p: &sc.p[0], codes: &q4.codes[b*q4.rowBytes], rowBytes: int64(q4.rowBytes),
+		scale: &q4.scale[b], res: &q4.res[b], inf: &q4.inf[b], norm: &q4.norm[b], round: &q4.round[b],
+		est: &est[b], err: &err[b], list: unsafe.SliceData(cands[n0 : n0+k4]),
+		n: int64(k4), base: int64(b), floor: floor, maxLow: maxLow,
+	}
+	scan4AVX2(&a)
+	cands = cands[:n0+int(a.nlist)]
+	if m < e {
+		return sc.blockGo(q4, est, err, m, e, floor, a.maxLow, cands)
+	}
+	return a.maxLow, cands
+}
+
+// scan4AVX2 is blockGo on a.n rows, four at a time, with the dot
+// products of dotU4AVX2's four-row loop and the operations of
+// bounds4AVX2 and listSum4AVX2 (the same values); the CPU must have AVX2.
+//
+//go:noescape
+func scan4AVX2(a *scan4Args)

@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "go_asm.h"
 
 // func dotI8SSE2(p []int16, codes []int8, dim int, out []int32)
 //
@@ -514,3 +515,195 @@ sl3:
 	MOVL  BX, (DI)(R10*4)
 	INCQ  R10
 	JMP   snext
+
+// func scan4AVX2(a *scan4Args)
+//
+// blockGo on a.n rows (a positive multiple of 4), four at a time: the dot
+// products of dotU4AVX2's four-row loop (the query bytes read as memory
+// operands), left in X0, then bounds4AVX2's operations on them in the same
+// order (the bound's constants broadcast from a.c each time: the dot loop
+// takes every other register), the estimates and bounds stored, the
+// largest lower bound kept in Y6, and each row whose est+err reaches the
+// floor (Y7; VCMPPD LE_OQ as listSum4AVX2, NaN not listed) written to
+// a.list as base+row. The CPU must have AVX2.
+TEXT ·scan4AVX2(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), BX
+	MOVQ scan4Args_p(BX), SI
+	MOVQ scan4Args_codes(BX), DI
+	MOVQ scan4Args_rowBytes(BX), CX
+	MOVL $0x0F0F0F0F, AX
+	VMOVD AX, X15
+	VPBROADCASTD X15, Y15  // low-nibble mask
+	MOVL $0x00010001, AX
+	VMOVD AX, X14
+	VPBROADCASTD X14, Y14  // word ones
+	VBROADCASTSD scan4Args_maxLow(BX), Y6
+	VBROADCASTSD scan4Args_floor(BX), Y7
+	XORQ R8, R8            // row
+	XORQ DX, DX            // rows listed
+
+s4loop:
+	CMPQ R8, scan4Args_n(BX)
+	JGE  s4done
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y8, Y8, Y8
+	VPXOR Y9, Y9, Y9
+	LEAQ (DI)(CX*1), R9
+	LEAQ (R9)(CX*1), R11
+	LEAQ (R11)(CX*1), R12
+	XORQ AX, AX
+	MOVQ SI, R10
+
+s4outer:
+	VPXOR Y10, Y10, Y10
+	VPXOR Y11, Y11, Y11
+	VPXOR Y12, Y12, Y12
+	VPXOR Y13, Y13, Y13
+	MOVQ  $4, R13
+
+s4inner:
+	VMOVDQU    (DI)(AX*1), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPMADDUBSW (R10), Y2, Y2
+	VPMADDUBSW 32(R10), Y3, Y3
+	VPADDW     Y3, Y2, Y2
+	VPADDW     Y2, Y10, Y10
+	VMOVDQU    (R9)(AX*1), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y15, Y4, Y4
+	VPAND      Y15, Y5, Y5
+	VPMADDUBSW (R10), Y4, Y4
+	VPMADDUBSW 32(R10), Y5, Y5
+	VPADDW     Y5, Y4, Y4
+	VPADDW     Y4, Y11, Y11
+	VMOVDQU    (R11)(AX*1), Y2
+	VPSRLW     $4, Y2, Y3
+	VPAND      Y15, Y2, Y2
+	VPAND      Y15, Y3, Y3
+	VPMADDUBSW (R10), Y2, Y2
+	VPMADDUBSW 32(R10), Y3, Y3
+	VPADDW     Y3, Y2, Y2
+	VPADDW     Y2, Y12, Y12
+	VMOVDQU    (R12)(AX*1), Y4
+	VPSRLW     $4, Y4, Y5
+	VPAND      Y15, Y4, Y4
+	VPAND      Y15, Y5, Y5
+	VPMADDUBSW (R10), Y4, Y4
+	VPMADDUBSW 32(R10), Y5, Y5
+	VPADDW     Y5, Y4, Y4
+	VPADDW     Y4, Y13, Y13
+	ADDQ       $32, AX
+	ADDQ       $64, R10
+	CMPQ       AX, CX
+	JGE        s4flush
+	DECQ       R13
+	JNZ        s4inner
+
+s4flush:
+	VPMADDWD Y14, Y10, Y10
+	VPADDD   Y10, Y0, Y0
+	VPMADDWD Y14, Y11, Y11
+	VPADDD   Y11, Y1, Y1
+	VPMADDWD Y14, Y12, Y12
+	VPADDD   Y12, Y8, Y8
+	VPMADDWD Y14, Y13, Y13
+	VPADDD   Y13, Y9, Y9
+	CMPQ     AX, CX
+	JLT      s4outer
+
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y9, Y8, Y8
+	VPHADDD      Y8, Y0, Y0
+	VEXTRACTI128 $1, Y0, X2
+	VPADDD       X2, X0, X0  // the four rows' dot products
+
+	// bounds4AVX2 on them.
+	MOVQ         scan4Args_c(BX), AX
+	VPBROADCASTD 40(AX), X13  // off
+	VPSUBD       X13, X0, X0
+	VCVTDQ2PD    X0, Y0       // dot - off
+	MOVQ         scan4Args_scale(BX), R10
+	VCVTPS2PD    (R10)(R8*4), Y1
+	VBROADCASTSD 0(AX), Y8    // t
+	VMULPD       Y8, Y1, Y1   // t*scale
+	VMULPD       Y0, Y1, Y0   // x = t*scale*(dot - off)
+	MOVQ         scan4Args_res(BX), R10
+	VCVTPS2PD    (R10)(R8*4), Y2
+	VBROADCASTSD 8(AX), Y9    // qnorm
+	VMULPD       Y9, Y2, Y2   // a = qnorm*res
+	MOVQ         scan4Args_inf(BX), R10
+	VCVTPS2PD    (R10)(R8*4), Y3
+	VBROADCASTSD 16(AX), Y10  // ql1
+	VMULPD       Y10, Y3, Y3  // b = ql1*inf
+	VMINPD       Y3, Y2, Y2   // a < b ? a : b
+	MOVQ         scan4Args_round(BX), R10
+	VCVTPS2PD    (R10)(R8*4), Y3
+	VMULPD       Y9, Y3, Y3
+	VADDPD       Y3, Y2, Y2   // + qnorm*round
+	MOVQ         scan4Args_norm(BX), R10
+	VCVTPS2PD    (R10)(R8*4), Y3
+	VBROADCASTSD 24(AX), Y11  // qerr
+	VMULPD       Y11, Y3, Y3
+	VADDPD       Y3, Y2, Y2   // + qerr*norm
+	VBROADCASTSD 32(AX), Y12  // eps
+	VADDPD       Y12, Y2, Y2  // + eps
+	MOVQ         scan4Args_est(BX), R10
+	VMOVUPD      Y0, (R10)(R8*8)
+	MOVQ         scan4Args_err(BX), R10
+	VMOVUPD      Y2, (R10)(R8*8)
+	VSUBPD       Y2, Y0, Y3   // x - bound
+	VMAXPD       Y3, Y6, Y6
+	VADDPD       Y2, Y0, Y0   // x + bound, as listSum4AVX2
+	VCMPPD       $0x12, Y0, Y7, Y1 // floor <= x+bound
+	VMOVMSKPD    Y1, R13
+	LEAQ         (R12)(CX*1), DI
+	TESTQ        R13, R13
+	JNE          s4list
+
+s4next:
+	ADDQ $4, R8
+	JMP  s4loop
+
+s4list:
+	MOVQ scan4Args_list(BX), R10
+	MOVQ scan4Args_base(BX), AX
+	ADDQ R8, AX                 // base + row
+	TESTQ $1, R13
+	JEQ   s4l1
+	MOVL  AX, (R10)(DX*4)
+	INCQ  DX
+
+s4l1:
+	TESTQ $2, R13
+	JEQ   s4l2
+	LEAQ  1(AX), R9
+	MOVL  R9, (R10)(DX*4)
+	INCQ  DX
+
+s4l2:
+	TESTQ $4, R13
+	JEQ   s4l3
+	LEAQ  2(AX), R9
+	MOVL  R9, (R10)(DX*4)
+	INCQ  DX
+
+s4l3:
+	TESTQ $8, R13
+	JEQ   s4next
+	LEAQ  3(AX), R9
+	MOVL  R9, (R10)(DX*4)
+	INCQ  DX
+	JMP   s4next
+
+s4done:
+	VEXTRACTF128 $1, Y6, X0
+	VMAXPD       X0, X6, X6
+	VPERMILPD    $1, X6, X0
+	VMAXPD       X0, X6, X6
+	VZEROUPPER
+	MOVSD        X6, scan4Args_maxLow(BX)
+	MOVQ         DX, scan4Args_nlist(BX)
+	RET

@@ -21,3 +21,7 @@ func bounds4(c *bound4, dots []int32, scale, res, inf, norm, round []float32, es
 func listSum(a, b []float64, floor float64, base int, dst []int32) []int32 {
 	return listSumGo(a, b, floor, base, dst)
 }
+
+func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, cands []int32) (float64, []int32) {
+	return sc.blockGo(q4, est, err, b, e, floor, maxLow, cands)
+}
