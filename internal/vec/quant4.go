@@ -18,7 +18,11 @@ import (
 //
 // so it is bounded per row by min(||q||*||r||, ||q||₁*max|r_j|) +
 // ||q − t*p||*||s*c||, plus Dot's own float32 rounding, (dim+8)*2⁻²⁴*||q||*
-// ||v||. The four row terms are kept as float32, rounded up.
+// ||v||. That rounding term is added to both arms of the minimum (||q||₁ >=
+// ||q||, so the second arm only grows by more), leaving three row terms
+// beside the scale; all four are kept as bfloat16 (the top half of a
+// float32), the terms rounded up and the scale rounded up before the codes
+// are taken with it: 8 bytes a row, in one array beside the codes.
 type quant4 struct {
 	// rowBytes is the bytes of one row: the dimension padded to a
 	// multiple of 64, two codes a byte. In each 32 bytes, byte k holds
@@ -26,9 +30,27 @@ type quant4 struct {
 	// its high nibble; padding codes are 0 (stored 8).
 	rowBytes int
 	codes    []byte
-	scale    []float32
-	// res is ||r||, inf max_j |r_j|, norm ||s*c||, round (dim+8)*2⁻²⁴*||v||.
-	res, inf, norm, round []float32
+	terms    []terms4
+}
+
+// terms4 are the scale and bound terms of a row of a quant4, as bfloat16
+// bits: s, ||r|| + round, max_j |r_j| + round and ||s*c||, where round is
+// (dim+8)*2⁻²⁴*||v||. scan4AVX2 reads them by offset: keep the order.
+type terms4 struct {
+	scale, res, inf, norm uint16
+}
+
+// bf16 returns the bfloat16 x is (exactly, as a float64).
+func bf16(x uint16) float64 { return float64(math.Float32frombits(uint32(x) << 16)) }
+
+// bf16Up returns the smallest bfloat16 at least x (x >= 0; +Inf above the
+// range).
+func bf16Up(x float64) uint16 {
+	b := math.Float32bits(up32(x))
+	if b&0xFFFF != 0 {
+		b += 0x10000 // the next bfloat16 up (+Inf past the largest)
+	}
+	return uint16(b >> 16)
 }
 
 // quant4Chunk is the coordinates one 32-byte block of codes holds.
@@ -37,11 +59,7 @@ const quant4Chunk = 64
 func (q *quant4) init(n, d, capRows int) {
 	q.rowBytes = (d + quant4Chunk - 1) / quant4Chunk * quant4Chunk / 2
 	q.codes = make([]byte, n*q.rowBytes, capRows*q.rowBytes)
-	q.scale = make([]float32, n, capRows)
-	q.res = make([]float32, n, capRows)
-	q.inf = make([]float32, n, capRows)
-	q.norm = make([]float32, n, capRows)
-	q.round = make([]float32, n, capRows)
+	q.terms = make([]terms4, n, capRows)
 }
 
 // grow adds a row, to be set.
@@ -50,30 +68,21 @@ func (q *quant4) grow(d int) {
 		q.init(0, d, 0)
 	}
 	q.codes = append(q.codes, make([]byte, q.rowBytes)...)
-	q.scale = append(q.scale, 0)
-	q.res = append(q.res, 0)
-	q.inf = append(q.inf, 0)
-	q.norm = append(q.norm, 0)
-	q.round = append(q.round, 0)
+	q.terms = append(q.terms, terms4{})
 }
 
 func (q *quant4) copyRows(j int, src *quant4, lo, hi int) {
 	k, b := j+hi-lo, q.rowBytes
 	copy(q.codes[j*b:k*b], src.codes[lo*b:hi*b])
-	copy(q.scale[j:k], src.scale[lo:hi])
-	copy(q.res[j:k], src.res[lo:hi])
-	copy(q.inf[j:k], src.inf[lo:hi])
-	copy(q.norm[j:k], src.norm[lo:hi])
-	copy(q.round[j:k], src.round[lo:hi])
+	copy(q.terms[j:k], src.terms[lo:hi])
 }
 
 func (q *quant4) truncate(n int) {
-	q.codes, q.scale = q.codes[:n*q.rowBytes], q.scale[:n]
-	q.res, q.inf, q.norm, q.round = q.res[:n], q.inf[:n], q.norm[:n], q.round[:n]
+	q.codes, q.terms = q.codes[:n*q.rowBytes], q.terms[:n]
 }
 
 func (q *quant4) bytes() int64 {
-	return int64(cap(q.codes)) + int64(cap(q.scale)+cap(q.res)+cap(q.inf)+cap(q.norm)+cap(q.round))*4
+	return int64(cap(q.codes)) + int64(cap(q.terms))*8
 }
 
 // up32 returns the smallest float32 at least x (x >= 0; +Inf above the
@@ -93,8 +102,8 @@ func (q *quant4) useless(i int) {
 	for j := range row {
 		row[j] = 0x88
 	}
-	inf := float32(math.Inf(1))
-	q.scale[i], q.res[i], q.inf[i], q.norm[i], q.round[i] = 0, inf, inf, 0, 0
+	inf := bf16Up(math.Inf(1))
+	q.terms[i] = terms4{res: inf, inf: inf}
 }
 
 // quantize writes the codes and bounds of row i, a finite row whose
@@ -102,7 +111,9 @@ func (q *quant4) useless(i int) {
 func (q *quant4) quantize(i int, v []float32, maxAbs float32, norm2 float64) {
 	row := q.codes[i*q.rowBytes : (i+1)*q.rowBytes]
 	clear(row)
-	s := maxAbs / 7
+	// The scale as its bfloat16 rounded up: |x|/s stays within 7.
+	sb := bf16Up(float64(maxAbs) / 7)
+	s := float32(bf16(sb))
 	var inv float64
 	if s > 0 {
 		inv = 1 / float64(s)
@@ -126,11 +137,13 @@ func (q *quant4) quantize(i int, v []float32, maxAbs float32, norm2 float64) {
 		row[j>>6<<5|j&31] |= 8 << (j >> 5 & 1 << 2) // padding: code 0
 	}
 	const margin = 1 + 1e-9
-	q.scale[i] = s
-	q.res[i] = up32(math.Sqrt(res)*margin + 1e-30)
-	q.inf[i] = up32(inf*margin + 1e-30)
-	q.norm[i] = up32(math.Sqrt(norm) * margin)
-	q.round[i] = up32(float64(len(v)+8)*0x1p-24*math.Sqrt(norm2)*margin + 1e-30)
+	round := float64(len(v)+8)*0x1p-24*math.Sqrt(norm2)*margin + 1e-30
+	q.terms[i] = terms4{
+		scale: sb,
+		res:   bf16Up((math.Sqrt(res)*margin + 1e-30 + round) * margin),
+		inf:   bf16Up((inf*margin + 1e-30 + round) * margin),
+		norm:  bf16Up(math.Sqrt(norm) * margin),
+	}
 }
 
 // dotU4Go computes out[r] = sum_j p[j]*u_j over the 2*rowBytes codes u
@@ -189,7 +202,7 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 		maxLow := math.Inf(-1)
 		for i := range n {
 			est[i], err[i] = 0, 0
-			if math.IsInf(float64(q4.res[i]), 1) {
+			if math.IsInf(bf16(q4.terms[i].res), 1) {
 				err[i] = math.Inf(1)
 			}
 			maxLow = max(maxLow, -err[i])
@@ -276,7 +289,7 @@ type scan4 struct {
 // bound4 holds what the estimate and bound of a row take from the query:
 // t, the scale of its int8 words; the bound's multipliers (see quant4);
 // eps, an absolute margin; off, 8 times the words' sum (the codes'
-// offset). bounds4AVX2 reads it by offset: keep the order.
+// offset). scan4AVX2 reads it by offset: keep the order.
 type bound4 struct {
 	t, qnorm, ql1, qerr, eps float64
 	off                      int32
@@ -298,13 +311,13 @@ func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(
 	return maxLow, cands
 }
 
-// blockGo is block in separate passes (dotU4, bounds4, listSum) over at
+// blockGo is block in separate passes (dotU4, bounds4Go, listSum) over at
 // most blockRows rows: block's reference, and its remainder.
 func (sc *scan4) blockGo(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, cands []int32) (float64, []int32) {
 	var dots [blockRows]int32
 	out := dots[:e-b]
 	dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
-	maxLow = max(maxLow, bounds4(&sc.c, out, q4.scale[b:e], q4.res[b:e], q4.inf[b:e], q4.norm[b:e], q4.round[b:e], est[b:e], err[b:e]))
+	maxLow = max(maxLow, bounds4Go(&sc.c, out, q4.terms[b:e], est[b:e], err[b:e]))
 	return maxLow, listSum(est[b:e], err[b:e], floor, b, cands)
 }
 
@@ -313,15 +326,15 @@ func (sc *scan4) blockGo(q4 *quant4, est, err []float64, b, e int, floor, maxLow
 // their arrays (codes at its first byte, list at its next free entry);
 // n is a positive multiple of 4.
 type scan4Args struct {
-	c                            *bound4
-	p                            *int8
-	codes                        *byte
-	rowBytes                     int64
-	scale, res, inf, norm, round *float32
-	est, err                     *float64
-	list                         *int32
-	n, base                      int64
-	floor                        float64
+	c        *bound4
+	p        *int8
+	codes    *byte
+	rowBytes int64
+	terms    *terms4
+	est, err *float64
+	list     *int32
+	n, base  int64
+	floor    float64
 	// maxLow is the largest lower bound before the rows, and after them
 	// on return; nlist is the number of rows listed.
 	maxLow float64
@@ -341,22 +354,24 @@ func listSumGo(a, b []float64, floor float64, base int, dst []int32) []int32 {
 }
 
 // bounds4Go writes est[j] and err[j] for the rows whose 4-bit dot products
-// are dots and returns the largest est[j]-err[j] (-Inf for none): bounds4's
-// reference.
-func bounds4Go(c *bound4, dots []int32, scale, res, inf, norm, round []float32, est, err []float64) float64 {
+// are dots and terms are terms, and returns the largest est[j]-err[j]
+// (-Inf for none): scan4AVX2's reference. Each product is converted
+// explicitly so that no compiler fuses it with the sum.
+func bounds4Go(c *bound4, dots []int32, terms []terms4, est, err []float64) float64 {
 	maxLow := math.Inf(-1)
 	k := len(dots)
-	scale, res, inf, norm, round, est, err = scale[:k], res[:k], inf[:k], norm[:k], round[:k], est[:k], err[:k]
+	terms, est, err = terms[:k], est[:k], err[:k]
 	t, qnorm, ql1, qerr, eps, off := c.t, c.qnorm, c.ql1, c.qerr, c.eps, c.off
 	for j, dot := range dots {
-		x := t * float64(scale[j]) * float64(dot-off)
+		tm := &terms[j]
+		x := float64(t*bf16(tm.scale)) * float64(dot-off)
 		// qnorm and ql1 are positive (the query is not zero): a row that
-		// is not finite (res and inf +Inf, norm and round 0) gets +Inf.
-		a, b := qnorm*float64(res[j]), ql1*float64(inf[j])
+		// is not finite (res and inf +Inf, norm and scale 0) gets +Inf.
+		a, b := float64(qnorm*bf16(tm.res)), float64(ql1*bf16(tm.inf))
 		if b < a {
 			a = b
 		}
-		bound := a + qnorm*float64(round[j]) + qerr*float64(norm[j]) + eps
+		bound := a + float64(qerr*bf16(tm.norm)) + eps
 		est[j], err[j] = x, bound
 		if x-bound > maxLow {
 			maxLow = x - bound

@@ -214,8 +214,7 @@ func TestQuant4Splice(t *testing.T) {
 	b.QuantizeFrom(100) // at once, in parallel
 	same := func(name string, x, y *quant4) {
 		t.Helper()
-		if x.rowBytes != y.rowBytes || !slices.Equal(x.codes, y.codes) || !slices.Equal(x.scale, y.scale) || !slices.Equal(x.res, y.res) ||
-			!slices.Equal(x.inf, y.inf) || !slices.Equal(x.norm, y.norm) || !slices.Equal(x.round, y.round) {
+		if x.rowBytes != y.rowBytes || !slices.Equal(x.codes, y.codes) || !slices.Equal(x.terms, y.terms) {
 			t.Fatalf("%s: 4-bit copies differ", name)
 		}
 	}
@@ -276,39 +275,20 @@ func BenchmarkEstimateTiered(b *testing.B) {
 	})
 }
 
-// TestBounds4 checks the AVX2 bound loop against Go's on random terms,
-// rows that are not finite among them, for lengths that are and are not
-// multiples of 4. The two take the same operations in the same order;
-// where Go's compiler fuses a multiplication and an addition (GOAMD64=v3)
-// they may differ in the last bits, hence the relative 1e-12.
-func TestBounds4(t *testing.T) {
-	r := rand.New(rand.NewPCG(29, 30))
-	near := func(a, b float64) bool {
-		return a == b || math.Abs(a-b) <= 1e-12*max(math.Abs(a), math.Abs(b))
+// TestBF16Up checks the rounding up of the 4-bit copy's terms: never
+// below its argument, and the next bfloat16 down is.
+func TestBF16Up(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	for _, x := range []float64{0, 1e-45, 1e-30, 1.5e-5, 0.1, 1, 1.00390625, 3.4e38, math.MaxFloat32, 1e39, math.Inf(1)} {
+		b := bf16Up(x)
+		if got := bf16(b); !(got >= x) || b > 0 && !(bf16(b-1) < x) {
+			t.Fatalf("bf16Up(%v) = %v", x, got)
+		}
 	}
-	for _, k := range []int{1, 3, 4, 5, 8, 13, 256} {
-		c := &bound4{t: r.Float64() * 1e-2, qnorm: 1 + r.Float64(), ql1: 3 + r.Float64(), qerr: r.Float64() * 1e-2, eps: 1e-15, off: int32(r.IntN(2000) - 1000)}
-		dots := make([]int32, k)
-		scale, res, inf, norm, round := make([]float32, k), make([]float32, k), make([]float32, k), make([]float32, k), make([]float32, k)
-		for j := range k {
-			dots[j] = int32(r.IntN(200000) - 100000)
-			scale[j], res[j], inf[j] = r.Float32()*0.1, r.Float32()*0.2, r.Float32()*0.05
-			norm[j], round[j] = r.Float32(), r.Float32()*1e-5
-			if j%7 == 3 {
-				scale[j], res[j], inf[j], norm[j], round[j] = 0, float32(math.Inf(1)), float32(math.Inf(1)), 0, 0
-			}
-		}
-		est, err := make([]float64, k), make([]float64, k)
-		est2, err2 := make([]float64, k), make([]float64, k)
-		got := bounds4(c, dots, scale, res, inf, norm, round, est, err)
-		want := bounds4Go(c, dots, scale, res, inf, norm, round, est2, err2)
-		if !near(got, want) {
-			t.Fatalf("%d rows: largest lower bound %v, Go %v", k, got, want)
-		}
-		for j := range k {
-			if !near(est[j], est2[j]) || !near(err[j], err2[j]) {
-				t.Fatalf("%d rows, row %d: %v ± %v, Go %v ± %v", k, j, est[j], err[j], est2[j], err2[j])
-			}
+	for range 10000 {
+		x := math.Exp(r.Float64()*80 - 60)
+		if b := bf16Up(x); !(bf16(b) >= x && bf16(b-1) < x && bf16(b) <= x*(1+1.0/128)) {
+			t.Fatalf("bf16Up(%v) = %v", x, bf16(b))
 		}
 	}
 }
@@ -457,7 +437,7 @@ func TestScan4BlockExtremes(t *testing.T) {
 				q4.codes[i] = 0xFF
 			}
 			for i := range n {
-				q4.scale[i], q4.res[i], q4.inf[i], q4.norm[i], q4.round[i] = 0.01, 0.1, 0.01, 1, 1e-5
+				q4.terms[i] = terms4{bf16Up(0.01), bf16Up(0.1), bf16Up(0.01), bf16Up(1)}
 			}
 			sc := scan4{p: slices.Repeat([]int8{pv}, 2*q4.rowBytes), c: bound4{t: 1e-3, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15}}
 			est, err := make([]float64, n), make([]float64, n)
@@ -466,6 +446,61 @@ func TestScan4BlockExtremes(t *testing.T) {
 			low2, list2 := sc.blockGo(&q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), nil)
 			if low != low2 || !slices.Equal(list, list2) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
 				t.Fatalf("dim %d, query %d: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, est, err, low, est2, err2, low2)
+			}
+		}
+	}
+}
+
+// TestQuant4Terms checks each row's bfloat16 terms against the rows and
+// codes they describe: the codes within ±7, the scale at least the
+// largest magnitude over 7, and res, inf and norm at least ||r|| + round,
+// max|r_j| + round and ||s*c||, and within a bfloat16 step (and the
+// margins) of them.
+func TestQuant4Terms(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, kind := range []string{"random", "sparse", "clustered", "spiky"} {
+		for _, dim := range []int{16, 80, 256, 384} {
+			rows := tieredRows(r, kind, 50, dim)
+			m := Matrix{Dim: dim}
+			for _, v := range rows {
+				m.Append(v)
+			}
+			m.QuantizeFrom(1)
+			q4 := &m.q.q4
+			for i, v := range rows {
+				tm := q4.terms[i]
+				s := bf16(tm.scale)
+				var res, inf, norm, norm2, maxAbs float64
+				for j, x := range v {
+					b := q4.codes[i*q4.rowBytes+j/64*32+j%32]
+					c := int(b & 15)
+					if j%64 >= 32 {
+						c = int(b >> 4)
+					}
+					c -= 8
+					if c < -7 || c > 7 {
+						t.Fatalf("%s dim %d row %d: code %d", kind, dim, i, c)
+					}
+					d := float64(x) - s*float64(c)
+					res += d * d
+					inf = max(inf, math.Abs(d))
+					norm += s * float64(c) * s * float64(c)
+					norm2 += float64(x) * float64(x)
+					maxAbs = max(maxAbs, math.Abs(float64(x)))
+				}
+				round := float64(dim+8) * 0x1p-24 * math.Sqrt(norm2)
+				res, norm = math.Sqrt(res)+round, math.Sqrt(norm)
+				inf += round
+				within := func(name string, got, want float64) {
+					t.Helper()
+					if !(got >= want && got <= want*(1+1.0/128)*(1+1e-8)+1e-29) {
+						t.Fatalf("%s dim %d row %d: %s %v for %v", kind, dim, i, name, got, want)
+					}
+				}
+				within("scale", s, maxAbs/7)
+				within("res", bf16(tm.res), res)
+				within("inf", bf16(tm.inf), inf)
+				within("norm", bf16(tm.norm), norm)
 			}
 		}
 	}

@@ -41,29 +41,6 @@ func dotU4(p []int8, codes []byte, rowBytes int, out []int32) {
 //go:noescape
 func dotU4AVX2(p []int8, codes []byte, rowBytes int, out []int32)
 
-// bounds4 is bounds4Go, four rows at a time with AVX2 when the CPU has
-// it (the same operations in the same order: the same values unless the
-// compiler fuses Go's multiplications and additions).
-func bounds4(c *bound4, dots []int32, scale, res, inf, norm, round []float32, est, err []float64) float64 {
-	k := len(dots)
-	if !useAVX2 || k < 4 {
-		return bounds4Go(c, dots, scale, res, inf, norm, round, est, err)
-	}
-	_, _, _, _, _, _, _ = scale[k-1], res[k-1], inf[k-1], norm[k-1], round[k-1], est[k-1], err[k-1]
-	k4 := k &^ 3
-	maxLow := bounds4AVX2(c, &dots[0], &scale[0], &res[0], &inf[0], &norm[0], &round[0], &est[0], &err[0], k4)
-	if k4 < k {
-		maxLow = max(maxLow, bounds4Go(c, dots[k4:], scale[k4:], res[k4:], inf[k4:], norm[k4:], round[k4:], est[k4:], err[k4:]))
-	}
-	return maxLow
-}
-
-// bounds4AVX2 is bounds4Go on the first n rows (n a positive multiple of
-// 4); the CPU must have AVX2.
-//
-//go:noescape
-func bounds4AVX2(c *bound4, dots *int32, scale, res, inf, norm, round *float32, est, err *float64, n int) float64
-
 // listSum appends to dst base+j for each j with a[j]+b[j] >= floor, in
 // order (len(b) >= len(a)), and returns it: four at a time with AVX2 when
 // the CPU has it.
@@ -103,14 +80,13 @@ func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow f
 	}
 	// Every array holds the k4 rows (the assembly reads them).
 	m := b + k4
-	_, _, _, _, _, _, _ = q4.scale[m-1], q4.res[m-1], q4.inf[m-1], q4.norm[m-1], q4.round[m-1], est[m-1], err[m-1]
+	_, _, _ = q4.terms[m-1], est[m-1], err[m-1]
 	_ = q4.codes[m*q4.rowBytes-1]
 	_ = sc.p[2*q4.rowBytes-1]
 	cands = slices.Grow(cands, k4)
 	n0 := len(cands)
 	a := scan4Args{
-		c: &sc.c, p: &sc.p[0], codes: &q4.codes[b*q4.rowBytes], rowBytes: int64(q4.rowBytes),
-		scale: &q4.scale[b], res: &q4.res[b], inf: &q4.inf[b], norm: &q4.norm[b], round: &q4.round[b],
+		c: &sc.c, p: &sc.p[0], codes: &q4.codes[b*q4.rowBytes], rowBytes: int64(q4.rowBytes), terms: &q4.terms[b],
 		est: &est[b], err: &err[b], list: unsafe.SliceData(cands[n0 : n0+k4]),
 		n: int64(k4), base: int64(b), floor: floor, maxLow: maxLow,
 	}
@@ -123,8 +99,8 @@ func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow f
 }
 
 // scan4AVX2 is blockGo on a.n rows, four at a time, with the dot
-// products of dotU4AVX2's four-row loop and the operations of
-// bounds4AVX2 and listSum4AVX2 (the same values); the CPU must have AVX2.
+// products of dotU4AVX2's four-row loop and the operations of bounds4Go
+// and listSum4AVX2 (the same values); the CPU must have AVX2.
 //
 //go:noescape
 func scan4AVX2(a *scan4Args)

@@ -399,69 +399,6 @@ u4done:
 	VZEROUPPER
 	RET
 
-// func bounds4AVX2(c *bound4, dots *int32, scale, res, inf, norm, round *float32, est, err *float64, n int) float64
-//
-// bounds4Go four rows at a time: the float32 terms widened with
-// VCVTPS2PD, the dot products less the offset with VCVTDQ2PD, then the
-// same products, minimum and sums in the same order. n must be a positive
-// multiple of 4; the CPU must have AVX2.
-TEXT ·bounds4AVX2(SB), NOSPLIT, $0-88
-	MOVQ c+0(FP), AX
-	MOVQ dots+8(FP), BX
-	MOVQ scale+16(FP), CX
-	MOVQ res+24(FP), DX
-	MOVQ inf+32(FP), SI
-	MOVQ norm+40(FP), DI
-	MOVQ round+48(FP), R8
-	MOVQ est+56(FP), R9
-	MOVQ err+64(FP), R10
-	MOVQ n+72(FP), R11
-	VBROADCASTSD 0(AX), Y8   // t
-	VBROADCASTSD 8(AX), Y9   // qnorm
-	VBROADCASTSD 16(AX), Y10 // ql1
-	VBROADCASTSD 24(AX), Y11 // qerr
-	VBROADCASTSD 32(AX), Y12 // eps
-	VPBROADCASTD 40(AX), X13 // off
-	MOVQ $0xFFF0000000000000, R12
-	MOVQ R12, X14
-	VPBROADCASTQ X14, Y14    // the largest lower bound: -Inf
-	XORQ R12, R12
-
-b4loop:
-	VMOVDQU   (BX)(R12*4), X0
-	VPSUBD    X13, X0, X0
-	VCVTDQ2PD X0, Y0          // dot - off
-	VCVTPS2PD (CX)(R12*4), Y1
-	VMULPD    Y8, Y1, Y1      // t*scale
-	VMULPD    Y0, Y1, Y0      // x = t*scale*(dot - off)
-	VCVTPS2PD (DX)(R12*4), Y2
-	VMULPD    Y9, Y2, Y2      // a = qnorm*res
-	VCVTPS2PD (SI)(R12*4), Y3
-	VMULPD    Y10, Y3, Y3     // b = ql1*inf
-	VMINPD    Y3, Y2, Y2      // a < b ? a : b
-	VCVTPS2PD (R8)(R12*4), Y3
-	VMULPD    Y9, Y3, Y3
-	VADDPD    Y3, Y2, Y2      // + qnorm*round
-	VCVTPS2PD (DI)(R12*4), Y3
-	VMULPD    Y11, Y3, Y3
-	VADDPD    Y3, Y2, Y2      // + qerr*norm
-	VADDPD    Y12, Y2, Y2     // + eps
-	VMOVUPD   Y0, (R9)(R12*8)
-	VMOVUPD   Y2, (R10)(R12*8)
-	VSUBPD    Y2, Y0, Y0      // x - bound
-	VMAXPD    Y0, Y14, Y14
-	ADDQ      $4, R12
-	CMPQ      R12, R11
-	JLT       b4loop
-
-	VEXTRACTF128 $1, Y14, X0
-	VMAXPD       X0, X14, X14
-	VPERMILPD    $1, X14, X0
-	VMAXPD       X0, X14, X14
-	VZEROUPPER
-	MOVSD        X14, ret+80(FP)
-	RET
-
 // func listSum4AVX2(a, b *float64, n int, floor float64, dst *int32) int
 TEXT ·listSum4AVX2(SB), NOSPLIT, $0-48
 	MOVQ         a+0(FP), SI
@@ -516,11 +453,22 @@ sl3:
 	INCQ  R10
 	JMP   snext
 
+// The dwords 0, 2, 4, 6, then 1, 3, 5, 7 (VPERMD).
+DATA s4perm<>+0(SB)/4, $0
+DATA s4perm<>+4(SB)/4, $2
+DATA s4perm<>+8(SB)/4, $4
+DATA s4perm<>+12(SB)/4, $6
+DATA s4perm<>+16(SB)/4, $1
+DATA s4perm<>+20(SB)/4, $3
+DATA s4perm<>+24(SB)/4, $5
+DATA s4perm<>+28(SB)/4, $7
+GLOBL s4perm<>(SB), RODATA|NOPTR, $32
+
 // func scan4AVX2(a *scan4Args)
 //
 // blockGo on a.n rows (a positive multiple of 4), four at a time: the dot
 // products of dotU4AVX2's four-row loop (the query bytes read as memory
-// operands), left in X0, then bounds4AVX2's operations on them in the same
+// operands), left in X0, then bounds4Go's operations on them in the same
 // order (the bound's constants broadcast from a.c each time: the dot loop
 // takes every other register), the estimates and bounds stored, the
 // largest lower bound kept in Y6, and each row whose est+err reaches the
@@ -620,34 +568,38 @@ s4flush:
 	VEXTRACTI128 $1, Y0, X2
 	VPADDD       X2, X0, X0  // the four rows' dot products
 
-	// bounds4AVX2 on them.
+	// The bounds of bounds4Go on them, from the four rows' terms
+	// (bfloat16, widened to float32 by a shift: the even words scale
+	// and inf, the odd words res and norm, gathered by VPERMD).
 	MOVQ         scan4Args_c(BX), AX
 	VPBROADCASTD 40(AX), X13  // off
 	VPSUBD       X13, X0, X0
 	VCVTDQ2PD    X0, Y0       // dot - off
-	MOVQ         scan4Args_scale(BX), R10
-	VCVTPS2PD    (R10)(R8*4), Y1
+	MOVQ         scan4Args_terms(BX), R10
+	VMOVDQU      (R10)(R8*8), Y1
+	VPSLLD       $16, Y1, Y2  // scale, inf of each row
+	VPSRLD       $16, Y1, Y3
+	VPSLLD       $16, Y3, Y3  // res, norm of each row
+	VMOVDQU      s4perm<>(SB), Y13
+	VPERMD       Y2, Y13, Y2  // 4 scales, 4 infs
+	VPERMD       Y3, Y13, Y3  // 4 res, 4 norms
+	VCVTPS2PD    X2, Y1
 	VBROADCASTSD 0(AX), Y8    // t
 	VMULPD       Y8, Y1, Y1   // t*scale
 	VMULPD       Y0, Y1, Y0   // x = t*scale*(dot - off)
-	MOVQ         scan4Args_res(BX), R10
-	VCVTPS2PD    (R10)(R8*4), Y2
-	VBROADCASTSD 8(AX), Y9    // qnorm
-	VMULPD       Y9, Y2, Y2   // a = qnorm*res
-	MOVQ         scan4Args_inf(BX), R10
-	VCVTPS2PD    (R10)(R8*4), Y3
+	VEXTRACTI128 $1, Y2, X2
+	VCVTPS2PD    X2, Y2
 	VBROADCASTSD 16(AX), Y10  // ql1
-	VMULPD       Y10, Y3, Y3  // b = ql1*inf
-	VMINPD       Y3, Y2, Y2   // a < b ? a : b
-	MOVQ         scan4Args_round(BX), R10
-	VCVTPS2PD    (R10)(R8*4), Y3
-	VMULPD       Y9, Y3, Y3
-	VADDPD       Y3, Y2, Y2   // + qnorm*round
-	MOVQ         scan4Args_norm(BX), R10
-	VCVTPS2PD    (R10)(R8*4), Y3
+	VMULPD       Y10, Y2, Y2  // b = ql1*inf
+	VCVTPS2PD    X3, Y4
+	VBROADCASTSD 8(AX), Y9    // qnorm
+	VMULPD       Y9, Y4, Y4   // a = qnorm*res
+	VMINPD       Y2, Y4, Y4   // a < b ? a : b
+	VEXTRACTI128 $1, Y3, X3
+	VCVTPS2PD    X3, Y3
 	VBROADCASTSD 24(AX), Y11  // qerr
-	VMULPD       Y11, Y3, Y3
-	VADDPD       Y3, Y2, Y2   // + qerr*norm
+	VMULPD       Y11, Y3, Y3  // qerr*norm
+	VADDPD       Y3, Y4, Y2   // a + qerr*norm
 	VBROADCASTSD 32(AX), Y12  // eps
 	VADDPD       Y12, Y2, Y2  // + eps
 	MOVQ         scan4Args_est(BX), R10
