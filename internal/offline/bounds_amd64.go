@@ -51,14 +51,14 @@ func scoreBounds4AVX2(a *boundsArgs)
 
 // relBoundsArgs are relBounds4AVX2's arguments and results.
 type relBoundsArgs struct {
-	// est, bound, lex and relHi point at the first unit's entry, events
-	// and eb are nil without events.
-	est, bound, lex, relHi *float64
-	events                 *int32
-	eb                     *float64
-	maxEvent               int64 // len(eb) - 1
-	maxLo, mean, perD      float64
-	invLex                 float64
+	// hi (the cosines' upper bounds), lex and relHi point at the first
+	// unit's entry, events and eb are nil without events.
+	hi, lex, relHi    *float64
+	events            *int32
+	eb                *float64
+	maxEvent          int64 // len(eb) - 1
+	maxLo, mean, perD float64
+	invLex            float64
 	// top has room for n rows, listed as offsets from the first unit.
 	top *int
 	n   int64 // a positive multiple of 4

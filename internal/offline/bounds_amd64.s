@@ -165,8 +165,7 @@ GLOBL rbMargin<>(SB), RODATA|NOPTR, $8
 // func relBounds4AVX2(a *relBoundsArgs)
 TEXT ·relBounds4AVX2(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), AX
-	MOVQ relBoundsArgs_est(AX), SI
-	MOVQ relBoundsArgs_bound(AX), R8
+	MOVQ relBoundsArgs_hi(AX), SI
 	MOVQ relBoundsArgs_lex(AX), R9
 	MOVQ relBoundsArgs_relHi(AX), DI
 	MOVQ relBoundsArgs_events(AX), R10
@@ -181,9 +180,8 @@ TEXT ·relBounds4AVX2(SB), NOSPLIT, $0-8
 	VBROADCASTSD rbMargin<>(SB), Y12
 
 rloop:
-	// u = est + bound; the rows at or above maxLo listed.
+	// u, the cosine's upper bound; the rows at or above maxLo listed.
 	VMOVUPD   (SI)(CX*8), Y0
-	VADDPD    (R8)(CX*8), Y0, Y0
 	VCMPPD    $0x1D, Y8, Y0, Y1
 	VMOVMSKPD Y1, DX
 	TESTQ     DX, DX

@@ -24,15 +24,15 @@ type boundsArgs struct {
 func scoreBounds4AVX2(a *boundsArgs) { panic("unreachable") }
 
 type relBoundsArgs struct {
-	est, bound, lex, relHi *float64
-	events                 *int32
-	eb                     *float64
-	maxEvent               int64
-	maxLo, mean, perD      float64
-	invLex                 float64
-	top                    *int
-	n                      int64
-	ntop, bad              int64
+	hi, lex, relHi    *float64
+	events            *int32
+	eb                *float64
+	maxEvent          int64
+	maxLo, mean, perD float64
+	invLex            float64
+	top               *int
+	n                 int64
+	ntop, bad         int64
 }
 
 func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }

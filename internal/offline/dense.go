@@ -70,16 +70,19 @@ func (d DenseMix) MeanDot(q []float32) float64 {
 	return d.mix(d.Turn.MeanDot(q), d.Win.MeanDot(q))
 }
 
-// estimate writes estimates of the feature and their error bounds (see
-// vec.Matrix.EstimateTiered) into est and bound, using est2 and bound2 as
-// scratch when both matrices are read, and returns the best lower bound.
-func (d DenseMix) estimate(q []float32, est, bound, est2, bound2 []float64) float64 {
+// upper writes upper bounds of the feature, each estimate plus its error
+// bound (see vec.Matrix.EstimateTiered), into hi, and returns the best
+// lower bound. bound, est2 and bound2 are scratch when both matrices are
+// read; one matrix is scanned for its upper bounds alone
+// (vec.Matrix.UpperTiered: the same sums, half the bytes written).
+func (d DenseMix) upper(q []float32, hi, bound, est2, bound2 []float64) float64 {
 	switch d.W {
 	case 0:
-		return estimateOf(d.Turn, q, est, bound)
+		return upperOf(d.Turn, q, hi)
 	case 1:
-		return estimateOf(d.Win, q, est, bound)
+		return upperOf(d.Win, q, hi)
 	}
+	est := hi
 	estimateOf(d.Turn, q, est, bound)
 	estimateOf(d.Win, q, est2, bound2)
 	maxLo := math.Inf(-1)
@@ -87,8 +90,9 @@ func (d DenseMix) estimate(q []float32, est, bound, est2, bound2 []float64) floa
 		// The bound of a mix is the mix of the bounds (both weights are
 		// positive); the margins of each bound cover the float64
 		// rounding of the mix.
-		est[i], bound[i] = d.mix(est[i], est2[i]), d.mix(bound[i], bound2[i])
-		maxLo = max(maxLo, est[i]-bound[i])
+		e, b := d.mix(est[i], est2[i]), d.mix(bound[i], bound2[i])
+		hi[i] = e + b
+		maxLo = max(maxLo, e-b)
 	}
 	return maxLo
 }
@@ -136,4 +140,11 @@ func (d DenseMix) ScoresInto(q []float32, dst []float64, tmp []float32, winVisib
 func estimateOf(m *vec.Matrix, q []float32, est, bound []float64) float64 {
 	mean := m.MeanDot(q)
 	return m.EstimateTiered(q, est, bound, func(maxLow float64) float64 { return max(maxLow, mean) })
+}
+
+// upperOf is estimateOf writing each row's estimate plus its bound alone,
+// into hi (vec.Matrix.UpperTiered).
+func upperOf(m *vec.Matrix, q []float32, hi []float64) float64 {
+	mean := m.MeanDot(q)
+	return m.UpperTiered(q, hi, func(maxLow float64) float64 { return max(maxLow, mean) })
 }

@@ -28,8 +28,9 @@ type fastScan struct {
 	sc *Scratch
 	f  *Features
 	n  int
-	// est and bound are the estimated cosines and their error bounds.
-	est, bound []float64
+	// hi holds the upper bounds of the cosines (estimate plus error
+	// bound).
+	hi []float64
 	// maxLo is the best lower bound of a cosine.
 	maxLo float64
 	scale Scale
@@ -95,15 +96,15 @@ func (tu Tuning) Monotone() bool {
 func newFastScan(in *Input, tu Tuning, sc *Scratch) *fastScan {
 	n, dm := in.Units, in.Dense
 	fs := &fastScan{in: in, tu: tu, dm: dm, sc: sc, n: n, bestK: rank.NewTopK(tu.MaxK)}
-	sc.est, sc.bound = grow(sc.est, n), grow(sc.bound, n)
-	fs.est, fs.bound = sc.est, sc.bound
+	sc.hi = grow(sc.hi, n)
+	fs.hi = sc.hi
 	if dm.W > 0 && dm.W < 1 {
-		sc.est2, sc.bound2 = grow(sc.est2, n), grow(sc.bound2, n)
+		sc.bound, sc.est2, sc.bound2 = grow(sc.bound, n), grow(sc.est2, n), grow(sc.bound2, n)
 	}
 	estimated := make(chan struct{})
 	go func() {
 		defer close(estimated)
-		fs.maxLo = dm.estimate(in.Vector, fs.est, fs.bound, sc.est2, sc.bound2)
+		fs.maxLo = dm.upper(in.Vector, fs.hi, sc.bound, sc.est2, sc.bound2)
 	}()
 	fs.f = in.Features(false)
 	// The best BM25 score, while the estimates may still be running: a
@@ -202,7 +203,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 	if exactFirst {
 		if !fs.bestCosine(func(yield func(int) bool) {
 			for i := range fs.n {
-				if fs.est[i]+fs.bound[i] >= fs.maxLo && !yield(i) {
+				if fs.hi[i] >= fs.maxLo && !yield(i) {
 					return
 				}
 			}
@@ -261,7 +262,7 @@ func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
 	}
 	parts = rank.ParallelRange(len(f.RunStart), fs.chunk(), func(p, lo, hi int) {
 		bp := boundPart{
-			est: fs.est[:n], bound: fs.bound[:n], lex: f.Lex[:n], relHi: fs.relHi[:n], events: events,
+			hi: fs.hi[:n], lex: f.Lex[:n], relHi: fs.relHi[:n], events: events,
 			maxLo: fs.maxLo, rb: relBound(fs.tu, hiScale), top: sc.tops[p][:0],
 		}
 		if events != nil {
@@ -298,10 +299,11 @@ func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
 
 // boundPart is one part of the first bound pass (relevanceBounds).
 type boundPart struct {
-	est, bound, lex, relHi, eb []float64
-	events                     []int32
-	maxLo                      float64
-	rb                         relevanceBound
+	// hi holds the cosines' upper bounds.
+	hi, lex, relHi, eb []float64
+	events             []int32
+	maxLo              float64
+	rb                 relevanceBound
 	// top lists the rows whose cosine can be the best.
 	top []int
 }
@@ -311,10 +313,10 @@ type boundPart struct {
 // the units are one run, and it returns the best and second best bound and
 // the best's unit, as RunBests.setRun on the bounds.
 func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int32) {
-	est, bound, lex, relHi, eb, events, maxLo, rb, top := bp.est, bp.bound, bp.lex, bp.relHi, bp.eb, bp.events, bp.maxLo, bp.rb, bp.top
+	hi, lex, relHi, eb, events, maxLo, rb, top := bp.hi, bp.lex, bp.relHi, bp.eb, bp.events, bp.maxLo, bp.rb, bp.top
 	arg = -1
 	for i := a; i < b; i++ {
-		u := est[i] + bound[i]
+		u := hi[i]
 		if u >= maxLo {
 			top = append(top, i)
 		}
@@ -343,11 +345,11 @@ func (bp *boundPart) singles(a, b int) {
 		return
 	}
 	// Every slice holds the q units (the assembly reads them).
-	_, _, _, _ = bp.est[a:b][q-1], bp.bound[a:b][q-1], bp.lex[a:b][q-1], bp.relHi[a:b][q-1]
+	_, _, _ = bp.hi[a:b][q-1], bp.lex[a:b][q-1], bp.relHi[a:b][q-1]
 	top := slices.Grow(bp.top, q)
 	n0 := len(top)
 	ra := relBoundsArgs{
-		est: &bp.est[a], bound: &bp.bound[a], lex: &bp.lex[a], relHi: &bp.relHi[a],
+		hi: &bp.hi[a], lex: &bp.lex[a], relHi: &bp.relHi[a],
 		maxLo: bp.maxLo, mean: bp.rb.mean, perD: bp.rb.perD, invLex: bp.rb.invLex,
 		top: unsafe.SliceData(top[n0 : n0+q]), n: int64(q),
 	}
@@ -370,12 +372,11 @@ func (bp *boundPart) singles(a, b int) {
 // singlesGo is singles in Go, in one loop over slices of equal length (no
 // bounds checks but the events').
 func (bp *boundPart) singlesGo(a, b int) {
-	est := bp.est[a:b]
-	bound, lex, relHi := bp.bound[a:b][:len(est)], bp.lex[a:b][:len(est)], bp.relHi[a:b][:len(est)]
+	hi := bp.hi[a:b]
+	lex, relHi := bp.lex[a:b][:len(hi)], bp.relHi[a:b][:len(hi)]
 	maxLo, rb, top := bp.maxLo, bp.rb, bp.top
 	if bp.events == nil {
-		for i, e := range est {
-			u := e + bound[i]
+		for i, u := range hi {
 			if u >= maxLo {
 				top = append(top, a+i)
 			}
@@ -384,9 +385,8 @@ func (bp *boundPart) singlesGo(a, b int) {
 		bp.top = top
 		return
 	}
-	events, eb := bp.events[a:b][:len(est)], bp.eb
-	for i, e := range est {
-		u := e + bound[i]
+	events, eb := bp.events[a:b][:len(hi)], bp.eb
+	for i, u := range hi {
 		if u >= maxLo {
 			top = append(top, a+i)
 		}

@@ -10,16 +10,17 @@ type Scratch struct {
 	rel, scores, best []float64
 	// prior holds the relevance times the role factor (Selection.Top).
 	prior []float64
-	// The pruned scan (Fast): estimates of the cosines with their error
-	// bounds, upper bounds of relevance, scores and event bests, and exact
+	// The pruned scan (Fast): upper bounds of the cosines (estimate plus
+	// error bound), of relevance, scores and event bests, and exact
 	// cosines computed so far (known, kept all false between questions,
 	// and cand, the rows set).
-	est, bound, relHi, scoreHi, bestHi, exact []float64
-	// est2 and bound2 hold the window matrix's estimates while they are
-	// mixed with the turn matrix's (DenseMix.estimate).
-	est2, bound2 []float64
-	known        []bool
-	cand, cands  []int
+	hi, relHi, scoreHi, bestHi, exact []float64
+	// bound, est2 and bound2 hold the turn matrix's error bounds and the
+	// window matrix's estimates while they are mixed (DenseMix.upper; the
+	// turn matrix's estimates in hi).
+	bound, est2, bound2 []float64
+	known               []bool
+	cand, cands         []int
 	// fastRel, fastScores and fastBest hold exact values the pruned scan
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64

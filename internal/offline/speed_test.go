@@ -274,7 +274,7 @@ func TestSinglesMatchesUnits(t *testing.T) {
 		b := a + trial*20 + r.IntN(8)
 		b = min(b, n)
 		part := func(withEvents bool) boundPart {
-			bp := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), maxLo: maxLo, rb: relBound(tu, s), top: []int{-7}}
+			bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), maxLo: maxLo, rb: relBound(tu, s), top: []int{-7}}
 			if withEvents {
 				bp.events, bp.eb = events, make([]float64, ne)
 			}
@@ -318,7 +318,7 @@ func BenchmarkSingles(b *testing.B) {
 		}
 		events[i] = int32(i / 4)
 	}
-	bp := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
+	bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
 		maxLo: 0.75, rb: relBound(DefaultTuning(), Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7})}
 	simd := useBoundsAVX2
 	defer func() { useBoundsAVX2 = simd }()
@@ -386,11 +386,21 @@ func TestSinglesNoEventBests(t *testing.T) {
 		est[i], bound[i], lex[i] = float64(i)/float64(n), 0.01, float64(i%3)
 	}
 	rb := relBound(DefaultTuning(), Scale{MaxLex: 2, Mean: 0.2, MaxD: 1})
-	want := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
+	want := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
 	want.units(0, n, false)
-	got := boundPart{est: est, bound: bound, lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
+	got := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: []float64{}, maxLo: 0.9, rb: rb}
 	got.singles(0, n)
 	if !slices.Equal(got.relHi, want.relHi) || !slices.Equal(got.top, want.top) {
 		t.Fatalf("bounds %v rows %v, units %v %v", got.relHi, got.top, want.relHi, want.top)
 	}
+}
+
+// upperSum returns est[i]+bound[i] for each i, the cosines' upper bounds
+// of a boundPart.
+func upperSum(est, bound []float64) []float64 {
+	hi := make([]float64, len(est))
+	for i, e := range est {
+		hi[i] = e + bound[i]
+	}
+	return hi
 }

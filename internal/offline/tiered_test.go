@@ -161,3 +161,59 @@ func TestFastTieredMatchesFull(t *testing.T) {
 		}
 	}
 }
+
+// TestDenseUpper checks DenseMix.upper on each weight: every upper bound
+// at least the exact feature, the best lower bound at most the best
+// feature, and the values those of the estimates and bounds (estimateOf)
+// mixed and summed, bit for bit.
+func TestDenseUpper(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	n, dim := 2000, 64
+	win, turn := vec.Matrix{Dim: dim}, vec.Matrix{Dim: dim}
+	win.QuantizeFrom(1)
+	turn.QuantizeFrom(1)
+	for _, v := range unitRows(r, "clustered", n, dim) {
+		win.Append(v)
+	}
+	for _, v := range unitRows(r, "clustered", n, dim) {
+		turn.Append(v)
+	}
+	for _, w := range []float64{0, 0.5, 1} {
+		dm := MixOf(&turn, &win, n, w)
+		for qi, q := range unitRows(r, "clustered", 6, dim) {
+			if qi%2 == 0 {
+				u := win.Row(r.IntN(n))
+				for j := range q {
+					q[j] = 0.3*q[j] + u[j]
+				}
+				q = vec.Normalize(q)
+			}
+			hi, bound, est2, bound2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+			maxLo := dm.upper(q, hi, bound, est2, bound2)
+			// The reference: estimates and bounds of each matrix, mixed.
+			e1, b1, e2, b2 := make([]float64, n), make([]float64, n), make([]float64, n), make([]float64, n)
+			estimateOf(&turn, q, e1, b1)
+			estimateOf(&win, q, e2, b2)
+			best := math.Inf(-1)
+			for i := range n {
+				x := dm.Exact(q, i)
+				best = max(best, x)
+				var want float64
+				switch w {
+				case 0:
+					want = e1[i] + b1[i]
+				case 1:
+					want = e2[i] + b2[i]
+				default:
+					want = dm.mix(e1[i], e2[i]) + dm.mix(b1[i], b2[i])
+				}
+				if !(hi[i] >= x) || math.Float64bits(hi[i]) != math.Float64bits(want) {
+					t.Fatalf("w %g, query %d, row %d: upper bound %v, feature %v, want %v", w, qi, i, hi[i], x, want)
+				}
+			}
+			if !(maxLo <= best) {
+				t.Fatalf("w %g, query %d: best lower bound %v above the best feature %v", w, qi, maxLo, best)
+			}
+		}
+	}
+}

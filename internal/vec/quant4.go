@@ -176,12 +176,40 @@ func dotU4Go(p []int8, codes []byte, rowBytes int, out []int32) {
 // lower bound returned is taken over both scans' bounds of every row
 // scanned: at least every est[i]-err[i], and at most the largest Dot.
 func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(maxLow float64) float64) (maxLow float64) {
+	if len(est) != m.Rows() || len(err) != m.Rows() {
+		panic(fmt.Sprintf("vec: EstimateTiered: %d estimates, %d bounds for %d rows", len(est), len(err), m.Rows()))
+	}
+	return m.tiered(q, est, err, refineAt)
+}
+
+// UpperTiered is EstimateTiered writing only each row's upper bound,
+// hi[i] = est[i]+err[i] (that float64 sum, bit for bit), for a caller that
+// reads no other: half the bytes written a row. It returns the same
+// largest lower bound.
+func (m *Matrix) UpperTiered(q []float32, hi []float64, refineAt func(maxLow float64) float64) (maxLow float64) {
+	if len(hi) != m.Rows() {
+		panic(fmt.Sprintf("vec: UpperTiered: %d upper bounds for %d rows", len(hi), m.Rows()))
+	}
+	return m.tiered(q, hi, nil, refineAt)
+}
+
+// tiered is EstimateTiered, or UpperTiered when err is nil (est then
+// holds the upper bounds).
+func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow float64) float64) (maxLow float64) {
 	n := m.Rows()
 	if m.q == nil {
 		panic("vec: EstimateTiered on a matrix that is not quantized")
 	}
-	if len(est) != n || len(err) != n || len(q) != m.Dim {
-		panic(fmt.Sprintf("vec: EstimateTiered: %d estimates, %d bounds, query of length %d for %d rows of dimension %d", len(est), len(err), len(q), n, m.Dim))
+	if len(q) != m.Dim {
+		panic(fmt.Sprintf("vec: EstimateTiered: query of length %d for rows of dimension %d", len(q), m.Dim))
+	}
+	// set writes row i's estimate and bound (their sum without err).
+	set := func(i int, x, bound float64) {
+		if err == nil {
+			est[i] = x + bound
+		} else {
+			est[i], err[i] = x, bound
+		}
 	}
 	q4 := &m.q.q4
 	qmax, qnorm, ql1 := 0.0, 0.0, 0.0
@@ -193,7 +221,7 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	}
 	if math.IsInf(qmax, 0) || math.IsNaN(qmax) {
 		for i := range n {
-			est[i], err[i] = 0, math.Inf(1)
+			set(i, 0, math.Inf(1))
 		}
 		return math.Inf(-1)
 	}
@@ -201,11 +229,12 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 		// Every Dot is 0, except with a row that is not finite.
 		maxLow := math.Inf(-1)
 		for i := range n {
-			est[i], err[i] = 0, 0
+			bound := 0.0
 			if math.IsInf(bf16(q4.terms[i].res), 1) {
-				err[i] = math.Inf(1)
+				bound = math.Inf(1)
 			}
-			maxLow = max(maxLow, -err[i])
+			set(i, 0, bound)
+			maxLow = max(maxLow, -bound)
 		}
 		return maxLow
 	}
@@ -249,8 +278,8 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	// its best lower bound so far: refineAt does not fall as its argument
 	// rises, so the final floor is at least as high and every row above it
 	// is listed.
-	cands := make([][]int32, workers)
-	parallel(func(w, lo, hi int) { lows[w], cands[w] = sc.rows(q4, est, err, lo, hi, refineAt) })
+	cands := make([]list4, workers)
+	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi, refineAt, &cands[w]) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
@@ -263,14 +292,15 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	parallel(func(w, lo, hi int) {
 		maxLow := lows[w]
 		var dot [1]int32
-		for _, i := range cands[w] {
-			if est[i]+err[i] >= floor {
+		l := &cands[w]
+		for k, i := range l.rows {
+			if l.est[k]+l.err[k] >= floor {
 				dotI8(p16, m.q.codes[int(i)*d:(int(i)+1)*d], d, dot[:])
 				x := t16 * float64(m.q.scale[i]) * float64(dot[0])
 				bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
 				maxLow = max(maxLow, x-bound)
-				if bound < err[i] {
-					est[i], err[i] = x, bound
+				if bound < l.err[k] {
+					set(int(i), x, bound)
 				}
 			}
 		}
@@ -295,36 +325,60 @@ type bound4 struct {
 	off                      int32
 }
 
-// rows writes the 4-bit estimates and bounds of rows lo to hi-1, and
-// returns their largest lower bound and the rows whose upper bound reaches
-// refineAt of the largest lower bound found before their block of
-// blockRows rows (refineAt does not fall as its argument rises, so that
-// floor is at most the final one: every row above the final floor is
-// listed).
-func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(float64) float64) (float64, []int32) {
-	maxLow := math.Inf(-1)
-	var cands []int32
-	for b := lo; b < hi; b += blockRows {
-		e := min(b+blockRows, hi)
-		maxLow, cands = sc.block(q4, est, err, b, e, refineAt(maxLow), maxLow, cands)
-	}
-	return maxLow, cands
+// list4 holds the rows a range of the first pass lists, in order, with
+// their 4-bit estimates and bounds.
+type list4 struct {
+	rows     []int32
+	est, err []float64
 }
 
-// blockGo is block in separate passes (dotU4, bounds4Go, listSum) over at
-// most blockRows rows: block's reference, and its remainder.
-func (sc *scan4) blockGo(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, cands []int32) (float64, []int32) {
+// add appends row i, estimated x ± bound.
+func (l *list4) add(i int, x, bound float64) {
+	l.rows, l.est, l.err = append(l.rows, int32(i)), append(l.est, x), append(l.err, bound)
+}
+
+// rows writes the 4-bit estimates and bounds of rows lo to hi-1 (or their
+// sums alone, into est, when err is nil), lists in l the rows whose upper
+// bound reaches refineAt of the largest lower bound found before their
+// block of blockRows rows (refineAt does not fall as its argument rises,
+// so that floor is at most the final one: every row above the final floor
+// is listed), and returns the rows' largest lower bound.
+func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(float64) float64, l *list4) float64 {
+	maxLow := math.Inf(-1)
+	for b := lo; b < hi; b += blockRows {
+		e := min(b+blockRows, hi)
+		maxLow = sc.block(q4, est, err, b, e, refineAt(maxLow), maxLow, l)
+	}
+	return maxLow
+}
+
+// blockGo is block in separate passes (dotU4, bounds4Go, the list) over
+// at most blockRows rows: block's reference, and its remainder.
+func (sc *scan4) blockGo(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, l *list4) float64 {
 	var dots [blockRows]int32
+	var xs, bounds [blockRows]float64
 	out := dots[:e-b]
 	dotU4(sc.p, q4.codes[b*q4.rowBytes:e*q4.rowBytes], q4.rowBytes, out)
-	maxLow = max(maxLow, bounds4Go(&sc.c, out, q4.terms[b:e], est[b:e], err[b:e]))
-	return maxLow, listSum(est[b:e], err[b:e], floor, b, cands)
+	maxLow = max(maxLow, bounds4Go(&sc.c, out, q4.terms[b:e], xs[:e-b], bounds[:e-b]))
+	for j, x := range xs[:e-b] {
+		h := x + bounds[j]
+		if err == nil {
+			est[b+j] = h
+		} else {
+			est[b+j], err[b+j] = x, bounds[j]
+		}
+		if h >= floor {
+			l.add(b+j, x, bounds[j])
+		}
+	}
+	return maxLow
 }
 
 // scan4Args are scan4AVX2's arguments and results (the assembly reads the
 // fields by their offsets, go_asm.h). The pointers are at row base of
-// their arrays (codes at its first byte, list at its next free entry);
-// n is a positive multiple of 4.
+// their arrays (codes at its first byte, list, lest and lerr at their
+// next free entry); err is nil when est is to hold the upper bounds
+// alone; n is a positive multiple of 4.
 type scan4Args struct {
 	c        *bound4
 	p        *int8
@@ -332,25 +386,16 @@ type scan4Args struct {
 	rowBytes int64
 	terms    *terms4
 	est, err *float64
-	list     *int32
-	n, base  int64
-	floor    float64
+	// list, lest and lerr receive the rows listed, their estimates and
+	// their bounds.
+	list       *int32
+	lest, lerr *float64
+	n, base    int64
+	floor      float64
 	// maxLow is the largest lower bound before the rows, and after them
 	// on return; nlist is the number of rows listed.
 	maxLow float64
 	nlist  int64
-}
-
-// listSumGo appends to dst base+j for each j with a[j]+b[j] >= floor, in
-// order (len(b) >= len(a)), and returns it: listSum's reference.
-func listSumGo(a, b []float64, floor float64, base int, dst []int32) []int32 {
-	b = b[:len(a)]
-	for j, x := range a {
-		if x+b[j] >= floor {
-			dst = append(dst, int32(base+j))
-		}
-	}
-	return dst
 }
 
 // bounds4Go writes est[j] and err[j] for the rows whose 4-bit dot products

@@ -348,29 +348,6 @@ func TestDotU4Extremes(t *testing.T) {
 	}
 }
 
-// TestListSum checks listSum (AVX2 where the CPU has it) against
-// listSumGo on every length to 40: sums at the floor, NaN, -Inf and +Inf
-// among them, a base and a list already begun.
-func TestListSum(t *testing.T) {
-	r := rand.New(rand.NewPCG(41, 42))
-	special := []float64{0.25, math.NaN(), math.Inf(1), math.Inf(-1), 0}
-	for trial := range 400 {
-		n := trial % 41
-		a, b := make([]float64, n), make([]float64, n+r.IntN(3))
-		for j := range a {
-			a[j], b[j] = r.Float64()-0.3, r.Float64()*0.1
-			if r.IntN(4) == 0 {
-				a[j], b[j] = special[r.IntN(len(special))], 0 // at the floor too
-			}
-		}
-		base := r.IntN(1000)
-		want := listSumGo(a, b, 0.25, base, []int32{-1})
-		if got := listSum(a, b, 0.25, base, []int32{-1}); !slices.Equal(got, want) {
-			t.Fatalf("%v + %v: %v, want %v", a, b, got, want)
-		}
-	}
-}
-
 // TestScan4Block checks the fused first pass (scan4AVX2 where the CPU has
 // AVX2) against blockGo, its separate passes, bit for bit: estimates,
 // bounds, the largest lower bound and the list, on rows of 1 to 6 chunks,
@@ -381,6 +358,10 @@ func TestScan4Block(t *testing.T) {
 		t.Log("no AVX2 on this CPU: blockGo against itself")
 	}
 	r := rand.New(rand.NewPCG(43, 44))
+	same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
+	sameList := func(a, b list4) bool {
+		return slices.Equal(a.rows, b.rows) && slices.EqualFunc(a.est, b.est, same) && slices.EqualFunc(a.err, b.err, same)
+	}
 	floors := []float64{math.Inf(-1), -0.05, 0, 0.02, 0.1, math.Inf(1), math.NaN()}
 	for _, dim := range []int{16, 64, 96, 256, 384} {
 		n := blockRows + 13
@@ -407,15 +388,35 @@ func TestScan4Block(t *testing.T) {
 					b := r.IntN(n - k + 1)
 					est, err := make([]float64, n), make([]float64, n)
 					est2, err2 := make([]float64, n), make([]float64, n)
-					low, list := sc.block(q4, est, err, b, b+k, floor, -0.5, []int32{-1})
-					low2, list2 := sc.blockGo(q4, est2, err2, b, b+k, floor, -0.5, []int32{-1})
-					same := func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) }
-					if !same(low, low2) || !slices.Equal(list, list2) {
-						t.Fatalf("dim %d, rows %d to %d, floor %v: lower bound %v, list %v; Go %v, %v", dim, b, b+k, floor, low, list, low2, list2)
+					hi, hi2 := make([]float64, n), make([]float64, n)
+					l, l2, lh, lh2 := list4Of(-1), list4Of(-1), list4Of(-1), list4Of(-1)
+					low := sc.block(q4, est, err, b, b+k, floor, -0.5, &l)
+					low2 := sc.blockGo(q4, est2, err2, b, b+k, floor, -0.5, &l2)
+					lowH := sc.block(q4, hi, nil, b, b+k, floor, -0.5, &lh)
+					lowH2 := sc.blockGo(q4, hi2, nil, b, b+k, floor, -0.5, &lh2)
+					if !same(low, low2) || !sameList(l, l2) || !same(lowH, low2) || !sameList(lh, l2) || !same(lowH2, low2) || !sameList(lh2, l2) {
+						t.Fatalf("dim %d, rows %d to %d, floor %v: lower bound %v, list %v; Go %v, %v; upper bounds alone %v, %v; Go %v, %v",
+							dim, b, b+k, floor, low, l, low2, l2, lowH, lh, lowH2, lh2)
 					}
 					for i := range n {
-						if !same(est[i], est2[i]) || !same(err[i], err2[i]) {
-							t.Fatalf("dim %d, rows %d to %d, row %d: %v ± %v, Go %v ± %v", dim, b, b+k, i, est[i], err[i], est2[i], err2[i])
+						if !same(est[i], est2[i]) || !same(err[i], err2[i]) || !same(hi[i], hi2[i]) || !same(hi[i], est2[i]+err2[i]) && i >= b && i < b+k {
+							t.Fatalf("dim %d, rows %d to %d, row %d: %v ± %v (upper %v), Go %v ± %v (upper %v)", dim, b, b+k, i, est[i], err[i], hi[i], est2[i], err2[i], hi2[i])
+						}
+					}
+					// The list holds the rows at or above the floor, with
+					// their estimates and bounds.
+					var want []int32
+					for i := b; i < b+k; i++ {
+						if est2[i]+err2[i] >= floor {
+							want = append(want, int32(i))
+						}
+					}
+					if !slices.Equal(l2.rows[1:], want) {
+						t.Fatalf("dim %d, rows %d to %d, floor %v: listed %v, want %v", dim, b, b+k, floor, l2.rows[1:], want)
+					}
+					for j, i := range l.rows[1:] {
+						if !same(l.est[j+1], est2[i]) || !same(l.err[j+1], err2[i]) {
+							t.Fatalf("dim %d, row %d listed as %v ± %v, want %v ± %v", dim, i, l.est[j+1], l.err[j+1], est2[i], err2[i])
 						}
 					}
 				}
@@ -423,6 +424,9 @@ func TestScan4Block(t *testing.T) {
 		}
 	}
 }
+
+// list4Of returns a list4 already holding row i (estimated 0 ± 0).
+func list4Of(i int32) list4 { return list4{rows: []int32{i}, est: []float64{0}, err: []float64{0}} }
 
 // TestScan4BlockExtremes checks the fused first pass where its word sums
 // are largest (every code 15, every query byte 127 or -128: four chunks
@@ -442,9 +446,10 @@ func TestScan4BlockExtremes(t *testing.T) {
 			sc := scan4{p: slices.Repeat([]int8{pv}, 2*q4.rowBytes), c: bound4{t: 1e-3, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15}}
 			est, err := make([]float64, n), make([]float64, n)
 			est2, err2 := make([]float64, n), make([]float64, n)
-			low, list := sc.block(&q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), nil)
-			low2, list2 := sc.blockGo(&q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), nil)
-			if low != low2 || !slices.Equal(list, list2) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
+			var list, list2 list4
+			low := sc.block(&q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
+			low2 := sc.blockGo(&q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), &list2)
+			if low != low2 || !slices.Equal(list.rows, list2.rows) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
 				t.Fatalf("dim %d, query %d: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, est, err, low, est2, err2, low2)
 			}
 		}
@@ -501,6 +506,46 @@ func TestQuant4Terms(t *testing.T) {
 				within("res", bf16(tm.res), res)
 				within("inf", bf16(tm.inf), inf)
 				within("norm", bf16(tm.norm), norm)
+			}
+		}
+	}
+}
+
+// TestUpperTiered checks that UpperTiered writes EstimateTiered's
+// est+err, bit for bit, and returns the same largest lower bound: random
+// and clustered rows, a row that is not finite, floors from -Inf to +Inf,
+// a zero and a NaN query, and a matrix large enough to split the passes.
+func TestUpperTiered(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 50))
+	for _, n := range []int{37, 20000} {
+		dim := 256
+		m := Matrix{Dim: dim}
+		for i, v := range tieredRows(r, "clustered", n, dim) {
+			if i == 7 {
+				v[3] = float32(math.Inf(-1))
+			}
+			m.Append(v)
+		}
+		m.QuantizeFrom(1)
+		queries := tieredRows(r, "random", 2, dim)
+		queries = append(queries, m.Row(11), make([]float32, dim), slices.Repeat([]float32{float32(math.NaN())}, dim))
+		for qi, q := range queries {
+			for _, f := range []float64{math.Inf(-1), 0.9, math.Inf(1)} {
+				refine := func(lo float64) float64 { return max(lo*f, lo) }
+				if math.IsInf(f, 0) {
+					refine = func(float64) float64 { return f }
+				}
+				est, err, hi := make([]float64, n), make([]float64, n), make([]float64, n)
+				low := m.EstimateTiered(q, est, err, refine)
+				lowH := m.UpperTiered(q, hi, refine)
+				if math.Float64bits(low) != math.Float64bits(lowH) {
+					t.Fatalf("%d rows, query %d, floor %v: lower bound %v, upper bounds alone %v", n, qi, f, low, lowH)
+				}
+				for i := range n {
+					if math.Float64bits(hi[i]) != math.Float64bits(est[i]+err[i]) {
+						t.Fatalf("%d rows, query %d, floor %v, row %d: upper bound %v, want %v + %v", n, qi, f, i, hi[i], est[i], err[i])
+					}
+				}
 			}
 		}
 	}

@@ -399,60 +399,6 @@ u4done:
 	VZEROUPPER
 	RET
 
-// func listSum4AVX2(a, b *float64, n int, floor float64, dst *int32) int
-TEXT ·listSum4AVX2(SB), NOSPLIT, $0-48
-	MOVQ         a+0(FP), SI
-	MOVQ         b+8(FP), R8
-	MOVQ         n+16(FP), R9
-	VBROADCASTSD floor+24(FP), Y8
-	MOVQ         dst+32(FP), DI
-	XORQ         R10, R10 // listed
-	XORQ         CX, CX
-
-sloop:
-	VMOVUPD   (SI)(CX*8), Y0
-	VADDPD    (R8)(CX*8), Y0, Y0
-	VCMPPD    $0x12, Y0, Y8, Y1 // floor <= a+b (LE_OQ: NaN not listed)
-	VMOVMSKPD Y1, DX
-	TESTQ     DX, DX
-	JNE       slist
-
-snext:
-	ADDQ $4, CX
-	CMPQ CX, R9
-	JLT  sloop
-	MOVQ R10, ret+40(FP)
-	VZEROUPPER
-	RET
-
-slist:
-	TESTQ $1, DX
-	JEQ   sl1
-	MOVL  CX, (DI)(R10*4)
-	INCQ  R10
-
-sl1:
-	TESTQ $2, DX
-	JEQ   sl2
-	LEAQ  1(CX), BX
-	MOVL  BX, (DI)(R10*4)
-	INCQ  R10
-
-sl2:
-	TESTQ $4, DX
-	JEQ   sl3
-	LEAQ  2(CX), BX
-	MOVL  BX, (DI)(R10*4)
-	INCQ  R10
-
-sl3:
-	TESTQ $8, DX
-	JEQ   snext
-	LEAQ  3(CX), BX
-	MOVL  BX, (DI)(R10*4)
-	INCQ  R10
-	JMP   snext
-
 // The dwords 0, 2, 4, 6, then 1, 3, 5, 7 (VPERMD).
 DATA s4perm<>+0(SB)/4, $0
 DATA s4perm<>+4(SB)/4, $2
@@ -472,8 +418,9 @@ GLOBL s4perm<>(SB), RODATA|NOPTR, $32
 // order (the bound's constants broadcast from a.c each time: the dot loop
 // takes every other register), the estimates and bounds stored, the
 // largest lower bound kept in Y6, and each row whose est+err reaches the
-// floor (Y7; VCMPPD LE_OQ as listSum4AVX2, NaN not listed) written to
-// a.list as base+row. The CPU must have AVX2.
+// floor (Y7; VCMPPD LE_OQ, NaN not listed) written to a.list as base+row,
+// its estimate and bound to a.lest and a.lerr. With a.err nil, est+err
+// alone is stored, in a.est. The CPU must have AVX2.
 TEXT ·scan4AVX2(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), BX
 	MOVQ scan4Args_p(BX), SI
@@ -602,53 +549,75 @@ s4flush:
 	VADDPD       Y3, Y4, Y2   // a + qerr*norm
 	VBROADCASTSD 32(AX), Y12  // eps
 	VADDPD       Y12, Y2, Y2  // + eps
-	MOVQ         scan4Args_est(BX), R10
-	VMOVUPD      Y0, (R10)(R8*8)
-	MOVQ         scan4Args_err(BX), R10
-	VMOVUPD      Y2, (R10)(R8*8)
 	VSUBPD       Y2, Y0, Y3   // x - bound
 	VMAXPD       Y3, Y6, Y6
-	VADDPD       Y2, Y0, Y0   // x + bound, as listSum4AVX2
-	VCMPPD       $0x12, Y0, Y7, Y1 // floor <= x+bound
-	VMOVMSKPD    Y1, R13
-	LEAQ         (R12)(CX*1), DI
+	VADDPD       Y2, Y0, Y4   // x + bound
+	MOVQ         scan4Args_est(BX), R10
+	MOVQ         scan4Args_err(BX), R13
 	TESTQ        R13, R13
-	JNE          s4list
+	JEQ          s4hi
+	VMOVUPD      Y0, (R10)(R8*8)
+	VMOVUPD      Y2, (R13)(R8*8)
+	JMP          s4cmp
+
+s4hi:
+	VMOVUPD Y4, (R10)(R8*8) // x + bound alone
+
+s4cmp:
+	VCMPPD    $0x12, Y4, Y7, Y1 // floor <= x+bound (LE_OQ: NaN not listed)
+	VMOVMSKPD Y1, R13
+	LEAQ      (R12)(CX*1), DI
+	TESTQ     R13, R13
+	JNE       s4list
 
 s4next:
 	ADDQ $4, R8
 	JMP  s4loop
 
+	// Each row listed: base+row, x and bound (lanes 0 and 1 from X0 and
+	// X2, lanes 2 and 3 from X5 and X3).
 s4list:
-	MOVQ scan4Args_list(BX), R10
-	MOVQ scan4Args_base(BX), AX
-	ADDQ R8, AX                 // base + row
-	TESTQ $1, R13
-	JEQ   s4l1
-	MOVL  AX, (R10)(DX*4)
-	INCQ  DX
+	MOVQ         scan4Args_list(BX), R10
+	MOVQ         scan4Args_lest(BX), R11
+	MOVQ         scan4Args_lerr(BX), R12
+	MOVQ         scan4Args_base(BX), AX
+	ADDQ         R8, AX
+	VEXTRACTF128 $1, Y0, X5
+	VEXTRACTF128 $1, Y2, X3
+	TESTQ        $1, R13
+	JEQ          s4l1
+	MOVL         AX, (R10)(DX*4)
+	VMOVSD       X0, (R11)(DX*8)
+	VMOVSD       X2, (R12)(DX*8)
+	INCQ         DX
 
 s4l1:
-	TESTQ $2, R13
-	JEQ   s4l2
-	LEAQ  1(AX), R9
-	MOVL  R9, (R10)(DX*4)
-	INCQ  DX
+	TESTQ   $2, R13
+	JEQ     s4l2
+	LEAQ    1(AX), R9
+	MOVL    R9, (R10)(DX*4)
+	VMOVHPD X0, (R11)(DX*8)
+	VMOVHPD X2, (R12)(DX*8)
+	INCQ    DX
 
 s4l2:
-	TESTQ $4, R13
-	JEQ   s4l3
-	LEAQ  2(AX), R9
-	MOVL  R9, (R10)(DX*4)
-	INCQ  DX
+	TESTQ  $4, R13
+	JEQ    s4l3
+	LEAQ   2(AX), R9
+	MOVL   R9, (R10)(DX*4)
+	VMOVSD X5, (R11)(DX*8)
+	VMOVSD X3, (R12)(DX*8)
+	INCQ   DX
 
 s4l3:
-	TESTQ $8, R13
-	JEQ   s4next
-	LEAQ  3(AX), R9
-	MOVL  R9, (R10)(DX*4)
-	INCQ  DX
-	JMP   s4next
+	TESTQ   $8, R13
+	JEQ     s4next
+	LEAQ    3(AX), R9
+	MOVL    R9, (R10)(DX*4)
+	VMOVHPD X5, (R11)(DX*8)
+	VMOVHPD X3, (R12)(DX*8)
+	INCQ    DX
+	JMP     s4next
 
 s4done:
 	VEXTRACTF128 $1, Y6, X0

@@ -14,12 +14,8 @@ func dotI8(p []int16, codes []int8, dim int, out []int32) {
 
 func dotU4(p []int8, codes []byte, rowBytes int, out []int32) { dotU4Go(p, codes, rowBytes, out) }
 
-func listSum(a, b []float64, floor float64, base int, dst []int32) []int32 {
-	return listSumGo(a, b, floor, base, dst)
-}
-
-func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, cands []int32) (float64, []int32) {
-	return sc.blockGo(q4, est, err, b, e, floor, maxLow, cands)
+func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, l *list4) float64 {
+	return sc.blockGo(q4, est, err, b, e, floor, maxLow, l)
 }
 
 // useAVX2 is false: the Go loops run everywhere.
