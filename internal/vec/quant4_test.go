@@ -251,7 +251,7 @@ func TestQuant4Splice(t *testing.T) {
 }
 
 // BenchmarkEstimateTiered times the tiered scan of 100k rows beside
-// Estimate, with the floor offline retrieval uses.
+// Estimate, with the floor offline retrieval uses, and UpperTiered.
 func BenchmarkEstimateTiered(b *testing.B) {
 	r := rand.New(rand.NewPCG(3, 4))
 	n := 100000
@@ -271,6 +271,12 @@ func BenchmarkEstimateTiered(b *testing.B) {
 		mean := m.MeanDot(q)
 		for b.Loop() {
 			m.EstimateTiered(q, est, bound, func(lo float64) float64 { return mean + 0.9*max(0, lo-mean) })
+		}
+	})
+	b.Run("upper", func(b *testing.B) {
+		mean := m.MeanDot(q)
+		for b.Loop() {
+			m.UpperTiered(q, est, func(lo float64) float64 { return mean + 0.9*max(0, lo-mean) })
 		}
 	})
 }
