@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"unsafe"
@@ -825,15 +824,19 @@ func (fs *fastScan) topRelevance() bool {
 		return false
 	}
 	floor := relTop.Last()
+	// The turns whose bound reaches the floor, best bound first (a heap:
+	// a few of them are taken; which of equal bounds comes first does
+	// not change the KTurn most relevant, whose order rank.Top sets).
 	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
-	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
 	fs.sc.cands = rc
+	queue := rank.NewQueue(fs.relHi, rc)
 	relTop = rank.NewTopK(k)
-	for j, i := range rc {
+	for queue.Len() > 0 {
+		i := queue.Pop()
 		fs.rel[i] = fs.relX(i)
 		fs.relIdx = append(fs.relIdx, i)
 		relTop.Offer(i, fs.rel[i])
-		if j+1 < len(rc) && relTop.Full() && relTop.Last() > fs.relHi[rc[j+1]] {
+		if queue.Len() > 0 && relTop.Full() && relTop.Last() > fs.relHi[queue.Top()] {
 			break
 		}
 	}

@@ -172,10 +172,14 @@ func TestParallelRangeCovers(t *testing.T) {
 func TestQueue(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := range 200 {
-		n := r.IntN(50)
+		// Small queues, and large ones whose heap takes the best first.
+		n, levels := r.IntN(50), 10
+		if trial%2 == 1 {
+			n, levels = r.IntN(5000), []int{10, 300, 100000}[r.IntN(3)]
+		}
 		scores := make([]float64, n)
 		for i := range scores {
-			scores[i] = float64(r.IntN(10)) // many ties
+			scores[i] = float64(r.IntN(levels)) // ties
 		}
 		rows := make([]int, 0, n)
 		for i := range n {
@@ -186,13 +190,32 @@ func TestQueue(t *testing.T) {
 		want := slices.Clone(rows)
 		slices.SortFunc(want, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 		q := NewQueue(scores, slices.Clone(rows))
+		if len(rows) > 4*firstBatch {
+			// The heap holds the firstBatch best and their ties.
+			floor := scores[want[firstBatch-1]]
+			k := 0
+			for _, i := range rows {
+				if scores[i] >= floor {
+					k++
+				}
+			}
+			if len(q.h) != k {
+				t.Fatalf("trial %d: the heap holds %d rows at first, want %d", trial, len(q.h), k)
+			}
+		}
 		var got []float64
 		for q.Len() > 0 {
+			if q.Len() != len(rows)-len(got) {
+				t.Fatalf("trial %d: Len %d after %d pops of %d", trial, q.Len(), len(got), len(rows))
+			}
 			top := q.Top()
 			if i := q.Pop(); i != top {
 				t.Fatalf("trial %d: Pop %d after Top %d", trial, i, top)
 			}
 			got = append(got, scores[top])
+		}
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d pops, want %d", trial, len(got), len(want))
 		}
 		for k := range want {
 			if got[k] != scores[want[k]] {
