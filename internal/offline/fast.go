@@ -762,34 +762,32 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// KeepRatio of it, whichever is lower: keep below is at least that, as
 	// the best score is at least r0's.
 	c := fs.sc.cands[:0]
-	if s0 := fs.scores[r0]; s0 > 0 {
+	s0 := fs.scores[r0]
+	if s0 > 0 {
 		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
 	} else {
 		for i := range fs.scoreHi {
 			c = append(c, i)
 		}
 	}
-	for _, i := range c {
-		if fs.scoreHi[i] >= fs.scores[r0] {
-			fs.reach(i)
-		}
+	fs.sc.cands = c
+	// The turns listed, best bound first: a heap, of which a few are
+	// taken (tens of a list of up to half the turns). Which of equal
+	// bounds comes first does not matter: the loop below stops only
+	// when every turn left is strictly below the MaxK-th exact score,
+	// and Select reads the MaxK best through rank.Top.
+	queue := rank.NewQueue(fs.scoreHi, c)
+	for queue.Len() > 0 && fs.scoreHi[queue.Top()] >= s0 {
+		fs.reach(queue.Pop())
 	}
 	if !(fs.top > 0) {
-		fs.sc.cands = c
 		return false
 	}
+	// The other turns that can reach keep, best bound first; none left
+	// in the queue was reached.
 	keep := fs.tu.KeepRatio * fs.top
-	// The other turns that can reach keep, best bound first (a heap).
-	h := c[:0]
-	for _, i := range c {
-		if fs.scoreHi[i] >= keep && !fs.sc.reached[i] {
-			h = append(h, i)
-		}
-	}
-	fs.sc.cands = h
-	queue := rank.NewQueue(fs.scoreHi, h)
 	for steps := 0; ; steps++ {
-		if queue.Len() == 0 {
+		if queue.Len() == 0 || fs.scoreHi[queue.Top()] < keep {
 			// Every unit not reached scores below keep.
 			return fs.bestK.Full() && fs.bestK.Last() >= keep
 		}
