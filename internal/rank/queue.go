@@ -6,9 +6,10 @@ package rank
 //
 // A caller that pops a few rows of many (the pruned offline scorer pops
 // tens of a list of up to tens of thousands) should not pay for ordering
-// them all: the heap holds at first only the rows scoring at least the
-// firstBatch-th best score, found in one pass, and the others wait in a
-// list until the heap runs out; then they all go into it.
+// them all: of more than 4*firstBatch rows, the heap holds at first only
+// those at least a floor that about firstBatch of them reach, estimated
+// from a sample, and the others wait in a list until the heap runs out;
+// then they all go into it.
 type Queue struct {
 	scores []float64
 	h      []int
@@ -18,9 +19,12 @@ type Queue struct {
 	refilled bool
 }
 
-// firstBatch is the number of rows the heap takes at first when more are
-// queued (the best scores, and every row tied with the last of them).
-const firstBatch = 256
+// firstBatch is about the number of rows the heap takes at first when more
+// than four times as many are queued.
+const firstBatch = 512
+
+// samples is the number of rows NewQueue reads to set its floor.
+const samples = 1024
 
 // NewQueue returns a queue of rows over scores, reusing rows' storage: the
 // caller must not use rows afterwards.
@@ -31,22 +35,27 @@ func NewQueue(scores []float64, rows []int) *Queue {
 		q.refilled = true
 		return q
 	}
-	// The firstBatch-th best score: the least of a min-heap of the
-	// firstBatch best so far.
-	var top [firstBatch]float64
-	for k, i := range rows[:firstBatch] {
-		top[k] = scores[i]
-	}
-	for j := firstBatch/2 - 1; j >= 0; j-- {
-		siftMin(&top, j)
-	}
-	for _, i := range rows[firstBatch:] {
-		if s := scores[i]; s > top[0] {
+	// The floor: the r-th best score of every st-th row (samples of
+	// them), which about r*st rows reach (st >= 2, so r <= firstBatch/2).
+	st := len(rows) / samples
+	r := max(firstBatch/st, 8)
+	var top [firstBatch / 2]float64
+	k := 0
+	for j := 0; j < len(rows); j += st {
+		s := scores[rows[j]]
+		if k < r {
+			// The first r samples make a min-heap, as siftUp.
+			top[k] = s
+			for c := k; c > 0 && top[(c-1)/2] > top[c]; c = (c - 1) / 2 {
+				top[c], top[(c-1)/2] = top[(c-1)/2], top[c]
+			}
+			k++
+		} else if s > top[0] {
 			top[0] = s
-			siftMin(&top, 0)
+			siftMin(top[:r], 0)
 		}
 	}
-	// Rows at least that score to the end, the others before them.
+	// Rows at least the floor to the end, the others before them.
 	floor, k := top[0], len(rows)
 	for j := len(rows) - 1; j >= 0; j-- {
 		if i := rows[j]; scores[i] >= floor {
@@ -60,13 +69,13 @@ func NewQueue(scores []float64, rows []int) *Queue {
 }
 
 // siftMin moves top[j] down to its place in a min-heap.
-func siftMin(top *[firstBatch]float64, j int) {
+func siftMin(top []float64, j int) {
 	for {
 		l, r, w := 2*j+1, 2*j+2, j
-		if l < firstBatch && top[l] < top[w] {
+		if l < len(top) && top[l] < top[w] {
 			w = l
 		}
-		if r < firstBatch && top[r] < top[w] {
+		if r < len(top) && top[r] < top[w] {
 			w = r
 		}
 		if w == j {
