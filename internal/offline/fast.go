@@ -47,6 +47,9 @@ type fastScan struct {
 	// Select may read; scoreIdx lists the reached units.
 	scoreIdx, relIdx []int
 	top              float64
+	// loose tells whether relHi bounds relevance under a scale whose
+	// best cosine is only a lower bound of the exact one (setBounds).
+	loose bool
 	// bestK holds the MaxK best exact scores.
 	bestK *rank.TopK
 }
@@ -210,6 +213,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 		}
 		hiScale = fs.scale
 	}
+	fs.loose = !exactFirst
 	rh, parts := fs.relevanceBounds(hiScale)
 	if !exactFirst && !fs.bestCosine(func(yield func(int) bool) {
 		for _, top := range fs.sc.tops[:parts] {
@@ -826,6 +830,22 @@ func (fs *fastScan) topRelevance() bool {
 	// a few of them are taken; which of equal bounds comes first does
 	// not change the KTurn most relevant, whose order rank.Top sets).
 	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
+	if fs.loose {
+		// The first pass bounded relevance under a scale whose best
+		// cosine was a lower bound of it (setBounds): the exact scale,
+		// known now, bounds the turns listed more tightly.
+		rb := relBound(fs.tu, fs.scale)
+		lex, est, bound, relHi := fs.f.Lex, fs.est, fs.bound, fs.relHi
+		kept := rc[:0]
+		for _, i := range rc {
+			x := min(relHi[i], rb.of(lex[i], est[i]+bound[i]))
+			relHi[i] = x
+			if x >= floor {
+				kept = append(kept, i)
+			}
+		}
+		rc = kept
+	}
 	fs.sc.cands = rc
 	queue := rank.NewQueue(fs.relHi, rc)
 	relTop = rank.NewTopK(k)
