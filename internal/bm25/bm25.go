@@ -639,39 +639,67 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 		// not).
 		k := len(touched)
 		touched = slices.Grow(touched, len(tr.postings))[:k+len(tr.postings)]
+		sc := termScorer{w: w, c0: c0, c1: c1}
 		if byRef {
-			// The same loop by ref: refs as long as lens (one bounds
-			// check for both), dst's checked by the ref's test.
-			refs := refs[:len(lens)]
-			for _, p := range tr.postings {
-				dl, e := lens[p.doc], int(refs[p.doc])
-				if dl < 0 || uint(e) >= uint(len(dst)) {
-					continue
-				}
-				tf := float64(p.tf)
-				s := w * tf / (tf + c0 + c1*float64(dl))
-				touched[k] = e
-				k += b2i(dst[e] == 0)
-				dst[e] += s
-			}
-			touched = touched[:k]
-			continue
-		}
-		for _, p := range tr.postings {
-			dl := lens[p.doc]
-			if dl < 0 {
-				continue
-			}
-			e := int(p.doc)
-			tf := float64(p.tf)
-			s := w * tf / (tf + c0 + c1*float64(dl))
-			touched[k] = e
-			k += b2i(dst[e] == 0)
-			dst[e] += s
+			k = sc.addByRef(tr.postings, lens, refs, dst, touched, k)
+		} else {
+			k = sc.addBySlot(tr.postings, lens, dst, touched, k)
 		}
 		touched = touched[:k]
 	}
 	return touched
+}
+
+// termScorer scores one query term's postings: w is the term's idf times
+// k1+1 (and its count in the query), c0 + c1*|d| the document's length
+// factor. Its loops are functions of their own so that the compiler keeps
+// their state in registers (inside accumulateLocked it spilled the loop's
+// index and the length slice's pointer, a store and loads a posting).
+type termScorer struct {
+	w, c0, c1 float64
+}
+
+// addBySlot adds each posting's score to dst at its document's slot,
+// writes the slot to touched[k] and moves k past it when dst was 0 there
+// (a branch would be mispredicted about as often as not). It returns k.
+// Removed documents are skipped. touched must have room for every
+// posting from k.
+func (sc termScorer) addBySlot(ps []posting, lens []int32, dst []float64, touched []int, k int) int {
+	w, c0, c1 := sc.w, sc.c0, sc.c1
+	for _, p := range ps {
+		dl := lens[p.doc]
+		if dl < 0 {
+			continue
+		}
+		e := int(p.doc)
+		tf := float64(p.tf)
+		s := w * tf / (tf + c0 + c1*float64(dl))
+		touched[k] = e
+		k += b2i(dst[e] == 0)
+		dst[e] += s
+	}
+	return k
+}
+
+// addByRef is addBySlot by ref: documents without a ref, or with one
+// beyond dst, are skipped too.
+func (sc termScorer) addByRef(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) int {
+	w, c0, c1 := sc.w, sc.c0, sc.c1
+	// refs as long as lens (one bounds check for both), dst's checked by
+	// the ref's test.
+	refs = refs[:len(lens)]
+	for _, p := range ps {
+		dl, e := lens[p.doc], int(refs[p.doc])
+		if dl < 0 || uint(e) >= uint(len(dst)) {
+			continue
+		}
+		tf := float64(p.tf)
+		s := w * tf / (tf + c0 + c1*float64(dl))
+		touched[k] = e
+		k += b2i(dst[e] == 0)
+		dst[e] += s
+	}
+	return k
 }
 
 // b2i returns 1 for true and 0 for false, without a branch.

@@ -1,7 +1,6 @@
 package offline
 
 import (
-	"cmp"
 	"math"
 	"slices"
 	"unsafe"
@@ -49,6 +48,9 @@ type fastScan struct {
 	// Select may read; scoreIdx lists the reached units.
 	scoreIdx, relIdx []int
 	top              float64
+	// loose tells whether relHi bounds relevance under a scale whose
+	// best cosine is only a lower bound of the exact one (setBounds).
+	loose bool
 	// bestK holds the MaxK best exact scores.
 	bestK *rank.TopK
 }
@@ -212,6 +214,7 @@ func (fs *fastScan) setBounds() (r0 int, ok bool) {
 		}
 		hiScale = fs.scale
 	}
+	fs.loose = !exactFirst
 	rh, parts := fs.relevanceBounds(hiScale)
 	if !exactFirst && !fs.bestCosine(func(yield func(int) bool) {
 		for _, top := range fs.sc.tops[:parts] {
@@ -763,34 +766,32 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// KeepRatio of it, whichever is lower: keep below is at least that, as
 	// the best score is at least r0's.
 	c := fs.sc.cands[:0]
-	if s0 := fs.scores[r0]; s0 > 0 {
+	s0 := fs.scores[r0]
+	if s0 > 0 {
 		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
 	} else {
 		for i := range fs.scoreHi {
 			c = append(c, i)
 		}
 	}
-	for _, i := range c {
-		if fs.scoreHi[i] >= fs.scores[r0] {
-			fs.reach(i)
-		}
+	fs.sc.cands = c
+	// The turns listed, best bound first: a heap, of which a few are
+	// taken (tens of a list of up to half the turns). Which of equal
+	// bounds comes first does not matter: the loop below stops only
+	// when every turn left is strictly below the MaxK-th exact score,
+	// and Select reads the MaxK best through rank.Top.
+	queue := rank.NewQueue(fs.scoreHi, c)
+	for queue.Len() > 0 && fs.scoreHi[queue.Top()] >= s0 {
+		fs.reach(queue.Pop())
 	}
 	if !(fs.top > 0) {
-		fs.sc.cands = c
 		return false
 	}
+	// The other turns that can reach keep, best bound first; none left
+	// in the queue was reached.
 	keep := fs.tu.KeepRatio * fs.top
-	// The other turns that can reach keep, best bound first (a heap).
-	h := c[:0]
-	for _, i := range c {
-		if fs.scoreHi[i] >= keep && !fs.sc.reached[i] {
-			h = append(h, i)
-		}
-	}
-	fs.sc.cands = h
-	queue := rank.NewQueue(fs.scoreHi, h)
 	for steps := 0; ; steps++ {
-		if queue.Len() == 0 {
+		if queue.Len() == 0 || fs.scoreHi[queue.Top()] < keep {
 			// Every unit not reached scores below keep.
 			return fs.bestK.Full() && fs.bestK.Last() >= keep
 		}
@@ -825,15 +826,35 @@ func (fs *fastScan) topRelevance() bool {
 		return false
 	}
 	floor := relTop.Last()
+	// The turns whose bound reaches the floor, best bound first (a heap:
+	// a few of them are taken; which of equal bounds comes first does
+	// not change the KTurn most relevant, whose order rank.Top sets).
 	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
-	slices.SortFunc(rc, func(a, b int) int { return cmp.Compare(fs.relHi[b], fs.relHi[a]) })
+	if fs.loose {
+		// The first pass bounded relevance under a scale whose best
+		// cosine was a lower bound of it (setBounds): the exact scale,
+		// known now, bounds the turns listed more tightly.
+		rb := relBound(fs.tu, fs.scale)
+		lex, est, bound, relHi := fs.f.Lex, fs.est, fs.bound, fs.relHi
+		kept := rc[:0]
+		for _, i := range rc {
+			x := min(relHi[i], rb.of(lex[i], est[i]+bound[i]))
+			relHi[i] = x
+			if x >= floor {
+				kept = append(kept, i)
+			}
+		}
+		rc = kept
+	}
 	fs.sc.cands = rc
+	queue := rank.NewQueue(fs.relHi, rc)
 	relTop = rank.NewTopK(k)
-	for j, i := range rc {
+	for queue.Len() > 0 {
+		i := queue.Pop()
 		fs.rel[i] = fs.relX(i)
 		fs.relIdx = append(fs.relIdx, i)
 		relTop.Offer(i, fs.rel[i])
-		if j+1 < len(rc) && relTop.Full() && relTop.Last() > fs.relHi[rc[j+1]] {
+		if queue.Len() > 0 && relTop.Full() && relTop.Last() > fs.relHi[queue.Top()] {
 			break
 		}
 	}

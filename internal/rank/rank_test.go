@@ -172,10 +172,14 @@ func TestParallelRangeCovers(t *testing.T) {
 func TestQueue(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for trial := range 200 {
-		n := r.IntN(50)
+		// Small queues, and large ones whose heap takes the best first.
+		n, levels := r.IntN(50), 10
+		if trial%2 == 1 {
+			n, levels = r.IntN(5000), []int{10, 300, 100000}[r.IntN(3)]
+		}
 		scores := make([]float64, n)
 		for i := range scores {
-			scores[i] = float64(r.IntN(10)) // many ties
+			scores[i] = float64(r.IntN(levels)) // ties
 		}
 		rows := make([]int, 0, n)
 		for i := range n {
@@ -186,18 +190,62 @@ func TestQueue(t *testing.T) {
 		want := slices.Clone(rows)
 		slices.SortFunc(want, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 		q := NewQueue(scores, slices.Clone(rows))
+		if len(rows) > 4*firstBatch {
+			// The heap holds the best rows, about firstBatch of them
+			// when the scores are distinct.
+			least := math.Inf(1)
+			for _, i := range q.h {
+				least = min(least, scores[i])
+			}
+			for _, i := range q.rest {
+				if scores[i] > least {
+					t.Fatalf("trial %d: row %d (%v) waits, the heap holds %v", trial, i, scores[i], least)
+				}
+			}
+			if levels == 100000 && (len(q.h) < firstBatch/4 || len(q.h) > 2*firstBatch) {
+				t.Fatalf("trial %d: the heap holds %d of %d rows at first", trial, len(q.h), len(rows))
+			}
+		}
 		var got []float64
 		for q.Len() > 0 {
+			if q.Len() != len(rows)-len(got) {
+				t.Fatalf("trial %d: Len %d after %d pops of %d", trial, q.Len(), len(got), len(rows))
+			}
 			top := q.Top()
 			if i := q.Pop(); i != top {
 				t.Fatalf("trial %d: Pop %d after Top %d", trial, i, top)
 			}
 			got = append(got, scores[top])
 		}
+		if len(got) != len(want) {
+			t.Fatalf("trial %d: %d pops, want %d", trial, len(got), len(want))
+		}
 		for k := range want {
 			if got[k] != scores[want[k]] {
 				t.Fatalf("trial %d: pop %d scores %v, want %v", trial, k, got[k], scores[want[k]])
 			}
+		}
+	}
+}
+
+// BenchmarkQueue queues 45,000 rows and pops 80 of them, as the pruned
+// offline scorer does for the bench's slowest questions.
+func BenchmarkQueue(b *testing.B) {
+	r := rand.New(rand.NewPCG(5, 6))
+	scores := make([]float64, 100000)
+	for i := range scores {
+		scores[i] = r.Float64()
+	}
+	rows := make([]int, 45000)
+	for i := range rows {
+		rows[i] = 2 * i
+	}
+	buf := make([]int, len(rows))
+	for b.Loop() {
+		copy(buf, rows)
+		q := NewQueue(scores, buf)
+		for range 80 {
+			q.Pop()
 		}
 	}
 }
