@@ -835,10 +835,10 @@ func (fs *fastScan) topRelevance() bool {
 		// cosine was a lower bound of it (setBounds): the exact scale,
 		// known now, bounds the turns listed more tightly.
 		rb := relBound(fs.tu, fs.scale)
-		lex, est, bound, relHi := fs.f.Lex, fs.est, fs.bound, fs.relHi
+		lex, hi, relHi := fs.f.Lex, fs.hi, fs.relHi
 		kept := rc[:0]
 		for _, i := range rc {
-			x := min(relHi[i], rb.of(lex[i], est[i]+bound[i]))
+			x := min(relHi[i], rb.of(lex[i], hi[i]))
 			relHi[i] = x
 			if x >= floor {
 				kept = append(kept, i)
