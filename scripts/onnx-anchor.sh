@@ -10,8 +10,10 @@
 # 512-token passages, with the spread over the rounds. ONNX Runtime is a
 # test-only tool here: the Go module never imports or runs it.
 #
-# Usage: scripts/onnx-anchor.sh [float|int8|q|all] [ROUNDS]
+# Usage: scripts/onnx-anchor.sh [float|int16|int8|q|all] [ROUNDS]
 #   float  e5-small-v2 in float32 on both sides (the default)
+#   int16  higmem's int16 layers (what minilm.Load runs a float file with on
+#          AVX2) against ONNX Runtime in float32 on the same file
 #   int8   higmem's int8 layers on e5-small-v2 (quantised at load) against
 #          ONNX Runtime in float32 on the same file
 #   q      e5-small-v2-q, the quantised file of the Maven Central jar, on both
@@ -52,16 +54,18 @@ run() { # run NAME ENV...: one benchmark run with the given environment
 
 setup
 case "$MODE" in
-float) run float ;;
+float) run float HIGMEM_ANCHOR_PRECISION=float32 ;;
+int16) run int16 HIGMEM_ANCHOR_PRECISION=int16 ;;
 int8) run int8 HIGMEM_ANCHOR_PRECISION=int8 HIGMEM_ANCHOR_MIN_COS=0.99 ;;
 q) run q HIGMEM_ANCHOR_MODEL=e5-small-v2-q HIGMEM_ANCHOR_MIN_COS=0.99 ;;
 all)
-	run float
+	run float HIGMEM_ANCHOR_PRECISION=float32
+	run int16 HIGMEM_ANCHOR_PRECISION=int16
 	run int8 HIGMEM_ANCHOR_PRECISION=int8 HIGMEM_ANCHOR_MIN_COS=0.99
 	run q HIGMEM_ANCHOR_MODEL=e5-small-v2-q HIGMEM_ANCHOR_MIN_COS=0.99
 	;;
 *)
-	echo "usage: $0 [float|int8|q|all] [ROUNDS]" >&2
+	echo "usage: $0 [float|int16|int8|q|all] [ROUNDS]" >&2
 	exit 2
 	;;
 esac

@@ -40,7 +40,8 @@ import (
 // directory under the models root (default e5-small-v2; e5-small-v2-q for
 // the quantised file, which both sides then run in int8),
 // HIGMEM_ANCHOR_PRECISION runs this package's side with another Precision
-// (int8: the float file quantised at load, against ONNX Runtime in float),
+// (float32, int16 or int8: the float file quantised at load, against ONNX
+// Runtime in float; unset, what Load picks),
 // and HIGMEM_ANCHOR_MIN_COS is the cosine both sides' vectors must reach on
 // every text (default 0.9999, that of TestE5Golden). It skips without
 // HIGMEM_ONNX_PYTHON or without the model.
@@ -78,10 +79,12 @@ func BenchmarkONNXAnchor(b *testing.B) {
 	case "":
 	case "int8":
 		prec = PrecisionInt8
+	case "int16":
+		prec = PrecisionInt16
 	case "float32":
 		prec = PrecisionFloat32
 	default:
-		b.Fatalf("HIGMEM_ANCHOR_PRECISION %q: want int8 or float32", p)
+		b.Fatalf("HIGMEM_ANCHOR_PRECISION %q: want int8, int16 or float32", p)
 	}
 	threads := runtime.GOMAXPROCS(0)
 	m, err := Load(dir, Options{Workers: threads, Precision: prec})

@@ -99,7 +99,7 @@ func TestSmoothScalesNeutral(t *testing.T) {
 // LayerNorm output over the calibration texts, computed here apart.
 func TestCalibrateObservesInputs(t *testing.T) {
 	tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 16, maxSeq: 12})
-	m, err := Load(tm.dir, Options{Name: "tiny"})
+	m, err := Load(tm.dir, Options{Name: "tiny", Precision: PrecisionFloat32})
 	if err != nil {
 		t.Fatal(err)
 	}

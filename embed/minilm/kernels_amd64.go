@@ -159,6 +159,41 @@ func qgemmBlocks(nb, kg int, a []uint8, lda int, b []int8, c []float32, ldc int,
 	qgemmBlocksAVX2(nb, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
 }
 
+//go:noescape
+func q16gemmBlocksAVX2(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+
+//go:noescape
+func quantRow16AVX2(x *float32, n int, dst *int16, mn, inv float32)
+
+// q16gemmBlocks runs the int16 micro-kernel (see q16gemm4x16Go) on nb
+// consecutive blocks of qRows rows (of a, rs, rm and c) in one call.
+func q16gemmBlocks(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	if !useAVX2 || kg == 0 || nb == 0 {
+		q16gemmBlocksGo(nb, kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+		return
+	}
+	last := (nb - 1) * qRows
+	_ = a[(last+3)*lda+2*kg-1]
+	_ = b[kg*32-1]
+	_ = c[(last+3)*ldc+panelWidth-1]
+	_, _ = rs[last+3], rm[last+3]
+	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
+	q16gemmBlocksAVX2(nb, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+}
+
+// quantRow16 sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
+// [0, q16ActMax], 0 for a NaN.
+func quantRow16(x []float32, dst []int16, mn, inv float32) {
+	n := len(x) &^ 15
+	if !useAVX2 || n == 0 {
+		quantRow16Go(x, dst, mn, inv)
+		return
+	}
+	_ = dst[len(x)-1]
+	quantRow16AVX2(&x[0], n, &dst[0], mn, inv)
+	quantRow16Go(x[n:], dst[n:], mn, inv)
+}
+
 // quantRow sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
 // [0, 255].
 func quantRow(x []float32, dst []uint8, mn, inv float32) {

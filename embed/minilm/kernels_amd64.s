@@ -769,6 +769,223 @@ qbdone:
 	VZEROUPPER
 	RET
 
+// func q16gemmBlocksAVX2(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+//
+// The int16 micro-kernel on nb blocks of 4 rows, as qgemmBlocksAVX2 (the
+// same output step), with a holding int16 values (lda in values) and B
+// int16 packed in groups of 2 rows: group g is 16 columns × 2 values,
+// b[32g + 2j + i] = B[2g+i][j]. Each step broadcasts a pair of each A row
+// and multiplies it with the group's pair of each column (VPMADDWD, which
+// adds the two int32 products exactly), adding the sums to eight YMM
+// accumulators. The caller keeps every sum within int32.
+TEXT ·q16gemmBlocksAVX2(SB), NOSPLIT, $0-96
+	MOVQ nb+0(FP), R13
+	XORQ R12, R12
+	TESTQ R13, R13
+	JZ    q16done
+
+q16block:
+	MOVQ kg+8(FP), CX
+	MOVQ lda+24(FP), DX
+	SHLQ $1, DX // row stride in bytes
+	MOVQ R12, AX
+	IMULQ DX, AX
+	SHLQ $2, AX
+	MOVQ a+16(FP), R8
+	ADDQ AX, R8
+	MOVQ b+32(FP), BX
+	MOVQ ldc+48(FP), AX
+	IMULQ R12, AX
+	SHLQ $4, AX
+	MOVQ c+40(FP), DI
+	ADDQ AX, DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+	VPXOR Y4, Y4, Y4
+	VPXOR Y5, Y5, Y5
+	VPXOR Y6, Y6, Y6
+	VPXOR Y7, Y7, Y7
+
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JZ    q16store
+
+q16loop:
+	VMOVDQU      (BX), Y12
+	VMOVDQU      32(BX), Y13
+	VPBROADCASTD (R8)(AX*1), Y14
+	VPBROADCASTD (R9)(AX*1), Y11
+	VPMADDWD     Y12, Y14, Y15
+	VPMADDWD     Y13, Y14, Y10
+	VPMADDWD     Y12, Y11, Y9
+	VPMADDWD     Y13, Y11, Y8
+	VPADDD       Y15, Y0, Y0
+	VPADDD       Y10, Y1, Y1
+	VPADDD       Y9, Y2, Y2
+	VPADDD       Y8, Y3, Y3
+	VPBROADCASTD (R10)(AX*1), Y14
+	VPBROADCASTD (R11)(AX*1), Y11
+	VPMADDWD     Y12, Y14, Y15
+	VPMADDWD     Y13, Y14, Y10
+	VPMADDWD     Y12, Y11, Y9
+	VPMADDWD     Y13, Y11, Y8
+	VPADDD       Y15, Y4, Y4
+	VPADDD       Y10, Y5, Y5
+	VPADDD       Y9, Y6, Y6
+	VPADDD       Y8, Y7, Y7
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          q16loop
+
+q16store:
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	MOVQ R12, AX
+	SHLQ $4, AX
+	MOVQ rs+56(FP), R8
+	ADDQ AX, R8
+	MOVQ rm+64(FP), R9
+	ADDQ AX, R9
+	MOVQ cs+72(FP), R10
+	MOVQ csum+80(FP), R11
+	MOVQ bias+88(FP), SI
+
+	VCVTDQ2PS Y0, Y0
+	VCVTDQ2PS Y1, Y1
+	VCVTDQ2PS Y2, Y2
+	VCVTDQ2PS Y3, Y3
+	VCVTDQ2PS Y4, Y4
+	VCVTDQ2PS Y5, Y5
+	VCVTDQ2PS Y6, Y6
+	VCVTDQ2PS Y7, Y7
+
+	// Row 0.
+	VBROADCASTSS 0(R8), Y12
+	VBROADCASTSS 0(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y0, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y1, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 1.
+	VBROADCASTSS 4(R8), Y12
+	VBROADCASTSS 4(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y2, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y3, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 2.
+	VBROADCASTSS 8(R8), Y12
+	VBROADCASTSS 8(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y4, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y5, Y15
+	VMOVUPS      Y15, 32(DI)
+	ADDQ         DX, DI
+
+	// Row 3.
+	VBROADCASTSS 12(R8), Y12
+	VBROADCASTSS 12(R9), Y13
+	VMULPS       (R10), Y12, Y14
+	VMOVUPS      (SI), Y15
+	VFMADD231PS  (R11), Y13, Y15
+	VFMADD231PS  Y14, Y6, Y15
+	VMOVUPS      Y15, (DI)
+	VMULPS       32(R10), Y12, Y14
+	VMOVUPS      32(SI), Y15
+	VFMADD231PS  32(R11), Y13, Y15
+	VFMADD231PS  Y14, Y7, Y15
+	VMOVUPS      Y15, 32(DI)
+	INCQ R12
+	CMPQ R12, R13
+	JLT  q16block
+
+q16done:
+	VZEROUPPER
+	RET
+
+// The qword order that undoes VPACKSSDW's per-lane interleaving.
+DATA q16perm<>+0(SB)/4, $0
+DATA q16perm<>+4(SB)/4, $1
+DATA q16perm<>+8(SB)/4, $4
+DATA q16perm<>+12(SB)/4, $5
+DATA q16perm<>+16(SB)/4, $2
+DATA q16perm<>+20(SB)/4, $3
+DATA q16perm<>+24(SB)/4, $6
+DATA q16perm<>+28(SB)/4, $7
+GLOBL q16perm<>(SB), RODATA|NOPTR, $32
+
+DATA q16max<>+0(SB)/4, $8191
+GLOBL q16max<>(SB), RODATA|NOPTR, $4
+
+// func quantRow16AVX2(x *float32, n int, dst *int16, mn, inv float32)
+//
+// dst[i] = the integer nearest (x[i]-mn)·inv, rounded to even and clamped
+// to [0, 8191] (0 for a NaN or a value past the int32 range, which
+// VCVTPS2DQ makes the least int32), for i < n; n must be a positive
+// multiple of 16.
+TEXT ·quantRow16AVX2(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	VBROADCASTSS mn+24(FP), Y14
+	VBROADCASTSS inv+28(FP), Y15
+	VMOVDQU      q16perm<>(SB), Y13
+	VPBROADCASTD q16max<>(SB), Y12
+	VPXOR        Y11, Y11, Y11
+
+q16quant:
+	VMOVUPS   (SI), Y0
+	VMOVUPS   32(SI), Y1
+	VSUBPS    Y14, Y0, Y0
+	VSUBPS    Y14, Y1, Y1
+	VMULPS    Y15, Y0, Y0
+	VMULPS    Y15, Y1, Y1
+	VCVTPS2DQ Y0, Y0
+	VCVTPS2DQ Y1, Y1
+	VPMAXSD   Y11, Y0, Y0
+	VPMAXSD   Y11, Y1, Y1
+	VPMINSD   Y12, Y0, Y0
+	VPMINSD   Y12, Y1, Y1
+	VPACKSSDW Y1, Y0, Y0
+	VPERMD    Y0, Y13, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $64, SI
+	ADDQ      $32, DI
+	SUBQ      $16, CX
+	JNZ       q16quant
+	VZEROUPPER
+	RET
+
 // The dword order that undoes VPACKSSDW/VPACKUSWB's per-lane interleaving.
 DATA qperm<>+0(SB)/4, $0
 DATA qperm<>+4(SB)/4, $4

@@ -68,3 +68,13 @@ func gemmBlocks(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int) 
 // mulMinMax sets dst[i] = x[i]·s[i] and returns the least and greatest
 // (x not empty; dst and s at least as long).
 func mulMinMax(dst, x, s []float32) (mn, mx float32) { return mulMinMaxGo(dst, x, s) }
+
+// q16gemmBlocks runs the int16 micro-kernel on nb consecutive blocks of
+// qRows rows (see q16gemm4x16Go).
+func q16gemmBlocks(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
+	q16gemmBlocksGo(nb, kg, a, lda, b, c, ldc, rs, rm, cs, csum, bias)
+}
+
+// quantRow16 sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
+// [0, q16ActMax].
+func quantRow16(x []float32, dst []int16, mn, inv float32) { quantRow16Go(x, dst, mn, inv) }

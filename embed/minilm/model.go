@@ -65,8 +65,8 @@ type Options struct {
 	// Name is the model name used in ID; empty means the directory's base
 	// name.
 	Name string
-	// Precision selects float32 or int8 linear layers; the zero value
-	// follows the weights file.
+	// Precision selects float32, int8 or int16 linear layers; the zero
+	// value follows the weights file.
 	Precision Precision
 }
 
@@ -75,7 +75,8 @@ type Precision int
 
 const (
 	// PrecisionAuto runs a model as its file stores it: int8 linear layers
-	// for a quantised ONNX file (e5-small-v2-q), float32 otherwise.
+	// for a quantised ONNX file (e5-small-v2-q); for a float file, int16
+	// layers (PrecisionInt16) on CPUs with AVX2, float32 otherwise.
 	PrecisionAuto Precision = iota
 	// PrecisionFloat32 runs every layer in float32, a quantised file's
 	// weights dequantised.
@@ -86,6 +87,14 @@ const (
 	// bits, as the quantised e5-small-v2 file stores them); the
 	// embeddings, attention products, LayerNorm and GELU stay float32.
 	PrecisionInt8
+	// PrecisionInt16 runs the linear layers of a float file with int16
+	// weights (quantised per output column at load time) and 13-bit
+	// inputs (quant16.go). On AVX2 it runs about 1.4 times float32's
+	// speed, and its vectors are within a few 1e-6 of 1 − cosine of the
+	// float ones: the same vectors for retrieval, so the model keeps the
+	// float model's ID. The rest (attention products, LayerNorm, GELU)
+	// stays float32.
+	PrecisionInt16
 )
 
 // Model is a BERT sentence encoder loaded from a sentence-transformers
@@ -102,10 +111,11 @@ type Model struct {
 	// and Embed (stConfig).
 	queryPrompt, docPrompt string
 	tok                    *Tokenizer
-	// int8 runs the linear layers in int8; idSuffix marks, in ID, a
-	// precision other than the file's (":int8s", ":f32").
-	int8     bool
-	idSuffix string
+	// int8 runs the linear layers with integer products, int16 ones when
+	// wide is set too; idSuffix marks, in ID, vectors other than the
+	// file's (":int8s", ":f32"; int16 layers make the float file's).
+	int8, wide bool
+	idSuffix   string
 
 	wordEmb, posEmb, typeEmb []float32
 	embLNg, embLNb           []float32
@@ -118,7 +128,7 @@ var _ embed.QueryEmbedder = (*Model)(nil)
 
 type encoderLayer struct {
 	qkv, attnOut, inter, out     *linear
-	qqkv, qattnOut, qinter, qout *qlinear // the int8 layers, when Model.int8
+	qqkv, qattnOut, qinter, qout *qlinear // the integer layers, when Model.int8
 	ln1g, ln1b, ln2g, ln2b       []float32
 }
 
@@ -195,6 +205,9 @@ func Load(dir string, opts Options) (*Model, error) {
 	switch opts.Precision {
 	case PrecisionAuto:
 		m.int8 = quantFile
+		if !quantFile && useAVX2 {
+			m.int8, m.wide = true, true
+		}
 	case PrecisionFloat32:
 		m.int8 = false
 		if quantFile {
@@ -205,11 +218,16 @@ func Load(dir string, opts Options) (*Model, error) {
 		if !quantFile {
 			m.idSuffix = ":int8s"
 		}
+	case PrecisionInt16:
+		if quantFile {
+			return nil, fmt.Errorf("%w: int16 layers need a float weights file; %s holds int8 weights", ErrBadConfig, dir)
+		}
+		m.int8, m.wide = true, true
 	default:
 		return nil, fmt.Errorf("minilm: unknown precision %d", opts.Precision)
 	}
 	var amax []layerMaxima
-	if m.int8 && !quantFile {
+	if m.int8 && !m.wide && !quantFile {
 		// Calibrate: run the float layers on calibText for the largest
 		// input of each linear layer, which smooths its int8 form; or
 		// read what an earlier load of the same files found.
@@ -330,6 +348,18 @@ func (m *Model) setWeights(ts map[string]tensor, amax []layerMaxima) error {
 	qlin := func(am []float32, b []float32, out, in int, names ...string) *qlinear {
 		if !m.int8 || w.err != nil || qerr != nil {
 			return nil
+		}
+		if m.wide {
+			var fw []float32
+			for _, name := range names {
+				fw = append(fw, w.tensor(name).data...)
+			}
+			q, scale := quantizeWeights16(fw, out, in)
+			l, err := newQLinear16(q, scale, b, out, in)
+			if err != nil {
+				qerr = err
+			}
+			return l
 		}
 		var q []int8
 		var scale []float32

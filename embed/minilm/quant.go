@@ -34,8 +34,9 @@ const qRows = 4
 // input rows: w[p][g][c][i] = q[16p+c][4g+i], zero padded past out and in.
 type qlinear struct {
 	in, out, panels int
-	kp              int       // in rounded up to a multiple of 4
-	w               []int8    // panels × kp/4 × 64
+	kp              int       // in rounded up to a multiple of 4 (int8) or 2 (int16)
+	w               []int8    // panels × kp/4 × 64 (int8 layers)
+	w16             []int16   // panels × kp/2 × 32 (int16 layers, quant16.go)
 	scale           []float32 // per output column, panels × 16
 	csum            []float32 // scale[o]·Σ_k q[o][k], panels × 16
 	b               []float32 // panels × 16
@@ -99,17 +100,47 @@ func quantizeWeights(w []float32, out, in int) (q []int8, scale []float32) {
 	return q, scale
 }
 
-// qscratch holds a sequence's quantised rows: bytes (rows × kp) and each
-// row's scale and minimum, and one smoothed input row.
+// qscratch holds a sequence's quantised rows: bytes (rows × kp) for the
+// int8 layers or int16 values for the int16 ones, each row's scale and
+// minimum, and one smoothed input row.
 type qscratch struct {
 	a      []uint8
+	a16    []int16
 	rs, rm []float32
 	xs     []float32
+	row    []float32 // the row rowScale scaled: one of x's, or xs
+}
+
+// rowScale returns the step sc, its inverse inv (0 for a constant row) and
+// the minimum mn that quantise input row xr (smoothed first when the layer
+// is) to integers in [0, levels]: x ≈ mn + sc·u. It leaves the row to
+// quantise in s.row.
+func (l *qlinear) rowScale(xr []float32, s *qscratch, levels float32) (sc, inv, mn float32) {
+	var mx float32
+	if l.smooth != nil {
+		if len(s.xs) < l.in {
+			s.xs = make([]float32, l.in)
+		}
+		mn, mx = mulMinMax(s.xs, xr, l.smooth)
+		xr = s.xs[:l.in]
+	} else {
+		mn, mx = minMax(xr)
+	}
+	s.row = xr
+	if mx > mn {
+		sc = (mx - mn) / levels
+		inv = 1 / sc
+	}
+	return sc, inv, mn
 }
 
 // forward computes dst[r, :out] = x[r, :in]·Wᵀ + b for r < rows. dst must
 // hold roundUp(rows, qRows) rows, whose tail rows get values of no meaning.
 func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
+	if l.w16 != nil {
+		l.forward16(dst, x, rows, s)
+		return
+	}
 	prows := roundUp(rows, qRows)
 	a := s.a[:prows*l.kp]
 	for r := 0; r < prows; r++ {
@@ -119,23 +150,8 @@ func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
 			s.rs[r], s.rm[r] = 0, 0
 			continue
 		}
-		xr := x[r*l.in : (r+1)*l.in]
-		var mn, mx float32
-		if l.smooth != nil {
-			if len(s.xs) < l.in {
-				s.xs = make([]float32, l.in)
-			}
-			mn, mx = mulMinMax(s.xs, xr, l.smooth)
-			xr = s.xs[:l.in]
-		} else {
-			mn, mx = minMax(xr)
-		}
-		var sc, inv float32
-		if mx > mn {
-			sc = (mx - mn) / 255
-			inv = 1 / sc
-		}
-		quantRow(xr, ar, mn, inv)
+		sc, inv, mn := l.rowScale(x[r*l.in:(r+1)*l.in], s, 255)
+		quantRow(s.row, ar, mn, inv)
 		s.rs[r], s.rm[r] = sc, mn
 	}
 	groups := l.kp / 4

@@ -318,7 +318,7 @@ func TestInt8MatchesNaive(t *testing.T) {
 }
 
 // BenchmarkQGemm measures 80×k · k×out products (a window-sized text) with
-// the float and int8 layers, reporting multiply-adds per CPU second (the
+// the float, int8 and int16 layers, reporting multiply-adds per CPU second (the
 // machine's other load does not count).
 func BenchmarkQGemm(b *testing.B) {
 	for _, sh := range []struct{ in, out int }{{384, 1152}, {384, 1536}, {1536, 384}} {
@@ -332,12 +332,17 @@ func BenchmarkQGemm(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
+		q16, sc16 := quantizeWeights16(w, sh.out, sh.in)
+		ql16, err := newQLinear16(q16, sc16, bias, sh.out, sh.in)
+		if err != nil {
+			b.Fatal(err)
+		}
 		s := &qscratch{a: make([]uint8, wsRows(rows)*ql.kp), rs: make([]float32, wsRows(rows)), rm: make([]float32, wsRows(rows))}
 		y := make([]float32, wsRows(rows)*sh.out)
 		for _, v := range []struct {
 			name string
 			f    func()
-		}{{"f32", func() { fl.forward(y, x, rows) }}, {"int8", func() { ql.forward(y, x, rows, s) }}} {
+		}{{"f32", func() { fl.forward(y, x, rows) }}, {"int8", func() { ql.forward(y, x, rows, s) }}, {"int16", func() { ql16.forward(y, x, rows, s) }}} {
 			b.Run(fmt.Sprintf("%dx%d/%s", sh.in, sh.out, v.name), func(b *testing.B) {
 				c0 := cputime.Process()
 				for b.Loop() {

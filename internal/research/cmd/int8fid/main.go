@@ -1,5 +1,5 @@
 // Command int8fid measures how far e5-small-v2 run in int8
-// (minilm.PrecisionInt8) is from the float model: 1 − cosine between the
+// (minilm.PrecisionInt8, or int16 with -precision int16) is from the float model: 1 − cosine between the
 // two vectors of the same text, mean and worst, on a sample of the turns of
 // each LoCoMo-format dev file. It is the figure of BENCHMARKS.md "int8
 // e5-small-v2 with SmoothQuant" (run at a build before and after the
@@ -25,16 +25,25 @@ import (
 func main() {
 	n := flag.Int("n", 80, "turns sampled from each file")
 	dir := flag.String("model", "/root/.cache/higmem/models/e5-small-v2", "the e5-small-v2 model directory")
+	prec := flag.String("precision", "int8", "the integer layers to compare with float: int8 or int16")
 	flag.Parse()
-	f, err := minilm.Load(*dir, minilm.Options{})
+	p := minilm.PrecisionInt8
+	switch *prec {
+	case "int8":
+	case "int16":
+		p = minilm.PrecisionInt16
+	default:
+		log.Fatalf("-precision %q: want int8 or int16", *prec)
+	}
+	f, err := minilm.Load(*dir, minilm.Options{Precision: minilm.PrecisionFloat32})
 	if err != nil {
 		log.Fatal(err)
 	}
-	q, err := minilm.Load(*dir, minilm.Options{Precision: minilm.PrecisionInt8})
+	q, err := minilm.Load(*dir, minilm.Options{Precision: p})
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Printf("float %s, int8 %s\n", f.ID(), q.ID())
+	fmt.Printf("float %s, %s %s\n", f.ID(), *prec, q.ID())
 	ctx := context.Background()
 	for _, arg := range flag.Args() {
 		name, path, ok := strings.Cut(arg, "=")
