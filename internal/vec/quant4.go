@@ -237,7 +237,15 @@ func (m *Matrix) EstimateTiered(q []float32, est, err []float64, refineAt func(m
 	// rises, so the final floor is at least as high and every row above it
 	// is listed.
 	cands := make([][]int32, workers)
-	parallel(func(w, lo, hi int) { lows[w], cands[w] = sc.rows(q4, est, err, lo, hi, refineAt) })
+	for w := range cands {
+		cands[w] = getCands()
+	}
+	defer func() {
+		for _, c := range cands {
+			putCands(c)
+		}
+	}()
+	parallel(func(w, lo, hi int) { lows[w], cands[w] = sc.rows(q4, est, err, lo, hi, refineAt, cands[w]) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
@@ -284,10 +292,11 @@ type bound4 struct {
 
 // rows writes the 4-bit estimates and bounds of rows lo to hi-1, and
 // returns their largest lower bound and the rows whose upper bound reaches
-// refineAt of the largest lower bound found so far.
-func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(float64) float64) (float64, []int32) {
+// refineAt of the largest lower bound found so far, appended to
+// cands[:0].
+func (sc *scan4) rows(q4 *quant4, est, err []float64, lo, hi int, refineAt func(float64) float64, cands []int32) (float64, []int32) {
 	maxLow := math.Inf(-1)
-	var cands []int32
+	cands = cands[:0]
 	var dots [blockRows]int32
 	for b := lo; b < hi; b += blockRows {
 		e := min(b+blockRows, hi)
@@ -334,4 +343,24 @@ func bounds4Go(c *bound4, dots []int32, scale, res, inf, norm, round []float32, 
 		}
 	}
 	return maxLow
+}
+
+// candsPool holds the lists of rows EstimateTiered rescans (each grows
+// to a block of rows at least, and often holds thousands), so that a
+// scan allocates none in steady state.
+var candsPool sync.Pool
+
+// getCands returns an empty list from candsPool (nil when it has none).
+func getCands() []int32 {
+	if p, ok := candsPool.Get().(*[]int32); ok {
+		return (*p)[:0]
+	}
+	return nil
+}
+
+// putCands gives c back to candsPool.
+func putCands(c []int32) {
+	if cap(c) > 0 {
+		candsPool.Put(&c)
+	}
 }
