@@ -94,3 +94,20 @@ func TestDirectOnlyHigmemSet(t *testing.T) {
 		t.Error("filter data written directly")
 	}
 }
+
+// TestSelectConstraintDedup checks the select constraint's enum: each id
+// shown once, in the order first shown, whether it repeats under the
+// events or among the search hits (the cap counts an id repeated under
+// two events twice, as it always did).
+func TestSelectConstraintDedup(t *testing.T) {
+	a, b, c := Turn{ID: "a"}, Turn{ID: "b"}, Turn{ID: "c"}
+	d := SelectData{Question: "q?", Max: 10, Events: []SelectEvent{{Event: ev, Turns: []Turn{b, a}}, {Event: ev2, Turns: []Turn{a, c}}},
+		Turns: []Turn{c, b, Turn{ID: "d"}, Turn{ID: "d"}}}
+	p, err := Render(Select, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(p.Constraint), `"enum":["b","a","c","d"]`) || !strings.Contains(string(p.Constraint), `"maxItems":5`) {
+		t.Errorf("constraint %s", p.Constraint)
+	}
+}
