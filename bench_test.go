@@ -116,15 +116,17 @@ func BenchmarkRetrieve(b *testing.B) {
 	}
 }
 
-// BenchmarkRetrieveStored measures offline retrieval on a space that
+// BenchmarkRetrieveStored measures retrieval on a space that
 // higmem bench built and kept (-bench-db, e.g. D/offline-100000.db
 // after higmem bench --dir D), so that two builds time the same space
 // without building it: the bench's questions in turn, wall time per
 // retrieval and, on unix, the process's CPU time per retrieval
 // (cpu-ms/op, which other jobs on a shared machine disturb less than the
-// wall time). Skipped without -bench-db:
+// wall time). -bench-mode sets the mode (offline by default; an LLM
+// mode with the scripted LLM answering at once, as higmem bench's).
+// Skipped without -bench-db:
 //
-//	go test -run '^$' -bench RetrieveStored . -bench-db D/offline-100000.db
+//	go test -run '^$' -bench RetrieveStored . -bench-db D/offline-100000.db [-bench-mode default]
 func BenchmarkRetrieveStored(b *testing.B) {
 	path := *benchDB
 	if path == "" {
@@ -145,8 +147,12 @@ func BenchmarkRetrieveStored(b *testing.B) {
 	if id := *benchEmbedderID; id != "" {
 		emb = namedEmbedder{emb, id}
 	}
-	m, err := higmem.Open(ctx, higmem.Options{Store: st, Embedder: emb, Mode: higmem.ModeOffline,
-		Ablations: higmem.Ablations{NoStage: *benchNoStage}})
+	o := higmem.Options{Store: st, Embedder: emb, Mode: higmem.Mode(*benchMode),
+		Ablations: higmem.Ablations{NoStage: *benchNoStage}}
+	if o.Mode != higmem.ModeOffline {
+		o.MemoryModel = llmtest.NewScripted()
+	}
+	m, err := higmem.Open(ctx, o)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -160,8 +166,17 @@ func BenchmarkRetrieveStored(b *testing.B) {
 		b.Fatalf("%s: no turns in higmem bench's space", path)
 	}
 	conv := synth.Generate(synth.Options{Turns: stats.Turns, Seed: 1})
-	if _, err := m.Retrieve(ctx, space, conv.Questions[0].Text, higmem.RetrieveOptions{}); err != nil {
-		b.Fatal(err) // loads the space
+	warm := conv.Questions[:1] // loads the space
+	if *benchWarm {
+		// Every question once: what a question reads on first need (the
+		// turn vectors, the annotations) is read before timing, so that
+		// two runs of different lengths differ by their questions alone.
+		warm = conv.Questions
+	}
+	for _, q := range warm {
+		if _, err := m.Retrieve(ctx, space, q.Text, higmem.RetrieveOptions{}); err != nil {
+			b.Fatal(err)
+		}
 	}
 	before := cputime.Process()
 	i := 0

@@ -9,6 +9,8 @@ var (
 	benchDB         = flag.String("bench-db", "", "BenchmarkRetrieveStored: a SQLite file higmem bench built and kept")
 	benchEmbedderID = flag.String("bench-embedder-id", "", "BenchmarkRetrieveStored: the id the hashing embedder takes (another model's paths)")
 	benchNoStage    = flag.Bool("bench-no-stage", false, "BenchmarkRetrieveStored: set Ablations.NoStage")
+	benchWarm       = flag.Bool("bench-warm", false, "BenchmarkRetrieveStored: retrieve every question once before timing (the lazy loads done first)")
+	benchMode       = flag.String("bench-mode", "offline", "BenchmarkRetrieveStored: the mode (offline, or default / paper with the scripted LLM answering at once)")
 	dataDir         = flag.String("data-dir", "", "the dev data directory (locomo_dev.json; default: ../shared/data, then ../../shared/data)")
 	// recordURL are the servers TestRealServerReplay records from, by
 	// replays' server: without one, the cassette is replayed.

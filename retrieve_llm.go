@@ -496,6 +496,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 			nev--
 		}
 	}
+	v.finish()
 	q.stage("shown", v.ids)
 	selected := v.ids
 	if !m.opts.Ablations.NoFilter {
@@ -537,39 +538,59 @@ type selectView struct {
 	job      *llmJob
 	shown    map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
 	ids      []string          // the ids shown, in order
-	// memberRanks and turns hold, across the layouts show tries, each event's
-	// members by similarity (by event index) and each turn's prompt
-	// line (by id).
-	memberRanks map[int]*memberRank
-	turns       map[string]prompt.Turn
+	// memberRanks, turns and promptEvents hold, across the layouts show
+	// tries, each event's members by similarity (by event index), each
+	// turn's prompt line (by state index) and each event's prompt record
+	// (by event index).
+	memberRanks  map[int]*memberRank
+	turns        map[int]prompt.Turn
+	promptEvents map[int]prompt.Event
+	// idx holds the state indexes of the turns shown, in order (ids'
+	// turns).
+	idx []int
 }
 
-// promptTurn returns q.promptTurnOf(t), made once per turn.
-func (v *selectView) promptTurn(t store.Turn) prompt.Turn {
-	if pt, ok := v.turns[t.ID]; ok {
+// promptTurn returns q.promptTurnOf of the turn at state index i, made
+// once per turn.
+func (v *selectView) promptTurn(i int) prompt.Turn {
+	if pt, ok := v.turns[i]; ok {
 		return pt
 	}
-	pt := v.q.promptTurnOf(t)
-	v.turns[t.ID] = pt
+	pt := v.q.promptTurnOf(v.q.st.turns[i])
+	v.turns[i] = pt
 	return pt
 }
 
-// topMembers returns the n members of event h most similar to the
-// question, in order (memberRank.top), ranking each event's members once.
-func (v *selectView) topMembers(h, n int) []store.Turn {
+// promptEvent returns event h as the select prompt shows it (without its
+// facts), made once per event.
+func (v *selectView) promptEvent(h int) prompt.Event {
+	if pe, ok := v.promptEvents[h]; ok {
+		return pe
+	}
+	pe := rules.PromptEvent(v.q.st.events[h])
+	pe.Facts = nil
+	v.promptEvents[h] = pe
+	return pe
+}
+
+// topMembers returns the state indexes of the n members of event h most
+// similar to the question, in order (memberRank.top), ranking each event's
+// members once.
+func (v *selectView) topMembers(h, n int) []int {
 	r, ok := v.memberRanks[h]
 	if !ok {
 		r = v.q.newMemberRank(v.q.st.events[h])
 		v.memberRanks[h] = r
 	}
-	return v.q.st.turnsAt(r.top(n))
+	return r.top(n)
 }
 
 // selectInputs runs the search stage and gathers the timeline and profile
 // turns of q (recording their stages) for the select call.
 func (m *Memory) selectInputs(q *query) *selectView {
 	turns, events := q.searchStage(true)
-	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: map[int]*memberRank{}, turns: map[string]prompt.Turn{}}
+	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: map[int]*memberRank{}, turns: map[int]prompt.Turn{},
+		promptEvents: map[int]prompt.Event{}, shown: map[string]string{}}
 	for _, h := range turns {
 		v.searched = append(v.searched, q.st.turns[h.Index].ID)
 	}
@@ -592,49 +613,56 @@ func (m *Memory) selectInputs(q *query) *selectView {
 
 // show lays out the call with the first nev events, each with its n
 // members closest to the question, and returns the prompt's size in bytes.
+// The job's turns are copies, made for the layout the call shows
+// (finish).
 func (v *selectView) show(n, nev int) (size int) {
 	q := v.q
 	v.data = &prompt.SelectData{Question: q.question, Max: selectMax}
-	v.job = &llmJob{kind: prompt.Select, sel: v.data}
-	v.shown, v.ids = map[string]string{}, nil
+	clear(v.shown)
+	v.ids, v.idx = nil, v.idx[:0]
+	add := func(i int, how string) prompt.Turn {
+		id := q.st.turns[i].ID
+		v.shown[id] = how
+		v.ids = append(v.ids, id)
+		v.idx = append(v.idx, i)
+		pt := v.promptTurn(i)
+		size += promptTurnBytes(pt)
+		return pt
+	}
 	for _, h := range v.events[:nev] {
-		e := q.st.events[h.Index]
-		se := prompt.SelectEvent{Event: rules.PromptEvent(e)}
-		se.Event.Facts = nil
-		for _, t := range v.topMembers(h.Index, n) {
-			if v.shown[t.ID] == "" {
-				v.shown[t.ID] = "event"
-				v.ids = append(v.ids, t.ID)
-				se.Turns = append(se.Turns, v.promptTurn(t))
-				v.job.turns = append(v.job.turns, t)
+		se := prompt.SelectEvent{}
+		for _, i := range v.topMembers(h.Index, n) {
+			if v.shown[q.st.turns[i].ID] == "" {
+				se.Turns = append(se.Turns, add(i, "event"))
 			}
 		}
 		if len(se.Turns) > 0 {
+			se.Event = v.promptEvent(h.Index)
 			v.data.Events = append(v.data.Events, se)
 			size += promptEventBytes(se.Event)
 		}
 	}
 	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
-		if v.shown[id] != "" {
+		i, ok := q.st.pos[id] // always: the three lists hold the state's turns
+		if !ok || v.shown[id] != "" {
 			continue
 		}
-		t, _ := q.st.turn(id)
+		how := "profile"
 		switch {
 		case v.ranks[id] > 0:
-			v.shown[id] = "search"
+			how = "search"
 		case slices.Contains(v.timeline, id):
-			v.shown[id] = "timeline"
-		default:
-			v.shown[id] = "profile"
+			how = "timeline"
 		}
-		v.ids = append(v.ids, id)
-		v.data.Turns = append(v.data.Turns, v.promptTurn(t))
-		v.job.turns = append(v.job.turns, t)
-	}
-	for _, t := range v.job.turns {
-		size += promptTurnBytes(v.promptTurn(t))
+		v.data.Turns = append(v.data.Turns, add(i, how))
 	}
 	return size
+}
+
+// finish makes the select call's job for the last layout show made, with
+// copies of the turns it shows.
+func (v *selectView) finish() {
+	v.job = &llmJob{kind: prompt.Select, sel: v.data, turns: v.q.st.turnsAt(v.idx)}
 }
 
 // boost turns a search rank (1-based, 0 = not found) into a small bonus.

@@ -8,8 +8,9 @@ import (
 
 // scratch is per-question working memory sized to the space, reused through
 // spaceState.scratch so that a question allocates nothing in proportion to
-// the space. lex is kept all zero between uses (only touched entries are
-// written, and cleared again).
+// the space. lex is kept all zero between uses, up to its capacity (only
+// touched entries, all below its length, are written, and cleared again
+// before it is resized).
 type scratch struct {
 	lex     []float64
 	touched []int
@@ -47,10 +48,13 @@ func (st *spaceState) putScratch(sc *scratch) {
 }
 
 func (sc *scratch) clearLex() {
-	if len(sc.touched) > cap(sc.lex)/16 {
+	if len(sc.touched) > len(sc.lex)/16 {
 		// Many entries (a common word): clearing every one takes
-		// fewer instructions than one at a time at random.
-		clear(sc.lex[:cap(sc.lex)])
+		// fewer instructions than one at a time at random. Those past
+		// the length are zero already: a scratch that scored the
+		// turns and then the events (a quarter as many) clears the
+		// events' length, not the turns'.
+		clear(sc.lex)
 	} else {
 		for _, i := range sc.touched {
 			sc.lex[i] = 0

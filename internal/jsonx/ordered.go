@@ -44,25 +44,79 @@ func (o *Object) Keys() []string {
 	return o.keys
 }
 
-// MarshalJSON writes the object with its keys in order.
+// MarshalJSON writes the object with its keys in order, as json.Marshal
+// writes the values (HTML-safe strings). The objects and arrays inside are
+// written in the same pass: json.Marshal of each nested object would
+// validate and copy its text once for every level above it, and a
+// request's narrowed schema (prompt.Constraint), with every id shown as an
+// enum, is marshalled on every call of a retrieval round.
 func (o *Object) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
+	return o.appendJSON(make([]byte, 0, 256))
+}
+
+// appendJSON appends the object's JSON to b.
+func (o *Object) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, '{')
 	for i, k := range o.Keys() {
 		if i > 0 {
-			b.WriteByte(',')
+			b = append(b, ',')
 		}
-		kb, _ := json.Marshal(k)
-		b.Write(kb)
-		b.WriteByte(':')
-		vb, err := json.Marshal(o.vals[k])
-		if err != nil {
+		b = appendString(b, k)
+		b = append(b, ':')
+		var err error
+		if b, err = appendValue(b, o.vals[k]); err != nil {
 			return nil, err
 		}
-		b.Write(vb)
 	}
-	b.WriteByte('}')
-	return b.Bytes(), nil
+	return append(b, '}'), nil
+}
+
+// appendValue appends v's JSON as json.Marshal(v) writes it.
+func appendValue(b []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case *Object:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		return x.appendJSON(b)
+	case []any:
+		if x == nil {
+			return append(b, "null"...), nil
+		}
+		b = append(b, '[')
+		for i, e := range x {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			var err error
+			if b, err = appendValue(b, e); err != nil {
+				return nil, err
+			}
+		}
+		return append(b, ']'), nil
+	case string:
+		return appendString(b, x), nil
+	}
+	vb, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, vb...), nil
+}
+
+// appendString appends s quoted as json.Marshal quotes it: a string of
+// printable ASCII with nothing to escape as it is, any other through
+// json.Marshal.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // Clone returns a deep copy of v, a value DecodeOrdered returns: its

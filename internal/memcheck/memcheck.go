@@ -200,11 +200,33 @@ type Shown struct {
 	speakers map[string]bool
 }
 
-var (
-	quoted    = regexp.MustCompile(`"([^"\n]+)"`)
-	turnLine  = regexp.MustCompile(`^\[([^\]]+)\] `)
-	eventLine = regexp.MustCompile(`^\(event ([^)]+)\) `)
-)
+var quoted = regexp.MustCompile(`"([^"\n]+)"`)
+
+// turnLine returns the id of a turn line "[id] …" and the length of its
+// head "[id] ": the line opens with "[", the id is one byte or more up
+// to the first "]", and a space follows it (as the regexp
+// `^\[([^\]]+)\] ` reads it, without its cost: every retrieval call's
+// prompt is read line by line).
+func turnLine(t string) (id string, head int, ok bool) { return lineID(t, "[", ']') }
+
+// eventLine is turnLine for an event line "(event id) …" (the regexp
+// `^\(event ([^)]+)\) `).
+func eventLine(t string) (id string, head int, ok bool) { return lineID(t, "(event ", ')') }
+
+// lineID returns the id of a line that opens with open, then an id of
+// one byte or more up to the first end, then a space; head is the length
+// of that opening.
+func lineID(t, open string, end byte) (id string, head int, ok bool) {
+	if !strings.HasPrefix(t, open) {
+		return "", 0, false
+	}
+	rest := t[len(open):]
+	i := strings.IndexByte(rest, end)
+	if i < 1 || i+1 >= len(rest) || rest[i+1] != ' ' {
+		return "", 0, false
+	}
+	return rest[:i], len(open) + i + 2, true
+}
 
 // FromPrompt reads what p showed: turn lines "[id] date | speaker: text",
 // event lines "(event id) title :: summary", and the instructions, which
@@ -224,10 +246,11 @@ func FromPrompt(p prompt.Prompt) Shown {
 	for _, l := range strings.Split(p.System+"\n"+p.User, "\n") {
 		t := strings.TrimSpace(l)
 		addNames(names, t)
+		evID, evHead, isEvent := eventLine(t)
 		switch {
-		case eventLine.MatchString(t):
-			event = eventLine.FindStringSubmatch(t)[1]
-			eventText[event] += t[len(eventLine.FindString(t)):] + "\n"
+		case isEvent:
+			event = evID
+			eventText[event] += t[evHead:] + "\n"
 		case event != "" && (strings.HasPrefix(t, "Keywords:") || strings.HasPrefix(t, "Tags:") || strings.HasPrefix(t, "- (")):
 			eventText[event] += t + "\n"
 		case t != "Fact sheet:":
@@ -240,11 +263,11 @@ func FromPrompt(p prompt.Prompt) Shown {
 			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
 			continue
 		}
+		id, head, isTurn := turnLine(t)
 		switch {
-		case turnLine.MatchString(t):
-			id := turnLine.FindStringSubmatch(t)[1]
+		case isTurn:
 			turns = append(turns, id)
-			turnText[id] = t[len(turnLine.FindString(t)):]
+			turnText[id] = t[head:]
 			if _, text, ok := strings.Cut(t, ": "); ok {
 				said[id] = words(text)
 			}
@@ -256,8 +279,8 @@ func FromPrompt(p prompt.Prompt) Shown {
 			if inNew {
 				news = append(news, id)
 			}
-		case eventLine.MatchString(t):
-			events = append(events, eventLine.FindStringSubmatch(t)[1])
+		case isEvent:
+			events = append(events, evID)
 		case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
 			strings.HasPrefix(t, "- ("):
 		default:
@@ -309,15 +332,15 @@ func idsFromPrompt(p prompt.Prompt) Shown {
 			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
 			continue
 		}
-		if m := turnLine.FindStringSubmatch(t); m != nil {
-			turns = append(turns, m[1])
+		if id, _, ok := turnLine(t); ok {
+			turns = append(turns, id)
 			if inNew {
-				news = append(news, m[1])
+				news = append(news, id)
 			}
 			continue
 		}
-		if m := eventLine.FindStringSubmatch(t); m != nil {
-			events = append(events, m[1])
+		if id, _, ok := eventLine(t); ok {
+			events = append(events, id)
 			continue
 		}
 		switch {

@@ -311,8 +311,13 @@ func (d SelectData) constrain(root node) {
 	for _, e := range d.Events {
 		ids = append(ids, turnIDs(e.Turns)...)
 	}
+	seen := make(map[string]bool, len(ids)+len(d.Turns))
+	for _, id := range ids {
+		seen[id] = true
+	}
 	for _, t := range d.Turns {
-		if !slices.Contains(ids, t.ID) {
+		if !seen[t.ID] {
+			seen[t.ID] = true
 			ids = append(ids, t.ID)
 		}
 	}
@@ -418,8 +423,10 @@ func (n node) oneOf(values []string) {
 		return
 	}
 	enum := make([]any, 0, len(values))
+	seen := make(map[string]bool, len(values))
 	for _, v := range values {
-		if !slices.Contains(enum, any(v)) {
+		if !seen[v] {
+			seen[v] = true
 			enum = append(enum, v)
 		}
 	}

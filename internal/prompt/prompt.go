@@ -58,12 +58,19 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 	if x, ok := data.(schemaExtender); ok {
 		schema = x.extendSchema(schema)
 	}
-	var sys, user bytes.Buffer
-	if err := s.Templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
+	system, user, ok, err := s.direct(name, data)
+	if err != nil {
 		return Prompt{}, fmt.Errorf("%s: render system: %w", s.Prefix, err)
 	}
-	if err := s.Templates.ExecuteTemplate(&user, name+".tmpl", data); err != nil {
-		return Prompt{}, fmt.Errorf("%s: render %s: %w", s.Prefix, name, err)
+	if !ok {
+		var sys, u bytes.Buffer
+		if err := s.Templates.ExecuteTemplate(&sys, "system.tmpl", nil); err != nil {
+			return Prompt{}, fmt.Errorf("%s: render system: %w", s.Prefix, err)
+		}
+		if err := s.Templates.ExecuteTemplate(&u, name+".tmpl", data); err != nil {
+			return Prompt{}, fmt.Errorf("%s: render %s: %w", s.Prefix, name, err)
+		}
+		system, user = strings.TrimSpace(sys.String()), strings.TrimSpace(u.String())
 	}
 	constraint, err := constrain(schema, data)
 	if err != nil {
@@ -71,8 +78,8 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 	}
 	return Prompt{
 		Name:       name,
-		System:     strings.TrimSpace(sys.String()),
-		User:       strings.TrimSpace(user.String()),
+		System:     system,
+		User:       user,
 		Schema:     json.RawMessage(schema),
 		Constraint: constraint,
 	}, nil

@@ -78,13 +78,19 @@ func maxKept(lex []float64, touched []int, keep func(int) bool) float64 {
 // which Search rescans a row's 4-bit estimate in the int8 copy.
 const searchRefine = 0.9
 
+// searchChunk is the fewest rows Search gives a goroutine (a variable
+// for the tests, which split small matrices).
+var searchChunk = 32768
+
 // Searcher runs hybrid searches over a vector matrix, reusing its buffers
 // from one search to the next. The zero value is ready to use; a Searcher
 // must not be used by two goroutines at once.
 type Searcher struct {
 	dense      []float32
 	est, bound []float64
-	hi         []float64
+	// cands lists, for each range of rows, those whose upper bound may
+	// reach the floor.
+	cands [4][]int
 }
 
 // grow returns s with length n; the contents are unspecified.
@@ -116,25 +122,29 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 	maxLex := maxKept(lex, touched, keep)
 	// The arithmetic of Hybrid, for upper and lower bounds of the cosine
 	// (it grows with the cosine); the k-th best lower bound is the floor a
-	// row's upper bound must reach.
-	s.hi = grow(s.hi, n)
-	hi := s.hi
+	// row's upper bound must reach. Each range keeps the k best lower
+	// bounds it has seen, whose last only rises and never passes the
+	// final floor, so a row whose upper bound is below it there cannot
+	// reach the floor: each range lists only the others, in order.
 	var parts [4]*TopK
-	np := ParallelRange(n, 32768, func(p, lo, end int) {
+	np := ParallelRange(n, searchChunk, func(p, lo, end int) {
 		lows := NewTopK(k)
+		cands := s.cands[p][:0]
 		for i := lo; i < end; i++ {
 			if keep != nil && !keep(i) {
-				hi[i] = -1
 				continue
 			}
 			l := lexPart(lex[i], maxLex)
-			hi[i] = withDense(l, est[i]+bound[i])
+			h := withDense(l, est[i]+bound[i])
 			l = withDense(l, est[i]-bound[i])
 			if l > 0 && (len(lows.h) < k || l > lows.h[0].Score) {
 				lows.Offer(i, l)
 			}
+			if h > 0 && (len(lows.h) < k || h >= lows.h[0].Score) {
+				cands = append(cands, i)
+			}
 		}
-		parts[p] = lows
+		parts[p], s.cands[p] = lows, cands
 	})
 	lows := parts[0]
 	for _, p := range parts[1:np] {
@@ -147,9 +157,11 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 		floor = lows.Last()
 	}
 	top := NewTopK(k)
-	for i, h := range hi {
-		if h >= floor && h > 0 {
-			top.Offer(i, fused(lex[i], maxLex, float64(vec.Dot(qv, mat.Row(i)))))
+	for _, cands := range s.cands[:np] {
+		for _, i := range cands {
+			if h := withDense(lexPart(lex[i], maxLex), est[i]+bound[i]); h >= floor {
+				top.Offer(i, fused(lex[i], maxLex, float64(vec.Dot(qv, mat.Row(i)))))
+			}
 		}
 	}
 	return top.Sorted()

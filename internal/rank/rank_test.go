@@ -138,13 +138,18 @@ func TestSearchMatchesFullScan(t *testing.T) {
 		if trial%4 == 1 {
 			keep = func(i int) bool { return i%3 != 0 }
 		}
-		for _, k := range []int{1, 5, 10, 40} {
-			want := Hybrid(n, lex, touched, m.Scores(q), k, keep)
-			got := s.Search(&m, lex, touched, q, k, keep)
-			if !slices.Equal(got, want) {
-				t.Fatalf("trial %d k %d: %v, want %v", trial, k, got, want)
+		for _, chunk := range []int{32768, 16} {
+			// Small chunks split the rows between goroutines.
+			searchChunk = chunk
+			for _, k := range []int{1, 5, 10, 40} {
+				want := Hybrid(n, lex, touched, m.Scores(q), k, keep)
+				got := s.Search(&m, lex, touched, q, k, keep)
+				if !slices.Equal(got, want) {
+					t.Fatalf("trial %d chunk %d k %d: %v, want %v", trial, chunk, k, got, want)
+				}
 			}
 		}
+		searchChunk = 32768
 	}
 }
 

@@ -278,8 +278,16 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	// its best lower bound so far: refineAt does not fall as its argument
 	// rises, so the final floor is at least as high and every row above it
 	// is listed.
-	cands := make([]list4, workers)
-	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi, refineAt, &cands[w]) })
+	cands := make([]*list4, workers)
+	for w := range cands {
+		cands[w] = getList4()
+	}
+	defer func() {
+		for _, l := range cands {
+			list4Pool.Put(l)
+		}
+	}()
+	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi, refineAt, cands[w]) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
@@ -292,7 +300,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	parallel(func(w, lo, hi int) {
 		maxLow := lows[w]
 		var dot [1]int32
-		l := &cands[w]
+		l := cands[w]
 		for k, i := range l.rows {
 			if l.est[k]+l.err[k] >= floor {
 				dotI8(p16, m.q.codes[int(i)*d:(int(i)+1)*d], d, dot[:])
@@ -330,6 +338,18 @@ type bound4 struct {
 type list4 struct {
 	rows     []int32
 	est, err []float64
+}
+
+// list4Pool holds the lists of the first pass (each grows to a block of
+// rows at least, and often holds thousands), so that a scan allocates
+// none in steady state.
+var list4Pool = sync.Pool{New: func() any { return new(list4) }}
+
+// getList4 returns an empty list from list4Pool.
+func getList4() *list4 {
+	l := list4Pool.Get().(*list4)
+	l.rows, l.est, l.err = l.rows[:0], l.est[:0], l.err[:0]
+	return l
 }
 
 // add appends row i, estimated x ± bound.

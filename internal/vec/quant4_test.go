@@ -556,3 +556,34 @@ func TestUpperTiered(t *testing.T) {
 		}
 	}
 }
+
+// TestEstimateTieredReusedLists checks that the lists of rows to rescan,
+// reused from one call to the next, start empty: a small matrix's
+// estimates are the same before and after scans of a larger one (whose
+// lists hold rows the small one does not have).
+func TestEstimateTieredReusedLists(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	matrix := func(n int) *Matrix {
+		m := &Matrix{Dim: 256}
+		for _, v := range tieredRows(r, "clustered", n, 256) {
+			m.Append(v)
+		}
+		m.QuantizeFrom(1)
+		return m
+	}
+	small, large := matrix(300), matrix(20000)
+	q := tieredRows(r, "clustered", 1, 256)[0]
+	scan := func(m *Matrix, q []float32) ([]float64, []float64, float64) {
+		est, err := make([]float64, m.Rows()), make([]float64, m.Rows())
+		low := m.EstimateTiered(q, est, err, func(lo float64) float64 { return math.Inf(-1) }) // rescan all
+		return est, err, low
+	}
+	est, err, low := scan(small, q)
+	for _, lq := range tieredRows(r, "clustered", 3, 256) {
+		scan(large, lq)
+	}
+	est2, err2, low2 := scan(small, q)
+	if !slices.Equal(est, est2) || !slices.Equal(err, err2) || low != low2 {
+		t.Fatal("estimates of the small matrix changed after scans of a large one")
+	}
+}
