@@ -71,16 +71,16 @@ func BenchmarkEmbedOne(b *testing.B) {
 	m := loadTestModel(b)
 	turns := locomoLikeTurns(16)
 	ctx := context.Background()
-	saved2, saved512 := useAVX2, useAVX512
-	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	saved2, saved512, savedVNNI := useAVX2, useAVX512, useVNNI
+	defer func() { useAVX2, useAVX512, useVNNI = saved2, saved512, savedVNNI }()
 	for _, v := range []struct {
-		name         string
-		avx2, avx512 bool
-	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
-		if v.avx2 && !saved2 || v.avx512 && !saved512 {
+		name               string
+		avx2, avx512, vnni bool
+	}{{"vnni", true, true, true}, {"avx512", true, true, false}, {"avx2", true, false, false}, {"go", false, false, false}} {
+		if v.avx2 && !saved2 || v.avx512 && !saved512 || v.vnni && !savedVNNI {
 			continue
 		}
-		useAVX2, useAVX512 = v.avx2, v.avx512
+		useAVX2, useAVX512, useVNNI = v.avx2, v.avx512, v.vnni
 		b.Run(v.name, func(b *testing.B) {
 			i := 0
 			cpu0 := cputime.Process()

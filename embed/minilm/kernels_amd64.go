@@ -4,11 +4,13 @@ package minilm
 
 import "golang.org/x/sys/cpu"
 
-// useAVX2 and useAVX512 select the assembly kernels; tests flip them to
-// compare every variant.
+// useAVX2, useAVX512 and useVNNI select the assembly kernels; tests flip
+// them to compare every variant. useVNNI runs the int16 layers with
+// AVX-512 VNNI (q16gemmBlocksVNNI).
 var (
 	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 	useAVX512 = useAVX2 && cpu.X86.HasAVX512F
+	useVNNI   = useAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 )
 
 //go:noescape
@@ -179,6 +181,28 @@ func q16gemmBlocks(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc i
 	_, _ = rs[last+3], rm[last+3]
 	_, _, _ = cs[panelWidth-1], csum[panelWidth-1], bias[panelWidth-1]
 	q16gemmBlocksAVX2(nb, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+}
+
+//go:noescape
+func q16gemmBlocksVNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+
+// q16gemmBlocks4 runs the int16 micro-kernel on four adjacent packed
+// panels at once (b holds panel j, then j+1 kg*32 values later, …; c, cs,
+// csum and bias cover 64 columns) with AVX-512 VNNI, and reports false
+// where that is not available. The results are q16gemmBlocks' on each
+// panel, bit for bit.
+func q16gemmBlocks4(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
+	if !useVNNI || kg == 0 || nb == 0 {
+		return false
+	}
+	last := (nb - 1) * qRows
+	_ = a[(last+3)*lda+2*kg-1]
+	_ = b[4*kg*32-1]
+	_ = c[(last+3)*ldc+4*panelWidth-1]
+	_, _ = rs[last+3], rm[last+3]
+	_, _, _ = cs[4*panelWidth-1], csum[4*panelWidth-1], bias[4*panelWidth-1]
+	q16gemmBlocksVNNI(nb, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+	return true
 }
 
 // quantRow16 sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to

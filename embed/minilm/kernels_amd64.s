@@ -933,6 +933,236 @@ q16done:
 	VZEROUPPER
 	RET
 
+// func q16gemmBlocksVNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+//
+// The int16 micro-kernel of q16gemmBlocksAVX2 on four adjacent panels at
+// once (64 columns), with AVX-512 VNNI: panel p+1 follows panel p kg*32
+// values later in b, and c, cs, csum and bias cover 64 columns. Each step
+// loads one group (a pair of B rows) of each panel into a ZMM register,
+// broadcasts a pair of each A row and adds the four rows' pair products of
+// every column to sixteen ZMM accumulators with VPDPWSSD, which multiplies
+// two pairs of int16 and adds both products to an int32 lane exactly (no
+// saturation). The int32 sums, and so the outputs, are those of
+// q16gemmBlocksAVX2, bit for bit: the output step is the same, on 16
+// columns at a time. The caller keeps every sum within int32.
+TEXT ·q16gemmBlocksVNNI(SB), NOSPLIT, $0-96
+	MOVQ nb+0(FP), R13
+	XORQ R12, R12
+	TESTQ R13, R13
+	JZ    vnnidone
+
+vnniblock:
+	MOVQ kg+8(FP), CX
+	MOVQ lda+24(FP), DX
+	SHLQ $1, DX // row stride in bytes
+	MOVQ R12, AX
+	IMULQ DX, AX
+	SHLQ $2, AX
+	MOVQ a+16(FP), R8
+	ADDQ AX, R8
+	MOVQ b+32(FP), BX
+	MOVQ ldc+48(FP), AX
+	IMULQ R12, AX
+	SHLQ $4, AX
+	MOVQ c+40(FP), DI
+	ADDQ AX, DI
+
+	LEAQ (R8)(DX*1), R9
+	LEAQ (R9)(DX*1), R10
+	LEAQ (R10)(DX*1), R11
+
+	// DX = the byte offset of the next panel (kg*64), R14 = three of them.
+	MOVQ CX, DX
+	SHLQ $6, DX
+	LEAQ (DX)(DX*2), R14
+
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+
+	XORQ  AX, AX
+	TESTQ CX, CX
+	JZ    vnnistore
+
+vnniloop:
+	VMOVDQU32    (BX), Z16
+	VMOVDQU32    (BX)(DX*1), Z17
+	VMOVDQU32    (BX)(DX*2), Z18
+	VMOVDQU32    (BX)(R14*1), Z19
+	VPBROADCASTD (R8)(AX*1), Z20
+	VPBROADCASTD (R9)(AX*1), Z21
+	VPBROADCASTD (R10)(AX*1), Z22
+	VPBROADCASTD (R11)(AX*1), Z23
+	VPDPWSSD     Z16, Z20, Z0
+	VPDPWSSD     Z17, Z20, Z1
+	VPDPWSSD     Z18, Z20, Z2
+	VPDPWSSD     Z19, Z20, Z3
+	VPDPWSSD     Z16, Z21, Z4
+	VPDPWSSD     Z17, Z21, Z5
+	VPDPWSSD     Z18, Z21, Z6
+	VPDPWSSD     Z19, Z21, Z7
+	VPDPWSSD     Z16, Z22, Z8
+	VPDPWSSD     Z17, Z22, Z9
+	VPDPWSSD     Z18, Z22, Z10
+	VPDPWSSD     Z19, Z22, Z11
+	VPDPWSSD     Z16, Z23, Z12
+	VPDPWSSD     Z17, Z23, Z13
+	VPDPWSSD     Z18, Z23, Z14
+	VPDPWSSD     Z19, Z23, Z15
+	ADDQ         $64, BX
+	ADDQ         $4, AX
+	DECQ         CX
+	JNZ          vnniloop
+
+vnnistore:
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	MOVQ R12, AX
+	SHLQ $4, AX
+	MOVQ rs+56(FP), R8
+	ADDQ AX, R8
+	MOVQ rm+64(FP), R9
+	ADDQ AX, R9
+	MOVQ cs+72(FP), R10
+	MOVQ csum+80(FP), R11
+	MOVQ bias+88(FP), SI
+
+	VCVTDQ2PS Z0, Z0
+	VCVTDQ2PS Z1, Z1
+	VCVTDQ2PS Z2, Z2
+	VCVTDQ2PS Z3, Z3
+	VCVTDQ2PS Z4, Z4
+	VCVTDQ2PS Z5, Z5
+	VCVTDQ2PS Z6, Z6
+	VCVTDQ2PS Z7, Z7
+	VCVTDQ2PS Z8, Z8
+	VCVTDQ2PS Z9, Z9
+	VCVTDQ2PS Z10, Z10
+	VCVTDQ2PS Z11, Z11
+	VCVTDQ2PS Z12, Z12
+	VCVTDQ2PS Z13, Z13
+	VCVTDQ2PS Z14, Z14
+	VCVTDQ2PS Z15, Z15
+
+	// Row 0.
+	VBROADCASTSS 0(R8), Z24
+	VBROADCASTSS 0(R9), Z25
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z0, Z27
+	VMOVUPS      Z27, 0(DI)
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z1, Z27
+	VMOVUPS      Z27, 64(DI)
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z2, Z27
+	VMOVUPS      Z27, 128(DI)
+	VMULPS       192(R10), Z24, Z26
+	VMOVUPS      192(SI), Z27
+	VFMADD231PS  192(R11), Z25, Z27
+	VFMADD231PS  Z26, Z3, Z27
+	VMOVUPS      Z27, 192(DI)
+	ADDQ         DX, DI
+
+	// Row 1.
+	VBROADCASTSS 4(R8), Z24
+	VBROADCASTSS 4(R9), Z25
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z4, Z27
+	VMOVUPS      Z27, 0(DI)
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z5, Z27
+	VMOVUPS      Z27, 64(DI)
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z6, Z27
+	VMOVUPS      Z27, 128(DI)
+	VMULPS       192(R10), Z24, Z26
+	VMOVUPS      192(SI), Z27
+	VFMADD231PS  192(R11), Z25, Z27
+	VFMADD231PS  Z26, Z7, Z27
+	VMOVUPS      Z27, 192(DI)
+	ADDQ         DX, DI
+
+	// Row 2.
+	VBROADCASTSS 8(R8), Z24
+	VBROADCASTSS 8(R9), Z25
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z8, Z27
+	VMOVUPS      Z27, 0(DI)
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z9, Z27
+	VMOVUPS      Z27, 64(DI)
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z10, Z27
+	VMOVUPS      Z27, 128(DI)
+	VMULPS       192(R10), Z24, Z26
+	VMOVUPS      192(SI), Z27
+	VFMADD231PS  192(R11), Z25, Z27
+	VFMADD231PS  Z26, Z11, Z27
+	VMOVUPS      Z27, 192(DI)
+	ADDQ         DX, DI
+
+	// Row 3.
+	VBROADCASTSS 12(R8), Z24
+	VBROADCASTSS 12(R9), Z25
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z12, Z27
+	VMOVUPS      Z27, 0(DI)
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z13, Z27
+	VMOVUPS      Z27, 64(DI)
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z14, Z27
+	VMOVUPS      Z27, 128(DI)
+	VMULPS       192(R10), Z24, Z26
+	VMOVUPS      192(SI), Z27
+	VFMADD231PS  192(R11), Z25, Z27
+	VFMADD231PS  Z26, Z15, Z27
+	VMOVUPS      Z27, 192(DI)
+	INCQ R12
+	CMPQ R12, R13
+	JLT  vnniblock
+
+vnnidone:
+	VZEROUPPER
+	RET
+
 // The qword order that undoes VPACKSSDW's per-lane interleaving.
 DATA q16perm<>+0(SB)/4, $0
 DATA q16perm<>+4(SB)/4, $1

@@ -2,8 +2,14 @@
 
 package minilm
 
-// useAVX2 and useAVX512 are always false without the amd64 assembly.
-var useAVX2, useAVX512 = false, false
+// useAVX2, useAVX512 and useVNNI are always false without the amd64
+// assembly.
+var useAVX2, useAVX512, useVNNI = false, false, false
+
+// q16gemmBlocks4 reports false: there is no four-panel int16 kernel here.
+func q16gemmBlocks4(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
+	return false
+}
 
 // gemm6x32 reports false: there is no two-panel kernel here.
 func gemm6x32(k int, a []float32, lda int, b, bias, c []float32, ldc int) bool { return false }

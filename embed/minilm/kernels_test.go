@@ -33,8 +33,12 @@ func naiveLinear(x, w, b []float32, rows, in, out int) []float32 {
 // kernelVariants runs f with the assembly kernels (when the CPU has them)
 // and with the portable Go ones.
 func kernelVariants(t *testing.T, f func(t *testing.T)) {
-	saved2, saved512 := useAVX2, useAVX512
-	defer func() { useAVX2, useAVX512 = saved2, saved512 }()
+	saved2, saved512, savedVNNI := useAVX2, useAVX512, useVNNI
+	defer func() { useAVX2, useAVX512, useVNNI = saved2, saved512, savedVNNI }()
+	if savedVNNI {
+		t.Run("vnni", f)
+	}
+	useVNNI = false
 	if saved512 {
 		t.Run("avx512", f)
 	}

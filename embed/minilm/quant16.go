@@ -126,8 +126,17 @@ func (l *qlinear) forward16(dst, x []float32, rows int, s *qscratch) {
 	fullN := l.out - l.out%panelWidth
 	var padC [qRows * panelWidth]float32
 	for p := 0; p < l.panels; p++ {
-		wp := l.w16[p*groups*32 : (p+1)*groups*32]
 		col := p * panelWidth
+		if col+4*panelWidth <= fullN {
+			// Four full panels at once where the CPU has a kernel for it.
+			wp := l.w16[p*groups*32 : (p+4)*groups*32]
+			cs, csum, b := l.scale[col:col+4*panelWidth], l.csum[col:col+4*panelWidth], l.b[col:col+4*panelWidth]
+			if q16gemmBlocks4(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b) {
+				p += 3
+				continue
+			}
+		}
+		wp := l.w16[p*groups*32 : (p+1)*groups*32]
 		cs, csum, b := l.scale[col:col+panelWidth], l.csum[col:col+panelWidth], l.b[col:col+panelWidth]
 		if col < fullN {
 			q16gemmBlocks(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b)

@@ -361,4 +361,129 @@ func TestE5Int16NearFloat(t *testing.T) {
 	if mean > 6e-6 || worst > 2e-5 {
 		t.Errorf("int16 vectors too far from float32: mean %.2e, worst %.2e", mean, worst)
 	}
+	if useVNNI {
+		// The VNNI kernel's vectors are the AVX2 kernel's, bit for bit.
+		useVNNI = false
+		av, err := q.Embed(ctx, e5Texts)
+		useVNNI = true
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range av {
+			if !slices.Equal(av[i], qv[i]) {
+				t.Errorf("text %d: the VNNI kernel's vector differs from the AVX2 kernel's", i)
+			}
+		}
+	}
+}
+
+// TestQ16GemmBlocks4 checks the four-panel int16 kernel (AVX-512 VNNI)
+// against int64 sums and against the one-panel kernels run on each panel
+// (AVX2 and Go): the same bits, on random values and on sums at the int32
+// limit of both signs, with rows longer than the products read and c rows
+// wider than the 64 columns written.
+func TestQ16GemmBlocks4(t *testing.T) {
+	if !useVNNI {
+		t.Skip("no AVX-512 VNNI on this CPU (or purego)")
+	}
+	r := rand.New(rand.NewPCG(29, 30))
+	for _, tc := range []struct {
+		nb, kg, ldc int
+		extreme     bool
+	}{{1, 1, 64, false}, {1, 192, 64, false}, {3, 192, 80, false}, {5, 768, 400, false}, {20, 192, 1152, false}, {2, 768, 64, true}, {1, 192, 70, true}, {3, 5, 64, true}} {
+		lda := 2*tc.kg + 6
+		rows := tc.nb * qRows
+		a := make([]int16, rows*lda)
+		for i := range a {
+			a[i] = int16(r.IntN(q16ActMax + 1))
+			if tc.extreme {
+				a[i] = q16ActMax
+			}
+		}
+		k := 2 * tc.kg
+		const cols = 4 * panelWidth
+		bw := make([][]int16, cols) // by column
+		for j := range bw {
+			bw[j] = make([]int16, k)
+			left := int64(q16SumMax)
+			for p := range bw[j] {
+				if tc.extreme {
+					v := min(left, int64(q16SumMax)/int64(k)+1, math.MaxInt16)
+					if p == k-1 {
+						v = min(left, math.MaxInt16)
+					}
+					left -= v
+					if (j+j/panelWidth)%2 == 1 {
+						v = -v
+					}
+					bw[j][p] = int16(v)
+					continue
+				}
+				// Within the int32 budget, as large as it lets them be.
+				m := min(q16SumMax/k, math.MaxInt16)
+				bw[j][p] = int16(r.IntN(2*m+1) - m)
+			}
+		}
+		// Panel p, group g: b[p*kg*32 + 32g + 2j + i] = B[2g+i][16p+j].
+		b := make([]int16, 4*tc.kg*32)
+		for p := range 4 {
+			for g := 0; g < tc.kg; g++ {
+				for j := range panelWidth {
+					for i := range 2 {
+						b[p*tc.kg*32+32*g+2*j+i] = bw[16*p+j][2*g+i]
+					}
+				}
+			}
+		}
+		rs, rm := randSlice(r, rows), randSlice(r, rows)
+		cs, csum, bias := randSlice(r, cols), randSlice(r, cols), randSlice(r, cols)
+		got := randSlice(r, rows*tc.ldc)
+		keep := slices.Clone(got)
+		if !q16gemmBlocks4(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias) {
+			t.Fatal("q16gemmBlocks4 did not run")
+		}
+		for _, v := range []struct {
+			name   string
+			avx2   bool
+			chosen bool
+		}{{"avx2", true, useAVX2}, {"go", false, true}} {
+			if !v.chosen {
+				continue
+			}
+			saved2, savedVNNI := useAVX2, useVNNI
+			useAVX2, useVNNI = v.avx2, false
+			one := slices.Clone(keep)
+			for p := range 4 {
+				q16gemmBlocks(tc.nb, tc.kg, a, lda, b[p*tc.kg*32:], one[16*p:], tc.ldc, rs, rm, cs[16*p:], csum[16*p:], bias[16*p:])
+			}
+			useAVX2, useVNNI = saved2, savedVNNI
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(one[i]) {
+					t.Fatalf("%+v: c[%d][%d] = %v, the %s kernel's %v", tc, i/tc.ldc, i%tc.ldc, got[i], v.name, one[i])
+				}
+			}
+		}
+		for row := range rows {
+			for j := range tc.ldc {
+				i := row*tc.ldc + j
+				if j >= cols {
+					if math.Float32bits(got[i]) != math.Float32bits(keep[i]) {
+						t.Fatalf("%+v: c[%d][%d] written past the panels", tc, row, j)
+					}
+					continue
+				}
+				var acc int64
+				for p := range k {
+					acc += int64(a[row*lda+p]) * int64(bw[j][p])
+				}
+				if tc.extreme && (acc > math.MaxInt32 || acc < math.MinInt32 || math.Abs(float64(acc)) < math.MaxInt32/2) {
+					t.Fatalf("%+v: the extreme case sums to %d, not near the int32 limit", tc, acc)
+				}
+				want := fma32(float32(int32(acc)), rs[row]*cs[j], fma32(rm[row], csum[j], bias[j]))
+				if math.Float32bits(got[i]) != math.Float32bits(want) {
+					t.Fatalf("%+v: c[%d][%d] = %v, want %v (sum %d)", tc, row, j, got[i], want, acc)
+				}
+			}
+		}
+	}
 }

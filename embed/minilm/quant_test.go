@@ -342,7 +342,12 @@ func BenchmarkQGemm(b *testing.B) {
 		for _, v := range []struct {
 			name string
 			f    func()
-		}{{"f32", func() { fl.forward(y, x, rows) }}, {"int8", func() { ql.forward(y, x, rows, s) }}, {"int16", func() { ql16.forward(y, x, rows, s) }}} {
+		}{{"f32", func() { fl.forward(y, x, rows) }}, {"int8", func() { ql.forward(y, x, rows, s) }}, {"int16", func() { ql16.forward(y, x, rows, s) }}, {"int16-novnni", func() {
+			saved := useVNNI
+			useVNNI = false
+			ql16.forward(y, x, rows, s)
+			useVNNI = saved
+		}}} {
 			b.Run(fmt.Sprintf("%dx%d/%s", sh.in, sh.out, v.name), func(b *testing.B) {
 				c0 := cputime.Process()
 				for b.Loop() {
