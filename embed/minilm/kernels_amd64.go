@@ -184,24 +184,32 @@ func q16gemmBlocks(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc i
 }
 
 //go:noescape
-func q16gemmBlocksVNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+func q16gemm8x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
 
-// q16gemmBlocks4 runs the int16 micro-kernel on four adjacent packed
-// panels at once (b holds panel j, then j+1 kg*32 values later, …; c, cs,
-// csum and bias cover 64 columns) with AVX-512 VNNI, and reports false
-// where that is not available. The results are q16gemmBlocks' on each
-// panel, bit for bit.
-func q16gemmBlocks4(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
+//go:noescape
+func q16gemm4x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+
+// q16gemmBlocks3 runs the int16 micro-kernel on nb blocks of qRows rows and
+// three adjacent packed panels at once (b holds panel j, then j+1 kg*32
+// values later, then j+2; c, cs, csum and bias cover 48 columns) with
+// AVX-512 VNNI, and reports false where that is not available. The results
+// are q16gemmBlocks' on each panel, bit for bit.
+func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
 	if !useVNNI || kg == 0 || nb == 0 {
 		return false
 	}
 	last := (nb - 1) * qRows
 	_ = a[(last+3)*lda+2*kg-1]
-	_ = b[4*kg*32-1]
-	_ = c[(last+3)*ldc+4*panelWidth-1]
+	_ = b[3*kg*32-1]
+	_ = c[(last+3)*ldc+3*panelWidth-1]
 	_, _ = rs[last+3], rm[last+3]
-	_, _, _ = cs[4*panelWidth-1], csum[4*panelWidth-1], bias[4*panelWidth-1]
-	q16gemmBlocksVNNI(nb, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+	_, _, _ = cs[3*panelWidth-1], csum[3*panelWidth-1], bias[3*panelWidth-1]
+	if nb8 := nb / 2; nb8 > 0 {
+		q16gemm8x48VNNI(nb8, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+	}
+	if nb%2 == 1 {
+		q16gemm4x48VNNI(1, kg, &a[last*lda], lda, &b[0], &c[last*ldc], ldc, &rs[last], &rm[last], &cs[0], &csum[0], &bias[0])
+	}
 	return true
 }
 

@@ -933,49 +933,43 @@ q16done:
 	VZEROUPPER
 	RET
 
-// func q16gemmBlocksVNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+// func q16gemm8x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
 //
-// The int16 micro-kernel of q16gemmBlocksAVX2 on four adjacent panels at
-// once (64 columns), with AVX-512 VNNI: panel p+1 follows panel p kg*32
-// values later in b, and c, cs, csum and bias cover 64 columns. Each step
-// loads one group (a pair of B rows) of each panel into a ZMM register,
-// broadcasts a pair of each A row and adds the four rows' pair products of
-// every column to sixteen ZMM accumulators with VPDPWSSD, which multiplies
-// two pairs of int16 and adds both products to an int32 lane exactly (no
-// saturation). The int32 sums, and so the outputs, are those of
-// q16gemmBlocksAVX2, bit for bit: the output step is the same, on 16
-// columns at a time. The caller keeps every sum within int32.
-TEXT ·q16gemmBlocksVNNI(SB), NOSPLIT, $0-96
+// The int16 micro-kernel of q16gemmBlocksAVX2 on blocks of 8 rows and three
+// adjacent panels (48 columns), with AVX-512 VNNI: block i reads rows
+// 8i..8i+7 of a, rs and rm and writes rows 8i..8i+7 of c; panel p+1
+// follows panel p kg*32 values later in b, and cs, csum and bias cover 48
+// columns. Each step loads one group (a pair of B rows) of each panel into
+// a ZMM register, broadcasts a pair of each A row and adds the products of
+// every column to 24 ZMM accumulators with VPDPWSSD, which multiplies two
+// pairs of int16 and adds both products to an int32 lane exactly (no
+// saturation): 24 VPDPWSSD for 3 loads and 8 broadcasts. The A rows are
+// read through three pointers (rows 0, 3 and 6) and lda. The int32 sums, and
+// so the outputs, are those of q16gemmBlocksAVX2 on each panel, bit for
+// bit: the output step is the same, 16 columns at a time. The caller keeps
+// every sum within int32.
+TEXT ·q16gemm8x48VNNI(SB), NOSPLIT, $0-96
 	MOVQ nb+0(FP), R13
 	XORQ R12, R12
 	TESTQ R13, R13
-	JZ    vnnidone
+	JZ   q16gemm8x48VNNIdone
 
-vnniblock:
+q16gemm8x48VNNIblock:
 	MOVQ kg+8(FP), CX
 	MOVQ lda+24(FP), DX
 	SHLQ $1, DX // row stride in bytes
 	MOVQ R12, AX
 	IMULQ DX, AX
-	SHLQ $2, AX
+	SHLQ $3, AX // block × 8 rows
 	MOVQ a+16(FP), R8
 	ADDQ AX, R8
+	LEAQ (DX)(DX*2), AX // three rows
+	LEAQ (R8)(AX*1), R9
+	LEAQ (R9)(AX*1), R10
 	MOVQ b+32(FP), BX
-	MOVQ ldc+48(FP), AX
-	IMULQ R12, AX
-	SHLQ $4, AX
-	MOVQ c+40(FP), DI
-	ADDQ AX, DI
-
-	LEAQ (R8)(DX*1), R9
-	LEAQ (R9)(DX*1), R10
-	LEAQ (R10)(DX*1), R11
-
-	// DX = the byte offset of the next panel (kg*64), R14 = three of them.
-	MOVQ CX, DX
-	SHLQ $6, DX
-	LEAQ (DX)(DX*2), R14
-
+	// SI = the byte offset of the next panel (kg*64).
+	MOVQ CX, SI
+	SHLQ $6, SI
 	VPXORD Z0, Z0, Z0
 	VPXORD Z1, Z1, Z1
 	VPXORD Z2, Z2, Z2
@@ -992,46 +986,70 @@ vnniblock:
 	VPXORD Z13, Z13, Z13
 	VPXORD Z14, Z14, Z14
 	VPXORD Z15, Z15, Z15
-
-	XORQ  AX, AX
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
 	TESTQ CX, CX
-	JZ    vnnistore
+	JZ    q16gemm8x48VNNIstore
 
-vnniloop:
-	VMOVDQU32    (BX), Z16
-	VMOVDQU32    (BX)(DX*1), Z17
-	VMOVDQU32    (BX)(DX*2), Z18
-	VMOVDQU32    (BX)(R14*1), Z19
-	VPBROADCASTD (R8)(AX*1), Z20
-	VPBROADCASTD (R9)(AX*1), Z21
-	VPBROADCASTD (R10)(AX*1), Z22
-	VPBROADCASTD (R11)(AX*1), Z23
-	VPDPWSSD     Z16, Z20, Z0
-	VPDPWSSD     Z17, Z20, Z1
-	VPDPWSSD     Z18, Z20, Z2
-	VPDPWSSD     Z19, Z20, Z3
-	VPDPWSSD     Z16, Z21, Z4
-	VPDPWSSD     Z17, Z21, Z5
-	VPDPWSSD     Z18, Z21, Z6
-	VPDPWSSD     Z19, Z21, Z7
-	VPDPWSSD     Z16, Z22, Z8
-	VPDPWSSD     Z17, Z22, Z9
-	VPDPWSSD     Z18, Z22, Z10
-	VPDPWSSD     Z19, Z22, Z11
-	VPDPWSSD     Z16, Z23, Z12
-	VPDPWSSD     Z17, Z23, Z13
-	VPDPWSSD     Z18, Z23, Z14
-	VPDPWSSD     Z19, Z23, Z15
+q16gemm8x48VNNIloop:
+	VMOVDQU32    (BX), Z24
+	VMOVDQU32    (BX)(SI*1), Z25
+	VMOVDQU32    (BX)(SI*2), Z26
+	VPBROADCASTD (R8), Z27
+	VPDPWSSD     Z24, Z27, Z0
+	VPDPWSSD     Z25, Z27, Z1
+	VPDPWSSD     Z26, Z27, Z2
+	VPBROADCASTD (R8)(DX*1), Z28
+	VPDPWSSD     Z24, Z28, Z3
+	VPDPWSSD     Z25, Z28, Z4
+	VPDPWSSD     Z26, Z28, Z5
+	VPBROADCASTD (R8)(DX*2), Z27
+	VPDPWSSD     Z24, Z27, Z6
+	VPDPWSSD     Z25, Z27, Z7
+	VPDPWSSD     Z26, Z27, Z8
+	VPBROADCASTD (R9), Z28
+	VPDPWSSD     Z24, Z28, Z9
+	VPDPWSSD     Z25, Z28, Z10
+	VPDPWSSD     Z26, Z28, Z11
+	VPBROADCASTD (R9)(DX*1), Z27
+	VPDPWSSD     Z24, Z27, Z12
+	VPDPWSSD     Z25, Z27, Z13
+	VPDPWSSD     Z26, Z27, Z14
+	VPBROADCASTD (R9)(DX*2), Z28
+	VPDPWSSD     Z24, Z28, Z15
+	VPDPWSSD     Z25, Z28, Z16
+	VPDPWSSD     Z26, Z28, Z17
+	VPBROADCASTD (R10), Z27
+	VPDPWSSD     Z24, Z27, Z18
+	VPDPWSSD     Z25, Z27, Z19
+	VPDPWSSD     Z26, Z27, Z20
+	VPBROADCASTD (R10)(DX*1), Z28
+	VPDPWSSD     Z24, Z28, Z21
+	VPDPWSSD     Z25, Z28, Z22
+	VPDPWSSD     Z26, Z28, Z23
 	ADDQ         $64, BX
-	ADDQ         $4, AX
+	ADDQ         $4, R8
+	ADDQ         $4, R9
+	ADDQ         $4, R10
 	DECQ         CX
-	JNZ          vnniloop
+	JNZ          q16gemm8x48VNNIloop
 
-vnnistore:
+q16gemm8x48VNNIstore:
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
 	MOVQ R12, AX
-	SHLQ $4, AX
+	SHLQ $3, AX // first row
+	MOVQ AX, BX
+	IMULQ DX, BX
+	MOVQ c+40(FP), DI
+	ADDQ BX, DI
+	SHLQ $2, AX
 	MOVQ rs+56(FP), R8
 	ADDQ AX, R8
 	MOVQ rm+64(FP), R9
@@ -1040,126 +1058,376 @@ vnnistore:
 	MOVQ csum+80(FP), R11
 	MOVQ bias+88(FP), SI
 
-	VCVTDQ2PS Z0, Z0
-	VCVTDQ2PS Z1, Z1
-	VCVTDQ2PS Z2, Z2
-	VCVTDQ2PS Z3, Z3
-	VCVTDQ2PS Z4, Z4
-	VCVTDQ2PS Z5, Z5
-	VCVTDQ2PS Z6, Z6
-	VCVTDQ2PS Z7, Z7
-	VCVTDQ2PS Z8, Z8
-	VCVTDQ2PS Z9, Z9
-	VCVTDQ2PS Z10, Z10
-	VCVTDQ2PS Z11, Z11
-	VCVTDQ2PS Z12, Z12
-	VCVTDQ2PS Z13, Z13
-	VCVTDQ2PS Z14, Z14
-	VCVTDQ2PS Z15, Z15
-
 	// Row 0.
 	VBROADCASTSS 0(R8), Z24
 	VBROADCASTSS 0(R9), Z25
+	VCVTDQ2PS    Z0, Z0
 	VMULPS       0(R10), Z24, Z26
 	VMOVUPS      0(SI), Z27
 	VFMADD231PS  0(R11), Z25, Z27
 	VFMADD231PS  Z26, Z0, Z27
 	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z1, Z1
 	VMULPS       64(R10), Z24, Z26
 	VMOVUPS      64(SI), Z27
 	VFMADD231PS  64(R11), Z25, Z27
 	VFMADD231PS  Z26, Z1, Z27
 	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z2, Z2
 	VMULPS       128(R10), Z24, Z26
 	VMOVUPS      128(SI), Z27
 	VFMADD231PS  128(R11), Z25, Z27
 	VFMADD231PS  Z26, Z2, Z27
 	VMOVUPS      Z27, 128(DI)
-	VMULPS       192(R10), Z24, Z26
-	VMOVUPS      192(SI), Z27
-	VFMADD231PS  192(R11), Z25, Z27
-	VFMADD231PS  Z26, Z3, Z27
-	VMOVUPS      Z27, 192(DI)
 	ADDQ         DX, DI
 
 	// Row 1.
 	VBROADCASTSS 4(R8), Z24
 	VBROADCASTSS 4(R9), Z25
+	VCVTDQ2PS    Z3, Z3
 	VMULPS       0(R10), Z24, Z26
 	VMOVUPS      0(SI), Z27
 	VFMADD231PS  0(R11), Z25, Z27
-	VFMADD231PS  Z26, Z4, Z27
+	VFMADD231PS  Z26, Z3, Z27
 	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z4, Z4
 	VMULPS       64(R10), Z24, Z26
 	VMOVUPS      64(SI), Z27
 	VFMADD231PS  64(R11), Z25, Z27
-	VFMADD231PS  Z26, Z5, Z27
+	VFMADD231PS  Z26, Z4, Z27
 	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z5, Z5
 	VMULPS       128(R10), Z24, Z26
 	VMOVUPS      128(SI), Z27
 	VFMADD231PS  128(R11), Z25, Z27
-	VFMADD231PS  Z26, Z6, Z27
+	VFMADD231PS  Z26, Z5, Z27
 	VMOVUPS      Z27, 128(DI)
-	VMULPS       192(R10), Z24, Z26
-	VMOVUPS      192(SI), Z27
-	VFMADD231PS  192(R11), Z25, Z27
-	VFMADD231PS  Z26, Z7, Z27
-	VMOVUPS      Z27, 192(DI)
 	ADDQ         DX, DI
 
 	// Row 2.
 	VBROADCASTSS 8(R8), Z24
 	VBROADCASTSS 8(R9), Z25
+	VCVTDQ2PS    Z6, Z6
 	VMULPS       0(R10), Z24, Z26
 	VMOVUPS      0(SI), Z27
 	VFMADD231PS  0(R11), Z25, Z27
-	VFMADD231PS  Z26, Z8, Z27
+	VFMADD231PS  Z26, Z6, Z27
 	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z7, Z7
 	VMULPS       64(R10), Z24, Z26
 	VMOVUPS      64(SI), Z27
 	VFMADD231PS  64(R11), Z25, Z27
-	VFMADD231PS  Z26, Z9, Z27
+	VFMADD231PS  Z26, Z7, Z27
 	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z8, Z8
 	VMULPS       128(R10), Z24, Z26
 	VMOVUPS      128(SI), Z27
 	VFMADD231PS  128(R11), Z25, Z27
-	VFMADD231PS  Z26, Z10, Z27
+	VFMADD231PS  Z26, Z8, Z27
 	VMOVUPS      Z27, 128(DI)
-	VMULPS       192(R10), Z24, Z26
-	VMOVUPS      192(SI), Z27
-	VFMADD231PS  192(R11), Z25, Z27
-	VFMADD231PS  Z26, Z11, Z27
-	VMOVUPS      Z27, 192(DI)
 	ADDQ         DX, DI
 
 	// Row 3.
 	VBROADCASTSS 12(R8), Z24
 	VBROADCASTSS 12(R9), Z25
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z9, Z27
+	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z10, Z27
+	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z11, Z27
+	VMOVUPS      Z27, 128(DI)
+	ADDQ         DX, DI
+
+	// Row 4.
+	VBROADCASTSS 16(R8), Z24
+	VBROADCASTSS 16(R9), Z25
+	VCVTDQ2PS    Z12, Z12
 	VMULPS       0(R10), Z24, Z26
 	VMOVUPS      0(SI), Z27
 	VFMADD231PS  0(R11), Z25, Z27
 	VFMADD231PS  Z26, Z12, Z27
 	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z13, Z13
 	VMULPS       64(R10), Z24, Z26
 	VMOVUPS      64(SI), Z27
 	VFMADD231PS  64(R11), Z25, Z27
 	VFMADD231PS  Z26, Z13, Z27
 	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z14, Z14
 	VMULPS       128(R10), Z24, Z26
 	VMOVUPS      128(SI), Z27
 	VFMADD231PS  128(R11), Z25, Z27
 	VFMADD231PS  Z26, Z14, Z27
 	VMOVUPS      Z27, 128(DI)
-	VMULPS       192(R10), Z24, Z26
-	VMOVUPS      192(SI), Z27
-	VFMADD231PS  192(R11), Z25, Z27
+	ADDQ         DX, DI
+
+	// Row 5.
+	VBROADCASTSS 20(R8), Z24
+	VBROADCASTSS 20(R9), Z25
+	VCVTDQ2PS    Z15, Z15
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
 	VFMADD231PS  Z26, Z15, Z27
-	VMOVUPS      Z27, 192(DI)
+	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z16, Z16
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z16, Z27
+	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z17, Z17
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z17, Z27
+	VMOVUPS      Z27, 128(DI)
+	ADDQ         DX, DI
+
+	// Row 6.
+	VBROADCASTSS 24(R8), Z24
+	VBROADCASTSS 24(R9), Z25
+	VCVTDQ2PS    Z18, Z18
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z18, Z27
+	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z19, Z19
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z19, Z27
+	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z20, Z20
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z20, Z27
+	VMOVUPS      Z27, 128(DI)
+	ADDQ         DX, DI
+
+	// Row 7.
+	VBROADCASTSS 28(R8), Z24
+	VBROADCASTSS 28(R9), Z25
+	VCVTDQ2PS    Z21, Z21
+	VMULPS       0(R10), Z24, Z26
+	VMOVUPS      0(SI), Z27
+	VFMADD231PS  0(R11), Z25, Z27
+	VFMADD231PS  Z26, Z21, Z27
+	VMOVUPS      Z27, 0(DI)
+	VCVTDQ2PS    Z22, Z22
+	VMULPS       64(R10), Z24, Z26
+	VMOVUPS      64(SI), Z27
+	VFMADD231PS  64(R11), Z25, Z27
+	VFMADD231PS  Z26, Z22, Z27
+	VMOVUPS      Z27, 64(DI)
+	VCVTDQ2PS    Z23, Z23
+	VMULPS       128(R10), Z24, Z26
+	VMOVUPS      128(SI), Z27
+	VFMADD231PS  128(R11), Z25, Z27
+	VFMADD231PS  Z26, Z23, Z27
+	VMOVUPS      Z27, 128(DI)
 	INCQ R12
 	CMPQ R12, R13
-	JLT  vnniblock
+	JLT  q16gemm8x48VNNIblock
 
-vnnidone:
+q16gemm8x48VNNIdone:
+	VZEROUPPER
+	RET
+
+// func q16gemm4x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+//
+// q16gemm8x48VNNI on blocks of 4 rows (the same code with four rows: 12
+// accumulators), for the last block of a matrix whose rows are not a
+// multiple of 8.
+TEXT ·q16gemm4x48VNNI(SB), NOSPLIT, $0-96
+	MOVQ nb+0(FP), R13
+	XORQ R12, R12
+	TESTQ R13, R13
+	JZ   q16gemm4x48VNNIdone
+
+q16gemm4x48VNNIblock:
+	MOVQ kg+8(FP), CX
+	MOVQ lda+24(FP), DX
+	SHLQ $1, DX // row stride in bytes
+	MOVQ R12, AX
+	IMULQ DX, AX
+	SHLQ $2, AX // block × 4 rows
+	MOVQ a+16(FP), R8
+	ADDQ AX, R8
+	LEAQ (DX)(DX*2), AX // three rows
+	LEAQ (R8)(AX*1), R9
+	MOVQ b+32(FP), BX
+	// SI = the byte offset of the next panel (kg*64).
+	MOVQ CX, SI
+	SHLQ $6, SI
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	TESTQ CX, CX
+	JZ    q16gemm4x48VNNIstore
+
+q16gemm4x48VNNIloop:
+	VMOVDQU32    (BX), Z12
+	VMOVDQU32    (BX)(SI*1), Z13
+	VMOVDQU32    (BX)(SI*2), Z14
+	VPBROADCASTD (R8), Z15
+	VPDPWSSD     Z12, Z15, Z0
+	VPDPWSSD     Z13, Z15, Z1
+	VPDPWSSD     Z14, Z15, Z2
+	VPBROADCASTD (R8)(DX*1), Z16
+	VPDPWSSD     Z12, Z16, Z3
+	VPDPWSSD     Z13, Z16, Z4
+	VPDPWSSD     Z14, Z16, Z5
+	VPBROADCASTD (R8)(DX*2), Z15
+	VPDPWSSD     Z12, Z15, Z6
+	VPDPWSSD     Z13, Z15, Z7
+	VPDPWSSD     Z14, Z15, Z8
+	VPBROADCASTD (R9), Z16
+	VPDPWSSD     Z12, Z16, Z9
+	VPDPWSSD     Z13, Z16, Z10
+	VPDPWSSD     Z14, Z16, Z11
+	ADDQ         $64, BX
+	ADDQ         $4, R8
+	ADDQ         $4, R9
+	DECQ         CX
+	JNZ          q16gemm4x48VNNIloop
+
+q16gemm4x48VNNIstore:
+	MOVQ ldc+48(FP), DX
+	SHLQ $2, DX
+	MOVQ R12, AX
+	SHLQ $2, AX // first row
+	MOVQ AX, BX
+	IMULQ DX, BX
+	MOVQ c+40(FP), DI
+	ADDQ BX, DI
+	SHLQ $2, AX
+	MOVQ rs+56(FP), R8
+	ADDQ AX, R8
+	MOVQ rm+64(FP), R9
+	ADDQ AX, R9
+	MOVQ cs+72(FP), R10
+	MOVQ csum+80(FP), R11
+	MOVQ bias+88(FP), SI
+
+	// Row 0.
+	VBROADCASTSS 0(R8), Z12
+	VBROADCASTSS 0(R9), Z13
+	VCVTDQ2PS    Z0, Z0
+	VMULPS       0(R10), Z12, Z14
+	VMOVUPS      0(SI), Z15
+	VFMADD231PS  0(R11), Z13, Z15
+	VFMADD231PS  Z14, Z0, Z15
+	VMOVUPS      Z15, 0(DI)
+	VCVTDQ2PS    Z1, Z1
+	VMULPS       64(R10), Z12, Z14
+	VMOVUPS      64(SI), Z15
+	VFMADD231PS  64(R11), Z13, Z15
+	VFMADD231PS  Z14, Z1, Z15
+	VMOVUPS      Z15, 64(DI)
+	VCVTDQ2PS    Z2, Z2
+	VMULPS       128(R10), Z12, Z14
+	VMOVUPS      128(SI), Z15
+	VFMADD231PS  128(R11), Z13, Z15
+	VFMADD231PS  Z14, Z2, Z15
+	VMOVUPS      Z15, 128(DI)
+	ADDQ         DX, DI
+
+	// Row 1.
+	VBROADCASTSS 4(R8), Z12
+	VBROADCASTSS 4(R9), Z13
+	VCVTDQ2PS    Z3, Z3
+	VMULPS       0(R10), Z12, Z14
+	VMOVUPS      0(SI), Z15
+	VFMADD231PS  0(R11), Z13, Z15
+	VFMADD231PS  Z14, Z3, Z15
+	VMOVUPS      Z15, 0(DI)
+	VCVTDQ2PS    Z4, Z4
+	VMULPS       64(R10), Z12, Z14
+	VMOVUPS      64(SI), Z15
+	VFMADD231PS  64(R11), Z13, Z15
+	VFMADD231PS  Z14, Z4, Z15
+	VMOVUPS      Z15, 64(DI)
+	VCVTDQ2PS    Z5, Z5
+	VMULPS       128(R10), Z12, Z14
+	VMOVUPS      128(SI), Z15
+	VFMADD231PS  128(R11), Z13, Z15
+	VFMADD231PS  Z14, Z5, Z15
+	VMOVUPS      Z15, 128(DI)
+	ADDQ         DX, DI
+
+	// Row 2.
+	VBROADCASTSS 8(R8), Z12
+	VBROADCASTSS 8(R9), Z13
+	VCVTDQ2PS    Z6, Z6
+	VMULPS       0(R10), Z12, Z14
+	VMOVUPS      0(SI), Z15
+	VFMADD231PS  0(R11), Z13, Z15
+	VFMADD231PS  Z14, Z6, Z15
+	VMOVUPS      Z15, 0(DI)
+	VCVTDQ2PS    Z7, Z7
+	VMULPS       64(R10), Z12, Z14
+	VMOVUPS      64(SI), Z15
+	VFMADD231PS  64(R11), Z13, Z15
+	VFMADD231PS  Z14, Z7, Z15
+	VMOVUPS      Z15, 64(DI)
+	VCVTDQ2PS    Z8, Z8
+	VMULPS       128(R10), Z12, Z14
+	VMOVUPS      128(SI), Z15
+	VFMADD231PS  128(R11), Z13, Z15
+	VFMADD231PS  Z14, Z8, Z15
+	VMOVUPS      Z15, 128(DI)
+	ADDQ         DX, DI
+
+	// Row 3.
+	VBROADCASTSS 12(R8), Z12
+	VBROADCASTSS 12(R9), Z13
+	VCVTDQ2PS    Z9, Z9
+	VMULPS       0(R10), Z12, Z14
+	VMOVUPS      0(SI), Z15
+	VFMADD231PS  0(R11), Z13, Z15
+	VFMADD231PS  Z14, Z9, Z15
+	VMOVUPS      Z15, 0(DI)
+	VCVTDQ2PS    Z10, Z10
+	VMULPS       64(R10), Z12, Z14
+	VMOVUPS      64(SI), Z15
+	VFMADD231PS  64(R11), Z13, Z15
+	VFMADD231PS  Z14, Z10, Z15
+	VMOVUPS      Z15, 64(DI)
+	VCVTDQ2PS    Z11, Z11
+	VMULPS       128(R10), Z12, Z14
+	VMOVUPS      128(SI), Z15
+	VFMADD231PS  128(R11), Z13, Z15
+	VFMADD231PS  Z14, Z11, Z15
+	VMOVUPS      Z15, 128(DI)
+	INCQ R12
+	CMPQ R12, R13
+	JLT  q16gemm4x48VNNIblock
+
+q16gemm4x48VNNIdone:
 	VZEROUPPER
 	RET
 

@@ -6,8 +6,8 @@ package minilm
 // assembly.
 var useAVX2, useAVX512, useVNNI = false, false, false
 
-// q16gemmBlocks4 reports false: there is no four-panel int16 kernel here.
-func q16gemmBlocks4(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
+// q16gemmBlocks3 reports false: there is no three-panel int16 kernel here.
+func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
 	return false
 }
 

@@ -127,12 +127,12 @@ func (l *qlinear) forward16(dst, x []float32, rows int, s *qscratch) {
 	var padC [qRows * panelWidth]float32
 	for p := 0; p < l.panels; p++ {
 		col := p * panelWidth
-		if col+4*panelWidth <= fullN {
-			// Four full panels at once where the CPU has a kernel for it.
-			wp := l.w16[p*groups*32 : (p+4)*groups*32]
-			cs, csum, b := l.scale[col:col+4*panelWidth], l.csum[col:col+4*panelWidth], l.b[col:col+4*panelWidth]
-			if q16gemmBlocks4(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b) {
-				p += 3
+		if col+3*panelWidth <= fullN {
+			// Three full panels at once where the CPU has a kernel for it.
+			wp := l.w16[p*groups*32 : (p+3)*groups*32]
+			cs, csum, b := l.scale[col:col+3*panelWidth], l.csum[col:col+3*panelWidth], l.b[col:col+3*panelWidth]
+			if q16gemmBlocks3(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b) {
+				p += 2
 				continue
 			}
 		}

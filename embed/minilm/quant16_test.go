@@ -377,12 +377,13 @@ func TestE5Int16NearFloat(t *testing.T) {
 	}
 }
 
-// TestQ16GemmBlocks4 checks the four-panel int16 kernel (AVX-512 VNNI)
-// against int64 sums and against the one-panel kernels run on each panel
-// (AVX2 and Go): the same bits, on random values and on sums at the int32
-// limit of both signs, with rows longer than the products read and c rows
-// wider than the 64 columns written.
-func TestQ16GemmBlocks4(t *testing.T) {
+// TestQ16GemmBlocks3 checks the three-panel int16 kernels (AVX-512 VNNI,
+// 8-row blocks and a 4-row last block) against int64 sums and against the
+// one-panel kernels run on each panel (AVX2 and Go): the same bits, on
+// random values and on sums at the int32 limit of both signs, with rows
+// longer than the products read and c rows wider than the 48 columns
+// written.
+func TestQ16GemmBlocks3(t *testing.T) {
 	if !useVNNI {
 		t.Skip("no AVX-512 VNNI on this CPU (or purego)")
 	}
@@ -390,7 +391,7 @@ func TestQ16GemmBlocks4(t *testing.T) {
 	for _, tc := range []struct {
 		nb, kg, ldc int
 		extreme     bool
-	}{{1, 1, 64, false}, {1, 192, 64, false}, {3, 192, 80, false}, {5, 768, 400, false}, {20, 192, 1152, false}, {2, 768, 64, true}, {1, 192, 70, true}, {3, 5, 64, true}} {
+	}{{1, 1, 48, false}, {2, 1, 48, false}, {1, 192, 48, false}, {3, 192, 80, false}, {5, 768, 400, false}, {20, 192, 1152, false}, {2, 768, 48, true}, {1, 192, 70, true}, {3, 5, 48, true}} {
 		lda := 2*tc.kg + 6
 		rows := tc.nb * qRows
 		a := make([]int16, rows*lda)
@@ -401,7 +402,7 @@ func TestQ16GemmBlocks4(t *testing.T) {
 			}
 		}
 		k := 2 * tc.kg
-		const cols = 4 * panelWidth
+		const cols = 3 * panelWidth
 		bw := make([][]int16, cols) // by column
 		for j := range bw {
 			bw[j] = make([]int16, k)
@@ -425,8 +426,8 @@ func TestQ16GemmBlocks4(t *testing.T) {
 			}
 		}
 		// Panel p, group g: b[p*kg*32 + 32g + 2j + i] = B[2g+i][16p+j].
-		b := make([]int16, 4*tc.kg*32)
-		for p := range 4 {
+		b := make([]int16, 3*tc.kg*32)
+		for p := range 3 {
 			for g := 0; g < tc.kg; g++ {
 				for j := range panelWidth {
 					for i := range 2 {
@@ -439,8 +440,8 @@ func TestQ16GemmBlocks4(t *testing.T) {
 		cs, csum, bias := randSlice(r, cols), randSlice(r, cols), randSlice(r, cols)
 		got := randSlice(r, rows*tc.ldc)
 		keep := slices.Clone(got)
-		if !q16gemmBlocks4(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias) {
-			t.Fatal("q16gemmBlocks4 did not run")
+		if !q16gemmBlocks3(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias) {
+			t.Fatal("q16gemmBlocks3 did not run")
 		}
 		for _, v := range []struct {
 			name   string
@@ -453,7 +454,7 @@ func TestQ16GemmBlocks4(t *testing.T) {
 			saved2, savedVNNI := useAVX2, useVNNI
 			useAVX2, useVNNI = v.avx2, false
 			one := slices.Clone(keep)
-			for p := range 4 {
+			for p := range 3 {
 				q16gemmBlocks(tc.nb, tc.kg, a, lda, b[p*tc.kg*32:], one[16*p:], tc.ldc, rs, rm, cs[16*p:], csum[16*p:], bias[16*p:])
 			}
 			useAVX2, useVNNI = saved2, savedVNNI
