@@ -277,6 +277,9 @@ func scaleGo(x []float32, s float32) {
 
 // softmax normalises x in place to exp(x-max)/Σ.
 func softmax(x []float32) {
+	if softmaxFast(x) {
+		return
+	}
 	m := maxf(x)
 	scale(x, 1/expSub(x, m))
 }

@@ -33,8 +33,16 @@ func gemm6x32(k int, a []float32, lda int, b, bias, c []float32, ldc int) bool {
 //go:noescape
 func geluAVX2(x *float32, n int)
 
-// gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
+//go:noescape
+func geluAVX512(x *float32, n int)
+
+// gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)). The
+// AVX-512 and AVX2 kernels give the same bits.
 func gelu(x []float32) {
+	if n := len(x) &^ 15; useAVX512 && n > 0 {
+		geluAVX512(&x[0], n)
+		x = x[n:]
+	}
 	n := len(x) &^ 7
 	if !useAVX2 || n == 0 {
 		geluGo(x)
@@ -42,6 +50,21 @@ func gelu(x []float32) {
 	}
 	geluAVX2(&x[0], n)
 	geluGo(x[n:])
+}
+
+//go:noescape
+func softmaxAVX512(x *float32, n int)
+
+// softmaxFast runs softmax on x with AVX-512 (masked tails, one call), and
+// reports false where that is not available or x is shorter than 16 (left
+// to the portable exp32, which flushes to 0 below e^-87 as the vector
+// kernels do not).
+func softmaxFast(x []float32) bool {
+	if !useAVX512 || len(x) < 16 {
+		return false
+	}
+	softmaxAVX512(&x[0], len(x))
+	return true
 }
 
 //go:noescape
@@ -213,9 +236,17 @@ func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc 
 	return true
 }
 
+//go:noescape
+func quantRow16AVX512(x *float32, n int, dst *int16, mn, inv float32)
+
 // quantRow16 sets dst[i] to (x[i]-mn)·inv rounded to even and clamped to
-// [0, q16ActMax], 0 for a NaN.
+// [0, q16ActMax], 0 for a NaN. Every variant gives the same values.
 func quantRow16(x []float32, dst []int16, mn, inv float32) {
+	if n := len(x) &^ 31; useAVX512 && n > 0 {
+		_ = dst[n-1]
+		quantRow16AVX512(&x[0], n, &dst[0], mn, inv)
+		x, dst = x[n:], dst[n:]
+	}
 	n := len(x) &^ 15
 	if !useAVX2 || n == 0 {
 		quantRow16Go(x, dst, mn, inv)
@@ -239,8 +270,19 @@ func quantRow(x []float32, dst []uint8, mn, inv float32) {
 	quantRowGo(x[n:], dst[n:], mn, inv)
 }
 
+//go:noescape
+func minMaxAVX512(x *float32, n int) (mn, mx float32)
+
 // minMax returns the least and greatest of x (not empty).
 func minMax(x []float32) (mn, mx float32) {
+	if n := len(x) &^ 15; useAVX512 && n > 0 {
+		mn, mx = minMaxAVX512(&x[0], n)
+		if n < len(x) {
+			m2, x2 := minMax(x[n:])
+			mn, mx = min(mn, m2), max(mx, x2)
+		}
+		return mn, mx
+	}
 	n := len(x) &^ 7
 	if !useAVX2 || n == 0 {
 		return minMaxGo(x)

@@ -436,6 +436,44 @@ gelu8:
 	VZEROUPPER
 	RET
 
+// func geluAVX512(x *float32, n int)
+//
+// geluAVX2 on 16 values a step (ZMM, each constant broadcast from geluc):
+// the same operations in the same order, so the same bits; n must be a
+// positive multiple of 16.
+TEXT ·geluAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), CX
+
+gelu16:
+	VMOVUPS          (SI), Z0
+	VMULPS.BCST      geluc<>+0(SB), Z0, Z1
+	VMINPS.BCST      geluc<>+32(SB), Z1, Z1
+	VMAXPS.BCST      geluc<>+64(SB), Z1, Z1
+	VMULPS           Z1, Z1, Z2
+	VBROADCASTSS     geluc<>+128(SB), Z3
+	VFMADD213PS.BCST geluc<>+160(SB), Z2, Z3
+	VFMADD213PS.BCST geluc<>+192(SB), Z2, Z3
+	VFMADD213PS.BCST geluc<>+224(SB), Z2, Z3
+	VFMADD213PS.BCST geluc<>+256(SB), Z2, Z3
+	VFMADD213PS.BCST geluc<>+288(SB), Z2, Z3
+	VFMADD213PS.BCST geluc<>+320(SB), Z2, Z3
+	VMULPS           Z1, Z3, Z3
+	VBROADCASTSS     geluc<>+352(SB), Z4
+	VFMADD213PS.BCST geluc<>+384(SB), Z2, Z4
+	VFMADD213PS.BCST geluc<>+416(SB), Z2, Z4
+	VFMADD213PS.BCST geluc<>+448(SB), Z2, Z4
+	VFMADD213PS.BCST geluc<>+480(SB), Z2, Z4
+	VDIVPS           Z4, Z3, Z3
+	VMULPS.BCST      geluc<>+96(SB), Z0, Z5
+	VFMADD213PS      Z5, Z5, Z3
+	VMOVUPS          Z3, (SI)
+	ADDQ             $64, SI
+	SUBQ             $16, CX
+	JNZ              gelu16
+	VZEROUPPER
+	RET
+
 // Constants of expSubAVX2, each repeated 8 times: the clamp, log2(e), 0.5,
 // ln 2 split in two, the Cephes expf polynomial, 1.0 and the int32 127.
 DATA expc<>+0(SB)/4, $0xc2aeac50
@@ -587,6 +625,140 @@ exp8:
 	VHADDPS      X0, X0, X0
 	VHADDPS      X0, X0, X0
 	MOVSS        X0, ret+24(FP)
+	VZEROUPPER
+	RET
+
+DATA negInf<>+0(SB)/4, $0xff800000
+GLOBL negInf<>(SB), RODATA|NOPTR, $4
+
+// func softmaxAVX512(x *float32, n int)
+//
+// softmax in place on x[:n], n > 0, 16 values a step and the last n%16
+// under a mask: m = max x[i]; x[i] = e^(x[i]-m) as expSubAVX2 computes it
+// (the same operations); then x[i] *= 1/Σ x[i]. The sum runs in 16 lanes,
+// so it is not expSubAVX2's to the bit.
+TEXT ·softmaxAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), SI
+	MOVQ n+8(FP), DX
+	MOVQ DX, CX
+	ANDQ $15, CX
+	MOVL $1, AX
+	SHLL CX, AX
+	DECL AX
+	KMOVW AX, K1 // the tail's lanes
+	SHRQ $4, DX  // full steps
+
+	// The greatest value.
+	VBROADCASTSS negInf<>(SB), Z0
+	MOVQ  SI, DI
+	MOVQ  DX, CX
+	TESTQ CX, CX
+	JZ    smmaxtail
+
+smmax:
+	VMAXPS (DI), Z0, Z0
+	ADDQ   $64, DI
+	DECQ   CX
+	JNZ    smmax
+
+smmaxtail:
+	VMAXPS        (DI), Z0, K1, Z0
+	VEXTRACTF32X8 $1, Z0, Y1
+	VMAXPS        Y1, Y0, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0x4e, X0, X1
+	VMAXPS        X1, X0, X0
+	VPERMILPS     $0xb1, X0, X1
+	VMAXPS        X1, X0, X0
+	VBROADCASTSS  X0, Z15
+
+	// e^(x-m) and the sum.
+	VPXORD Z14, Z14, Z14
+	MOVQ   SI, DI
+	MOVQ   DX, CX
+	TESTQ  CX, CX
+	JZ     smexptail
+
+smexp:
+	VMOVUPS (DI), Z0
+	VSUBPS            Z15, Z0, Z0
+	VMAXPS.BCST       expc<>+0(SB), Z0, Z0
+	VBROADCASTSS      expc<>+32(SB), Z1
+	VFMADD213PS.BCST  expc<>+64(SB), Z0, Z1
+	VRNDSCALEPS       $1, Z1, Z1
+	VFNMADD231PS.BCST expc<>+96(SB), Z1, Z0
+	VFNMADD231PS.BCST expc<>+128(SB), Z1, Z0
+	VBROADCASTSS      expc<>+160(SB), Z2
+	VFMADD213PS.BCST  expc<>+192(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+224(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+256(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+288(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+320(SB), Z0, Z2
+	VMULPS            Z0, Z0, Z3
+	VFMADD213PS       Z0, Z3, Z2
+	VADDPS.BCST       expc<>+352(SB), Z2, Z2
+	VCVTTPS2DQ        Z1, Z1
+	VPADDD.BCST       expc<>+384(SB), Z1, Z1
+	VPSLLD            $23, Z1, Z1
+	VMULPS            Z1, Z2, Z2
+	VMOVUPS Z2, (DI)
+	VADDPS  Z2, Z14, Z14
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     smexp
+
+smexptail:
+	VMOVUPS.Z (DI), K1, Z0
+	VSUBPS            Z15, Z0, Z0
+	VMAXPS.BCST       expc<>+0(SB), Z0, Z0
+	VBROADCASTSS      expc<>+32(SB), Z1
+	VFMADD213PS.BCST  expc<>+64(SB), Z0, Z1
+	VRNDSCALEPS       $1, Z1, Z1
+	VFNMADD231PS.BCST expc<>+96(SB), Z1, Z0
+	VFNMADD231PS.BCST expc<>+128(SB), Z1, Z0
+	VBROADCASTSS      expc<>+160(SB), Z2
+	VFMADD213PS.BCST  expc<>+192(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+224(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+256(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+288(SB), Z0, Z2
+	VFMADD213PS.BCST  expc<>+320(SB), Z0, Z2
+	VMULPS            Z0, Z0, Z3
+	VFMADD213PS       Z0, Z3, Z2
+	VADDPS.BCST       expc<>+352(SB), Z2, Z2
+	VCVTTPS2DQ        Z1, Z1
+	VPADDD.BCST       expc<>+384(SB), Z1, Z1
+	VPSLLD            $23, Z1, Z1
+	VMULPS            Z1, Z2, Z2
+	VMOVUPS Z2, K1, (DI)
+	VADDPS  Z2, Z14, K1, Z14
+
+	VEXTRACTF32X8 $1, Z14, Y1
+	VADDPS        Y1, Y14, Y0
+	VEXTRACTF128  $1, Y0, X1
+	VADDPS        X1, X0, X0
+	VHADDPS       X0, X0, X0
+	VHADDPS       X0, X0, X0
+	VMOVSS        expc<>+352(SB), X1
+	VDIVSS        X0, X1, X1
+	VBROADCASTSS  X1, Z13
+
+	// x[i] *= 1/sum.
+	MOVQ  SI, DI
+	MOVQ  DX, CX
+	TESTQ CX, CX
+	JZ    smscaletail
+
+smscale:
+	VMULPS  (DI), Z13, Z0
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, DI
+	DECQ    CX
+	JNZ     smscale
+
+smscaletail:
+	VMULPS.Z (DI), Z13, K1, Z0
+	VMOVUPS  Z0, K1, (DI)
 	VZEROUPPER
 	RET
 
@@ -1560,6 +1732,73 @@ mmdone:
 	REDUCE_MINMAX
 	MOVSS        X0, mn+16(FP)
 	MOVSS        X1, mx+20(FP)
+	VZEROUPPER
+	RET
+
+// func minMaxAVX512(x *float32, n int) (mn, mx float32)
+//
+// minMaxAVX2 on 16 values a step; n must be a positive multiple of 16.
+TEXT ·minMaxAVX512(SB), NOSPLIT, $0-24
+	MOVQ    x+0(FP), SI
+	MOVQ    n+8(FP), CX
+	VMOVUPS (SI), Z0
+	VMOVAPS Z0, Z1
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JZ      mm16done
+
+mm16:
+	VMOVUPS (SI), Z2
+	VMINPS  Z2, Z0, Z0
+	VMAXPS  Z2, Z1, Z1
+	ADDQ    $64, SI
+	SUBQ    $16, CX
+	JNZ     mm16
+
+mm16done:
+	VEXTRACTF32X8 $1, Z0, Y2
+	VMINPS        Y2, Y0, Y0
+	VEXTRACTF32X8 $1, Z1, Y3
+	VMAXPS        Y3, Y1, Y1
+	REDUCE_MINMAX
+	MOVSS         X0, mn+16(FP)
+	MOVSS         X1, mx+20(FP)
+	VZEROUPPER
+	RET
+
+// func quantRow16AVX512(x *float32, n int, dst *int16, mn, inv float32)
+//
+// quantRow16AVX2 on 32 values a step (the same conversion and clamps, then
+// VPMOVDW, which keeps the low 16 bits of values already in [0, 8191]); n
+// must be a positive multiple of 32.
+TEXT ·quantRow16AVX512(SB), NOSPLIT, $0-32
+	MOVQ         x+0(FP), SI
+	MOVQ         n+8(FP), CX
+	MOVQ         dst+16(FP), DI
+	VBROADCASTSS mn+24(FP), Z14
+	VBROADCASTSS inv+28(FP), Z15
+	VPBROADCASTD q16max<>(SB), Z12
+	VPXORD       Z11, Z11, Z11
+
+q16quant32:
+	VMOVUPS   (SI), Z0
+	VMOVUPS   64(SI), Z1
+	VSUBPS    Z14, Z0, Z0
+	VSUBPS    Z14, Z1, Z1
+	VMULPS    Z15, Z0, Z0
+	VMULPS    Z15, Z1, Z1
+	VCVTPS2DQ Z0, Z0
+	VCVTPS2DQ Z1, Z1
+	VPMAXSD   Z11, Z0, Z0
+	VPMAXSD   Z11, Z1, Z1
+	VPMINSD   Z12, Z0, Z0
+	VPMINSD   Z12, Z1, Z1
+	VPMOVDW   Z0, (DI)
+	VPMOVDW   Z1, 32(DI)
+	ADDQ      $128, SI
+	ADDQ      $64, DI
+	SUBQ      $32, CX
+	JNZ       q16quant32
 	VZEROUPPER
 	RET
 

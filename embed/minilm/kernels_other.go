@@ -29,6 +29,9 @@ func axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
 // gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
 func gelu(x []float32) { geluGo(x) }
 
+// softmaxFast reports false: there is no vector softmax here.
+func softmaxFast(x []float32) bool { return false }
+
 // expSub sets x[i] = e^(x[i]-m) and returns their sum.
 func expSub(x []float32, m float32) float32 { return expSubGo(x, m) }
 

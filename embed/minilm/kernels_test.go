@@ -199,6 +199,30 @@ func TestGeluMatchesErf(t *testing.T) {
 	})
 }
 
+// TestGeluAVX512SameBits checks that the AVX-512 GELU gives the AVX2 one's
+// bits (the same operations on wider registers), tails included.
+func TestGeluAVX512SameBits(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 on this CPU (or purego)")
+	}
+	r := rand.New(rand.NewPCG(31, 32))
+	x := randSlice(r, 16*40+13)
+	for i := range x {
+		x[i] *= 6
+	}
+	x[5], x[17], x[33] = 100, -100, 1e-30
+	got, want := slices.Clone(x), slices.Clone(x)
+	gelu(got)
+	useAVX512 = false
+	gelu(want)
+	useAVX512 = true
+	for i := range x {
+		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+			t.Fatalf("gelu(%v): AVX-512 %v, AVX2 %v", x[i], got[i], want[i])
+		}
+	}
+}
+
 func TestExpSubMatchesExp(t *testing.T) {
 	kernelVariants(t, func(t *testing.T) {
 		for _, n := range []int{1, 7, 8, 9, 40, 257} {

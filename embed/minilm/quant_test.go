@@ -114,10 +114,12 @@ func TestQuantRowVariants(t *testing.T) {
 		if !slices.Equal(g, want) {
 			t.Fatalf("quantRow = %v, want %v", g[:48], want[:48])
 		}
-		lo, hi := minMax(x[:37])
-		wlo, whi := minMaxGo(x[:37])
-		if lo != wlo || hi != whi {
-			t.Errorf("minMax = %v, %v; want %v, %v", lo, hi, wlo, whi)
+		for _, n := range []int{1, 8, 16, 37, 40, 41, 100, len(x)} {
+			lo, hi := minMax(x[:n])
+			wlo, whi := minMaxGo(x[:n])
+			if lo != wlo || hi != whi {
+				t.Errorf("minMax(x[:%d]) = %v, %v; want %v, %v", n, lo, hi, wlo, whi)
+			}
 		}
 	})
 	if want[3] != 0 || want[41] != 255 || want[42] != 0 {
@@ -367,7 +369,7 @@ func BenchmarkQGemm(b *testing.B) {
 func TestResidualLayerNormAndSoftmaxVariants(t *testing.T) {
 	kernelVariants(t, func(t *testing.T) {
 		r := rand.New(rand.NewPCG(9, 10))
-		for _, n := range []int{3, 8, 21, 384} {
+		for _, n := range []int{3, 8, 16, 21, 40, 384} {
 			const rows = 3
 			x, y := randSlice(r, rows*n), randSlice(r, rows*n)
 			g, b := randSlice(r, n), randSlice(r, n)
