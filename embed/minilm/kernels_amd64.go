@@ -207,19 +207,24 @@ func q16gemmBlocks(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc i
 }
 
 //go:noescape
-func q16gemm8x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+func q16gemm8x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32, pf *int16)
 
 //go:noescape
-func q16gemm4x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+func q16gemm4x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32, pf *int16)
 
 // q16gemmBlocks3 runs the int16 micro-kernel on nb blocks of qRows rows and
 // three adjacent packed panels at once (b holds panel j, then j+1 kg*32
 // values later, then j+2; c, cs, csum and bias cover 48 columns) with
 // AVX-512 VNNI, and reports false where that is not available. The results
-// are q16gemmBlocks' on each panel, bit for bit.
-func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
+// are q16gemmBlocks' on each panel, bit for bit. It prefetches next (the
+// weights used after b, may be empty) into L2 as it goes.
+func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32, next []int16) bool {
 	if !useVNNI || kg == 0 || nb == 0 {
 		return false
+	}
+	pf := &b[0]
+	if len(next) > 0 {
+		pf = &next[0]
 	}
 	last := (nb - 1) * qRows
 	_ = a[(last+3)*lda+2*kg-1]
@@ -228,10 +233,13 @@ func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc 
 	_, _ = rs[last+3], rm[last+3]
 	_, _, _ = cs[3*panelWidth-1], csum[3*panelWidth-1], bias[3*panelWidth-1]
 	if nb8 := nb / 2; nb8 > 0 {
-		q16gemm8x48VNNI(nb8, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0])
+		q16gemm8x48VNNI(nb8, kg, &a[0], lda, &b[0], &c[0], ldc, &rs[0], &rm[0], &cs[0], &csum[0], &bias[0], pf)
+		if i := nb8 * kg * 32; i < len(next) {
+			pf = &next[i] // where the 8-row kernel's prefetches stopped
+		}
 	}
 	if nb%2 == 1 {
-		q16gemm4x48VNNI(1, kg, &a[last*lda], lda, &b[0], &c[last*ldc], ldc, &rs[last], &rm[last], &cs[0], &csum[0], &bias[0])
+		q16gemm4x48VNNI(1, kg, &a[last*lda], lda, &b[0], &c[last*ldc], ldc, &rs[last], &rm[last], &cs[0], &csum[0], &bias[0], pf)
 	}
 	return true
 }

@@ -1105,7 +1105,7 @@ q16done:
 	VZEROUPPER
 	RET
 
-// func q16gemm8x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+// func q16gemm8x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32, pf *int16)
 //
 // The int16 micro-kernel of q16gemmBlocksAVX2 on blocks of 8 rows and three
 // adjacent panels (48 columns), with AVX-512 VNNI: block i reads rows
@@ -1116,11 +1116,16 @@ q16done:
 // every column to 24 ZMM accumulators with VPDPWSSD, which multiplies two
 // pairs of int16 and adds both products to an int32 lane exactly (no
 // saturation): 24 VPDPWSSD for 3 loads and 8 broadcasts. The A rows are
-// read through three pointers (rows 0, 3 and 6) and lda. The int32 sums, and
+// read through three pointers (rows 0, 3 and 6) and lda. Each step also
+// prefetches one cache line from pf on into L2, the blocks one after the
+// other (pf is meant to be the next panels': a text's rows are few, so
+// every layer's weights come from memory once, and without it the first
+// block of each three panels waits for them); a prefetch past mapped
+// memory does nothing. The int32 sums, and
 // so the outputs, are those of q16gemmBlocksAVX2 on each panel, bit for
 // bit: the output step is the same, 16 columns at a time. The caller keeps
 // every sum within int32.
-TEXT ·q16gemm8x48VNNI(SB), NOSPLIT, $0-96
+TEXT ·q16gemm8x48VNNI(SB), NOSPLIT, $0-104
 	MOVQ nb+0(FP), R13
 	XORQ R12, R12
 	TESTQ R13, R13
@@ -1166,10 +1171,12 @@ q16gemm8x48VNNIblock:
 	VPXORD Z21, Z21, Z21
 	VPXORD Z22, Z22, Z22
 	VPXORD Z23, Z23, Z23
+	MOVQ pf+96(FP), AX
 	TESTQ CX, CX
 	JZ    q16gemm8x48VNNIstore
 
 q16gemm8x48VNNIloop:
+	PREFETCHT1   (AX)
 	VMOVDQU32    (BX), Z24
 	VMOVDQU32    (BX)(SI*1), Z25
 	VMOVDQU32    (BX)(SI*2), Z26
@@ -1206,12 +1213,14 @@ q16gemm8x48VNNIloop:
 	VPDPWSSD     Z25, Z28, Z22
 	VPDPWSSD     Z26, Z28, Z23
 	ADDQ         $64, BX
+	ADDQ         $64, AX
 	ADDQ         $4, R8
 	ADDQ         $4, R9
 	ADDQ         $4, R10
 	DECQ         CX
 	JNZ          q16gemm8x48VNNIloop
 
+	MOVQ AX, pf+96(FP) // the next block prefetches on
 q16gemm8x48VNNIstore:
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX
@@ -1420,12 +1429,12 @@ q16gemm8x48VNNIdone:
 	VZEROUPPER
 	RET
 
-// func q16gemm4x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
+// func q16gemm4x48VNNI(nb, kg int, a *int16, lda int, b *int16, c *float32, ldc int, rs, rm, cs, csum, bias *float32, pf *int16)
 //
 // q16gemm8x48VNNI on blocks of 4 rows (the same code with four rows: 12
 // accumulators), for the last block of a matrix whose rows are not a
 // multiple of 8.
-TEXT ·q16gemm4x48VNNI(SB), NOSPLIT, $0-96
+TEXT ·q16gemm4x48VNNI(SB), NOSPLIT, $0-104
 	MOVQ nb+0(FP), R13
 	XORQ R12, R12
 	TESTQ R13, R13
@@ -1458,10 +1467,12 @@ q16gemm4x48VNNIblock:
 	VPXORD Z9, Z9, Z9
 	VPXORD Z10, Z10, Z10
 	VPXORD Z11, Z11, Z11
+	MOVQ pf+96(FP), AX
 	TESTQ CX, CX
 	JZ    q16gemm4x48VNNIstore
 
 q16gemm4x48VNNIloop:
+	PREFETCHT1   (AX)
 	VMOVDQU32    (BX), Z12
 	VMOVDQU32    (BX)(SI*1), Z13
 	VMOVDQU32    (BX)(SI*2), Z14
@@ -1482,11 +1493,13 @@ q16gemm4x48VNNIloop:
 	VPDPWSSD     Z13, Z16, Z10
 	VPDPWSSD     Z14, Z16, Z11
 	ADDQ         $64, BX
+	ADDQ         $64, AX
 	ADDQ         $4, R8
 	ADDQ         $4, R9
 	DECQ         CX
 	JNZ          q16gemm4x48VNNIloop
 
+	MOVQ AX, pf+96(FP) // the next block prefetches on
 q16gemm4x48VNNIstore:
 	MOVQ ldc+48(FP), DX
 	SHLQ $2, DX

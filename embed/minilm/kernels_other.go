@@ -7,7 +7,7 @@ package minilm
 var useAVX2, useAVX512, useVNNI = false, false, false
 
 // q16gemmBlocks3 reports false: there is no three-panel int16 kernel here.
-func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32) bool {
+func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32, next []int16) bool {
 	return false
 }
 

@@ -131,7 +131,7 @@ func (l *qlinear) forward16(dst, x []float32, rows int, s *qscratch) {
 			// Three full panels at once where the CPU has a kernel for it.
 			wp := l.w16[p*groups*32 : (p+3)*groups*32]
 			cs, csum, b := l.scale[col:col+3*panelWidth], l.csum[col:col+3*panelWidth], l.b[col:col+3*panelWidth]
-			if q16gemmBlocks3(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b) {
+			if q16gemmBlocks3(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b, l.w16[(p+3)*groups*32:]) {
 				p += 2
 				continue
 			}

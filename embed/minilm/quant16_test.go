@@ -440,7 +440,7 @@ func TestQ16GemmBlocks3(t *testing.T) {
 		cs, csum, bias := randSlice(r, cols), randSlice(r, cols), randSlice(r, cols)
 		got := randSlice(r, rows*tc.ldc)
 		keep := slices.Clone(got)
-		if !q16gemmBlocks3(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias) {
+		if !q16gemmBlocks3(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias, b[tc.kg*32:]) {
 			t.Fatal("q16gemmBlocks3 did not run")
 		}
 		for _, v := range []struct {
