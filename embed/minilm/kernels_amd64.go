@@ -13,6 +13,12 @@ var (
 	useVNNI   = useAVX512 && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512VNNI
 )
 
+// int16Faster reports whether the int16 linear layers run faster than
+// float32 here: with the VNNI kernel, or with the AVX2 one where float32
+// has no AVX-512 kernel (BENCHMARKS.md: on an AVX-512 CPU the int16 AVX2
+// kernel is no faster than float32's AVX-512 one).
+func int16Faster() bool { return useVNNI || useAVX2 && !useAVX512 }
+
 //go:noescape
 func gemm6x32AVX512(k int, a *float32, lda int, b *float32, bias *float32, c *float32, ldc int)
 

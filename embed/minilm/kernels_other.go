@@ -6,6 +6,10 @@ package minilm
 // assembly.
 var useAVX2, useAVX512, useVNNI = false, false, false
 
+// int16Faster reports false: without assembly the int16 layers run in
+// portable Go, slower than float32.
+func int16Faster() bool { return false }
+
 // q16gemmBlocks3 reports false: there is no three-panel int16 kernel here.
 func q16gemmBlocks3(nb, kg int, a []int16, lda int, b []int16, c []float32, ldc int, rs, rm, cs, csum, bias []float32, next []int16) bool {
 	return false

@@ -301,7 +301,8 @@ func TestInt16MatchesNaive(t *testing.T) {
 }
 
 // TestPrecisionAuto checks what PrecisionAuto runs: int16 layers for a
-// float file where AVX2 is, float32 where not, under one ID.
+// float file where they are the faster (VNNI, or AVX2 without AVX-512),
+// float32 where not, under one ID.
 func TestPrecisionAuto(t *testing.T) {
 	tm := newTinyModel(t, tinyConfig{hidden: 32, layers: 2, heads: 4, inter: 64, maxPos: 16, maxSeq: 12})
 	kernelVariants(t, func(t *testing.T) {
@@ -309,8 +310,9 @@ func TestPrecisionAuto(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.ID() != "minilm:tiny:12" || m.int8 != useAVX2 || m.wide != useAVX2 {
-			t.Errorf("AVX2 %v: ID %q, int8 %v, wide %v", useAVX2, m.ID(), m.int8, m.wide)
+		want := useVNNI || useAVX2 && !useAVX512
+		if m.ID() != "minilm:tiny:12" || m.int8 != want || m.wide != want {
+			t.Errorf("VNNI %v, AVX-512 %v, AVX2 %v: ID %q, int8 %v, wide %v", useVNNI, useAVX512, useAVX2, m.ID(), m.int8, m.wide)
 		}
 		f, err := Load(tm.dir, Options{Name: "tiny", Precision: PrecisionFloat32})
 		if err != nil {
