@@ -94,6 +94,26 @@ func gemmBlocksGo(nb, k int, a []float32, lda int, b, bias, c []float32, ldc int
 	}
 }
 
+// packKTGo packs n rows of dh values (row j at src[j*stride:]) times scale
+// as Kᵀ (dh × n) in panels of panelWidth rows: dst[j/16*dh*16 + d*16 +
+// j%16] = src[j*stride+d]·scale, and 0 for the padding rows up to a
+// multiple of panelWidth (their scores are zero, never read).
+func packKTGo(dst, src []float32, stride, n, dh int, scale float32) {
+	for j := 0; j < n; j++ {
+		kr := src[j*stride : j*stride+dh]
+		base := j/panelWidth*dh*panelWidth + j%panelWidth
+		for d, v := range kr {
+			dst[base+d*panelWidth] = v * scale
+		}
+	}
+	for j := n; j < roundUp(n, panelWidth); j++ {
+		base := j/panelWidth*dh*panelWidth + j%panelWidth
+		for d := 0; d < dh; d++ {
+			dst[base+d*panelWidth] = 0
+		}
+	}
+}
+
 // padRows rounds rows up to a multiple of kernelRows.
 func padRows(rows int) int { return (rows + kernelRows - 1) / kernelRows * kernelRows }
 

@@ -2,7 +2,11 @@
 
 package minilm
 
-import "golang.org/x/sys/cpu"
+import (
+	"math"
+
+	"golang.org/x/sys/cpu"
+)
 
 // useAVX2, useAVX512 and useVNNI select the assembly kernels; tests flip
 // them to compare every variant. useVNNI runs the int16 layers with
@@ -56,6 +60,22 @@ func gelu(x []float32) {
 	}
 	geluAVX2(&x[0], n)
 	geluGo(x[n:])
+}
+
+//go:noescape
+func packKTAVX512(dst, src *float32, stride, n, dh int, scale float32)
+
+// packKT packs n rows of dh values (row j at src[j*stride:]) times scale
+// as Kᵀ in panels of 16 rows (see packKTGo); the same values in every
+// variant.
+func packKT(dst, src []float32, stride, n, dh int, scale float32) {
+	if !useAVX512 || n == 0 || dh == 0 || stride*panelWidth > math.MaxInt32/4 {
+		packKTGo(dst, src, stride, n, dh, scale)
+		return
+	}
+	_ = src[(n-1)*stride+dh-1]
+	_ = dst[roundUp(n, panelWidth)*dh-1]
+	packKTAVX512(&dst[0], &src[0], stride, n, dh, scale)
 }
 
 //go:noescape

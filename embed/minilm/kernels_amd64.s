@@ -762,6 +762,73 @@ smscaletail:
 	VZEROUPPER
 	RET
 
+// The lane numbers 0..15.
+DATA iota16<>+0(SB)/4, $0
+DATA iota16<>+4(SB)/4, $1
+DATA iota16<>+8(SB)/4, $2
+DATA iota16<>+12(SB)/4, $3
+DATA iota16<>+16(SB)/4, $4
+DATA iota16<>+20(SB)/4, $5
+DATA iota16<>+24(SB)/4, $6
+DATA iota16<>+28(SB)/4, $7
+DATA iota16<>+32(SB)/4, $8
+DATA iota16<>+36(SB)/4, $9
+DATA iota16<>+40(SB)/4, $10
+DATA iota16<>+44(SB)/4, $11
+DATA iota16<>+48(SB)/4, $12
+DATA iota16<>+52(SB)/4, $13
+DATA iota16<>+56(SB)/4, $14
+DATA iota16<>+60(SB)/4, $15
+GLOBL iota16<>(SB), RODATA|NOPTR, $64
+
+// func packKTAVX512(dst, src *float32, stride, n, dh int, scale float32)
+//
+// Packs n rows of dh values (row j at src[j*stride:]) times scale as Kᵀ
+// in panels of 16 rows: dst[16p·dh + 16d + i] = src[(16p+i)*stride + d]·scale
+// for 16p+i < n, and 0 for the rest of the last panel. Each step gathers
+// one column of 16 rows (VGATHERDPS; the last panel's missing rows under
+// the mask stay 0). n and dh must be positive; stride·15 must fit an int32.
+TEXT ·packKTAVX512(SB), NOSPLIT, $0-44
+	MOVQ         dst+0(FP), DI
+	MOVQ         src+8(FP), SI
+	MOVQ         stride+16(FP), DX
+	MOVQ         n+24(FP), R8
+	MOVQ         dh+32(FP), R9
+	VBROADCASTSS scale+40(FP), Z15
+	VPBROADCASTD DX, Z13
+	VPMULLD      iota16<>(SB), Z13, Z14 // row i's offset: i·stride
+	MOVQ         DX, R10
+	SHLQ         $6, R10                // 16 rows in bytes
+
+pkpanel:
+	MOVL  $0xffff, AX
+	CMPQ  R8, $16
+	JGE   pkfull
+	MOVQ  R8, CX
+	MOVL  $1, AX
+	SHLL  CX, AX
+	DECL  AX
+
+pkfull:
+	MOVQ SI, R11
+	MOVQ R9, CX
+
+pkcol:
+	KMOVW      AX, K1
+	VPXORD     Z0, Z0, Z0
+	VGATHERDPS (R11)(Z14*4), K1, Z0
+	VMULPS     Z15, Z0, Z0
+	VMOVUPS    Z0, (DI)
+	ADDQ       $64, DI
+	ADDQ       $4, R11
+	DECQ       CX
+	JNZ        pkcol
+	ADDQ       R10, SI
+	SUBQ       $16, R8
+	JGT        pkpanel
+	VZEROUPPER
+	RET
+
 // func qgemmBlocksAVX2(nb, kg int, a *uint8, lda int, b *int8, c *float32, ldc int, rs, rm, cs, csum, bias *float32)
 //
 // The int8 micro-kernel on nb blocks of 4 rows: block i reads rows 4i..4i+3

@@ -33,6 +33,11 @@ func axpy(alpha float32, x, y []float32) { axpyGo(alpha, x, y) }
 // gelu applies the exact (erf) GELU in place: x·½(1+erf(x/√2)).
 func gelu(x []float32) { geluGo(x) }
 
+// packKT packs n rows of dh values times scale as Kᵀ (see packKTGo).
+func packKT(dst, src []float32, stride, n, dh int, scale float32) {
+	packKTGo(dst, src, stride, n, dh, scale)
+}
+
 // softmaxFast reports false: there is no vector softmax here.
 func softmaxFast(x []float32) bool { return false }
 

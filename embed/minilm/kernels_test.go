@@ -278,3 +278,35 @@ func TestGemmBlocksMatchesBlockByBlock(t *testing.T) {
 		}
 	})
 }
+
+// TestPackKT checks the Kᵀ packing of attention against the definition in
+// every variant: the same values (a product each), zeros in the last
+// panel's padding rows, nothing written past the panels.
+func TestPackKT(t *testing.T) {
+	kernelVariants(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(33, 34))
+		for _, tc := range []struct{ n, dh, stride int }{{1, 32, 1152}, {5, 32, 96}, {16, 32, 1152}, {17, 32, 1152}, {40, 7, 9}, {57, 32, 1152}, {64, 16, 48}} {
+			src := randSlice(r, (tc.n-1)*tc.stride+tc.dh)
+			scale := float32(0.17677669)
+			lp := roundUp(tc.n, panelWidth)
+			dst := randSlice(r, lp*tc.dh+5)
+			keep := slices.Clone(dst)
+			packKT(dst, src, tc.stride, tc.n, tc.dh, scale)
+			for j := range lp {
+				for d := range tc.dh {
+					got := dst[j/panelWidth*tc.dh*panelWidth+d*panelWidth+j%panelWidth]
+					var want float32
+					if j < tc.n {
+						want = src[j*tc.stride+d] * scale
+					}
+					if math.Float32bits(got) != math.Float32bits(want) {
+						t.Fatalf("%+v: key %d dim %d: %v, want %v", tc, j, d, got, want)
+					}
+				}
+			}
+			if !slices.Equal(dst[lp*tc.dh:], keep[lp*tc.dh:]) {
+				t.Fatalf("%+v: written past the panels", tc)
+			}
+		}
+	})
+}

@@ -683,19 +683,7 @@ func (m *Model) attention(ws *workspace, n int) {
 	for hd := 0; hd < heads; hd++ {
 		off := hd * dh
 		// Kᵀ as a dh × n matrix in panels of 16 keys: kp[j/16][d][j%16].
-		for j := 0; j < n; j++ {
-			kr := qkv[j*3*h+h+off : j*3*h+h+off+dh]
-			base := j/panelWidth*dh*panelWidth + j%panelWidth
-			for d, v := range kr {
-				kp[base+d*panelWidth] = v * scale
-			}
-		}
-		for j := n; j < lp; j++ { // padding keys: zero scores, never read
-			base := j/panelWidth*dh*panelWidth + j%panelWidth
-			for d := 0; d < dh; d++ {
-				kp[base+d*panelWidth] = 0
-			}
-		}
+		packKT(kp, qkv[h+off:], 3*h, n, dh, scale)
 		matmulPacked(scores, lp, qkv[off:], 3*h, n, dh, kp, zeros, lp)
 		for i := 0; i < n; i++ {
 			softmax(scores[i*lp : i*lp+n])
