@@ -93,7 +93,7 @@ const (
 	// PrecisionInt16 runs the linear layers of a float file with int16
 	// weights (quantised per output column at load time) and 13-bit
 	// inputs (quant16.go). Its kernel is AVX-512 VNNI (VPDPWSSD) where the
-	// CPU has it (AVX-512 F, BW, VL and VNNI: 2.1–2.8 times float32's
+	// CPU has it (AVX-512 F, BW, VL and VNNI: about 2.5 times float32's
 	// texts per CPU second on an Intel Xeon with AVX-512), else AVX2
 	// (VPMADDWD: about 1.4 times float32 on an AMD Zen 3, no faster than
 	// float32's AVX-512 kernel on AVX-512 CPUs), else portable Go; every
