@@ -181,20 +181,7 @@ func TestE5Int8NearFloat(t *testing.T) {
 		t.Errorf("ID %q", q.ID())
 	}
 	ctx := context.Background()
-	fv, err := f.Embed(ctx, e5Texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qv, err := q.Embed(ctx, e5Texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mean, worst float64
-	for i := range fv {
-		d := 1 - cosine(fv[i], qv[i])
-		mean += d / float64(len(fv))
-		worst = max(worst, d)
-	}
+	_, mean, worst := embedDistance(ctx, t, f, q, e5Texts)
 	t.Logf("1 − cosine: mean %.2e, worst %.2e", mean, worst)
 	if mean > 6.5e-4 || worst > 2e-3 {
 		t.Errorf("int8 against float: mean 1 − cosine %.2e, worst %.2e; want under 6.5e-4 and 2e-3", mean, worst)
@@ -289,4 +276,24 @@ func TestMulMinMax(t *testing.T) {
 			}
 		}
 	})
+}
+
+// embedDistance embeds texts with the reference model f and with q and
+// returns q's vectors with the mean and the worst 1 − cosine between the
+// two models' vectors of a text.
+func embedDistance(ctx context.Context, t *testing.T, f, q *Model, texts []string) (qv [][]float32, mean, worst float64) {
+	t.Helper()
+	fv, err := f.Embed(ctx, texts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if qv, err = q.Embed(ctx, texts); err != nil {
+		t.Fatal(err)
+	}
+	for i := range fv {
+		d := 1 - cosine(fv[i], qv[i])
+		mean += d / float64(len(fv))
+		worst = max(worst, d)
+	}
+	return qv, mean, worst
 }

@@ -9,38 +9,6 @@ import (
 	"testing"
 )
 
-// dequantize16 returns the float weight scale[o]·q[o][k].
-func dequantize16(q []int16, scale []float32, out, in int) []float32 {
-	w := make([]float32, out*in)
-	for o := 0; o < out; o++ {
-		for k := 0; k < in; k++ {
-			w[o*in+k] = scale[o] * float32(q[o*in+k])
-		}
-	}
-	return w
-}
-
-// quantizeRows16Ref quantises x (rows × in) as an int16 layer does and
-// returns its reconstruction mn + s·u, row by row.
-func quantizeRows16Ref(x []float32, rows, in int) []float32 {
-	out := make([]float32, rows*in)
-	u := make([]int16, in)
-	for r := 0; r < rows; r++ {
-		xr := x[r*in : (r+1)*in]
-		mn, mx := minMaxGo(xr)
-		var s, inv float32
-		if mx > mn {
-			s = (mx - mn) / q16ActMax
-			inv = 1 / s
-		}
-		quantRow16Go(xr, u, mn, inv)
-		for k := range u {
-			out[r*in+k] = mn + s*float32(u[k])
-		}
-	}
-	return out
-}
-
 // TestQuantizeWeights16 checks each row's budget (Σ|q| ≤ q16SumMax, |q| ≤
 // MaxInt16), that the largest weight takes the largest value the budget
 // allows, and that every weight is within half a step of its float.
@@ -171,28 +139,7 @@ func TestQ16GemmBlocks(t *testing.T) {
 			got := randSlice(r, rows*tc.ldc)
 			keep := slices.Clone(got)
 			q16gemmBlocks(tc.nb, tc.kg, a, lda, b, got, tc.ldc, rs, rm, cs, csum, bias)
-			for row := range rows {
-				for j := range tc.ldc {
-					i := row*tc.ldc + j
-					if j >= panelWidth {
-						if math.Float32bits(got[i]) != math.Float32bits(keep[i]) {
-							t.Fatalf("%+v: c[%d][%d] written past the panel", tc, row, j)
-						}
-						continue
-					}
-					var acc int64
-					for p := range k {
-						acc += int64(a[row*lda+p]) * int64(bw[j][p])
-					}
-					if tc.extreme && (acc > math.MaxInt32 || acc < math.MinInt32 || math.Abs(float64(acc)) < math.MaxInt32/2) {
-						t.Fatalf("%+v: the extreme case sums to %d, not near the int32 limit", tc, acc)
-					}
-					want := fma32(float32(int32(acc)), rs[row]*cs[j], fma32(rm[row], csum[j], bias[j]))
-					if math.Float32bits(got[i]) != math.Float32bits(want) {
-						t.Fatalf("%+v: c[%d][%d] = %v, want %v (sum %d)", tc, row, j, got[i], want, acc)
-					}
-				}
-			}
+			checkQ16Out(t, tc, tc.extreme, a, lda, bw, rs, rm, cs, csum, bias, got, keep, tc.ldc)
 		}
 	})
 }
@@ -251,7 +198,7 @@ func TestQLinear16MatchesNaive(t *testing.T) {
 			s := &qscratch{rs: make([]float32, roundUp(tc.rows, qRows)), rm: make([]float32, roundUp(tc.rows, qRows))}
 			got := make([]float32, roundUp(tc.rows, qRows)*tc.out)
 			l.forward(got, x, tc.rows, s)
-			want := naiveLinear(quantizeRows16Ref(x, tc.rows, tc.in), dequantize16(q, scale, tc.out, tc.in), b, tc.rows, tc.in, tc.out)
+			want := naiveLinear(quantizeRows16Ref(x, tc.rows, tc.in), dequantize(q, scale, tc.out, tc.in), b, tc.rows, tc.in, tc.out)
 			for i := range tc.rows * tc.out {
 				if d := math.Abs(float64(got[i] - want[i])); d > 1e-4*(1+math.Abs(float64(want[i]))) {
 					t.Fatalf("%+v: y[%d] = %v, want %v", tc, i, got[i], want[i])
@@ -345,20 +292,7 @@ func TestE5Int16NearFloat(t *testing.T) {
 		t.Errorf("ID %q, float %q", q.ID(), f.ID())
 	}
 	ctx := context.Background()
-	fv, err := f.Embed(ctx, e5Texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	qv, err := q.Embed(ctx, e5Texts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mean, worst float64
-	for i := range fv {
-		d := 1 - float64(cosine(fv[i], qv[i]))
-		mean += d / float64(len(fv))
-		worst = max(worst, d)
-	}
+	qv, mean, worst := embedDistance(ctx, t, f, q, e5Texts)
 	t.Logf("int16 against float32: 1 − cosine mean %.2e, worst %.2e", mean, worst)
 	if mean > 6e-6 || worst > 2e-5 {
 		t.Errorf("int16 vectors too far from float32: mean %.2e, worst %.2e", mean, worst)
@@ -466,26 +400,37 @@ func TestQ16GemmBlocks3(t *testing.T) {
 				}
 			}
 		}
-		for row := range rows {
-			for j := range tc.ldc {
-				i := row*tc.ldc + j
-				if j >= cols {
-					if math.Float32bits(got[i]) != math.Float32bits(keep[i]) {
-						t.Fatalf("%+v: c[%d][%d] written past the panels", tc, row, j)
-					}
-					continue
+		checkQ16Out(t, tc, tc.extreme, a, lda, bw, rs, rm, cs, csum, bias, got, keep, tc.ldc)
+	}
+}
+
+// checkQ16Out checks c = got (rows × ldc) after an int16 kernel wrote its
+// first len(bw) columns: each is q16gemm4x16Go's output step on the int64
+// sum of row r of a (row stride lda) times column j of B (bw, by column),
+// and the columns past them are as in keep. In an extreme case every sum
+// must be near the int32 limit.
+func checkQ16Out(t *testing.T, tc any, extreme bool, a []int16, lda int, bw [][]int16, rs, rm, cs, csum, bias, got, keep []float32, ldc int) {
+	t.Helper()
+	cols, k := len(bw), len(bw[0])
+	for row := range len(got) / ldc {
+		for j := range ldc {
+			i := row*ldc + j
+			if j >= cols {
+				if math.Float32bits(got[i]) != math.Float32bits(keep[i]) {
+					t.Fatalf("%+v: c[%d][%d] written past the %d columns", tc, row, j, cols)
 				}
-				var acc int64
-				for p := range k {
-					acc += int64(a[row*lda+p]) * int64(bw[j][p])
-				}
-				if tc.extreme && (acc > math.MaxInt32 || acc < math.MinInt32 || math.Abs(float64(acc)) < math.MaxInt32/2) {
-					t.Fatalf("%+v: the extreme case sums to %d, not near the int32 limit", tc, acc)
-				}
-				want := fma32(float32(int32(acc)), rs[row]*cs[j], fma32(rm[row], csum[j], bias[j]))
-				if math.Float32bits(got[i]) != math.Float32bits(want) {
-					t.Fatalf("%+v: c[%d][%d] = %v, want %v (sum %d)", tc, row, j, got[i], want, acc)
-				}
+				continue
+			}
+			var acc int64
+			for p := range k {
+				acc += int64(a[row*lda+p]) * int64(bw[j][p])
+			}
+			if extreme && (acc > math.MaxInt32 || acc < math.MinInt32 || math.Abs(float64(acc)) < math.MaxInt32/2) {
+				t.Fatalf("%+v: the extreme case sums to %d, not near the int32 limit", tc, acc)
+			}
+			want := fma32(float32(int32(acc)), rs[row]*cs[j], fma32(rm[row], csum[j], bias[j]))
+			if math.Float32bits(got[i]) != math.Float32bits(want) {
+				t.Fatalf("%+v: c[%d][%d] = %v, want %v (sum %d)", tc, row, j, got[i], want, acc)
 			}
 		}
 	}

@@ -15,8 +15,9 @@ import (
 	"github.com/higmem/higmem/internal/cputime"
 )
 
-// dequantize returns the float weight scale[o]·q[o][k].
-func dequantize(q []int8, scale []float32, out, in int) []float32 {
+// dequantize returns the float weight scale[o]·q[o][k] of an int8 or
+// int16 layer.
+func dequantize[T int8 | int16](q []T, scale []float32, out, in int) []float32 {
 	w := make([]float32, out*in)
 	for o := 0; o < out; o++ {
 		for k := 0; k < in; k++ {
@@ -26,20 +27,31 @@ func dequantize(q []int8, scale []float32, out, in int) []float32 {
 	return w
 }
 
-// quantizeRowsRef quantises x (rows × in) as qlinear does and returns its
-// reconstruction mn + s·u, row by row.
+// quantizeRowsRef quantises x (rows × in) as an int8 layer does and
+// returns its reconstruction mn + s·u, row by row.
 func quantizeRowsRef(x []float32, rows, in int) []float32 {
+	return reconstructRows(x, rows, in, 255, quantRowGo)
+}
+
+// quantizeRows16Ref is quantizeRowsRef for an int16 layer.
+func quantizeRows16Ref(x []float32, rows, in int) []float32 {
+	return reconstructRows(x, rows, in, q16ActMax, quantRow16Go)
+}
+
+// reconstructRows quantises each row of x (rows × in) over its own range
+// to [0, top] with quant and returns the reconstruction mn + s·u.
+func reconstructRows[T uint8 | int16](x []float32, rows, in int, top float32, quant func(x []float32, dst []T, mn, inv float32)) []float32 {
 	out := make([]float32, rows*in)
-	u := make([]uint8, in)
+	u := make([]T, in)
 	for r := 0; r < rows; r++ {
 		xr := x[r*in : (r+1)*in]
 		mn, mx := minMaxGo(xr)
 		var s, inv float32
 		if mx > mn {
-			s = (mx - mn) / 255
+			s = (mx - mn) / top
 			inv = 1 / s
 		}
-		quantRowGo(xr, u, mn, inv)
+		quant(xr, u, mn, inv)
 		for k := range u {
 			out[r*in+k] = mn + s*float32(u[k])
 		}
