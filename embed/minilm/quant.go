@@ -156,7 +156,6 @@ func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
 	}
 	groups := l.kp / 4
 	fullN := l.out - l.out%panelWidth
-	var padC [qRows * panelWidth]float32
 	for p := 0; p < l.panels; p++ {
 		wp := l.w[p*groups*64 : (p+1)*groups*64]
 		col := p * panelWidth
@@ -165,11 +164,22 @@ func (l *qlinear) forward(dst, x []float32, rows int, s *qscratch) {
 			qgemmBlocks(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b)
 			continue
 		}
-		for r := 0; r < prows; r += qRows {
-			qgemm4x16(groups, a[r*l.kp:], l.kp, wp, padC[:], panelWidth, s.rs[r:], s.rm[r:], cs, csum, b)
-			for i := 0; i < qRows; i++ {
-				copy(dst[(r+i)*l.out+col:(r+i)*l.out+l.out], padC[i*panelWidth:])
-			}
+		l.partialPanel(dst, col, prows, func(r int, c []float32) {
+			qgemm4x16(groups, a[r*l.kp:], l.kp, wp, c, panelWidth, s.rs[r:], s.rm[r:], cs, csum, b)
+		})
+	}
+}
+
+// partialPanel writes the last, partial panel of output columns from col
+// on, for prows rows (a multiple of qRows): kernel(r, c) computes rows r
+// to r+qRows-1 of the whole panel into c (qRows × panelWidth), of which
+// the columns up to l.out are copied into dst (prows × l.out).
+func (l *qlinear) partialPanel(dst []float32, col, prows int, kernel func(r int, c []float32)) {
+	var c [qRows * panelWidth]float32
+	for r := 0; r < prows; r += qRows {
+		kernel(r, c[:])
+		for i := 0; i < qRows; i++ {
+			copy(dst[(r+i)*l.out+col:(r+i)*l.out+l.out], c[i*panelWidth:])
 		}
 	}
 }

@@ -124,7 +124,6 @@ func (l *qlinear) forward16(dst, x []float32, rows int, s *qscratch) {
 	}
 	groups := l.kp / 2
 	fullN := l.out - l.out%panelWidth
-	var padC [qRows * panelWidth]float32
 	for p := 0; p < l.panels; p++ {
 		col := p * panelWidth
 		if col+3*panelWidth <= fullN {
@@ -142,12 +141,9 @@ func (l *qlinear) forward16(dst, x []float32, rows int, s *qscratch) {
 			q16gemmBlocks(prows/qRows, groups, a, l.kp, wp, dst[col:], l.out, s.rs, s.rm, cs, csum, b)
 			continue
 		}
-		for r := 0; r < prows; r += qRows {
-			q16gemmBlocks(1, groups, a[r*l.kp:], l.kp, wp, padC[:], panelWidth, s.rs[r:], s.rm[r:], cs, csum, b)
-			for i := 0; i < qRows; i++ {
-				copy(dst[(r+i)*l.out+col:(r+i)*l.out+l.out], padC[i*panelWidth:])
-			}
-		}
+		l.partialPanel(dst, col, prows, func(r int, c []float32) {
+			q16gemmBlocks(1, groups, a[r*l.kp:], l.kp, wp, c, panelWidth, s.rs[r:], s.rm[r:], cs, csum, b)
+		})
 	}
 }
 
