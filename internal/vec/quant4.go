@@ -274,6 +274,9 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	// The bound's multipliers carry a relative margin of 1e-9 for the
 	// rounding of t, p and the products and sums (see Estimate).
 	sc := scan4{p: p, c: bound4{t: t, qnorm: qnorm * margin, ql1: ql1 * margin, qerr: qerr * margin, eps: 1e-15, off: 8 * psum}}
+	if useAVX512 {
+		sc.pz = zmmQuery(p)
+	}
 	// Each range lists the rows above a provisional floor, refineAt of
 	// its best lower bound so far: refineAt does not fall as its argument
 	// rises, so the final floor is at least as high and every row above it
@@ -318,10 +321,12 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 }
 
 // scan4 is the first pass of EstimateTiered for one query: p, the query's
-// int8 words, and the constants of the estimates and bounds (bound4).
+// int8 words, and the constants of the estimates and bounds (bound4); pz
+// holds p in scan4AVX512's order (zmmQuery), set by tiered before its
+// goroutines start or by block on first use.
 type scan4 struct {
-	p []int8
-	c bound4
+	p, pz []int8
+	c     bound4
 }
 
 // bound4 holds what the estimate and bound of a row take from the query:
