@@ -190,3 +190,107 @@ l8list:
 	POPCNTL     DX, DX
 	ADDQ        DX, R9
 	JMP         l8next
+
+DATA r8margin<>+0(SB)/8, $0x3ff0000000001000 // relMargin, 1 + 2^-40
+GLOBL r8margin<>(SB), RODATA|NOPTR, $8
+
+// One unit's event best, from lane x (low double of an X register):
+// events < 0 skipped, past maxEvent bad.
+#define R8EVENT(off, x, skip) \
+	MOVLQSX off(R10)(CX*4), DX \
+	TESTQ   DX, DX \
+	JLT     skip \
+	CMPQ    DX, relBoundsArgs_maxEvent(AX) \
+	JGT     r8bad \
+	VMOVSD  (R11)(DX*8), X5 \
+	VMAXSD  x, X5, X5 \
+	VMOVSD  X5, (R11)(DX*8) \
+skip:
+
+// func relBounds8AVX512(a *relBoundsArgs)
+//
+// relBounds4AVX2 eight units at a time (a.n a positive multiple of 8): the
+// rows at or above maxLo listed by VPCOMPRESSQ (eight entries written at
+// the next free one: top has room for n), the relevance bounds with the
+// same operations in the same order (the values of singlesGo), and the
+// event bests one unit after the other. The CPU must have AVX512F, BW and
+// VL.
+TEXT ·relBounds8AVX512(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), AX
+	MOVQ relBoundsArgs_hi(AX), SI
+	MOVQ relBoundsArgs_lex(AX), R9
+	MOVQ relBoundsArgs_relHi(AX), DI
+	MOVQ relBoundsArgs_events(AX), R10
+	MOVQ relBoundsArgs_eb(AX), R11
+	MOVQ relBoundsArgs_top(AX), R12
+	XORQ R13, R13 // rows listed
+	XORQ CX, CX
+	VBROADCASTSD relBoundsArgs_maxLo(AX), Z8
+	VBROADCASTSD relBoundsArgs_mean(AX), Z9
+	VBROADCASTSD relBoundsArgs_perD(AX), Z10
+	VBROADCASTSD relBoundsArgs_invLex(AX), Z11
+	VBROADCASTSD r8margin<>(SB), Z12
+	VMOVDQU64    b8idx<>(SB), Z13 // the lanes' offsets
+	VPBROADCASTQ b8eight<>(SB), Z14
+
+r8loop:
+	// u, the cosine's upper bound; the rows at or above maxLo listed.
+	VMOVUPD (SI)(CX*8), Z0
+	VCMPPD  $0x1D, Z8, Z0, K1
+	KMOVW   K1, DX
+	TESTQ   DX, DX
+	JNE     r8list
+
+r8listed:
+	// (lex*invLex + (u > mean ? (u-mean)*perD : 0)) * relMargin
+	VSUBPD    Z9, Z0, Z2
+	VMULPD    Z10, Z2, Z2
+	VCMPPD    $0x1E, Z9, Z0, K2
+	VMOVAPD.Z Z2, K2, Z2
+	VMULPD    (R9)(CX*8), Z11, Z4
+	VADDPD    Z2, Z4, Z4
+	VMULPD    Z12, Z4, Z4
+	VMOVUPD   Z4, (DI)(CX*8)
+	TESTQ     R10, R10
+	JEQ       r8next
+
+	// The event bests, one unit after the other (events < 0: none).
+	VPERMILPD      $1, X4, X6
+	VEXTRACTF32X4  $1, Z4, X7
+	VPERMILPD      $1, X7, X3
+	R8EVENT(0, X4, r8e1)
+	R8EVENT(4, X6, r8e2)
+	R8EVENT(8, X7, r8e3)
+	R8EVENT(12, X3, r8e4)
+	VEXTRACTF32X4  $2, Z4, X0
+	VPERMILPD      $1, X0, X6
+	VEXTRACTF32X4  $3, Z4, X7
+	VPERMILPD      $1, X7, X3
+	R8EVENT(16, X0, r8e5)
+	R8EVENT(20, X6, r8e6)
+	R8EVENT(24, X7, r8e7)
+	R8EVENT(28, X3, r8e8)
+
+r8next:
+	ADDQ $8, CX
+	CMPQ CX, relBoundsArgs_n(AX)
+	JLT  r8loop
+	MOVQ R13, relBoundsArgs_ntop(AX)
+	VZEROUPPER
+	RET
+
+r8list:
+	// The lanes of K1, as offsets from the first unit.
+	VPBROADCASTQ CX, Z1
+	VPADDQ       Z13, Z1, Z1
+	VPCOMPRESSQ  Z1, K1, Z2
+	VMOVDQU64    Z2, (R12)(R13*8)
+	POPCNTL      DX, DX
+	ADDQ         DX, R13
+	JMP          r8listed
+
+r8bad:
+	MOVQ $1, DX
+	MOVQ DX, relBoundsArgs_bad(AX)
+	VZEROUPPER
+	RET

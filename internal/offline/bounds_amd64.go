@@ -108,3 +108,9 @@ func scoreBounds8AVX512(a *boundsArgs)
 //
 //go:noescape
 func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int
+
+// relBounds8AVX512 is relBounds4AVX2 eight units at a time (n a positive
+// multiple of 8), the same values. The CPU must have AVX512F, BW and VL.
+//
+//go:noescape
+func relBounds8AVX512(a *relBoundsArgs)

@@ -47,3 +47,5 @@ func maxAbove4AVX2(xs *float64, n int) float64 { panic("unreachable") }
 func scoreBounds8AVX512(a *boundsArgs) { panic("unreachable") }
 
 func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int { panic("unreachable") }
+
+func relBounds8AVX512(a *relBoundsArgs) { panic("unreachable") }

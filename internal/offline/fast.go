@@ -339,10 +339,14 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 }
 
 // singles is units(a, b, false) where every run is one unit: the same
-// values, four units at a time with AVX2 where the CPU has it
-// (relBounds4AVX2), the rest in singlesGo.
+// values, eight units at a time with AVX-512 or four with AVX2 where the
+// CPU has them (relBounds8AVX512, relBounds4AVX2), the rest in singlesGo.
 func (bp *boundPart) singles(a, b int) {
 	q := (b - a) &^ 3
+	avx512 := false
+	if q8 := (b - a) &^ 7; useBoundsAVX512 && q8 > 0 {
+		q, avx512 = q8, true
+	}
 	if !useBoundsAVX2 || q == 0 || int64(len(bp.eb)) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
 		bp.singlesGo(a, b)
 		return
@@ -360,7 +364,11 @@ func (bp *boundPart) singles(a, b int) {
 		_ = bp.events[a:b][q-1]
 		ra.events, ra.eb, ra.maxEvent = &bp.events[a], &bp.eb[0], int64(len(bp.eb)-1)
 	}
-	relBounds4AVX2(&ra)
+	if avx512 { // called directly: ra stays on the stack
+		relBounds8AVX512(&ra)
+	} else {
+		relBounds4AVX2(&ra)
+	}
 	if ra.bad != 0 {
 		panic("offline: an event index out of range")
 	}

@@ -247,13 +247,14 @@ func boundsTrial(t testing.TB, r *rand.Rand, trial, n int) (*Features, []float64
 }
 
 // TestSinglesMatchesUnits checks the first bound pass where every run is
-// one turn (singles, with AVX2 where the CPU has it, and singlesGo) against
-// its general loop (units): the same relevance bounds and event bests bit
-// for bit and the same rows listed, in order, on parts of every length mod
-// 4, with events and without, bounds reaching maxLo or not.
+// one turn (singles, with AVX-512 and AVX2 where the CPU has them, and
+// singlesGo) against its general loop (units): the same relevance bounds
+// and event bests bit for bit and the same rows listed, in order, on parts
+// of every length mod 8, with events and without, bounds reaching maxLo or
+// not.
 func TestSinglesMatchesUnits(t *testing.T) {
-	simd := useBoundsAVX2
-	defer func() { useBoundsAVX2 = simd }()
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
 	r := rand.New(rand.NewPCG(11, 12))
 	n, ne := 1000, 90
 	for trial := range 40 {
@@ -293,20 +294,21 @@ func TestSinglesMatchesUnits(t *testing.T) {
 		for _, withEvents := range []bool{true, false} {
 			want := part(withEvents)
 			want.units(a, b, false)
-			for _, useBoundsAVX2 = range []bool{false, simd} {
+			for _, mode := range [][2]bool{{false, false}, {simd, false}, {simd, simd512}} {
+				useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
 				got := part(withEvents)
 				got.singles(a, b)
 				for i := range n {
 					if math.Float64bits(got.relHi[i]) != math.Float64bits(want.relHi[i]) {
-						t.Fatalf("AVX2 %v, trial %d [%d, %d): unit %d bound %v, units %v", useBoundsAVX2, trial, a, b, i, got.relHi[i], want.relHi[i])
+						t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): unit %d bound %v, units %v", mode, trial, a, b, i, got.relHi[i], want.relHi[i])
 					}
 				}
 				if !slices.Equal(got.top, want.top) {
-					t.Fatalf("AVX2 %v, trial %d [%d, %d): rows %v, units %v", useBoundsAVX2, trial, a, b, got.top, want.top)
+					t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): rows %v, units %v", mode, trial, a, b, got.top, want.top)
 				}
 				for e := range got.eb {
 					if math.Float64bits(got.eb[e]) != math.Float64bits(want.eb[e]) {
-						t.Fatalf("AVX2 %v, trial %d [%d, %d): event %d best %v, units %v", useBoundsAVX2, trial, a, b, e, got.eb[e], want.eb[e])
+						t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): event %d best %v, units %v", mode, trial, a, b, e, got.eb[e], want.eb[e])
 					}
 				}
 			}

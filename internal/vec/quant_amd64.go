@@ -60,11 +60,11 @@ func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow f
 		if len(sc.pz) != len(sc.p) {
 			sc.pz = zmmQuery(sc.p)
 		}
-		maxLow = sc.fused(scan4AVX512, &sc.pz[0], q4, est, err, b, b+k8, floor, maxLow, l)
+		maxLow = sc.fused(true, &sc.pz[0], q4, est, err, b, b+k8, floor, maxLow, l)
 		b += k8
 	}
 	if k4 := (e - b) &^ 3; useAVX2 && k4 > 0 {
-		maxLow = sc.fused(scan4AVX2, &sc.p[0], q4, est, err, b, b+k4, floor, maxLow, l)
+		maxLow = sc.fused(false, &sc.p[0], q4, est, err, b, b+k4, floor, maxLow, l)
 		b += k4
 	}
 	if b < e {
@@ -73,9 +73,11 @@ func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow f
 	return maxLow
 }
 
-// fused runs kernel (scan4AVX2 or scan4AVX512, with p the query bytes in
-// its order) on rows b to m-1, m-b a multiple of its rows at a time.
-func (sc *scan4) fused(kernel func(*scan4Args), p *int8, q4 *quant4, est, err []float64, b, m int, floor, maxLow float64, l *list4) float64 {
+// fused runs scan4AVX512 (avx512) or scan4AVX2, with p the query bytes in
+// its order, on rows b to m-1, m-b a multiple of its rows at a time. (The
+// kernels are called directly: through a func value, the arguments would
+// escape to the heap.)
+func (sc *scan4) fused(avx512 bool, p *int8, q4 *quant4, est, err []float64, b, m int, floor, maxLow float64, l *list4) float64 {
 	k := m - b
 	// Every array holds the k rows (the assembly reads them).
 	_, _ = q4.terms[m-1], est[m-1]
@@ -94,7 +96,11 @@ func (sc *scan4) fused(kernel func(*scan4Args), p *int8, q4 *quant4, est, err []
 		lest: unsafe.SliceData(l.est[n0 : n0+k]), lerr: unsafe.SliceData(l.err[n0 : n0+k]),
 		n: int64(k), base: int64(b), floor: floor, maxLow: maxLow,
 	}
-	kernel(&a)
+	if avx512 {
+		scan4AVX512(&a)
+	} else {
+		scan4AVX2(&a)
+	}
 	n := n0 + int(a.nlist)
 	l.rows, l.est, l.err = l.rows[:n], l.est[:n], l.err[:n]
 	return a.maxLow
