@@ -137,6 +137,22 @@ DATA s8idx<>+24(SB)/4, $6
 DATA s8idx<>+28(SB)/4, $7
 GLOBL s8idx<>(SB), RODATA|NOPTR, $32
 
+// The dwords 0, 4, 8, 12, 2, 6, 10, 14 (VPERMD: rows 0 to 3 from lanes
+// 0 to 3, rows 4 to 7 from their third dwords), the rest unused.
+DATA s8rows<>+0(SB)/4, $0
+DATA s8rows<>+4(SB)/4, $4
+DATA s8rows<>+8(SB)/4, $8
+DATA s8rows<>+12(SB)/4, $12
+DATA s8rows<>+16(SB)/4, $2
+DATA s8rows<>+20(SB)/4, $6
+DATA s8rows<>+24(SB)/4, $10
+DATA s8rows<>+28(SB)/4, $14
+DATA s8rows<>+32(SB)/8, $0
+DATA s8rows<>+40(SB)/8, $0
+DATA s8rows<>+48(SB)/8, $0
+DATA s8rows<>+56(SB)/8, $0
+GLOBL s8rows<>(SB), RODATA|NOPTR, $64
+
 // One row's 64 code bytes at addr: the low nibbles times the query bytes
 // in Z29, the high ones times those in Z30, added into acc by VPDPBUSD
 // (unsigned codes, signed query bytes, four products a doubleword, no
@@ -181,6 +197,7 @@ TEXT ·scan4AVX512(SB), NOSPLIT, $0-8
 	VBROADCASTSD scan4Args_maxLow(BX), Z26
 	VBROADCASTSD scan4Args_floor(BX), Z27
 	VMOVDQU64 s8perm<>(SB), Z25
+	VMOVDQU64 s8rows<>(SB), Z24
 	XORQ R8, R8 // row
 	XORQ DX, DX // rows listed
 
@@ -238,33 +255,34 @@ s8tail:
 	U4TAIL((R13)(CX*1), Z7)
 
 s8sum:
-	// The eight sums: halves, then pairs within each 128-bit lane, then
-	// the lanes of rows 0 to 3 and 4 to 7.
-	VEXTRACTI64X4 $1, Z0, Y8
-	VPADDD        Y8, Y0, Y0
-	VEXTRACTI64X4 $1, Z1, Y8
-	VPADDD        Y8, Y1, Y1
-	VEXTRACTI64X4 $1, Z2, Y8
-	VPADDD        Y8, Y2, Y2
-	VEXTRACTI64X4 $1, Z3, Y8
-	VPADDD        Y8, Y3, Y3
-	VEXTRACTI64X4 $1, Z4, Y8
-	VPADDD        Y8, Y4, Y4
-	VEXTRACTI64X4 $1, Z5, Y8
-	VPADDD        Y8, Y5, Y5
-	VEXTRACTI64X4 $1, Z6, Y8
-	VPADDD        Y8, Y6, Y6
-	VEXTRACTI64X4 $1, Z7, Y8
-	VPADDD        Y8, Y7, Y7
-	VPHADDD       Y1, Y0, Y0
-	VPHADDD       Y3, Y2, Y2
-	VPHADDD       Y2, Y0, Y0
-	VPHADDD       Y5, Y4, Y4
-	VPHADDD       Y7, Y6, Y6
-	VPHADDD       Y6, Y4, Y4
-	VPERM2I128    $0x20, Y4, Y0, Y8
-	VPERM2I128    $0x31, Y4, Y0, Y9
-	VPADDD        Y9, Y8, Y0 // the eight rows' dot products
+	// The eight sums: the rows' halves side by side in pairs (0 and 1 in
+	// Z0, 2 and 3 in Z2, ...) and added; then quarters, four rows a
+	// register (Z0: 0 to 3, Z4: 4 to 7); then each 128-bit lane's four
+	// partial sums of row i and i+4 added, and the rows gathered in order.
+	VINSERTI64X4 $1, Y1, Z0, Z8
+	VSHUFI64X2   $0xEE, Z1, Z0, Z9
+	VPADDD       Z9, Z8, Z0
+	VINSERTI64X4 $1, Y3, Z2, Z8
+	VSHUFI64X2   $0xEE, Z3, Z2, Z9
+	VPADDD       Z9, Z8, Z2
+	VINSERTI64X4 $1, Y5, Z4, Z8
+	VSHUFI64X2   $0xEE, Z5, Z4, Z9
+	VPADDD       Z9, Z8, Z4
+	VINSERTI64X4 $1, Y7, Z6, Z8
+	VSHUFI64X2   $0xEE, Z7, Z6, Z9
+	VPADDD       Z9, Z8, Z6
+	VSHUFI64X2   $0x88, Z2, Z0, Z8
+	VSHUFI64X2   $0xDD, Z2, Z0, Z9
+	VPADDD       Z9, Z8, Z0
+	VSHUFI64X2   $0x88, Z6, Z4, Z8
+	VSHUFI64X2   $0xDD, Z6, Z4, Z9
+	VPADDD       Z9, Z8, Z4
+	VPUNPCKLQDQ  Z4, Z0, Z8
+	VPUNPCKHQDQ  Z4, Z0, Z9
+	VPADDD       Z9, Z8, Z8
+	VPSHUFD      $0xB1, Z8, Z9
+	VPADDD       Z9, Z8, Z8
+	VPERMD       Z8, Z24, Z0 // the eight rows' dot products
 
 	// The bounds of bounds4Go, as scan4AVX2 computes them, on eight rows.
 	VPBROADCASTD  40(R14), Y13 // off
