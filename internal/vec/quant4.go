@@ -302,17 +302,24 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	d := m.Dim
 	parallel(func(w, lo, hi int) {
 		maxLow := lows[w]
-		var dot [1]int32
 		l := cands[w]
+		// The rows listed at or above the floor (at: their places in the
+		// list), their dot products in one call, then each in order.
+		l.sel, l.at = l.sel[:0], l.at[:0]
 		for k, i := range l.rows {
 			if l.est[k]+l.err[k] >= floor {
-				dotI8(p16, m.q.codes[int(i)*d:(int(i)+1)*d], d, dot[:])
-				x := t16 * float64(m.q.scale[i]) * float64(dot[0])
-				bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
-				maxLow = max(maxLow, x-bound)
-				if bound < l.err[k] {
-					set(int(i), x, bound)
-				}
+				l.sel, l.at = append(l.sel, i), append(l.at, int32(k))
+			}
+		}
+		l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
+		dotI8Rows(p16, m.q.codes, d, l.sel, l.dots)
+		for j, k := range l.at {
+			i := l.rows[k]
+			x := t16 * float64(m.q.scale[i]) * float64(l.dots[j])
+			bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
+			maxLow = max(maxLow, x-bound)
+			if bound < l.err[k] {
+				set(int(i), x, bound)
 			}
 		}
 		lows[w] = maxLow
@@ -343,6 +350,9 @@ type bound4 struct {
 type list4 struct {
 	rows     []int32
 	est, err []float64
+	// sel, at and dots are the rescan's scratch: the rows it reads, their
+	// places in rows, and their int8 dot products.
+	sel, at, dots []int32
 }
 
 // list4Pool holds the lists of the first pass (each grows to a block of

@@ -18,6 +18,13 @@ func dotI8AVX512(p []int16, codes []int8, dim int, out []int32)
 //go:noescape
 func scan4AVX512(a *scan4Args)
 
+// dotI8RowsAVX512 is dotI8AVX512 on the rows rows of codes, each
+// prefetched four rows ahead; len(out) >= len(rows) > 0 and every row in
+// range (the caller checks).
+//
+//go:noescape
+func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32)
+
 // zmmQuery returns the query bytes p of a 4-bit scan (2*rowBytes, rowBytes
 // a multiple of 32) in the order scan4AVX512 reads them: for each 128
 // codes (64 bytes of a row: two blocks of 32 bytes, each holding codes k

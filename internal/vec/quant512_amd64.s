@@ -372,3 +372,110 @@ s8done:
 	MOVSD         X6, scan4Args_maxLow(BX)
 	MOVQ          DX, scan4Args_nlist(BX)
 	RET
+
+// func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32)
+//
+// dotI8AVX512's one-row loop on row rows[k] of codes for each k, into
+// out[k], each row's cache lines prefetched (PREFETCHT0) four rows ahead:
+// the rows a rescan reads are scattered. len(rows) must be positive.
+TEXT ·dotI8RowsAVX512(SB), NOSPLIT, $0-104
+	MOVQ p_base+0(FP), SI
+	MOVQ codes_base+24(FP), DI
+	MOVQ dim+48(FP), CX
+	MOVQ rows_base+56(FP), R12
+	MOVQ rows_len+64(FP), BX
+	MOVQ out_base+80(FP), DX
+	MOVQ CX, R8
+	ANDQ $-32, R8 // the bytes read 32 at a time
+	XORQ R13, R13 // k
+
+	// The first four rows fetched.
+	XORQ R11, R11
+
+zrpre:
+	CMPQ       R11, BX
+	JGE        zrloop
+	CMPQ       R11, $4
+	JGE        zrloop
+	MOVLQSX    (R12)(R11*4), AX
+	IMULQ      CX, AX
+	ADDQ       DI, AX
+	XORQ       R9, R9
+
+zrpre1:
+	PREFETCHT0 (AX)(R9*1)
+	ADDQ       $64, R9
+	CMPQ       R9, CX
+	JLT        zrpre1
+	PREFETCHT0 -1(AX)(CX*1)
+	INCQ       R11
+	JMP        zrpre
+
+zrloop:
+	CMPQ R13, BX
+	JGE  zrdone
+
+	// Row k+4 fetched.
+	LEAQ       4(R13), AX
+	CMPQ       AX, BX
+	JGE        zrrow
+	MOVLQSX    (R12)(AX*4), AX
+	IMULQ      CX, AX
+	ADDQ       DI, AX
+	XORQ       R9, R9
+
+zrpf:
+	PREFETCHT0 (AX)(R9*1)
+	ADDQ       $64, R9
+	CMPQ       R9, CX
+	JLT        zrpf
+	PREFETCHT0 -1(AX)(CX*1)
+
+zrrow:
+	MOVLQSX (R12)(R13*4), R9
+	IMULQ   CX, R9
+	ADDQ    DI, R9
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	XORQ    AX, AX
+	MOVQ    SI, R10
+
+zrinner:
+	CMPQ      AX, R8
+	JGE       zrtail
+	VPMOVSXBW (R9)(AX*1), Z2
+	VPDPWSSD  (R10), Z2, Z0
+	ADDQ      $32, AX
+	ADDQ      $64, R10
+	CMPQ      AX, R8
+	JGE       zrtail
+	VPMOVSXBW (R9)(AX*1), Z3
+	VPDPWSSD  (R10), Z3, Z1
+	ADDQ      $32, AX
+	ADDQ      $64, R10
+	JMP       zrinner
+
+zrtail:
+	CMPQ      AX, CX
+	JGE       zrsum
+	VPMOVSXBW (R9)(AX*1), Y2
+	VPMADDWD  (R10), Y2, Y2
+	VPADDD    Z2, Z0, Z0
+
+zrsum:
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y2
+	VPADDD        Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X2
+	VPADDD        X2, X0, X0
+	VPSHUFD       $0x4E, X0, X2
+	VPADDD        X2, X0, X0
+	VPSHUFD       $0xB1, X0, X2
+	VPADDD        X2, X0, X0
+	VMOVD         X0, (DX)(R13*4)
+	INCQ          R13
+	JMP           zrloop
+
+zrdone:
+	VZEROUPPER
+	RET

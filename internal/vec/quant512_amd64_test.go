@@ -206,8 +206,10 @@ func TestScan4AVX512Extremes(t *testing.T) {
 }
 
 // BenchmarkKernels512 times the first pass (block over 100k rows of 256
-// dimensions, the floor at 0.3: about 1% of the rows listed) and the int8 rescan of one row
-// (dotI8), with the AVX-512 kernels and with the AVX2 ones.
+// dimensions, the floor at 0.3: about 1% of the rows listed), the int8
+// rescan of 2000 scattered rows (dotI8Rows: with AVX-512 one call that
+// prefetches, with AVX2 dotI8 a row at a time) and of one row (dotI8),
+// with the AVX-512 kernels and with the AVX2 ones.
 func BenchmarkKernels512(b *testing.B) {
 	if !useAVX512 {
 		b.Skip("no AVX-512 (F, BW, VL, VNNI) on this CPU")
@@ -247,6 +249,17 @@ func BenchmarkKernels512(b *testing.B) {
 			}
 			b.ReportMetric(float64(len(l.rows)), "listed")
 		})
+		b.Run("dotI8Rows/"+name, func(b *testing.B) {
+			defer func(old bool) { useAVX512 = old }(useAVX512)
+			useAVX512 = avx512
+			rows, dots := make([]int32, 2000), make([]int32, 2000)
+			for j := range rows {
+				rows[j] = int32(r.IntN(n))
+			}
+			for b.Loop() {
+				dotI8Rows(p16, m.q.codes, dim, rows, dots)
+			}
+		})
 		b.Run("dotI8/"+name, func(b *testing.B) {
 			defer func(old bool) { useAVX512 = old }(useAVX512)
 			useAVX512 = avx512
@@ -261,3 +274,44 @@ func BenchmarkKernels512(b *testing.B) {
 
 // benchKernelRows is the rows BenchmarkKernels512 scans.
 var benchKernelRows = 100000
+
+// TestDotI8Rows checks the rescan's batched dot products (with AVX-512,
+// dotI8RowsAVX512; without, dotI8 a row at a time) against plain Go on
+// scattered and repeated rows, 1 to 11 of them (fewer and more than its
+// prefetch distance), dimensions with a last 16 bytes.
+func TestDotI8Rows(t *testing.T) {
+	defer func(old bool) { useAVX512 = old }(useAVX512)
+	r := rand.New(rand.NewPCG(55, 56))
+	for _, dim := range []int{16, 48, 64, 256, 368} {
+		n := 50
+		p := make([]int16, dim)
+		for j := range p {
+			p[j] = int16(r.IntN(2*4000+1) - 4000)
+		}
+		codes := make([]int8, n*dim)
+		for j := range codes {
+			codes[j] = int8(r.IntN(256) - 128)
+		}
+		for _, k := range []int{1, 2, 3, 4, 5, 8, 11} {
+			rows := make([]int32, k)
+			for j := range rows {
+				rows[j] = int32(r.IntN(n))
+			}
+			rows[k-1] = int32(n - 1) // the last row, at the end of codes
+			want := make([]int32, k)
+			for j, i := range rows {
+				for c := range dim {
+					want[j] += int32(p[c]) * int32(codes[int(i)*dim+c])
+				}
+			}
+			for _, avx512 := range []bool{false, useAVX512} {
+				useAVX512 = avx512
+				got := make([]int32, k)
+				dotI8Rows(p, codes, dim, rows, got)
+				if !slices.Equal(got, want) {
+					t.Fatalf("AVX-512 %v, dim %d, rows %v: %v, want %v", avx512, dim, rows, got, want)
+				}
+			}
+		}
+	}
+}

@@ -25,3 +25,5 @@ const useAVX2 = false
 const useAVX512 = false
 
 func zmmQuery(p []int8) []int8 { return nil }
+
+func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32) { panic("unreachable") }
