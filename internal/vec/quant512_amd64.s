@@ -181,8 +181,9 @@ GLOBL s8rows<>(SB), RODATA|NOPTR, $64
 // the low nibbles, then the 64 of the high ones; a last 64 codes as they
 // are); then bounds4Go's operations, lane-wise, in scan4AVX2's order, and
 // the rows listed with VPCOMPRESSD/VCOMPRESSPD (eight entries written at
-// the next free one: the lists have room for a.n). The CPU must have
-// AVX512F, BW, VL and VNNI.
+// the next free one: the lists have room for a.n). Each group's rows are
+// prefetched two groups ahead (PREFETCHT0: the rows past a.n too, which
+// cannot fault). The CPU must have AVX512F, BW, VL and VNNI.
 TEXT ·scan4AVX512(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), BX
 	MOVQ scan4Args_p(BX), SI
@@ -217,6 +218,18 @@ s8loop:
 	ADDQ   DI, R12             // rows 3 to 5
 	LEAQ   (R12)(CX*2), R13
 	ADDQ   CX, R13             // rows 6, 7
+	// The group two ahead fetched (the rows are read in order, eight
+	// rows a group).
+	LEAQ       (DI)(CX*8), R15
+	LEAQ       (R15)(CX*8), R15
+	LEAQ       (R15)(CX*8), AX
+	SUBQ       $64, AX
+
+s8pf:
+	PREFETCHT0 (R15)
+	ADDQ       $64, R15
+	CMPQ       R15, AX
+	JLE        s8pf
 	MOVQ   SI, R15
 	MOVQ   CX, AX              // bytes left
 
