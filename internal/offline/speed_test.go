@@ -332,10 +332,11 @@ func BenchmarkSingles(b *testing.B) {
 	}
 	bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
 		maxLo: 0.75, rb: relBound(DefaultTuning(), Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7})}
-	simd := useBoundsAVX2
-	defer func() { useBoundsAVX2 = simd }()
-	for _, useBoundsAVX2 = range []bool{false, simd} {
-		b.Run(fmt.Sprintf("avx2=%v", useBoundsAVX2), func(b *testing.B) {
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
+	for _, mode := range [][2]bool{{false, false}, {simd, false}, {simd, simd512}} {
+		useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
+		b.Run(fmt.Sprintf("avx2=%v/avx512=%v", useBoundsAVX2, useBoundsAVX512), func(b *testing.B) {
 			for b.Loop() {
 				bp.top = bp.top[:0]
 				bp.singles(0, n)
