@@ -6,6 +6,12 @@ import "golang.org/x/sys/cpu"
 // scoreBounds4AVX2.
 var useBoundsAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 
+// useBoundsAVX512 reports whether the AVX-512 kernels (scoreBounds8AVX512,
+// listAtLeast8AVX512) run before the AVX2 ones, eight turns at a time, with
+// the same values bit for bit. A variable so that the tests can compare
+// both paths.
+var useBoundsAVX512 = useBoundsAVX2 && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL
+
 // boundsArgs are scoreBounds4AVX2's arguments and results (the
 // assembly reads the fields by their offsets, go_asm.h).
 type boundsArgs struct {
@@ -29,11 +35,11 @@ type boundsArgs struct {
 	// EventShare in every lane.
 	prev, next, question, counted, dated, speaker [4]float64
 	far, es                                       [4]float64
-	// top and arg are, per lane (turns k with k%4 == lane), the best
-	// positive bound and its first turn (0 and 0 when none); long ORs
-	// the words.
-	top  [4]float64
-	arg  [4]int64
+	// top and arg are, per lane (turns k with k%4 == lane, or k%8 for
+	// scoreBounds8AVX512), the best positive bound and its first turn (0
+	// and 0 when none); long ORs the words.
+	top  [8]float64
+	arg  [8]int64
 	long uint32
 }
 
@@ -89,3 +95,22 @@ func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int
 //
 //go:noescape
 func maxAbove4AVX2(xs *float64, n int) float64
+
+// scoreBounds8AVX512 is scoreBounds4AVX2 eight turns at a time (n a
+// positive multiple of 8), each turn's bound the same, bit for bit. The CPU
+// must have AVX512F, BW and VL.
+//
+//go:noescape
+func scoreBounds8AVX512(a *boundsArgs)
+
+// listAtLeast8AVX512 is listAtLeast4AVX2 eight at a time (n a positive
+// multiple of 8). The CPU must have AVX512F.
+//
+//go:noescape
+func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int
+
+// relBounds8AVX512 is relBounds4AVX2 eight units at a time (n a positive
+// multiple of 8), the same values. The CPU must have AVX512F, BW and VL.
+//
+//go:noescape
+func relBounds8AVX512(a *relBoundsArgs)

@@ -5,6 +5,9 @@ package offline
 // useBoundsAVX2 is false off amd64 (scoreBoundsSingle runs in Go).
 var useBoundsAVX2 = false
 
+// useBoundsAVX512 is false off amd64.
+var useBoundsAVX512 = false
+
 type boundsArgs struct {
 	rel                                           *float64
 	links, cues, named, vis                       *uint8
@@ -16,8 +19,8 @@ type boundsArgs struct {
 	n                                             int64
 	prev, next, question, counted, dated, speaker [4]float64
 	far, es                                       [4]float64
-	top                                           [4]float64
-	arg                                           [4]int64
+	top                                           [8]float64
+	arg                                           [8]int64
 	long                                          uint32
 }
 
@@ -40,3 +43,9 @@ func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }
 func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int { panic("unreachable") }
 
 func maxAbove4AVX2(xs *float64, n int) float64 { panic("unreachable") }
+
+func scoreBounds8AVX512(a *boundsArgs) { panic("unreachable") }
+
+func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int { panic("unreachable") }
+
+func relBounds8AVX512(a *relBoundsArgs) { panic("unreachable") }

@@ -60,12 +60,13 @@ func BenchmarkScoreRange(b *testing.B) {
 		})
 	}
 	// The pruned path's bound pass where every run is one turn, with
-	// AVX2 where the CPU has it and in Go.
-	simd := useBoundsAVX2
-	defer func() { useBoundsAVX2 = simd }()
-	for _, name := range []string{"single-bounds", "single-bounds-go"} {
+	// AVX-512 and AVX2 where the CPU has them, with AVX2 alone and in Go.
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
+	for _, name := range []string{"single-bounds", "single-bounds-avx2", "single-bounds-go"} {
 		b.Run(name, func(b *testing.B) {
-			useBoundsAVX2 = simd && name == "single-bounds"
+			useBoundsAVX2 = simd && name != "single-bounds-go"
+			useBoundsAVX512 = simd512 && name == "single-bounds"
 			n := 100000
 			f, rel := benchFeaturesRuns(n, false)
 			tu := DefaultTuning()
@@ -143,9 +144,10 @@ func TestScoreRangeSingle(t *testing.T) {
 // (ends within two of the edges included). It fails when the bound drops
 // a factor or a neighbour, or rounds below a score.
 func TestScoreBoundsSingle(t *testing.T) {
-	simd := useBoundsAVX2
-	defer func() { useBoundsAVX2 = simd }()
-	for _, useBoundsAVX2 = range []bool{false, simd} {
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
+	for _, mode := range [][2]bool{{false, false}, {simd, false}, {simd, simd512}} {
+		useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
 		testScoreBoundsSingle(t)
 	}
 }
@@ -154,66 +156,7 @@ func testScoreBoundsSingle(t *testing.T) {
 	n := 3000
 	r := rand.New(rand.NewPCG(7, 8))
 	for trial := range 64 {
-		f, rel := benchFeaturesRuns(n, false)
-		f.Visible = slices.Clone(f.Visible)
-		f.Speaker, f.Dated, f.Counted = make([]bool, n), make([]bool, n), make([]bool, n)
-		f.Question = slices.Clone(f.Question)
-		for i := range n {
-			f.Visible[i] = r.IntN(10) != 0
-			f.Speaker[i], f.Dated[i], f.Counted[i] = r.IntN(2) == 0, r.IntN(5) == 0, r.IntN(7) == 0
-			f.Question[i] = r.IntN(4) == 0
-			f.SameSession[i] = i > 0 && r.IntN(6) != 0
-			if r.IntN(9) == 0 {
-				f.Event[i] = -1 // no event: no share
-			}
-			switch r.IntN(4) {
-			case 0:
-				rel[i] = 0
-			case 1:
-				rel[i] = float64(r.IntN(4)) / 2 // ties
-			}
-		}
-		if trial&1 != 0 {
-			f.Speaker = nil
-		}
-		if trial&2 != 0 {
-			f.Dated = nil
-		}
-		if trial&4 != 0 {
-			f.Counted = nil
-		}
-		// Runs of one turn again, with the new sessions and questions.
-		speaker, words := make([]int32, n), make([]int32, n)
-		for i := range n {
-			speaker[i], words[i] = int32(i%2), int32(r.IntN(700)) // beyond the length table too
-		}
-		withRunWords(f, speaker, words)
-		f.Cues = nil
-		Complete(f)
-		if len(f.RunStart) != n {
-			t.Fatalf("%d runs of %d turns", len(f.RunStart), n)
-		}
-		tu := DefaultTuning()
-		tu.QuestionBump = []float64{0.85, 0, 1.2}[trial%3]
-		if trial%3 != 0 {
-			// Every factor pair of two values, so that a kernel reading
-			// the wrong bit (or the wrong pair) picks another factor: the
-			// default Next and NextQuestion are equal.
-			tu.NextQuestion, tu.Far = 0.7, 0.35
-		}
-		if trial&8 != 0 {
-			tu.LengthPow = 0
-		}
-		var best []float64
-		if trial&16 == 0 {
-			best = make([]float64, (n-1)/4+1) // the last event's best last (the kernel clamps to it)
-			eventBest(f, rel, best)
-		} else {
-			tu.EventShare = 0
-		}
-		if trial&32 != 0 {
-			f.RunWords = nil
-		}
+		f, rel, tu, best := boundsTrial(t, r, trial, n)
 		want := make([]float64, n)
 		tu.scoreRangeSingle(f, rel, want, best, nil, 0, n)
 		for _, rg := range [][2]int{{0, n}, {0, 1}, {0, 2}, {0, 3}, {0, 5}, {1, 4}, {2, 7}, {n - 3, n}, {n - 1, n}, {1, n - 1}, {2, n - 2}, {100, 1700}, {1700, n}} {
@@ -223,27 +166,95 @@ func testScoreBoundsSingle(t *testing.T) {
 			wantArg, top := lo, 0.0
 			for i := lo; i < hi; i++ {
 				if !(got[i] >= want[i]) || got[i] > want[i]*(1+1e-11) {
-					t.Fatalf("AVX2 %v, trial %d, range %v: turn %d bound %v, score %v", useBoundsAVX2, trial, rg, i, got[i], want[i])
+					t.Fatalf("AVX2 %v, AVX-512 %v, trial %d, range %v: turn %d bound %v, score %v", useBoundsAVX2, useBoundsAVX512, trial, rg, i, got[i], want[i])
 				}
 				if got[i] > top {
 					wantArg, top = i, got[i]
 				}
 			}
 			if arg != wantArg {
-				t.Fatalf("AVX2 %v, trial %d, range %v: best bound at %d, want %d", useBoundsAVX2, trial, rg, arg, wantArg)
+				t.Fatalf("AVX2 %v, AVX-512 %v, trial %d, range %v: best bound at %d, want %d", useBoundsAVX2, useBoundsAVX512, trial, rg, arg, wantArg)
 			}
 		}
 	}
 }
 
+// boundsTrial returns the features, relevance, tuning and event bests of
+// trial (0 to 63) of testScoreBoundsSingle: every combination of cues,
+// events and length prior, on n turns that are each one run.
+func boundsTrial(t testing.TB, r *rand.Rand, trial, n int) (*Features, []float64, Tuning, []float64) {
+	f, rel := benchFeaturesRuns(n, false)
+	f.Visible = slices.Clone(f.Visible)
+	f.Speaker, f.Dated, f.Counted = make([]bool, n), make([]bool, n), make([]bool, n)
+	f.Question = slices.Clone(f.Question)
+	for i := range n {
+		f.Visible[i] = r.IntN(10) != 0
+		f.Speaker[i], f.Dated[i], f.Counted[i] = r.IntN(2) == 0, r.IntN(5) == 0, r.IntN(7) == 0
+		f.Question[i] = r.IntN(4) == 0
+		f.SameSession[i] = i > 0 && r.IntN(6) != 0
+		if r.IntN(9) == 0 {
+			f.Event[i] = -1 // no event: no share
+		}
+		switch r.IntN(4) {
+		case 0:
+			rel[i] = 0
+		case 1:
+			rel[i] = float64(r.IntN(4)) / 2 // ties
+		}
+	}
+	if trial&1 != 0 {
+		f.Speaker = nil
+	}
+	if trial&2 != 0 {
+		f.Dated = nil
+	}
+	if trial&4 != 0 {
+		f.Counted = nil
+	}
+	// Runs of one turn again, with the new sessions and questions.
+	speaker, words := make([]int32, n), make([]int32, n)
+	for i := range n {
+		speaker[i], words[i] = int32(i%2), int32(r.IntN(700)) // beyond the length table too
+	}
+	withRunWords(f, speaker, words)
+	f.Cues = nil
+	Complete(f)
+	if len(f.RunStart) != n {
+		t.Fatalf("%d runs of %d turns", len(f.RunStart), n)
+	}
+	tu := DefaultTuning()
+	tu.QuestionBump = []float64{0.85, 0, 1.2}[trial%3]
+	if trial%3 != 0 {
+		// Every factor pair of two values, so that a kernel reading
+		// the wrong bit (or the wrong pair) picks another factor: the
+		// default Next and NextQuestion are equal.
+		tu.NextQuestion, tu.Far = 0.7, 0.35
+	}
+	if trial&8 != 0 {
+		tu.LengthPow = 0
+	}
+	var best []float64
+	if trial&16 == 0 {
+		best = make([]float64, (n-1)/4+1) // the last event's best last (the kernel clamps to it)
+		eventBest(f, rel, best)
+	} else {
+		tu.EventShare = 0
+	}
+	if trial&32 != 0 {
+		f.RunWords = nil
+	}
+	return f, rel, tu, best
+}
+
 // TestSinglesMatchesUnits checks the first bound pass where every run is
-// one turn (singles, with AVX2 where the CPU has it, and singlesGo) against
-// its general loop (units): the same relevance bounds and event bests bit
-// for bit and the same rows listed, in order, on parts of every length mod
-// 4, with events and without, bounds reaching maxLo or not.
+// one turn (singles, with AVX-512 and AVX2 where the CPU has them, and
+// singlesGo) against its general loop (units): the same relevance bounds
+// and event bests bit for bit and the same rows listed, in order, on parts
+// of every length mod 8, with events and without, bounds reaching maxLo or
+// not.
 func TestSinglesMatchesUnits(t *testing.T) {
-	simd := useBoundsAVX2
-	defer func() { useBoundsAVX2 = simd }()
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
 	r := rand.New(rand.NewPCG(11, 12))
 	n, ne := 1000, 90
 	for trial := range 40 {
@@ -283,20 +294,21 @@ func TestSinglesMatchesUnits(t *testing.T) {
 		for _, withEvents := range []bool{true, false} {
 			want := part(withEvents)
 			want.units(a, b, false)
-			for _, useBoundsAVX2 = range []bool{false, simd} {
+			for _, mode := range [][2]bool{{false, false}, {simd, false}, {simd, simd512}} {
+				useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
 				got := part(withEvents)
 				got.singles(a, b)
 				for i := range n {
 					if math.Float64bits(got.relHi[i]) != math.Float64bits(want.relHi[i]) {
-						t.Fatalf("AVX2 %v, trial %d [%d, %d): unit %d bound %v, units %v", useBoundsAVX2, trial, a, b, i, got.relHi[i], want.relHi[i])
+						t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): unit %d bound %v, units %v", mode, trial, a, b, i, got.relHi[i], want.relHi[i])
 					}
 				}
 				if !slices.Equal(got.top, want.top) {
-					t.Fatalf("AVX2 %v, trial %d [%d, %d): rows %v, units %v", useBoundsAVX2, trial, a, b, got.top, want.top)
+					t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): rows %v, units %v", mode, trial, a, b, got.top, want.top)
 				}
 				for e := range got.eb {
 					if math.Float64bits(got.eb[e]) != math.Float64bits(want.eb[e]) {
-						t.Fatalf("AVX2 %v, trial %d [%d, %d): event %d best %v, units %v", useBoundsAVX2, trial, a, b, e, got.eb[e], want.eb[e])
+						t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): event %d best %v, units %v", mode, trial, a, b, e, got.eb[e], want.eb[e])
 					}
 				}
 			}
@@ -320,10 +332,11 @@ func BenchmarkSingles(b *testing.B) {
 	}
 	bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
 		maxLo: 0.75, rb: relBound(DefaultTuning(), Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7})}
-	simd := useBoundsAVX2
-	defer func() { useBoundsAVX2 = simd }()
-	for _, useBoundsAVX2 = range []bool{false, simd} {
-		b.Run(fmt.Sprintf("avx2=%v", useBoundsAVX2), func(b *testing.B) {
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
+	for _, mode := range [][2]bool{{false, false}, {simd, false}, {simd, simd512}} {
+		useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
+		b.Run(fmt.Sprintf("avx2=%v/avx512=%v", useBoundsAVX2, useBoundsAVX512), func(b *testing.B) {
 			for b.Loop() {
 				bp.top = bp.top[:0]
 				bp.singles(0, n)

@@ -289,3 +289,24 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 	wg.Wait()
 	return slices.Max(lows)
 }
+
+// dotI8Rows computes out[k] = sum_j p[j]*codes[rows[k]*dim+j] for every
+// k, exactly, as dotI8 on each row: with AVX-512 in one call that fetches
+// the rows ahead (dotI8RowsAVX512). len(out) must be len(rows), every row
+// within codes, and the conditions of dotI8 hold.
+func dotI8Rows(p []int16, codes []int8, dim int, rows, out []int32) {
+	out = out[:len(rows)]
+	n := len(codes) / dim
+	for _, i := range rows {
+		if uint(i) >= uint(n) {
+			panic(fmt.Sprintf("vec: row %d of %d", i, n))
+		}
+	}
+	if useAVX512 && len(rows) > 0 {
+		dotI8RowsAVX512(p[:dim], codes, dim, rows, out)
+		return
+	}
+	for k, i := range rows {
+		dotI8(p, codes[int(i)*dim:(int(i)+1)*dim], dim, out[k:k+1])
+	}
+}

@@ -274,6 +274,9 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	// The bound's multipliers carry a relative margin of 1e-9 for the
 	// rounding of t, p and the products and sums (see Estimate).
 	sc := scan4{p: p, c: bound4{t: t, qnorm: qnorm * margin, ql1: ql1 * margin, qerr: qerr * margin, eps: 1e-15, off: 8 * psum}}
+	if useAVX512 {
+		sc.pz = zmmQuery(p)
+	}
 	// Each range lists the rows above a provisional floor, refineAt of
 	// its best lower bound so far: refineAt does not fall as its argument
 	// rises, so the final floor is at least as high and every row above it
@@ -299,17 +302,24 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	d := m.Dim
 	parallel(func(w, lo, hi int) {
 		maxLow := lows[w]
-		var dot [1]int32
 		l := cands[w]
+		// The rows listed at or above the floor (at: their places in the
+		// list), their dot products in one call, then each in order.
+		l.sel, l.at = l.sel[:0], l.at[:0]
 		for k, i := range l.rows {
 			if l.est[k]+l.err[k] >= floor {
-				dotI8(p16, m.q.codes[int(i)*d:(int(i)+1)*d], d, dot[:])
-				x := t16 * float64(m.q.scale[i]) * float64(dot[0])
-				bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
-				maxLow = max(maxLow, x-bound)
-				if bound < l.err[k] {
-					set(int(i), x, bound)
-				}
+				l.sel, l.at = append(l.sel, i), append(l.at, int32(k))
+			}
+		}
+		l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
+		dotI8Rows(p16, m.q.codes, d, l.sel, l.dots)
+		for j, k := range l.at {
+			i := l.rows[k]
+			x := t16 * float64(m.q.scale[i]) * float64(l.dots[j])
+			bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
+			maxLow = max(maxLow, x-bound)
+			if bound < l.err[k] {
+				set(int(i), x, bound)
 			}
 		}
 		lows[w] = maxLow
@@ -318,10 +328,12 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 }
 
 // scan4 is the first pass of EstimateTiered for one query: p, the query's
-// int8 words, and the constants of the estimates and bounds (bound4).
+// int8 words, and the constants of the estimates and bounds (bound4); pz
+// holds p in scan4AVX512's order (zmmQuery), set by tiered before its
+// goroutines start or by block on first use.
 type scan4 struct {
-	p []int8
-	c bound4
+	p, pz []int8
+	c     bound4
 }
 
 // bound4 holds what the estimate and bound of a row take from the query:
@@ -338,6 +350,9 @@ type bound4 struct {
 type list4 struct {
 	rows     []int32
 	est, err []float64
+	// sel, at and dots are the rescan's scratch: the rows it reads, their
+	// places in rows, and their int8 dot products.
+	sel, at, dots []int32
 }
 
 // list4Pool holds the lists of the first pass (each grows to a block of

@@ -20,3 +20,10 @@ func (sc *scan4) block(q4 *quant4, est, err []float64, b, e int, floor, maxLow f
 
 // useAVX2 is false: the Go loops run everywhere.
 const useAVX2 = false
+
+// useAVX512 is false: no AVX-512 kernels off amd64.
+const useAVX512 = false
+
+func zmmQuery(p []int8) []int8 { return nil }
+
+func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32) { panic("unreachable") }

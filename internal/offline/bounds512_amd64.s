@@ -1,0 +1,296 @@
+#include "textflag.h"
+#include "go_asm.h"
+
+// The AVX-512 kernels: eight lanes where the AVX2 ones have four, each
+// lane with the same operations in the same order (the same values, bit
+// for bit).
+
+DATA b8idx<>+0(SB)/8, $0
+DATA b8idx<>+8(SB)/8, $1
+DATA b8idx<>+16(SB)/8, $2
+DATA b8idx<>+24(SB)/8, $3
+DATA b8idx<>+32(SB)/8, $4
+DATA b8idx<>+40(SB)/8, $5
+DATA b8idx<>+48(SB)/8, $6
+DATA b8idx<>+56(SB)/8, $7
+GLOBL b8idx<>(SB), RODATA|NOPTR, $64
+DATA b8eight<>+0(SB)/8, $8
+GLOBL b8eight<>(SB), RODATA|NOPTR, $8
+DATA b8one<>+0(SB)/8, $1
+GLOBL b8one<>(SB), RODATA|NOPTR, $8
+DATA b8four<>+0(SB)/8, $4
+GLOBL b8four<>(SB), RODATA|NOPTR, $8
+DATA b8w511<>+0(SB)/4, $511
+GLOBL b8w511<>(SB), RODATA|NOPTR, $4
+
+// func scoreBounds8AVX512(a *boundsArgs)
+//
+// scoreBounds4AVX2 on a.n turns (a positive multiple of 8), eight at a
+// time: a neighbour's relevance loaded where its link bit is set and 0
+// elsewhere (a zero-masked load, for VBLENDVPD with zero), the factors
+// picked by VPERMILPD from {f0, f1} pairs broadcast to the four 128-bit
+// lanes, the event bests and length factors gathered (VGATHERDPD, the
+// indices clamped as the AVX2 kernel's), the same fused multiply-adds and
+// products in the same order; top and arg per lane k%8. The CPU must have
+// AVX512F, BW and VL.
+TEXT ·scoreBounds8AVX512(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), AX
+	MOVQ boundsArgs_rel(AX), SI
+	MOVQ boundsArgs_links(AX), R8
+	MOVQ boundsArgs_cues(AX), R9
+	MOVQ boundsArgs_named(AX), R10
+	MOVQ boundsArgs_vis(AX), R11
+	MOVQ boundsArgs_words(AX), R12
+	MOVQ boundsArgs_event(AX), R13
+	MOVQ boundsArgs_best(AX), BX
+	MOVQ boundsArgs_lt(AX), DX
+	MOVQ boundsArgs_out(AX), DI
+	VBROADCASTF32X4 boundsArgs_prev(AX), Z9
+	VBROADCASTF32X4 boundsArgs_next(AX), Z8
+	VBROADCASTF32X4 boundsArgs_question(AX), Z7
+	VBROADCASTF32X4 boundsArgs_counted(AX), Z6
+	VBROADCASTF32X4 boundsArgs_dated(AX), Z5
+	VBROADCASTF32X4 boundsArgs_speaker(AX), Z4
+	VBROADCASTSD    boundsArgs_far(AX), Z16
+	VBROADCASTSD    boundsArgs_es(AX), Z17
+	VPBROADCASTQ    b8one<>(SB), Z18   // bit 0
+	VPBROADCASTQ    b8four<>(SB), Z19  // bit 2
+	VPBROADCASTQ    b8eight<>(SB), Z20 // 8
+	MOVL            boundsArgs_maxEvent(AX), R14
+	VPBROADCASTD    R14, Y21           // the last event
+	VPBROADCASTD    b8w511<>(SB), Y22  // the last length factor
+	VPXORQ          Z10, Z10, Z10      // zero
+	VPXORQ          Z12, Z12, Z12      // best per lane
+	VPXORQ          Z13, Z13, Z13      // its turn
+	VMOVDQU64       b8idx<>(SB), Z14   // the lanes' turns
+	VPXORD          Y11, Y11, Y11      // OR of the words
+	XORQ            CX, CX
+
+b8loop:
+	// s = x + wp*p1 + wn*n1 + far*(p2 + n2) (SI: two turns before), each
+	// neighbour's relevance 0 unless its link bit is set.
+	VPMOVZXBQ   (R8)(CX*1), Z0 // the link bytes
+	VMOVUPD     16(SI)(CX*8), Z1
+	VPTESTMQ    Z18, Z0, K1    // linkPrev
+	VMOVUPD.Z   8(SI)(CX*8), K1, Z2
+	VPSRLQ      $3, Z0, Z3     // linkPrevAsks at bit 1
+	VPERMILPD   Z3, Z9, Z3
+	VFMADD231PD Z2, Z3, Z1
+	VPTESTMQ    Z19, Z0, K1    // linkNext
+	VMOVUPD.Z   24(SI)(CX*8), K1, Z2
+	VPSRLQ      $4, Z0, Z3     // linkNextAsks at bit 1
+	VPERMILPD   Z3, Z8, Z3
+	VFMADD231PD Z2, Z3, Z1
+	VPSRLQ      $1, Z0, Z3
+	VPANDQ      Z0, Z3, Z0     // bit 0: linkPrev and linkPrev2; bit 2: linkNext and linkNext2
+	VPTESTMQ    Z18, Z0, K1
+	VMOVUPD.Z   (SI)(CX*8), K1, Z2
+	VPTESTMQ    Z19, Z0, K1
+	VMOVUPD.Z   32(SI)(CX*8), K1, Z3
+	VADDPD      Z3, Z2, Z2
+	VFMADD231PD Z16, Z2, Z1
+
+	// The event's share, for events >= 0: the indices clamped to the last
+	// event as unsigned (the negative ones too, then zeroed by their
+	// sign).
+	VMOVDQU     (R13)(CX*4), Y2
+	VPMINUD     Y21, Y2, Y3
+	KXNORW      K2, K2, K2
+	VGATHERDPD  (BX)(Y3*8), K2, Z0
+	VPCMPD      $5, Y10, Y2, K1 // event >= 0
+	VMOVAPD.Z   Z0, K1, Z0
+	VFMADD231PD Z17, Z0, Z1
+
+	// The factors: question (bit 0 of the cue byte, times relMargin),
+	// counted (bit 1), dated (bit 2), speaker (the mark)...
+	VPMOVZXBQ (R9)(CX*1), Z0
+	VPADDQ    Z0, Z0, Z2
+	VPERMILPD Z2, Z7, Z2
+	VPERMILPD Z0, Z6, Z3
+	VMULPD    Z3, Z2, Z2
+	VPSRLQ    $1, Z0, Z3
+	VPERMILPD Z3, Z5, Z3
+	VMULPD    Z3, Z2, Z2
+	VPMOVZXBQ (R10)(CX*1), Z3
+	VPADDQ    Z3, Z3, Z3
+	VPERMILPD Z3, Z4, Z3
+	VMULPD    Z3, Z2, Z2
+	VMULPD    Z2, Z1, Z1
+
+	// ... and the length prior (words at most 511 here; long ORs them).
+	VMOVDQU    (R12)(CX*4), Y0
+	VPORD      Y0, Y11, Y11
+	VPMINUD    Y22, Y0, Y0
+	KXNORW     K2, K2, K2
+	VGATHERDPD (DX)(Y0*8), K2, Z3
+	VMULPD     Z3, Z1, Z1
+
+	// Invisible turns: 0.
+	VPMOVZXBQ (R11)(CX*1), Z0
+	VPTESTMQ  Z0, Z0, K1
+	VMOVAPD.Z Z1, K1, Z1
+	VMOVUPD   Z1, (DI)(CX*8)
+
+	// The best per lane, the first among equals.
+	VCMPPD    $0x1E, Z12, Z1, K1
+	VMOVAPD   Z1, K1, Z12
+	VMOVDQA64 Z14, K1, Z13
+	VPADDQ    Z20, Z14, Z14
+
+	ADDQ $8, CX
+	CMPQ CX, boundsArgs_n(AX)
+	JLT  b8loop
+
+	VMOVUPD   Z12, boundsArgs_top(AX)
+	VMOVDQU64 Z13, boundsArgs_arg(AX)
+	VEXTRACTI128 $1, Y11, X1
+	VPOR      X1, X11, X11
+	VPSHUFD   $0x4E, X11, X1
+	VPOR      X1, X11, X11
+	VPSHUFD   $0xB1, X11, X1
+	VPOR      X1, X11, X11
+	VMOVD     X11, boundsArgs_long(AX)
+	VZEROUPPER
+	RET
+
+// func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int
+//
+// listAtLeast4AVX2 eight at a time: the offsets of the xs at least floor
+// (LE_OQ) compressed to dst (eight entries written at the next free one:
+// dst has room for n, a positive multiple of 8). The CPU must have
+// AVX512F.
+TEXT ·listAtLeast8AVX512(SB), NOSPLIT, $0-40
+	MOVQ         xs+0(FP), SI
+	MOVQ         n+8(FP), R8
+	VBROADCASTSD floor+16(FP), Z8
+	MOVQ         dst+24(FP), DI
+	VMOVDQU64    b8idx<>(SB), Z9
+	VPBROADCASTQ b8eight<>(SB), Z10
+	XORQ         R9, R9 // listed
+	XORQ         CX, CX
+
+l8loop:
+	VCMPPD $0x12, (SI)(CX*8), Z8, K1 // floor <= xs (LE_OQ)
+	KMOVW  K1, DX
+	TESTQ  DX, DX
+	JNE    l8list
+
+l8next:
+	VPADDQ Z10, Z9, Z9
+	ADDQ   $8, CX
+	CMPQ   CX, R8
+	JLT    l8loop
+	MOVQ   R9, ret+32(FP)
+	VZEROUPPER
+	RET
+
+l8list:
+	VPCOMPRESSQ Z9, K1, Z1
+	VMOVDQU64   Z1, (DI)(R9*8)
+	POPCNTL     DX, DX
+	ADDQ        DX, R9
+	JMP         l8next
+
+DATA r8margin<>+0(SB)/8, $0x3ff0000000001000 // relMargin, 1 + 2^-40
+GLOBL r8margin<>(SB), RODATA|NOPTR, $8
+
+// One unit's event best, from lane x (low double of an X register):
+// events < 0 skipped, past maxEvent bad.
+#define R8EVENT(off, x, skip) \
+	MOVLQSX off(R10)(CX*4), DX \
+	TESTQ   DX, DX \
+	JLT     skip \
+	CMPQ    DX, relBoundsArgs_maxEvent(AX) \
+	JGT     r8bad \
+	VMOVSD  (R11)(DX*8), X5 \
+	VMAXSD  x, X5, X5 \
+	VMOVSD  X5, (R11)(DX*8) \
+skip:
+
+// func relBounds8AVX512(a *relBoundsArgs)
+//
+// relBounds4AVX2 eight units at a time (a.n a positive multiple of 8): the
+// rows at or above maxLo listed by VPCOMPRESSQ (eight entries written at
+// the next free one: top has room for n), the relevance bounds with the
+// same operations in the same order (the values of singlesGo), and the
+// event bests one unit after the other. The CPU must have AVX512F, BW and
+// VL.
+TEXT ·relBounds8AVX512(SB), NOSPLIT, $0-8
+	MOVQ a+0(FP), AX
+	MOVQ relBoundsArgs_hi(AX), SI
+	MOVQ relBoundsArgs_lex(AX), R9
+	MOVQ relBoundsArgs_relHi(AX), DI
+	MOVQ relBoundsArgs_events(AX), R10
+	MOVQ relBoundsArgs_eb(AX), R11
+	MOVQ relBoundsArgs_top(AX), R12
+	XORQ R13, R13 // rows listed
+	XORQ CX, CX
+	VBROADCASTSD relBoundsArgs_maxLo(AX), Z8
+	VBROADCASTSD relBoundsArgs_mean(AX), Z9
+	VBROADCASTSD relBoundsArgs_perD(AX), Z10
+	VBROADCASTSD relBoundsArgs_invLex(AX), Z11
+	VBROADCASTSD r8margin<>(SB), Z12
+	VMOVDQU64    b8idx<>(SB), Z13 // the lanes' offsets
+	VPBROADCASTQ b8eight<>(SB), Z14
+
+r8loop:
+	// u, the cosine's upper bound; the rows at or above maxLo listed.
+	VMOVUPD (SI)(CX*8), Z0
+	VCMPPD  $0x1D, Z8, Z0, K1
+	KMOVW   K1, DX
+	TESTQ   DX, DX
+	JNE     r8list
+
+r8listed:
+	// (lex*invLex + (u > mean ? (u-mean)*perD : 0)) * relMargin
+	VSUBPD    Z9, Z0, Z2
+	VMULPD    Z10, Z2, Z2
+	VCMPPD    $0x1E, Z9, Z0, K2
+	VMOVAPD.Z Z2, K2, Z2
+	VMULPD    (R9)(CX*8), Z11, Z4
+	VADDPD    Z2, Z4, Z4
+	VMULPD    Z12, Z4, Z4
+	VMOVUPD   Z4, (DI)(CX*8)
+	TESTQ     R10, R10
+	JEQ       r8next
+
+	// The event bests, one unit after the other (events < 0: none).
+	VPERMILPD      $1, X4, X6
+	VEXTRACTF32X4  $1, Z4, X7
+	VPERMILPD      $1, X7, X3
+	R8EVENT(0, X4, r8e1)
+	R8EVENT(4, X6, r8e2)
+	R8EVENT(8, X7, r8e3)
+	R8EVENT(12, X3, r8e4)
+	VEXTRACTF32X4  $2, Z4, X0
+	VPERMILPD      $1, X0, X6
+	VEXTRACTF32X4  $3, Z4, X7
+	VPERMILPD      $1, X7, X3
+	R8EVENT(16, X0, r8e5)
+	R8EVENT(20, X6, r8e6)
+	R8EVENT(24, X7, r8e7)
+	R8EVENT(28, X3, r8e8)
+
+r8next:
+	ADDQ $8, CX
+	CMPQ CX, relBoundsArgs_n(AX)
+	JLT  r8loop
+	MOVQ R13, relBoundsArgs_ntop(AX)
+	VZEROUPPER
+	RET
+
+r8list:
+	// The lanes of K1, as offsets from the first unit.
+	VPBROADCASTQ CX, Z1
+	VPADDQ       Z13, Z1, Z1
+	VPCOMPRESSQ  Z1, K1, Z2
+	VMOVDQU64    Z2, (R12)(R13*8)
+	POPCNTL      DX, DX
+	ADDQ         DX, R13
+	JMP          r8listed
+
+r8bad:
+	MOVQ $1, DX
+	MOVQ DX, relBoundsArgs_bad(AX)
+	VZEROUPPER
+	RET
