@@ -441,20 +441,12 @@ func TestScan4BlockExtremes(t *testing.T) {
 	for _, dim := range []int{64, 256, 320, 512} {
 		for _, pv := range []int8{127, -128} {
 			n := 12
-			var q4 quant4
-			q4.init(n, dim, n)
-			for i := range q4.codes {
-				q4.codes[i] = 0xFF
-			}
-			for i := range n {
-				q4.terms[i] = terms4{bf16Up(0.01), bf16Up(0.1), bf16Up(0.01), bf16Up(1)}
-			}
-			sc := scan4{p: slices.Repeat([]int8{pv}, 2*q4.rowBytes), c: bound4{t: 1e-3, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15}}
+			q4, sc := extremeScan4(n, dim, pv)
 			est, err := make([]float64, n), make([]float64, n)
 			est2, err2 := make([]float64, n), make([]float64, n)
 			var list, list2 list4
-			low := sc.block(&q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
-			low2 := sc.blockGo(&q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), &list2)
+			low := sc.block(q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
+			low2 := sc.blockGo(q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), &list2)
 			if low != low2 || !slices.Equal(list.rows, list2.rows) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
 				t.Fatalf("dim %d, query %d: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, est, err, low, est2, err2, low2)
 			}
@@ -586,4 +578,19 @@ func TestEstimateTieredReusedLists(t *testing.T) {
 	if !slices.Equal(est, est2) || !slices.Equal(err, err2) || low != low2 {
 		t.Fatal("estimates of the small matrix changed after scans of a large one")
 	}
+}
+
+// extremeScan4 returns n rows of dim 4-bit codes all 15 and a first pass
+// whose query bytes are all pv: the largest sums the kernels can meet.
+func extremeScan4(n, dim int, pv int8) (*quant4, *scan4) {
+	q4 := &quant4{}
+	q4.init(n, dim, n)
+	for i := range q4.codes {
+		q4.codes[i] = 0xFF
+	}
+	for i := range n {
+		q4.terms[i] = terms4{bf16Up(0.01), bf16Up(0.1), bf16Up(0.01), bf16Up(1)}
+	}
+	sc := &scan4{p: slices.Repeat([]int8{pv}, 2*q4.rowBytes), c: bound4{t: 1e-3, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15}}
+	return q4, sc
 }

@@ -184,20 +184,12 @@ func TestScan4AVX512Extremes(t *testing.T) {
 	for _, dim := range []int{64, 320, 512, 4096} {
 		for _, pv := range []int8{127, -128} {
 			n := 16
-			var q4 quant4
-			q4.init(n, dim, n)
-			for i := range q4.codes {
-				q4.codes[i] = 0xFF
-			}
-			for i := range n {
-				q4.terms[i] = terms4{bf16Up(0.01), bf16Up(0.1), bf16Up(0.01), bf16Up(1)}
-			}
-			sc := scan4{p: slices.Repeat([]int8{pv}, 2*q4.rowBytes), c: bound4{t: 1e-3, qnorm: 1, ql1: 10, qerr: 0.01, eps: 1e-15}}
+			q4, sc := extremeScan4(n, dim, pv)
 			est, err := make([]float64, n), make([]float64, n)
 			est2, err2 := make([]float64, n), make([]float64, n)
 			var list, list2 list4
-			low := scan4With(true, &sc, &q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
-			low2 := sc.blockGo(&q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), &list2)
+			low := scan4With(true, sc, q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
+			low2 := sc.blockGo(q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), &list2)
 			if low != low2 || !slices.Equal(list.rows, list2.rows) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
 				t.Fatalf("dim %d, query %d: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, est, err, low, est2, err2, low2)
 			}
