@@ -12,8 +12,8 @@ func TestProcessGrows(t *testing.T) {
 		t.Skip("CPU time is not measured here")
 	}
 	before := Process()
-	x := 0
-	for i := 0; Process()-before < 5e6 && i < 1e10; i++ { // 5 ms of CPU
+	var x int64
+	for i := int64(0); Process()-before < 5e6 && i < 1e10; i++ { // 5 ms of CPU
 		x += i
 	}
 	if Process() <= before {
