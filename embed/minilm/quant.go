@@ -199,6 +199,13 @@ func qgemm4x16Go(kg int, a []uint8, lda int, b []int8, c []float32, ldc int, rs,
 			}
 		}
 	}
+	qOutput(&acc, c, ldc, rs, rm, cs, csum, bias)
+}
+
+// qOutput is the portable kernels' output step: c[r*ldc+j] =
+// acc[r][j]·rs[r]·cs[j] + rm[r]·csum[j] + bias[j], with the assembly
+// kernels' operations in their order (so every variant gives the same bits).
+func qOutput(acc *[qRows][panelWidth]int32, c []float32, ldc int, rs, rm, cs, csum, bias []float32) {
 	for r := 0; r < qRows; r++ {
 		for j := 0; j < panelWidth; j++ {
 			t := rs[r] * cs[j]

@@ -162,13 +162,7 @@ func q16gemm4x16Go(kg int, a []int16, lda int, b []int16, c []float32, ldc int, 
 			}
 		}
 	}
-	for r := 0; r < qRows; r++ {
-		for j := 0; j < panelWidth; j++ {
-			t := rs[r] * cs[j]
-			u := fma32(rm[r], csum[j], bias[j])
-			c[r*ldc+j] = fma32(float32(acc[r][j]), t, u)
-		}
-	}
+	qOutput(&acc, c, ldc, rs, rm, cs, csum, bias)
 }
 
 // q16gemmBlocksGo runs q16gemm4x16Go on nb consecutive blocks of qRows rows.

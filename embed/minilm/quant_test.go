@@ -314,20 +314,7 @@ func TestInt8MatchesNaive(t *testing.T) {
 		if m.ID() != "minilm:tiny:12:int8s" {
 			t.Errorf("ID %q", m.ID())
 		}
-		got, err := m.Embed(context.Background(), tinyTexts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i, text := range tinyTexts {
-			want := tm.naiveEncode(m.Tokenizer().Encode(text), false)
-			w32 := make([]float32, len(want))
-			for d, v := range want {
-				w32[d] = float32(v)
-			}
-			if c := cosine(got[i], w32); c < 0.99 {
-				t.Errorf("%q: cosine %.5f with the float reference", text, c)
-			}
-		}
+		checkNearNaive(t, tm, m, 0.99)
 	})
 }
 
@@ -468,4 +455,24 @@ func TestQGemmBlocksMatchesBlockByBlock(t *testing.T) {
 			}
 		}
 	})
+}
+
+// checkNearNaive checks that m embeds every one of tinyTexts at a cosine
+// of at least minCos with tm's float64 reference encoder.
+func checkNearNaive(t *testing.T, tm *tinyModel, m *Model, minCos float64) {
+	t.Helper()
+	got, err := m.Embed(context.Background(), tinyTexts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range tinyTexts {
+		want := tm.naiveEncode(m.Tokenizer().Encode(text), false)
+		w32 := make([]float32, len(want))
+		for d, v := range want {
+			w32[d] = float32(v)
+		}
+		if c := cosine(got[i], w32); c < minCos {
+			t.Errorf("%q: cosine %.7f with the float reference", text, c)
+		}
+	}
 }
