@@ -49,13 +49,13 @@ func (q *query) searchStage(scored bool) (turns []rank.Hit, events []rank.Hit) {
 		turns = searchTurns()
 	case len(q.st.events) >= q.st.limits.quantizeRows:
 		// Large: the two searches are independent; run them at once.
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
-		}()
-		turns = searchTurns()
-		<-done
+		parallel.For(2, func(part int) {
+			if part == 0 {
+				turns = searchTurns()
+			} else {
+				events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
+			}
+		})
 	default:
 		turns = searchTurns()
 		events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"unsafe"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/rank"
 )
 
@@ -103,18 +104,18 @@ func newFastScan(in *Input, tu Tuning, sc *Scratch) *fastScan {
 	if dm.W > 0 && dm.W < 1 {
 		sc.bound, sc.est2, sc.bound2 = grow(sc.bound, n), grow(sc.est2, n), grow(sc.bound2, n)
 	}
-	estimated := make(chan struct{})
-	go func() {
-		defer close(estimated)
-		fs.maxLo = dm.upper(in.Vector, fs.hi, sc.bound, sc.est2, sc.bound2)
-	}()
-	fs.f = in.Features(false)
-	// The best BM25 score, while the estimates may still be running: a
-	// scan in order (untouched turns score 0) with a branch that is
-	// rarely taken, faster than max over the touched turns at random.
-	fs.scale.MaxLex = maxAbove(fs.f.Lex)
-	fs.scale.Mean = fs.f.Mean
-	<-estimated
+	parallel.For(2, func(part int) {
+		if part == 0 {
+			fs.maxLo = dm.upper(in.Vector, fs.hi, sc.bound, sc.est2, sc.bound2)
+			return
+		}
+		fs.f = in.Features(false)
+		// The best BM25 score: a scan in order (untouched turns score 0)
+		// with a branch that is rarely taken, faster than max over the
+		// touched turns at random.
+		fs.scale.MaxLex = maxAbove(fs.f.Lex)
+		fs.scale.Mean = fs.f.Mean
+	})
 	// Exact cosines on demand; known stays all false between questions.
 	sc.exact = grow(sc.exact, n)
 	if len(sc.known) < n {

@@ -11,7 +11,8 @@ import (
 	"cmp"
 	"runtime"
 	"slices"
-	"sync"
+
+	"github.com/higmem/higmem/internal/parallel"
 )
 
 // Hit is a ranked row: an index into the caller's rows and its score.
@@ -147,11 +148,6 @@ func ParallelRange(n, minChunk int, fn func(part, lo, hi int)) int {
 		return 1
 	}
 	per := (n + parts - 1) / parts
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Go(func() { fn(p, min(p*per, n), min((p+1)*per, n)) })
-	}
-	fn(0, 0, min(per, n))
-	wg.Wait()
+	parallel.For(parts, func(p int) { fn(p, min(p*per, n), min((p+1)*per, n)) })
 	return parts
 }

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/higmem/higmem/internal/parallel"
 )
 
 // An int8 copy of a matrix makes scanning it four times cheaper in memory
@@ -278,15 +280,9 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 	if workers <= 1 {
 		return run(0, n)
 	}
-	var wg sync.WaitGroup
 	per := (n + workers - 1) / workers
 	lows := make([]float64, workers)
-	for w := 1; w < workers; w++ {
-		lo := w * per
-		wg.Go(func() { lows[w] = run(min(lo, n), min(lo+per, n)) })
-	}
-	lows[0] = run(0, min(per, n))
-	wg.Wait()
+	parallel.For(workers, func(w int) { lows[w] = run(min(w*per, n), min((w+1)*per, n)) })
 	return slices.Max(lows)
 }
 

@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/higmem/higmem/internal/parallel"
 )
 
 // A 4-bit copy of a quantized matrix, half the bytes of its int8 copy,
@@ -259,17 +261,8 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	workers := max(1, min(runtime.GOMAXPROCS(0), 4, n*m.Dim/(4*parallelFloats)))
 	per := (n + workers - 1) / workers
 	lows := make([]float64, workers)
-	parallel := func(f func(w, lo, hi int)) {
-		if workers == 1 {
-			f(0, 0, n)
-			return
-		}
-		var wg sync.WaitGroup
-		for w := 1; w < workers; w++ {
-			wg.Go(func() { f(w, min(w*per, n), min((w+1)*per, n)) })
-		}
-		f(0, 0, min(per, n))
-		wg.Wait()
+	run := func(f func(w, lo, hi int)) {
+		parallel.For(workers, func(w int) { f(w, min(w*per, n), min((w+1)*per, n)) })
 	}
 	// The bound's multipliers carry a relative margin of 1e-9 for the
 	// rounding of t, p and the products and sums (see Estimate).
@@ -290,7 +283,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 			list4Pool.Put(l)
 		}
 	}()
-	parallel(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi, refineAt, cands[w]) })
+	run(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi, refineAt, cands[w]) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
@@ -300,7 +293,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		p16[j] = int16(min(max(math.Round(float64(x)/t16), -pmax), pmax))
 	}
 	d := m.Dim
-	parallel(func(w, lo, hi int) {
+	run(func(w, lo, hi int) {
 		maxLow := lows[w]
 		l := cands[w]
 		// The rows listed at or above the floor (at: their places in the

@@ -17,7 +17,8 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
+
+	"github.com/higmem/higmem/internal/parallel"
 )
 
 // Dot returns the dot product of a and b, which must have equal length.
@@ -200,13 +201,11 @@ func (m *Matrix) ScoresInto(dst []float32, q []float32) {
 		m.dotRange(q, 0, dst)
 		return
 	}
-	var wg sync.WaitGroup
 	per := (n + workers - 1) / workers
-	for lo := per; lo < n; lo += per {
-		wg.Go(func() { m.dotRange(q, lo, dst[lo:min(lo+per, n)]) })
-	}
-	m.dotRange(q, 0, dst[:per])
-	wg.Wait()
+	parallel.For(workers, func(w int) {
+		lo := min(w*per, n)
+		m.dotRange(q, lo, dst[lo:min(lo+per, n)])
+	})
 }
 
 // dotRange writes Dot(q, Row(lo+j)) into out[j] for every j.

@@ -1,0 +1,213 @@
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// For calls fn(part) for every part in [0, n) and returns when all calls
+// have returned. The caller runs parts itself, lowest first; helper
+// goroutines kept awake between a question's parallel parts take the
+// others as they come free. It is the fork-join of a retrieval's parallel
+// parts (a scan's ranges, a search beside another), each a few hundred
+// microseconds: at that size a new goroutine per part starts too late to
+// help on a small machine (internal/research/forkcost: ~55 µs after the
+// fork on a 2-vCPU VM whose other core sleeps, the wake-up of a parked
+// thread), while a helper that is still spinning from the last part takes
+// the next at once.
+//
+// Parts are claimed in order, each by one goroutine; fn must be safe to
+// call from several goroutines at once for distinct parts. Which goroutine
+// runs a part, and when, is not specified: a part must not wait for
+// another part of the same call. A part may itself call For (the waiting
+// caller helps with the inner parts). With GOMAXPROCS 1, or n below 2,
+// every part runs on the caller, in order.
+//
+// The helpers (GOMAXPROCS−1 of them at the first call, at most
+// maxHelpers) live as long as the process. Each spins for spinFor after
+// its last part (a question's parts follow each other more closely than
+// that), then parks until a call wakes it: an idle process costs nothing.
+func For(n int, fn func(part int)) {
+	if n <= 0 {
+		return
+	}
+	if n == 1 || runtime.GOMAXPROCS(0) == 1 {
+		for p := range n {
+			fn(p)
+		}
+		return
+	}
+	c := theCrew()
+	if c.size == 0 {
+		for p := range n {
+			fn(p)
+		}
+		return
+	}
+	j := &job{fn: fn, n: int32(n), done: make(chan struct{})}
+	j.left.Store(int32(n))
+	slot := c.publish(j)
+	if slot < 0 {
+		// Every slot is taken (many questions at once): the caller runs
+		// its parts alone, as the helpers are busy anyway.
+		j.work()
+		return
+	}
+	c.wake(n - 1)
+	j.work()
+	c.jobs[slot].CompareAndSwap(j, nil) // every part claimed
+	j.wait(c)
+}
+
+// maxHelpers bounds the helper goroutines: the callers split their work
+// into at most four parts.
+const maxHelpers = 3
+
+// spinFor is how long a helper (or a caller waiting for a part another
+// goroutine runs) spins before it parks. Longer than the gap between a
+// question's parallel parts, short beside the time between questions of an
+// idle server. Nanoseconds, atomic: the tests shorten it.
+var spinFor atomic.Int64
+
+func init() { spinFor.Store(int64(500 * time.Microsecond)) }
+
+// slots is the number of calls whose parts can be claimed at once.
+const slots = 8
+
+// job is one call of For.
+type job struct {
+	fn   func(int)
+	n    int32
+	next atomic.Int32 // the next part to claim
+	left atomic.Int32 // the parts not yet returned
+	// sleeping is set by a caller that stopped spinning; done is closed
+	// by whoever returns the last part after it was set.
+	sleeping atomic.Bool
+	done     chan struct{}
+}
+
+// work runs parts of j until none is left to claim, and reports whether
+// it ran any.
+func (j *job) work() bool {
+	ran := false
+	for {
+		p := j.next.Add(1) - 1
+		if p >= j.n {
+			return ran
+		}
+		j.fn(int(p))
+		ran = true
+		if j.left.Add(-1) == 0 && j.sleeping.Load() {
+			close(j.done)
+		}
+	}
+}
+
+// wait returns when every part of j has returned, helping with the parts
+// of other calls (an inner For of one of j's parts) meanwhile.
+func (j *job) wait(c *crew) {
+	t := time.Now()
+	for n := 1; j.left.Load() > 0; n++ {
+		if c.help() {
+			t = time.Now()
+			continue
+		}
+		if n&63 == 0 {
+			if time.Since(t) > time.Duration(spinFor.Load()) {
+				j.sleeping.Store(true)
+				if j.left.Load() > 0 {
+					<-j.done
+				}
+				return
+			}
+			runtime.Gosched()
+		}
+	}
+}
+
+// crew is the process's helpers and the calls whose parts they may take.
+type crew struct {
+	size   int
+	jobs   [slots]atomic.Pointer[job]
+	parked atomic.Int32
+	wakeup chan struct{}
+}
+
+var (
+	crewOnce sync.Once
+	theOne   *crew
+)
+
+// theCrew returns the process's crew, starting its helpers at the first
+// call.
+func theCrew() *crew {
+	crewOnce.Do(func() {
+		c := &crew{size: min(runtime.GOMAXPROCS(0)-1, maxHelpers)}
+		c.size = max(c.size, 0)
+		c.wakeup = make(chan struct{}, c.size)
+		for range c.size {
+			go c.helper()
+		}
+		theOne = c
+	})
+	return theOne
+}
+
+// publish puts j in a free slot and returns it, or -1 when none is free.
+func (c *crew) publish(j *job) int {
+	for i := range c.jobs {
+		if c.jobs[i].CompareAndSwap(nil, j) {
+			return i
+		}
+	}
+	return -1
+}
+
+// wake wakes up to n parked helpers.
+func (c *crew) wake(n int) {
+	for k := min(int(c.parked.Load()), n); k > 0; k-- {
+		select {
+		case c.wakeup <- struct{}{}:
+		default:
+			return
+		}
+	}
+}
+
+// help runs the parts left of one published call, and reports whether it
+// ran any.
+func (c *crew) help() bool {
+	for i := range c.jobs {
+		if j := c.jobs[i].Load(); j != nil && j.work() {
+			return true
+		}
+	}
+	return false
+}
+
+// helper takes parts as they are published, spinning spinFor after the
+// last before it parks.
+func (c *crew) helper() {
+	for {
+		t := time.Now()
+		for n := 1; ; n++ {
+			if c.help() {
+				t = time.Now()
+				continue
+			}
+			if n&63 == 0 {
+				if time.Since(t) > time.Duration(spinFor.Load()) {
+					break
+				}
+				// Let goroutines made ready on this P run (the spin
+				// would hold them off until preempted).
+				runtime.Gosched()
+			}
+		}
+		c.parked.Add(1)
+		<-c.wakeup
+		c.parked.Add(-1)
+	}
+}

@@ -1,0 +1,155 @@
+package parallel
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// counts runs For(n) and returns how many times each part ran.
+func counts(n int) []int32 {
+	c := make([]int32, n)
+	For(n, func(p int) { atomic.AddInt32(&c[p], 1) })
+	return c
+}
+
+func checkOnce(t *testing.T, c []int32) {
+	t.Helper()
+	for p, k := range c {
+		if k != 1 {
+			t.Fatalf("part %d of %d ran %d times, want once", p, len(c), k)
+		}
+	}
+}
+
+// TestForRunsEveryPartOnce: with one P (all on the caller), two and four,
+// every part of 0 to 40 runs exactly once, and For returns only after all
+// have returned.
+func TestForRunsEveryPartOnce(t *testing.T) {
+	for _, procs := range []int{1, 2, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		for n := range 41 {
+			checkOnce(t, counts(n))
+		}
+		var done atomic.Int32
+		For(8, func(p int) {
+			time.Sleep(time.Duration(p%3) * time.Millisecond)
+			done.Add(1)
+		})
+		if done.Load() != 8 {
+			t.Fatalf("GOMAXPROCS %d: For returned with %d of 8 parts done", procs, done.Load())
+		}
+		runtime.GOMAXPROCS(old)
+	}
+}
+
+// TestForUsesHelpers: with two Ps, parts that wait for each other's
+// start (allowed here only because the test knows a helper exists) are
+// run by two goroutines at once.
+func TestForUsesHelpers(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 || theCrew().size == 0 {
+		t.Skip("one P: For runs every part on the caller")
+	}
+	var started atomic.Int32
+	deadline := time.Now().Add(10 * time.Second)
+	For(2, func(int) {
+		started.Add(1)
+		for started.Load() < 2 && time.Now().Before(deadline) {
+			runtime.Gosched()
+		}
+	})
+	if started.Load() != 2 || time.Now().After(deadline) {
+		t.Fatal("the two parts never ran at once")
+	}
+}
+
+// TestForNested: parts that call For themselves (as a scan inside one of
+// two searches does) complete, every inner part once.
+func TestForNested(t *testing.T) {
+	outer := make([][]int32, 5)
+	For(5, func(p int) { outer[p] = counts(7 + p) })
+	for _, c := range outer {
+		checkOnce(t, c)
+	}
+}
+
+// TestForManyCallers: more calls at once than slots (the callers then run
+// their parts alone) from many goroutines, nested, every part once.
+func TestForManyCallers(t *testing.T) {
+	var wg sync.WaitGroup
+	res := make([][][]int32, 4*slots)
+	for g := range res {
+		wg.Go(func() {
+			for range 20 {
+				res[g] = res[g][:0]
+				var mu sync.Mutex
+				For(3, func(p int) {
+					c := counts(4 + p + g%3)
+					mu.Lock()
+					res[g] = append(res[g], c)
+					mu.Unlock()
+				})
+			}
+		})
+	}
+	wg.Wait()
+	for _, cs := range res {
+		if len(cs) != 3 {
+			t.Fatalf("%d inner calls, want 3", len(cs))
+		}
+		for _, c := range cs {
+			checkOnce(t, c)
+		}
+	}
+}
+
+// TestForWaitsAsleep: a caller whose part runs on a helper longer than
+// spinFor stops spinning and is woken when the part returns; the helpers
+// then park.
+func TestForWaitsAsleep(t *testing.T) {
+	c := theCrew()
+	if runtime.GOMAXPROCS(0) < 2 || c.size == 0 {
+		t.Skip("one P: For runs every part on the caller")
+	}
+	old := spinFor.Swap(int64(100 * time.Microsecond))
+	defer spinFor.Store(old)
+	met := 0
+	for range 20 {
+		var done [2]atomic.Bool
+		var started atomic.Int32
+		apart := false
+		For(2, func(p int) {
+			started.Add(1)
+			if p == 0 {
+				// Hold part 0 until part 1 starts elsewhere, so that the
+				// caller waits for a helper's part.
+				deadline := time.Now().Add(time.Second)
+				for started.Load() < 2 && time.Now().Before(deadline) {
+					runtime.Gosched()
+				}
+				apart = started.Load() == 2
+			} else {
+				time.Sleep(3 * time.Millisecond)
+			}
+			done[p].Store(true)
+		})
+		if !done[0].Load() || !done[1].Load() {
+			t.Fatal("For returned before its parts")
+		}
+		if apart {
+			met++
+		}
+	}
+	if met < 10 {
+		t.Fatalf("a helper ran part 1 in %d of 20 calls, want most", met)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for int(c.parked.Load()) < c.size {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d helpers parked after 5 s idle", c.parked.Load(), c.size)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
