@@ -18,6 +18,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -64,6 +65,10 @@ type Config struct {
 	// (size, mode): cpu-<turns>-<mode>-<phase>.pprof with phase ingest,
 	// open or retrieve (go tool pprof reads them).
 	ProfileDir string
+	// TraceDir, when set, receives a runtime trace of each (size, mode)'s
+	// timed retrievals with the instant LLM: trace-<turns>-<mode>-retrieve.out
+	// (go tool trace reads them: where a question's goroutines wait).
+	TraceDir string
 	// Dump, when set, receives one JSON line per timed retrieval (instant
 	// LLM): the question, every trace stage and the evidence ids with their
 	// scores, so that two builds of the engine can be compared for equal
@@ -467,23 +472,42 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	return res, nil
 }
 
-// profile starts a CPU profile of one phase when cfg.ProfileDir is set and
+// profile starts a CPU profile of one phase when cfg.ProfileDir is set (and
+// a runtime trace of the retrieve phase when cfg.TraceDir is) and
 // returns the function that stops it.
 func profile(cfg Config, r Result, phase string) (stop func(), err error) {
+	stopTrace := func() {}
+	if cfg.TraceDir != "" && phase == "retrieve" {
+		f, err := os.Create(filepath.Join(cfg.TraceDir, fmt.Sprintf("trace-%d-%s-%s.out", r.Turns, r.Mode, phase)))
+		if err != nil {
+			return nil, fmt.Errorf("bench: trace: %w", err)
+		}
+		if err := trace.Start(f); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("bench: trace: %w", err)
+		}
+		stopTrace = func() {
+			trace.Stop()
+			f.Close()
+		}
+	}
 	if cfg.ProfileDir == "" {
-		return func() {}, nil
+		return stopTrace, nil
 	}
 	f, err := os.Create(filepath.Join(cfg.ProfileDir, fmt.Sprintf("cpu-%d-%s-%s.pprof", r.Turns, r.Mode, phase)))
 	if err != nil {
+		stopTrace()
 		return nil, fmt.Errorf("bench: profile: %w", err)
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
 		f.Close()
+		stopTrace()
 		return nil, fmt.Errorf("bench: profile: %w", err)
 	}
 	return func() {
 		pprof.StopCPUProfile()
 		f.Close()
+		stopTrace()
 	}, nil
 }
 

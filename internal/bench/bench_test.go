@@ -3,6 +3,8 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -93,6 +95,23 @@ func TestRunReuse(t *testing.T) {
 	}
 	if again[0].IngestNote == "" || again[0].IngestWall != 0 || again[0].Events != first[0].Events || again[0].P50 <= 0 {
 		t.Errorf("reuse: %+v, first %+v", again[0], first[0])
+	}
+}
+
+// TestRunProfileTrace: --profile and --trace write a CPU profile of each
+// phase measured and a runtime trace of the timed retrievals, non-empty.
+func TestRunProfileTrace(t *testing.T) {
+	dir, out := t.TempDir(), t.TempDir()
+	cfg := Config{Sizes: []int{40}, Modes: []higmem.Mode{higmem.ModeOffline}, Queries: 3, Dir: dir, ProfileDir: out, TraceDir: out}
+	if _, err := Run(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"cpu-40-offline-ingest.pprof", "cpu-40-offline-open.pprof", "cpu-40-offline-retrieve.pprof", "trace-40-offline-retrieve.out"} {
+		if fi, err := os.Stat(filepath.Join(out, name)); err != nil {
+			t.Error(err)
+		} else if fi.Size() == 0 {
+			t.Errorf("%s is empty", name)
+		}
 	}
 }
 

@@ -51,7 +51,8 @@ zero-latency scripted LLM and the hashing embedder, and reports:
 
 LLM modes are ingested up to --max-llm-ingest turns; above it their retrieval is
 measured on the space built in offline mode. Results are for this machine only.
---profile writes CPU profiles of each phase; --dump writes every retrieval's
+--profile writes CPU profiles of each phase, --trace a runtime trace of the
+timed retrievals; --dump writes every retrieval's
 trace, to check that two builds retrieve the same.
 
 --writers measures many writers instead (offline mode, hashing embedder): the
@@ -81,6 +82,7 @@ one space and into 4 spaces, and the heap in use after one Memory searched
 	f.StringVar(&o.dumpPath, "dump", "", "write every timed retrieval (stages, evidence ids and scores) as JSON lines to this file, to compare builds")
 	f.BoolVar(&cfg.Reuse, "reuse", false, "reuse the SQLite files already in --dir (skip ingest; ingest figures are then zero)")
 	f.StringVar(&cfg.ProfileDir, "profile", "", "write a CPU profile of each phase (ingest, open, retrieve) into this directory")
+	f.StringVar(&cfg.TraceDir, "trace", "", "write a runtime trace of the timed retrievals into this directory (go tool trace)")
 	f.BoolVar(&o.writers, "writers", false, "measure many writers: version check, catch-up, concurrent ingest, memory of many spaces")
 	f.StringVar(&o.foreign, "foreign", "1,100,10000", "with --writers: turns another writer adds (and imports) before each timed catch-up")
 	f.StringVar(&o.deletes, "foreign-deletes", "1,100", "with --writers: turns another writer deletes before each timed catch-up (at most half the space)")

@@ -61,6 +61,17 @@ func For(n int, fn func(part int)) {
 	j.wait(c)
 }
 
+// Parts returns how many parts For should split size units of work
+// into: 1 with GOMAXPROCS 1, else up to most, each of at least minSize
+// units. More parts than cores let For balance them: a helper that is
+// busy with another call's part, or late, takes fewer.
+func Parts(size, minSize, most int) int {
+	if runtime.GOMAXPROCS(0) == 1 {
+		return 1
+	}
+	return max(1, min(most, size/max(minSize, 1)))
+}
+
 // maxHelpers bounds the helper goroutines: the callers split their work
 // into at most four parts.
 const maxHelpers = 3
@@ -92,7 +103,7 @@ type job struct {
 // it ran any.
 func (j *job) work() bool {
 	ran := false
-	for {
+	for j.next.Load() < j.n { // read before the write: helpers poll
 		p := j.next.Add(1) - 1
 		if p >= j.n {
 			return ran
@@ -103,6 +114,7 @@ func (j *job) work() bool {
 			close(j.done)
 		}
 	}
+	return ran
 }
 
 // wait returns when every part of j has returned, helping with the parts

@@ -153,3 +153,20 @@ func TestForWaitsAsleep(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// TestParts: one part with one P; else up to most, each at least minSize.
+func TestParts(t *testing.T) {
+	old := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(old)
+	if got := Parts(1000, 10, 4); got != 1 {
+		t.Errorf("GOMAXPROCS 1: Parts(1000, 10, 4) = %d, want 1", got)
+	}
+	runtime.GOMAXPROCS(2)
+	for _, c := range []struct{ size, minSize, most, want int }{
+		{1000, 10, 4, 4}, {35, 10, 4, 3}, {5, 10, 4, 1}, {1000, 0, 4, 4}, {0, 10, 4, 1},
+	} {
+		if got := Parts(c.size, c.minSize, c.most); got != c.want {
+			t.Errorf("Parts(%d, %d, %d) = %d, want %d", c.size, c.minSize, c.most, got, c.want)
+		}
+	}
+}

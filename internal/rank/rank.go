@@ -9,7 +9,6 @@ package rank
 
 import (
 	"cmp"
-	"runtime"
 	"slices"
 
 	"github.com/higmem/higmem/internal/parallel"
@@ -139,10 +138,11 @@ func Top(scores []float64, only []int, k int) []int {
 }
 
 // ParallelRange calls fn(part, lo, hi) for consecutive ranges covering
-// [0, n), on up to GOMAXPROCS goroutines when n is at least 2*minChunk, and
-// returns the number of parts (at most 4; part is 0 to parts-1).
+// [0, n), each at least minChunk long, run by parallel.For (with GOMAXPROCS
+// above 1; else one range), and returns the number of parts (at most 4;
+// part is 0 to parts-1).
 func ParallelRange(n, minChunk int, fn func(part, lo, hi int)) int {
-	parts := max(1, min(runtime.GOMAXPROCS(0), 4, n/max(minChunk, 1)))
+	parts := parallel.Parts(n, minChunk, 4)
 	if parts == 1 {
 		fn(0, 0, n)
 		return 1

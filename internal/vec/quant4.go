@@ -3,7 +3,6 @@ package vec
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -255,10 +254,10 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		qerr += e * e
 	}
 	qerr = math.Sqrt(qerr) * margin
-	// The two passes run on up to four goroutines, each on its own range
-	// of rows: the first gives each range's largest lower bound, the
-	// second rescans.
-	workers := max(1, min(runtime.GOMAXPROCS(0), 4, n*m.Dim/(4*parallelFloats)))
+	// The two passes run in up to four parts (parallel.For), each on its
+	// own range of rows: the first gives each range's largest lower
+	// bound, the second rescans.
+	workers := parallel.Parts(n*m.Dim, 4*parallelFloats, 4)
 	per := (n + workers - 1) / workers
 	lows := make([]float64, workers)
 	run := func(f func(w, lo, hi int)) {
