@@ -10,10 +10,22 @@ import (
 )
 
 // Run runs fn(ctx, i) for i in [0, n) with at most limit running at
-// once. The first error cancels the others and is returned.
+// once. The first error cancels the others and is returned. A single call
+// runs on the calling goroutine.
 func Run(ctx context.Context, limit, n int, fn func(ctx context.Context, i int) error) error {
 	if n == 0 {
 		return nil
+	}
+	if n == 1 {
+		// One call (a question's one select call) runs on the caller: a
+		// new goroutine would only start it later.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := fn(ctx, 0); err != nil {
+			return err
+		}
+		return ctx.Err()
 	}
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)

@@ -3,6 +3,7 @@ package parallel
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"testing"
 )
@@ -36,5 +37,28 @@ func TestRunBoundsAndErrors(t *testing.T) {
 	}
 	if err := Run(context.Background(), 3, 0, nil); err != nil {
 		t.Fatalf("n=0: %v", err)
+	}
+}
+
+// TestRunOne: a single call runs on the caller's goroutine (no other
+// goroutine starts), returns its error, and a cancelled context stops it
+// before it starts.
+func TestRunOne(t *testing.T) {
+	boom := errors.New("boom")
+	before := runtime.NumGoroutine()
+	var during int
+	err := Run(context.Background(), 4, 1, func(ctx context.Context, i int) error {
+		during = runtime.NumGoroutine()
+		return boom
+	})
+	if !errors.Is(err, boom) || during != before {
+		t.Fatalf("err %v, %d goroutines during the call (%d before); want boom, the same", err, during, before)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	called := false
+	err = Run(ctx, 1, 1, func(context.Context, int) error { called = true; return nil })
+	if !errors.Is(err, context.Canceled) || called {
+		t.Fatalf("cancelled: err %v, called %v; want Canceled, not called", err, called)
 	}
 }
