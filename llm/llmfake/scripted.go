@@ -74,6 +74,9 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	}
 	s.calls[req.SchemaName]++
 	s.mu.Unlock()
+	if recordRequest != nil {
+		recordRequest(req)
+	}
 	if s.Delay > 0 {
 		t := time.NewTimer(s.Delay)
 		defer t.Stop()
@@ -115,6 +118,12 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		Latency: s.Delay,
 	}, nil
 }
+
+// recordRequest, when set, sees every request a Scripted model receives.
+// Only builds with the llmfakerecord tag set it (record.go), to collect
+// the prompts that tests and benchmarks send for the sameness tests of
+// scripted_same_test.go.
+var recordRequest func(llm.Request)
 
 // replies maps each higmem prompt kind to the fake's answer.
 var replies = map[string]func(parsed) map[string]any{
