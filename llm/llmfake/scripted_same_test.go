@@ -286,7 +286,7 @@ func FuzzScriptedSame(f *testing.F) {
 		}
 	}
 	f.Add("[] a | b: c\n[a] b | c: d\n[x]  | : \n[y] d | e | f:g: h\n[z] q:r | s : t | u: v\n(event ) x\n(event e1)  \n(event e2) t")
-	f.Add("at most x at most 12 at most 3\nQuestion: a b c\nEvent:\n  Its turns:  \n- x:\n[1] 2 | 3: 4")
+	f.Add("utmost 7, most 8 at most x at most 12 at most 3\nQuestion: a b c\nEvent:\n  Its turns:  \n- x:\n[1] 2 | 3: 4")
 	kinds := sameKinds()
 	f.Fuzz(func(t *testing.T, s string) {
 		checkParse(t, s)
