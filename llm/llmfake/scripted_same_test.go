@@ -24,9 +24,10 @@ import (
 // received during `go test` of the root package, internal/cli,
 // internal/bench, internal/memcheck, server/... and eval/..., and during
 // `higmem bench -q --sizes 100000 --modes offline,default --queries 300`,
-// recorded with a binary built with the llmfakerecord tag (record.go). To
-// check further recordings, list them in HIGMEM_LLMFAKE_SAME (separated
-// by the OS's path list separator).
+// recorded with a binary built with the llmfakerecord tag (record.go),
+// each line marked "from": "bench" or "test". To check further
+// recordings, list them in HIGMEM_LLMFAKE_SAME (separated by the OS's
+// path list separator).
 
 // sameSystem is the system message of the requests the tests build.
 const sameSystem = "You are the memory module of a long-term conversational assistant."
@@ -80,8 +81,15 @@ func user(req llm.Request) string {
 	return ""
 }
 
+// recordedReq is one recorded request; from says where it was recorded
+// ("bench", "test", or "" when the file does not say).
+type recordedReq struct {
+	llm.Request
+	from string
+}
+
 // loadRecorded reads a record file (plain or gzipped JSON lines).
-func loadRecorded(t testing.TB, path string) []llm.Request {
+func loadRecorded(t testing.TB, path string) []recordedReq {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -99,16 +107,17 @@ func loadRecorded(t testing.TB, path string) []llm.Request {
 		r = bufio.NewScanner(f)
 	}
 	r.Buffer(nil, 64<<20)
-	var out []llm.Request
+	var out []recordedReq
 	for r.Scan() {
 		var rec struct {
 			Kind     string        `json:"kind"`
+			From     string        `json:"from"`
 			Messages []llm.Message `json:"messages"`
 		}
 		if err := json.Unmarshal(r.Bytes(), &rec); err != nil {
 			t.Fatalf("%s: %v", path, err)
 		}
-		out = append(out, llm.Request{SchemaName: rec.Kind, Messages: rec.Messages})
+		out = append(out, recordedReq{llm.Request{SchemaName: rec.Kind, Messages: rec.Messages}, rec.From})
 	}
 	if err := r.Err(); err != nil {
 		t.Fatalf("%s: %v", path, err)
@@ -118,7 +127,7 @@ func loadRecorded(t testing.TB, path string) []llm.Request {
 
 // recordedPrompts returns the committed recording and any listed in
 // HIGMEM_LLMFAKE_SAME.
-func recordedPrompts(t testing.TB) []llm.Request {
+func recordedPrompts(t testing.TB) []recordedReq {
 	reqs := loadRecorded(t, filepath.Join("testdata", "prompts.jsonl.gz"))
 	if env := os.Getenv("HIGMEM_LLMFAKE_SAME"); env != "" {
 		for _, p := range filepath.SplitList(env) {
@@ -162,7 +171,7 @@ func TestScriptedSameRecorded(t *testing.T) {
 	reqs := recordedPrompts(t)
 	kinds := map[string]int{}
 	for _, req := range reqs {
-		checkSame(t, req)
+		checkSame(t, req.Request)
 		kinds[req.SchemaName]++
 	}
 	t.Logf("%d recorded requests the same: %v", len(reqs), kinds)
@@ -189,8 +198,11 @@ func TestScriptedSameGolden(t *testing.T) {
 // recorded and golden prompts, field by field: replies use only part of
 // it.
 func TestParseSame(t *testing.T) {
-	for _, req := range append(goldenPrompts(t), recordedPrompts(t)...) {
+	for _, req := range goldenPrompts(t) {
 		checkParse(t, user(req))
+	}
+	for _, req := range recordedPrompts(t) {
+		checkParse(t, user(req.Request))
 	}
 }
 
@@ -280,7 +292,7 @@ func FuzzScriptedSame(f *testing.F) {
 	perKind := map[string]int{}
 	for _, req := range recordedPrompts(f) {
 		// Small ones only: the fuzzer is slow on long inputs.
-		if s := user(req); len(s) <= 4096 && perKind[req.SchemaName] < 2 {
+		if s := user(req.Request); len(s) <= 4096 && perKind[req.SchemaName] < 2 {
 			perKind[req.SchemaName]++
 			f.Add(s)
 		}
@@ -299,32 +311,40 @@ func FuzzScriptedSame(f *testing.F) {
 	})
 }
 
-// BenchmarkComplete times the new and the old fake on the select prompts
-// recorded from `higmem bench` (and the tests): the prompt the default
-// mode sends for every question.
+// BenchmarkComplete times the new and the old fake on recorded select
+// prompts, the prompt default mode sends for every question: "bench" are
+// those of `higmem bench` at 100k turns (6 kB of user text at the median),
+// "tests" those of the tests (1.8 kB).
 func BenchmarkComplete(b *testing.B) {
-	var sel []llm.Request
+	sel := map[string][]llm.Request{}
 	for _, req := range recordedPrompts(b) {
 		if req.SchemaName == "select" {
-			sel = append(sel, req)
+			from := "tests"
+			if req.from == "bench" {
+				from = "bench"
+			}
+			sel[from] = append(sel[from], req.Request)
 		}
 	}
 	ctx := context.Background()
-	b.Run("new", func(b *testing.B) {
-		s := &Scripted{}
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := s.Complete(ctx, sel[i%len(sel)]); err != nil {
-				b.Fatal(err)
-			}
+	impls := []struct {
+		name     string
+		complete func(context.Context, llm.Request) (llm.Response, error)
+	}{{"new", (&Scripted{}).Complete}, {"old", oldComplete}}
+	for _, from := range []string{"bench", "tests"} {
+		reqs := sel[from]
+		if len(reqs) == 0 {
+			b.Fatalf("no recorded %s select prompts", from)
 		}
-	})
-	b.Run("old", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; b.Loop(); i++ {
-			if _, err := oldComplete(ctx, sel[i%len(sel)]); err != nil {
-				b.Fatal(err)
-			}
+		for _, im := range impls {
+			b.Run(from+"/"+im.name, func(b *testing.B) {
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if _, err := im.complete(ctx, reqs[i%len(reqs)]); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
 		}
-	})
+	}
 }
