@@ -17,7 +17,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -74,6 +73,9 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 	}
 	s.calls[req.SchemaName]++
 	s.mu.Unlock()
+	if recordRequest != nil {
+		recordRequest(req)
+	}
 	if s.Delay > 0 {
 		t := time.NewTimer(s.Delay)
 		defer t.Stop()
@@ -115,6 +117,12 @@ func (s *Scripted) Complete(ctx context.Context, req llm.Request) (llm.Response,
 		Latency: s.Delay,
 	}, nil
 }
+
+// recordRequest, when set, sees every request a Scripted model receives.
+// Only builds with the llmfakerecord tag set it (record.go), to collect
+// the prompts that tests and benchmarks send for the sameness tests of
+// scripted_same_test.go.
+var recordRequest func(llm.Request)
 
 // replies maps each higmem prompt kind to the fake's answer.
 var replies = map[string]func(parsed) map[string]any{
@@ -168,20 +176,22 @@ type parsed struct {
 	max      int // the "at most N" of the instructions, 0 when none
 }
 
-var atMostRE = regexp.MustCompile(`at most (\d+)`)
-
-var (
-	turnRE  = regexp.MustCompile(`^\[([^\]]+)\] (.*?) \| ([^:]*): (.*)$`)
-	eventRE = regexp.MustCompile(`^\(event ([^)]+)\) (.*)$`)
-)
-
+// parse reads a prompt's user message line by line. It is written out by
+// hand, not with regular expressions: the fake answers every prompt of a
+// benchmark, whose timings it should not weigh on. Each reader below
+// says which expression it stands for; the old expressions are kept in
+// oldfake_test.go, which checks that both read every prompt alike.
 func parse(s string) parsed {
 	p := parsed{raw: s, sections: map[string][]line{}, events: map[string][]event{}}
+	p.max = atMost(s)
 	section := ""
-	if m := atMostRE.FindStringSubmatch(s); m != nil {
-		p.max, _ = strconv.Atoi(m[1])
-	}
-	for _, l := range strings.Split(s, "\n") {
+	// The turns and events of section, with those read under the same
+	// header before: kept in the maps when the section ends.
+	var turns []line
+	var events []event
+	for rest, more := s, true; more; {
+		var l string
+		l, rest, more = strings.Cut(rest, "\n")
 		switch {
 		case strings.HasPrefix(l, "Question: "):
 			p.question = strings.TrimPrefix(l, "Question: ")
@@ -189,18 +199,97 @@ func parse(s string) parsed {
 			p.gold = strings.TrimPrefix(l, "Gold answer: ")
 		case strings.HasPrefix(l, "Answer to grade: "):
 			p.graded = strings.TrimPrefix(l, "Answer to grade: ")
-		case turnRE.MatchString(l):
-			m := turnRE.FindStringSubmatch(l)
-			p.sections[section] = append(p.sections[section], line{m[1], m[2], m[3], m[4]})
-		case eventRE.MatchString(l):
-			m := eventRE.FindStringSubmatch(l)
-			p.events[section] = append(p.events[section], event{m[1], m[2]})
-		case strings.HasSuffix(strings.TrimSpace(l), ":") && !strings.HasPrefix(l, "-"):
-			section = strings.TrimSpace(l)
-			p.order = append(p.order, section)
+		default:
+			if t, ok := turnLine(l); ok {
+				turns = append(turns, t)
+			} else if ev, ok := eventLine(l); ok {
+				events = append(events, ev)
+			} else if h := strings.TrimSpace(l); strings.HasSuffix(h, ":") && !strings.HasPrefix(l, "-") {
+				p.keep(section, turns, events)
+				section = h
+				p.order = append(p.order, section)
+				turns, events = p.sections[section], p.events[section]
+			}
 		}
 	}
+	p.keep(section, turns, events)
 	return p
+}
+
+// keep stores the turns and events read under section, if any.
+func (p *parsed) keep(section string, turns []line, events []event) {
+	if len(turns) > 0 {
+		p.sections[section] = turns
+	}
+	if len(events) > 0 {
+		p.events[section] = events
+	}
+}
+
+// atMost returns N of the first "at most N" in s (N a run of ASCII
+// digits, as strconv.Atoi reads it), or 0: the regular expression
+// `at most (\d+)`. It looks for "most ", whose 'm' is rarer than 'a' in
+// English, and then for the "at " before it.
+func atMost(s string) int {
+	const most = "most "
+	for i := 0; ; {
+		j := strings.Index(s[i:], most)
+		if j < 0 {
+			return 0
+		}
+		at := i + j // where "most " starts
+		start := at + len(most)
+		end := start
+		for end < len(s) && '0' <= s[end] && s[end] <= '9' {
+			end++
+		}
+		if end > start && at >= 3 && s[at-3:at] == "at " {
+			n, _ := strconv.Atoi(s[start:end])
+			return n
+		}
+		i = at + 1
+	}
+}
+
+// turnLine reads a turn line "[id] date | speaker: text": the regular
+// expression `^\[([^\]]+)\] (.*?) \| ([^:]*): (.*)$` on a line without
+// "\n". The id runs to the first ']'; the date is the shortest that is
+// followed by " | " and then a speaker (no ':') and ": ".
+func turnLine(l string) (line, bool) {
+	if len(l) == 0 || l[0] != '[' {
+		return line{}, false
+	}
+	end := strings.IndexByte(l, ']')
+	if end < 2 || end+1 >= len(l) || l[end+1] != ' ' {
+		return line{}, false
+	}
+	id, rest := l[1:end], l[end+2:]
+	for from := 0; ; {
+		bar := strings.Index(rest[from:], " | ")
+		if bar < 0 {
+			return line{}, false
+		}
+		bar += from
+		after := rest[bar+len(" | "):]
+		if c := strings.IndexByte(after, ':'); c >= 0 && c+1 < len(after) && after[c+1] == ' ' {
+			return line{id: id, date: rest[:bar], speaker: after[:c], text: after[c+2:]}, true
+		}
+		from = bar + 1
+	}
+}
+
+// eventLine reads an event line "(event id) title :: summary": the
+// regular expression `^\(event ([^)]+)\) (.*)$` on a line without "\n".
+func eventLine(l string) (event, bool) {
+	rest, ok := strings.CutPrefix(l, "(event ")
+	if !ok {
+		return event{}, false
+	}
+	end := strings.IndexByte(rest, ')')
+	if end < 1 || end+1 >= len(rest) || rest[end+1] != ' ' {
+		return event{}, false
+	}
+	return event{id: rest[:end], text: rest[end+2:]}, true
 }
 
 // turnsIn returns the turns of the first section whose header starts with
@@ -221,71 +310,6 @@ func (p parsed) eventsIn(prefix string) []event {
 		}
 	}
 	return nil
-}
-
-// fakeStop is a small stop list; the fake needs no more.
-var fakeStop = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a about after again all also am an and any are as at be because been before
-	being but by can could did do does doing for from had has have having he her here hers him his how i if in into
-	is it its just me more most my no not now of on once only or other our out over own really same she so some such
-	than that the their them then there these they this those through to too under until up very was we were what
-	when where which while who whom why will with would you your yours yeah wow oh hey thanks great cool so
-	speaker says`) {
-		fakeStop[w] = true
-	}
-}
-
-// words returns the lower-case content words of s.
-func words(s string) []string {
-	var out []string
-	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	}) {
-		if len(w) > 2 && !fakeStop[w] {
-			out = append(out, w)
-		}
-	}
-	return out
-}
-
-// Overlap counts the distinct content words (lower-case, longer than two
-// letters, not stop words) that a and b share. It is the similarity the
-// scripted fakes use, exported for other fakes built on the same idea.
-func Overlap(a, b string) int { return overlap(a, b) }
-
-// Keywords returns the first n distinct content words of s.
-func Keywords(s string, n int) []string { return keywords(s, n) }
-
-// overlap counts distinct content words shared by a and b.
-func overlap(a, b string) int {
-	bw := words(b)
-	n := 0
-	seen := map[string]bool{}
-	for _, w := range words(a) {
-		if !seen[w] && slices.Contains(bw, w) {
-			n++
-		}
-		seen[w] = true
-	}
-	return n
-}
-
-func keywords(s string, n int) []string {
-	var out []string
-	for _, w := range words(s) {
-		if !slices.Contains(out, w) {
-			out = append(out, w)
-		}
-		if len(out) == n {
-			break
-		}
-	}
-	if out == nil {
-		out = []string{}
-	}
-	return out
 }
 
 func capitalised(s string) []string {
@@ -322,8 +346,10 @@ func (p parsed) turnNote() map[string]any {
 // min), or "".
 func bestEvent(evs []event, text string, min int) string {
 	best, bestN := "", min-1
+	var ws wordSet
+	ws.reset(text)
 	for _, e := range evs {
-		if n := overlap(text, e.text); n > bestN {
+		if n := ws.count(e.text); n > bestN {
 			best, bestN = e.id, n
 		}
 	}
@@ -464,9 +490,13 @@ func (p parsed) ranked(ts []line, n int) []string {
 		id string
 		n  int
 	}
-	var hs []hit
+	hs := make([]hit, 0, len(ts))
+	var ws wordSet
+	ws.reset(p.question)
 	for _, t := range ts {
-		if k := overlap(p.question, t.speaker+" "+t.text); k > 0 {
+		// overlap(p.question, t.speaker+" "+t.text), the question read
+		// once.
+		if k := ws.count(t.speaker, t.text); k > 0 {
 			hs = append(hs, hit{t.id, k})
 		}
 	}
@@ -492,8 +522,12 @@ func (p parsed) filter() map[string]any {
 // selectIDs answers select: the turns of every list sharing most words
 // with the question, at most the prompt's maximum.
 func (p parsed) selectIDs() map[string]any {
-	var all []line
-	seen := map[string]bool{}
+	n := 0
+	for _, ts := range p.sections {
+		n += len(ts)
+	}
+	all := make([]line, 0, n)
+	seen := make(map[string]bool, n)
 	for _, sec := range p.order {
 		for _, t := range p.sections[sec] {
 			if !seen[t.id] {
