@@ -89,7 +89,7 @@ func TestSearchMatchesFullScan(t *testing.T) {
 		return strings.Join(w, " ")
 	}
 	var s Searcher
-	for trial := range 20 {
+	for trial := range 36 {
 		n := 50 + r.IntN(600)
 		texts := make([]string, n)
 		for i := range texts {
@@ -121,13 +121,28 @@ func TestSearchMatchesFullScan(t *testing.T) {
 		for _, v := range vs {
 			m.Append(vec.Normalize(v))
 		}
+		// BM25 scores on a quarter of the rows; on few (lexRange reads
+		// touched, not every row); with a negative one, or all too small
+		// to invert (Search falls back to searchBounds); or none.
 		lex := make([]float64, n)
 		var touched []int
+		share := []int{4, 4, 40, 4, 4, 4}[trial%6]
 		for i := range n {
-			if r.IntN(4) == 0 {
+			if r.IntN(share) == 0 {
 				lex[i] = float64(1 + r.IntN(5))
 				touched = append(touched, i)
 			}
+		}
+		switch {
+		case trial%6 == 3 && len(touched) > 0:
+			lex[touched[r.IntN(len(touched))]] = -1
+		case trial%6 == 4:
+			for _, i := range touched {
+				lex[i] *= 0x1p-1030
+			}
+		case trial%6 == 5 && trial%4 != 1:
+			clear(lex)
+			touched = nil
 		}
 		q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
 		if trial%3 == 0 {
@@ -251,6 +266,116 @@ func BenchmarkQueue(b *testing.B) {
 		q := NewQueue(scores, buf)
 		for range 80 {
 			q.Pop()
+		}
+	}
+}
+
+// TestLexRange checks lexRange against maxKept, bit for bit, on both of
+// its ways (in order over every row, and over touched), and that it
+// reports whether a touched score has its sign bit set or the maximum is
+// NaN.
+func TestLexRange(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	specials := []float64{-1, math.Copysign(0, -1), math.NaN(), -math.NaN(), math.Inf(1), 0x1p-1074, 0}
+	for trial := range 2000 {
+		n := 1 + r.IntN(200)
+		lex := make([]float64, n)
+		var touched []int
+		share := []int{1, 2, 20}[trial%3]
+		for i := range n {
+			if r.IntN(share) == 0 {
+				lex[i] = r.Float64() * 10
+				touched = append(touched, i)
+			}
+		}
+		if trial%4 == 1 && len(touched) > 0 {
+			lex[touched[r.IntN(len(touched))]] = specials[r.IntN(len(specials))]
+		}
+		var keep func(int) bool
+		if trial%5 == 2 {
+			keep = func(i int) bool { return i%3 != 0 }
+		}
+		want := maxKept(lex, touched, keep)
+		wantOK := !math.IsNaN(want)
+		for _, i := range touched {
+			wantOK = wantOK && !math.Signbit(lex[i])
+		}
+		got, ok := lexRange(lex, touched, keep)
+		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) || ok != wantOK {
+			t.Fatalf("trial %d: lexRange %v, %v; want %v, %v", trial, got, ok, want, wantOK)
+		}
+	}
+}
+
+// TestLexInverse checks that a score times lexInverse's multiplier, rounded,
+// is never below lexPart's quotient, across the range it accepts, and
+// that it refuses the maxima it cannot invert.
+func TestLexInverse(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 200000 {
+		maxLex := math.Ldexp(1+r.Float64(), r.IntN(2000)-1000)
+		inv, ok := lexInverse(maxLex)
+		if !ok {
+			t.Fatalf("lexInverse(%v) refused", maxLex)
+		}
+		x := maxLex * r.Float64()
+		if trial%3 == 0 {
+			x = math.Ldexp(1+r.Float64(), r.IntN(2001)-1001)
+		}
+		if x*inv < lexPart(x, maxLex) {
+			t.Fatalf("lexInverse(%v) = %v: %v times it is %v, below %v", maxLex, inv, x, x*inv, lexPart(x, maxLex))
+		}
+	}
+	if inv, ok := lexInverse(0); !ok || inv != 0 {
+		t.Errorf("lexInverse(0) = %v, %v; want 0, true", inv, ok)
+	}
+	for _, m := range []float64{-1, math.NaN(), math.Inf(1), 0x1p-1074, 0x1p-1001, 0x1p1001, math.MaxFloat64} {
+		if _, ok := lexInverse(m); ok {
+			t.Errorf("lexInverse(%v) accepted", m)
+		}
+	}
+}
+
+// TestSearchNegativeCosines checks Search where the best rows have
+// negative cosines and the highest BM25 scores: their scores are the BM25
+// part alone, which the pruned scan must not take for the upper bound of
+// the cosine plus that part.
+func TestSearchNegativeCosines(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var s Searcher
+	for trial := range 20 {
+		const n, dim = 300, 32
+		m := vec.Matrix{Dim: dim}
+		m.QuantizeFrom(1)
+		vs := make([][]float32, n)
+		for i := range vs {
+			vs[i] = make([]float32, dim)
+			for j := range vs[i] {
+				vs[i][j] = float32(r.NormFloat64())
+			}
+			m.Append(vec.Normalize(vs[i]))
+		}
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32(r.NormFloat64())
+		}
+		q = vec.Normalize(q)
+		lex := make([]float64, n)
+		var touched []int
+		for i, v := range vs {
+			if c := vec.Dot(q, v); c < -0.2 {
+				lex[i] = float64(-c) * 10
+				touched = append(touched, i)
+			}
+		}
+		for _, k := range []int{1, 3, 10} {
+			want := Hybrid(n, lex, touched, m.Scores(q), k, nil)
+			if m.Scores(q)[want[0].Index] >= 0 {
+				t.Fatalf("trial %d: the best row has a cosine of %v", trial, m.Scores(q)[want[0].Index])
+			}
+			if got := s.Search(&m, lex, touched, q, k, nil); !slices.Equal(got, want) {
+				t.Fatalf("trial %d k %d: %v, want %v", trial, k, got, want)
+			}
 		}
 	}
 }
