@@ -45,6 +45,10 @@ type Config struct {
 	// Queries is the number of questions timed per size and mode
 	// (default 200).
 	Queries int
+	// Gap is an idle time before each timed question (as questions reach
+	// an idle server one by one: the engine's helpers have parked); 0,
+	// the default, times them back to back.
+	Gap time.Duration
 	// Delay is the per-call LLM latency of the critical-path run
 	// (default 300 ms); DelayQueries questions are timed with it
 	// (default 5; 0 skips the run).
@@ -402,6 +406,9 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 		return res, err
 	}
 	for _, q := range questions {
+		if cfg.Gap > 0 {
+			time.Sleep(cfg.Gap)
+		}
 		t0 := time.Now()
 		r, err := m.Retrieve(ctx, space, q, higmem.RetrieveOptions{})
 		if err != nil {
@@ -460,6 +467,9 @@ func measureStored(ctx context.Context, cfg Config, path string, conv synth.Conv
 	runtime.GC()
 	eng := make([]time.Duration, 0, len(questions))
 	for _, q := range questions {
+		if cfg.Gap > 0 {
+			time.Sleep(cfg.Gap)
+		}
 		spent := seq.spent.Load()
 		t0 := time.Now()
 		if _, err := ms.Retrieve(ctx, space, q, higmem.RetrieveOptions{}); err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/higmem/higmem"
 )
@@ -95,6 +96,25 @@ func TestRunReuse(t *testing.T) {
 	}
 	if again[0].IngestNote == "" || again[0].IngestWall != 0 || again[0].Events != first[0].Events || again[0].P50 <= 0 {
 		t.Errorf("reuse: %+v, first %+v", again[0], first[0])
+	}
+}
+
+// TestRunGap: with a gap before each timed question the run takes at
+// least the gaps (offline: Queries of them, the first question is the cold
+// open's) and still times every question.
+func TestRunGap(t *testing.T) {
+	cfg := Config{Sizes: []int{40}, Modes: []higmem.Mode{higmem.ModeOffline}, Queries: 4, Dir: t.TempDir(), Gap: 30 * time.Millisecond}
+	if _, err := Run(t.Context(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Reuse = true
+	t0 := time.Now()
+	rs, err := Run(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(t0); el < 4*cfg.Gap || rs[0].P50 <= 0 {
+		t.Errorf("4 questions with %v gaps took %v (p50 %v)", cfg.Gap, el, rs[0].P50)
 	}
 }
 

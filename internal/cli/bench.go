@@ -51,6 +51,7 @@ zero-latency scripted LLM and the hashing embedder, and reports:
 
 LLM modes are ingested up to --max-llm-ingest turns; above it their retrieval is
 measured on the space built in offline mode. Results are for this machine only.
+--gap times questions apart (as on an idle server) instead of back to back.
 --profile writes CPU profiles of each phase, --trace a runtime trace of the
 timed retrievals; --dump writes every retrieval's
 trace, to check that two builds retrieve the same.
@@ -74,6 +75,7 @@ one space and into 4 spaces, and the heap in use after one Memory searched
 	f.StringVar(&o.modes, "modes", "offline,default,paper", "ingest modes")
 	f.IntVar(&cfg.MaxLLMIngest, "max-llm-ingest", 10000, "largest size ingested in LLM modes")
 	f.IntVar(&cfg.Queries, "queries", 200, "questions timed per size and mode")
+	f.DurationVar(&cfg.Gap, "gap", 0, "idle time before each timed question (as on an idle server; 0: back to back)")
 	f.DurationVar(&cfg.Delay, "delay", 300*time.Millisecond, "LLM latency for the critical-path run")
 	f.IntVar(&cfg.DelayQueries, "delay-queries", 5, "questions timed with the delay")
 	f.Uint64Var(&cfg.Seed, "seed", 1, "seed of the synthetic spaces")

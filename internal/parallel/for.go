@@ -120,23 +120,69 @@ func (j *job) work() bool {
 // wait returns when every part of j has returned, helping with the parts
 // of other calls (an inner For of one of j's parts) meanwhile.
 func (j *job) wait(c *crew) {
-	t := time.Now()
-	for n := 1; j.left.Load() > 0; n++ {
+	var s spin
+	s.reset()
+	for j.left.Load() > 0 {
 		if c.help() {
-			t = time.Now()
+			s.reset()
 			continue
 		}
-		if n&63 == 0 {
-			if time.Since(t) > time.Duration(spinFor.Load()) {
-				j.sleeping.Store(true)
-				if j.left.Load() > 0 {
-					<-j.done
-				}
-				return
+		if !s.more() {
+			j.sleeping.Store(true)
+			if j.left.Load() > 0 {
+				<-j.done
 			}
-			runtime.Gosched()
+			return
 		}
 	}
+}
+
+// spin is the clock of a spin-wait: it ends the spin after spinFor
+// without work, or at once when the spinner was descheduled (two looks at
+// the clock further apart than preempted): the machine's cores are busy,
+// and a spinning thread would take one from the work (the scheduler
+// favours threads that slept). The cores are then taken as busy for
+// busyFor: spins end at once, parts are waited for asleep.
+type spin struct {
+	start, last time.Time
+	n           int
+}
+
+// preempted is the gap between two looks at the clock (64 polls apart,
+// a microsecond or so) past which the spinner was descheduled.
+const preempted = 50 * time.Microsecond
+
+// busyFor is how long spins stay off after a spinner was descheduled.
+const busyFor = 20 * time.Millisecond
+
+// busyUntil is when spins may start again (UnixNano; 0: now).
+var busyUntil atomic.Int64
+
+func (s *spin) reset() {
+	s.start, s.n = time.Now(), 0
+	s.last = s.start
+}
+
+// more reports whether to spin on, and lets other goroutines of this P
+// run now and then.
+func (s *spin) more() bool {
+	s.n++
+	if s.n&63 != 0 {
+		return true
+	}
+	now := time.Now()
+	if now.Sub(s.last) > preempted {
+		busyUntil.Store(now.Add(busyFor).UnixNano())
+		return false
+	}
+	if now.Sub(s.start) > time.Duration(spinFor.Load()) || now.UnixNano() < busyUntil.Load() {
+		return false
+	}
+	// Measured from after the yield: other goroutines of this process
+	// running meanwhile are not a busy machine.
+	runtime.Gosched()
+	s.last = time.Now()
+	return true
 }
 
 // crew is the process's helpers and the calls whose parts they may take.
@@ -199,23 +245,19 @@ func (c *crew) help() bool {
 	return false
 }
 
-// helper takes parts as they are published, spinning spinFor after the
-// last before it parks.
+// helper takes parts as they are published, spinning after the last
+// (spin) before it parks.
 func (c *crew) helper() {
+	var s spin
 	for {
-		t := time.Now()
-		for n := 1; ; n++ {
+		s.reset()
+		for {
 			if c.help() {
-				t = time.Now()
+				s.reset()
 				continue
 			}
-			if n&63 == 0 {
-				if time.Since(t) > time.Duration(spinFor.Load()) {
-					break
-				}
-				// Let goroutines made ready on this P run (the spin
-				// would hold them off until preempted).
-				runtime.Gosched()
+			if !s.more() {
+				break
 			}
 		}
 		c.parked.Add(1)

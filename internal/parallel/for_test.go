@@ -170,3 +170,49 @@ func TestParts(t *testing.T) {
 		}
 	}
 }
+
+// TestSpinStopsWhenDescheduled: a spinner whose two looks at the clock
+// are further apart than preempted stops at once and marks the cores busy;
+// while they are, every spin ends at its first look; else a spin goes on
+// until spinFor.
+func TestSpinStopsWhenDescheduled(t *testing.T) {
+	defer busyUntil.Store(0)
+	busyUntil.Store(0)
+	var s spin
+	s.reset()
+	for range 63 {
+		if !s.more() {
+			t.Fatal("a fresh spin ended before its first look at the clock")
+		}
+	}
+	if !s.more() {
+		t.Fatal("a fresh spin ended at its first look at the clock")
+	}
+	s.n = 63
+	s.last = time.Now().Add(-2 * preempted)
+	if s.more() {
+		t.Fatal("a spin went on after it was descheduled")
+	}
+	if until := busyUntil.Load(); until < time.Now().UnixNano() {
+		t.Fatalf("busyUntil %d is not ahead after a descheduled spin", until)
+	}
+	s.reset()
+	s.n = 63
+	if s.more() {
+		t.Fatal("a spin went on while the cores are busy")
+	}
+	busyUntil.Store(0)
+	old := spinFor.Swap(int64(time.Millisecond))
+	defer spinFor.Store(old)
+	s.reset()
+	t0 := time.Now()
+	for s.more() && time.Since(t0) < 100*time.Millisecond {
+	}
+	el := time.Since(t0)
+	if busyUntil.Load() != 0 {
+		t.Skipf("the spinner was descheduled after %v: this machine is busy", el)
+	}
+	if el < time.Millisecond || el >= 100*time.Millisecond {
+		t.Fatalf("a spin of spinFor 1 ms ended after %v", el)
+	}
+}
