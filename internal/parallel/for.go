@@ -9,14 +9,12 @@ import (
 
 // For calls fn(part) for every part in [0, n) and returns when all calls
 // have returned. The caller runs parts itself, lowest first; helper
-// goroutines kept awake between a question's parallel parts take the
-// others as they come free. It is the fork-join of a retrieval's parallel
-// parts (a scan's ranges, a search beside another), each a few hundred
-// microseconds: at that size a new goroutine per part starts too late to
-// help on a small machine (internal/research/forkcost: ~55 µs after the
-// fork on a 2-vCPU VM whose other core sleeps, the wake-up of a parked
-// thread), while a helper that is still spinning from the last part takes
-// the next at once.
+// goroutines take the others as they come free, so that a helper that
+// starts late (a parked thread wakes ~55 µs after the fork on a 2-vCPU
+// VM: internal/research/forkcost) only takes fewer parts, where a new
+// goroutine per part would hold the caller up until it ran. It is the
+// fork-join of a retrieval's parallel parts (a scan's ranges, a search
+// beside another), each a few hundred microseconds.
 //
 // Parts are claimed in order, each by one goroutine; fn must be safe to
 // call from several goroutines at once for distinct parts. Which goroutine
@@ -26,9 +24,13 @@ import (
 // every part runs on the caller, in order.
 //
 // The helpers (GOMAXPROCS−1 of them at the first call, at most
-// maxHelpers) live as long as the process. Each spins for spinFor after
-// its last part (a question's parts follow each other more closely than
-// that), then parks until a call wakes it: an idle process costs nothing.
+// maxHelpers) live as long as the process. Each spins briefly after its
+// last part (spinFor: the next For of a question often comes sooner),
+// then parks until a call wakes it; a spinner that finds itself
+// descheduled stops at once (spin). Longer spins were measured faster on
+// a quiet machine and much slower with another process busy on one of
+// the two cores (BENCHMARKS.md, "parallel.For"): a spinning thread takes
+// the caller's share of the core. An idle process costs nothing.
 func For(n int, fn func(part int)) {
 	if n <= 0 {
 		return
@@ -77,12 +79,12 @@ func Parts(size, minSize, most int) int {
 const maxHelpers = 3
 
 // spinFor is how long a helper (or a caller waiting for a part another
-// goroutine runs) spins before it parks. Longer than the gap between a
-// question's parallel parts, short beside the time between questions of an
-// idle server. Nanoseconds, atomic: the tests shorten it.
+// goroutine runs) spins without work before it parks: 50 µs, as fast as
+// 500 µs at the 100k-turn bench on a quiet 2-vCPU VM and close to no spin
+// with the other core busy. Nanoseconds, atomic: the tests change it.
 var spinFor atomic.Int64
 
-func init() { spinFor.Store(int64(500 * time.Microsecond)) }
+func init() { spinFor.Store(int64(50 * time.Microsecond)) }
 
 // slots is the number of calls whose parts can be claimed at once.
 const slots = 8
