@@ -64,14 +64,13 @@ func For(n int, fn func(part int)) {
 }
 
 // Parts returns how many parts For should split size units of work
-// into: 1 with GOMAXPROCS 1, else up to most, each of at least minSize
-// units. More parts than cores let For balance them: a helper that is
-// busy with another call's part, or late, takes fewer.
+// into: one per P (GOMAXPROCS) up to most, each of at least minSize
+// units. More parts than Ps balanced better on a quiet machine but were
+// slower with another process busy on one of two cores (a part held by a
+// descheduled helper holds the question up; BENCHMARKS.md,
+// "parallel.For").
 func Parts(size, minSize, most int) int {
-	if runtime.GOMAXPROCS(0) == 1 {
-		return 1
-	}
-	return max(1, min(most, size/max(minSize, 1)))
+	return max(1, min(most, runtime.GOMAXPROCS(0), size/max(minSize, 1)))
 }
 
 // maxHelpers bounds the helper goroutines: the callers split their work

@@ -154,7 +154,7 @@ func TestForWaitsAsleep(t *testing.T) {
 	}
 }
 
-// TestParts: one part with one P; else up to most, each at least minSize.
+// TestParts: one part a P, up to most, each at least minSize.
 func TestParts(t *testing.T) {
 	old := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(old)
@@ -163,11 +163,15 @@ func TestParts(t *testing.T) {
 	}
 	runtime.GOMAXPROCS(2)
 	for _, c := range []struct{ size, minSize, most, want int }{
-		{1000, 10, 4, 4}, {35, 10, 4, 3}, {5, 10, 4, 1}, {1000, 0, 4, 4}, {0, 10, 4, 1},
+		{1000, 10, 4, 2}, {35, 10, 4, 2}, {15, 10, 4, 1}, {5, 10, 4, 1}, {1000, 0, 4, 2}, {0, 10, 4, 1},
 	} {
 		if got := Parts(c.size, c.minSize, c.most); got != c.want {
-			t.Errorf("Parts(%d, %d, %d) = %d, want %d", c.size, c.minSize, c.most, got, c.want)
+			t.Errorf("GOMAXPROCS 2: Parts(%d, %d, %d) = %d, want %d", c.size, c.minSize, c.most, got, c.want)
 		}
+	}
+	runtime.GOMAXPROCS(8)
+	if got := Parts(1000, 10, 4); got != 4 {
+		t.Errorf("GOMAXPROCS 8: Parts(1000, 10, 4) = %d, want 4", got)
 	}
 }
 

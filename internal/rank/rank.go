@@ -138,9 +138,9 @@ func Top(scores []float64, only []int, k int) []int {
 }
 
 // ParallelRange calls fn(part, lo, hi) for consecutive ranges covering
-// [0, n), each at least minChunk long, run by parallel.For (with GOMAXPROCS
-// above 1; else one range), and returns the number of parts (at most 4;
-// part is 0 to parts-1).
+// [0, n), each at least minChunk long, one per P at most (parallel.Parts),
+// run by parallel.For, and returns the number of parts (at most 4; part
+// is 0 to parts-1).
 func ParallelRange(n, minChunk int, fn func(part, lo, hi int)) int {
 	parts := parallel.Parts(n, minChunk, 4)
 	if parts == 1 {
