@@ -21,7 +21,9 @@ import (
 // runs a part, and when, is not specified: a part must not wait for
 // another part of the same call. A part may itself call For (the waiting
 // caller helps with the inner parts). With GOMAXPROCS 1, or n below 2,
-// every part runs on the caller, in order.
+// every part runs on the caller, in order. A part that panics on a helper
+// ends the process, as in a goroutine of its own; on the caller, the
+// panic goes up to For's caller.
 //
 // The helpers (GOMAXPROCS−1 of them at the first call, at most
 // maxHelpers) live as long as the process. Each spins briefly after its
@@ -57,9 +59,12 @@ func For(n int, fn func(part int)) {
 		j.work()
 		return
 	}
+	// Unpublished as soon as every part is claimed, and in any case on
+	// return (a part that panics on the caller must not hold the slot).
+	defer c.jobs[slot].CompareAndSwap(j, nil)
 	c.wake(n - 1)
 	j.work()
-	c.jobs[slot].CompareAndSwap(j, nil) // every part claimed
+	c.jobs[slot].CompareAndSwap(j, nil)
 	j.wait(c)
 }
 

@@ -220,3 +220,31 @@ func TestSpinStopsWhenDescheduled(t *testing.T) {
 		t.Fatalf("a spin of spinFor 1 ms ended after %v", el)
 	}
 }
+
+// TestForPanicFreesSlot: a part that panics on the caller goes up to
+// For's caller and leaves no slot taken, however often it happens.
+func TestForPanicFreesSlot(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 || theCrew().size == 0 {
+		t.Skip("one P: For runs every part on the caller")
+	}
+	c := theCrew()
+	for range 3 * slots {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Fatal("the part's panic did not reach For's caller")
+				}
+			}()
+			For(1<<20, func(p int) {
+				if p == 0 {
+					panic("part 0")
+				}
+			})
+		}()
+	}
+	for i := range c.jobs {
+		if c.jobs[i].Load() != nil {
+			t.Fatalf("slot %d still holds a job after the panics", i)
+		}
+	}
+}
