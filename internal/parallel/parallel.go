@@ -1,7 +1,7 @@
 // Package parallel runs work at once: Run, a bounded number of calls (the
 // engine's model and embedder calls), the first error cancelling the
-// rest; For, the parts of one question's scan on helpers kept awake
-// between its parts.
+// rest; For, the parts of one question's scan, shared between the caller
+// and helper goroutines.
 package parallel
 
 import (
