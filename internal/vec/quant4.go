@@ -254,10 +254,16 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		qerr += e * e
 	}
 	qerr = math.Sqrt(qerr) * margin
-	// The two passes run in up to four parts (parallel.For), each on its
-	// own range of rows: the first gives each range's largest lower
-	// bound, the second rescans.
+	// The two passes run in parts (parallel.For), each on its own range
+	// of rows: the first gives each range's largest lower bound, the
+	// second rescans. A P's share is split in four, so that a helper that
+	// comes late (busy with the work beside the scan: a question's BM25
+	// features, or the turns beside the events) takes the parts left
+	// instead of leaving the caller to scan half the rows alone.
 	workers := parallel.Parts(n*m.Dim, 4*parallelFloats, 4)
+	if workers > 1 {
+		workers = min(4*workers, max(n*m.Dim/parallelFloats, workers))
+	}
 	per := (n + workers - 1) / workers
 	lows := make([]float64, workers)
 	run := func(f func(w, lo, hi int)) {
