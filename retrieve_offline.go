@@ -226,22 +226,8 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 		for id, sp := range st.info.speakers {
 			named[id] = speakers[sp]
 		}
-		sc.speaker = grow(sc.speaker, n)
+		sc.speaker = offline.SpeakersInto(sc.speaker, st.info.speaker[:n], named)
 		f.Speaker = sc.speaker
-		ids, out := st.info.speaker[:n], sc.speaker[:n]
-		if len(named) <= 256 {
-			// Every id is below len(named): a table its low byte
-			// indexes, read without bounds checks.
-			var tab [256]bool
-			copy(tab[:], named)
-			for i, id := range ids {
-				out[i] = tab[uint8(id)]
-			}
-		} else {
-			for i, id := range ids {
-				out[i] = named[id]
-			}
-		}
 	}
 	intent := temporal.AnalyzeQuestion(q.question)
 	if intent.AsksTime() {

@@ -294,3 +294,75 @@ r8bad:
 	MOVQ DX, relBoundsArgs_bad(AX)
 	VZEROUPPER
 	RET
+
+// func speakers16AVX512(ids *int32, dst *bool, n int, named *int32, k int)
+//
+// Sixteen ids a step: each compared with the k named ids (broadcast once
+// into Z16 to Z23), the matches ORed in K1, and the bytes 1 where set, 0
+// elsewhere, stored (VMOVDQU8 of ones under K1, zeroing).
+TEXT ·speakers16AVX512(SB), NOSPLIT, $0-40
+	MOVQ ids+0(FP), SI
+	MOVQ dst+8(FP), DI
+	MOVQ n+16(FP), CX
+	MOVQ named+24(FP), R8
+	MOVQ k+32(FP), R9
+	MOVL $0x01010101, AX
+	VPBROADCASTD AX, X31 // sixteen bytes of 1
+	// The named ids, broadcast (only the first k are compared; k of 0
+	// marks nothing: K1 stays clear).
+	VPBROADCASTD (R8), Z16
+	VPBROADCASTD 4(R8), Z17
+	VPBROADCASTD 8(R8), Z18
+	VPBROADCASTD 12(R8), Z19
+	VPBROADCASTD 16(R8), Z20
+	VPBROADCASTD 20(R8), Z21
+	VPBROADCASTD 24(R8), Z22
+	VPBROADCASTD 28(R8), Z23
+	XORQ BX, BX
+
+sploop:
+	CMPQ      BX, CX
+	JGE       spdone
+	VMOVDQU32 (SI)(BX*4), Z0
+	KXORW     K1, K1, K1
+	CMPQ      R9, $0
+	JEQ       spstore
+	VPCMPEQD  Z16, Z0, K1
+	CMPQ      R9, $1
+	JEQ       spstore
+	VPCMPEQD  Z17, Z0, K2
+	KORW      K2, K1, K1
+	CMPQ      R9, $2
+	JEQ       spstore
+	VPCMPEQD  Z18, Z0, K2
+	KORW      K2, K1, K1
+	CMPQ      R9, $3
+	JEQ       spstore
+	VPCMPEQD  Z19, Z0, K2
+	KORW      K2, K1, K1
+	CMPQ      R9, $4
+	JEQ       spstore
+	VPCMPEQD  Z20, Z0, K2
+	KORW      K2, K1, K1
+	CMPQ      R9, $5
+	JEQ       spstore
+	VPCMPEQD  Z21, Z0, K2
+	KORW      K2, K1, K1
+	CMPQ      R9, $6
+	JEQ       spstore
+	VPCMPEQD  Z22, Z0, K2
+	KORW      K2, K1, K1
+	CMPQ      R9, $7
+	JEQ       spstore
+	VPCMPEQD  Z23, Z0, K2
+	KORW      K2, K1, K1
+
+spstore:
+	VMOVDQU8.Z X31, K1, X1
+	VMOVDQU8   X1, (DI)(BX*1)
+	ADDQ       $16, BX
+	JMP        sploop
+
+spdone:
+	VZEROUPPER
+	RET

@@ -114,3 +114,10 @@ func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int
 //
 //go:noescape
 func relBounds8AVX512(a *relBoundsArgs)
+
+// speakers16AVX512 writes dst[i] = (ids[i] is one of the k ids of named)
+// for i below n, a positive multiple of 16, sixteen at a time; k is 0 to
+// maxNamedSIMD. The CPU must have AVX512F and AVX512BW.
+//
+//go:noescape
+func speakers16AVX512(ids *int32, dst *bool, n int, named *int32, k int)

@@ -49,3 +49,7 @@ func scoreBounds8AVX512(a *boundsArgs) { panic("unreachable") }
 func listAtLeast8AVX512(xs *float64, n int, floor float64, dst *int) int { panic("unreachable") }
 
 func relBounds8AVX512(a *relBoundsArgs) { panic("unreachable") }
+
+func speakers16AVX512(ids *int32, dst *bool, n int, named *int32, k int) {
+	panic("unreachable")
+}
