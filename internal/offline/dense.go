@@ -52,6 +52,33 @@ func (d DenseMix) Exact(q []float32, i int) float64 {
 	return d.mix(float64(vec.Dot(q, d.Turn.Row(i))), float64(vec.Dot(q, d.Win.Row(i))))
 }
 
+// ExactInto writes Exact(q, lo+j) into out[j] for every j, with tmp as
+// scratch (at least len(out) long): the rows' dot products four at a time
+// (vec.Matrix.DotsInto).
+func (d DenseMix) ExactInto(q []float32, lo int, out []float64, tmp []float32) {
+	tmp = tmp[:len(out)]
+	switch d.W {
+	case 0, 1:
+		m := d.Turn
+		if d.W == 1 {
+			m = d.Win
+		}
+		m.DotsInto(q, lo, tmp)
+		for j, x := range tmp {
+			out[j] = float64(x)
+		}
+		return
+	}
+	d.Turn.DotsInto(q, lo, tmp)
+	for j, x := range tmp {
+		out[j] = float64(x)
+	}
+	d.Win.DotsInto(q, lo, tmp)
+	for j, x := range tmp {
+		out[j] = d.mix(out[j], float64(x))
+	}
+}
+
 // Quantized reports whether the matrices the feature reads keep int8
 // copies (for meanDot and estimate).
 func (d DenseMix) Quantized() bool {

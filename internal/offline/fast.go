@@ -180,6 +180,34 @@ func (fs *fastScan) cos(i int) float64 {
 	return sc.exact[i]
 }
 
+// cosRange computes the exact cosines of the turns lo to hi-1 not known
+// yet, at once (DenseMix.ExactInto: four rows at a time), after trimming
+// the known ones at either end.
+func (fs *fastScan) cosRange(lo, hi int) {
+	sc := fs.sc
+	for lo < hi && sc.known[lo] {
+		lo++
+	}
+	for lo < hi && sc.known[hi-1] {
+		hi--
+	}
+	if hi-lo < 2 {
+		return // one row or none: cos computes it when asked
+	}
+	sc.rangeCos = grow(sc.rangeCos, hi-lo)
+	if cap(sc.rangeTmp) < hi-lo {
+		sc.rangeTmp = make([]float32, hi-lo)
+	}
+	fs.dm.ExactInto(fs.in.Vector, lo, sc.rangeCos, sc.rangeTmp)
+	for j, x := range sc.rangeCos {
+		if i := lo + j; !sc.known[i] {
+			sc.exact[i] = x
+			sc.known[i] = true
+			sc.cand = append(sc.cand, i)
+		}
+	}
+}
+
 // relX returns the exact relevance of turn i.
 func (fs *fastScan) relX(i int) float64 {
 	return fs.tu.Relevance(fs.f.Lex[i], fs.cos(i), fs.scale)
@@ -779,7 +807,12 @@ func (fs *fastScan) reach(i int) {
 		return
 	}
 	r := int(fs.f.Run[i])
-	for k := max(r-2, 0); k <= min(r+2, len(fs.f.RunStart)-1); k++ {
+	r0, r1 := max(r-2, 0), min(r+2, len(fs.f.RunStart)-1)
+	// The cosines of the five runs' turns (consecutive rows) at once.
+	lo, _ := runUnits(fs.f, r0, fs.n)
+	_, hi := runUnits(fs.f, r1, fs.n)
+	fs.cosRange(lo, hi)
+	for k := r0; k <= r1; k++ {
 		fs.runOf(k)
 	}
 	if e := fs.f.Event[i]; e >= 0 && fs.best != nil {

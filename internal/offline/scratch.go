@@ -21,6 +21,10 @@ type Scratch struct {
 	bound, est2, bound2 []float64
 	known               []bool
 	cand, cands         []int
+	// rangeCos and rangeTmp hold the cosines of a range of rows computed
+	// at once (cosRange).
+	rangeCos []float64
+	rangeTmp []float32
 	// fastRel, fastScores and fastBest hold exact values the pruned scan
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64

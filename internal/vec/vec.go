@@ -208,6 +208,16 @@ func (m *Matrix) ScoresInto(dst []float32, q []float32) {
 	})
 }
 
+// DotsInto writes Dot(q, Row(lo+j)) into out[j] for every j, exactly, four
+// rows at a time where it can (faster than Dot row by row: each row's sums
+// are a chain of dependent adds).
+func (m *Matrix) DotsInto(q []float32, lo int, out []float32) {
+	if lo < 0 || lo+len(out) > m.Rows() {
+		panic(fmt.Sprintf("vec: DotsInto: rows %d to %d of %d", lo, lo+len(out), m.Rows()))
+	}
+	m.dotRange(q, lo, out)
+}
+
 // dotRange writes Dot(q, Row(lo+j)) into out[j] for every j.
 func (m *Matrix) dotRange(q []float32, lo int, out []float32) {
 	d := m.Dim
