@@ -214,7 +214,8 @@ func TestScan4AVX512Extremes(t *testing.T) {
 
 // BenchmarkKernels512 times the first pass (block over 100k rows of 256
 // dimensions, the floor at 0.3: about 1% of the rows listed; with AVX2,
-// and with AVX-512 with and without GFNI), the int8
+// and with AVX-512 with and without GFNI; and over its first 8192 rows,
+// which stay in L2), the int8
 // rescan of 2000 scattered rows (dotI8Rows: with AVX-512 one call that
 // prefetches, with AVX2 dotI8 a row at a time) and of one row (dotI8),
 // with the AVX-512 kernels and with the AVX2 ones.
@@ -253,19 +254,25 @@ func BenchmarkKernels512(b *testing.B) {
 	if useGFNI {
 		modes = append(modes, mode{"avx512", true, true})
 	}
-	for _, md := range modes {
-		b.Run("scan4/"+md.name, func(b *testing.B) {
-			defer func(old, oldGF bool) { useAVX512, useGFNI = old, oldGF }(useAVX512, useGFNI)
-			useAVX512, useGFNI = md.avx512, md.gf
-			l := getList4()
-			for b.Loop() {
-				l.rows, l.est, l.err = l.rows[:0], l.est[:0], l.err[:0]
-				for lo := 0; lo < n; lo += blockRows {
-					sc.block(q4, hi, nil, lo, min(lo+blockRows, n), 0.3, math.Inf(-1), l)
+	// scan4 reads all the rows (12.8 MB at 100k rows: from L3), scan4-8k
+	// the first 8192 (1 MB: from L2 once warm), the kernel's own speed.
+	for _, rows := range []int{n, min(n, 8192)} {
+		name := map[bool]string{true: "scan4/", false: "scan4-8k/"}[rows == n]
+		for _, md := range modes {
+			b.Run(name+md.name, func(b *testing.B) {
+				defer func(old, oldGF bool) { useAVX512, useGFNI = old, oldGF }(useAVX512, useGFNI)
+				useAVX512, useGFNI = md.avx512, md.gf
+				l := getList4()
+				for b.Loop() {
+					l.rows, l.est, l.err = l.rows[:0], l.est[:0], l.err[:0]
+					for lo := 0; lo < rows; lo += blockRows {
+						sc.block(q4, hi, nil, lo, min(lo+blockRows, rows), 0.3, math.Inf(-1), l)
+					}
 				}
-			}
-			b.ReportMetric(float64(len(l.rows)), "listed")
-		})
+				b.ReportMetric(float64(len(l.rows)), "listed")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+			})
+		}
 	}
 	for _, avx512 := range []bool{false, true} {
 		name := map[bool]string{false: "avx2", true: "avx512"}[avx512]
