@@ -429,6 +429,9 @@ type scan4Args struct {
 	// on return; nlist is the number of rows listed.
 	maxLow float64
 	nlist  int64
+	// gfni has scan4AVX512 take the high nibbles with GF2P8AFFINEQB (the
+	// CPU has GFNI) instead of a shift and a mask.
+	gfni bool
 }
 
 // bounds4Go writes est[j] and err[j] for the rows whose 4-bit dot products

@@ -100,16 +100,27 @@ func TestZmmQuery(t *testing.T) {
 	}
 }
 
-// scan4With runs sc.block with the AVX-512 kernel on or off.
-func scan4With(avx512 bool, sc *scan4, q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, l *list4) float64 {
-	defer func(old bool) { useAVX512 = old }(useAVX512)
-	useAVX512 = avx512
+// scan4With runs sc.block with the AVX-512 kernel on or off, and with it
+// on, its high nibbles taken by GF2P8AFFINEQB (gfni) or by a shift.
+func scan4With(avx512, gfni bool, sc *scan4, q4 *quant4, est, err []float64, b, e int, floor, maxLow float64, l *list4) float64 {
+	defer func(old, oldGF bool) { useAVX512, useGFNI = old, oldGF }(useAVX512, useGFNI)
+	useAVX512, useGFNI = avx512, gfni
 	return sc.block(q4, est, err, b, e, floor, maxLow, l)
 }
 
+// gfniModes are the values of useGFNI the AVX-512 tests try: false, and
+// true where the CPU has GFNI.
+func gfniModes() []bool {
+	if useGFNI {
+		return []bool{false, true}
+	}
+	return []bool{false}
+}
+
 // TestScan4AVX512 checks the fused first pass with AVX-512 (eight rows at
-// a time, then AVX2, then Go) against it without (AVX2, then Go) and
-// against blockGo, bit for bit: estimates, bounds, upper bounds alone,
+// a time, then AVX2, then Go; the high nibbles by a shift, and by
+// GF2P8AFFINEQB where the CPU has GFNI) against it without (AVX2, then Go)
+// and against blockGo, bit for bit: estimates, bounds, upper bounds alone,
 // the largest lower bound and the list, on rows of 32 to 224 bytes (a last
 // 32 bytes or not), rows that are not finite, blocks of 8 to 23 rows and
 // blockRows, and floors from -Inf to +Inf and NaN.
@@ -156,19 +167,20 @@ func TestScan4AVX512(t *testing.T) {
 					}
 					runs := []run{
 						do(func(est, err []float64, l *list4) float64 {
-							return scan4With(true, &sc, q4, est, err, b, b+k, floor, -0.5, l)
-						}),
-						do(func(est, err []float64, l *list4) float64 {
-							return scan4With(false, &sc, q4, est, err, b, b+k, floor, -0.5, l)
+							return scan4With(false, false, &sc, q4, est, err, b, b+k, floor, -0.5, l)
 						}),
 						do(func(est, err []float64, l *list4) float64 { return sc.blockGo(q4, est, err, b, b+k, floor, -0.5, l) }),
 					}
-					z := runs[0]
-					for v, o := range runs[1:] {
-						if !same(z.low, o.low) || !same(z.lowH, o.lowH) || !sameList(z.l, o.l) || !sameList(z.lh, o.lh) ||
-							!slices.EqualFunc(z.est, o.est, same) || !slices.EqualFunc(z.err, o.err, same) || !slices.EqualFunc(z.hi, o.hi, same) {
-							t.Fatalf("dim %d, rows %d to %d, floor %v: AVX-512 differs from %s: lower bound %v (%v), list %v; want %v (%v), %v",
-								dim, b, b+k, floor, []string{"AVX2", "Go"}[v], z.low, z.lowH, z.l, o.low, o.lowH, o.l)
+					for _, gf := range gfniModes() {
+						z := do(func(est, err []float64, l *list4) float64 {
+							return scan4With(true, gf, &sc, q4, est, err, b, b+k, floor, -0.5, l)
+						})
+						for v, o := range runs {
+							if !same(z.low, o.low) || !same(z.lowH, o.lowH) || !sameList(z.l, o.l) || !sameList(z.lh, o.lh) ||
+								!slices.EqualFunc(z.est, o.est, same) || !slices.EqualFunc(z.err, o.err, same) || !slices.EqualFunc(z.hi, o.hi, same) {
+								t.Fatalf("dim %d, rows %d to %d, floor %v: AVX-512 (GFNI %v) differs from %s: lower bound %v (%v), list %v; want %v (%v), %v",
+									dim, b, b+k, floor, gf, []string{"AVX2", "Go"}[v], z.low, z.lowH, z.l, o.low, o.lowH, o.l)
+							}
 						}
 					}
 				}
@@ -187,18 +199,23 @@ func TestScan4AVX512Extremes(t *testing.T) {
 			q4, sc := extremeScan4(n, dim, pv)
 			est, err := make([]float64, n), make([]float64, n)
 			est2, err2 := make([]float64, n), make([]float64, n)
-			var list, list2 list4
-			low := scan4With(true, sc, q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
+			var list2 list4
 			low2 := sc.blockGo(q4, est2, err2, 0, n, math.Inf(-1), math.Inf(-1), &list2)
-			if low != low2 || !slices.Equal(list.rows, list2.rows) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
-				t.Fatalf("dim %d, query %d: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, est, err, low, est2, err2, low2)
+			for _, gf := range gfniModes() {
+				var list list4
+				low := scan4With(true, gf, sc, q4, est, err, 0, n, math.Inf(-1), math.Inf(-1), &list)
+				if low != low2 || !slices.Equal(list.rows, list2.rows) || !slices.Equal(est, est2) || !slices.Equal(err, err2) {
+					t.Fatalf("dim %d, query %d, GFNI %v: %v ± %v (lower bound %v), Go %v ± %v (%v)", dim, pv, gf, est, err, low, est2, err2, low2)
+				}
 			}
 		}
 	}
 }
 
 // BenchmarkKernels512 times the first pass (block over 100k rows of 256
-// dimensions, the floor at 0.3: about 1% of the rows listed), the int8
+// dimensions, the floor at 0.3: about 1% of the rows listed; with AVX2,
+// and with AVX-512 with and without GFNI; and over its first 8192 rows,
+// which stay in L2), the int8
 // rescan of 2000 scattered rows (dotI8Rows: with AVX-512 one call that
 // prefetches, with AVX2 dotI8 a row at a time) and of one row (dotI8),
 // with the AVX-512 kernels and with the AVX2 ones.
@@ -227,20 +244,38 @@ func BenchmarkKernels512(b *testing.B) {
 		p16[j] = int16(r.IntN(2001) - 1000)
 	}
 	var out [1]int32
+	// The first pass with AVX2, with AVX-512 taking the high nibbles by a
+	// shift, and (where the CPU has GFNI) by GF2P8AFFINEQB.
+	type mode struct {
+		name       string
+		avx512, gf bool
+	}
+	modes := []mode{{"avx2", false, false}, {"avx512-shift", true, false}}
+	if useGFNI {
+		modes = append(modes, mode{"avx512", true, true})
+	}
+	// scan4 reads all the rows (12.8 MB at 100k rows: from L3), scan4-8k
+	// the first 8192 (1 MB: from L2 once warm), the kernel's own speed.
+	for _, rows := range []int{n, min(n, 8192)} {
+		name := map[bool]string{true: "scan4/", false: "scan4-8k/"}[rows == n]
+		for _, md := range modes {
+			b.Run(name+md.name, func(b *testing.B) {
+				defer func(old, oldGF bool) { useAVX512, useGFNI = old, oldGF }(useAVX512, useGFNI)
+				useAVX512, useGFNI = md.avx512, md.gf
+				l := getList4()
+				for b.Loop() {
+					l.rows, l.est, l.err = l.rows[:0], l.est[:0], l.err[:0]
+					for lo := 0; lo < rows; lo += blockRows {
+						sc.block(q4, hi, nil, lo, min(lo+blockRows, rows), 0.3, math.Inf(-1), l)
+					}
+				}
+				b.ReportMetric(float64(len(l.rows)), "listed")
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+			})
+		}
+	}
 	for _, avx512 := range []bool{false, true} {
 		name := map[bool]string{false: "avx2", true: "avx512"}[avx512]
-		b.Run("scan4/"+name, func(b *testing.B) {
-			defer func(old bool) { useAVX512 = old }(useAVX512)
-			useAVX512 = avx512
-			l := getList4()
-			for b.Loop() {
-				l.rows, l.est, l.err = l.rows[:0], l.est[:0], l.err[:0]
-				for lo := 0; lo < n; lo += blockRows {
-					sc.block(q4, hi, nil, lo, min(lo+blockRows, n), 0.3, math.Inf(-1), l)
-				}
-			}
-			b.ReportMetric(float64(len(l.rows)), "listed")
-		})
 		b.Run("dotI8Rows/"+name, func(b *testing.B) {
 			defer func(old bool) { useAVX512 = old }(useAVX512)
 			useAVX512 = avx512

@@ -94,7 +94,7 @@ func (sc *scan4) fused(avx512 bool, p *int8, q4 *quant4, est, err []float64, b, 
 		c: &sc.c, p: p, codes: &q4.codes[b*q4.rowBytes], rowBytes: int64(q4.rowBytes), terms: &q4.terms[b],
 		est: &est[b], err: errp, list: unsafe.SliceData(l.rows[n0 : n0+k]),
 		lest: unsafe.SliceData(l.est[n0 : n0+k]), lerr: unsafe.SliceData(l.err[n0 : n0+k]),
-		n: int64(k), base: int64(b), floor: floor, maxLow: maxLow,
+		n: int64(k), base: int64(b), floor: floor, maxLow: maxLow, gfni: avx512 && useGFNI,
 	}
 	if avx512 {
 		scan4AVX512(&a)
