@@ -84,7 +84,11 @@ func constrain(schema string, data any) (json.RawMessage, error) {
 		return nil, err
 	}
 	c.constrain(node{root})
-	return json.Marshal(root)
+	// MarshalJSON writes what json.Marshal(root) writes (compact,
+	// HTML-safe; jsonx's TestMarshalMatchesNested), without json.Marshal
+	// validating and copying the text again: every call of a retrieval
+	// round constrains its reply, a select call with every id shown.
+	return root.MarshalJSON()
 }
 
 // schemaCacheMax bounds the schemas decodedSchema keeps decoded (the
