@@ -199,6 +199,18 @@ func (r *memberRank) top(n int) []int {
 	return idx
 }
 
+// topSet returns the members top(n) returns, in no given order: the
+// first n of ranked, or every member when there are no more than n.
+func (r *memberRank) topSet(n int) []int {
+	if len(r.members) <= n {
+		return r.members
+	}
+	if r.ranked == nil {
+		r.ranked = rankMembers(r.members, r.score())
+	}
+	return r.ranked[:n]
+}
+
 // turnsAt returns the turns at the given state indexes.
 func (st *spaceState) turnsAt(idx []int) []store.Turn {
 	out := make([]store.Turn, len(idx))
@@ -489,13 +501,14 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	// Within the budget: fewer members per event first, then fewer
 	// events; the searched, timeline and profile turns always show.
 	n, nev := selectMembers, len(v.events)
-	for v.show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
+	for v.size(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
 		if n > 1 {
 			n--
 		} else {
 			nev--
 		}
 	}
+	v.show(n, nev)
 	v.finish()
 	q.stage("shown", v.ids)
 	selected := v.ids
@@ -538,59 +551,109 @@ type selectView struct {
 	job      *llmJob
 	shown    map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
 	ids      []string          // the ids shown, in order
-	// memberRanks, turns and promptEvents hold, across the layouts show
-	// tries, each event's members by similarity (by event index), each
-	// turn's prompt line (by state index) and each event's prompt record
-	// (by event index).
-	memberRanks  map[int]*memberRank
-	turns        map[int]prompt.Turn
-	promptEvents map[int]prompt.Event
+	// memberRanks and promptEvents hold, across the layouts tried, each
+	// event's members by similarity and its prompt record (by position
+	// in events; promptEvents[k] is set where hasEvent[k]).
+	memberRanks  []*memberRank
+	promptEvents []prompt.Event
+	hasEvent     []bool
+	// slot numbers the turns any layout showed (by state index), made
+	// once per turn: pts holds each one's prompt line and ptBytes its
+	// size (promptTurnBytes); mark is the layout (gen) that last showed
+	// it, so that a layout shows a turn once.
+	slot    map[int]int
+	pts     []prompt.Turn
+	ptBytes []int
+	mark    []int
+	gen     int
+	// loose is the searched, timeline and profile turns, each once, with
+	// where each is shown from when no event shows it (made on first
+	// need).
+	loose []looseTurn
 	// idx holds the state indexes of the turns shown, in order (ids'
 	// turns).
 	idx []int
 }
 
-// promptTurn returns q.promptTurnOf of the turn at state index i, made
-// once per turn.
-func (v *selectView) promptTurn(i int) prompt.Turn {
-	if pt, ok := v.turns[i]; ok {
-		return pt
+// looseTurn is a turn the select call shows outside the events: its
+// state index and where it comes from ("search", "timeline" or
+// "profile").
+type looseTurn struct {
+	i   int
+	how string
+}
+
+// slotOf returns the slot of the turn at state index i, making its
+// prompt line (q.promptTurnOf) when it has none yet.
+func (v *selectView) slotOf(i int) int {
+	if s, ok := v.slot[i]; ok {
+		return s
 	}
 	pt := v.q.promptTurnOf(v.q.st.turns[i])
-	v.turns[i] = pt
-	return pt
+	s := len(v.pts)
+	v.slot[i] = s
+	v.pts = append(v.pts, pt)
+	v.ptBytes = append(v.ptBytes, promptTurnBytes(pt))
+	v.mark = append(v.mark, 0)
+	return s
 }
 
-// promptEvent returns event h as the select prompt shows it (without its
-// facts), made once per event.
-func (v *selectView) promptEvent(h int) prompt.Event {
-	if pe, ok := v.promptEvents[h]; ok {
-		return pe
+// promptEvent returns the event at position k of events as the select
+// prompt shows it (without its facts), made once per event.
+func (v *selectView) promptEvent(k int) prompt.Event {
+	if !v.hasEvent[k] {
+		pe := rules.PromptEvent(v.q.st.events[v.events[k].Index])
+		pe.Facts = nil
+		v.promptEvents[k], v.hasEvent[k] = pe, true
 	}
-	pe := rules.PromptEvent(v.q.st.events[h])
-	pe.Facts = nil
-	v.promptEvents[h] = pe
-	return pe
+	return v.promptEvents[k]
 }
 
-// topMembers returns the state indexes of the n members of event h most
-// similar to the question, in order (memberRank.top), ranking each event's
-// members once.
-func (v *selectView) topMembers(h, n int) []int {
-	r, ok := v.memberRanks[h]
-	if !ok {
-		r = v.q.newMemberRank(v.q.st.events[h])
-		v.memberRanks[h] = r
+// rankOf returns the member rank of the event at position k of events,
+// made once per event.
+func (v *selectView) rankOf(k int) *memberRank {
+	if v.memberRanks[k] == nil {
+		v.memberRanks[k] = v.q.newMemberRank(v.q.st.events[v.events[k].Index])
 	}
-	return r.top(n)
+	return v.memberRanks[k]
+}
+
+// looseTurns returns v.loose, made on first need: the searched, timeline
+// and profile turns in that order, each once (where first listed), shown
+// as "search" when the turn search found it, else "timeline" when in the
+// time range, else "profile".
+func (v *selectView) looseTurns() []looseTurn {
+	if v.loose != nil {
+		return v.loose
+	}
+	q := v.q
+	v.loose = []looseTurn{}
+	seen := map[string]bool{}
+	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
+		i, ok := q.st.pos[id] // always: the three lists hold the state's turns
+		if !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		how := "profile"
+		switch {
+		case v.ranks[id] > 0:
+			how = "search"
+		case slices.Contains(v.timeline, id):
+			how = "timeline"
+		}
+		v.loose = append(v.loose, looseTurn{i, how})
+	}
+	return v.loose
 }
 
 // selectInputs runs the search stage and gathers the timeline and profile
 // turns of q (recording their stages) for the select call.
 func (m *Memory) selectInputs(q *query) *selectView {
 	turns, events := q.searchStage(true)
-	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: map[int]*memberRank{}, turns: map[int]prompt.Turn{},
-		promptEvents: map[int]prompt.Event{}, shown: map[string]string{}}
+	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: make([]*memberRank, len(events)),
+		promptEvents: make([]prompt.Event, len(events)), hasEvent: make([]bool, len(events)), slot: map[int]int{},
+		shown: map[string]string{}}
 	for _, h := range turns {
 		v.searched = append(v.searched, q.st.turns[h.Index].ID)
 	}
@@ -611,10 +674,44 @@ func (m *Memory) selectInputs(q *query) *selectView {
 	return v
 }
 
+// size returns the size in bytes of the prompt show(n, nev) lays out,
+// without laying it out: the first nev events, each with its n members
+// closest to the question that no event before it shows (an event
+// showing none is left out), then the loose turns no event shows.
+func (v *selectView) size(n, nev int) (size int) {
+	v.gen++
+	add := func(i int) bool {
+		s := v.slotOf(i)
+		if v.mark[s] == v.gen {
+			return false
+		}
+		v.mark[s] = v.gen
+		size += v.ptBytes[s]
+		return true
+	}
+	for k := range v.events[:nev] {
+		any := false
+		// The set of members shown, in any order: which ones does not
+		// depend on it.
+		for _, i := range v.rankOf(k).topSet(n) {
+			if add(i) {
+				any = true
+			}
+		}
+		if any {
+			size += promptEventBytes(v.promptEvent(k))
+		}
+	}
+	for _, l := range v.looseTurns() {
+		add(l.i)
+	}
+	return size
+}
+
 // show lays out the call with the first nev events, each with its n
-// members closest to the question, and returns the prompt's size in bytes.
-// The job's turns are copies, made for the layout the call shows
-// (finish).
+// members closest to the question, and returns the prompt's size in bytes
+// (size(n, nev)). The job's turns are copies, made for the layout the call
+// shows (finish).
 func (v *selectView) show(n, nev int) (size int) {
 	q := v.q
 	v.data = &prompt.SelectData{Question: q.question, Max: selectMax}
@@ -625,36 +722,27 @@ func (v *selectView) show(n, nev int) (size int) {
 		v.shown[id] = how
 		v.ids = append(v.ids, id)
 		v.idx = append(v.idx, i)
-		pt := v.promptTurn(i)
-		size += promptTurnBytes(pt)
-		return pt
+		s := v.slotOf(i)
+		size += v.ptBytes[s]
+		return v.pts[s]
 	}
-	for _, h := range v.events[:nev] {
+	for k := range v.events[:nev] {
 		se := prompt.SelectEvent{}
-		for _, i := range v.topMembers(h.Index, n) {
+		for _, i := range v.rankOf(k).top(n) {
 			if v.shown[q.st.turns[i].ID] == "" {
 				se.Turns = append(se.Turns, add(i, "event"))
 			}
 		}
 		if len(se.Turns) > 0 {
-			se.Event = v.promptEvent(h.Index)
+			se.Event = v.promptEvent(k)
 			v.data.Events = append(v.data.Events, se)
 			size += promptEventBytes(se.Event)
 		}
 	}
-	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
-		i, ok := q.st.pos[id] // always: the three lists hold the state's turns
-		if !ok || v.shown[id] != "" {
-			continue
+	for _, l := range v.looseTurns() {
+		if id := q.st.turns[l.i].ID; v.shown[id] == "" {
+			v.data.Turns = append(v.data.Turns, add(l.i, l.how))
 		}
-		how := "profile"
-		switch {
-		case v.ranks[id] > 0:
-			how = "search"
-		case slices.Contains(v.timeline, id):
-			how = "timeline"
-		}
-		v.data.Turns = append(v.data.Turns, add(i, how))
 	}
 	return size
 }
