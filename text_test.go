@@ -1,0 +1,61 @@
+package higmem
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/higmem/higmem/store"
+)
+
+// TestRenderContextMatchesFormat checks renderContext and evidenceTokens
+// against their definitions by fmt and string joins, on random evidence:
+// unknown dates, excerpts, resolved times, captions, odd characters.
+func TestRenderContextMatchesFormat(t *testing.T) {
+	reference := func(ev []Evidence) string {
+		var b strings.Builder
+		for _, e := range ev {
+			date := e.Date
+			if date == "" {
+				date = "unknown date"
+			}
+			fmt.Fprintf(&b, "[%s] %s | %s%s: %s", e.Turn.ID, date, e.Turn.Speaker, excerptMarker(e.Excerpt), content(e.Turn))
+			if len(e.Times) > 0 {
+				fmt.Fprintf(&b, " (%s)", strings.Join(e.Times, "; "))
+			}
+			b.WriteByte('\n')
+		}
+		return b.String()
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	pick := func(s ...string) string { return s[r.IntN(len(s))] }
+	for range 500 {
+		var ev []Evidence
+		for range r.IntN(6) {
+			e := Evidence{Turn: store.Turn{ID: pick("D1:3", "t-7", "", "100%", "a b"), Speaker: pick("Ann", "", "Bo %s"),
+				Text: pick("hello", "  padded  ", "", "100% sure; really (yes)", "line\nbreak")}, Date: pick("", "7 May 2023", "sometime")}
+			if r.IntN(3) == 0 {
+				e.Turn.Attachments = []store.Attachment{{Kind: pick("image", "video", ""), Caption: pick("a dog", "")}}
+			}
+			if r.IntN(3) == 0 {
+				e.Excerpt = &Excerpt{Passages: make([]Passage, 1+r.IntN(2)), Of: 3 + r.IntN(3)}
+			}
+			for range r.IntN(4) {
+				e.Times = append(e.Times, pick("yesterday = 6 May 2023", "", "last week = 1–7 May 2023"))
+			}
+			if r.IntN(4) == 0 {
+				e.Turn.OccurredAt = time.Date(2023, 5, 7, 0, 0, 0, 0, time.UTC)
+			}
+			ev = append(ev, e)
+			want := estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date+content(e.Turn)) + 8
+			if got := evidenceTokens(&e); got != want {
+				t.Fatalf("evidenceTokens(%+v) = %d, want %d", e, got, want)
+			}
+		}
+		if got, want := renderContext(ev), reference(ev); got != want {
+			t.Fatalf("renderContext:\n%q\nwant\n%q", got, want)
+		}
+	}
+}
