@@ -334,8 +334,12 @@ type widening struct {
 // is always kept, its text cut when it alone is over the budget.
 func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 	budget := q.ro.EvidenceTokens
-	var out []Evidence
+	var out []Evidence // nil when there is no evidence
 	var wider []widening
+	if len(all) > 0 {
+		// The first is always kept.
+		out, wider = make([]Evidence, 0, len(all)), make([]widening, 0, len(all))
+	}
 	used := 0
 	pm := q.passageScores()
 	for _, e := range all {

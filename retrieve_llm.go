@@ -652,8 +652,11 @@ func (v *selectView) looseTurns() []looseTurn {
 func (m *Memory) selectInputs(q *query) *selectView {
 	turns, events := q.searchStage(true)
 	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: make([]*memberRank, len(events)),
-		promptEvents: make([]prompt.Event, len(events)), hasEvent: make([]bool, len(events)), slot: map[int]int{},
-		shown: map[string]string{}}
+		promptEvents: make([]prompt.Event, len(events)), hasEvent: make([]bool, len(events)), shown: map[string]string{}}
+	// Room for the turns a full layout shows, about: the members of every
+	// event and the loose turns.
+	room := selectMembers*len(events) + len(turns)
+	v.slot, v.pts, v.ptBytes, v.mark = make(map[int]int, room), make([]prompt.Turn, 0, room), make([]int, 0, room), make([]int, 0, room)
 	for _, h := range turns {
 		v.searched = append(v.searched, q.st.turns[h.Index].ID)
 	}

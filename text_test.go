@@ -59,3 +59,18 @@ func TestRenderContextMatchesFormat(t *testing.T) {
 		}
 	}
 }
+
+// withinBudget returns nil, not an empty list, when there is no evidence
+// (a Result's Evidence marshals as null, as it always did), and keeps the
+// first evidence however long.
+func TestWithinBudgetNoEvidenceIsNil(t *testing.T) {
+	q := &query{st: &spaceState{pos: map[string]int{"a": 0}}, pmDone: true, ro: RetrieveOptions{EvidenceTokens: 50}}
+	var tr Trace
+	if out := q.withinBudget(nil, &tr); out != nil {
+		t.Errorf("no evidence: %#v, want nil", out)
+	}
+	long := &Evidence{Turn: store.Turn{ID: "a", Speaker: "Ann", Text: strings.Repeat("word ", 200)}}
+	if out := q.withinBudget([]*Evidence{long}, &tr); len(out) != 1 || len(out[0].Turn.Text) >= 1000 {
+		t.Errorf("one long evidence: %d kept, text of %d bytes", len(out), len(out[0].Turn.Text))
+	}
+}
