@@ -717,34 +717,50 @@ func (v *selectView) size(n, nev int) (size int) {
 // shows (finish).
 func (v *selectView) show(n, nev int) (size int) {
 	q := v.q
+	v.gen++
 	v.data = &prompt.SelectData{Question: q.question, Max: selectMax}
-	clear(v.shown)
+	v.shown = make(map[string]string, len(v.pts))
 	v.ids, v.idx = nil, v.idx[:0]
-	add := func(i int, how string) prompt.Turn {
+	// add shows the turn at state index i unless the layout shows it
+	// already (marked, as in size).
+	add := func(i int, how string) (prompt.Turn, bool) {
+		s := v.slotOf(i)
+		if v.mark[s] == v.gen {
+			return prompt.Turn{}, false
+		}
+		v.mark[s] = v.gen
 		id := q.st.turns[i].ID
 		v.shown[id] = how
+		if v.ids == nil {
+			v.ids = make([]string, 0, len(v.pts))
+		}
 		v.ids = append(v.ids, id)
 		v.idx = append(v.idx, i)
-		s := v.slotOf(i)
 		size += v.ptBytes[s]
-		return v.pts[s]
+		return v.pts[s], true
 	}
 	for k := range v.events[:nev] {
 		se := prompt.SelectEvent{}
 		for _, i := range v.rankOf(k).top(n) {
-			if v.shown[q.st.turns[i].ID] == "" {
-				se.Turns = append(se.Turns, add(i, "event"))
+			if pt, ok := add(i, "event"); ok {
+				if se.Turns == nil {
+					se.Turns = make([]prompt.Turn, 0, n)
+				}
+				se.Turns = append(se.Turns, pt)
 			}
 		}
 		if len(se.Turns) > 0 {
 			se.Event = v.promptEvent(k)
+			if v.data.Events == nil {
+				v.data.Events = make([]prompt.SelectEvent, 0, nev)
+			}
 			v.data.Events = append(v.data.Events, se)
 			size += promptEventBytes(se.Event)
 		}
 	}
 	for _, l := range v.looseTurns() {
-		if id := q.st.turns[l.i].ID; v.shown[id] == "" {
-			v.data.Turns = append(v.data.Turns, add(l.i, l.how))
+		if pt, ok := add(l.i, l.how); ok {
+			v.data.Turns = append(v.data.Turns, pt)
 		}
 	}
 	return size
