@@ -500,15 +500,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	v := m.selectInputs(q)
 	// Within the budget: fewer members per event first, then fewer
 	// events; the searched, timeline and profile turns always show.
-	n, nev := selectMembers, len(v.events)
-	for v.size(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
-		if n > 1 {
-			n--
-		} else {
-			nev--
-		}
-	}
-	v.show(n, nev)
+	fitLayout(selectMembers, len(v.events), 4*selectTokens, v.show, v.size)
 	v.finish()
 	q.stage("shown", v.ids)
 	selected := v.ids
@@ -535,6 +527,30 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 		q.addCand(id, v.shown[id], 1+boost(v.ranks[id])+boost(i+1)/2)
 	}
 	return nil
+}
+
+// fitLayout chooses the select call's layout: n members of each of the
+// first nev events, with fewer members per event first, then fewer
+// events, until the prompt's size is within limit (or there is nothing
+// left to take off), and lays it out with show. The first layout is laid
+// out at once (it mostly fits); the others are only measured (size) until
+// one fits, which show then lays out.
+func fitLayout(n, nev, limit int, show, size func(n, nev int) int) (int, int) {
+	if show(n, nev) <= limit {
+		return n, nev
+	}
+	for n > 1 || nev > 0 {
+		if n > 1 {
+			n--
+		} else {
+			nev--
+		}
+		if size(n, nev) <= limit {
+			break
+		}
+	}
+	show(n, nev)
+	return n, nev
 }
 
 // selectView is what default mode's select call shows: the candidate

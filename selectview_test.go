@@ -205,3 +205,35 @@ func TestSelectLayoutsMatchReference(t *testing.T) {
 	}
 	t.Logf("%d layouts checked", layouts)
 }
+
+// fitLayout chooses the layout the former loop chose (laying out each
+// layout it tried: fewer members first, then fewer events, until one fits
+// or none is left), and show's last layout is that one.
+func TestFitLayoutMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 3000 {
+		n0, nev0, limit := 1+rng.IntN(10), rng.IntN(6), 50+rng.IntN(100)
+		sizes := map[[2]int]int{}
+		measure := func(n, nev int) int {
+			k := [2]int{n, nev}
+			if _, ok := sizes[k]; !ok {
+				sizes[k] = 20 + rng.IntN(200)
+			}
+			return sizes[k]
+		}
+		n, nev := n0, nev0
+		for measure(n, nev) > limit && (n > 1 || nev > 0) {
+			if n > 1 {
+				n--
+			} else {
+				nev--
+			}
+		}
+		var last [2]int
+		gotN, gotNev := fitLayout(n0, nev0, limit, func(n, nev int) int { last = [2]int{n, nev}; return measure(n, nev) }, measure)
+		if gotN != n || gotNev != nev || last != [2]int{n, nev} {
+			t.Fatalf("from %d, %d within %d (sizes %v): fitLayout chose %d, %d and laid out %v; the loop chose %d, %d",
+				n0, nev0, limit, sizes, gotN, gotNev, last, n, nev)
+		}
+	}
+}
