@@ -3,6 +3,7 @@ package higmem
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -73,4 +74,46 @@ func TestWithinBudgetNoEvidenceIsNil(t *testing.T) {
 	if out := q.withinBudget([]*Evidence{long}, &tr); len(out) != 1 || len(out[0].Turn.Text) >= 1000 {
 		t.Errorf("one long evidence: %d kept, text of %d bytes", len(out), len(out[0].Turn.Text))
 	}
+}
+
+// chronological sorts evidence as slices.SortFunc with compareTurns does,
+// ties (same time and Seq) in the same places, and leaves the input as
+// it was.
+func TestChronologicalMatchesSortFunc(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 5))
+	base := time.Date(2023, 5, 1, 0, 0, 0, 0, time.UTC)
+	for range 3000 {
+		n := r.IntN(40)
+		var ev []Evidence
+		for i := range n {
+			e := Evidence{Turn: store.Turn{ID: fmt.Sprint(i), Seq: int64(r.IntN(12))}, Score: float64(i)}
+			if r.IntN(4) > 0 {
+				e.Turn.OccurredAt = base.Add(time.Duration(r.IntN(5)) * time.Hour)
+			}
+			ev = append(ev, e)
+		}
+		in := slices.Clone(ev)
+		want := slices.Clone(ev)
+		slices.SortFunc(want, func(a, b Evidence) int { return compareTurns(a.Turn, b.Turn) })
+		got := chronological(ev)
+		if len(got) != len(want) || (got == nil) != (want == nil) {
+			t.Fatalf("%d evidence: got %d (nil %v)", n, len(got), got == nil)
+		}
+		for i := range got {
+			if got[i].Turn.ID != want[i].Turn.ID {
+				t.Fatalf("%d evidence: order %v, SortFunc %v", n, evidenceIDs(got), evidenceIDs(want))
+			}
+		}
+		if n >= 2 && !slices.EqualFunc(ev, in, func(a, b Evidence) bool { return a.Turn.ID == b.Turn.ID }) {
+			t.Fatalf("input reordered")
+		}
+	}
+}
+
+func evidenceIDs(ev []Evidence) []string {
+	var out []string
+	for _, e := range ev {
+		out = append(out, e.Turn.ID)
+	}
+	return out
 }
