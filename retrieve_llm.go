@@ -290,7 +290,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		// Only ids that were shown count (models invent ids).
 		for _, id := range ids {
 			id = strings.Trim(strings.TrimSpace(id), "[]")
-			if slices.ContainsFunc(j.turns, func(t store.Turn) bool { return t.ID == id }) && !slices.Contains(j.out, id) {
+			if hasTurn(j.turns, id) && !slices.Contains(j.out, id) {
 				j.out = append(j.out, id)
 			}
 		}
@@ -300,6 +300,17 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		q.trace.Rounds++
 	}
 	return err
+}
+
+// hasTurn reports whether turns holds the turn id (reading each turn in
+// place, not a copy of it per look).
+func hasTurn(turns []store.Turn, id string) bool {
+	for i := range turns {
+		if turns[i].ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // askJob makes job j's call showing turns (all of j's, or part of them)

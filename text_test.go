@@ -117,3 +117,16 @@ func evidenceIDs(ev []Evidence) []string {
 	}
 	return out
 }
+
+// hasTurn finds a turn by id, and only a turn shown.
+func TestHasTurn(t *testing.T) {
+	turns := []store.Turn{{ID: "D1:1"}, {ID: "D1:2"}, {ID: "x"}}
+	for id, want := range map[string]bool{"D1:1": true, "x": true, "D1:3": false, "": false, "d1:1": false} {
+		if got := hasTurn(turns, id); got != want {
+			t.Errorf("hasTurn(%q) = %v, want %v", id, got, want)
+		}
+	}
+	if hasTurn(nil, "x") {
+		t.Error("found a turn among none")
+	}
+}
