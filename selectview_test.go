@@ -237,3 +237,42 @@ func TestFitLayoutMatchesLoop(t *testing.T) {
 		}
 	}
 }
+
+// timeline returns the turns said in the question's time range (or
+// mentioning a time in it), in order, all of them when n allows.
+func TestTimelineTurnsInRange(t *testing.T) {
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "timeline"}
+	var in []TurnInput
+	for i := range 40 {
+		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: fmt.Sprint(i / 10), Speaker: "Ann",
+			Text: fmt.Sprintf("Note %d about the kibble.", i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", 1+i/10, i%10)})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	q := m.newQuery(ctx, st, "When on 3 May 2024 did Ann buy kibble?", RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
+	defer st.putScratch(q.sc)
+	if !q.info.Temporal || q.info.Start.IsZero() {
+		t.Fatalf("question read as %+v, want a time range", q.info)
+	}
+	got := q.timeline(100)
+	var want []string
+	for i := 20; i < 30; i++ { // said on 3 May
+		want = append(want, fmt.Sprintf("t%d", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline %v, want %v", got, want)
+	}
+}
