@@ -294,8 +294,7 @@ func (m *Memory) finalEvidence(ctx context.Context, q *query, tr *Trace) ([]Evid
 		tr.Notes = append(tr.Notes, fmt.Sprintf("evidence capped at %d of %d turns", q.ro.MaxEvidence, len(all)))
 		all = all[:q.ro.MaxEvidence]
 	}
-	out := q.withinBudget(all, tr)
-	slices.SortFunc(out, func(a, b Evidence) int { return compareTurns(a.Turn, b.Turn) })
+	out := chronological(q.withinBudget(all, tr))
 	ids := make([]string, len(out))
 	for i, e := range out {
 		ids[i] = e.Turn.ID
@@ -334,8 +333,12 @@ type widening struct {
 // is always kept, its text cut when it alone is over the budget.
 func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 	budget := q.ro.EvidenceTokens
-	var out []Evidence
+	var out []Evidence // nil when there is no evidence
 	var wider []widening
+	if len(all) > 0 {
+		// The first is always kept.
+		out, wider = make([]Evidence, 0, len(all)), make([]widening, 0, len(all))
+	}
 	used := 0
 	pm := q.passageScores()
 	for _, e := range all {
@@ -378,6 +381,30 @@ func (q *query) withinBudget(all []*Evidence, tr *Trace) []Evidence {
 			used += cost - w.cost
 			out[j] = e
 		}
+	}
+	return out
+}
+
+// chronological returns ev sorted by compareTurns, as
+// slices.SortFunc(ev, ...) sorts it: it sorts the positions (the same
+// comparisons, so the same order, ties included) and copies each
+// evidence once, where sorting the evidence itself copies whole records
+// at every swap and every comparison. nil stays nil.
+func chronological(ev []Evidence) []Evidence {
+	if len(ev) < 2 {
+		return ev
+	}
+	order := make([]int, len(ev))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ta, tb := &ev[a].Turn, &ev[b].Turn
+		return temporal.Compare(temporal.Key{At: ta.OccurredAt, Seq: int(ta.Seq)}, temporal.Key{At: tb.OccurredAt, Seq: int(tb.Seq)})
+	})
+	out := make([]Evidence, len(ev))
+	for i, j := range order {
+		out[i] = ev[j]
 	}
 	return out
 }

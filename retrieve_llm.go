@@ -85,11 +85,14 @@ func (q *query) timeline(n int) []string {
 	}
 	iv := temporal.Interval{Start: q.info.Start, End: q.info.End}
 	var idx []int
-	for i, t := range q.st.turns {
+	for i := range q.st.turns {
 		if q.keepTurn != nil && !q.keepTurn(i) {
 			continue
 		}
-		in := !t.OccurredAt.IsZero() && iv.Contains(t.OccurredAt)
+		// The turn's time read in place: a copy of every record of the
+		// space per temporal question costs milliseconds at 100k turns.
+		at := q.st.turns[i].OccurredAt
+		in := !at.IsZero() && iv.Contains(at)
 		for _, r := range q.st.info.timeRefs[i] {
 			if iv.Overlaps(temporal.Interval{Start: r.Start, End: r.End}) {
 				in = true
@@ -199,6 +202,18 @@ func (r *memberRank) top(n int) []int {
 	return idx
 }
 
+// topSet returns the members top(n) returns, in no given order: the
+// first n of ranked, or every member when there are no more than n.
+func (r *memberRank) topSet(n int) []int {
+	if len(r.members) <= n {
+		return r.members
+	}
+	if r.ranked == nil {
+		r.ranked = rankMembers(r.members, r.score())
+	}
+	return r.ranked[:n]
+}
+
 // turnsAt returns the turns at the given state indexes.
 func (st *spaceState) turnsAt(idx []int) []store.Turn {
 	out := make([]store.Turn, len(idx))
@@ -278,7 +293,7 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		// Only ids that were shown count (models invent ids).
 		for _, id := range ids {
 			id = strings.Trim(strings.TrimSpace(id), "[]")
-			if slices.ContainsFunc(j.turns, func(t store.Turn) bool { return t.ID == id }) && !slices.Contains(j.out, id) {
+			if hasTurn(j.turns, id) && !slices.Contains(j.out, id) {
 				j.out = append(j.out, id)
 			}
 		}
@@ -288,6 +303,17 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		q.trace.Rounds++
 	}
 	return err
+}
+
+// hasTurn reports whether turns holds the turn id (reading each turn in
+// place, not a copy of it per look).
+func hasTurn(turns []store.Turn, id string) bool {
+	for i := range turns {
+		if turns[i].ID == id {
+			return true
+		}
+	}
+	return false
 }
 
 // askJob makes job j's call showing turns (all of j's, or part of them)
@@ -488,14 +514,7 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	v := m.selectInputs(q)
 	// Within the budget: fewer members per event first, then fewer
 	// events; the searched, timeline and profile turns always show.
-	n, nev := selectMembers, len(v.events)
-	for v.show(n, nev) > 4*selectTokens && (n > 1 || nev > 0) {
-		if n > 1 {
-			n--
-		} else {
-			nev--
-		}
-	}
+	fitLayout(selectMembers, len(v.events), 4*selectTokens, v.show, v.size)
 	v.finish()
 	q.stage("shown", v.ids)
 	selected := v.ids
@@ -524,6 +543,30 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	return nil
 }
 
+// fitLayout chooses the select call's layout: n members of each of the
+// first nev events, with fewer members per event first, then fewer
+// events, until the prompt's size is within limit (or there is nothing
+// left to take off), and lays it out with show. The first layout is laid
+// out at once (it mostly fits); the others are only measured (size) until
+// one fits, which show then lays out.
+func fitLayout(n, nev, limit int, show, size func(n, nev int) int) (int, int) {
+	if show(n, nev) <= limit {
+		return n, nev
+	}
+	for n > 1 || nev > 0 {
+		if n > 1 {
+			n--
+		} else {
+			nev--
+		}
+		if size(n, nev) <= limit {
+			break
+		}
+	}
+	show(n, nev)
+	return n, nev
+}
+
 // selectView is what default mode's select call shows: the candidate
 // events, each with its members closest to the question, then the
 // searched, timeline and profile turns no event showed.
@@ -538,59 +581,112 @@ type selectView struct {
 	job      *llmJob
 	shown    map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
 	ids      []string          // the ids shown, in order
-	// memberRanks, turns and promptEvents hold, across the layouts show
-	// tries, each event's members by similarity (by event index), each
-	// turn's prompt line (by state index) and each event's prompt record
-	// (by event index).
-	memberRanks  map[int]*memberRank
-	turns        map[int]prompt.Turn
-	promptEvents map[int]prompt.Event
+	// memberRanks and promptEvents hold, across the layouts tried, each
+	// event's members by similarity and its prompt record (by position
+	// in events; promptEvents[k] is set where hasEvent[k]).
+	memberRanks  []*memberRank
+	promptEvents []prompt.Event
+	hasEvent     []bool
+	// slot numbers the turns any layout showed (by state index), made
+	// once per turn: pts holds each one's prompt line and ptBytes its
+	// size (promptTurnBytes); mark is the layout (gen) that last showed
+	// it, so that a layout shows a turn once.
+	slot    map[int]int
+	pts     []prompt.Turn
+	ptBytes []int
+	mark    []int
+	gen     int
+	// loose is the searched, timeline and profile turns, each once, with
+	// where each is shown from when no event shows it (made on first
+	// need).
+	loose []looseTurn
 	// idx holds the state indexes of the turns shown, in order (ids'
 	// turns).
 	idx []int
 }
 
-// promptTurn returns q.promptTurnOf of the turn at state index i, made
-// once per turn.
-func (v *selectView) promptTurn(i int) prompt.Turn {
-	if pt, ok := v.turns[i]; ok {
-		return pt
+// looseTurn is a turn the select call shows outside the events: its
+// state index and where it comes from ("search", "timeline" or
+// "profile").
+type looseTurn struct {
+	i   int
+	how string
+}
+
+// slotOf returns the slot of the turn at state index i, making its
+// prompt line (q.promptTurnOf) when it has none yet.
+func (v *selectView) slotOf(i int) int {
+	if s, ok := v.slot[i]; ok {
+		return s
 	}
 	pt := v.q.promptTurnOf(v.q.st.turns[i])
-	v.turns[i] = pt
-	return pt
+	s := len(v.pts)
+	v.slot[i] = s
+	v.pts = append(v.pts, pt)
+	v.ptBytes = append(v.ptBytes, promptTurnBytes(pt))
+	v.mark = append(v.mark, 0)
+	return s
 }
 
-// promptEvent returns event h as the select prompt shows it (without its
-// facts), made once per event.
-func (v *selectView) promptEvent(h int) prompt.Event {
-	if pe, ok := v.promptEvents[h]; ok {
-		return pe
+// promptEvent returns the event at position k of events as the select
+// prompt shows it (without its facts), made once per event.
+func (v *selectView) promptEvent(k int) prompt.Event {
+	if !v.hasEvent[k] {
+		pe := rules.PromptEvent(v.q.st.events[v.events[k].Index])
+		pe.Facts = nil
+		v.promptEvents[k], v.hasEvent[k] = pe, true
 	}
-	pe := rules.PromptEvent(v.q.st.events[h])
-	pe.Facts = nil
-	v.promptEvents[h] = pe
-	return pe
+	return v.promptEvents[k]
 }
 
-// topMembers returns the state indexes of the n members of event h most
-// similar to the question, in order (memberRank.top), ranking each event's
-// members once.
-func (v *selectView) topMembers(h, n int) []int {
-	r, ok := v.memberRanks[h]
-	if !ok {
-		r = v.q.newMemberRank(v.q.st.events[h])
-		v.memberRanks[h] = r
+// rankOf returns the member rank of the event at position k of events,
+// made once per event.
+func (v *selectView) rankOf(k int) *memberRank {
+	if v.memberRanks[k] == nil {
+		v.memberRanks[k] = v.q.newMemberRank(v.q.st.events[v.events[k].Index])
 	}
-	return r.top(n)
+	return v.memberRanks[k]
+}
+
+// looseTurns returns v.loose, made on first need: the searched, timeline
+// and profile turns in that order, each once (where first listed), shown
+// as "search" when the turn search found it, else "timeline" when in the
+// time range, else "profile".
+func (v *selectView) looseTurns() []looseTurn {
+	if v.loose != nil {
+		return v.loose
+	}
+	q := v.q
+	v.loose = []looseTurn{}
+	seen := map[string]bool{}
+	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
+		i, ok := q.st.pos[id] // always: the three lists hold the state's turns
+		if !ok || seen[id] {
+			continue
+		}
+		seen[id] = true
+		how := "profile"
+		switch {
+		case v.ranks[id] > 0:
+			how = "search"
+		case slices.Contains(v.timeline, id):
+			how = "timeline"
+		}
+		v.loose = append(v.loose, looseTurn{i, how})
+	}
+	return v.loose
 }
 
 // selectInputs runs the search stage and gathers the timeline and profile
 // turns of q (recording their stages) for the select call.
 func (m *Memory) selectInputs(q *query) *selectView {
 	turns, events := q.searchStage(true)
-	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: map[int]*memberRank{}, turns: map[int]prompt.Turn{},
-		promptEvents: map[int]prompt.Event{}, shown: map[string]string{}}
+	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: make([]*memberRank, len(events)),
+		promptEvents: make([]prompt.Event, len(events)), hasEvent: make([]bool, len(events)), shown: map[string]string{}}
+	// Room for the turns a full layout shows, about: the members of every
+	// event and the loose turns.
+	room := selectMembers*len(events) + len(turns)
+	v.slot, v.pts, v.ptBytes, v.mark = make(map[int]int, room), make([]prompt.Turn, 0, room), make([]int, 0, room), make([]int, 0, room)
 	for _, h := range turns {
 		v.searched = append(v.searched, q.st.turns[h.Index].ID)
 	}
@@ -611,50 +707,91 @@ func (m *Memory) selectInputs(q *query) *selectView {
 	return v
 }
 
+// size returns the size in bytes of the prompt show(n, nev) lays out,
+// without laying it out: the first nev events, each with its n members
+// closest to the question that no event before it shows (an event
+// showing none is left out), then the loose turns no event shows.
+func (v *selectView) size(n, nev int) (size int) {
+	v.gen++
+	add := func(i int) bool {
+		s := v.slotOf(i)
+		if v.mark[s] == v.gen {
+			return false
+		}
+		v.mark[s] = v.gen
+		size += v.ptBytes[s]
+		return true
+	}
+	for k := range v.events[:nev] {
+		any := false
+		// The set of members shown, in any order: which ones does not
+		// depend on it.
+		for _, i := range v.rankOf(k).topSet(n) {
+			if add(i) {
+				any = true
+			}
+		}
+		if any {
+			size += promptEventBytes(v.promptEvent(k))
+		}
+	}
+	for _, l := range v.looseTurns() {
+		add(l.i)
+	}
+	return size
+}
+
 // show lays out the call with the first nev events, each with its n
-// members closest to the question, and returns the prompt's size in bytes.
-// The job's turns are copies, made for the layout the call shows
-// (finish).
+// members closest to the question, and returns the prompt's size in bytes
+// (size(n, nev)). The job's turns are copies, made for the layout the call
+// shows (finish).
 func (v *selectView) show(n, nev int) (size int) {
 	q := v.q
+	v.gen++
 	v.data = &prompt.SelectData{Question: q.question, Max: selectMax}
-	clear(v.shown)
+	v.shown = make(map[string]string, len(v.pts))
 	v.ids, v.idx = nil, v.idx[:0]
-	add := func(i int, how string) prompt.Turn {
+	// add shows the turn at state index i unless the layout shows it
+	// already (marked, as in size).
+	add := func(i int, how string) (prompt.Turn, bool) {
+		s := v.slotOf(i)
+		if v.mark[s] == v.gen {
+			return prompt.Turn{}, false
+		}
+		v.mark[s] = v.gen
 		id := q.st.turns[i].ID
 		v.shown[id] = how
+		if v.ids == nil {
+			v.ids = make([]string, 0, len(v.pts))
+		}
 		v.ids = append(v.ids, id)
 		v.idx = append(v.idx, i)
-		pt := v.promptTurn(i)
-		size += promptTurnBytes(pt)
-		return pt
+		size += v.ptBytes[s]
+		return v.pts[s], true
 	}
-	for _, h := range v.events[:nev] {
+	for k := range v.events[:nev] {
 		se := prompt.SelectEvent{}
-		for _, i := range v.topMembers(h.Index, n) {
-			if v.shown[q.st.turns[i].ID] == "" {
-				se.Turns = append(se.Turns, add(i, "event"))
+		for _, i := range v.rankOf(k).top(n) {
+			if pt, ok := add(i, "event"); ok {
+				if se.Turns == nil {
+					se.Turns = make([]prompt.Turn, 0, n)
+				}
+				se.Turns = append(se.Turns, pt)
 			}
 		}
 		if len(se.Turns) > 0 {
-			se.Event = v.promptEvent(h.Index)
+			se.Event = v.promptEvent(k)
+			if v.data.Events == nil {
+				v.data.Events = make([]prompt.SelectEvent, 0, nev)
+			}
 			v.data.Events = append(v.data.Events, se)
 			size += promptEventBytes(se.Event)
 		}
 	}
-	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
-		i, ok := q.st.pos[id] // always: the three lists hold the state's turns
-		if !ok || v.shown[id] != "" {
-			continue
+	for _, l := range v.looseTurns() {
+		if pt, ok := add(l.i, l.how); ok {
+			v.data.Turns = append(v.data.Turns, pt)
 		}
-		how := "profile"
-		switch {
-		case v.ranks[id] > 0:
-			how = "search"
-		case slices.Contains(v.timeline, id):
-			how = "timeline"
-		}
-		v.data.Turns = append(v.data.Turns, add(i, how))
 	}
 	return size
 }

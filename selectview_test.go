@@ -2,9 +2,18 @@ package higmem
 
 import (
 	"cmp"
+	"fmt"
+	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/higmem/higmem/embed/hashing"
+	"github.com/higmem/higmem/internal/prompt"
+	"github.com/higmem/higmem/internal/rules"
+	"github.com/higmem/higmem/llm/llmfake"
 )
 
 // TestMemberRankMatchesReference checks that memberRank.top, which ranks an
@@ -45,5 +54,225 @@ func TestMemberRankMatchesReference(t *testing.T) {
 				t.Fatalf("members %v, n %d: scores asked for %d times, want %d", members, n, asked, want)
 			}
 		}
+	}
+}
+
+// refLayout is the select call's layout as show laid it out before size
+// and the slots: everything made afresh, the turns deduplicated by id.
+type refLayout struct {
+	data  prompt.SelectData
+	ids   []string
+	shown map[string]string
+	size  int
+}
+
+func referenceShow(v *selectView, n, nev int) refLayout {
+	q := v.q
+	out := refLayout{data: prompt.SelectData{Question: q.question, Max: selectMax}, shown: map[string]string{}}
+	add := func(i int, how string) prompt.Turn {
+		id := q.st.turns[i].ID
+		out.shown[id] = how
+		out.ids = append(out.ids, id)
+		pt := q.promptTurnOf(q.st.turns[i])
+		out.size += promptTurnBytes(pt)
+		return pt
+	}
+	for _, h := range v.events[:nev] {
+		members := q.members(q.st.events[h.Index])
+		if len(members) > n {
+			score := q.memberScores()
+			members = slices.Clone(members)
+			slices.SortStableFunc(members, func(a, b int) int { return cmp.Compare(score(b), score(a)) })
+			members = members[:n]
+			slices.Sort(members)
+		}
+		se := prompt.SelectEvent{}
+		for _, i := range members {
+			if out.shown[q.st.turns[i].ID] == "" {
+				se.Turns = append(se.Turns, add(i, "event"))
+			}
+		}
+		if len(se.Turns) > 0 {
+			se.Event = rules.PromptEvent(q.st.events[h.Index])
+			se.Event.Facts = nil
+			out.data.Events = append(out.data.Events, se)
+			out.size += promptEventBytes(se.Event)
+		}
+	}
+	for _, id := range slices.Concat(v.searched, v.timeline, v.profile) {
+		i, ok := q.st.pos[id]
+		if !ok || out.shown[id] != "" {
+			continue
+		}
+		how := "profile"
+		switch {
+		case v.ranks[id] > 0:
+			how = "search"
+		case slices.Contains(v.timeline, id):
+			how = "timeline"
+		}
+		out.data.Turns = append(out.data.Turns, add(i, how))
+	}
+	return out
+}
+
+// TestSelectLayoutsMatchReference checks, on a default-mode space, that
+// every layout the select call may try (n members of the first nev
+// events) has the size size reports, and that show lays it out as the
+// reference does (the events, their turns, the loose turns, where each
+// was shown from, in order), whatever layouts were tried before.
+func TestSelectLayoutsMatchReference(t *testing.T) {
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "layout"}
+	// Topics of their own words, in runs of five turns: each run is an
+	// event of the scripted model's, a topic's later runs join it.
+	topics := [][]string{
+		strings.Fields("garden roses compost tulips hedge"), strings.Fields("sourdough starter flour oven crust"),
+		strings.Fields("chess opening bishop endgame rook"), strings.Fields("sailing regatta harbour mast keel"),
+		strings.Fields("guitar chords strings amplifier riff"), strings.Fields("cycling saddle gears climb pedals"),
+		strings.Fields("museum paintings sculpture gallery curator"), strings.Fields("puppy leash vet kibble fetch"),
+	}
+	var in []TurnInput
+	for i := range 160 {
+		w := topics[(i/5)%len(topics)]
+		text := fmt.Sprintf("%s %s %s %s, %s %d.", w[i%5], w[(i+1)%5], w[(i+2)%5], w[(i+3)%5], w[(i+4)%5], i)
+		if i%13 == 0 {
+			// Long turns: the prompt shows excerpts.
+			var paras []string
+			for p := range 4 {
+				paras = append(paras, strings.Repeat(fmt.Sprintf("%s %s %s paragraph%d %s. ", w[p], w[p+1], w[0], p, w[4]), 10))
+			}
+			text = strings.Join(paras, "\n\n")
+		}
+		in = append(in, TurnInput{ID: fmt.Sprintf("D%d:%d", i/40+1, i%40+1), SessionID: fmt.Sprint(i/40 + 1), Speaker: []string{"Ann", "Bo"}[i%2],
+			Text: text, Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	layouts := 0
+	for _, question := range []string{"What did Ann say about the roses, the sourdough crust and the chess endgame?", "When did Bo talk about the regatta, the guitar riff, the saddle, the gallery or the puppy?", "When in May 2024 did Ann feed the puppy kibble?", "What did Bo say about the museum on 2 May 2024?"} {
+		q := m.newQuery(ctx, st, question, RetrieveOptions{KTurn: 10, KEvent: 10, EvidenceTokens: 2000}, &recorder{})
+		if err := m.analyze(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		q.setFilters()
+		v := m.selectInputs(q)
+		t.Logf("%d events in the space, %d found, %d searched, %d in the timeline", len(st.events), len(v.events), len(v.searched), len(v.timeline))
+		if len(v.events) < 2 {
+			t.Fatalf("%q: %d events found, want several", question, len(v.events))
+		}
+		rng := rand.New(rand.NewPCG(7, uint64(len(question))))
+		var tries [][2]int
+		for n := selectMembers; n >= 1; n-- {
+			for nev := len(v.events); nev >= 0; nev-- {
+				tries = append(tries, [2]int{n, nev})
+			}
+		}
+		rng.Shuffle(len(tries), func(a, b int) { tries[a], tries[b] = tries[b], tries[a] })
+		for _, tr := range tries {
+			n, nev := tr[0], tr[1]
+			want := referenceShow(v, n, nev)
+			size := v.size(n, nev)
+			shown := v.show(n, nev)
+			if size != want.size || shown != want.size {
+				t.Fatalf("%q, n %d, nev %d: size %d, show %d, reference %d", question, n, nev, size, shown, want.size)
+			}
+			if !reflect.DeepEqual(*v.data, want.data) || !slices.Equal(v.ids, want.ids) || !maps.Equal(v.shown, want.shown) {
+				t.Fatalf("%q, n %d, nev %d: show laid out\n%+v\n%v\n%v\nreference\n%+v\n%v\n%v", question, n, nev, *v.data, v.ids, v.shown, want.data, want.ids, want.shown)
+			}
+			idx := make([]int, len(want.ids))
+			for j, id := range want.ids {
+				idx[j] = st.pos[id]
+			}
+			if !slices.Equal(v.idx, idx) {
+				t.Fatalf("%q, n %d, nev %d: idx %v, want %v", question, n, nev, v.idx, idx)
+			}
+			layouts++
+		}
+		st.putScratch(q.sc)
+	}
+	t.Logf("%d layouts checked", layouts)
+}
+
+// fitLayout chooses the layout the former loop chose (laying out each
+// layout it tried: fewer members first, then fewer events, until one fits
+// or none is left), and show's last layout is that one.
+func TestFitLayoutMatchesLoop(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for range 3000 {
+		n0, nev0, limit := 1+rng.IntN(10), rng.IntN(6), 50+rng.IntN(100)
+		sizes := map[[2]int]int{}
+		measure := func(n, nev int) int {
+			k := [2]int{n, nev}
+			if _, ok := sizes[k]; !ok {
+				sizes[k] = 20 + rng.IntN(200)
+			}
+			return sizes[k]
+		}
+		n, nev := n0, nev0
+		for measure(n, nev) > limit && (n > 1 || nev > 0) {
+			if n > 1 {
+				n--
+			} else {
+				nev--
+			}
+		}
+		var last [2]int
+		gotN, gotNev := fitLayout(n0, nev0, limit, func(n, nev int) int { last = [2]int{n, nev}; return measure(n, nev) }, measure)
+		if gotN != n || gotNev != nev || last != [2]int{n, nev} {
+			t.Fatalf("from %d, %d within %d (sizes %v): fitLayout chose %d, %d and laid out %v; the loop chose %d, %d",
+				n0, nev0, limit, sizes, gotN, gotNev, last, n, nev)
+		}
+	}
+}
+
+// timeline returns the turns said in the question's time range (or
+// mentioning a time in it), in order, all of them when n allows.
+func TestTimelineTurnsInRange(t *testing.T) {
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "timeline"}
+	var in []TurnInput
+	for i := range 40 {
+		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: fmt.Sprint(i / 10), Speaker: "Ann",
+			Text: fmt.Sprintf("Note %d about the kibble.", i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", 1+i/10, i%10)})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	q := m.newQuery(ctx, st, "When on 3 May 2024 did Ann buy kibble?", RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
+	defer st.putScratch(q.sc)
+	if !q.info.Temporal || q.info.Start.IsZero() {
+		t.Fatalf("question read as %+v, want a time range", q.info)
+	}
+	got := q.timeline(100)
+	var want []string
+	for i := 20; i < 30; i++ { // said on 3 May
+		want = append(want, fmt.Sprintf("t%d", i))
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("timeline %v, want %v", got, want)
 	}
 }

@@ -28,6 +28,8 @@ func promptTurns(ts []store.Turn) []prompt.Turn {
 func estimateTokens(s string) int { return (len(s) + 3) / 4 }
 
 // renderContext renders evidence as the answer model sees it.
+// Each evidence is a line "[id] date | speaker(excerpt marker): content
+// (time; time)", written piece by piece (no fmt on the question path).
 func renderContext(ev []Evidence) string {
 	var b strings.Builder
 	for _, e := range ev {
@@ -35,9 +37,24 @@ func renderContext(ev []Evidence) string {
 		if date == "" {
 			date = "unknown date"
 		}
-		fmt.Fprintf(&b, "[%s] %s | %s%s: %s", e.Turn.ID, date, e.Turn.Speaker, excerptMarker(e.Excerpt), content(e.Turn))
+		b.WriteByte('[')
+		b.WriteString(e.Turn.ID)
+		b.WriteString("] ")
+		b.WriteString(date)
+		b.WriteString(" | ")
+		b.WriteString(e.Turn.Speaker)
+		b.WriteString(excerptMarker(e.Excerpt))
+		b.WriteString(": ")
+		b.WriteString(content(e.Turn))
 		if len(e.Times) > 0 {
-			fmt.Fprintf(&b, " (%s)", strings.Join(e.Times, "; "))
+			b.WriteString(" (")
+			for i, t := range e.Times {
+				if i > 0 {
+					b.WriteString("; ")
+				}
+				b.WriteString(t)
+			}
+			b.WriteByte(')')
 		}
 		b.WriteByte('\n')
 	}
@@ -55,6 +72,9 @@ func excerptMarker(ex *Excerpt) string {
 
 // evidenceTokens is what an evidence costs the evidence budget: its line
 // in the answer model's context, near enough.
+//
+// It is estimateTokens of the four strings joined, from their lengths.
 func evidenceTokens(e *Evidence) int {
-	return estimateTokens(e.Turn.Speaker+excerptMarker(e.Excerpt)+e.Date+content(e.Turn)) + 8
+	n := len(e.Turn.Speaker) + len(excerptMarker(e.Excerpt)) + len(e.Date) + len(content(e.Turn))
+	return (n+3)/4 + 8
 }

@@ -49,9 +49,9 @@ func CompleteJSON(ctx context.Context, m Model, req Request, v any) (Response, e
 	if err != nil {
 		return resp, fmt.Errorf("llm: %s: %w", opName(req), err)
 	}
-	doc, problem := parseDoc(resp.Content, req.Schema, v)
+	doc, decoded, problem := parseDoc(resp.Content, req.Schema, v)
 	if problem == nil && !resp.Truncated() {
-		return resp, unmarshalInto(doc, v)
+		return resp, storeInto(doc, decoded, v)
 	}
 	if err := ctx.Err(); err != nil {
 		return resp, fmt.Errorf("llm: %s: %w", opName(req), err)
@@ -86,7 +86,7 @@ func CompleteJSON(ctx context.Context, m Model, req Request, v any) (Response, e
 		}
 		return total, fmt.Errorf("llm: %s: re-asking after %s: %w", opName(req), why, err)
 	}
-	doc2, problem2 := parseDoc(second.Content, req.Schema, v)
+	doc2, _, problem2 := parseDoc(second.Content, req.Schema, v)
 	if problem2 == nil {
 		return total, unmarshalInto(doc2, v)
 	}
@@ -166,22 +166,43 @@ func Correction(problem error, schema json.RawMessage) string {
 // parseDoc parses content against schema and checks that it unmarshals
 // into a value of v's type (without touching v). It returns the document,
 // or the problem.
-func parseDoc(content string, schema json.RawMessage, v any) (json.RawMessage, error) {
+//
+// It also returns the pointer to the value doc was decoded into (a new
+// value of v's type, invalid when v is nil or not a pointer), which
+// storeInto can hand to v instead of decoding doc again.
+func parseDoc(content string, schema json.RawMessage, v any) (json.RawMessage, reflect.Value, error) {
 	doc, err := jsonx.Parse(content, schema)
 	if err != nil {
-		return nil, err
+		return nil, reflect.Value{}, err
 	}
 	if v == nil {
-		return doc, nil
+		return doc, reflect.Value{}, nil
 	}
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
-		return doc, nil // unmarshalInto reports it
+		return doc, reflect.Value{}, nil // unmarshalInto reports it
 	}
-	if err := unmarshalInto(doc, reflect.New(rv.Type().Elem()).Interface()); err != nil {
-		return nil, err
+	fresh := reflect.New(rv.Type().Elem())
+	if err := unmarshalInto(doc, fresh.Interface()); err != nil {
+		return nil, reflect.Value{}, err
 	}
-	return doc, nil
+	return doc, fresh, nil
+}
+
+// storeInto decodes doc into v as unmarshalInto does. When v points to a
+// zero value and decoded (from parseDoc) holds doc already decoded into a
+// new value of v's type, that value is copied into v instead: decoding
+// into a zero value and into a new one give the same result. A v that
+// holds something already is decoded into, so that doc is merged into it
+// as json.Unmarshal merges.
+func storeInto(doc json.RawMessage, decoded reflect.Value, v any) error {
+	if decoded.IsValid() {
+		if dst := reflect.ValueOf(v).Elem(); dst.IsZero() {
+			dst.Set(decoded.Elem())
+			return nil
+		}
+	}
+	return unmarshalInto(doc, v)
 }
 
 // unmarshalInto decodes doc into v, phrasing type errors for the model.

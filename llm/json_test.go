@@ -245,3 +245,33 @@ func TestCorrection(t *testing.T) {
 		t.Errorf("Correction =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// CompleteJSON decodes into v as json.Unmarshal does: a zero v gets the
+// reply, a v that holds something keeps what the reply does not set (the
+// reply is merged into it), and the first reply's value is not shared
+// with a later call's.
+func TestCompleteJSONDecodesLikeUnmarshal(t *testing.T) {
+	reply := `{"affiliations":["e1","e2"]}`
+	for _, start := range []affiliation{{}, {Reasoning: "kept"}, {Affiliations: []string{"x", "y", "z"}}} {
+		m := &replies{out: []any{reply}}
+		got := start
+		got.Affiliations = append([]string(nil), start.Affiliations...)
+		if len(start.Affiliations) == 0 {
+			got.Affiliations = nil
+		}
+		if _, err := llm.CompleteJSON(t.Context(), m, request(), &got); err != nil {
+			t.Fatal(err)
+		}
+		want := start
+		want.Affiliations = append([]string(nil), start.Affiliations...)
+		if len(start.Affiliations) == 0 {
+			want.Affiliations = nil
+		}
+		if err := json.Unmarshal([]byte(reply), &want); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("from %+v: decoded %+v, json.Unmarshal gives %+v", start, got, want)
+		}
+	}
+}

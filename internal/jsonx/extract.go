@@ -59,7 +59,8 @@ func candidates(text string) []candidate {
 	}
 	var strict, found []candidate
 	seen := map[string]bool{}
-	// 1. The whole reply, or the content of code fences, as strict JSON.
+	// 1. The whole reply (wholeReply), or the content of code fences, as
+	// strict JSON.
 	if doc, ok := compactValid(trimmed); ok {
 		seen[string(doc)] = true
 		strict = append(strict, candidate{doc: doc})
@@ -100,6 +101,13 @@ func candidates(text string) []candidate {
 	}
 	sort.SliceStable(found, func(a, b int) bool { return rank(found[a]) < rank(found[b]) })
 	return append(strict, found...)
+}
+
+// wholeReply returns the whole of text (less a leading byte order mark
+// and the space around it) compacted, when it is valid JSON: the first
+// candidate of text, as candidates finds it.
+func wholeReply(text string) ([]byte, bool) {
+	return compactValid(strings.TrimSpace(strings.TrimPrefix(text, "\ufeff")))
 }
 
 // compactValid reports whether s is valid JSON and returns it compacted.

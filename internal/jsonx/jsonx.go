@@ -71,6 +71,19 @@ func Parse(text string, schema json.RawMessage) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The whole reply as strict JSON is the first candidate (candidates):
+	// when it fits, it wins, and the reply need not be scanned for the
+	// others.
+	if doc, ok := wholeReply(text); ok {
+		if out, err := fit(doc, s); err == nil {
+			return out, nil
+		}
+	}
+	return parseCandidates(text, s)
+}
+
+// parseCandidates is Parse trying every candidate of text in order.
+func parseCandidates(text string, s *schema) (json.RawMessage, error) {
 	cands := candidates(text)
 	var firstErr error
 	cleanObject := false // the model evidently tried to write JSON

@@ -308,3 +308,32 @@ func TestSchemaCache(t *testing.T) {
 		t.Errorf("bad schema: %v", err)
 	}
 }
+
+// Parse's shortcut (the whole reply, when it fits, without looking for
+// other candidates) returns what trying every candidate in order returns,
+// on the replies of TestParseNasty and variants of them, for every
+// schema.
+func TestParseShortcutMatchesCandidates(t *testing.T) {
+	texts := []string{
+		`{"answer":"Paris"}`, "\ufeff  \n {\"answer\": \"Paris\"}\n\n", "\ufeff\ufeff{\"answer\":\"Paris\"}", "\ufeff\ufeff\"Sweden\"",
+		"\ufeff\ufeff[3, 5]", " \ufeff\"Sweden\"", `"Sweden"`, `2022`, `[3, 5, 8]`, `{"ids": ["4", 5.0, " 6 "]}`, `{"ids": [1.5]}`,
+		`{"reasoning": "r", "affiliations": ["a", "b",],}`, "```json\n{\"answer\": \"x\"}\n```", `{"result": {"ids": [1]}}`,
+		`{"keywords": ["a", "b"]}`, `{"label": "correct"}`, `{"label": "MAYBE"}`, `{"answer": {"text": "Paris"}}`,
+		`{"reasoning": "no idea"}`, `{"is_relevant": "true", "score": "0.8", "updated_keywords": []}`, `{"facts": [{"fact": "a", "turn": "3"}]}`,
+		`Draft: {"reply": "x"} Final: {"answer": "y"}`, `{"answer": "<b>&</b>"}`, "plain text", "", " \n ", `null`, `[]`, `{}`,
+		`{"turn_ids":["t1","t2"]}`, `["t1"]`, `{"answer": "a", "confidence": 0.9}`, `{"answer":"x"} {"answer":"y"}`,
+	}
+	for _, sc := range []string{answerSchema, affSchema, idsSchema, metaSchema, judgeSchema, nestedSchema, listSchema} {
+		s, err := schemas.compiled(json.RawMessage(sc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range texts {
+			got, err := Parse(text, json.RawMessage(sc))
+			want, werr := parseCandidates(text, s)
+			if string(got) != string(want) || fmt.Sprint(err) != fmt.Sprint(werr) {
+				t.Errorf("schema %s, reply %q: Parse = %s (%v), every candidate in order = %s (%v)", sc, text, got, err, want, werr)
+			}
+		}
+	}
+}

@@ -127,6 +127,11 @@ func TestMarshalMatchesNested(t *testing.T) {
 		// Called directly (json.Marshal compacts and escapes a
 		// Marshaler's text again).
 		got, err = o.MarshalJSON()
+		// Called directly it writes what json.Marshal writes (prompt's
+		// constrain relies on it).
+		if viaMarshal, merr := json.Marshal(o); string(got) != string(viaMarshal) || (err == nil) != (merr == nil) {
+			t.Fatalf("case %d: MarshalJSON wrote %s (%v), json.Marshal %s (%v)", i, got, err, viaMarshal, merr)
+		}
 		want, werr = oldMarshal{o}.MarshalJSON()
 		if string(got) != string(want) || (err == nil) != (werr == nil) {
 			t.Fatalf("case %d, MarshalJSON: got %s (%v), want %s (%v)", i, got, err, want, werr)

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -607,20 +608,24 @@ func (r *result) text(s Shown, field, v string, max int) string {
 	return v
 }
 
+// itemName names item i of a list field, as fmt's "%s[%d]" does.
+func itemName(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
+
 // ids keeps the ids of in that were shown, once each, at most max.
 func (r *result) ids(field string, in []string, shown map[string]bool, max int) []string {
 	out := make([]string, 0, len(in))
 	seen := map[string]bool{}
 	for i, id := range in {
 		id = strings.TrimSpace(id)
-		f := fmt.Sprintf("%s[%d]", field, i)
+		// The item's name ("turn_ids[3]") is written only for a fix:
+		// most ids are kept.
 		switch {
 		case !shown[id]:
-			r.fix(UnknownID, f, id)
+			r.fix(UnknownID, itemName(field, i), id)
 		case seen[id]:
-			r.fix(Duplicate, f, id)
+			r.fix(Duplicate, itemName(field, i), id)
 		case max > 0 && len(out) == max:
-			r.fix(OverCap, f, id)
+			r.fix(OverCap, itemName(field, i), id)
 		default:
 			seen[id] = true
 			out = append(out, id)

@@ -360,3 +360,23 @@ func TestAnswerEqualToExampleIsAnAnswer(t *testing.T) {
 		}
 	}
 }
+
+// An id list's problems name each item as "field[i]", its place in the
+// reply: unknown, repeated and over-the-cap ids alike.
+func TestIDProblemsNameTheItem(t *testing.T) {
+	var res result
+	shown := map[string]bool{"a": true, "b": true, "c": true}
+	got := res.ids("turn_ids", []string{"a", "x", " a ", "b", "c", "zz"}, shown, 2)
+	if !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("kept %v", got)
+	}
+	want := []Problem{{UnknownID, "turn_ids[1]", "x"}, {Duplicate, "turn_ids[2]", "a"}, {OverCap, "turn_ids[4]", "c"}, {UnknownID, "turn_ids[5]", "zz"}}
+	if !slices.Equal(res.Problems, want) {
+		t.Errorf("problems %v, want %v", res.Problems, want)
+	}
+	for _, i := range []int{0, 7, 12, 305} {
+		if got, want := itemName("relevant_ids", i), "relevant_ids["+strconv.Itoa(i)+"]"; got != want {
+			t.Errorf("itemName = %q, want %q", got, want)
+		}
+	}
+}

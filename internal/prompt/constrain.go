@@ -84,7 +84,11 @@ func constrain(schema string, data any) (json.RawMessage, error) {
 		return nil, err
 	}
 	c.constrain(node{root})
-	return json.Marshal(root)
+	// MarshalJSON writes what json.Marshal(root) writes (compact,
+	// HTML-safe; jsonx's TestMarshalMatchesNested), without json.Marshal
+	// validating and copying the text again: every call of a retrieval
+	// round constrains its reply, a select call with every id shown.
+	return root.MarshalJSON()
 }
 
 // schemaCacheMax bounds the schemas decodedSchema keeps decoded (the
@@ -307,21 +311,45 @@ func (d FilterData) constrain(root node) {
 // constrain narrows select: at most Max of the turns shown, under the
 // events and among the search hits.
 func (d SelectData) constrain(root node) {
-	var ids []string
+	// idList over the events' turn ids then the loose turns' not among
+	// them, in one pass: listed counts that list (its duplicates across
+	// events included, as the cap counted them), enum is it once each.
+	n := len(d.Turns)
 	for _, e := range d.Events {
-		ids = append(ids, turnIDs(e.Turns)...)
+		n += len(e.Turns)
 	}
-	seen := make(map[string]bool, len(ids)+len(d.Turns))
-	for _, id := range ids {
-		seen[id] = true
+	enum := make([]any, 0, n)
+	seen := make(map[string]bool, n)
+	listed := 0
+	for _, e := range d.Events {
+		for _, t := range e.Turns {
+			listed++
+			if !seen[t.ID] {
+				seen[t.ID] = true
+				enum = append(enum, t.ID)
+			}
+		}
 	}
 	for _, t := range d.Turns {
 		if !seen[t.ID] {
 			seen[t.ID] = true
-			ids = append(ids, t.ID)
+			listed++
+			enum = append(enum, t.ID)
 		}
 	}
-	idList(root.prop("turn_ids"), ids, d.Max)
+	o := root.prop("turn_ids")
+	if listed == 0 {
+		o.count(0, 0)
+		return
+	}
+	hi := d.Max
+	if hi <= 0 || hi > listed {
+		hi = listed
+	}
+	o.count(0, hi)
+	if it := o.items(); it.o != nil {
+		it.o.Set("enum", enum)
+	}
 }
 
 // idList narrows a list of ids to those shown, at most hi (no bound when

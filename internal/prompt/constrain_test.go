@@ -2,6 +2,8 @@ package prompt
 
 import (
 	"encoding/json"
+	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -214,6 +216,64 @@ func TestConstraintSchemaCache(t *testing.T) {
 		}
 		if want := fresh(string(p.Schema), c.data); string(p.Constraint) != string(want) {
 			t.Fatalf("%s: constraint\n%s\nwant (schema decoded afresh)\n%s", c.file, p.Constraint, want)
+		}
+	}
+}
+
+// The select constraint is the reply schema with turn_ids narrowed as
+// idList narrows the events' turn ids followed by the loose turns' not
+// among them: at most Max (and at most that list's length, duplicates
+// across events counted), each id shown once in the enum, in order. Checked
+// on random layouts with ids repeated within and across events and loose
+// turns, and with none at all.
+func TestSelectConstraintMatchesIDList(t *testing.T) {
+	reference := func(d SelectData) json.RawMessage {
+		var ids []string
+		for _, e := range d.Events {
+			ids = append(ids, turnIDs(e.Turns)...)
+		}
+		seen := map[string]bool{}
+		for _, id := range ids {
+			seen[id] = true
+		}
+		for _, tr := range d.Turns {
+			if !seen[tr.ID] {
+				seen[tr.ID] = true
+				ids = append(ids, tr.ID)
+			}
+		}
+		root, err := decodedSchema(defaultSet.Schemas[Select])
+		if err != nil {
+			t.Fatal(err)
+		}
+		idList(node{root}.prop("turn_ids"), ids, d.Max)
+		b, err := root.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	r := rand.New(rand.NewPCG(8, 9))
+	turn := func() Turn { return Turn{ID: fmt.Sprintf("D%d:%d", r.IntN(2), r.IntN(4)), Speaker: "Ann", Text: "hi"} }
+	for range 3000 {
+		d := SelectData{Question: "q?", Max: r.IntN(6)}
+		for range r.IntN(4) {
+			var se SelectEvent
+			se.Event = Event{ID: "e1", Title: "t"}
+			for range r.IntN(4) {
+				se.Turns = append(se.Turns, turn())
+			}
+			d.Events = append(d.Events, se)
+		}
+		for range r.IntN(4) {
+			d.Turns = append(d.Turns, turn())
+		}
+		p, err := Render(Select, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := reference(d); string(p.Constraint) != string(want) {
+			t.Fatalf("%+v:\nconstraint %s\nreference  %s", d, p.Constraint, want)
 		}
 	}
 }
