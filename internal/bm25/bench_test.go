@@ -147,3 +147,54 @@ func BenchmarkScoreRefs(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAccumulate measures the scoring loops alone (accumulateLocked
+// on analysed queries, by ref and by slot), in Go and with AVX-512 where
+// the CPU has it.
+func BenchmarkAccumulate(b *testing.B) {
+	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
+	kernels := []struct {
+		name string
+		fast bool
+	}{{"go", false}}
+	if useScoreAVX512 {
+		kernels = append(kernels, struct {
+			name string
+			fast bool
+		}{"avx512", true})
+	}
+	for _, n := range benchSizes {
+		docs, qs := synthCorpus(n)
+		ix := New(Options{})
+		batch := make([]Doc, len(docs))
+		for i, d := range docs {
+			batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+		}
+		ix.AddBatch(batch)
+		qterms := make([][]queryTerm, len(qs))
+		for i, q := range qs {
+			qterms[i] = queryTerms(ix.analyze(q))
+		}
+		dst := make([]float64, n)
+		for _, byRef := range []bool{true, false} {
+			for _, kn := range kernels {
+				name := fmt.Sprintf("%s/by=slot/%s", sizeName(n), kn.name)
+				if byRef {
+					name = fmt.Sprintf("%s/by=ref/%s", sizeName(n), kn.name)
+				}
+				b.Run(name, func(b *testing.B) {
+					useScoreAVX512 = kn.fast
+					var touched []int
+					i := 0
+					for b.Loop() {
+						touched = ix.accumulateLocked(qterms[i%len(qterms)], dst, touched[:0], byRef)
+						for _, r := range touched {
+							dst[r] = 0
+						}
+						i++
+					}
+				})
+			}
+		}
+	}
+}
