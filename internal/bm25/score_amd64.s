@@ -68,13 +68,17 @@ scoreBySlot:
 	VMOVDQA32 Y1, Y4
 
 scoreEntries:
-	// Y4 holds the entries e, K4 the lanes that score.
-	VMOVDQA32   Y25, Y5
-	VMOVDQA32   Y4, K4, Y5
-	VPCONFLICTD Y5, Y6
-	VPTESTMD    Y6, Y6, K5
-	KORTESTW    K5, K5
-	JNZ         scoreStop
+	// Y4 holds the entries e, K4 the lanes that score. Entries in
+	// ascending order (as the callers' refs mostly are) are distinct;
+	// else VPCONFLICTD (microcoded, slow) looks for two equal ones.
+	VALIGND     $7, Y4, Y4, Y5  // e of the lane before
+	VPCMPD      $6, Y5, Y4, K5  // e > that
+	KMOVW       K5, DI
+	ORL         $1, DI
+	CMPL        DI, $0xff
+	JNE         scoreConflicts
+
+scoreDistinct:
 	KMOVW       K4, K6
 	VPXORQ      Z7, Z7, Z7
 	VGATHERDPD  (R10)(Y4*8), K6, Z7 // dst[e]
@@ -97,6 +101,15 @@ scoreEntries:
 	ADDQ        $8, BX
 	CMPQ        BX, CX
 	JLT         scoreLoop
+	JMP         scoreStop
+
+scoreConflicts:
+	VMOVDQA32   Y25, Y5
+	VMOVDQA32   Y4, K4, Y5
+	VPCONFLICTD Y5, Y6
+	VPTESTMD    Y6, Y6, K5
+	KORTESTW    K5, K5
+	JZ          scoreDistinct
 
 scoreStop:
 	MOVQ DX, scoreArgs_k(AX)

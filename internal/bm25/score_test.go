@@ -75,9 +75,10 @@ func (c *scoreCase) check(t testing.TB, name string) {
 // distinct ascending slots (as an index holds them) or, with repeats,
 // slots drawn at random; some documents removed, some without a ref, some
 // refs beyond dst, refs drawn from few values when dup (so that one group
-// has two postings with one entry), and some entries of dst already
-// scored by an earlier term.
-func randomScoreCase(r *rand.Rand, n, docs int, byRef, repeats, dup bool) *scoreCase {
+// has two postings with one entry) or ascending with the slots (as the
+// engine's mostly are, some equal to the one before) when sorted, and some
+// entries of dst already scored by an earlier term.
+func randomScoreCase(r *rand.Rand, n, docs int, byRef, repeats, dup, sorted bool) *scoreCase {
 	c := &scoreCase{
 		// Awkward factors, so that any other order of the operations
 		// rounds differently.
@@ -95,8 +96,12 @@ func randomScoreCase(r *rand.Rand, n, docs int, byRef, repeats, dup bool) *score
 	if byRef {
 		ndst = 1 + r.IntN(docs+docs/2+1)
 		c.refs = make([]int32, docs)
+		next := int32(0)
 		for i := range c.refs {
 			switch x := r.IntN(10); {
+			case sorted && x > 1:
+				c.refs[i] = next
+				next += int32(r.IntN(3))
 			case x == 0:
 				c.refs[i] = -1
 			case x == 1:
@@ -133,7 +138,8 @@ func randomScoreCase(r *rand.Rand, n, docs int, byRef, repeats, dup bool) *score
 // Go loops, bit for bit: by slot and by ref, on every number of postings
 // to 40 and longer, with removed documents, documents without a ref, refs
 // beyond dst, refs shared by several documents and repeated slots (groups
-// the kernel leaves to Go), entries already scored, and no postings.
+// the kernel leaves to Go), refs ascending with the slots (some equal
+// neighbours), entries already scored, and no postings.
 func TestScoreAVX512(t *testing.T) {
 	skipNoScoreAVX512(t)
 	r := rand.New(rand.NewPCG(71, 72))
@@ -142,11 +148,11 @@ func TestScoreAVX512(t *testing.T) {
 		sizes = append(sizes, n)
 	}
 	for _, n := range sizes {
-		for trial := range 12 {
-			byRef, repeats, dup := trial%2 == 1, trial%3 == 2, trial%4 == 3
+		for trial := range 20 {
+			byRef, repeats, dup, sorted := trial%2 == 1, trial%3 == 2, trial%4 == 3, trial%5 < 2
 			docs := n + r.IntN(3*n+2)
-			c := randomScoreCase(r, n, docs, byRef, repeats, dup)
-			c.check(t, fmt.Sprintf("n=%d trial %d (by ref %v, repeats %v, dup %v)", n, trial, byRef, repeats, dup))
+			c := randomScoreCase(r, n, docs, byRef, repeats, dup, sorted)
+			c.check(t, fmt.Sprintf("n=%d trial %d (by ref %v, repeats %v, dup %v, sorted %v)", n, trial, byRef, repeats, dup, sorted))
 		}
 	}
 }
@@ -158,7 +164,7 @@ func TestScoreAVX512OutOfRange(t *testing.T) {
 	skipNoScoreAVX512(t)
 	r := rand.New(rand.NewPCG(73, 74))
 	for _, byRef := range []bool{false, true} {
-		c := randomScoreCase(r, 40, 100, byRef, false, false)
+		c := randomScoreCase(r, 40, 100, byRef, false, false, false)
 		c.ps[21].doc = 100
 		c.check(t, fmt.Sprintf("slot past lens, by ref %v", byRef))
 		if !byRef {
@@ -217,7 +223,8 @@ func TestScoreRefsAVX512(t *testing.T) {
 
 // FuzzScoreAVX512 checks the kernel against the Go loops on cases built
 // from the fuzzer's bytes: a header of the factors and shape, then per
-// posting its slot step (or slot), tf, and its document's length and ref.
+// posting its slot step (or slot), tf, and its document's length and ref
+// (or ref step).
 func FuzzScoreAVX512(f *testing.F) {
 	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f\x30\x31\x32\x33\x34\x35\x36\x37\x38\x39\x3a\x3b\x3c\x3d\x3e\x3f\x40\x41\x42\x43\x44\x45\x46\x47\x48\x49\x4a"))
 	r := rand.New(rand.NewPCG(75, 76))
@@ -269,10 +276,15 @@ func FuzzScoreAVX512(f *testing.F) {
 		for i := range c.lens {
 			c.lens[i] = -1
 		}
+		sorted, next := mode&0x80 != 0, int32(0)
 		for i, p := range c.ps {
 			q := b[4*i : 4*i+4]
 			c.lens[p.doc] = int32(q[2]) - 8 // some removed
-			if byRef {
+			switch {
+			case byRef && sorted && q[3] >= 8:
+				c.refs[p.doc] = next // ascending, some equal neighbours
+				next += int32(q[3] & 3)
+			case byRef:
 				c.refs[p.doc] = int32(q[3]) - 4 // some none, some beyond dst, some shared
 			}
 		}
