@@ -319,12 +319,17 @@ func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
 	if events == nil && fs.bestHi != nil {
 		clear(fs.bestHi) // no events: every best is 0
 	}
-	if events != nil {
-		for _, eb := range sc.bestParts[1:parts] {
-			for e, x := range eb {
-				fs.bestHi[e] = max(fs.bestHi[e], x)
+	if events != nil && parts > 1 {
+		// The parts' event bests merged into bestHi, on every core too
+		// (a range of events each: 28k events are ~60 µs on one).
+		rank.ParallelRange(len(fs.bestHi), fs.chunk()/2, func(_, lo, hi int) {
+			best := fs.bestHi[lo:hi]
+			for _, eb := range sc.bestParts[1:parts] {
+				for e, x := range eb[lo:hi][:len(best)] {
+					best[e] = max(best[e], x)
+				}
 			}
-		}
+		})
 	}
 	return rh, parts
 }
