@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rank"
@@ -229,8 +230,15 @@ func (q *query) memberScores() func(i int) float64 {
 	if q.score == nil {
 		lex, touched := q.turnLexScores()
 		top := 0.0
-		for _, i := range touched {
-			top = max(top, lex[i])
+		if len(touched) > len(lex)/16 {
+			// Many touched (a common word): one scan in order. The
+			// others are 0 and BM25 scores are finite and not
+			// negative, so the greatest is the same.
+			top = offline.MaxAbove(lex)
+		} else {
+			for _, i := range touched {
+				top = max(top, lex[i])
+			}
 		}
 		if q.qv != nil {
 			if err := q.st.ensureTurnVectors(q.ctx); err != nil && q.err == nil {

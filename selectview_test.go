@@ -13,6 +13,7 @@ import (
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
+	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm/llmfake"
 )
 
@@ -274,5 +275,69 @@ func TestTimelineTurnsInRange(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("timeline %v, want %v", got, want)
+	}
+}
+
+// TestMemberScoresLexScale checks the lexical part of the members' scores
+// (memberScores): each turn's BM25 score over the greatest of the
+// question's, taken over every turn when the question's words touch many
+// (a scan in order) and over the touched ones when few, the same either
+// way: a question with a word in every turn, and one with rare words.
+func TestMemberScoresLexScale(t *testing.T) {
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	sp := Space{UserID: "members"}
+	var in []TurnInput
+	for i := range 200 {
+		text := fmt.Sprintf("weather note %d: rain again", i)
+		if i%50 == 7 {
+			text = fmt.Sprintf("the zeppelin %d landed, rain or not", i)
+		}
+		if i == 123 {
+			text = "a xylophone solo"
+		}
+		in = append(in, TurnInput{ID: fmt.Sprintf("D1:%d", i+1), SessionID: "1", Speaker: []string{"Ann", "Bo"}[i%2], Text: text,
+			Time: fmt.Sprintf("2024-05-01T10:%02d:%02dZ", i/60, i%60)})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	for _, c := range []struct {
+		question string
+		many     bool
+	}{{"What did Ann say about the rain?", true}, {"When did the zeppelin land?", false}, {"Who played a xylophone?", false}} {
+		q := m.newQuery(ctx, st, c.question, RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
+		if err := m.analyze(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		q.setFilters()
+		lex, touched := q.turnLexScores()
+		if many := len(touched) > len(lex)/16; many != c.many {
+			t.Fatalf("%q: %d of %d turns touched, want many %v", c.question, len(touched), len(lex), c.many)
+		}
+		top := 0.0
+		for _, i := range touched {
+			top = max(top, lex[i])
+		}
+		if !(top > 0) {
+			t.Fatalf("%q: no BM25 score", c.question)
+		}
+		score := q.memberScores()
+		for i := range st.turns {
+			want := lex[i]/top + float64(vec.Dot(q.qv, st.turnVec.Row(i)))
+			if got := score(i); got != want {
+				t.Fatalf("%q: turn %d scores %v, want %v", c.question, i, got, want)
+			}
+		}
 	}
 }
