@@ -124,12 +124,6 @@ func referenceShow(v *selectView, n, nev int) refLayout {
 // was shown from, in order), whatever layouts were tried before.
 func TestSelectLayoutsMatchReference(t *testing.T) {
 	ctx := t.Context()
-	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	sp := Space{UserID: "layout"}
 	// Topics of their own words, in runs of five turns: each run is an
 	// event of the scripted model's, a topic's later runs join it.
 	topics := [][]string{
@@ -153,15 +147,7 @@ func TestSelectLayoutsMatchReference(t *testing.T) {
 		in = append(in, TurnInput{ID: fmt.Sprintf("D%d:%d", i/40+1, i%40+1), SessionID: fmt.Sprint(i/40 + 1), Speaker: []string{"Ann", "Bo"}[i%2],
 			Text: text, Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
 	}
-	if _, err := m.Add(ctx, sp, in); err != nil {
-		t.Fatal(err)
-	}
-	st, err := m.state(ctx, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	m, st := openDefaultState(t, "layout", in)
 	layouts := 0
 	for _, question := range []string{"What did Ann say about the roses, the sourdough crust and the chess endgame?", "When did Bo talk about the regatta, the guitar riff, the saddle, the gallery or the puppy?", "When in May 2024 did Ann feed the puppy kibble?", "What did Bo say about the museum on 2 May 2024?"} {
 		q := m.newQuery(ctx, st, question, RetrieveOptions{KTurn: 10, KEvent: 10, EvidenceTokens: 2000}, &recorder{})
@@ -243,26 +229,12 @@ func TestFitLayoutMatchesLoop(t *testing.T) {
 // mentioning a time in it), in order, all of them when n allows.
 func TestTimelineTurnsInRange(t *testing.T) {
 	ctx := t.Context()
-	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	sp := Space{UserID: "timeline"}
 	var in []TurnInput
 	for i := range 40 {
 		in = append(in, TurnInput{ID: fmt.Sprintf("t%d", i), SessionID: fmt.Sprint(i / 10), Speaker: "Ann",
 			Text: fmt.Sprintf("Note %d about the kibble.", i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", 1+i/10, i%10)})
 	}
-	if _, err := m.Add(ctx, sp, in); err != nil {
-		t.Fatal(err)
-	}
-	st, err := m.state(ctx, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	m, st := openDefaultState(t, "timeline", in)
 	q := m.newQuery(ctx, st, "When on 3 May 2024 did Ann buy kibble?", RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
 	defer st.putScratch(q.sc)
 	if !q.info.Temporal || q.info.Start.IsZero() {
@@ -285,12 +257,6 @@ func TestTimelineTurnsInRange(t *testing.T) {
 // way: a question with a word in every turn, and one with rare words.
 func TestMemberScoresLexScale(t *testing.T) {
 	ctx := t.Context()
-	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	sp := Space{UserID: "members"}
 	var in []TurnInput
 	for i := range 200 {
 		text := fmt.Sprintf("weather note %d: rain again", i)
@@ -303,15 +269,7 @@ func TestMemberScoresLexScale(t *testing.T) {
 		in = append(in, TurnInput{ID: fmt.Sprintf("D1:%d", i+1), SessionID: "1", Speaker: []string{"Ann", "Bo"}[i%2], Text: text,
 			Time: fmt.Sprintf("2024-05-01T10:%02d:%02dZ", i/60, i%60)})
 	}
-	if _, err := m.Add(ctx, sp, in); err != nil {
-		t.Fatal(err)
-	}
-	st, err := m.state(ctx, sp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.mu.RLock()
-	defer st.mu.RUnlock()
+	m, st := openDefaultState(t, "members", in)
 	for _, c := range []struct {
 		question string
 		many     bool
@@ -340,4 +298,29 @@ func TestMemberScoresLexScale(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openDefaultState opens a default-mode Memory (the scripted model, the
+// hashing embedder at 64 dimensions), adds in to the space of user, and
+// returns the Memory and the space's state, read-locked until the test
+// ends.
+func openDefaultState(t *testing.T, user string, in []TurnInput) (*Memory, *spaceState) {
+	t.Helper()
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(64)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { m.Close() })
+	sp := Space{UserID: user}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.mu.RLock()
+	t.Cleanup(st.mu.RUnlock)
+	return m, st
 }
