@@ -127,13 +127,7 @@ func BenchmarkAdd(b *testing.B) {
 func BenchmarkScoreRefs(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(sizeName(n), func(b *testing.B) {
-			docs, qs := synthCorpus(n)
-			ix := New(Options{})
-			batch := make([]Doc, len(docs))
-			for i, d := range docs {
-				batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
-			}
-			ix.AddBatch(batch)
+			ix, qs := refIndex(n)
 			dst := make([]float64, n)
 			var touched []int
 			i := 0
@@ -164,13 +158,7 @@ func BenchmarkAccumulate(b *testing.B) {
 		}{"avx512", true})
 	}
 	for _, n := range benchSizes {
-		docs, qs := synthCorpus(n)
-		ix := New(Options{})
-		batch := make([]Doc, len(docs))
-		for i, d := range docs {
-			batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
-		}
-		ix.AddBatch(batch)
+		ix, qs := refIndex(n)
 		qterms := make([][]queryTerm, len(qs))
 		for i, q := range qs {
 			qterms[i] = queryTerms(ix.analyze(q))
@@ -252,4 +240,17 @@ func BenchmarkScoreKernel(b *testing.B) {
 			}
 		}
 	}
+}
+
+// refIndex returns an index of synthCorpus(n)'s documents, document i with
+// ref i, and the corpus's queries.
+func refIndex(n int) (*Index, []string) {
+	docs, qs := synthCorpus(n)
+	ix := New(Options{})
+	batch := make([]Doc, len(docs))
+	for i, d := range docs {
+		batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+	}
+	ix.AddBatch(batch)
+	return ix, qs
 }
