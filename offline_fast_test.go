@@ -12,6 +12,7 @@ import (
 
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/offline"
+	"github.com/higmem/higmem/llm/llmfake"
 )
 
 // The engine's scans were rewritten for speed (issue 9); these tests pin
@@ -122,10 +123,22 @@ func testOfflineFastMatchesFull(t *testing.T, turnInt8 bool, chunk int, single b
 			fast++
 		}
 		// Default mode's turn search (scoredTurns) ranks KTurn turns,
-		// more than max K: the same on both paths.
-		if got, want := scoredWith(m, sp, qs, false), scoredWith(m, sp, qs, true); !slices.Equal(got, want) || len(got) != m.opts.KTurn {
-			t.Fatalf("%q: scored turns differ\nfast %v\nfull %v", qs, got, want)
+		// more than max K: the same on both paths, and with work beside
+		// (the event search), which runs once.
+		scored, full := scoredWith(m, sp, qs, false), scoredWith(m, sp, qs, true)
+		if !slices.Equal(scored, full) || len(scored) != m.opts.KTurn {
+			t.Fatalf("%q: scored turns differ\nfast %v\nfull %v", qs, scored, full)
 		}
+		calls := 0
+		withQuery(m, sp, qs, func(st *spaceState, q *query) {
+			var beside []string
+			for _, h := range q.scoredTurns(m.opts.KTurn, func() { calls++ }) {
+				beside = append(beside, fmt.Sprintf("%s %x", st.turns[h.Index].ID, math.Float64bits(h.Score)))
+			}
+			if !slices.Equal(beside, scored) || calls != 1 {
+				t.Fatalf("%q: with work beside, %d calls, scored turns %v, want %v", qs, calls, beside, scored)
+			}
+		})
 		// Other window weights: the turn's cosine alone (0), and both
 		// matrices mixed, whose bounds are mixed too.
 		for _, w := range []float64{0, 0.5, 0.25} {
@@ -234,7 +247,7 @@ func scoredWith(m *Memory, sp Space, question string, full bool, learned ...*off
 		}
 		st.limits.noOfflineFast = full
 		defer func() { st.limits.noOfflineFast = false }()
-		for _, h := range q.scoredTurns(m.opts.KTurn) {
+		for _, h := range q.scoredTurns(m.opts.KTurn, nil) {
 			out = append(out, fmt.Sprintf("%s %x", st.turns[h.Index].ID, math.Float64bits(h.Score)))
 		}
 	})
@@ -250,4 +263,62 @@ func fastUsed(m *Memory, sp Space, question string) (ok bool) {
 		ok = offline.Score(in, &q.sc.off).Pruned
 	})
 	return ok
+}
+
+// TestDefaultEventsBeside checks default mode's search stage on a space
+// whose events are many enough to be searched beside the turns: the event
+// search runs beside the turn scoring's serial part (offline.Input.Beside)
+// and the retrieval is the one of the two searches one after the other.
+func TestDefaultEventsBeside(t *testing.T) {
+	ctx := t.Context()
+	m, err := Open(ctx, Options{Mode: ModeDefault, MemoryModel: llmfake.NewScripted(), Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.limits.quantizeRows, m.limits.offlineFastRows = 8, 64
+	sp := Space{UserID: "beside"}
+	// Topics of their own words in runs of five turns: each run is an
+	// event of the scripted model's (as in TestSelectLayoutsMatchReference).
+	topics := [][]string{
+		strings.Fields("garden roses compost tulips hedge"), strings.Fields("sourdough starter flour oven crust"),
+		strings.Fields("chess opening bishop endgame rook"), strings.Fields("sailing regatta harbour mast keel"),
+		strings.Fields("guitar chords strings amplifier riff"), strings.Fields("cycling saddle gears climb pedals"),
+		strings.Fields("museum paintings sculpture gallery curator"), strings.Fields("puppy leash vet kibble fetch"),
+	}
+	var in []TurnInput
+	for i := range 400 {
+		w := topics[(i/5)%len(topics)]
+		in = append(in, TurnInput{ID: fmt.Sprintf("D%d:%d", i/40+1, i%40+1), SessionID: fmt.Sprint(i/40 + 1), Speaker: []string{"Ava", "Ben"}[i%2],
+			Text: fmt.Sprintf("%s %s %s %s, %s %d.", w[i%5], w[(i+1)%5], w[(i+2)%5], w[(i+3)%5], w[(i+4)%5], i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
+	}
+	if _, err := m.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.state(ctx, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d events, %d turns", len(st.events), len(st.turns))
+	if len(st.events) < st.limits.quantizeRows || len(st.turns) < st.limits.offlineFastRows {
+		t.Fatalf("%d events, %d turns: the event search would not run beside", len(st.events), len(st.turns))
+	}
+	for _, qs := range []string{"What did Ava say about the roses and the sourdough crust?", "When did Ben talk about the regatta or the gallery?", "Who fed the puppy kibble?"} {
+		st.limits.quantizeRows = 8
+		got, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.limits.quantizeRows = 1 << 30 // the searches one after the other
+		want, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.IDs(), want.IDs()) || !slices.EqualFunc(got.Trace.Stages, want.Trace.Stages, func(a, b Stage) bool { return a.Name == b.Name && slices.Equal(a.IDs, b.IDs) }) {
+			t.Fatalf("%q: beside %v %v\none after the other %v %v", qs, got.IDs(), got.Trace.Stages, want.IDs(), want.Trace.Stages)
+		}
+		if !slices.ContainsFunc(got.Trace.Stages, func(s Stage) bool { return s.Name == "events" && len(s.IDs) > 0 }) {
+			t.Fatalf("%q: no events found: %v", qs, got.Trace.Stages)
+		}
+	}
 }

@@ -41,13 +41,20 @@ func (q *query) searchStage(scored bool) (turns []rank.Hit, events []rank.Hit) {
 	}
 	searchTurns := func() []rank.Hit {
 		if scored {
-			return q.scoredTurns(q.ro.KTurn)
+			return q.scoredTurns(q.ro.KTurn, nil)
 		}
 		return q.st.searchTurnsIn(q.sc, q.search, q.qv, q.ro.KTurn, q.keepTurn)
 	}
 	switch {
 	case q.noEvents:
 		turns = searchTurns()
+	case scored && len(q.st.events) >= q.st.limits.quantizeRows:
+		// Large, default mode: the event search runs beside the turn
+		// scoring's serial part (offline.Input.Beside), so that its passes
+		// over every turn have both cores.
+		turns = q.scoredTurns(q.ro.KTurn, func() {
+			events = q.st.searchEvents(q.search, q.qv, q.ro.KEvent, q.keepEv)
+		})
 	case len(q.st.events) >= q.st.limits.quantizeRows:
 		// Large: the two searches are independent; run them at once.
 		parallel.For(2, func(part int) {

@@ -90,14 +90,20 @@ func (q *query) selectOffline(tu offline.Tuning) {
 // none scoring 0: default mode's turn search, so that the model chooses
 // among the turns offline retrieval ranks highest rather than among those
 // that only match the question's words. With a learned stage the
-// StageCands best come first in its order.
-func (q *query) scoredTurns(k int) []rank.Hit {
+// StageCands best come first in its order. beside, when not nil, runs
+// once before it returns, beside the scoring (offline.Input.Beside).
+func (q *query) scoredTurns(k int, beside func()) []rank.Hit {
 	if k <= 0 || len(q.st.turns) == 0 {
+		if beside != nil {
+			beside()
+		}
 		return nil
 	}
 	tu := offline.DefaultTuning()
 	tu.MaxK = max(tu.MaxK, k)
-	s := offline.Score(q.offlineInput(tu), &q.sc.off)
+	in := q.offlineInput(tu)
+	in.Beside = beside
+	s := offline.Score(in, &q.sc.off)
 	ranked := rank.Top(s.Scores, s.ScoreIdx, k)
 	if s.Order != nil {
 		// The stage's order, then the rest of the k best by score.

@@ -65,15 +65,31 @@ type fastScan struct {
 // score exactly.
 //
 // When then is not nil it is called with what the learned stage reads
-// (StageInput), while the exact values are marked.
-func fast(in *Input, tu Tuning, sc *Scratch, then func(*StageInput)) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
+// (StageInput), while the exact values are marked. When *beside is not
+// nil, it runs beside the exact scores (Input.Beside) and is set to nil.
+func fast(in *Input, tu Tuning, sc *Scratch, then func(*StageInput), beside *func()) (rel, scores []float64, relIdx, scoreIdx []int, ok bool) {
 	if !tu.Monotone() || in.KTurn <= 0 {
 		return nil, nil, nil, nil, false
 	}
 	fs := newFastScan(in, tu, sc)
 	defer fs.release()
 	r0, ok := fs.setBounds()
-	if !ok || !fs.topScores(r0) || !fs.topRelevance() {
+	if !ok {
+		return nil, nil, nil, nil, false
+	}
+	if b := *beside; b != nil {
+		*beside = nil
+		parallel.For(2, func(part int) {
+			if part == 0 {
+				ok = fs.topScores(r0) && fs.topRelevance()
+			} else {
+				b()
+			}
+		})
+	} else {
+		ok = fs.topScores(r0) && fs.topRelevance()
+	}
+	if !ok {
 		return nil, nil, nil, nil, false
 	}
 	if then != nil {

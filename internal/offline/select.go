@@ -1,6 +1,7 @@
 package offline
 
 import (
+	"github.com/higmem/higmem/internal/parallel"
 	"slices"
 
 	"github.com/higmem/higmem/internal/rank"
@@ -43,6 +44,14 @@ type Input struct {
 	// scored (valid during the call only); Score then never takes the
 	// pruned path. It serves measurements (internal/research).
 	Probe func(*Features)
+	// Beside, when set, is other work of the caller's question (default
+	// mode's event search) that Score runs once, on another goroutine
+	// where one is free, and returns after: beside the pruned path's
+	// serial part (the exact scores in the order of their bounds), which
+	// leaves a core idle, so that the passes over every unit before it
+	// have both; beside the whole reference path where the pruned one is
+	// not taken.
+	Beside func()
 }
 
 // Scores is what Score computes for a question.
@@ -75,13 +84,31 @@ func Score(in *Input, sc *Scratch) Scores {
 		tu = tu.forStage()
 		then = func(si *StageInput) { out.Order = in.Stage.rerank(si) }
 	}
+	beside := in.Beside
 	if in.Fast && in.Probe == nil && !tu.adapted {
 		var ok bool
-		if out.Rel, out.Scores, out.RelIdx, out.ScoreIdx, ok = fast(in, tu, sc, then); ok {
+		if out.Rel, out.Scores, out.RelIdx, out.ScoreIdx, ok = fast(in, tu, sc, then, &beside); ok {
 			out.Pruned = true
 			return out
 		}
 	}
+	if beside == nil {
+		out.reference(in, tu, sc, then)
+		return out
+	}
+	parallel.For(2, func(part int) {
+		if part == 0 {
+			out.reference(in, tu, sc, then)
+		} else {
+			beside()
+		}
+	})
+	return out
+}
+
+// reference computes out's relevance and scores of every unit (Score's
+// reference path).
+func (out *Scores) reference(in *Input, tu Tuning, sc *Scratch, then func(*StageInput)) {
 	f := in.Features(true)
 	if in.Probe != nil {
 		in.Probe(f)
@@ -109,7 +136,6 @@ func Score(in *Input, sc *Scratch) Scores {
 	if then != nil {
 		then(FullStageInput(tu, f, out.Rel, out.Scores, &sc.runs))
 	}
-	return out
 }
 
 // Selection is offline retrieval's choice for a question.

@@ -118,6 +118,22 @@ func TestFastTieredMatchesFull(t *testing.T) {
 					in.Fast = false
 					var sc2 Scratch
 					want := Select(in, &sc2)
+					// Other work beside (Input.Beside), on either path:
+					// done once, the same selection.
+					for _, fast := range []bool{true, false} {
+						calls := 0
+						in.Fast, in.Beside = fast, func() { calls++ }
+						var sc3 Scratch
+						b := Select(in, &sc3)
+						in.Fast, in.Beside = false, nil
+						ref := want
+						if fast {
+							ref = got
+						}
+						if calls != 1 || b.Pruned != ref.Pruned || !slices.Equal(b.Search, ref.Search) || b.K != ref.K || !slices.Equal(b.Ranked[:b.K], ref.Ranked[:ref.K]) {
+							t.Fatalf("query %d, fast %v, with work beside: %d calls, pruned %v, search %v selected %v; without: pruned %v, %v %v", qi, fast, calls, b.Pruned, b.Search, b.Ranked[:b.K], ref.Pruned, ref.Search, ref.Ranked[:ref.K])
+						}
+					}
 					if got.Pruned {
 						pruned++
 					}
