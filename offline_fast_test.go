@@ -278,20 +278,7 @@ func TestDefaultEventsBeside(t *testing.T) {
 	defer m.Close()
 	m.limits.quantizeRows, m.limits.offlineFastRows = 8, 64
 	sp := Space{UserID: "beside"}
-	// Topics of their own words in runs of five turns: each run is an
-	// event of the scripted model's (as in TestSelectLayoutsMatchReference).
-	topics := [][]string{
-		strings.Fields("garden roses compost tulips hedge"), strings.Fields("sourdough starter flour oven crust"),
-		strings.Fields("chess opening bishop endgame rook"), strings.Fields("sailing regatta harbour mast keel"),
-		strings.Fields("guitar chords strings amplifier riff"), strings.Fields("cycling saddle gears climb pedals"),
-		strings.Fields("museum paintings sculpture gallery curator"), strings.Fields("puppy leash vet kibble fetch"),
-	}
-	var in []TurnInput
-	for i := range 400 {
-		w := topics[(i/5)%len(topics)]
-		in = append(in, TurnInput{ID: fmt.Sprintf("D%d:%d", i/40+1, i%40+1), SessionID: fmt.Sprint(i/40 + 1), Speaker: []string{"Ava", "Ben"}[i%2],
-			Text: fmt.Sprintf("%s %s %s %s, %s %d.", w[i%5], w[(i+1)%5], w[(i+2)%5], w[(i+3)%5], w[(i+4)%5], i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
-	}
+	in := topicTurns(400)
 	if _, err := m.Add(ctx, sp, in); err != nil {
 		t.Fatal(err)
 	}
@@ -303,7 +290,7 @@ func TestDefaultEventsBeside(t *testing.T) {
 	if len(st.events) < st.limits.quantizeRows || len(st.turns) < st.limits.offlineFastRows {
 		t.Fatalf("%d events, %d turns: the event search would not run beside", len(st.events), len(st.turns))
 	}
-	for _, qs := range []string{"What did Ava say about the roses and the sourdough crust?", "When did Ben talk about the regatta or the gallery?", "Who fed the puppy kibble?"} {
+	for _, qs := range []string{"What did Ann say about the roses and the sourdough crust?", "When did Bo talk about the regatta or the gallery?", "Who fed the puppy kibble?"} {
 		st.limits.quantizeRows = 8
 		got, err := m.Retrieve(ctx, sp, qs, RetrieveOptions{})
 		if err != nil {

@@ -124,28 +124,15 @@ func referenceShow(v *selectView, n, nev int) refLayout {
 // was shown from, in order), whatever layouts were tried before.
 func TestSelectLayoutsMatchReference(t *testing.T) {
 	ctx := t.Context()
-	// Topics of their own words, in runs of five turns: each run is an
-	// event of the scripted model's, a topic's later runs join it.
-	topics := [][]string{
-		strings.Fields("garden roses compost tulips hedge"), strings.Fields("sourdough starter flour oven crust"),
-		strings.Fields("chess opening bishop endgame rook"), strings.Fields("sailing regatta harbour mast keel"),
-		strings.Fields("guitar chords strings amplifier riff"), strings.Fields("cycling saddle gears climb pedals"),
-		strings.Fields("museum paintings sculpture gallery curator"), strings.Fields("puppy leash vet kibble fetch"),
-	}
-	var in []TurnInput
-	for i := range 160 {
-		w := topics[(i/5)%len(topics)]
-		text := fmt.Sprintf("%s %s %s %s, %s %d.", w[i%5], w[(i+1)%5], w[(i+2)%5], w[(i+3)%5], w[(i+4)%5], i)
-		if i%13 == 0 {
-			// Long turns: the prompt shows excerpts.
-			var paras []string
-			for p := range 4 {
-				paras = append(paras, strings.Repeat(fmt.Sprintf("%s %s %s paragraph%d %s. ", w[p], w[p+1], w[0], p, w[4]), 10))
-			}
-			text = strings.Join(paras, "\n\n")
+	in := topicTurns(160)
+	for i := 0; i < len(in); i += 13 {
+		// Long turns: the prompt shows excerpts.
+		w := selectTopics[(i/5)%len(selectTopics)]
+		var paras []string
+		for p := range 4 {
+			paras = append(paras, strings.Repeat(fmt.Sprintf("%s %s %s paragraph%d %s. ", w[p], w[p+1], w[0], p, w[4]), 10))
 		}
-		in = append(in, TurnInput{ID: fmt.Sprintf("D%d:%d", i/40+1, i%40+1), SessionID: fmt.Sprint(i/40 + 1), Speaker: []string{"Ann", "Bo"}[i%2],
-			Text: text, Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
+		in[i].Text = strings.Join(paras, "\n\n")
 	}
 	m, st := openDefaultState(t, "layout", in)
 	layouts := 0
@@ -323,4 +310,25 @@ func openDefaultState(t *testing.T, user string, in []TurnInput) (*Memory, *spac
 	st.mu.RLock()
 	t.Cleanup(st.mu.RUnlock)
 	return m, st
+}
+
+// selectTopics are topics of their own words (topicTurns).
+var selectTopics = [][]string{
+	strings.Fields("garden roses compost tulips hedge"), strings.Fields("sourdough starter flour oven crust"),
+	strings.Fields("chess opening bishop endgame rook"), strings.Fields("sailing regatta harbour mast keel"),
+	strings.Fields("guitar chords strings amplifier riff"), strings.Fields("cycling saddle gears climb pedals"),
+	strings.Fields("museum paintings sculpture gallery curator"), strings.Fields("puppy leash vet kibble fetch"),
+}
+
+// topicTurns returns n turns in sessions of 40 a day from 1 May 2024, Ann
+// and Bo speaking in turn, in runs of five on one of selectTopics: each
+// run is an event of the scripted model's, a topic's later runs join it.
+func topicTurns(n int) []TurnInput {
+	var in []TurnInput
+	for i := range n {
+		w := selectTopics[(i/5)%len(selectTopics)]
+		in = append(in, TurnInput{ID: fmt.Sprintf("D%d:%d", i/40+1, i%40+1), SessionID: fmt.Sprint(i/40 + 1), Speaker: []string{"Ann", "Bo"}[i%2],
+			Text: fmt.Sprintf("%s %s %s %s, %s %d.", w[i%5], w[(i+1)%5], w[(i+2)%5], w[(i+3)%5], w[(i+4)%5], i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
+	}
+	return in
 }
