@@ -1,9 +1,9 @@
 package offline
 
 import (
-	"github.com/higmem/higmem/internal/parallel"
 	"slices"
 
+	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/rank"
 )
 
