@@ -198,7 +198,9 @@ func (fs *fastScan) cos(i int) float64 {
 
 // cosRange computes the exact cosines of the turns lo to hi-1 not known
 // yet, at once (DenseMix.ExactInto: four rows at a time), after trimming
-// the known ones at either end.
+// the known ones at either end; when most of what is left is known (a
+// long run reached before, between two that were not), it leaves them
+// to cos, one at a time.
 func (fs *fastScan) cosRange(lo, hi int) {
 	sc := fs.sc
 	for lo < hi && sc.known[lo] {
@@ -207,8 +209,12 @@ func (fs *fastScan) cosRange(lo, hi int) {
 	for lo < hi && sc.known[hi-1] {
 		hi--
 	}
-	if hi-lo < 2 {
-		return // one row or none: cos computes it when asked
+	unknown := 0
+	for _, k := range sc.known[lo:hi] {
+		unknown += b2i(!k)
+	}
+	if unknown < 2 || 2*unknown < hi-lo {
+		return // cos computes them when asked
 	}
 	sc.rangeCos = grow(sc.rangeCos, hi-lo)
 	if cap(sc.rangeTmp) < hi-lo {
