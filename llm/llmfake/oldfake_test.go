@@ -144,27 +144,13 @@ func (p oldParsed) eventsIn(prefix string) []oldEvent {
 	return nil
 }
 
-// fakeStop is a small stop list; the fake needs no more.
-var oldFakeStop = map[string]bool{}
-
-func init() {
-	for _, w := range strings.Fields(`a about after again all also am an and any are as at be because been before
-	being but by can could did do does doing for from had has have having he her here hers him his how i if in into
-	is it its just me more most my no not now of on once only or other our out over own really same she so some such
-	than that the their them then there these they this those through to too under until up very was we were what
-	when where which while who whom why will with would you your yours yeah wow oh hey thanks great cool so
-	speaker says`) {
-		oldFakeStop[w] = true
-	}
-}
-
 // words returns the lower-case content words of s.
 func oldWords(s string) []string {
 	var out []string
 	for _, w := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
 		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
 	}) {
-		if len(w) > 2 && !oldFakeStop[w] {
+		if len(w) > 2 && !fakeStop[w] {
 			out = append(out, w)
 		}
 	}
@@ -205,7 +191,7 @@ func oldCapitalised(s string) []string {
 	out := []string{}
 	for _, w := range strings.Fields(s) {
 		w = strings.TrimFunc(w, func(r rune) bool { return !unicode.IsLetter(r) })
-		if w != "" && unicode.IsUpper([]rune(w)[0]) && !slices.Contains(out, w) && !oldFakeStop[strings.ToLower(w)] {
+		if w != "" && unicode.IsUpper([]rune(w)[0]) && !slices.Contains(out, w) && !fakeStop[strings.ToLower(w)] {
 			out = append(out, w)
 		}
 	}

@@ -210,27 +210,15 @@ func TestParseSame(t *testing.T) {
 func checkParse(t testing.TB, s string) {
 	t.Helper()
 	p, o := parse(s), oldParse(s)
-	conv := oldParsed{raw: p.raw, question: p.question, order: p.order, gold: p.gold, graded: p.graded, max: p.max,
-		sections: map[string][]oldLine{}, events: map[string][]oldEvent{}}
-	for k, ls := range p.sections {
-		for _, l := range ls {
-			conv.sections[k] = append(conv.sections[k], oldLine(l))
-		}
-	}
-	for k, es := range p.events {
-		for _, e := range es {
-			conv.events[k] = append(conv.events[k], oldEvent(e))
-		}
-	}
-	g, _ := json.Marshal(dumpParsed(conv))
-	w, _ := json.Marshal(dumpParsed(o))
+	g, _ := json.Marshal(dumpParsed(p))
+	w, _ := json.Marshal(dumpParsed(o.asNew()))
 	if string(g) != string(w) {
 		t.Fatalf("parse of %q:\nnew %s\nold %s", s, g, w)
 	}
 }
 
 // dumpParsed renders p for comparison (unexported fields and all).
-func dumpParsed(p oldParsed) map[string]any {
+func dumpParsed(p parsed) map[string]any {
 	secs := map[string][][4]string{}
 	for k, ls := range p.sections {
 		for _, l := range ls {
