@@ -202,10 +202,7 @@ func (r *memberRank) top(n int) []int {
 	if len(r.members) <= n {
 		return r.members
 	}
-	if r.ranked == nil {
-		r.ranked = rankMembers(r.members, r.score())
-	}
-	idx := slices.Clone(r.ranked[:n])
+	idx := slices.Clone(r.topSet(n))
 	slices.Sort(idx)
 	return idx
 }

@@ -129,7 +129,7 @@ func newFastScan(in *Input, tu Tuning, sc *Scratch) *fastScan {
 		// The best BM25 score: a scan in order (untouched turns score 0)
 		// with a branch that is rarely taken, faster than max over the
 		// touched turns at random.
-		fs.scale.MaxLex = maxAbove(fs.f.Lex)
+		fs.scale.MaxLex = MaxAbove(fs.f.Lex)
 		fs.scale.Mean = fs.f.Mean
 	})
 	// Exact cosines on demand; known stays all false between questions.
@@ -778,10 +778,7 @@ func listAtLeast(xs []float64, floor float64, lo int, dst []int) []int {
 // scan in order with a branch that is rarely taken, eight at a time with
 // AVX2 where the CPU has it; over BM25 scores, faster than a look at each
 // touched entry at random when they are many.
-func MaxAbove(xs []float64) float64 { return maxAbove(xs) }
-
-// maxAbove is MaxAbove.
-func maxAbove(xs []float64) float64 {
+func MaxAbove(xs []float64) float64 {
 	m, q := 0.0, 0
 	if useBoundsAVX2 && len(xs) >= 8 {
 		q = len(xs) &^ 7

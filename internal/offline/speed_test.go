@@ -345,7 +345,7 @@ func BenchmarkSingles(b *testing.B) {
 	}
 }
 
-// TestListAtLeastAndMaxAbove checks listAtLeast and maxAbove (AVX2 where
+// TestListAtLeastAndMaxAbove checks listAtLeast and MaxAbove (AVX2 where
 // the CPU has it, and Go) against their plain loops on every length up to
 // 40, with values at the floor, NaN, -0 and +Inf among them.
 func TestListAtLeastAndMaxAbove(t *testing.T) {
@@ -381,7 +381,7 @@ func TestListAtLeastAndMaxAbove(t *testing.T) {
 			if got := listAtLeast(xs, floor, lo, []int{-3}); !slices.Equal(got, append([]int{-3}, want...)) {
 				t.Fatalf("AVX2 %v, %v: listed %v, want %v", useBoundsAVX2, xs, got, want)
 			}
-			if got := maxAbove(xs); math.Float64bits(got) != math.Float64bits(m) {
+			if got := MaxAbove(xs); math.Float64bits(got) != math.Float64bits(m) {
 				t.Fatalf("AVX2 %v, %v: max %v, want %v", useBoundsAVX2, xs, got, m)
 			}
 		}
