@@ -47,7 +47,7 @@ import (
 // passage (and a second one nearly as good, where the budget has room once
 // every turn that fits has its best passage), marked as such, and costs the
 // evidence budget what the excerpt holds (finalEvidence); default mode's
-// select call shows the same excerpts (promptTurnOf).
+// select call shows the same excerpts (promptTurnAt).
 
 // passageEmbedder is the embedder id stored with passage vectors made by
 // emb.
@@ -324,12 +324,13 @@ func excerptText(tp *passindex.Turn, keep []int) (string, *Excerpt) {
 	return tp.Render(keep), ex
 }
 
-// promptTurnOf returns turn t as a prompt shows it to the memory model:
-// for a long turn, the excerpt the evidence would show (the passages that
-// match the question), with a note saying it is one. Caller holds st.mu.
-func (q *query) promptTurnOf(t store.Turn) prompt.Turn {
-	pt := promptTurn(t)
-	if text, ex, ok := q.passageScores().excerptOf(q.st.pos[t.ID]); ok {
+// promptTurnAt returns the turn at state index i as a prompt shows it to
+// the memory model: for a long turn, the excerpt the evidence would show
+// (the passages that match the question), with a note saying it is one.
+// Caller holds st.mu.
+func (q *query) promptTurnAt(i int) prompt.Turn {
+	pt := promptTurn(q.st.turns[i])
+	if text, ex, ok := q.passageScores().excerptOf(i); ok {
 		pt.Text = rules.Cut(text, maxPromptTurnBytes)
 		pt.Note = strings.TrimSpace(strings.Trim(strings.TrimSpace(excerptMarker(ex)), "()"))
 	}

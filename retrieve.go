@@ -49,6 +49,11 @@ type query struct {
 	learned *offline.Stage
 	// score caches memberScores.
 	score func(i int) float64
+	// earlyTop is set when the query will score event members
+	// (memberScores, default mode): the greatest BM25 score they need is
+	// then worked out beside the fast scan's dense part (featuresIn),
+	// where a core is idle, not after the search.
+	earlyTop bool
 	// sc is the query's working memory, returned to the space's pool when
 	// the retrieval ends.
 	sc *scratch
@@ -250,16 +255,26 @@ func analyzeRules(question string) QueryInfo {
 
 // addCand records a candidate turn with its source and score.
 func (q *query) addCand(id, source string, score float64) {
-	t, ok := q.st.turn(id)
-	if !ok {
+	if i, ok := q.st.pos[id]; ok {
+		q.addCandAt(i, source, score, "")
+	}
+}
+
+// addCandAt records the turn at state index i as a candidate with its
+// source and score, as addCand does by its id; date is the turn's date
+// (rules.DateOf) when the caller has it, else "" to work it out.
+func (q *query) addCandAt(i int, source string, score float64, date string) {
+	if q.keepTurn != nil && !q.keepTurn(i) {
 		return
 	}
-	if q.keepTurn != nil && !q.keepTurn(q.st.pos[id]) {
-		return
-	}
+	t := &q.st.turns[i]
+	id := t.ID
 	ev := q.cand[id]
 	if ev == nil {
-		ev = &Evidence{Turn: t, Date: rules.DateOf(t), Events: slices.Clone(q.st.eventsOf[id])}
+		if date == "" {
+			date = rules.DateOf(*t)
+		}
+		ev = &Evidence{Turn: *t, Date: date, Events: slices.Clone(q.st.eventsOf[id])}
 		q.cand[id] = ev
 	}
 	if !slices.Contains(ev.Sources, source) {

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rank"
@@ -170,10 +169,32 @@ type memberRank struct {
 	score  func() func(int) float64
 }
 
-// newMemberRank returns e's members, to rank by memberScores on first
-// need.
-func (q *query) newMemberRank(e store.Event) *memberRank {
-	return &memberRank{members: q.members(e), score: q.memberScores}
+// membersAt returns what members returns for the event at state index k,
+// read from the event's member positions (evTurns) when they hold one
+// for each of its member ids, not looked up by id (a look-up in a map of
+// every turn's id, which mostly misses the cache).
+func (q *query) membersAt(k int) []int {
+	e, pos := &q.st.events[k], q.st.evTurns[k]
+	if len(pos) != len(e.TurnIDs) {
+		// A member id the state does not hold (or not yet placed).
+		return q.members(*e)
+	}
+	var idx []int
+	for _, p := range pos {
+		if i := int(p); q.keepTurn == nil || q.keepTurn(i) {
+			if idx == nil {
+				idx = make([]int, 0, len(pos))
+			}
+			idx = append(idx, i)
+		}
+	}
+	return idx
+}
+
+// newMemberRank returns the members of the event at state index k, to
+// rank by memberScores on first need.
+func (q *query) newMemberRank(k int) *memberRank {
+	return &memberRank{members: q.membersAt(k), score: q.memberScores}
 }
 
 // rankMembers returns members sorted by score, highest first, ties in
@@ -232,18 +253,8 @@ func (st *spaceState) turnsAt(idx []int) []store.Turn {
 // the question: BM25 plus, with vectors, the cosine. Computed once per query.
 func (q *query) memberScores() func(i int) float64 {
 	if q.score == nil {
-		lex, touched := q.turnLexScores()
-		top := 0.0
-		if len(touched) > len(lex)/16 {
-			// Many touched (a common word): one scan in order. The
-			// others are 0 and BM25 scores are finite and not
-			// negative, so the greatest is the same.
-			top = offline.MaxAbove(lex)
-		} else {
-			for _, i := range touched {
-				top = max(top, lex[i])
-			}
-		}
+		lex, _ := q.turnLexScores()
+		top := q.turnLexTop()
 		if q.qv != nil {
 			if err := q.st.ensureTurnVectors(q.ctx); err != nil && q.err == nil {
 				q.err = err
@@ -272,6 +283,8 @@ type llmJob struct {
 	turns []store.Turn // every turn the call shows
 	sel   *prompt.SelectData
 	out   []string
+	// at holds the position in turns of each id of out.
+	at []int
 	// unusable is set when the reply was unusable (out stays empty).
 	unusable bool
 }
@@ -305,8 +318,9 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 		// Only ids that were shown count (models invent ids).
 		for _, id := range ids {
 			id = strings.Trim(strings.TrimSpace(id), "[]")
-			if hasTurn(j.turns, id) && !slices.Contains(j.out, id) {
+			if at := turnIndex(j.turns, id); at >= 0 && !slices.Contains(j.out, id) {
 				j.out = append(j.out, id)
+				j.at = append(j.at, at)
 			}
 		}
 		return nil
@@ -317,15 +331,16 @@ func (m *Memory) runJobs(ctx context.Context, q *query, round int, jobs []*llmJo
 	return err
 }
 
-// hasTurn reports whether turns holds the turn id (reading each turn in
-// place, not a copy of it per look).
-func hasTurn(turns []store.Turn, id string) bool {
+// turnIndex returns the position in turns of the first turn with the id,
+// -1 when none has it (reading each turn in place, not a copy of it per
+// look).
+func turnIndex(turns []store.Turn, id string) int {
 	for i := range turns {
 		if turns[i].ID == id {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // askJob makes job j's call showing turns (all of j's, or part of them)
@@ -547,12 +562,52 @@ func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 		}
 	}
 	q.stage("selected", selected)
-	for i, id := range selected {
-		// The model lists the most useful first; a search rank adds a
-		// little, as in paper mode.
-		q.addCand(id, v.shown[id], 1+boost(v.ranks[id])+boost(i+1)/2)
-	}
+	v.addSelected(selected, !m.opts.Ablations.NoFilter && !v.job.unusable)
 	return nil
+}
+
+// addSelected makes the selected turns candidates: the model lists the
+// most useful first; a search rank adds a little, as in paper mode. With
+// byCall, selected is the call's choice (v.job.out), each id at its
+// position in the layout (v.job.at): the turn is read at its state index,
+// not looked up by its id, where the state still holds it there.
+func (v *selectView) addSelected(selected []string, byCall bool) {
+	q := v.q
+	if len(q.cand) == 0 {
+		q.cand = make(map[string]*Evidence, len(selected))
+	}
+	if !byCall {
+		shown := v.shownAs()
+		for k, id := range selected {
+			q.addCand(id, shown[id], 1+boost(v.ranks[id])+boost(k+1)/2)
+		}
+		return
+	}
+	for k, id := range selected {
+		p := v.job.at[k]
+		score := 1 + boost(v.ranks[id]) + boost(k+1)/2
+		if i := v.idx[p]; q.sameTurn(i, &v.job.turns[p]) {
+			q.addCandAt(i, v.hows[p], score, v.pts[v.slots[p]].Date)
+		} else {
+			q.addCand(id, v.hows[p], score)
+		}
+	}
+}
+
+// sameTurn reports whether the state holds at index i the turn t was
+// copied from before the state's lock was let go (runJobs), with the same
+// time: then i is where the state holds t's id (ids are unique), and the
+// turn's date (rules.DateOf) is what it was. A write while the lock was
+// let go may have moved or replaced it; the caller then looks it up by
+// id. Caller holds st.mu.
+func (q *query) sameTurn(i int, t *store.Turn) bool {
+	if i >= len(q.st.turns) {
+		return false
+	}
+	s := &q.st.turns[i]
+	// == on the times, not Equal: the same instant in another location
+	// is another date.
+	return s.ID == t.ID && s.OccurredAt == t.OccurredAt && s.OccurredRaw == t.OccurredRaw
 }
 
 // fitLayout chooses the select call's layout: n members of each of the
@@ -591,8 +646,10 @@ type selectView struct {
 	profile  []string // the turns stating what the question asks of a profile
 	data     *prompt.SelectData
 	job      *llmJob
-	shown    map[string]string // id → where it was shown: "event", "search", "timeline" or "profile"
-	ids      []string          // the ids shown, in order
+	ids      []string // the ids shown, in order
+	// hows says where each of ids was shown: "event", "search",
+	// "timeline" or "profile" (see shownAs).
+	hows []string
 	// memberRanks and promptEvents hold, across the layouts tried, each
 	// event's members by similarity and its prompt record (by position
 	// in events; promptEvents[k] is set where hasEvent[k]).
@@ -612,9 +669,19 @@ type selectView struct {
 	// where each is shown from when no event shows it (made on first
 	// need).
 	loose []looseTurn
-	// idx holds the state indexes of the turns shown, in order (ids'
-	// turns).
-	idx []int
+	// idx and slots hold the state indexes and the slots of the turns
+	// shown, in order (ids' turns).
+	idx, slots []int
+}
+
+// shownAs returns where each turn the last layout showed was shown from,
+// by id: "event", "search", "timeline" or "profile".
+func (v *selectView) shownAs() map[string]string {
+	shown := make(map[string]string, len(v.ids))
+	for p, id := range v.ids {
+		shown[id] = v.hows[p]
+	}
+	return shown
 }
 
 // looseTurn is a turn the select call shows outside the events: its
@@ -626,12 +693,12 @@ type looseTurn struct {
 }
 
 // slotOf returns the slot of the turn at state index i, making its
-// prompt line (q.promptTurnOf) when it has none yet.
+// prompt line (q.promptTurnAt) when it has none yet.
 func (v *selectView) slotOf(i int) int {
 	if s, ok := v.slot[i]; ok {
 		return s
 	}
-	pt := v.q.promptTurnOf(v.q.st.turns[i])
+	pt := v.q.promptTurnAt(i)
 	s := len(v.pts)
 	v.slot[i] = s
 	v.pts = append(v.pts, pt)
@@ -655,7 +722,7 @@ func (v *selectView) promptEvent(k int) prompt.Event {
 // made once per event.
 func (v *selectView) rankOf(k int) *memberRank {
 	if v.memberRanks[k] == nil {
-		v.memberRanks[k] = v.q.newMemberRank(v.q.st.events[v.events[k].Index])
+		v.memberRanks[k] = v.q.newMemberRank(v.events[k].Index)
 	}
 	return v.memberRanks[k]
 }
@@ -692,9 +759,12 @@ func (v *selectView) looseTurns() []looseTurn {
 // selectInputs runs the search stage and gathers the timeline and profile
 // turns of q (recording their stages) for the select call.
 func (m *Memory) selectInputs(q *query) *selectView {
+	// The members' scores need the greatest BM25 score of the turns: the
+	// fast scan works it out beside its dense part (featuresIn).
+	q.earlyTop = true
 	turns, events := q.searchStage(true)
 	v := &selectView{q: q, events: events, ranks: map[string]int{}, memberRanks: make([]*memberRank, len(events)),
-		promptEvents: make([]prompt.Event, len(events)), hasEvent: make([]bool, len(events)), shown: map[string]string{}}
+		promptEvents: make([]prompt.Event, len(events)), hasEvent: make([]bool, len(events))}
 	// Room for the turns a full layout shows, about: the members of every
 	// event and the loose turns.
 	room := selectMembers*len(events) + len(turns)
@@ -761,8 +831,7 @@ func (v *selectView) show(n, nev int) (size int) {
 	q := v.q
 	v.gen++
 	v.data = &prompt.SelectData{Question: q.question, Max: selectMax}
-	v.shown = make(map[string]string, len(v.pts))
-	v.ids, v.idx = nil, v.idx[:0]
+	v.ids, v.hows, v.idx, v.slots = nil, v.hows[:0], v.idx[:0], v.slots[:0]
 	// add shows the turn at state index i unless the layout shows it
 	// already (marked, as in size).
 	add := func(i int, how string) (prompt.Turn, bool) {
@@ -771,13 +840,14 @@ func (v *selectView) show(n, nev int) (size int) {
 			return prompt.Turn{}, false
 		}
 		v.mark[s] = v.gen
-		id := q.st.turns[i].ID
-		v.shown[id] = how
 		if v.ids == nil {
-			v.ids = make([]string, 0, len(v.pts))
+			// Room for every turn made a slot: a full layout's, about.
+			v.ids = make([]string, 0, cap(v.pts))
 		}
-		v.ids = append(v.ids, id)
+		v.ids = append(v.ids, v.pts[s].ID)
+		v.hows = append(v.hows, how)
 		v.idx = append(v.idx, i)
+		v.slots = append(v.slots, s)
 		size += v.ptBytes[s]
 		return v.pts[s], true
 	}

@@ -194,6 +194,14 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 	}
 	if q.sc == sc {
 		f.Lex, _ = q.turnLexScores()
+		if !dense && q.earlyTop {
+			// The fast scan asks for the features without the dense
+			// one on one core while the other works out the dense
+			// bounds, far longer: the greatest BM25 score, which
+			// the members' scores need after the search, is worked
+			// out here for nothing.
+			q.turnLexTop()
+		}
 	} else {
 		f.Lex, _ = sc.lexScores(st.turnLex, n, q.search)
 	}

@@ -16,6 +16,10 @@ type scratch struct {
 	touched []int
 	// turnLex is set when lex holds the turn BM25 scores of the query.
 	turnLex bool
+	// lexTop is the greatest of the scores lex holds (0 when none), once
+	// worked out (lexTopSet; see query.turnLexTop).
+	lexTop    float64
+	lexTopSet bool
 	// search runs the hybrid searches (turn and event search).
 	search rank.Searcher
 	// The offline features filled per question (featuresIn): the dense
@@ -61,7 +65,7 @@ func (sc *scratch) clearLex() {
 		}
 	}
 	sc.touched = sc.touched[:0]
-	sc.turnLex = false
+	sc.turnLex, sc.lexTopSet = false, false
 }
 
 // grow returns s with length n, reallocating when its capacity is short;
@@ -84,6 +88,28 @@ func (sc *scratch) lexScores(ix *bm25.Index, n int, query string) ([]float64, []
 	sc.lex = sc.lex[:n]
 	sc.touched = ix.ScoreRefs(query, sc.lex, sc.touched[:0])
 	return sc.lex, sc.touched
+}
+
+// turnLexTop returns the greatest of the query's turn BM25 scores (0 when
+// no turn scores), working it out once per query. Caller holds st.mu.
+func (q *query) turnLexTop() float64 {
+	lex, touched := q.turnLexScores()
+	sc := q.sc
+	if !sc.lexTopSet {
+		top := 0.0
+		if len(touched) > len(lex)/16 {
+			// Many touched (a common word): one scan in order. The
+			// others are 0 and BM25 scores are finite and not
+			// negative, so the greatest is the same.
+			top = offline.MaxAbove(lex)
+		} else {
+			for _, i := range touched {
+				top = max(top, lex[i])
+			}
+		}
+		sc.lexTop, sc.lexTopSet = top, true
+	}
+	return sc.lexTop
 }
 
 // turnLexScores returns the BM25 scores of every turn for the query's

@@ -9,12 +9,14 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/higmem/higmem/embed/hashing"
 	"github.com/higmem/higmem/internal/prompt"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/internal/vec"
 	"github.com/higmem/higmem/llm/llmfake"
+	"github.com/higmem/higmem/store"
 )
 
 // TestMemberRankMatchesReference checks that memberRank.top, which ranks an
@@ -67,6 +69,17 @@ type refLayout struct {
 	size  int
 }
 
+// refPromptTurn is the turn t as a prompt shows it, as promptTurnAt made
+// it from the turn looked up by its id.
+func refPromptTurn(q *query, t store.Turn) prompt.Turn {
+	pt := promptTurn(t)
+	if text, ex, ok := q.passageScores().excerptOf(q.st.pos[t.ID]); ok {
+		pt.Text = rules.Cut(text, maxPromptTurnBytes)
+		pt.Note = strings.TrimSpace(strings.Trim(strings.TrimSpace(excerptMarker(ex)), "()"))
+	}
+	return pt
+}
+
 func referenceShow(v *selectView, n, nev int) refLayout {
 	q := v.q
 	out := refLayout{data: prompt.SelectData{Question: q.question, Max: selectMax}, shown: map[string]string{}}
@@ -74,7 +87,7 @@ func referenceShow(v *selectView, n, nev int) refLayout {
 		id := q.st.turns[i].ID
 		out.shown[id] = how
 		out.ids = append(out.ids, id)
-		pt := q.promptTurnOf(q.st.turns[i])
+		pt := refPromptTurn(q, q.st.turns[i])
 		out.size += promptTurnBytes(pt)
 		return pt
 	}
@@ -163,8 +176,8 @@ func TestSelectLayoutsMatchReference(t *testing.T) {
 			if size != want.size || shown != want.size {
 				t.Fatalf("%q, n %d, nev %d: size %d, show %d, reference %d", question, n, nev, size, shown, want.size)
 			}
-			if !reflect.DeepEqual(*v.data, want.data) || !slices.Equal(v.ids, want.ids) || !maps.Equal(v.shown, want.shown) {
-				t.Fatalf("%q, n %d, nev %d: show laid out\n%+v\n%v\n%v\nreference\n%+v\n%v\n%v", question, n, nev, *v.data, v.ids, v.shown, want.data, want.ids, want.shown)
+			if !reflect.DeepEqual(*v.data, want.data) || !slices.Equal(v.ids, want.ids) || !maps.Equal(v.shownAs(), want.shown) {
+				t.Fatalf("%q, n %d, nev %d: show laid out\n%+v\n%v\n%v\nreference\n%+v\n%v\n%v", question, n, nev, *v.data, v.ids, v.shownAs(), want.data, want.ids, want.shown)
 			}
 			idx := make([]int, len(want.ids))
 			for j, id := range want.ids {
@@ -331,4 +344,129 @@ func topicTurns(n int) []TurnInput {
 			Text: fmt.Sprintf("%s %s %s %s, %s %d.", w[i%5], w[(i+1)%5], w[(i+2)%5], w[(i+3)%5], w[(i+4)%5], i), Time: fmt.Sprintf("2024-05-%02dT10:%02d:00Z", i/40+1, i%40)})
 	}
 	return in
+}
+
+// TestMembersAtMatchesLookup checks that membersAt, which reads an
+// event's members from their positions (evTurns), returns what members
+// returns looking each id up: for every event, with and without a filter
+// on the turns, and for an event listing a turn its positions lack (it
+// then looks the ids up).
+func TestMembersAtMatchesLookup(t *testing.T) {
+	ctx := t.Context()
+	m, st := openDefaultState(t, "members-at", topicTurns(160))
+	if len(st.events) < 4 {
+		t.Fatalf("%d events, want several", len(st.events))
+	}
+	for _, filter := range []func(Turn) bool{nil, func(t Turn) bool { return !strings.HasSuffix(t.ID, "3") }} {
+		q := m.newQuery(ctx, st, "What did Ann say about the roses?", RetrieveOptions{KTurn: 10, KEvent: 10, Filter: filter}, &recorder{})
+		q.setFilters()
+		for k := range st.events {
+			want := q.members(st.events[k])
+			if got := q.membersAt(k); !slices.Equal(got, want) || len(want) == 0 {
+				t.Fatalf("filter %v, event %d: membersAt %v, members %v", filter != nil, k, got, want)
+			}
+		}
+		st.putScratch(q.sc)
+	}
+	// An event listing a turn of the state that its positions lack.
+	q := m.newQuery(ctx, st, "What did Ann say about the roses?", RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
+	defer st.putScratch(q.sc)
+	e := &st.events[0]
+	ids := e.TurnIDs
+	defer func() { e.TurnIDs = ids }()
+	extra := st.turns[len(st.turns)-1].ID
+	if slices.Contains(ids, extra) {
+		t.Fatalf("event 0 holds %s already", extra)
+	}
+	e.TurnIDs = append(slices.Clip(ids), extra)
+	want := q.members(*e)
+	if got := q.membersAt(0); !slices.Equal(got, want) || !slices.Contains(got, len(st.turns)-1) {
+		t.Fatalf("event listing %s: membersAt %v, members %v", extra, got, want)
+	}
+}
+
+// TestAddSelectedMatchesLookup checks that addSelected, which reads the
+// turns the select call chose at their state index, makes the candidates
+// addCand makes looking each id up: the same evidence, source and score;
+// and that where a write moved or changed a turn while the lock was let go
+// (the job's copy no longer matches the state at that index) it looks the
+// id up.
+func TestAddSelectedMatchesLookup(t *testing.T) {
+	ctx := t.Context()
+	m, st := openDefaultState(t, "add-selected", topicTurns(160))
+	q := m.newQuery(ctx, st, "What did Ann say about the roses, the sourdough crust and the chess endgame?", RetrieveOptions{KTurn: 10, KEvent: 10, EvidenceTokens: 2000}, &recorder{})
+	defer st.putScratch(q.sc)
+	if err := m.analyze(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	q.setFilters()
+	v := m.selectInputs(q)
+	fitLayout(selectMembers, len(v.events), 4*selectTokens, v.show, v.size)
+	v.finish()
+	if len(v.ids) < 6 {
+		t.Fatalf("%d turns shown, want several", len(v.ids))
+	}
+	// The model's choice: every third turn shown, last first.
+	var out []string
+	var at []int
+	for p := len(v.ids) - 1; p >= 0; p -= 3 {
+		out, at = append(out, v.ids[p]), append(at, p)
+	}
+	v.job.out, v.job.at = out, at
+	reference := func() map[string]*Evidence {
+		q.cand = map[string]*Evidence{}
+		shown := v.shownAs()
+		for k, id := range out {
+			q.addCand(id, shown[id], 1+boost(v.ranks[id])+boost(k+1)/2)
+		}
+		return q.cand
+	}
+	want := reference()
+	q.cand = map[string]*Evidence{}
+	v.addSelected(out, true)
+	if !reflect.DeepEqual(q.cand, want) {
+		t.Fatalf("addSelected made %v, want %v", q.cand, want)
+	}
+	// A write moved one chosen turn (its old index holds another) and
+	// changed another's time (the copy's is stale).
+	p0, p1 := at[0], at[1]
+	v.idx[p0] = (v.idx[p0] + 1) % len(st.turns)
+	v.job.turns[p1].OccurredAt = v.job.turns[p1].OccurredAt.Add(-48 * time.Hour)
+	v.pts[v.slots[p1]].Date = "stale"
+	q.cand = map[string]*Evidence{}
+	v.addSelected(out, true)
+	if !reflect.DeepEqual(q.cand, want) {
+		t.Fatalf("after a write, addSelected made %v, want %v", q.cand, want)
+	}
+}
+
+// TestTurnLexTop checks the greatest turn BM25 score the members' scores
+// divide by (turnLexTop): worked out by the fast scan's features part
+// (featuresIn without the dense feature) for a query that will score
+// members, the greatest of the scores either way, and worked out again
+// once the scratch's scores are cleared for another search.
+func TestTurnLexTop(t *testing.T) {
+	ctx := t.Context()
+	m, st := openDefaultState(t, "lex-top", topicTurns(160))
+	greatest := func(q *query) float64 {
+		lex, _ := q.turnLexScores()
+		return slices.Max(lex)
+	}
+	q := m.newQuery(ctx, st, "What did Ann say about the roses?", RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
+	defer st.putScratch(q.sc)
+	if err := m.analyze(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	q.setFilters()
+	q.earlyTop = true
+	q.featuresIn(q.sc, q.denseOf(1), false)
+	if !q.sc.lexTopSet || q.sc.lexTop != greatest(q) || !(q.sc.lexTop > 0) {
+		t.Fatalf("after the features: top %v (set %v), want %v", q.sc.lexTop, q.sc.lexTopSet, greatest(q))
+	}
+	// The scratch cleared (as putScratch does) and another search.
+	q.sc.clearLex()
+	q.search = "When did Bo play the guitar riff on the amplifier?"
+	if got, want := q.turnLexTop(), greatest(q); got != want || got == 0 {
+		t.Fatalf("another search: top %v, want %v", got, want)
+	}
 }

@@ -118,15 +118,16 @@ func evidenceIDs(ev []Evidence) []string {
 	return out
 }
 
-// hasTurn finds a turn by id, and only a turn shown.
-func TestHasTurn(t *testing.T) {
-	turns := []store.Turn{{ID: "D1:1"}, {ID: "D1:2"}, {ID: "x"}}
-	for id, want := range map[string]bool{"D1:1": true, "x": true, "D1:3": false, "": false, "d1:1": false} {
-		if got := hasTurn(turns, id); got != want {
-			t.Errorf("hasTurn(%q) = %v, want %v", id, got, want)
+// turnIndex finds a turn by id, the first that has it, and only a turn
+// shown.
+func TestTurnIndex(t *testing.T) {
+	turns := []store.Turn{{ID: "D1:1"}, {ID: "D1:2"}, {ID: "x"}, {ID: "D1:2"}}
+	for id, want := range map[string]int{"D1:1": 0, "D1:2": 1, "x": 2, "D1:3": -1, "": -1, "d1:1": -1} {
+		if got := turnIndex(turns, id); got != want {
+			t.Errorf("turnIndex(%q) = %v, want %v", id, got, want)
 		}
 	}
-	if hasTurn(nil, "x") {
+	if turnIndex(nil, "x") != -1 {
 		t.Error("found a turn among none")
 	}
 }
