@@ -327,9 +327,10 @@ func excerptText(tp *passindex.Turn, keep []int) (string, *Excerpt) {
 // promptTurnAt returns the turn at state index i as a prompt shows it to
 // the memory model: for a long turn, the excerpt the evidence would show
 // (the passages that match the question), with a note saying it is one.
-// Caller holds st.mu.
-func (q *query) promptTurnAt(i int) prompt.Turn {
-	pt := promptTurn(q.st.turns[i])
+// Its date comes from days. Caller holds st.mu.
+func (q *query) promptTurnAt(i int, days *dayMemo) prompt.Turn {
+	t := &q.st.turns[i]
+	pt := promptTurnDated(*t, days.dateOf(t))
 	if text, ex, ok := q.passageScores().excerptOf(i); ok {
 		pt.Text = rules.Cut(text, maxPromptTurnBytes)
 		pt.Note = strings.TrimSpace(strings.Trim(strings.TrimSpace(excerptMarker(ex)), "()"))

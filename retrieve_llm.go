@@ -539,6 +539,7 @@ func promptEventBytes(e prompt.Event) int { return len(e.ID) + len(e.Title) + le
 // evidence (up to the token budget).
 func (m *Memory) retrieveDefault(ctx context.Context, q *query) error {
 	v := m.selectInputs(q)
+	v.prepare()
 	// Within the budget: fewer members per event first, then fewer
 	// events; the searched, timeline and profile turns always show.
 	fitLayout(selectMembers, len(v.events), 4*selectTokens, v.show, v.size)
@@ -665,6 +666,8 @@ type selectView struct {
 	ptBytes []int
 	mark    []int
 	gen     int
+	// days formats the dates of the prompt lines slotOf makes.
+	days dayMemo
 	// loose is the searched, timeline and profile turns, each once, with
 	// where each is shown from when no event shows it (made on first
 	// need).
@@ -698,13 +701,69 @@ func (v *selectView) slotOf(i int) int {
 	if s, ok := v.slot[i]; ok {
 		return s
 	}
-	pt := v.q.promptTurnAt(i)
+	return v.put(i, v.q.promptTurnAt(i, &v.days))
+}
+
+// put gives the turn at state index i a slot with its prompt line pt,
+// unless it has one, and returns its slot.
+func (v *selectView) put(i int, pt prompt.Turn) int {
+	if s, ok := v.slot[i]; ok {
+		return s
+	}
 	s := len(v.pts)
 	v.slot[i] = s
 	v.pts = append(v.pts, pt)
 	v.ptBytes = append(v.ptBytes, promptTurnBytes(pt))
 	v.mark = append(v.mark, 0)
 	return s
+}
+
+// prepare makes, on both cores, what the first layout (selectMembers
+// members of every event, which mostly fits) shows and show would make
+// one turn at a time: each event's members ranked and its prompt record,
+// and the prompt lines of the members it shows and of the loose turns,
+// which show then finds in their slots. What the two parts share (the
+// passage scores, the members' scores) is made first; they only read it.
+// Caller holds st.mu.
+func (v *selectView) prepare() {
+	q, nev := v.q, len(v.events)
+	if nev == 0 {
+		return
+	}
+	q.passageScores()
+	for _, h := range v.events {
+		// Only an event of more members than shown ranks them.
+		if len(q.st.events[h.Index].TurnIDs) > selectMembers {
+			q.memberScores()
+			break
+		}
+	}
+	type line struct {
+		i  int
+		pt prompt.Turn
+	}
+	var made [2][]line
+	parallel.For(2, func(part int) {
+		var days dayMemo
+		var out []line
+		for k := part; k < nev; k += 2 {
+			v.promptEvent(k)
+			for _, i := range v.rankOf(k).topSet(selectMembers) {
+				out = append(out, line{i, q.promptTurnAt(i, &days)})
+			}
+		}
+		if part == 1 {
+			for _, l := range v.looseTurns() {
+				out = append(out, line{l.i, q.promptTurnAt(l.i, &days)})
+			}
+		}
+		made[part] = out
+	})
+	for _, out := range made {
+		for _, l := range out {
+			v.put(l.i, l.pt)
+		}
+	}
 }
 
 // promptEvent returns the event at position k of events as the select

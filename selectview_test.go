@@ -149,13 +149,18 @@ func TestSelectLayoutsMatchReference(t *testing.T) {
 	}
 	m, st := openDefaultState(t, "layout", in)
 	layouts := 0
-	for _, question := range []string{"What did Ann say about the roses, the sourdough crust and the chess endgame?", "When did Bo talk about the regatta, the guitar riff, the saddle, the gallery or the puppy?", "When in May 2024 did Ann feed the puppy kibble?", "What did Bo say about the museum on 2 May 2024?"} {
+	for qi, question := range []string{"What did Ann say about the roses, the sourdough crust and the chess endgame?", "When did Bo talk about the regatta, the guitar riff, the saddle, the gallery or the puppy?", "When in May 2024 did Ann feed the puppy kibble?", "What did Bo say about the museum on 2 May 2024?"} {
 		q := m.newQuery(ctx, st, question, RetrieveOptions{KTurn: 10, KEvent: 10, EvidenceTokens: 2000}, &recorder{})
 		if err := m.analyze(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 		q.setFilters()
 		v := m.selectInputs(q)
+		if qi%2 == 0 {
+			// The first layout's ranks and lines made on both cores
+			// first, as retrieveDefault does; or else one at a time.
+			v.prepare()
+		}
 		t.Logf("%d events in the space, %d found, %d searched, %d in the timeline", len(st.events), len(v.events), len(v.searched), len(v.timeline))
 		if len(v.events) < 2 {
 			t.Fatalf("%q: %d events found, want several", question, len(v.events))
@@ -468,5 +473,26 @@ func TestTurnLexTop(t *testing.T) {
 	q.search = "When did Bo play the guitar riff on the amplifier?"
 	if got, want := q.turnLexTop(), greatest(q); got != want || got == 0 {
 		t.Fatalf("another search: top %v, want %v", got, want)
+	}
+}
+
+// TestDayMemo checks that dayMemo.dateOf formats each turn's date as
+// rules.DateOf does, over turns of one day in two locations, of other
+// days (the next, then one in another month with the same day of the
+// month, then one in another year with the same month and day), of no
+// known time (the caller's text, or nothing) and again
+// of the first day.
+func TestDayMemo(t *testing.T) {
+	paris := time.FixedZone("CET", 3600)
+	at := func(y int, m time.Month, d, h int, loc *time.Location) store.Turn {
+		return store.Turn{OccurredAt: time.Date(y, m, d, h, 0, 0, 0, loc)}
+	}
+	turns := []store.Turn{at(2024, 5, 8, 10, time.UTC), at(2024, 5, 8, 23, paris), at(2024, 5, 8, 23, time.UTC), at(2024, 5, 9, 9, time.UTC), at(2024, 6, 9, 9, time.UTC), at(2024, 6, 8, 9, time.UTC),
+		at(2025, 6, 8, 9, time.UTC), {OccurredRaw: "some Tuesday"}, {}, at(2025, 6, 8, 1, paris), at(2024, 5, 8, 0, paris)}
+	var days dayMemo
+	for k := range turns {
+		if got, want := days.dateOf(&turns[k]), rules.DateOf(turns[k]); got != want {
+			t.Fatalf("turn %d (%v): %q, want %q", k, turns[k].OccurredAt, got, want)
+		}
 	}
 }
