@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"github.com/higmem/higmem/internal/parallel"
 	"github.com/higmem/higmem/internal/prompt"
@@ -722,14 +723,17 @@ func (v *selectView) put(i int, pt prompt.Turn) int {
 // members of every event, which mostly fits) shows and show would make
 // one turn at a time: each event's members ranked and its prompt record,
 // and the prompt lines of the members it shows and of the loose turns,
-// which show then finds in their slots. What the two parts share (the
-// passage scores, the members' scores) is made first; they only read it.
-// Caller holds st.mu.
+// which show then finds in their slots. The two parts take the events and
+// runs of loose turns one at a time, whichever is free first (an event
+// that ranks its members costs several that do not). What they share (the
+// loose turns, the passage and member scores) is made first; they only
+// read it. Caller holds st.mu.
 func (v *selectView) prepare() {
 	q, nev := v.q, len(v.events)
 	if nev == 0 {
 		return
 	}
+	loose := v.looseTurns()
 	q.passageScores()
 	for _, h := range v.events {
 		// Only an event of more members than shown ranks them.
@@ -742,18 +746,27 @@ func (v *selectView) prepare() {
 		i  int
 		pt prompt.Turn
 	}
+	const run = 4 // loose turns per piece of work
+	works := nev + (len(loose)+run-1)/run
+	var next atomic.Int32
 	var made [2][]line
 	parallel.For(2, func(part int) {
 		var days dayMemo
 		var out []line
-		for k := part; k < nev; k += 2 {
-			v.promptEvent(k)
-			for _, i := range v.rankOf(k).topSet(selectMembers) {
-				out = append(out, line{i, q.promptTurnAt(i, &days)})
+		for {
+			w := int(next.Add(1)) - 1
+			if w >= works {
+				break
 			}
-		}
-		if part == 1 {
-			for _, l := range v.looseTurns() {
+			if w < nev {
+				v.promptEvent(w)
+				for _, i := range v.rankOf(w).topSet(selectMembers) {
+					out = append(out, line{i, q.promptTurnAt(i, &days)})
+				}
+				continue
+			}
+			lo := (w - nev) * run
+			for _, l := range loose[lo:min(lo+run, len(loose))] {
 				out = append(out, line{l.i, q.promptTurnAt(l.i, &days)})
 			}
 		}
