@@ -79,7 +79,7 @@ func (m *Memory) retrieve(ctx context.Context, sp Space, question string, ro Ret
 		return nil, err
 	}
 	q := m.newQuery(ctx, st, question, ro, rec)
-	defer st.putScratch(q.sc)
+	defer st.putQueryScratch(q.sc)
 	if err := m.analyze(ctx, q); err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func (m *Memory) newQuery(ctx context.Context, st *spaceState, question string, 
 	if e := m.opts.Embedder; e != nil && !ab.NoStage {
 		q.learned = offline.StageFor(e.ID())
 	}
-	q.sc = st.getScratch()
+	q.sc = st.getQueryScratch()
 	q.info = analyzeRules(question)
 	if ab.NoTemporal {
 		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}

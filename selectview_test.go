@@ -496,3 +496,43 @@ func TestDayMemo(t *testing.T) {
 		}
 	}
 }
+
+// TestQueryScratchLeftToClear checks a question's scratch given back with
+// its scores left to clear (putQueryScratch): the next question on it
+// scores the turns afresh (not the last question's scores), with every
+// entry but those its words touch zero, the greatest score its own; from
+// a question whose word touches every turn to one of a rare word, and
+// back.
+func TestQueryScratchLeftToClear(t *testing.T) {
+	ctx := t.Context()
+	var in []TurnInput
+	for i := range 200 {
+		text := fmt.Sprintf("weather note %d: rain again", i)
+		if i%50 == 7 {
+			text = fmt.Sprintf("the zeppelin %d landed", i)
+		}
+		in = append(in, TurnInput{ID: fmt.Sprintf("D1:%d", i+1), SessionID: "1", Speaker: []string{"Ann", "Bo"}[i%2], Text: text,
+			Time: fmt.Sprintf("2024-05-01T10:%02d:%02dZ", i/60, i%60)})
+	}
+	m, st := openDefaultState(t, "left-to-clear", in)
+	sc := &scratch{}
+	for _, question := range []string{"What did Ann say about the rain?", "When did the zeppelin land?", "What did Bo say about the weather?"} {
+		q := m.newQuery(ctx, st, question, RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
+		st.putScratch(q.sc)
+		q.sc = sc // the last question's, its scores left
+		if err := m.analyze(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+		lex, touched := q.turnLexScores()
+		top := q.turnLexTop()
+		want := make([]float64, len(st.turns))
+		st.turnLex.ScoreRefs(q.search, want, nil)
+		if !slices.Equal(lex, want) || top != slices.Max(want) || len(touched) == 0 {
+			t.Fatalf("%q: scores %v (top %v), want %v", question, lex, top, want)
+		}
+		if full := sc.lex[:cap(sc.lex)]; slices.ContainsFunc(full[len(lex):], func(x float64) bool { return x != 0 }) {
+			t.Fatalf("%q: scores past the turns", question)
+		}
+		(&spaceState{}).putQueryScratch(sc)
+	}
+}

@@ -109,6 +109,9 @@ type spaceState struct {
 	// a pointer so that the runtime's list of pools does not keep the
 	// whole state alive after the space is dropped.
 	scratch *sync.Pool
+	// qscratch holds the scratches of questions (query.sc), given back
+	// with their lexical scores left to clear (see putQueryScratch).
+	qscratch *sync.Pool
 
 	// pass holds the passages of the space's long turns (passages.go),
 	// made on first use; it has its own lock.

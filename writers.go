@@ -237,7 +237,7 @@ func (m *Memory) rebase(ctx context.Context, st *spaceState, tx store.Tx, head s
 
 // newState returns an empty, unloaded state of space sp.
 func (m *Memory) newState(sp store.Space) *spaceState {
-	return &spaceState{space: sp, scratch: new(sync.Pool), reader: m.store, mem: m, limits: m.limits}
+	return &spaceState{space: sp, scratch: new(sync.Pool), qscratch: new(sync.Pool), reader: m.store, mem: m, limits: m.limits}
 }
 
 // adopt takes the loaded working set of ns (a state nobody else sees).
