@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -317,15 +318,27 @@ func ForReply(reply any, p prompt.Prompt) Shown {
 // the sets of the turn and event ids, read by the same rules; nothing else
 // of the Shown is set.
 func idsFromPrompt(p prompt.Prompt) Shown {
-	var turns, events, news []string
+	var events, news []string
+	// About as many turns as lines opening with '[' (a capacity only).
+	turns := make([]string, 0, strings.Count(p.User, "\n[")+1)
 	inNew, inKnown := false, false
-	text := p.System + "\n" + p.User
-	for len(text) > 0 {
-		l := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
+	// The lines of p.System + "\n" + p.User, without building it: every
+	// line of the system prompt, then every line of the user prompt but
+	// an empty last one (FromPrompt's loop ends with the text).
+	sys, text := p.System, p.User
+	inSys := true
+	for inSys || len(text) > 0 {
+		var l string
+		if inSys {
+			if i := strings.IndexByte(sys, '\n'); i >= 0 {
+				l, sys = sys[:i], sys[i+1:]
+			} else {
+				l, inSys = sys, false
+			}
+		} else if i := strings.IndexByte(text, '\n'); i >= 0 {
 			l, text = text[:i], text[i+1:]
 		} else {
-			text = ""
+			l, text = text, ""
 		}
 		t := strings.TrimSpace(l)
 		inKnown = inKnown && strings.HasPrefix(t, "- ")
@@ -612,9 +625,18 @@ func (r *result) text(s Shown, field, v string, max int) string {
 func itemName(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
 
 // ids keeps the ids of in that were shown, once each, at most max.
+// seenScan is the longest list of ids whose duplicates ids finds by
+// searching the ids kept, without a map.
+const seenScan = 48
+
 func (r *result) ids(field string, in []string, shown map[string]bool, max int) []string {
 	out := make([]string, 0, len(in))
-	seen := map[string]bool{}
+	// The ids kept so far are out's: a short list is searched, a long
+	// one gets a map.
+	var seen map[string]bool
+	if len(in) > seenScan {
+		seen = make(map[string]bool, len(in))
+	}
 	for i, id := range in {
 		id = strings.TrimSpace(id)
 		// The item's name ("turn_ids[3]") is written only for a fix:
@@ -622,12 +644,14 @@ func (r *result) ids(field string, in []string, shown map[string]bool, max int) 
 		switch {
 		case !shown[id]:
 			r.fix(UnknownID, itemName(field, i), id)
-		case seen[id]:
+		case seen[id] || seen == nil && slices.Contains(out, id):
 			r.fix(Duplicate, itemName(field, i), id)
 		case max > 0 && len(out) == max:
 			r.fix(OverCap, itemName(field, i), id)
 		default:
-			seen[id] = true
+			if seen != nil {
+				seen[id] = true
+			}
 			out = append(out, id)
 		}
 	}
