@@ -305,68 +305,100 @@ func FromPrompt(p prompt.Prompt) Shown {
 // reads it: for the replies checked against the turn ids shown alone
 // (predict, filter, select: every retrieval round's calls), the ids of
 // FromPrompt without the rest (words, names, instructions), which costs a
-// fraction of it; for the others, FromPrompt(p).
+// fraction of it; for the others, FromPrompt(p). For a prompt whose ids
+// Render recorded (prompt.Prompt.Shown: select prompts), the ids are
+// those, when the system prompt's lines add none and leave no section
+// open; else they are read from the text.
 func ForReply(reply any, p prompt.Prompt) Shown {
 	switch reply.(type) {
 	case *prompt.PredictReply, *prompt.FilterReply, *prompt.SelectReply:
+		if sh := p.Shown(); sh != nil && quietSystem(p.System) {
+			return Shown{Turns: sh.Turns, Events: sh.Events, turns: sh.TurnSet, events: set(sh.Events)}
+		}
 		return idsFromPrompt(p)
 	}
 	return FromPrompt(p)
+}
+
+// quietSystem reports whether the lines of a system prompt, read as
+// idsFromPrompt reads them, show no id and leave it reading the next line
+// afresh (outside a "New turn" or a known-people section).
+func quietSystem(system string) bool {
+	var r idReader
+	for {
+		l, rest, more := strings.Cut(system, "\n")
+		r.line(l)
+		if !more {
+			break
+		}
+		system = rest
+	}
+	return len(r.turns) == 0 && len(r.events) == 0 && !r.inNew && !r.inKnown
 }
 
 // idsFromPrompt returns the Turns, Events and New of FromPrompt(p), and
 // the sets of the turn and event ids, read by the same rules; nothing else
 // of the Shown is set.
 func idsFromPrompt(p prompt.Prompt) Shown {
-	var events, news []string
 	// About as many turns as lines opening with '[' (a capacity only).
-	turns := make([]string, 0, strings.Count(p.User, "\n[")+1)
-	inNew, inKnown := false, false
+	r := idReader{turns: make([]string, 0, strings.Count(p.User, "\n[")+1)}
 	// The lines of p.System + "\n" + p.User, without building it: every
 	// line of the system prompt, then every line of the user prompt but
 	// an empty last one (FromPrompt's loop ends with the text).
 	sys, text := p.System, p.User
-	inSys := true
-	for inSys || len(text) > 0 {
+	for {
+		l, rest, more := strings.Cut(sys, "\n")
+		r.line(l)
+		if !more {
+			break
+		}
+		sys = rest
+	}
+	for len(text) > 0 {
 		var l string
-		if inSys {
-			if i := strings.IndexByte(sys, '\n'); i >= 0 {
-				l, sys = sys[:i], sys[i+1:]
-			} else {
-				l, inSys = sys, false
-			}
-		} else if i := strings.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			l, text = text, ""
+		l, text, _ = strings.Cut(text, "\n")
+		r.line(l)
+	}
+	turns := r.turns
+	if len(turns) == 0 {
+		turns = nil // as FromPrompt leaves it
+	}
+	return Shown{Turns: turns, Events: r.events, New: r.news, turns: set(turns), events: set(r.events)}
+}
+
+// idReader reads a prompt's ids line by line for idsFromPrompt.
+type idReader struct {
+	turns, events, news []string
+	inNew, inKnown      bool
+}
+
+// line reads one line.
+func (r *idReader) line(l string) {
+	t := strings.TrimSpace(l)
+	r.inKnown = r.inKnown && strings.HasPrefix(t, "- ")
+	if peopleData(t) || r.inKnown {
+		r.inKnown = r.inKnown || strings.HasPrefix(t, knownHeader)
+		return
+	}
+	if id, _, ok := turnLine(t); ok {
+		r.turns = append(r.turns, id)
+		if r.inNew {
+			r.news = append(r.news, id)
 		}
-		t := strings.TrimSpace(l)
-		inKnown = inKnown && strings.HasPrefix(t, "- ")
-		if peopleData(t) || inKnown {
-			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
-			continue
-		}
-		if id, _, ok := turnLine(t); ok {
-			turns = append(turns, id)
-			if inNew {
-				news = append(news, id)
-			}
-			continue
-		}
-		if id, _, ok := eventLine(t); ok {
-			events = append(events, id)
-			continue
-		}
-		switch {
-		case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
-			strings.HasPrefix(t, "- ("):
-		default:
-			if strings.HasSuffix(t, ":") {
-				inNew = strings.HasPrefix(t, "New turn")
-			}
+		return
+	}
+	if id, _, ok := eventLine(t); ok {
+		r.events = append(r.events, id)
+		return
+	}
+	switch {
+	case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
+		strings.HasPrefix(t, "- ("):
+	default:
+		if strings.HasSuffix(t, ":") {
+			r.inNew = strings.HasPrefix(t, "New turn")
 		}
 	}
-	return Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events)}
 }
 
 // NewShown builds a Shown from its parts.

@@ -1,6 +1,7 @@
 package prompt
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"sync"
@@ -69,14 +70,31 @@ func deriveTemplate(schema string) constraintTemplate {
 // schema is higmem's select schema and d shows ids (else ok is false:
 // the general path decides).
 func (d SelectData) directConstraint(schema string) ([]byte, bool) {
+	b, _, ok := d.directConstraintSet(schema)
+	return b, ok
+}
+
+// directConstraintSet is directConstraint also returning the set of the
+// turn ids shown (the enum's).
+func (d SelectData) directConstraintSet(schema string) ([]byte, map[string]bool, bool) {
 	if schema != schemas[Select] {
-		return nil, false
+		return nil, nil, false
 	}
 	t := selectTemplate()
 	if !t.ok {
-		return nil, false
+		return nil, nil, false
 	}
-	return d.constraintFrom(t)
+	return d.constraintSet(t)
+}
+
+// constraintAndSet returns constrain(schema, d) and, when it was written
+// from the template, the set of the turn ids shown (else nil).
+func (d SelectData) constraintAndSet(schema string) (json.RawMessage, map[string]bool, error) {
+	if b, set, ok := d.directConstraintSet(schema); ok {
+		return b, set, nil
+	}
+	b, err := constrainGeneral(schema, d)
+	return b, nil, err
 }
 
 // constraintFrom writes the select constraint of d in t: the enum of the
@@ -85,12 +103,19 @@ func (d SelectData) directConstraint(schema string) ([]byte, bool) {
 // SelectData.constrain). ok is false when no id is shown (the general
 // path bounds the list to none and sets no enum).
 func (d SelectData) constraintFrom(t constraintTemplate) ([]byte, bool) {
+	b, _, ok := d.constraintSet(t)
+	return b, ok
+}
+
+// constraintSet is constraintFrom also returning the set of the ids in
+// the enum.
+func (d SelectData) constraintSet(t constraintTemplate) ([]byte, map[string]bool, bool) {
 	n, size := len(d.Turns), 0
 	for _, e := range d.Events {
 		n += len(e.Turns)
 	}
 	if n == 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	seen := make(map[string]bool, n)
 	b := make([]byte, 0, len(t.head)+len(t.mid)+len(t.tail)+8+n*12)
@@ -127,5 +152,5 @@ func (d SelectData) constraintFrom(t constraintTemplate) ([]byte, bool) {
 	b = append(b, t.mid...)
 	b = strconv.AppendInt(b, int64(hi), 10)
 	b = append(b, t.tail...)
-	return b, true
+	return b, seen, true
 }
