@@ -36,19 +36,28 @@ func (p Prompt) Shown() *Shown {
 // shown returns the Shown of a select prompt written for d (user and
 // system as Render returns them), with turnSet, the set of its turn ids
 // when already built (else nil), or nil when a reading of the lines might
-// find other ids than d's: a newline in any value (the question, an
-// event's id, title or summary, a turn's id, date, speaker, text or
-// note: it would start a line writeUser did not write), an empty id, a
-// turn id with ']' or an event id with ')' (the line's id would end
-// early), or an event line that ends at its id once trimmed (no title
-// but space, no summary: not read as an event line).
+// find other ids than d's: a newline in any value (it would start a line
+// writeUser did not write: seen as more newlines in user than writeUser
+// writes itself), an empty id, a turn id with ']' or an event id with
+// ')' (the line's id would end early), or an event line that ends at its
+// id once trimmed (no title but space, no summary: not read as an event
+// line).
 func (d SelectData) shown(system, user string, turnSet map[string]bool) *Shown {
-	if strings.IndexByte(d.Question, '\n') >= 0 {
-		return nil
-	}
+	// writeUser's own newlines: two before and one after the question,
+	// four around each event's line plus one after each of its turns,
+	// two before the search hits plus one after each, two around the
+	// closing instruction, of which Render trims the last.
+	lines := 3 + 2 - 1
 	n := len(d.Turns)
 	for i := range d.Events {
+		lines += 4 + len(d.Events[i].Turns)
 		n += len(d.Events[i].Turns)
+	}
+	if len(d.Turns) > 0 {
+		lines += 2 + len(d.Turns)
+	}
+	if strings.Count(user, "\n") != lines {
+		return nil
 	}
 	var turns []string
 	if n > 0 {
@@ -57,25 +66,24 @@ func (d SelectData) shown(system, user string, turnSet map[string]bool) *Shown {
 	var events []string
 	for i := range d.Events {
 		e := &d.Events[i].Event
-		if e.ID == "" || strings.IndexByte(e.ID, ')') >= 0 || hasNewline(e.ID, e.Title, e.Summary) ||
-			e.Summary == "" && strings.TrimSpace(e.Title) == "" {
+		if !plainID(e.ID, ')') || e.Summary == "" && strings.TrimSpace(e.Title) == "" {
 			return nil
 		}
 		events = append(events, e.ID)
 		for j := range d.Events[i].Turns {
-			t := &d.Events[i].Turns[j]
-			if !plainTurn(t) {
+			id := d.Events[i].Turns[j].ID
+			if !plainID(id, ']') {
 				return nil
 			}
-			turns = append(turns, t.ID)
+			turns = append(turns, id)
 		}
 	}
 	for j := range d.Turns {
-		t := &d.Turns[j]
-		if !plainTurn(t) {
+		id := d.Turns[j].ID
+		if !plainID(id, ']') {
 			return nil
 		}
-		turns = append(turns, t.ID)
+		turns = append(turns, id)
 	}
 	if turnSet == nil {
 		turnSet = make(map[string]bool, len(turns))
@@ -86,17 +94,16 @@ func (d SelectData) shown(system, user string, turnSet map[string]bool) *Shown {
 	return &Shown{Turns: turns, Events: events, TurnSet: turnSet, system: system, user: user}
 }
 
-// plainTurn reports whether t's line reads as a turn line of t's id.
-func plainTurn(t *Turn) bool {
-	return t.ID != "" && strings.IndexByte(t.ID, ']') < 0 && !hasNewline(t.ID, t.Date, t.Speaker, t.Text, t.Note)
-}
-
-// hasNewline reports whether any of ss holds a newline.
-func hasNewline(ss ...string) bool {
-	for _, s := range ss {
-		if strings.IndexByte(s, '\n') >= 0 {
-			return true
+// plainID reports whether id is not empty and does not hold end, the
+// byte that closes it on its line.
+func plainID(id string, end byte) bool {
+	if id == "" {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] == end {
+			return false
 		}
 	}
-	return false
+	return true
 }
