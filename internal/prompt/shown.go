@@ -64,6 +64,9 @@ func (d SelectData) shown(system, user string, turnSet map[string]bool) *Shown {
 		turns = make([]string, 0, n)
 	}
 	var events []string
+	if len(d.Events) > 0 {
+		events = make([]string, 0, len(d.Events))
+	}
 	for i := range d.Events {
 		e := &d.Events[i].Event
 		if !plainID(e.ID, ')') || e.Summary == "" && strings.TrimSpace(e.Title) == "" {
