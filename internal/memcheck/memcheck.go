@@ -656,11 +656,11 @@ func (r *result) text(s Shown, field, v string, max int) string {
 // itemName names item i of a list field, as fmt's "%s[%d]" does.
 func itemName(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
 
-// ids keeps the ids of in that were shown, once each, at most max.
 // seenScan is the longest list of ids whose duplicates ids finds by
 // searching the ids kept, without a map.
 const seenScan = 48
 
+// ids keeps the ids of in that were shown, once each, at most max.
 func (r *result) ids(field string, in []string, shown map[string]bool, max int) []string {
 	out := make([]string, 0, len(in))
 	// The ids kept so far are out's: a short list is searched, a long
