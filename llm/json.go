@@ -169,7 +169,9 @@ func Correction(problem error, schema json.RawMessage) string {
 //
 // It also returns the pointer to the value doc was decoded into (a new
 // value of v's type, invalid when v is nil or not a pointer), which
-// storeInto can hand to v instead of decoding doc again.
+// storeInto can hand to v instead of decoding doc again. A plain reply
+// type is decoded by decodeFast (fastdecode.go), to the value
+// json.Unmarshal gives; other types and documents by unmarshalInto.
 func parseDoc(content string, schema json.RawMessage, v any) (json.RawMessage, reflect.Value, error) {
 	doc, err := jsonx.Parse(content, schema)
 	if err != nil {
@@ -183,6 +185,10 @@ func parseDoc(content string, schema json.RawMessage, v any) (json.RawMessage, r
 		return doc, reflect.Value{}, nil // unmarshalInto reports it
 	}
 	fresh := reflect.New(rv.Type().Elem())
+	if decodeFast(doc, fresh.Elem()) {
+		return doc, fresh, nil
+	}
+	fresh = reflect.New(rv.Type().Elem()) // decodeFast may have set part of it
 	if err := unmarshalInto(doc, fresh.Interface()); err != nil {
 		return nil, reflect.Value{}, err
 	}

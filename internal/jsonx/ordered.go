@@ -104,6 +104,10 @@ func appendValue(b []byte, v any) ([]byte, error) {
 	return append(b, vb...), nil
 }
 
+// AppendString appends s quoted as json.Marshal quotes it (HTML-safe), as
+// Object.MarshalJSON writes a string.
+func AppendString(b []byte, s string) []byte { return appendString(b, s) }
+
 // appendString appends s quoted as json.Marshal quotes it: a string of
 // printable ASCII with nothing to escape as it is, any other through
 // json.Marshal.

@@ -31,9 +31,8 @@ type schemaCache struct {
 // Errors are not cached: a bad schema is a programming error, reported
 // every time.
 func (c *schemaCache) compiled(doc json.RawMessage) (*schema, error) {
-	key := string(doc)
 	c.mu.Lock()
-	s, ok := c.m[key]
+	s, ok := c.m[string(doc)] // no copy of doc for the lookup
 	c.mu.Unlock()
 	if ok {
 		return s, nil
@@ -42,6 +41,7 @@ func (c *schemaCache) compiled(doc json.RawMessage) (*schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	key := string(doc)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if old, ok := c.m[key]; ok {

@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -304,56 +305,100 @@ func FromPrompt(p prompt.Prompt) Shown {
 // reads it: for the replies checked against the turn ids shown alone
 // (predict, filter, select: every retrieval round's calls), the ids of
 // FromPrompt without the rest (words, names, instructions), which costs a
-// fraction of it; for the others, FromPrompt(p).
+// fraction of it; for the others, FromPrompt(p). For a prompt whose ids
+// Render recorded (prompt.Prompt.Shown: select prompts), the ids are
+// those, when the system prompt's lines add none and leave no section
+// open; else they are read from the text.
 func ForReply(reply any, p prompt.Prompt) Shown {
 	switch reply.(type) {
 	case *prompt.PredictReply, *prompt.FilterReply, *prompt.SelectReply:
+		if sh := p.Shown(); sh != nil && quietSystem(p.System) {
+			return Shown{Turns: sh.Turns, Events: sh.Events, turns: sh.TurnSet, events: set(sh.Events)}
+		}
 		return idsFromPrompt(p)
 	}
 	return FromPrompt(p)
+}
+
+// quietSystem reports whether the lines of a system prompt, read as
+// idsFromPrompt reads them, show no id and leave it reading the next line
+// afresh (outside a "New turn" or a known-people section).
+func quietSystem(system string) bool {
+	var r idReader
+	for {
+		l, rest, more := strings.Cut(system, "\n")
+		r.line(l)
+		if !more {
+			break
+		}
+		system = rest
+	}
+	return len(r.turns) == 0 && len(r.events) == 0 && !r.inNew && !r.inKnown
 }
 
 // idsFromPrompt returns the Turns, Events and New of FromPrompt(p), and
 // the sets of the turn and event ids, read by the same rules; nothing else
 // of the Shown is set.
 func idsFromPrompt(p prompt.Prompt) Shown {
-	var turns, events, news []string
-	inNew, inKnown := false, false
-	text := p.System + "\n" + p.User
+	// About as many turns as lines opening with '[' (a capacity only).
+	r := idReader{turns: make([]string, 0, strings.Count(p.User, "\n[")+1)}
+	// The lines of p.System + "\n" + p.User, without building it: every
+	// line of the system prompt, then every line of the user prompt but
+	// an empty last one (FromPrompt's loop ends with the text).
+	sys, text := p.System, p.User
+	for {
+		l, rest, more := strings.Cut(sys, "\n")
+		r.line(l)
+		if !more {
+			break
+		}
+		sys = rest
+	}
 	for len(text) > 0 {
-		l := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			l, text = text[:i], text[i+1:]
-		} else {
-			text = ""
+		var l string
+		l, text, _ = strings.Cut(text, "\n")
+		r.line(l)
+	}
+	turns := r.turns
+	if len(turns) == 0 {
+		turns = nil // as FromPrompt leaves it
+	}
+	return Shown{Turns: turns, Events: r.events, New: r.news, turns: set(turns), events: set(r.events)}
+}
+
+// idReader reads a prompt's ids line by line for idsFromPrompt.
+type idReader struct {
+	turns, events, news []string
+	inNew, inKnown      bool
+}
+
+// line reads one line.
+func (r *idReader) line(l string) {
+	t := strings.TrimSpace(l)
+	r.inKnown = r.inKnown && strings.HasPrefix(t, "- ")
+	if peopleData(t) || r.inKnown {
+		r.inKnown = r.inKnown || strings.HasPrefix(t, knownHeader)
+		return
+	}
+	if id, _, ok := turnLine(t); ok {
+		r.turns = append(r.turns, id)
+		if r.inNew {
+			r.news = append(r.news, id)
 		}
-		t := strings.TrimSpace(l)
-		inKnown = inKnown && strings.HasPrefix(t, "- ")
-		if peopleData(t) || inKnown {
-			inKnown = inKnown || strings.HasPrefix(t, knownHeader)
-			continue
-		}
-		if id, _, ok := turnLine(t); ok {
-			turns = append(turns, id)
-			if inNew {
-				news = append(news, id)
-			}
-			continue
-		}
-		if id, _, ok := eventLine(t); ok {
-			events = append(events, id)
-			continue
-		}
-		switch {
-		case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
-			strings.HasPrefix(t, "- ("):
-		default:
-			if strings.HasSuffix(t, ":") {
-				inNew = strings.HasPrefix(t, "New turn")
-			}
+		return
+	}
+	if id, _, ok := eventLine(t); ok {
+		r.events = append(r.events, id)
+		return
+	}
+	switch {
+	case strings.HasPrefix(t, "Keywords:"), strings.HasPrefix(t, "Tags:"), strings.HasPrefix(t, "Question:"),
+		strings.HasPrefix(t, "- ("):
+	default:
+		if strings.HasSuffix(t, ":") {
+			r.inNew = strings.HasPrefix(t, "New turn")
 		}
 	}
-	return Shown{Turns: turns, Events: events, New: news, turns: set(turns), events: set(events)}
 }
 
 // NewShown builds a Shown from its parts.
@@ -611,10 +656,19 @@ func (r *result) text(s Shown, field, v string, max int) string {
 // itemName names item i of a list field, as fmt's "%s[%d]" does.
 func itemName(field string, i int) string { return field + "[" + strconv.Itoa(i) + "]" }
 
+// seenScan is the longest list of ids whose duplicates ids finds by
+// searching the ids kept, without a map.
+const seenScan = 48
+
 // ids keeps the ids of in that were shown, once each, at most max.
 func (r *result) ids(field string, in []string, shown map[string]bool, max int) []string {
 	out := make([]string, 0, len(in))
-	seen := map[string]bool{}
+	// The ids kept so far are out's: a short list is searched, a long
+	// one gets a map.
+	var seen map[string]bool
+	if len(in) > seenScan {
+		seen = make(map[string]bool, len(in))
+	}
 	for i, id := range in {
 		id = strings.TrimSpace(id)
 		// The item's name ("turn_ids[3]") is written only for a fix:
@@ -622,12 +676,14 @@ func (r *result) ids(field string, in []string, shown map[string]bool, max int) 
 		switch {
 		case !shown[id]:
 			r.fix(UnknownID, itemName(field, i), id)
-		case seen[id]:
+		case seen[id] || seen == nil && slices.Contains(out, id):
 			r.fix(Duplicate, itemName(field, i), id)
 		case max > 0 && len(out) == max:
 			r.fix(OverCap, itemName(field, i), id)
 		default:
-			seen[id] = true
+			if seen != nil {
+				seen[id] = true
+			}
 			out = append(out, id)
 		}
 	}

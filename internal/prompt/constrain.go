@@ -75,6 +75,17 @@ type constrainer interface {
 // constrain returns schema narrowed for data, or nil when data has no
 // narrowing or the schema is empty.
 func constrain(schema string, data any) (json.RawMessage, error) {
+	if d, ok := data.(SelectData); ok {
+		if out, ok := d.directConstraint(schema); ok {
+			return out, nil
+		}
+	}
+	return constrainGeneral(schema, data)
+}
+
+// constrainGeneral is constrain through the decoded schema, for every
+// kind of data.
+func constrainGeneral(schema string, data any) (json.RawMessage, error) {
 	c, ok := data.(constrainer)
 	if !ok || strings.TrimSpace(schema) == "" {
 		return nil, nil

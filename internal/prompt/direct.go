@@ -42,6 +42,13 @@ func (s *Set) direct(name string, data any) (system, user string, ok bool, err e
 	if system, err = directSystem(); err != nil {
 		return "", "", false, err
 	}
+	if d, isSelect := w.(SelectData); isSelect {
+		// Called on the type, b stays on the stack: no write barrier
+		// for each of the prompt's ~500 writes while a GC runs.
+		var b strings.Builder
+		d.writeUser(&b)
+		return system, strings.TrimSpace(b.String()), true, nil
+	}
 	var b strings.Builder
 	w.writeUser(&b)
 	return system, strings.TrimSpace(b.String()), true, nil

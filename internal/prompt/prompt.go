@@ -72,7 +72,17 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 		}
 		system, user = strings.TrimSpace(sys.String()), strings.TrimSpace(u.String())
 	}
-	constraint, err := constrain(schema, data)
+	var constraint json.RawMessage
+	var shown *Shown
+	if d, isSelect := data.(SelectData); ok && isSelect {
+		// Written here: record what it shows (shown.go), with the set
+		// of its turn ids the constraint's enum was built from.
+		var turnSet map[string]bool
+		constraint, turnSet, err = d.constraintAndSet(schema)
+		shown = d.shown(system, user, turnSet)
+	} else {
+		constraint, err = constrain(schema, data)
+	}
 	if err != nil {
 		return Prompt{}, fmt.Errorf("%s: %s: %w", s.Prefix, name, err)
 	}
@@ -82,6 +92,7 @@ func (s *Set) Render(name string, data any) (Prompt, error) {
 		User:       user,
 		Schema:     json.RawMessage(schema),
 		Constraint: constraint,
+		shown:      shown,
 	}, nil
 }
 
@@ -223,6 +234,9 @@ type Prompt struct {
 	// enums, counts and lengths bounded), to send in its place
 	// (llm.Request.Constraint); nil when the prompt has no narrowing.
 	Constraint json.RawMessage
+
+	// shown is what Render recorded the prompt shows (Shown), or nil.
+	shown *Shown
 }
 
 // Render renders one of higmem's prompts.
