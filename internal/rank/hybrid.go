@@ -145,6 +145,15 @@ type Searcher struct {
 	// cands lists, for each range of rows, those whose upper bound may
 	// reach the floor (searchBounds).
 	cands [4][]int
+	// blockMax, queue, batch and dots are bestFirst's: each block's
+	// largest bound, the queue, the rows to score and their cosines.
+	blockMax []float64
+	queue    []entry
+	batch    []int32
+	dots     []float32
+	// scored is the number of rows the last bestFirst scored exactly
+	// (for the tests and benchmarks).
+	scored int
 }
 
 // grow returns s with length n; the contents are unspecified.
@@ -179,44 +188,9 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 	// 28,038 events, some 140 a question instead of 190) for far more
 	// than they cost (BenchmarkSearch28k).
 	mat.UpperTiered(qv, hi, func(float64) float64 { return math.Inf(1) })
-	// Each range keeps the best k scores of its rows that it computed,
-	// whose last, once it holds k, is the floor: a row whose score's upper
-	// bound is below it cannot enter, nor be among the best k of all.
-	// The upper bound takes lexPart's quotient as a product rounded up
-	// (lexInverse; the scores are not negative), so that a row below the
-	// floor costs a multiplication and two additions: with u that part
-	// and c the cosine's bound, fused's value is at most u+c when c >= 0
-	// and u when not (DenseWeight is 1: max(c, 0) is added as it is, and
-	// both grow with u), both below the floor. Until k scores are kept,
-	// the floor is the least positive float64 (a score must be positive
-	// to be kept). Rows with a NaN bound or score go the exact way.
-	var parts [4]*TopK
-	np := ParallelRange(n, searchChunk, func(p, lo, end int) {
-		top := NewTopK(k)
-		floor := math.SmallestNonzeroFloat64
-		lex, hi := lex[:end], hi[:end]
-		for i := lo; i < end; i++ {
-			u := float64(lex[i] * inv)
-			if u+hi[i] < floor && u < floor {
-				continue
-			}
-			if keep != nil && !keep(i) {
-				continue
-			}
-			top.Offer(i, fused(lex[i], maxLex, float64(vec.Dot(qv, mat.Row(i)))))
-			if top.Full() {
-				floor = top.Last()
-			}
-		}
-		parts[p] = top
-	})
-	top := parts[0]
-	for _, p := range parts[1:np] {
-		for _, c := range p.h {
-			top.Offer(c.Index, c.Score)
-		}
-	}
-	return top.Sorted()
+	// Then the rows whose score's upper bound reaches the k-th best
+	// score found so far, best bound first (bestFirst).
+	return s.bestFirst(mat, lex, maxLex, inv, qv, k, keep)
 }
 
 // searchBounds is Search over EstimateTiered's estimates and bounds, for

@@ -76,96 +76,128 @@ func TestHybridNormalisedSum(t *testing.T) {
 }
 
 // TestSearchMatchesFullScan checks that the pruned scan over estimates
-// returns exactly the full scan's hits, on hashing and clustered vectors.
+// returns exactly the full scan's hits, on hashing and clustered vectors,
+// with every kernel set of package vec, blocks and batches of several
+// sizes, rows split between goroutines, ties of scores (repeated rows), k
+// beyond the rows that score, and rows that are not finite.
 func TestSearchMatchesFullScan(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	emb := hashing.New(0)
-	words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
-	text := func() string {
-		var w []string
-		for range 3 + r.IntN(8) {
-			w = append(w, words[r.IntN(len(words))])
+	defer func(c, b, n int) { searchChunk, searchBlock, searchBatch = c, b, n }(searchChunk, searchBlock, searchBatch)
+	vec.EachKernel(func(kernels string) {
+		r := rand.New(rand.NewPCG(7, 8))
+		emb := hashing.New(0)
+		words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
+		text := func() string {
+			var w []string
+			for range 3 + r.IntN(8) {
+				w = append(w, words[r.IntN(len(words))])
+			}
+			return strings.Join(w, " ")
 		}
-		return strings.Join(w, " ")
-	}
-	var s Searcher
-	for trial := range 36 {
-		n := 50 + r.IntN(600)
-		texts := make([]string, n)
-		for i := range texts {
-			texts[i] = text()
-		}
-		vs, err := emb.Embed(context.Background(), texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if trial%2 == 1 {
-			// Clustered vectors: offsets around a few centres, many
-			// close cosines (the rows the 4-bit scan must not lose).
-			centres := make([][]float32, 3)
-			for c := range centres {
-				centres[c] = make([]float32, emb.Dim())
-				for j := range centres[c] {
-					centres[c][j] = float32(r.NormFloat64())
+		var s Searcher
+		for trial := range 48 {
+			n := 50 + r.IntN(600)
+			texts := make([]string, n)
+			for i := range texts {
+				texts[i] = text()
+			}
+			vs, err := emb.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if trial%2 == 1 {
+				// Clustered vectors: offsets around a few centres, many
+				// close cosines (the rows the 4-bit scan must not lose).
+				centres := make([][]float32, 3)
+				for c := range centres {
+					centres[c] = make([]float32, emb.Dim())
+					for j := range centres[c] {
+						centres[c][j] = float32(r.NormFloat64())
+					}
+				}
+				for i := range vs {
+					c := centres[r.IntN(len(centres))]
+					for j := range vs[i] {
+						vs[i][j] = c[j] + 0.1*float32(r.NormFloat64())
+					}
 				}
 			}
-			for i := range vs {
-				c := centres[r.IntN(len(centres))]
-				for j := range vs[i] {
-					vs[i][j] = c[j] + 0.1*float32(r.NormFloat64())
+			if trial%8 == 2 {
+				// Repeated rows: equal scores, ranked by index.
+				for i := range vs {
+					if r.IntN(2) == 0 {
+						vs[i] = slices.Clone(vs[r.IntN(1+i/4)])
+					}
+				}
+			}
+			m := vec.Matrix{Dim: emb.Dim()}
+			m.QuantizeFrom(1)
+			for _, v := range vs {
+				m.Append(vec.Normalize(v))
+			}
+			if trial%8 == 6 {
+				// Rows that are not finite: an infinite bound, a NaN
+				// cosine (no score).
+				for range 3 {
+					v := slices.Clone(m.Row(r.IntN(n)))
+					v[r.IntN(len(v))] = []float32{float32(math.NaN()), float32(math.Inf(1))}[r.IntN(2)]
+					m.Set(r.IntN(n), v)
+				}
+			}
+			// BM25 scores on a quarter of the rows; on few (lexRange reads
+			// touched, not every row); with a negative one, or all too small
+			// to invert (Search falls back to searchBounds); or none.
+			lex := make([]float64, n)
+			var touched []int
+			share := []int{4, 4, 40, 4, 4, 4}[trial%6]
+			for i := range n {
+				if r.IntN(share) == 0 {
+					lex[i] = float64(1 + r.IntN(5))
+					touched = append(touched, i)
+				}
+			}
+			switch {
+			case trial%6 == 3 && len(touched) > 0:
+				lex[touched[r.IntN(len(touched))]] = -1
+			case trial%6 == 4:
+				for _, i := range touched {
+					lex[i] *= 0x1p-1030
+				}
+			case trial%6 == 5 && trial%4 != 1:
+				clear(lex)
+				touched = nil
+			}
+			q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
+			if trial%3 == 0 {
+				qv, _ := emb.Embed(context.Background(), []string{text()})
+				q = vec.Normalize(qv[0])
+			}
+			var keep func(int) bool
+			if trial%4 == 1 {
+				keep = func(i int) bool { return i%3 != 0 }
+				if trial%8 == 5 {
+					// A row the filter drops may score above the
+					// maximum (even a NaN): its bound is no bound.
+					for _, i := range touched {
+						if !keep(i) {
+							lex[i] = []float64{1e300, math.NaN(), math.Inf(1)}[trial%3]
+						}
+					}
+				}
+			}
+			scores := m.Scores(q)
+			for _, sizes := range [][3]int{{32768, 32, 4}, {16, 32, 4}, {32768, 1, 1}, {32768, 3, 7}, {16, 5, 2}} {
+				// Small chunks split the rows between goroutines.
+				searchChunk, searchBlock, searchBatch = sizes[0], sizes[1], sizes[2]
+				for _, k := range []int{1, 5, 10, 40, n + 10} {
+					want := Hybrid(n, lex, touched, scores, k, keep)
+					got := s.Search(&m, lex, touched, q, k, keep)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s trial %d sizes %v k %d: %v, want %v", kernels, trial, sizes, k, got, want)
+					}
 				}
 			}
 		}
-		m := vec.Matrix{Dim: emb.Dim()}
-		m.QuantizeFrom(1)
-		for _, v := range vs {
-			m.Append(vec.Normalize(v))
-		}
-		// BM25 scores on a quarter of the rows; on few (lexRange reads
-		// touched, not every row); with a negative one, or all too small
-		// to invert (Search falls back to searchBounds); or none.
-		lex := make([]float64, n)
-		var touched []int
-		share := []int{4, 4, 40, 4, 4, 4}[trial%6]
-		for i := range n {
-			if r.IntN(share) == 0 {
-				lex[i] = float64(1 + r.IntN(5))
-				touched = append(touched, i)
-			}
-		}
-		switch {
-		case trial%6 == 3 && len(touched) > 0:
-			lex[touched[r.IntN(len(touched))]] = -1
-		case trial%6 == 4:
-			for _, i := range touched {
-				lex[i] *= 0x1p-1030
-			}
-		case trial%6 == 5 && trial%4 != 1:
-			clear(lex)
-			touched = nil
-		}
-		q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
-		if trial%3 == 0 {
-			qv, _ := emb.Embed(context.Background(), []string{text()})
-			q = vec.Normalize(qv[0])
-		}
-		var keep func(int) bool
-		if trial%4 == 1 {
-			keep = func(i int) bool { return i%3 != 0 }
-		}
-		for _, chunk := range []int{32768, 16} {
-			// Small chunks split the rows between goroutines.
-			searchChunk = chunk
-			for _, k := range []int{1, 5, 10, 40} {
-				want := Hybrid(n, lex, touched, m.Scores(q), k, keep)
-				got := s.Search(&m, lex, touched, q, k, keep)
-				if !slices.Equal(got, want) {
-					t.Fatalf("trial %d chunk %d k %d: %v, want %v", trial, chunk, k, got, want)
-				}
-			}
-		}
-		searchChunk = 32768
-	}
+	})
 }
 
 func TestParallelRangeCovers(t *testing.T) {
@@ -375,6 +407,90 @@ func TestSearchNegativeCosines(t *testing.T) {
 			}
 			if got := s.Search(&m, lex, touched, q, k, nil); !slices.Equal(got, want) {
 				t.Fatalf("trial %d k %d: %v, want %v", trial, k, got, want)
+			}
+		}
+	}
+}
+
+// TestBestFirstTightBounds checks bestFirst against Hybrid when its upper
+// bounds of the cosines are the cosines themselves, or a little above,
+// or NaN (no bound): bounds that equal the floor, the scores and each
+// other, so that a row whose bound ties the k-th best score, and wins
+// the tie by its index, must still be scored. It also checks that it
+// scores few rows: those whose bound reaches the final floor, and at
+// most a batch less one more.
+func TestBestFirstTightBounds(t *testing.T) {
+	defer func(c, b, n int) { searchChunk, searchBlock, searchBatch = c, b, n }(searchChunk, searchBlock, searchBatch)
+	r := rand.New(rand.NewPCG(15, 16))
+	var s Searcher
+	for trial := range 400 {
+		const dim = 8
+		n := 1 + r.IntN(300)
+		m := vec.Matrix{Dim: dim}
+		distinct := 1 + r.IntN(6)
+		rows := make([][]float32, distinct)
+		for j := range rows {
+			rows[j] = make([]float32, dim)
+			for d := range rows[j] {
+				rows[j][d] = float32(r.IntN(5) - 1)
+			}
+		}
+		for range n {
+			m.Append(rows[r.IntN(distinct)])
+		}
+		q := make([]float32, dim)
+		for d := range q {
+			q[d] = float32(r.IntN(3))
+		}
+		lex := make([]float64, n)
+		var touched []int
+		for i := range n {
+			if r.IntN(2) == 0 {
+				lex[i] = float64(r.IntN(4))
+				touched = append(touched, i)
+			}
+		}
+		var keep func(int) bool
+		if trial%5 == 3 {
+			keep = func(i int) bool { return i%4 != 1 }
+		}
+		maxLex, ok := lexRange(lex, touched, keep)
+		inv, invOK := lexInverse(maxLex)
+		if !ok || !invOK {
+			t.Fatalf("trial %d: lexRange %v, %v; lexInverse %v", trial, maxLex, ok, invOK)
+		}
+		scores := m.Scores(q)
+		searchChunk, searchBlock, searchBatch = []int{32768, 7}[trial%2], 1+r.IntN(9), 1+r.IntN(5)
+		for _, k := range []int{1, 2, 5, n + 1} {
+			s.est = grow(s.est, n)
+			for i, c := range scores {
+				s.est[i] = float64(c)
+				switch r.IntN(8) {
+				case 0:
+					s.est[i] += float64(r.IntN(2))
+				case 1:
+					s.est[i] = math.NaN()
+				}
+			}
+			want := Hybrid(n, lex, touched, scores, k, keep)
+			got := s.bestFirst(&m, lex, maxLex, inv, q, k, keep)
+			if !slices.Equal(got, want) {
+				t.Fatalf("trial %d k %d block %d batch %d: %v, want %v", trial, k, searchBlock, searchBatch, got, want)
+			}
+			// Best bound first, it scores the rows whose bound (s.est
+			// now) reaches the final floor, and at most a batch less one
+			// more.
+			floor, need := math.SmallestNonzeroFloat64, 0
+			if len(got) == k {
+				floor = got[k-1].Score
+			}
+			for i, b := range s.est[:n] {
+				if b >= floor && (keep == nil || keep(i)) {
+					need++
+				}
+			}
+			if s.scored > need+searchBatch-1 {
+				t.Fatalf("trial %d k %d block %d batch %d: %d rows scored, %d reach the floor", trial, k, searchBlock, searchBatch, s.scored, need)
 			}
 		}
 	}

@@ -90,11 +90,14 @@ func BenchmarkSearch28k(b *testing.B) {
 	var s Searcher
 	j := 0
 	cpu := cputime.Process()
+	scored := 0
 	for b.Loop() {
 		s.Search(&d.mat, d.lex[j], d.touched[j], d.qv[j], 10, nil)
+		scored += s.scored
 		j = (j + 1) % len(d.qv)
 	}
 	reportCPU(b, cpu)
+	b.ReportMetric(float64(scored)/float64(b.N), "scored/op")
 }
 
 // reportCPU reports the process's CPU time per operation since cpu (its
