@@ -82,7 +82,8 @@ func maxKept(lex []float64, touched []int, keep func(int) bool) float64 {
 // it reads lex in order (every row not touched is 0) rather than at
 // random, and compares the scores' bits as integers: for floats without
 // the sign bit they order as the values do, so the maximum is maxKept's,
-// bit for bit, whenever it reports true.
+// bit for bit, whenever it reports true (with AVX2, lexMaxAVX2 takes the
+// rows eight at a time).
 func lexRange(lex []float64, touched []int, keep func(int) bool) (maxLex float64, ok bool) {
 	if keep != nil || len(touched) < len(lex)/8 {
 		ok = true
@@ -95,6 +96,10 @@ func lexRange(lex []float64, touched []int, keep func(int) bool) (maxLex float64
 	var m0, m1, m2, m3 uint64
 	var or uint64
 	i := 0
+	if useAVX2 {
+		i = len(lex) &^ 7
+		m0, or = lexMaxAVX2(lex[:i])
+	}
 	for ; i+4 <= len(lex); i += 4 {
 		x := lex[i : i+4 : i+4]
 		b0, b1, b2, b3 := math.Float64bits(x[0]), math.Float64bits(x[1]), math.Float64bits(x[2]), math.Float64bits(x[3])
@@ -145,12 +150,18 @@ type Searcher struct {
 	// cands lists, for each range of rows, those whose upper bound may
 	// reach the floor (searchBounds).
 	cands [4][]int
-	// blockMax, queue, batch and dots are bestFirst's: each block's
-	// largest bound, the queue, the rows to score and their cosines.
+	// blockMax, queue, batch, dots, done, saved, rows and fine are
+	// bestFirst's: each block's largest bound, the queue, the rows to
+	// score and their cosines, the rows scored before the int8 bounds and
+	// their bounds, the rows to bound in the int8 copy and their bounds.
 	blockMax []float64
 	queue    []entry
 	batch    []int32
 	dots     []float32
+	done     []int32
+	saved    []float64
+	rows     []int32
+	fine     []float64
 	// scored is the number of rows the last bestFirst scored exactly
 	// (for the tests and benchmarks).
 	scored int

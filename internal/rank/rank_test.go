@@ -81,8 +81,10 @@ func TestHybridNormalisedSum(t *testing.T) {
 // sizes, rows split between goroutines, ties of scores (repeated rows), k
 // beyond the rows that score, and rows that are not finite.
 func TestSearchMatchesFullScan(t *testing.T) {
-	defer func(c, b, n int) { searchChunk, searchBlock, searchBatch = c, b, n }(searchChunk, searchBlock, searchBatch)
-	vec.EachKernel(func(kernels string) {
+	defer func(c, b, n, f int) {
+		searchChunk, searchBlock, searchBatch, searchFirst = c, b, n, f
+	}(searchChunk, searchBlock, searchBatch, searchFirst)
+	eachKernel(func(kernels string) {
 		r := rand.New(rand.NewPCG(7, 8))
 		emb := hashing.New(0)
 		words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
@@ -185,9 +187,10 @@ func TestSearchMatchesFullScan(t *testing.T) {
 				}
 			}
 			scores := m.Scores(q)
-			for _, sizes := range [][3]int{{32768, 32, 4}, {16, 32, 4}, {32768, 1, 1}, {32768, 3, 7}, {16, 5, 2}} {
-				// Small chunks split the rows between goroutines.
-				searchChunk, searchBlock, searchBatch = sizes[0], sizes[1], sizes[2]
+			for _, sizes := range [][4]int{{32768, 32, 4, 32}, {16, 32, 4, 32}, {32768, 1, 1, 2}, {32768, 3, 7, 1}, {16, 5, 2, 3}, {32768, 8, 3, 4}} {
+				// Small chunks split the rows between goroutines; few
+				// blocks first make the others wait.
+				searchChunk, searchBlock, searchBatch, searchFirst = sizes[0], sizes[1], sizes[2], sizes[3]
 				for _, k := range []int{1, 5, 10, 40, n + 10} {
 					want := Hybrid(n, lex, touched, scores, k, keep)
 					got := s.Search(&m, lex, touched, q, k, keep)
@@ -307,6 +310,10 @@ func BenchmarkQueue(b *testing.B) {
 // reports whether a touched score has its sign bit set or the maximum is
 // NaN.
 func TestLexRange(t *testing.T) {
+	eachRankKernel(func(kernels string) { testLexRange(t, kernels) })
+}
+
+func testLexRange(t *testing.T, kernels string) {
 	r := rand.New(rand.NewPCG(9, 10))
 	specials := []float64{-1, math.Copysign(0, -1), math.NaN(), -math.NaN(), math.Inf(1), 0x1p-1074, 0}
 	for trial := range 2000 {
@@ -334,7 +341,7 @@ func TestLexRange(t *testing.T) {
 		}
 		got, ok := lexRange(lex, touched, keep)
 		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) || ok != wantOK {
-			t.Fatalf("trial %d: lexRange %v, %v; want %v, %v", trial, got, ok, want, wantOK)
+			t.Fatalf("%s trial %d: lexRange %v, %v; want %v, %v", kernels, trial, got, ok, want, wantOK)
 		}
 	}
 }
@@ -418,15 +425,26 @@ func TestSearchNegativeCosines(t *testing.T) {
 // other, so that a row whose bound ties the k-th best score, and wins
 // the tie by its index, must still be scored. It also checks that it
 // scores few rows: those whose bound reaches the final floor, and at
-// most a batch less one more.
+// most a batch less one more. Half the matrices are quantized, where the
+// rows left once k are scored take their int8 bounds too.
 func TestBestFirstTightBounds(t *testing.T) {
-	defer func(c, b, n int) { searchChunk, searchBlock, searchBatch = c, b, n }(searchChunk, searchBlock, searchBatch)
+	defer func(c, b, n, f int) {
+		searchChunk, searchBlock, searchBatch, searchFirst = c, b, n, f
+	}(searchChunk, searchBlock, searchBatch, searchFirst)
+	eachRankKernel(func(kernels string) { testBestFirstTightBounds(t, kernels) })
+}
+
+func testBestFirstTightBounds(t *testing.T, kernels string) {
 	r := rand.New(rand.NewPCG(15, 16))
 	var s Searcher
 	for trial := range 400 {
-		const dim = 8
+		const dim = 16
 		n := 1 + r.IntN(300)
 		m := vec.Matrix{Dim: dim}
+		if trial%2 == 0 {
+			// Int8 bounds for the rows left once k are scored.
+			m.QuantizeFrom(1)
+		}
 		distinct := 1 + r.IntN(6)
 		rows := make([][]float32, distinct)
 		for j := range rows {
@@ -460,7 +478,8 @@ func TestBestFirstTightBounds(t *testing.T) {
 			t.Fatalf("trial %d: lexRange %v, %v; lexInverse %v", trial, maxLex, ok, invOK)
 		}
 		scores := m.Scores(q)
-		searchChunk, searchBlock, searchBatch = []int{32768, 7}[trial%2], 1+r.IntN(9), 1+r.IntN(5)
+		searchChunk, searchBlock, searchBatch = []int{32768, 7}[trial%2], []int{1 + r.IntN(9), 8, 16}[trial%3], 1+r.IntN(5)
+		searchFirst = []int{1, 2, 5, 32}[r.IntN(4)]
 		for _, k := range []int{1, 2, 5, n + 1} {
 			s.est = grow(s.est, n)
 			for i, c := range scores {
@@ -475,7 +494,7 @@ func TestBestFirstTightBounds(t *testing.T) {
 			want := Hybrid(n, lex, touched, scores, k, keep)
 			got := s.bestFirst(&m, lex, maxLex, inv, q, k, keep)
 			if !slices.Equal(got, want) {
-				t.Fatalf("trial %d k %d block %d batch %d: %v, want %v", trial, k, searchBlock, searchBatch, got, want)
+				t.Fatalf("%s trial %d k %d block %d batch %d first %d: %v, want %v", kernels, trial, k, searchBlock, searchBatch, searchFirst, got, want)
 			}
 			// Best bound first, it scores the rows whose bound (s.est
 			// now) reaches the final floor, and at most a batch less one
@@ -490,8 +509,95 @@ func TestBestFirstTightBounds(t *testing.T) {
 				}
 			}
 			if s.scored > need+searchBatch-1 {
-				t.Fatalf("trial %d k %d block %d batch %d: %d rows scored, %d reach the floor", trial, k, searchBlock, searchBatch, s.scored, need)
+				t.Fatalf("%s trial %d k %d block %d batch %d first %d: %d rows scored, %d reach the floor", kernels, trial, k, searchBlock, searchBatch, searchFirst, s.scored, need)
 			}
 		}
 	}
+}
+
+// TestBlockBounds checks blockBounds, with each of this package's kernels,
+// against withDense of each row: the rows' bounds bit for bit as the Go
+// loop writes them, NaN bounds set to +Inf, and each block's maximum.
+func TestBlockBounds(t *testing.T) {
+	defer func(b int) { searchBlock = b }(searchBlock)
+	r := rand.New(rand.NewPCG(17, 18))
+	specials := []float64{math.NaN(), -math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 2, -2}
+	for trial := range 500 {
+		n := r.IntN(300)
+		searchBlock = []int{8, 16, 32, 1 + r.IntN(40)}[trial%4]
+		lex, hi := make([]float64, n), make([]float64, n)
+		for i := range n {
+			if r.IntN(3) > 0 {
+				lex[i] = r.Float64() * 20
+			}
+			hi[i] = r.Float64()*3 - 1.5
+			if r.IntN(40) == 0 {
+				hi[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		inv := 1 / (20 * r.Float64())
+		nb := (n + searchBlock - 1) / searchBlock
+		var wantHi []float64
+		eachRankKernel(func(kernels string) {
+			h, bmax := slices.Clone(hi), make([]float64, nb)
+			blockBounds(lex, h, inv, bmax)
+			for i := range n {
+				want := withDense(lex[i]*inv, hi[i])
+				if want != want {
+					want = math.Inf(1)
+				}
+				if h[i] != want {
+					t.Fatalf("%s trial %d: row %d (lex %v, hi %v): bound %v, want %v", kernels, trial, i, lex[i], hi[i], h[i], want)
+				}
+			}
+			for b := range nb {
+				m := 0.0
+				for _, x := range h[b*searchBlock : min((b+1)*searchBlock, n)] {
+					m = max(m, x)
+				}
+				if bmax[b] != m {
+					t.Fatalf("%s trial %d: block %d of %d rows: max %v, want %v", kernels, trial, b, searchBlock, bmax[b], m)
+				}
+			}
+			if wantHi == nil {
+				wantHi = h
+				return
+			}
+			for i := range n {
+				if math.Float64bits(h[i]) != math.Float64bits(wantHi[i]) {
+					t.Fatalf("%s trial %d: row %d: bound %v, the Go loop's %v", kernels, trial, i, h[i], wantHi[i])
+				}
+			}
+		})
+	}
+}
+
+// TestAtLeast checks atLeast, with each of this package's kernels, against
+// a loop, with ties of the floor, NaNs, infinities and zeros of either
+// sign.
+func TestAtLeast(t *testing.T) {
+	r := rand.New(rand.NewPCG(19, 20))
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 0.5}
+	eachRankKernel(func(kernels string) {
+		for trial := range 500 {
+			n := r.IntN(100)
+			hi := make([]float64, n)
+			for i := range hi {
+				hi[i] = float64(r.IntN(8)) / 8
+				if r.IntN(10) == 0 {
+					hi[i] = specials[r.IntN(len(specials))]
+				}
+			}
+			floor := []float64{0.5, 0, math.Inf(1), math.Inf(-1), float64(r.IntN(8)) / 8}[trial%5]
+			var want []int32
+			for i, h := range hi {
+				if h >= floor {
+					want = append(want, int32(i))
+				}
+			}
+			if got := atLeast(hi, floor, nil); !slices.Equal(got, want) {
+				t.Fatalf("%s trial %d: atLeast(%v, %v) = %v, want %v", kernels, trial, hi, floor, got, want)
+			}
+		}
+	})
 }

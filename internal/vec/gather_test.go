@@ -70,3 +70,51 @@ func TestDotsAtPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestUpperAt checks UpperAt against Estimate's est+err, bit for bit, with
+// every kernel set, for rows in any order, rows that are not finite, and
+// queries that are zero or not finite.
+func TestUpperAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	EachKernel(func(name string) {
+		for trial := range 100 {
+			dim := []int{16, 32, 256, 384}[trial%4]
+			n := 1 + r.IntN(300)
+			m := Matrix{Dim: dim}
+			m.QuantizeFrom(1)
+			for range n {
+				v := make([]float32, dim)
+				for j := range v {
+					v[j] = float32(r.NormFloat64())
+				}
+				if trial%7 == 3 && r.IntN(10) == 0 {
+					v[r.IntN(dim)] = float32(math.Inf(1))
+				}
+				m.Append(Normalize(v))
+			}
+			q := make([]float32, dim)
+			for j := range q {
+				q[j] = float32(r.NormFloat64())
+			}
+			switch trial % 10 {
+			case 4:
+				clear(q)
+			case 5:
+				q[0] = float32(math.NaN())
+			}
+			est, bound := make([]float64, n), make([]float64, n)
+			m.Estimate(q, est, bound)
+			rows := make([]int32, r.IntN(40))
+			for j := range rows {
+				rows[j] = int32(r.IntN(n))
+			}
+			hi := make([]float64, len(rows))
+			m.UpperAt(q, rows, hi)
+			for j, i := range rows {
+				if want := est[i] + bound[i]; math.Float64bits(hi[j]) != math.Float64bits(want) {
+					t.Fatalf("%s trial %d: row %d: %v, want %v", name, trial, i, hi[j], want)
+				}
+			}
+		}
+	})
+}
