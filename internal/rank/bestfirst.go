@@ -2,6 +2,7 @@ package rank
 
 import (
 	"math"
+	"slices"
 
 	"github.com/higmem/higmem/internal/vec"
 )
@@ -10,20 +11,22 @@ import (
 // one maximum (a variable for the tests, which try small blocks).
 var searchBlock = 32
 
-// searchFirst is the number of blocks of the largest bounds that Search's
-// queue starts with; the others join it only when the floor falls to
-// their bounds, which spares ordering hundreds of blocks that the floor
-// soon leaves out (a variable for the tests).
-var searchFirst = 32
+// searchFirst is about the number of blocks of the largest maxima in
+// which Search looks for the k rows of the largest bounds that it scores
+// first, to set a floor (a variable for the tests). Few blocks give a low
+// floor, which more rows reach; more cost more than they raise it (16 and
+// 32 blocks of 32 rows were measured alike with BenchmarkBestFirst28k's
+// data, 8 a quarter slower).
+var searchFirst = 16
 
 // searchBatch is the most rows Search scores exactly in one call of
-// vec.Matrix.DotsAt: their cache misses overlap, at the price of up to
-// searchBatch-1 rows scored after the floor would have excluded them (a
-// variable for the tests).
+// vec.Matrix.DotsAt once it has a floor: their cache misses overlap, at
+// the price of up to searchBatch-1 rows scored after the floor would have
+// excluded them (a variable for the tests).
 var searchBatch = 4
 
-// entry is a row (id >= 0) or a block of rows (id = -1-block) in
-// bestFirst's queue, with the upper bound of its score (of its rows').
+// entry is a row in one of bestFirst's heaps (or a block, when it picks
+// blocks), with the upper bound of its score (of its rows' scores).
 type entry struct {
 	key float64
 	id  int32
@@ -32,19 +35,21 @@ type entry struct {
 // bestFirst is Search's pruned scan once hi holds the upper bounds of the
 // rows' cosines (UpperTiered): it scores exactly only rows whose score's
 // upper bound reaches the k-th best score found so far, the floor, and
-// takes them best bound first, so that the floor rises at once and few
-// rows reach it.
+// takes them best bound first, so that few rows reach it.
 //
 // A row's upper bound is withDense(u, hi[i]) with u = lex[i]*inv, which
 // is at least lexPart's quotient (lexInverse; the scores are not
 // negative): since fused's value grows with both parts, it is at most
 // that bound. A first pass writes each row's bound over hi and each
-// block's largest into s.blockMax; then a max-queue holds blocks by their
-// bounds (searchFirst of them at first), a block taken from it puts its
-// rows that reach the floor into it, and a row taken is scored exactly
-// (searchBatch at a time), until the best bound left is below the floor. Until k scores are kept,
-// the floor is the least positive float64 (a score must be positive to be
-// kept). A bound that is NaN counts as +Inf (its row is scored).
+// block's largest into s.blockMax (blockBounds). Then the k rows of the
+// largest bounds in about searchFirst blocks of the largest maxima are
+// scored at once: their k-th best score is the floor (until k scores are
+// kept, the least positive float64: a score must be positive to be
+// kept). The other rows whose bound reaches it are found in one pass
+// (atLeast), get the tighter bounds of their int8 copies (UpperAt; none
+// without one) and are scored best bound first, searchBatch at a time,
+// until the best bound left is below the floor. A bound that is NaN
+// counts as +Inf (its row is scored).
 func (s *Searcher) bestFirst(mat *vec.Matrix, lex []float64, maxLex, inv float64, qv []float32, k int, keep func(int) bool) []Hit {
 	n := mat.Rows()
 	hi := s.est[:n]
@@ -56,117 +61,85 @@ func (s *Searcher) bestFirst(mat *vec.Matrix, lex []float64, maxLex, inv float64
 	ParallelRange(nb, max(searchChunk/bs, 1), func(_, lo, end int) {
 		blockBounds(lex[lo*bs:min(end*bs, n)], hi[lo*bs:min(end*bs, n)], inv, bmax[lo:end])
 	})
-	// The queue starts as a heap of the searchFirst blocks of the largest
-	// bounds (picked with a min-heap in one pass; a block taken is marked
-	// with the bound -1); the others wait, their bounds at most rest,
-	// until the floor falls to rest.
-	q := s.queue[:0]
-	for b, m := range bmax {
-		switch {
-		case !(m > 0):
-		case len(q) < searchFirst:
-			q = append(q, entry{m, int32(-1 - b)})
-			upMin(q, len(q)-1)
-		case m > q[0].key:
-			q[0] = entry{m, int32(-1 - b)}
-			downMin(q, 0)
-		}
-	}
-	rest := -1.0
-	if len(q) == searchFirst {
-		rest = q[0].key
-	}
-	for _, e := range q {
-		bmax[-1-e.id] = -1
-	}
-	for j := len(q)/2 - 1; j >= 0; j-- {
-		down(q, j)
-	}
 	top := NewTopK(k)
 	floor := math.SmallestNonzeroFloat64
-	s.scored, s.done = 0, s.done[:0]
-	batch := s.batch[:0]
-	s.dots = grow(s.dots, searchBatch)
-	dots := s.dots
-	flush := func() {
-		d := dots[:len(batch)]
-		mat.DotsAt(qv, batch, d)
-		s.scored += len(batch)
-		s.done = append(s.done, batch...)
-		for j, i := range batch {
+	s.scored = 0
+	s.dots = grow(s.dots, max(searchBatch, k))
+	score := func(rows []int32) {
+		d := s.dots[:len(rows)]
+		mat.DotsAt(qv, rows, d)
+		s.scored += len(rows)
+		for j, i := range rows {
 			top.Offer(int(i), fused(lex[i], maxLex, float64(d[j])))
 		}
 		if top.Full() {
 			floor = top.Last()
 		}
-		batch = batch[:0]
 	}
-	// take scores the rows of q best bound first until the best bound left
-	// is below the floor, or (first) until k scores are kept; it reports
-	// whether it scored every row that may enter.
-	take := func(first bool) bool {
-		for !first || !top.Full() {
-			t := -1.0
-			if len(q) > 0 {
-				t = q[0].key
-			}
-			if t < floor || t < rest {
-				if len(batch) > 0 {
-					// The floor rises: the tests decide again.
-					flush()
-					continue
-				}
-				if t < floor && rest < floor {
-					return true
-				}
-				// The blocks that wait may hold the best rows left:
-				// those that reach the floor join the queue.
-				for b, m := range bmax {
-					if m >= floor {
-						q = append(q, entry{m, int32(-1 - b)})
-						up(q, len(q)-1)
-						bmax[b] = -1
-					}
-				}
-				rest = -1
-				continue
-			}
-			e := q[0]
-			last := len(q) - 1
-			q[0] = q[last]
-			q = q[:last]
-			down(q, 0)
-			if e.id >= 0 {
-				if batch = append(batch, e.id); len(batch) >= searchBatch {
-					flush()
-				}
-				continue
-			}
-			b := int(-1 - e.id)
-			for i := b * bs; i < min((b+1)*bs, n); i++ {
-				if h := hi[i]; h >= floor && (keep == nil || keep(i)) {
-					q = append(q, entry{h, int32(i)})
-					up(q, len(q)-1)
-				}
+	// The blocks of the largest maxima, then the rows of the largest
+	// bounds in them (picked with a min-heap), scored at once. The blocks
+	// are those at least the r-th largest maximum of every st-th block,
+	// about searchFirst of them (at most 4*searchFirst are taken): two
+	// passes without a branch that mispredicts often.
+	st := max(nb/(16*searchFirst), 1)
+	r := min(max(searchFirst/st, 1), 64)
+	var sample [64]float64
+	ns := 0
+	for b := 0; b < nb; b += st {
+		m := bmax[b]
+		if ns < r {
+			ns++
+		} else if !(m > sample[ns-1]) {
+			continue
+		}
+		// Insertion into the r largest, in decreasing order.
+		j := ns - 1
+		for ; j > 0 && m > sample[j-1]; j-- {
+			sample[j] = sample[j-1]
+		}
+		sample[j] = m
+	}
+	least := math.SmallestNonzeroFloat64
+	if ns > 0 {
+		least = max(sample[ns-1], least)
+	}
+	blocks := s.queue[:0]
+	for b, m := range bmax {
+		if m >= least {
+			blocks = append(blocks, entry{m, int32(b)})
+			if len(blocks) == 4*searchFirst {
+				break
 			}
 		}
-		return false
 	}
-	if take(true) || !mat.Quantized() {
-		// Every row that may enter is scored, or there is no int8 copy.
-		take(false)
-		s.queue, s.batch = q, batch
-		return top.Sorted()
+	first := s.first[:0]
+	for _, e := range blocks {
+		for i := int(e.id) * bs; i < min(int(e.id+1)*bs, n); i++ {
+			h := hi[i]
+			switch {
+			case !(h > 0) || len(first) == k && !(h > first[0].key):
+			case keep != nil && !keep(i):
+			case len(first) < k:
+				first = append(first, entry{h, int32(i)})
+				upMin(first, len(first)-1)
+			default:
+				first[0] = entry{h, int32(i)}
+				downMin(first, 0)
+			}
+		}
 	}
-	// With k scores kept, the rows left whose bound reaches the floor
-	// (found in one pass, the rows scored set below any floor meanwhile)
-	// get the tighter bounds of their int8 copies (UpperAt), and then go
-	// on best bound first, without blocks.
+	s.done = grow(s.done, len(first))
+	for j, e := range first {
+		s.done[j] = e.id
+	}
+	score(s.done)
+	// The rows left whose bound reaches the floor (those scored set
+	// below any floor meanwhile), with their int8 bounds.
 	s.saved = grow(s.saved, len(s.done))
 	for j, i := range s.done {
 		s.saved[j], hi[i] = hi[i], -1
 	}
-	s.rows = atLeast(hi, floor, s.rows)
+	s.rows = atLeast(hi, bmax, floor, s.rows)
 	for j, i := range s.done {
 		hi[i] = s.saved[j]
 	}
@@ -181,8 +154,14 @@ func (s *Searcher) bestFirst(mat *vec.Matrix, lex []float64, maxLex, inv float64
 		rows = rows[:c]
 	}
 	s.fine = grow(s.fine, len(rows))
-	mat.UpperAt(qv, rows, s.fine)
-	q = q[:0]
+	if mat.Quantized() {
+		mat.UpperAt(qv, rows, s.fine)
+	} else {
+		for j := range rows {
+			s.fine[j] = math.Inf(1)
+		}
+	}
+	q := s.queue[:0]
 	for j, i := range rows {
 		// The tighter of the two bounds (a NaN one is no bound).
 		b := hi[i]
@@ -196,27 +175,57 @@ func (s *Searcher) bestFirst(mat *vec.Matrix, lex []float64, maxLex, inv float64
 	for j := len(q)/2 - 1; j >= 0; j-- {
 		down(q, j)
 	}
-	rest = -1
-	take(false)
-	s.queue, s.batch = q, batch
+	batch := s.batch[:0]
+	for {
+		if len(q) == 0 || q[0].key < floor {
+			if len(batch) == 0 {
+				break
+			}
+			// The floor rises: the test above decides again.
+			score(batch)
+			batch = batch[:0]
+			continue
+		}
+		batch = append(batch, q[0].id)
+		last := len(q) - 1
+		q[0] = q[last]
+		q = q[:last]
+		down(q, 0)
+		if len(batch) >= searchBatch {
+			score(batch)
+			batch = batch[:0]
+		}
+	}
+	s.queue, s.first, s.batch = q, first, batch
 	return top.Sorted()
 }
 
 // atLeast returns the indexes i of hi with hi[i] >= floor, in order, in
-// out's storage: with AVX2 eight rows at a time (atLeastAVX2).
-func atLeast(hi []float64, floor float64, out []int32) []int32 {
-	out = grow(out, len(hi))
-	c, i := 0, 0
-	if useAVX2 {
-		i = len(hi) &^ 7
-		c = atLeastAVX2(hi[:i], floor, out)
-	}
-	for ; i < len(hi); i++ {
-		if hi[i] >= floor {
-			out[c], c = int32(i), c+1
+// out's storage, looking only in the blocks of searchBlock rows whose
+// maximum in bmax reaches floor (each at least every row of its block):
+// with AVX2 eight rows at a time (atLeastAVX2).
+func atLeast(hi, bmax []float64, floor float64, out []int32) []int32 {
+	out = out[:0]
+	bs := searchBlock
+	for b, m := range bmax {
+		if !(m >= floor) {
+			continue
 		}
+		r0, r1 := b*bs, min((b+1)*bs, len(hi))
+		c, i := len(out), r0
+		out = slices.Grow(out, r1-r0)[:c+r1-r0]
+		if useAVX2 {
+			i += (r1 - r0) &^ 7
+			c += atLeastAVX2(hi[r0:i], r0, floor, out[c:])
+		}
+		for ; i < r1; i++ {
+			if hi[i] >= floor {
+				out[c], c = int32(i), c+1
+			}
+		}
+		out = out[:c]
 	}
-	return out[:c]
+	return out
 }
 
 // blockBounds is rowBounds for each block of searchBlock rows of lex and
@@ -301,18 +310,6 @@ func downMin(q []entry, j int) {
 		}
 		q[j], q[w] = q[w], q[j]
 		j = w
-	}
-}
-
-// up moves q[j] up to its place in the max-heap q.
-func up(q []entry, j int) {
-	for j > 0 {
-		p := (j - 1) / 2
-		if q[p].key >= q[j].key {
-			return
-		}
-		q[p], q[j] = q[j], q[p]
-		j = p
 	}
 }
 

@@ -21,9 +21,9 @@ func lexMaxAVX2(lex []float64) (maxBits, or uint64)
 //go:noescape
 func blockBoundsAVX2(lex, hi []float64, inv float64, bs int, bmax []float64) (nan bool)
 
-// atLeastAVX2 writes the indexes of the rows of hi that are at least
-// floor into out, in order, and returns their number; len(hi) is a
-// multiple of 8 and len(out) at least len(hi).
+// atLeastAVX2 writes base+i for the indexes i of the rows of hi that are
+// at least floor into out, in order, and returns their number; len(hi) is
+// a multiple of 8 and len(out) at least len(hi).
 //
 //go:noescape
-func atLeastAVX2(hi []float64, floor float64, out []int32) int
+func atLeastAVX2(hi []float64, base int, floor float64, out []int32) int

@@ -110,17 +110,18 @@ done:
 	SETNE     nan+88(FP)
 	RET
 
-// func atLeastAVX2(hi []float64, floor float64, out []int32) int
+// func atLeastAVX2(hi []float64, base int, floor float64, out []int32) int
 //
-// Writes the indexes i of hi with floor <= hi[i] (ordered: a NaN is not)
-// into out, in order, and returns their number; eight rows a step, the
-// indexes of a step's mask taken lowest bit first. len(hi) is a multiple
-// of 8 and out has room for len(hi).
-TEXT ·atLeastAVX2(SB), NOSPLIT, $0-64
+// Writes base+i for the indexes i of hi with floor <= hi[i] (ordered: a
+// NaN is not) into out, in order, and returns their number; eight rows a
+// step, the indexes of a step's mask taken lowest bit first. len(hi) is a
+// multiple of 8 and out has room for len(hi).
+TEXT ·atLeastAVX2(SB), NOSPLIT, $0-72
 	MOVQ         hi_base+0(FP), SI
 	MOVQ         hi_len+8(FP), CX
-	VBROADCASTSD floor+24(FP), Y0
-	MOVQ         out_base+32(FP), DI
+	MOVQ         base+24(FP), R12
+	VBROADCASTSD floor+32(FP), Y0
+	MOVQ         out_base+40(FP), DI
 	XORQ         AX, AX
 	XORQ         DX, DX
 
@@ -142,6 +143,7 @@ next:
 emit:
 	BSFQ R8, R9
 	LEAQ (AX)(R9*1), R10
+	ADDQ R12, R10
 	MOVL R10, (DI)(DX*4)
 	INCQ DX
 	LEAQ -1(R8), R11
@@ -151,5 +153,5 @@ emit:
 
 end:
 	VZEROUPPER
-	MOVQ DX, ret+56(FP)
+	MOVQ DX, ret+64(FP)
 	RET

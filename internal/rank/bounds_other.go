@@ -11,4 +11,6 @@ func blockBoundsAVX2(lex, hi []float64, inv float64, bs int, bmax []float64) (na
 	panic("unreachable")
 }
 
-func atLeastAVX2(hi []float64, floor float64, out []int32) int { panic("unreachable") }
+func atLeastAVX2(hi []float64, base int, floor float64, out []int32) int {
+	panic("unreachable")
+}

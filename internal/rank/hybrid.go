@@ -150,12 +150,14 @@ type Searcher struct {
 	// cands lists, for each range of rows, those whose upper bound may
 	// reach the floor (searchBounds).
 	cands [4][]int
-	// blockMax, queue, batch, dots, done, saved, rows and fine are
-	// bestFirst's: each block's largest bound, the queue, the rows to
-	// score and their cosines, the rows scored before the int8 bounds and
-	// their bounds, the rows to bound in the int8 copy and their bounds.
+	// blockMax, queue, first, batch, dots, done, saved, rows and fine
+	// are bestFirst's: each block's largest bound, the blocks picked and
+	// then the queue, the rows scored first, the rows to score and their
+	// cosines, the rows scored first again and their bounds, the rows to
+	// bound in the int8 copy and their bounds.
 	blockMax []float64
 	queue    []entry
+	first    []entry
 	batch    []int32
 	dots     []float32
 	done     []int32

@@ -424,8 +424,8 @@ func TestSearchNegativeCosines(t *testing.T) {
 // or NaN (no bound): bounds that equal the floor, the scores and each
 // other, so that a row whose bound ties the k-th best score, and wins
 // the tie by its index, must still be scored. It also checks that it
-// scores few rows: those whose bound reaches the final floor, and at
-// most a batch less one more. Half the matrices are quantized, where the
+// scores few rows: those whose bound reaches the final floor, those it
+// scores first to set a floor, and at most a batch less one more. Half the matrices are quantized, where the
 // rows left once k are scored take their int8 bounds too.
 func TestBestFirstTightBounds(t *testing.T) {
 	defer func(c, b, n, f int) {
@@ -497,14 +497,19 @@ func testBestFirstTightBounds(t *testing.T, kernels string) {
 				t.Fatalf("%s trial %d k %d block %d batch %d first %d: %v, want %v", kernels, trial, k, searchBlock, searchBatch, searchFirst, got, want)
 			}
 			// Best bound first, it scores the rows whose bound (s.est
-			// now) reaches the final floor, and at most a batch less one
-			// more.
+			// now) reaches the final floor, the rows it scores first
+			// (s.done) that do not, and at most a batch less one more.
 			floor, need := math.SmallestNonzeroFloat64, 0
 			if len(got) == k {
 				floor = got[k-1].Score
 			}
 			for i, b := range s.est[:n] {
 				if b >= floor && (keep == nil || keep(i)) {
+					need++
+				}
+			}
+			for _, i := range s.done {
+				if s.est[i] < floor {
 					need++
 				}
 			}
@@ -574,8 +579,9 @@ func TestBlockBounds(t *testing.T) {
 
 // TestAtLeast checks atLeast, with each of this package's kernels, against
 // a loop, with ties of the floor, NaNs, infinities and zeros of either
-// sign.
+// sign, blocks of several sizes and blocks that it may skip.
 func TestAtLeast(t *testing.T) {
+	defer func(b int) { searchBlock = b }(searchBlock)
 	r := rand.New(rand.NewPCG(19, 20))
 	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 0.5}
 	eachRankKernel(func(kernels string) {
@@ -595,8 +601,23 @@ func TestAtLeast(t *testing.T) {
 					want = append(want, int32(i))
 				}
 			}
-			if got := atLeast(hi, floor, nil); !slices.Equal(got, want) {
-				t.Fatalf("%s trial %d: atLeast(%v, %v) = %v, want %v", kernels, trial, hi, floor, got, want)
+			// Each block's maximum (of the values that are not NaN),
+			// or more.
+			searchBlock = []int{8, 16, 32, 1 + r.IntN(20)}[trial%4]
+			bmax := make([]float64, (n+searchBlock-1)/searchBlock)
+			for b := range bmax {
+				bmax[b] = math.Inf(-1)
+				for _, h := range hi[b*searchBlock : min((b+1)*searchBlock, n)] {
+					if h > bmax[b] {
+						bmax[b] = h
+					}
+				}
+				if r.IntN(4) == 0 {
+					bmax[b] = math.Inf(1)
+				}
+			}
+			if got := atLeast(hi, bmax, floor, nil); !slices.Equal(got, want) {
+				t.Fatalf("%s trial %d: atLeast(%v, %v, %v) = %v, want %v", kernels, trial, hi, bmax, floor, got, want)
 			}
 		}
 	})
