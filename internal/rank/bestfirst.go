@@ -64,7 +64,7 @@ func (s *Searcher) bestFirst(mat *vec.Matrix, lex []float64, maxLex, inv float64
 	top := NewTopK(k)
 	floor := math.SmallestNonzeroFloat64
 	s.scored = 0
-	s.dots = grow(s.dots, max(searchBatch, k))
+	s.dots = grow(s.dots, max(searchBatch, min(k, n)))
 	score := func(rows []int32) {
 		d := s.dots[:len(rows)]
 		mat.DotsAt(qv, rows, d)
