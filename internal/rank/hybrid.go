@@ -195,14 +195,12 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 	}
 	s.est = grow(s.est, n)
 	hi := s.est
-	// The 4-bit scan alone: rescanning in the int8 copy the rows whose
-	// cosine may reach 0.9 of the best lower bound, as searchBounds does,
-	// spares about a quarter of the exact cosines below (on the bench's
-	// 28,038 events, some 140 a question instead of 190) for far more
-	// than they cost (BenchmarkSearch28k).
+	// The 4-bit scan alone, no int8 rescan: bestFirst takes the int8
+	// bounds of the rows that reach its floor only (vec.Matrix.UpperAt),
+	// a few hundred at most on the bench's 28,038 events. Then the rows
+	// whose score's upper bound reaches the k-th best score found so far
+	// are scored, best bound first.
 	mat.UpperTiered(qv, hi, func(float64) float64 { return math.Inf(1) })
-	// Then the rows whose score's upper bound reaches the k-th best
-	// score found so far, best bound first (bestFirst).
 	return s.bestFirst(mat, lex, maxLex, inv, qv, k, keep)
 }
 
