@@ -82,7 +82,8 @@ func maxKept(lex []float64, touched []int, keep func(int) bool) float64 {
 // it reads lex in order (every row not touched is 0) rather than at
 // random, and compares the scores' bits as integers: for floats without
 // the sign bit they order as the values do, so the maximum is maxKept's,
-// bit for bit, whenever it reports true.
+// bit for bit, whenever it reports true (with AVX2, lexMaxAVX2 takes the
+// rows eight at a time).
 func lexRange(lex []float64, touched []int, keep func(int) bool) (maxLex float64, ok bool) {
 	if keep != nil || len(touched) < len(lex)/8 {
 		ok = true
@@ -95,6 +96,10 @@ func lexRange(lex []float64, touched []int, keep func(int) bool) (maxLex float64
 	var m0, m1, m2, m3 uint64
 	var or uint64
 	i := 0
+	if useAVX2 {
+		i = len(lex) &^ 7
+		m0, or = lexMaxAVX2(lex[:i])
+	}
 	for ; i+4 <= len(lex); i += 4 {
 		x := lex[i : i+4 : i+4]
 		b0, b1, b2, b3 := math.Float64bits(x[0]), math.Float64bits(x[1]), math.Float64bits(x[2]), math.Float64bits(x[3])
@@ -145,6 +150,23 @@ type Searcher struct {
 	// cands lists, for each range of rows, those whose upper bound may
 	// reach the floor (searchBounds).
 	cands [4][]int
+	// blockMax, queue, first, batch, dots, done, saved, rows and fine
+	// are bestFirst's: each block's largest bound, the blocks picked and
+	// then the queue, the rows scored first, the rows to score and their
+	// cosines, the rows scored first again and their bounds, the rows to
+	// bound in the int8 copy and their bounds.
+	blockMax []float64
+	queue    []entry
+	first    []entry
+	batch    []int32
+	dots     []float32
+	done     []int32
+	saved    []float64
+	rows     []int32
+	fine     []float64
+	// scored is the number of rows the last bestFirst scored exactly
+	// (for the tests and benchmarks).
+	scored int
 }
 
 // grow returns s with length n; the contents are unspecified.
@@ -173,50 +195,13 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 	}
 	s.est = grow(s.est, n)
 	hi := s.est
-	// The 4-bit scan alone: rescanning in the int8 copy the rows whose
-	// cosine may reach 0.9 of the best lower bound, as searchBounds does,
-	// spares about a quarter of the exact cosines below (on the bench's
-	// 28,038 events, some 140 a question instead of 190) for far more
-	// than they cost (BenchmarkSearch28k).
+	// The 4-bit scan alone, no int8 rescan: bestFirst takes the int8
+	// bounds of the rows that reach its floor only (vec.Matrix.UpperAt),
+	// a few hundred at most on the bench's 28,038 events. Then the rows
+	// whose score's upper bound reaches the k-th best score found so far
+	// are scored, best bound first.
 	mat.UpperTiered(qv, hi, func(float64) float64 { return math.Inf(1) })
-	// Each range keeps the best k scores of its rows that it computed,
-	// whose last, once it holds k, is the floor: a row whose score's upper
-	// bound is below it cannot enter, nor be among the best k of all.
-	// The upper bound takes lexPart's quotient as a product rounded up
-	// (lexInverse; the scores are not negative), so that a row below the
-	// floor costs a multiplication and two additions: with u that part
-	// and c the cosine's bound, fused's value is at most u+c when c >= 0
-	// and u when not (DenseWeight is 1: max(c, 0) is added as it is, and
-	// both grow with u), both below the floor. Until k scores are kept,
-	// the floor is the least positive float64 (a score must be positive
-	// to be kept). Rows with a NaN bound or score go the exact way.
-	var parts [4]*TopK
-	np := ParallelRange(n, searchChunk, func(p, lo, end int) {
-		top := NewTopK(k)
-		floor := math.SmallestNonzeroFloat64
-		lex, hi := lex[:end], hi[:end]
-		for i := lo; i < end; i++ {
-			u := float64(lex[i] * inv)
-			if u+hi[i] < floor && u < floor {
-				continue
-			}
-			if keep != nil && !keep(i) {
-				continue
-			}
-			top.Offer(i, fused(lex[i], maxLex, float64(vec.Dot(qv, mat.Row(i)))))
-			if top.Full() {
-				floor = top.Last()
-			}
-		}
-		parts[p] = top
-	})
-	top := parts[0]
-	for _, p := range parts[1:np] {
-		for _, c := range p.h {
-			top.Offer(c.Index, c.Score)
-		}
-	}
-	return top.Sorted()
+	return s.bestFirst(mat, lex, maxLex, inv, qv, k, keep)
 }
 
 // searchBounds is Search over EstimateTiered's estimates and bounds, for

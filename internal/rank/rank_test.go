@@ -76,96 +76,131 @@ func TestHybridNormalisedSum(t *testing.T) {
 }
 
 // TestSearchMatchesFullScan checks that the pruned scan over estimates
-// returns exactly the full scan's hits, on hashing and clustered vectors.
+// returns exactly the full scan's hits, on hashing and clustered vectors,
+// with every kernel set of package vec, blocks and batches of several
+// sizes, rows split between goroutines, ties of scores (repeated rows), k
+// beyond the rows that score, and rows that are not finite.
 func TestSearchMatchesFullScan(t *testing.T) {
-	r := rand.New(rand.NewPCG(7, 8))
-	emb := hashing.New(0)
-	words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
-	text := func() string {
-		var w []string
-		for range 3 + r.IntN(8) {
-			w = append(w, words[r.IntN(len(words))])
+	defer func(c, b, n, f int) {
+		searchChunk, searchBlock, searchBatch, searchFirst = c, b, n, f
+	}(searchChunk, searchBlock, searchBatch, searchFirst)
+	eachKernel(func(kernels string) {
+		r := rand.New(rand.NewPCG(7, 8))
+		emb := hashing.New(0)
+		words := strings.Fields("lake painting pottery guitar sister museum bread garden chess yoga kite camera hiking Kyoto Berlin bakery")
+		text := func() string {
+			var w []string
+			for range 3 + r.IntN(8) {
+				w = append(w, words[r.IntN(len(words))])
+			}
+			return strings.Join(w, " ")
 		}
-		return strings.Join(w, " ")
-	}
-	var s Searcher
-	for trial := range 36 {
-		n := 50 + r.IntN(600)
-		texts := make([]string, n)
-		for i := range texts {
-			texts[i] = text()
-		}
-		vs, err := emb.Embed(context.Background(), texts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if trial%2 == 1 {
-			// Clustered vectors: offsets around a few centres, many
-			// close cosines (the rows the 4-bit scan must not lose).
-			centres := make([][]float32, 3)
-			for c := range centres {
-				centres[c] = make([]float32, emb.Dim())
-				for j := range centres[c] {
-					centres[c][j] = float32(r.NormFloat64())
+		var s Searcher
+		for trial := range 48 {
+			n := 50 + r.IntN(600)
+			texts := make([]string, n)
+			for i := range texts {
+				texts[i] = text()
+			}
+			vs, err := emb.Embed(context.Background(), texts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if trial%2 == 1 {
+				// Clustered vectors: offsets around a few centres, many
+				// close cosines (the rows the 4-bit scan must not lose).
+				centres := make([][]float32, 3)
+				for c := range centres {
+					centres[c] = make([]float32, emb.Dim())
+					for j := range centres[c] {
+						centres[c][j] = float32(r.NormFloat64())
+					}
+				}
+				for i := range vs {
+					c := centres[r.IntN(len(centres))]
+					for j := range vs[i] {
+						vs[i][j] = c[j] + 0.1*float32(r.NormFloat64())
+					}
 				}
 			}
-			for i := range vs {
-				c := centres[r.IntN(len(centres))]
-				for j := range vs[i] {
-					vs[i][j] = c[j] + 0.1*float32(r.NormFloat64())
+			if trial%8 == 2 {
+				// Repeated rows: equal scores, ranked by index.
+				for i := range vs {
+					if r.IntN(2) == 0 {
+						vs[i] = slices.Clone(vs[r.IntN(1+i/4)])
+					}
+				}
+			}
+			m := vec.Matrix{Dim: emb.Dim()}
+			m.QuantizeFrom(1)
+			for _, v := range vs {
+				m.Append(vec.Normalize(v))
+			}
+			if trial%8 == 6 {
+				// Rows that are not finite: an infinite bound, a NaN
+				// cosine (no score).
+				for range 3 {
+					v := slices.Clone(m.Row(r.IntN(n)))
+					v[r.IntN(len(v))] = []float32{float32(math.NaN()), float32(math.Inf(1))}[r.IntN(2)]
+					m.Set(r.IntN(n), v)
+				}
+			}
+			// BM25 scores on a quarter of the rows; on few (lexRange reads
+			// touched, not every row); with a negative one, or all too small
+			// to invert (Search falls back to searchBounds); or none.
+			lex := make([]float64, n)
+			var touched []int
+			share := []int{4, 4, 40, 4, 4, 4}[trial%6]
+			for i := range n {
+				if r.IntN(share) == 0 {
+					lex[i] = float64(1 + r.IntN(5))
+					touched = append(touched, i)
+				}
+			}
+			switch {
+			case trial%6 == 3 && len(touched) > 0:
+				lex[touched[r.IntN(len(touched))]] = -1
+			case trial%6 == 4:
+				for _, i := range touched {
+					lex[i] *= 0x1p-1030
+				}
+			case trial%6 == 5 && trial%4 != 1:
+				clear(lex)
+				touched = nil
+			}
+			q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
+			if trial%3 == 0 {
+				qv, _ := emb.Embed(context.Background(), []string{text()})
+				q = vec.Normalize(qv[0])
+			}
+			var keep func(int) bool
+			if trial%4 == 1 {
+				keep = func(i int) bool { return i%3 != 0 }
+				if trial%8 == 5 {
+					// A row the filter drops may score above the
+					// maximum (even a NaN): its bound is no bound.
+					for _, i := range touched {
+						if !keep(i) {
+							lex[i] = []float64{1e300, math.NaN(), math.Inf(1)}[trial%3]
+						}
+					}
+				}
+			}
+			scores := m.Scores(q)
+			for _, sizes := range [][4]int{{32768, 32, 4, 32}, {16, 32, 4, 32}, {32768, 1, 1, 2}, {32768, 3, 7, 1}, {16, 5, 2, 3}, {32768, 8, 3, 4}} {
+				// Small chunks split the rows between goroutines; few
+				// blocks first make the others wait.
+				searchChunk, searchBlock, searchBatch, searchFirst = sizes[0], sizes[1], sizes[2], sizes[3]
+				for _, k := range []int{1, 5, 10, 40, n + 10} {
+					want := Hybrid(n, lex, touched, scores, k, keep)
+					got := s.Search(&m, lex, touched, q, k, keep)
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s trial %d sizes %v k %d: %v, want %v", kernels, trial, sizes, k, got, want)
+					}
 				}
 			}
 		}
-		m := vec.Matrix{Dim: emb.Dim()}
-		m.QuantizeFrom(1)
-		for _, v := range vs {
-			m.Append(vec.Normalize(v))
-		}
-		// BM25 scores on a quarter of the rows; on few (lexRange reads
-		// touched, not every row); with a negative one, or all too small
-		// to invert (Search falls back to searchBounds); or none.
-		lex := make([]float64, n)
-		var touched []int
-		share := []int{4, 4, 40, 4, 4, 4}[trial%6]
-		for i := range n {
-			if r.IntN(share) == 0 {
-				lex[i] = float64(1 + r.IntN(5))
-				touched = append(touched, i)
-			}
-		}
-		switch {
-		case trial%6 == 3 && len(touched) > 0:
-			lex[touched[r.IntN(len(touched))]] = -1
-		case trial%6 == 4:
-			for _, i := range touched {
-				lex[i] *= 0x1p-1030
-			}
-		case trial%6 == 5 && trial%4 != 1:
-			clear(lex)
-			touched = nil
-		}
-		q := vec.Normalize(slices.Clone(vs[r.IntN(n)]))
-		if trial%3 == 0 {
-			qv, _ := emb.Embed(context.Background(), []string{text()})
-			q = vec.Normalize(qv[0])
-		}
-		var keep func(int) bool
-		if trial%4 == 1 {
-			keep = func(i int) bool { return i%3 != 0 }
-		}
-		for _, chunk := range []int{32768, 16} {
-			// Small chunks split the rows between goroutines.
-			searchChunk = chunk
-			for _, k := range []int{1, 5, 10, 40} {
-				want := Hybrid(n, lex, touched, m.Scores(q), k, keep)
-				got := s.Search(&m, lex, touched, q, k, keep)
-				if !slices.Equal(got, want) {
-					t.Fatalf("trial %d chunk %d k %d: %v, want %v", trial, chunk, k, got, want)
-				}
-			}
-		}
-		searchChunk = 32768
-	}
+	})
 }
 
 func TestParallelRangeCovers(t *testing.T) {
@@ -275,6 +310,10 @@ func BenchmarkQueue(b *testing.B) {
 // reports whether a touched score has its sign bit set or the maximum is
 // NaN.
 func TestLexRange(t *testing.T) {
+	eachRankKernel(func(kernels string) { testLexRange(t, kernels) })
+}
+
+func testLexRange(t *testing.T, kernels string) {
 	r := rand.New(rand.NewPCG(9, 10))
 	specials := []float64{-1, math.Copysign(0, -1), math.NaN(), -math.NaN(), math.Inf(1), 0x1p-1074, 0}
 	for trial := range 2000 {
@@ -302,7 +341,7 @@ func TestLexRange(t *testing.T) {
 		}
 		got, ok := lexRange(lex, touched, keep)
 		if math.Float64bits(got) != math.Float64bits(want) && !(math.IsNaN(got) && math.IsNaN(want)) || ok != wantOK {
-			t.Fatalf("trial %d: lexRange %v, %v; want %v, %v", trial, got, ok, want, wantOK)
+			t.Fatalf("%s trial %d: lexRange %v, %v; want %v, %v", kernels, trial, got, ok, want, wantOK)
 		}
 	}
 }
@@ -378,4 +417,208 @@ func TestSearchNegativeCosines(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestBestFirstTightBounds checks bestFirst against Hybrid when its upper
+// bounds of the cosines are the cosines themselves, or a little above,
+// or NaN (no bound): bounds that equal the floor, the scores and each
+// other, so that a row whose bound ties the k-th best score, and wins
+// the tie by its index, must still be scored. It also checks that it
+// scores few rows: those whose bound reaches the final floor, those it
+// scores first to set a floor, and at most a batch less one more. Half the matrices are quantized, where the
+// rows left once k are scored take their int8 bounds too.
+func TestBestFirstTightBounds(t *testing.T) {
+	defer func(c, b, n, f int) {
+		searchChunk, searchBlock, searchBatch, searchFirst = c, b, n, f
+	}(searchChunk, searchBlock, searchBatch, searchFirst)
+	eachRankKernel(func(kernels string) { testBestFirstTightBounds(t, kernels) })
+}
+
+func testBestFirstTightBounds(t *testing.T, kernels string) {
+	r := rand.New(rand.NewPCG(15, 16))
+	var s Searcher
+	for trial := range 400 {
+		const dim = 16
+		n := 1 + r.IntN(300)
+		m := vec.Matrix{Dim: dim}
+		if trial%2 == 0 {
+			// Int8 bounds for the rows left once k are scored.
+			m.QuantizeFrom(1)
+		}
+		distinct := 1 + r.IntN(6)
+		rows := make([][]float32, distinct)
+		for j := range rows {
+			rows[j] = make([]float32, dim)
+			for d := range rows[j] {
+				rows[j][d] = float32(r.IntN(5) - 1)
+			}
+		}
+		for range n {
+			m.Append(rows[r.IntN(distinct)])
+		}
+		q := make([]float32, dim)
+		for d := range q {
+			q[d] = float32(r.IntN(3))
+		}
+		lex := make([]float64, n)
+		var touched []int
+		for i := range n {
+			if r.IntN(2) == 0 {
+				lex[i] = float64(r.IntN(4))
+				touched = append(touched, i)
+			}
+		}
+		var keep func(int) bool
+		if trial%5 == 3 {
+			keep = func(i int) bool { return i%4 != 1 }
+		}
+		maxLex, ok := lexRange(lex, touched, keep)
+		inv, invOK := lexInverse(maxLex)
+		if !ok || !invOK {
+			t.Fatalf("trial %d: lexRange %v, %v; lexInverse %v", trial, maxLex, ok, invOK)
+		}
+		scores := m.Scores(q)
+		searchChunk, searchBlock, searchBatch = []int{32768, 7}[trial%2], []int{1 + r.IntN(9), 8, 16}[trial%3], 1+r.IntN(5)
+		searchFirst = []int{1, 2, 5, 32}[r.IntN(4)]
+		for _, k := range []int{1, 2, 5, n + 1} {
+			s.est = grow(s.est, n)
+			for i, c := range scores {
+				s.est[i] = float64(c)
+				switch r.IntN(8) {
+				case 0:
+					s.est[i] += float64(r.IntN(2))
+				case 1:
+					s.est[i] = math.NaN()
+				}
+			}
+			want := Hybrid(n, lex, touched, scores, k, keep)
+			got := s.bestFirst(&m, lex, maxLex, inv, q, k, keep)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%s trial %d k %d block %d batch %d first %d: %v, want %v", kernels, trial, k, searchBlock, searchBatch, searchFirst, got, want)
+			}
+			// Best bound first, it scores the rows whose bound (s.est
+			// now) reaches the final floor, the rows it scores first
+			// (s.done) that do not, and at most a batch less one more.
+			floor, need := math.SmallestNonzeroFloat64, 0
+			if len(got) == k {
+				floor = got[k-1].Score
+			}
+			for i, b := range s.est[:n] {
+				if b >= floor && (keep == nil || keep(i)) {
+					need++
+				}
+			}
+			for _, i := range s.done {
+				if s.est[i] < floor {
+					need++
+				}
+			}
+			if s.scored > need+searchBatch-1 {
+				t.Fatalf("%s trial %d k %d block %d batch %d first %d: %d rows scored, %d reach the floor", kernels, trial, k, searchBlock, searchBatch, searchFirst, s.scored, need)
+			}
+		}
+	}
+}
+
+// TestBlockBounds checks blockBounds, with each of this package's kernels,
+// against withDense of each row: the rows' bounds bit for bit as the Go
+// loop writes them, NaN bounds set to +Inf, and each block's maximum.
+func TestBlockBounds(t *testing.T) {
+	defer func(b int) { searchBlock = b }(searchBlock)
+	r := rand.New(rand.NewPCG(17, 18))
+	specials := []float64{math.NaN(), -math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 2, -2}
+	for trial := range 500 {
+		n := r.IntN(300)
+		searchBlock = []int{8, 16, 32, 1 + r.IntN(40)}[trial%4]
+		lex, hi := make([]float64, n), make([]float64, n)
+		for i := range n {
+			if r.IntN(3) > 0 {
+				lex[i] = r.Float64() * 20
+			}
+			hi[i] = r.Float64()*3 - 1.5
+			if r.IntN(40) == 0 {
+				hi[i] = specials[r.IntN(len(specials))]
+			}
+		}
+		inv := 1 / (20 * r.Float64())
+		nb := (n + searchBlock - 1) / searchBlock
+		var wantHi []float64
+		eachRankKernel(func(kernels string) {
+			h, bmax := slices.Clone(hi), make([]float64, nb)
+			blockBounds(lex, h, inv, bmax)
+			for i := range n {
+				want := withDense(lex[i]*inv, hi[i])
+				if want != want {
+					want = math.Inf(1)
+				}
+				if h[i] != want {
+					t.Fatalf("%s trial %d: row %d (lex %v, hi %v): bound %v, want %v", kernels, trial, i, lex[i], hi[i], h[i], want)
+				}
+			}
+			for b := range nb {
+				m := 0.0
+				for _, x := range h[b*searchBlock : min((b+1)*searchBlock, n)] {
+					m = max(m, x)
+				}
+				if bmax[b] != m {
+					t.Fatalf("%s trial %d: block %d of %d rows: max %v, want %v", kernels, trial, b, searchBlock, bmax[b], m)
+				}
+			}
+			if wantHi == nil {
+				wantHi = h
+				return
+			}
+			for i := range n {
+				if math.Float64bits(h[i]) != math.Float64bits(wantHi[i]) {
+					t.Fatalf("%s trial %d: row %d: bound %v, the Go loop's %v", kernels, trial, i, h[i], wantHi[i])
+				}
+			}
+		})
+	}
+}
+
+// TestAtLeast checks atLeast, with each of this package's kernels, against
+// a loop, with ties of the floor, NaNs, infinities and zeros of either
+// sign, blocks of several sizes and blocks that it may skip.
+func TestAtLeast(t *testing.T) {
+	defer func(b int) { searchBlock = b }(searchBlock)
+	r := rand.New(rand.NewPCG(19, 20))
+	specials := []float64{math.NaN(), math.Inf(1), math.Inf(-1), math.Copysign(0, -1), 0, 0.5}
+	eachRankKernel(func(kernels string) {
+		for trial := range 500 {
+			n := r.IntN(100)
+			hi := make([]float64, n)
+			for i := range hi {
+				hi[i] = float64(r.IntN(8)) / 8
+				if r.IntN(10) == 0 {
+					hi[i] = specials[r.IntN(len(specials))]
+				}
+			}
+			floor := []float64{0.5, 0, math.Inf(1), math.Inf(-1), float64(r.IntN(8)) / 8}[trial%5]
+			var want []int32
+			for i, h := range hi {
+				if h >= floor {
+					want = append(want, int32(i))
+				}
+			}
+			// Each block's maximum (of the values that are not NaN),
+			// or more.
+			searchBlock = []int{8, 16, 32, 1 + r.IntN(20)}[trial%4]
+			bmax := make([]float64, (n+searchBlock-1)/searchBlock)
+			for b := range bmax {
+				bmax[b] = math.Inf(-1)
+				for _, h := range hi[b*searchBlock : min((b+1)*searchBlock, n)] {
+					if h > bmax[b] {
+						bmax[b] = h
+					}
+				}
+				if r.IntN(4) == 0 {
+					bmax[b] = math.Inf(1)
+				}
+			}
+			if got := atLeast(hi, bmax, floor, nil); !slices.Equal(got, want) {
+				t.Fatalf("%s trial %d: atLeast(%v, %v, %v) = %v, want %v", kernels, trial, hi, bmax, floor, got, want)
+			}
+		}
+	})
 }

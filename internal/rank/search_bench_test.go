@@ -3,6 +3,7 @@ package rank
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"sync"
@@ -90,11 +91,14 @@ func BenchmarkSearch28k(b *testing.B) {
 	var s Searcher
 	j := 0
 	cpu := cputime.Process()
+	scored := 0
 	for b.Loop() {
 		s.Search(&d.mat, d.lex[j], d.touched[j], d.qv[j], 10, nil)
+		scored += s.scored
 		j = (j + 1) % len(d.qv)
 	}
 	reportCPU(b, cpu)
+	b.ReportMetric(float64(scored)/float64(b.N), "scored/op")
 }
 
 // reportCPU reports the process's CPU time per operation since cpu (its
@@ -124,4 +128,63 @@ func BenchmarkEventSearch28k(b *testing.B) {
 		j = (j + 1) % len(d.qv)
 	}
 	reportCPU(b, cpu)
+}
+
+// BenchmarkSearchParts28k times the passes of Search over every row, on
+// BenchmarkSearch28k's rows and first query: lexRange, and rowBounds with
+// each block's maximum.
+func BenchmarkSearchParts28k(b *testing.B) {
+	d := getSearchBench(b)
+	lex, touched := d.lex[0], d.touched[0]
+	maxLex, _ := lexRange(lex, touched, nil)
+	inv, _ := lexInverse(maxLex)
+	hi := make([]float64, d.mat.Rows())
+	d.mat.UpperTiered(d.qv[0], hi, func(float64) float64 { return 1 })
+	eachRankKernel(func(kernels string) {
+		b.Run("lexRange/"+kernels, func(b *testing.B) {
+			cpu := cputime.Process()
+			for b.Loop() {
+				lexRange(lex, touched, nil)
+			}
+			reportCPU(b, cpu)
+		})
+		b.Run("blockBounds/"+kernels, func(b *testing.B) {
+			h := make([]float64, len(hi))
+			bmax := make([]float64, (len(hi)+searchBlock-1)/searchBlock)
+			cpu := cputime.Process()
+			for b.Loop() {
+				copy(h, hi)
+				blockBounds(lex, h, inv, bmax)
+			}
+			reportCPU(b, cpu)
+		})
+	})
+}
+
+// BenchmarkBestFirst28k times bestFirst alone on BenchmarkSearch28k's
+// rows and queries, from their upper bounds (copied in each time, as
+// UpperTiered writes them).
+func BenchmarkBestFirst28k(b *testing.B) {
+	d := getSearchBench(b)
+	n := d.mat.Rows()
+	his := make([][]float64, len(d.qv))
+	invs, maxs := make([]float64, len(d.qv)), make([]float64, len(d.qv))
+	for j := range d.qv {
+		his[j] = make([]float64, n)
+		d.mat.UpperTiered(d.qv[j], his[j], func(float64) float64 { return math.Inf(1) })
+		maxs[j], _ = lexRange(d.lex[j], d.touched[j], nil)
+		invs[j], _ = lexInverse(maxs[j])
+	}
+	var s Searcher
+	j, scored := 0, 0
+	cpu := cputime.Process()
+	for b.Loop() {
+		s.est = grow(s.est, n)
+		copy(s.est, his[j])
+		s.bestFirst(&d.mat, d.lex[j], maxs[j], invs[j], d.qv[j], 10, nil)
+		scored += s.scored
+		j = (j + 1) % len(d.qv)
+	}
+	reportCPU(b, cpu)
+	b.ReportMetric(float64(scored)/float64(b.N), "scored/op")
 }
