@@ -861,25 +861,33 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// The best score: the turn with the best bound, then every turn whose
 	// bound reaches its score.
 	fs.reach(r0)
-	// One scan lists the turns whose bound reaches r0's score or
-	// KeepRatio of it, whichever is lower: keep below is at least that, as
-	// the best score is at least r0's.
-	c := fs.sc.cands[:0]
+	// The turns whose bound reaches r0's score or KeepRatio of it,
+	// whichever is lower: keep below is at least that, as the best score
+	// is at least r0's. The queue lists at first those above a split that
+	// about scoreTier of them reach (tierQueue); without a positive
+	// score, every turn at once.
 	s0 := fs.scores[r0]
+	var queue interface {
+		Len() int
+		Top() int
+		Pop() int
+	}
 	if s0 > 0 {
-		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
+		floor := min(fs.tu.KeepRatio*s0, s0)
+		queue = fs.newTierQueue(fs.scoreHi, floor, splitOf(fs.scoreHi, floor, scoreTier))
 	} else {
+		c := fs.sc.cands[:0]
 		for i := range fs.scoreHi {
 			c = append(c, i)
 		}
+		fs.sc.cands = c
+		queue = rank.NewQueue(fs.scoreHi, c)
 	}
-	fs.sc.cands = c
 	// The turns listed, best bound first: a heap, of which a few are
 	// taken (tens of a list of up to half the turns). Which of equal
 	// bounds comes first does not matter: the loop below stops only
 	// when every turn left is strictly below the MaxK-th exact score,
 	// and Select reads the MaxK best through rank.Top.
-	queue := rank.NewQueue(fs.scoreHi, c)
 	for queue.Len() > 0 && fs.scoreHi[queue.Top()] >= s0 {
 		fs.reach(queue.Pop())
 	}
