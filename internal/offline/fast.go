@@ -792,6 +792,46 @@ func MaxAbove(xs []float64) float64 {
 	return m
 }
 
+// relTiers lists the first tier of topRelevance's turns (first: those
+// whose relevance bound reaches split and floor) or the second (those
+// whose bound reaches floor and not split), in order. Where fs.loose, it
+// writes the tighter bounds under the exact scale to bounds (relHi keeps
+// the first pass's, which the tiers are split by) and keeps the turns
+// whose tighter bound reaches floor.
+func (fs *fastScan) relTiers(floor, split float64, bounds []float64, first bool) []int {
+	rc := fs.sc.cands[:0]
+	if first {
+		rc = fs.atLeast(fs.relHi, max(floor, split), rc)
+	} else {
+		rc = fs.atLeast(fs.relHi, floor, rc)
+		kept := rc[:0]
+		for _, i := range rc {
+			if fs.relHi[i] < split {
+				kept = append(kept, i)
+			}
+		}
+		rc = kept
+	}
+	if fs.loose {
+		// The first pass bounded relevance under a scale whose best
+		// cosine was a lower bound of it (setBounds): the exact scale,
+		// known now, bounds the turns listed more tightly.
+		rb := relBound(fs.tu, fs.scale)
+		lex, hi, relHi := fs.f.Lex, fs.hi, fs.relHi
+		kept := rc[:0]
+		for _, i := range rc {
+			x := min(relHi[i], rb.of(lex[i], hi[i]))
+			bounds[i] = x
+			if x >= floor {
+				kept = append(kept, i)
+			}
+		}
+		rc = kept
+	}
+	fs.sc.cands = rc
+	return rc
+}
+
 // bestOf returns the exact best relevance among the turns whose first event
 // is e, and keeps it in fs.best.
 func (fs *fastScan) bestOf(e int) float64 {
@@ -912,6 +952,12 @@ func (fs *fastScan) topScores(r0 int) bool {
 // topRelevance computes the exact relevance of the KTurn most relevant
 // turns, in decreasing order of the relevance bounds from a floor set by
 // the exact relevance of the turns reached.
+//
+// The first tier of turns it lists may go below split once tightened
+// (fs.loose), under turns of the second: the loop stops before the
+// second tier is listed only when the k-th best reaches split, above every
+// turn of it, and the order of the turns taken only sets which turns'
+// exact relevance is computed, not the k most relevant.
 func (fs *fastScan) topRelevance() bool {
 	k := fs.in.KTurn
 	relTop := rank.NewTopK(k)
@@ -935,33 +981,35 @@ func (fs *fastScan) topRelevance() bool {
 	floor := relTop.Last()
 	// The turns whose bound reaches the floor, best bound first (a heap:
 	// a few of them are taken; which of equal bounds comes first does
-	// not change the KTurn most relevant, whose order rank.Top sets).
-	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
+	// not change the KTurn most relevant, whose order rank.Top sets), in
+	// two tiers as topScores' (relTiers): first those whose bound reaches
+	// a split that about relTier of them reach.
+	split := splitOf(fs.relHi, floor, relTier)
+	bounds := fs.relHi
 	if fs.loose {
-		// The first pass bounded relevance under a scale whose best
-		// cosine was a lower bound of it (setBounds): the exact scale,
-		// known now, bounds the turns listed more tightly.
-		rb := relBound(fs.tu, fs.scale)
-		lex, hi, relHi := fs.f.Lex, fs.hi, fs.relHi
-		kept := rc[:0]
-		for _, i := range rc {
-			x := min(relHi[i], rb.of(lex[i], hi[i]))
-			relHi[i] = x
-			if x >= floor {
-				kept = append(kept, i)
-			}
-		}
-		rc = kept
+		fs.sc.relTight = grow(fs.sc.relTight, fs.n)
+		bounds = fs.sc.relTight
 	}
-	fs.sc.cands = rc
-	queue := rank.NewQueue(fs.relHi, rc)
+	queue := rank.NewQueue(bounds, fs.relTiers(floor, split, bounds, true))
+	lower := split > floor
 	relTop = rank.NewTopK(k)
-	for queue.Len() > 0 {
+	for {
+		if queue.Len() == 0 {
+			// Every turn of the second tier is below split, and so
+			// below the k-th best when it reaches split.
+			if !lower || relTop.Full() && relTop.Last() >= split {
+				break
+			}
+			lower = false
+			queue = rank.NewQueue(bounds, fs.relTiers(floor, split, bounds, false))
+			relFills.Add(1)
+			continue
+		}
 		i := queue.Pop()
 		fs.rel[i] = fs.relX(i)
 		fs.relIdx = append(fs.relIdx, i)
 		relTop.Offer(i, fs.rel[i])
-		if queue.Len() > 0 && relTop.Full() && relTop.Last() > fs.relHi[queue.Top()] {
+		if queue.Len() > 0 && relTop.Full() && relTop.Last() > bounds[queue.Top()] && (!lower || relTop.Last() >= split) {
 			break
 		}
 	}

@@ -15,6 +15,9 @@ type Scratch struct {
 	// cosines computed so far (known, kept all false between questions,
 	// and cand, the rows set).
 	hi, relHi, scoreHi, bestHi, exact []float64
+	// relTight holds tighter relevance bounds where topRelevance set them
+	// (relTiers; elsewhere stale).
+	relTight []float64
 	// bound, est2 and bound2 hold the turn matrix's error bounds and the
 	// window matrix's estimates while they are mixed (DenseMix.upper; the
 	// turn matrix's estimates in hi).
