@@ -196,6 +196,32 @@ func (fs *fastScan) cos(i int) float64 {
 	return sc.exact[i]
 }
 
+// cosAt computes the exact cosines of the turns listed not known yet, at
+// once (DenseMix.ExactAt: the reads of their scattered rows overlap).
+func (fs *fastScan) cosAt(rows []int) {
+	sc := fs.sc
+	todo := sc.atRows[:0]
+	for _, i := range rows {
+		if !sc.known[i] {
+			todo = append(todo, i)
+		}
+	}
+	sc.atRows = todo
+	if len(todo) < 2 {
+		return // cos computes it when asked
+	}
+	sc.atCos = grow(sc.atCos, len(todo))
+	if need := len(todo) + 4*len(fs.in.Vector); cap(sc.rangeTmp) < need {
+		sc.rangeTmp = make([]float32, need)
+	}
+	fs.dm.ExactAt(fs.in.Vector, todo, sc.atCos, sc.rangeTmp[:cap(sc.rangeTmp)])
+	for j, i := range todo {
+		sc.exact[i] = sc.atCos[j]
+		sc.known[i] = true
+		sc.cand = append(sc.cand, i)
+	}
+}
+
 // cosRange computes the exact cosines of the turns lo to hi-1 not known
 // yet, at once (DenseMix.ExactInto: four rows at a time), after trimming
 // the known ones at either end; when most of what is left is known (a
@@ -839,11 +865,18 @@ func (fs *fastScan) bestOf(e int) float64 {
 	if sc.evKnown[e] {
 		return fs.best[e]
 	}
-	b := 0.0
+	// The turns' cosines at once (cosAt), then their relevance.
+	rows := fs.sc.evRows[:0]
 	for _, j := range fs.in.EventUnits[e] {
 		if int(j) < fs.n && int(fs.f.Event[j]) == e {
-			b = max(b, fs.relX(int(j)))
+			rows = append(rows, int(j))
 		}
+	}
+	fs.sc.evRows = rows
+	fs.cosAt(rows)
+	b := 0.0
+	for _, j := range rows {
+		b = max(b, fs.relX(j))
 	}
 	fs.best[e] = b
 	sc.evKnown[e] = true
@@ -1005,10 +1038,20 @@ func (fs *fastScan) topRelevance() bool {
 			relFills.Add(1)
 			continue
 		}
-		i := queue.Pop()
-		fs.rel[i] = fs.relX(i)
-		fs.relIdx = append(fs.relIdx, i)
-		relTop.Offer(i, fs.rel[i])
+		// Up to four turns at once, best bound first, their cosines
+		// read at once (cosAt); the few taken past the k-th best only add
+		// exact values.
+		batch := fs.sc.batch[:0]
+		for len(batch) < 4 && queue.Len() > 0 {
+			batch = append(batch, queue.Pop())
+		}
+		fs.sc.batch = batch
+		fs.cosAt(batch)
+		for _, i := range batch {
+			fs.rel[i] = fs.relX(i)
+			fs.relIdx = append(fs.relIdx, i)
+			relTop.Offer(i, fs.rel[i])
+		}
 		if queue.Len() > 0 && relTop.Full() && relTop.Last() > bounds[queue.Top()] && (!lower || relTop.Last() >= split) {
 			break
 		}
