@@ -2,11 +2,11 @@ package vec
 
 import "fmt"
 
-// DotsAt writes Dot(q, Row(rows[j])) into out[j] for every j (the same
+// DotsOfRows writes Dot(q, Row(rows[j])) into out[j] for every j (the same
 // values, bit for bit), with tmp as scratch (at least 4*Dim long): the rows
 // copied four at a time into tmp, whose reads of scattered rows overlap,
 // then dotted at once (dotRows, as DotsInto).
-func (m *Matrix) DotsAt(q []float32, rows []int, out, tmp []float32) {
+func (m *Matrix) DotsOfRows(q []float32, rows []int, out, tmp []float32) {
 	d := m.Dim
 	if len(q) != d {
 		panic(fmt.Sprintf("vec: query of length %d for matrix of dimension %d", len(q), d))
@@ -15,7 +15,7 @@ func (m *Matrix) DotsAt(q []float32, rows []int, out, tmp []float32) {
 	n := m.Rows()
 	for _, i := range rows {
 		if uint(i) >= uint(n) {
-			panic(fmt.Sprintf("vec: DotsAt: row %d of %d", i, n))
+			panic(fmt.Sprintf("vec: DotsOfRows: row %d of %d", i, n))
 		}
 	}
 	if d%4 != 0 || !haveDotRows {

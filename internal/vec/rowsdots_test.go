@@ -6,10 +6,10 @@ import (
 	"testing"
 )
 
-// TestDotsAt checks DotsAt against Dot, bit for bit, for every number of
+// TestDotsOfRows checks DotsOfRows against Dot, bit for bit, for every number of
 // rows to 13 (scattered, repeated), dimensions that are and are not
 // multiples of four (dotRows and the loop of Dot), and scratch reused.
-func TestDotsAt(t *testing.T) {
+func TestDotsOfRows(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 72))
 	for _, dim := range []int{3, 4, 12, 64, 256, 384} {
 		m := &Matrix{Dim: dim}
@@ -31,7 +31,7 @@ func TestDotsAt(t *testing.T) {
 				rows[j] = r.IntN(m.Rows())
 			}
 			out := make([]float32, n)
-			m.DotsAt(q, rows, out, tmp)
+			m.DotsOfRows(q, rows, out, tmp)
 			for j, i := range rows {
 				if want := Dot(q, m.Row(i)); math.Float32bits(out[j]) != math.Float32bits(want) {
 					t.Fatalf("dim %d, %d rows: row %d (%d) %v, Dot %v", dim, n, j, i, out[j], want)
