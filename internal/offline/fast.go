@@ -196,6 +196,32 @@ func (fs *fastScan) cos(i int) float64 {
 	return sc.exact[i]
 }
 
+// cosAt computes the exact cosines of the turns listed not known yet, at
+// once (DenseMix.ExactAt: the reads of their scattered rows overlap).
+func (fs *fastScan) cosAt(rows []int) {
+	sc := fs.sc
+	todo := sc.atRows[:0]
+	for _, i := range rows {
+		if !sc.known[i] {
+			todo = append(todo, i)
+		}
+	}
+	sc.atRows = todo
+	if len(todo) < 2 {
+		return // cos computes it when asked
+	}
+	sc.atCos = grow(sc.atCos, len(todo))
+	if need := len(todo) + 4*len(fs.in.Vector); cap(sc.rangeTmp) < need {
+		sc.rangeTmp = make([]float32, need)
+	}
+	fs.dm.ExactAt(fs.in.Vector, todo, sc.atCos, sc.rangeTmp[:cap(sc.rangeTmp)])
+	for j, i := range todo {
+		sc.exact[i] = sc.atCos[j]
+		sc.known[i] = true
+		sc.cand = append(sc.cand, i)
+	}
+}
+
 // cosRange computes the exact cosines of the turns lo to hi-1 not known
 // yet, at once (DenseMix.ExactInto: four rows at a time), after trimming
 // the known ones at either end; when most of what is left is known (a
@@ -792,6 +818,46 @@ func MaxAbove(xs []float64) float64 {
 	return m
 }
 
+// relTiers lists the first tier of topRelevance's turns (first: those
+// whose relevance bound reaches split and floor) or the second (those
+// whose bound reaches floor and not split), in order. Where fs.loose, it
+// writes the tighter bounds under the exact scale to bounds (relHi keeps
+// the first pass's, which the tiers are split by) and keeps the turns
+// whose tighter bound reaches floor.
+func (fs *fastScan) relTiers(floor, split float64, bounds []float64, first bool) []int {
+	rc := fs.sc.cands[:0]
+	if first {
+		rc = fs.atLeast(fs.relHi, max(floor, split), rc)
+	} else {
+		rc = fs.atLeast(fs.relHi, floor, rc)
+		kept := rc[:0]
+		for _, i := range rc {
+			if fs.relHi[i] < split {
+				kept = append(kept, i)
+			}
+		}
+		rc = kept
+	}
+	if fs.loose {
+		// The first pass bounded relevance under a scale whose best
+		// cosine was a lower bound of it (setBounds): the exact scale,
+		// known now, bounds the turns listed more tightly.
+		rb := relBound(fs.tu, fs.scale)
+		lex, hi, relHi := fs.f.Lex, fs.hi, fs.relHi
+		kept := rc[:0]
+		for _, i := range rc {
+			x := min(relHi[i], rb.of(lex[i], hi[i]))
+			bounds[i] = x
+			if x >= floor {
+				kept = append(kept, i)
+			}
+		}
+		rc = kept
+	}
+	fs.sc.cands = rc
+	return rc
+}
+
 // bestOf returns the exact best relevance among the turns whose first event
 // is e, and keeps it in fs.best.
 func (fs *fastScan) bestOf(e int) float64 {
@@ -799,11 +865,18 @@ func (fs *fastScan) bestOf(e int) float64 {
 	if sc.evKnown[e] {
 		return fs.best[e]
 	}
-	b := 0.0
+	// The turns' cosines at once (cosAt), then their relevance.
+	rows := fs.sc.evRows[:0]
 	for _, j := range fs.in.EventUnits[e] {
 		if int(j) < fs.n && int(fs.f.Event[j]) == e {
-			b = max(b, fs.relX(int(j)))
+			rows = append(rows, int(j))
 		}
+	}
+	fs.sc.evRows = rows
+	fs.cosAt(rows)
+	b := 0.0
+	for _, j := range rows {
+		b = max(b, fs.relX(j))
 	}
 	fs.best[e] = b
 	sc.evKnown[e] = true
@@ -861,25 +934,33 @@ func (fs *fastScan) topScores(r0 int) bool {
 	// The best score: the turn with the best bound, then every turn whose
 	// bound reaches its score.
 	fs.reach(r0)
-	// One scan lists the turns whose bound reaches r0's score or
-	// KeepRatio of it, whichever is lower: keep below is at least that, as
-	// the best score is at least r0's.
-	c := fs.sc.cands[:0]
+	// The turns whose bound reaches r0's score or KeepRatio of it,
+	// whichever is lower: keep below is at least that, as the best score
+	// is at least r0's. The queue lists at first those above a split that
+	// about scoreTier of them reach (tierQueue); without a positive
+	// score, every turn at once.
 	s0 := fs.scores[r0]
+	var queue interface {
+		Len() int
+		Top() int
+		Pop() int
+	}
 	if s0 > 0 {
-		c = fs.atLeast(fs.scoreHi, min(fs.tu.KeepRatio*s0, s0), c)
+		floor := min(fs.tu.KeepRatio*s0, s0)
+		queue = fs.newTierQueue(fs.scoreHi, floor, splitOf(fs.scoreHi, floor, scoreTier))
 	} else {
+		c := fs.sc.cands[:0]
 		for i := range fs.scoreHi {
 			c = append(c, i)
 		}
+		fs.sc.cands = c
+		queue = rank.NewQueue(fs.scoreHi, c)
 	}
-	fs.sc.cands = c
 	// The turns listed, best bound first: a heap, of which a few are
 	// taken (tens of a list of up to half the turns). Which of equal
 	// bounds comes first does not matter: the loop below stops only
 	// when every turn left is strictly below the MaxK-th exact score,
 	// and Select reads the MaxK best through rank.Top.
-	queue := rank.NewQueue(fs.scoreHi, c)
 	for queue.Len() > 0 && fs.scoreHi[queue.Top()] >= s0 {
 		fs.reach(queue.Pop())
 	}
@@ -904,6 +985,12 @@ func (fs *fastScan) topScores(r0 int) bool {
 // topRelevance computes the exact relevance of the KTurn most relevant
 // turns, in decreasing order of the relevance bounds from a floor set by
 // the exact relevance of the turns reached.
+//
+// The first tier of turns it lists may go below split once tightened
+// (fs.loose), under turns of the second: the loop stops before the
+// second tier is listed only when the k-th best reaches split, above every
+// turn of it, and the order of the turns taken only sets which turns'
+// exact relevance is computed, not the k most relevant.
 func (fs *fastScan) topRelevance() bool {
 	k := fs.in.KTurn
 	relTop := rank.NewTopK(k)
@@ -927,33 +1014,45 @@ func (fs *fastScan) topRelevance() bool {
 	floor := relTop.Last()
 	// The turns whose bound reaches the floor, best bound first (a heap:
 	// a few of them are taken; which of equal bounds comes first does
-	// not change the KTurn most relevant, whose order rank.Top sets).
-	rc := fs.atLeast(fs.relHi, floor, fs.sc.cands[:0])
+	// not change the KTurn most relevant, whose order rank.Top sets), in
+	// two tiers as topScores' (relTiers): first those whose bound reaches
+	// a split that about relTier of them reach.
+	split := splitOf(fs.relHi, floor, relTier)
+	bounds := fs.relHi
 	if fs.loose {
-		// The first pass bounded relevance under a scale whose best
-		// cosine was a lower bound of it (setBounds): the exact scale,
-		// known now, bounds the turns listed more tightly.
-		rb := relBound(fs.tu, fs.scale)
-		lex, hi, relHi := fs.f.Lex, fs.hi, fs.relHi
-		kept := rc[:0]
-		for _, i := range rc {
-			x := min(relHi[i], rb.of(lex[i], hi[i]))
-			relHi[i] = x
-			if x >= floor {
-				kept = append(kept, i)
-			}
-		}
-		rc = kept
+		fs.sc.relTight = grow(fs.sc.relTight, fs.n)
+		bounds = fs.sc.relTight
 	}
-	fs.sc.cands = rc
-	queue := rank.NewQueue(fs.relHi, rc)
+	queue := rank.NewQueue(bounds, fs.relTiers(floor, split, bounds, true))
+	lower := split > floor
 	relTop = rank.NewTopK(k)
-	for queue.Len() > 0 {
-		i := queue.Pop()
-		fs.rel[i] = fs.relX(i)
-		fs.relIdx = append(fs.relIdx, i)
-		relTop.Offer(i, fs.rel[i])
-		if queue.Len() > 0 && relTop.Full() && relTop.Last() > fs.relHi[queue.Top()] {
+	for {
+		if queue.Len() == 0 {
+			// Every turn of the second tier is below split, and so
+			// below the k-th best when it reaches split.
+			if !lower || relTop.Full() && relTop.Last() >= split {
+				break
+			}
+			lower = false
+			queue = rank.NewQueue(bounds, fs.relTiers(floor, split, bounds, false))
+			relFills.Add(1)
+			continue
+		}
+		// Up to four turns at once, best bound first, their cosines
+		// read at once (cosAt); the few taken past the k-th best only add
+		// exact values.
+		batch := fs.sc.batch[:0]
+		for len(batch) < 4 && queue.Len() > 0 {
+			batch = append(batch, queue.Pop())
+		}
+		fs.sc.batch = batch
+		fs.cosAt(batch)
+		for _, i := range batch {
+			fs.rel[i] = fs.relX(i)
+			fs.relIdx = append(fs.relIdx, i)
+			relTop.Offer(i, fs.rel[i])
+		}
+		if queue.Len() > 0 && relTop.Full() && relTop.Last() > bounds[queue.Top()] && (!lower || relTop.Last() >= split) {
 			break
 		}
 	}

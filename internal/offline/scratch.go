@@ -15,6 +15,9 @@ type Scratch struct {
 	// cosines computed so far (known, kept all false between questions,
 	// and cand, the rows set).
 	hi, relHi, scoreHi, bestHi, exact []float64
+	// relTight holds tighter relevance bounds where topRelevance set them
+	// (relTiers; elsewhere stale).
+	relTight []float64
 	// bound, est2 and bound2 hold the turn matrix's error bounds and the
 	// window matrix's estimates while they are mixed (DenseMix.upper; the
 	// turn matrix's estimates in hi).
@@ -25,6 +28,11 @@ type Scratch struct {
 	// at once (cosRange).
 	rangeCos []float64
 	rangeTmp []float32
+	// batch, evRows, atRows and atCos hold the turns whose cosines cosAt
+	// computes at once (topRelevance's, an event's, those not known yet)
+	// and their cosines.
+	batch, atRows, evRows []int
+	atCos                 []float64
 	// fastRel, fastScores and fastBest hold exact values the pruned scan
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64

@@ -303,12 +303,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		l := cands[w]
 		// The rows listed at or above the floor (at: their places in the
 		// list), their dot products in one call, then each in order.
-		l.sel, l.at = l.sel[:0], l.at[:0]
-		for k, i := range l.rows {
-			if l.est[k]+l.err[k] >= floor {
-				l.sel, l.at = append(l.sel, i), append(l.at, int32(k))
-			}
-		}
+		l.pick(floor)
 		l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
 		dotI8Rows(p16, m.q.codes, d, l.sel, l.dots)
 		for j, k := range l.at {

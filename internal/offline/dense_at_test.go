@@ -1,0 +1,47 @@
+package offline
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/higmem/higmem/internal/vec"
+)
+
+// TestExactAt checks DenseMix.ExactAt against Exact, bit for bit, for each
+// mix (the turn's cosine, the window's, and both), on lists of scattered
+// rows of every length to 9, with dimensions that are and are not
+// multiples of 4.
+func TestExactAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(73, 74))
+	for _, dim := range []int{3, 16, 20, 384} {
+		turn, win := &vec.Matrix{Dim: dim}, &vec.Matrix{Dim: dim}
+		n := 30
+		for range n {
+			for _, m := range []*vec.Matrix{turn, win} {
+				v := make([]float32, dim)
+				for j := range v {
+					v[j] = float32(r.NormFloat64())
+				}
+				m.Append(v)
+			}
+		}
+		q := make([]float32, dim)
+		for j := range q {
+			q[j] = float32(r.NormFloat64())
+		}
+		for _, w := range []float64{0, 1, 0.3} {
+			d := DenseMix{Turn: turn, Win: win, W: w}
+			for k := range 10 {
+				rows := r.Perm(n)[:k]
+				out, tmp := make([]float64, k), make([]float32, k+4*dim)
+				d.ExactAt(q, rows, out, tmp)
+				for j, i := range rows {
+					if want := d.Exact(q, i); math.Float64bits(out[j]) != math.Float64bits(want) {
+						t.Fatalf("dim %d w %v, %d rows: row %d %v, Exact %v", dim, w, k, i, out[j], want)
+					}
+				}
+			}
+		}
+	}
+}
