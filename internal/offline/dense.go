@@ -80,28 +80,28 @@ func (d DenseMix) ExactInto(q []float32, lo int, out []float64, tmp []float32) {
 }
 
 // ExactAt writes Exact(q, rows[j]) into out[j] for every j, with tmp as
-// scratch (at least len(rows) + 4*dimension long): the rows' dot products
-// four at a time (vec.Matrix.DotsOfRows: the reads of scattered rows overlap).
-func (d DenseMix) ExactAt(q []float32, rows []int, out []float64, tmp []float32) {
+// scratch (at least len(rows) long): the rows' dot products with their
+// reads overlapped (vec.Matrix.DotsAt).
+func (d DenseMix) ExactAt(q []float32, rows []int32, out []float64, tmp []float32) {
 	out = out[:len(rows)]
-	dots, buf := tmp[:len(rows)], tmp[len(rows):]
+	dots := tmp[:len(rows)]
 	switch d.W {
 	case 0, 1:
 		m := d.Turn
 		if d.W == 1 {
 			m = d.Win
 		}
-		m.DotsOfRows(q, rows, dots, buf)
+		m.DotsAt(q, rows, dots)
 		for j, x := range dots {
 			out[j] = float64(x)
 		}
 		return
 	}
-	d.Turn.DotsOfRows(q, rows, dots, buf)
+	d.Turn.DotsAt(q, rows, dots)
 	for j, x := range dots {
 		out[j] = float64(x)
 	}
-	d.Win.DotsOfRows(q, rows, dots, buf)
+	d.Win.DotsAt(q, rows, dots)
 	for j, x := range dots {
 		out[j] = d.mix(out[j], float64(x))
 	}

@@ -33,11 +33,14 @@ func TestExactAt(t *testing.T) {
 		for _, w := range []float64{0, 1, 0.3} {
 			d := DenseMix{Turn: turn, Win: win, W: w}
 			for k := range 10 {
-				rows := r.Perm(n)[:k]
-				out, tmp := make([]float64, k), make([]float32, k+4*dim)
+				rows := make([]int32, k)
+				for j, i := range r.Perm(n)[:k] {
+					rows[j] = int32(i)
+				}
+				out, tmp := make([]float64, k), make([]float32, k)
 				d.ExactAt(q, rows, out, tmp)
 				for j, i := range rows {
-					if want := d.Exact(q, i); math.Float64bits(out[j]) != math.Float64bits(want) {
+					if want := d.Exact(q, int(i)); math.Float64bits(out[j]) != math.Float64bits(want) {
 						t.Fatalf("dim %d w %v, %d rows: row %d %v, Exact %v", dim, w, k, i, out[j], want)
 					}
 				}

@@ -203,7 +203,7 @@ func (fs *fastScan) cosAt(rows []int) {
 	todo := sc.atRows[:0]
 	for _, i := range rows {
 		if !sc.known[i] {
-			todo = append(todo, i)
+			todo = append(todo, int32(i))
 		}
 	}
 	sc.atRows = todo
@@ -211,14 +211,14 @@ func (fs *fastScan) cosAt(rows []int) {
 		return // cos computes it when asked
 	}
 	sc.atCos = grow(sc.atCos, len(todo))
-	if need := len(todo) + 4*len(fs.in.Vector); cap(sc.rangeTmp) < need {
-		sc.rangeTmp = make([]float32, need)
+	if cap(sc.rangeTmp) < len(todo) {
+		sc.rangeTmp = make([]float32, len(todo))
 	}
 	fs.dm.ExactAt(fs.in.Vector, todo, sc.atCos, sc.rangeTmp[:cap(sc.rangeTmp)])
 	for j, i := range todo {
 		sc.exact[i] = sc.atCos[j]
 		sc.known[i] = true
-		sc.cand = append(sc.cand, i)
+		sc.cand = append(sc.cand, int(i))
 	}
 }
 

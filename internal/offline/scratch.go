@@ -31,8 +31,9 @@ type Scratch struct {
 	// batch, evRows, atRows and atCos hold the turns whose cosines cosAt
 	// computes at once (topRelevance's, an event's, those not known yet)
 	// and their cosines.
-	batch, atRows, evRows []int
-	atCos                 []float64
+	batch, evRows []int
+	atRows        []int32
+	atCos         []float64
 	// fastRel, fastScores and fastBest hold exact values the pruned scan
 	// computed (elsewhere stale).
 	fastRel, fastScores, fastBest []float64
