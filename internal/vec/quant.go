@@ -232,22 +232,8 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 	if len(est) != n || len(err) != n || len(q) != m.Dim {
 		panic(fmt.Sprintf("vec: Estimate: %d estimates, %d bounds, query of length %d for %d rows of dimension %d", len(est), len(err), len(q), n, m.Dim))
 	}
-	// Round q to int16 words small enough that no row sum overflows.
-	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
-	qmax, qnorm := 0.0, 0.0
-	for _, x := range q {
-		qmax = max(qmax, math.Abs(float64(x)))
-		qnorm += float64(x) * float64(x)
-	}
-	qnorm = math.Sqrt(qnorm) * (1 + 1e-9)
-	p := make([]int16, m.Dim)
-	t := 0.0
-	if qmax > 0 && !math.IsInf(qmax, 0) && !math.IsNaN(qmax) {
-		t = qmax / pmax
-		for j, x := range q {
-			p[j] = int16(min(max(math.Round(float64(x)/t), -pmax), pmax))
-		}
-	} else if qmax != 0 {
+	p, t, qnorm, ok := int16Query(q)
+	if !ok {
 		for i := range n {
 			est[i], err[i] = 0, math.Inf(1)
 		}
@@ -260,14 +246,11 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 			e := min(b+blockRows, hi)
 			out := dots[:e-b]
 			dotI8(p, m.q.codes[b*m.Dim:e*m.Dim], m.Dim, out)
-			scale, errQ, errT := m.q.scale[b:e], m.q.errQ[b:e], m.q.errT[b:e]
+			scale := m.q.scale[b:e]
 			es, bs := est[b:e], err[b:e]
 			for j, dot := range out {
-				// errQ and errT carry a relative margin of 1e-9 for the
-				// rounding of t, p and these products; 1e-15 covers that
-				// of x near the bound's floor.
 				x := t * float64(scale[j]) * float64(dot)
-				bound := qnorm*errQ[j] + t*errT[j] + 1e-15
+				bound := m.q.bound(b+j, qnorm, t)
 				es[j], bs[j] = x, bound
 				if x-bound > maxLow {
 					maxLow = x - bound
@@ -284,6 +267,49 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 	lows := make([]float64, workers)
 	parallel.For(workers, func(w int) { lows[w] = run(min(w*per, n), min((w+1)*per, n)) })
 	return slices.Max(lows)
+}
+
+// int16Query rounds q to int16 words p with q ≈ t*p, small enough that no
+// row sum of their products with int8 codes overflows, and returns ||q||
+// rounded up (by a relative 1e-9): the rounding of Estimate, of the
+// tiered scan's int8 rescan and of UpperAt. A zero query gives t 0 and
+// zero words; ok is false when q holds an infinity or a NaN (no bound is
+// finite then).
+func int16Query(q []float32) (p []int16, t, qnorm float64, ok bool) {
+	qmax := 0.0
+	for _, x := range q {
+		qmax = max(qmax, math.Abs(float64(x)))
+		qnorm += float64(x) * float64(x)
+	}
+	if math.IsInf(qmax, 0) || math.IsNaN(qmax) {
+		return nil, 0, 0, false
+	}
+	qnorm = math.Sqrt(qnorm) * (1 + 1e-9)
+	p, t = int16Words(q, qmax)
+	return p, t, qnorm, true
+}
+
+// int16Words returns q rounded to int16 words p with q ≈ t*p, where qmax
+// is max |q_j| (finite; 0 gives t 0 and zero words).
+func int16Words(q []float32, qmax float64) (p []int16, t float64) {
+	p = make([]int16, len(q))
+	if qmax == 0 {
+		return p, 0
+	}
+	pmax := min(32767, float64(math.MaxInt32)/float64(len(q)*127))
+	t = qmax / pmax
+	for j, x := range q {
+		p[j] = int16(min(max(math.Round(float64(x)/t), -pmax), pmax))
+	}
+	return p, t
+}
+
+// bound returns the bound of |Dot(q, v) − t*s*(p·c)| for row i, with p
+// and t the query's words (int16Query) and qnorm its norm rounded up.
+// errQ and errT carry a relative margin of 1e-9 for the rounding of t, p
+// and these products; 1e-15 covers that of x near the bound's floor.
+func (q *quant) bound(i int, qnorm, t float64) float64 {
+	return qnorm*q.errQ[i] + t*q.errT[i] + 1e-15
 }
 
 // dotI8Rows computes out[k] = sum_j p[j]*codes[rows[k]*dim+j] for every

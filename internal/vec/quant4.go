@@ -291,12 +291,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	run(func(w, lo, hi int) { lows[w] = sc.rows(q4, est, err, lo, hi, refineAt, cands[w]) })
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
-	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
-	p16 := make([]int16, m.Dim)
-	t16 := qmax / pmax
-	for j, x := range q {
-		p16[j] = int16(min(max(math.Round(float64(x)/t16), -pmax), pmax))
-	}
+	p16, t16 := int16Words(q, qmax)
 	d := m.Dim
 	run(func(w, lo, hi int) {
 		maxLow := lows[w]
@@ -309,7 +304,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		for j, k := range l.at {
 			i := l.rows[k]
 			x := t16 * float64(m.q.scale[i]) * float64(l.dots[j])
-			bound := qnorm*m.q.errQ[i] + t16*m.q.errT[i] + 1e-15
+			bound := m.q.bound(int(i), qnorm, t16)
 			maxLow = max(maxLow, x-bound)
 			if bound < l.err[k] {
 				set(int(i), x, bound)

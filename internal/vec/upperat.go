@@ -25,21 +25,8 @@ func (m *Matrix) UpperAt(q []float32, rows []int32, hi []float64) {
 		}
 	}
 	// The query's int16 words, as Estimate rounds them.
-	pmax := min(32767, float64(math.MaxInt32)/float64(m.Dim*127))
-	qmax, qnorm := 0.0, 0.0
-	for _, x := range q {
-		qmax = max(qmax, math.Abs(float64(x)))
-		qnorm += float64(x) * float64(x)
-	}
-	qnorm = math.Sqrt(qnorm) * (1 + 1e-9)
-	p := make([]int16, m.Dim)
-	t := 0.0
-	if qmax > 0 && !math.IsInf(qmax, 0) && !math.IsNaN(qmax) {
-		t = qmax / pmax
-		for j, x := range q {
-			p[j] = int16(min(max(math.Round(float64(x)/t), -pmax), pmax))
-		}
-	} else if qmax != 0 {
+	p, t, qnorm, ok := int16Query(q)
+	if !ok {
 		for j := range hi {
 			hi[j] = math.Inf(1)
 		}
@@ -49,7 +36,6 @@ func (m *Matrix) UpperAt(q []float32, rows []int32, hi []float64) {
 	dotI8Rows(p, m.q.codes, m.Dim, rows, dots)
 	for j, i := range rows {
 		x := t * float64(m.q.scale[i]) * float64(dots[j])
-		bound := qnorm*m.q.errQ[i] + t*m.q.errT[i] + 1e-15
-		hi[j] = x + bound
+		hi[j] = x + m.q.bound(int(i), qnorm, t)
 	}
 }
