@@ -48,38 +48,18 @@ func splitOf(xs []float64, floor float64, target int) float64 {
 		if k < r {
 			if s == s { // not NaN
 				top[k] = s
-				for c := k; c > 0 && top[(c-1)/2] > top[c]; c = (c - 1) / 2 {
-					top[c], top[(c-1)/2] = top[(c-1)/2], top[c]
-				}
+				rank.SiftUp(top[:], k)
 				k++
 			}
 		} else if s > top[0] {
 			top[0] = s
-			siftDown(top[:r], 0)
+			rank.SiftMin(top[:r], 0)
 		}
 	}
 	if k == r && top[0] > floor {
 		return top[0]
 	}
 	return floor
-}
-
-// siftDown moves top[j] down to its place in a min-heap.
-func siftDown(top []float64, j int) {
-	for {
-		l, r, w := 2*j+1, 2*j+2, j
-		if l < len(top) && top[l] < top[w] {
-			w = l
-		}
-		if r < len(top) && top[r] < top[w] {
-			w = r
-		}
-		if w == j {
-			return
-		}
-		top[j], top[w] = top[w], top[j]
-		j = w
-	}
 }
 
 // tierQueue is a queue of the units whose bound in xs reaches floor, best

@@ -44,15 +44,13 @@ func NewQueue(scores []float64, rows []int) *Queue {
 	for j := 0; j < len(rows); j += st {
 		s := scores[rows[j]]
 		if k < r {
-			// The first r samples make a min-heap, as siftUp.
+			// The first r samples make a min-heap.
 			top[k] = s
-			for c := k; c > 0 && top[(c-1)/2] > top[c]; c = (c - 1) / 2 {
-				top[c], top[(c-1)/2] = top[(c-1)/2], top[c]
-			}
+			SiftUp(top[:], k)
 			k++
 		} else if s > top[0] {
 			top[0] = s
-			siftMin(top[:r], 0)
+			SiftMin(top[:r], 0)
 		}
 	}
 	// Rows at least the floor to the end, the others before them.
@@ -68,8 +66,15 @@ func NewQueue(scores []float64, rows []int) *Queue {
 	return q
 }
 
-// siftMin moves top[j] down to its place in a min-heap.
-func siftMin(top []float64, j int) {
+// SiftUp moves top[c] up to its place in the min-heap top[:c+1].
+func SiftUp(top []float64, c int) {
+	for ; c > 0 && top[(c-1)/2] > top[c]; c = (c - 1) / 2 {
+		top[c], top[(c-1)/2] = top[(c-1)/2], top[c]
+	}
+}
+
+// SiftMin moves top[j] down to its place in the min-heap top.
+func SiftMin(top []float64, j int) {
 	for {
 		l, r, w := 2*j+1, 2*j+2, j
 		if l < len(top) && top[l] < top[w] {
