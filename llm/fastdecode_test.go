@@ -1,13 +1,12 @@
 package llm
 
 import (
-	"bufio"
 	"encoding/json"
-	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/higmem/higmem/internal/prompt/prompttest"
 
 	"github.com/higmem/higmem/internal/jsonx"
 	"github.com/higmem/higmem/internal/prompt"
@@ -103,7 +102,7 @@ var fastDocs = []string{
 // replies among them) and refuses the types it cannot follow.
 func TestDecodeFastMatchesUnmarshal(t *testing.T) {
 	docs := append([]string{}, fastDocs...)
-	for _, c := range benchSelects(t) {
+	for _, c := range prompttest.BenchSelects(t) {
 		doc, err := jsonx.Parse(c.Reply, selectSchema(t))
 		if err != nil {
 			t.Fatal(err)
@@ -161,7 +160,7 @@ func FuzzDecodeFast(f *testing.F) {
 	for i, doc := range fastDocs {
 		f.Add(doc, uint8(i))
 	}
-	for _, c := range benchSelects(f) {
+	for _, c := range prompttest.BenchSelects(f) {
 		f.Add(c.Reply, uint8(0)) // prompt.SelectReply
 	}
 	f.Fuzz(func(t *testing.T, doc string, which uint8) {
@@ -176,36 +175,4 @@ func selectSchema(tb testing.TB) json.RawMessage {
 		tb.Fatal(err)
 	}
 	return p.Schema
-}
-
-// benchCall is one select call recorded from the bench (the scripted
-// model on the 100k space): its prompts and the scripted model's reply.
-type benchCall struct {
-	System string `json:"system"`
-	User   string `json:"user"`
-	Reply  string `json:"reply"`
-}
-
-// benchSelects reads internal/prompt's recorded select calls.
-func benchSelects(tb testing.TB) []benchCall {
-	tb.Helper()
-	f, err := os.Open("../internal/prompt/testdata/select_bench.jsonl")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var out []benchCall
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c benchCall
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, c)
-	}
-	if err := sc.Err(); err != nil || len(out) == 0 {
-		tb.Fatal(fmt.Sprintf("%d recorded select calls, %v", len(out), err))
-	}
-	return out
 }

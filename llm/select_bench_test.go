@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/higmem/higmem/internal/prompt/prompttest"
+
 	"github.com/higmem/higmem/internal/prompt"
 )
 
@@ -17,7 +19,7 @@ func (f fixed) Complete(ctx context.Context, req Request) (Response, error) {
 // BenchmarkCompleteJSONSelect measures CompleteJSON's work on the bench's
 // select replies (the model itself costs nothing here).
 func BenchmarkCompleteJSONSelect(b *testing.B) {
-	calls := benchSelects(b)
+	calls := prompttest.BenchSelects(b)
 	reqs := make([]Request, len(calls))
 	for i, c := range calls {
 		reqs[i] = Request{Messages: []Message{{Role: "system", Content: c.System}, {Role: "user", Content: c.User}},

@@ -1,12 +1,12 @@
 package jsonx
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/higmem/higmem/internal/prompt/prompttest"
 )
 
 // strictSchemas are the schemas the strict path is checked on: the
@@ -107,26 +107,12 @@ func TestStrictSortsKeys(t *testing.T) {
 }
 
 // benchReplies returns the scripted model's select replies recorded from
-// the bench (internal/prompt's testdata).
+// the bench (prompttest).
 func benchReplies(tb testing.TB) []string {
 	tb.Helper()
-	f, err := os.Open("../prompt/testdata/select_bench.jsonl")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
 	var out []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var rec struct{ Reply string }
-		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, rec.Reply)
-	}
-	if len(out) == 0 {
-		tb.Fatal("no recorded replies")
+	for _, c := range prompttest.BenchSelects(tb) {
+		out = append(out, c.Reply)
 	}
 	return out
 }

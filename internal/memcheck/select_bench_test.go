@@ -1,57 +1,24 @@
 package memcheck
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/higmem/higmem/internal/prompt/prompttest"
+
 	"github.com/higmem/higmem/internal/prompt"
 )
-
-// benchCall is one select call recorded from the bench (the scripted
-// model on the 100k space, internal/prompt's testdata): its prompts and
-// the scripted model's reply.
-type benchCall struct {
-	System string `json:"system"`
-	User   string `json:"user"`
-	Reply  string `json:"reply"`
-}
-
-// benchSelects reads the recorded select calls.
-func benchSelects(tb testing.TB) []benchCall {
-	tb.Helper()
-	f, err := os.Open("../prompt/testdata/select_bench.jsonl")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var out []benchCall
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c benchCall
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, c)
-	}
-	if err := sc.Err(); err != nil || len(out) == 0 {
-		tb.Fatalf("%d recorded select calls, %v", len(out), err)
-	}
-	return out
-}
 
 // BenchmarkSelectCheck measures the check of a select reply as the
 // engine runs it (ForReply, then Reply) on the bench's select calls.
 func BenchmarkSelectCheck(b *testing.B) {
-	calls := benchSelects(b)
+	calls := prompttest.BenchSelects(b)
 	ps := make([]prompt.Prompt, len(calls))
 	replies := make([]prompt.SelectReply, len(calls))
 	for i, c := range calls {
@@ -75,7 +42,7 @@ func BenchmarkSelectCheck(b *testing.B) {
 // Render returns them (rendered from the data read back from the
 // recorded prompts), whose ids ForReply takes from what Render recorded.
 func BenchmarkSelectCheckRendered(b *testing.B) {
-	calls := benchSelects(b)
+	calls := prompttest.BenchSelects(b)
 	ps := make([]prompt.Prompt, len(calls))
 	replies := make([]prompt.SelectReply, len(calls))
 	for i, c := range calls {
@@ -209,7 +176,7 @@ func TestForReplyRecordedMatchesReading(t *testing.T) {
 		return tu
 	}
 	var ps []prompt.Prompt
-	for _, c := range benchSelects(t) {
+	for _, c := range prompttest.BenchSelects(t) {
 		d := prompt.SelectData{Question: "q"}
 		p, err := prompt.Render(prompt.Select, d)
 		if err != nil {

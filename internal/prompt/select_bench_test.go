@@ -1,46 +1,21 @@
 package prompt
 
 import (
-	"bufio"
-	"encoding/json"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/higmem/higmem/internal/prompt/prompttest"
 )
 
-// benchCall is one select call recorded from the bench (the scripted
-// model on the 100k space, testdata/select_bench.jsonl): its prompts and
-// the scripted model's reply.
-type benchCall struct {
-	System string `json:"system"`
-	User   string `json:"user"`
-	Reply  string `json:"reply"`
-}
-
-// benchSelects reads the recorded select calls and the data each was
-// rendered from (read back from its prompt by selectDataOf).
-func benchSelects(tb testing.TB) ([]benchCall, []SelectData) {
+// benchSelects reads the recorded select calls (prompttest) and the data
+// each was rendered from (read back from its prompt by selectDataOf).
+func benchSelects(tb testing.TB) ([]prompttest.Call, []SelectData) {
 	tb.Helper()
-	f, err := os.Open("testdata/select_bench.jsonl")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
-	var calls []benchCall
-	var data []SelectData
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var c benchCall
-		if err := json.Unmarshal(sc.Bytes(), &c); err != nil {
-			tb.Fatal(err)
-		}
-		calls = append(calls, c)
-		data = append(data, selectDataOf(tb, c.User))
-	}
-	if err := sc.Err(); err != nil || len(calls) == 0 {
-		tb.Fatalf("%d recorded select calls, %v", len(calls), err)
+	calls := prompttest.BenchSelects(tb)
+	data := make([]SelectData, len(calls))
+	for i, c := range calls {
+		data[i] = selectDataOf(tb, c.User)
 	}
 	return calls, data
 }
