@@ -18,14 +18,16 @@ import (
 type (
 	label     string
 	fastPlain struct {
-		A      string   `json:"a"`
-		B      bool     `json:"b,omitempty"`
-		L      []string `json:"l"`
-		Named  label    `json:"named"`
-		NoTag  string
-		Empty  string `json:",omitempty"`
-		Skip   string `json:"-"`
-		Dash   string `json:"-,"`
+		A     string   `json:"a"`
+		B     bool     `json:"b,omitempty"`
+		L     []string `json:"l"`
+		Named label    `json:"named"`
+		NoTag string
+		Empty string `json:",omitempty"`
+		Skip  string `json:"-"`
+		//lint:ignore SA5008 on purpose: encoding/json names this field "-", and decodeFast must too
+		Dash string `json:"-,"`
+		//lint:ignore U1000 on purpose: an unexported field encoding/json leaves alone
 		hidden string
 		Nested struct {
 			X []bool `json:"x"`
