@@ -339,3 +339,68 @@ func BenchmarkComplete(b *testing.B) {
 		}
 	}
 }
+
+// benchSelects returns the select calls recorded from `higmem bench` on
+// the 100k space (internal/prompt/testdata/select_bench.jsonl) as
+// requests, and the reply the scripted model gave each.
+func benchSelects(tb testing.TB) ([]llm.Request, []string) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "prompt", "testdata", "select_bench.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var reqs []llm.Request
+	var replies []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var c struct{ System, User, Reply string }
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			tb.Fatal(err)
+		}
+		reqs = append(reqs, llm.Request{SchemaName: "select",
+			Messages: []llm.Message{{Role: "system", Content: c.System}, {Role: "user", Content: c.User}}})
+		replies = append(replies, c.Reply)
+	}
+	if len(reqs) == 0 {
+		tb.Fatal("no recorded select calls")
+	}
+	return reqs, replies
+}
+
+// TestScriptedSameBenchSelect checks the bench's recorded select calls:
+// the new fake replies as the old one and as recorded, and every other
+// prompt kind read on these prompts replies as the old one.
+func TestScriptedSameBenchSelect(t *testing.T) {
+	reqs, want := benchSelects(t)
+	for i, req := range reqs {
+		got, err := (&Scripted{}).Complete(context.Background(), req)
+		if err != nil || got.Content != want[i] {
+			t.Fatalf("select %d: reply %s (err %v), recorded %s", i, got.Content, err, want[i])
+		}
+		checkParse(t, user(req))
+		for _, k := range sameKinds() {
+			req.SchemaName = k
+			checkSame(t, req)
+		}
+	}
+}
+
+// BenchmarkSelectBench times the new and the old fake on the bench's
+// recorded select calls (4.3–8.2 kB of user text), one call per op.
+func BenchmarkSelectBench(b *testing.B) {
+	reqs, _ := benchSelects(b)
+	ctx := context.Background()
+	impls := []struct {
+		name     string
+		complete func(context.Context, llm.Request) (llm.Response, error)
+	}{{"new", (&Scripted{}).Complete}, {"old", oldComplete}}
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := im.complete(ctx, reqs[i%len(reqs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
