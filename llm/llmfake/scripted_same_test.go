@@ -454,7 +454,9 @@ func selectPrompt(data []byte) string {
 			b.WriteString("Question: What did Ben say about " + text(words))
 			i += len(words)
 		case 7:
-			fmt.Fprintf(&b, "%s at most %d", []string{"Return ids,", "Gold answer: at most", "", "[D1:1] bad line"}[arg%4], arg%40)
+			other := []string{"Return ids,", "Gold answer: at most", "", "[D1:1] bad line", "Answer to grade: x",
+				"(event e1)", "- item", "Question: x"}
+			fmt.Fprintf(&b, "%s at most %d%s", other[arg%8], arg%40, []string{"", ":", " : "}[int(arg>>3)%3])
 			i++
 		}
 		b.WriteByte('\n')
@@ -469,6 +471,7 @@ func selectPrompt(data []byte) string {
 //	go test -run '^$' -fuzz FuzzSelectSame -fuzztime 60s ./llm/llmfake
 func FuzzSelectSame(f *testing.F) {
 	f.Add([]byte{6, 0, 5, 0, 0, 1, 1, 0, 1, 2, 17, 5, 0, 2, 3, 0, 0, 1, 1, 0, 1, 7, 3})
+	f.Add([]byte{7, 9, 1, 0, 6, 0}) // a turn after "Gold answer: …:", no header
 	f.Add([]byte("\x16\x05\x00\x1a\x00\x01\x01\x00\x00\x02\x10\x00\x00\x01\x21\x03\x05\x09\x00\x01\x31\x04\x05\x00\x06\x07\x02"))
 	f.Add([]byte("\x06\x00\x05\x00\x00\x01\x15\x01\x00\x00\x02\x15\x00\x00\x04\x51\x00\x05\x00\x00\x01\x12\x01\x07\x11\x00\x16\x22\x00"))
 	f.Fuzz(func(t *testing.T, data []byte) {

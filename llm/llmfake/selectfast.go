@@ -21,12 +21,14 @@ type selectState struct {
 	heads []string  // distinct section headers, first seen first
 	turns []selTurn // turn lines under a header, in prompt order
 	order []selTurn // turns grouped by header, header order first
-	next  []int     // per header, where its next turn goes in order
-	seen  map[string]struct{}
-	hits  []selHit
-	ws    wordSet
-	keys  []uint32 // per word of ws: its length and first and last bytes
-	lens  uint64   // bit n set when a word of ws is n < 64 bytes long
+	// grouped: turns is grouped already (its headers ascend).
+	grouped bool
+	next    []int   // per header, where its next turn goes in order
+	seen    []int32 // ids seen: 1 + their index in order (first)
+	hits    []selHit
+	ws      wordSet
+	keys    []uint32 // per word of ws: its length and first and last bytes
+	lens    uint64   // bit n set when a word of ws is n < 64 bytes long
 }
 
 // selTurn is a turn line read by turnLine, with its header's index.
@@ -42,7 +44,7 @@ type selHit struct {
 }
 
 var selectPool = sync.Pool{New: func() any {
-	return &selectState{seen: map[string]struct{}{}}
+	return new(selectState)
 }}
 
 // selectIDs answers select: the turns of every list sharing most words
@@ -75,7 +77,7 @@ func appendSelect(dst []byte, s string) []byte {
 // appendJSONString appends s as json.Marshal encodes it.
 func appendJSONString(dst []byte, s string) []byte {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+		if !jsonPlain[s[i]] {
 			b, _ := json.Marshal(s) // escapes, or invalid UTF-8: as json does
 			return append(dst, b...)
 		}
@@ -84,6 +86,18 @@ func appendJSONString(dst []byte, s string) []byte {
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// jsonPlain marks the bytes json.Marshal writes as they are in a string:
+// printable ASCII but '"', '\\' and the HTML characters '<', '>', '&'.
+var jsonPlain = func() (t [256]bool) {
+	for c := 0x20; c < 0x7f; c++ {
+		t[c] = true
+	}
+	for _, c := range `"\<>&` {
+		t[c] = false
+	}
+	return t
+}()
 
 // ranked returns the turns of the select prompt s that the scripted
 // model picks, best first: those of all sections (headers in first-seen
@@ -94,34 +108,38 @@ func appendJSONString(dst []byte, s string) []byte {
 func (st *selectState) ranked(s string) []selHit {
 	st.read(s)
 	n := max(atMost(s), 1)
-	// The turns grouped by header (a counting sort, stable).
-	clear(st.next)
-	st.next = st.next[:0]
-	for range st.heads {
-		st.next = append(st.next, 0)
-	}
-	for _, t := range st.turns {
-		st.next[t.head]++
-	}
-	at := 0
-	for h, c := range st.next {
-		st.next[h] = at
-		at += c
-	}
-	st.order = append(st.order[:0], st.turns...)
-	for _, t := range st.turns {
-		st.order[st.next[t.head]] = t
-		st.next[t.head]++
+	// The turns grouped by header (a counting sort, stable), unless
+	// they are already.
+	order := st.turns
+	if !st.grouped {
+		clear(st.next)
+		st.next = st.next[:0]
+		for range st.heads {
+			st.next = append(st.next, 0)
+		}
+		for _, t := range st.turns {
+			st.next[t.head]++
+		}
+		at := 0
+		for h, c := range st.next {
+			st.next[h] = at
+			at += c
+		}
+		st.order = append(st.order[:0], st.turns...)
+		for _, t := range st.turns {
+			st.order[st.next[t.head]] = t
+			st.next[t.head]++
+		}
+		order = st.order
 	}
 	// The count of each id's first turn.
-	clear(st.seen)
+	st.resetSeen(len(order))
 	st.hits = st.hits[:0]
 	best := 0
-	for _, t := range st.order {
-		if _, ok := st.seen[t.id]; ok {
+	for i, t := range order {
+		if !st.first(order, i) {
 			continue
 		}
-		st.seen[t.id] = struct{}{}
 		if k := st.count(t.speaker, t.text); k > 0 {
 			st.hits = append(st.hits, selHit{t.id, k})
 			best = max(best, k)
@@ -144,6 +162,40 @@ func (st *selectState) ranked(s string) []selHit {
 	return out
 }
 
+// resetSeen empties the set of ids seen, for n turns: an open-addressed
+// table of indices in the turns' order, at most half full.
+func (st *selectState) resetSeen(n int) {
+	size := 16
+	for size < 2*n {
+		size *= 2
+	}
+	if cap(st.seen) < size {
+		st.seen = make([]int32, size)
+	}
+	st.seen = st.seen[:size]
+	clear(st.seen)
+}
+
+// first reports whether order[i] is the first turn of its id (among
+// those passed to first since resetSeen), and adds it.
+func (st *selectState) first(order []selTurn, i int) bool {
+	id := order[i].id
+	h := uint32(2166136261) // FNV-1a
+	for j := 0; j < len(id); j++ {
+		h = (h ^ uint32(id[j])) * 16777619
+	}
+	mask := uint32(len(st.seen) - 1)
+	for k := h & mask; ; k = (k + 1) & mask {
+		switch at := st.seen[k]; {
+		case at == 0:
+			st.seen[k] = int32(i) + 1
+			return true
+		case order[at-1].id == id:
+			return false
+		}
+	}
+}
+
 // read reads the question and the turns under each header of s, as parse
 // does: the last "Question: " line; turn lines (turnLine) under the
 // header (a trimmed line ending in ':', not starting with '-', that is
@@ -151,8 +203,9 @@ func (st *selectState) ranked(s string) []selHit {
 func (st *selectState) read(s string) {
 	st.heads = st.heads[:0]
 	st.turns = st.turns[:0]
+	st.grouped = true
 	question := ""
-	head := -1
+	head, last := -1, 0 // the header, and that of the last turn
 	for rest, more := s, true; more; {
 		var l string
 		l, rest, more = strings.Cut(rest, "\n")
@@ -163,12 +216,10 @@ func (st *selectState) read(s string) {
 		case '[':
 			if t, ok := turnLine(l); ok {
 				if head >= 0 {
+					st.grouped = st.grouped && head >= last
+					last = head
 					st.turns = append(st.turns, selTurn{t.id, t.speaker, t.text, head})
 				}
-				continue
-			}
-		case '(':
-			if _, ok := eventLine(l); ok {
 				continue
 			}
 		case 'Q':
@@ -176,18 +227,16 @@ func (st *selectState) read(s string) {
 				question = q
 				continue
 			}
-		case 'G':
-			if strings.HasPrefix(l, "Gold answer: ") {
-				continue
-			}
-		case 'A':
-			if strings.HasPrefix(l, "Answer to grade: ") {
-				continue
-			}
 		}
-		if h := strings.TrimSpace(l); strings.HasSuffix(h, ":") && l[0] != '-' {
-			head = st.head(h)
+		// A header, unless the line is read as something else.
+		h := strings.TrimSpace(l)
+		if !strings.HasSuffix(h, ":") || l[0] == '-' {
+			continue
 		}
+		if _, ok := eventLine(l); ok || strings.HasPrefix(l, "Gold answer: ") || strings.HasPrefix(l, "Answer to grade: ") {
+			continue
+		}
+		head = st.head(h)
 	}
 	st.ws.reset(question)
 	st.keys = st.keys[:0]
