@@ -11,9 +11,10 @@ import (
 // prompt of 4–8 kB: it is read here in one pass that keeps only what the
 // reply needs (the question, the "at most N", and the turns of each
 // section header), with the turns' words counted against the question's
-// in a loop over ASCII bytes. It replies exactly as parse and ranked
-// would (scripted_same_test.go compares it with the old fake and with the
-// generic reading below).
+// in a loop over ASCII bytes. It replies exactly as parse and then
+// ranked over all the sections' turns did: scripted_same_test.go
+// compares it with the old fake (oldfake_test.go) on recorded, golden
+// and fuzzed prompts.
 
 // selectState is the scratch of one select reply, reused through
 // selectPool.
