@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -338,4 +339,148 @@ func BenchmarkComplete(b *testing.B) {
 			})
 		}
 	}
+}
+
+// benchSelects returns the select calls recorded from `higmem bench` on
+// the 100k space (internal/prompt/testdata/select_bench.jsonl) as
+// requests, and the reply the scripted model gave each.
+func benchSelects(tb testing.TB) ([]llm.Request, []string) {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "prompt", "testdata", "select_bench.jsonl"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var reqs []llm.Request
+	var replies []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var c struct{ System, User, Reply string }
+		if err := json.Unmarshal([]byte(l), &c); err != nil {
+			tb.Fatal(err)
+		}
+		reqs = append(reqs, llm.Request{SchemaName: "select",
+			Messages: []llm.Message{{Role: "system", Content: c.System}, {Role: "user", Content: c.User}}})
+		replies = append(replies, c.Reply)
+	}
+	if len(reqs) == 0 {
+		tb.Fatal("no recorded select calls")
+	}
+	return reqs, replies
+}
+
+// TestScriptedSameBenchSelect checks the bench's recorded select calls:
+// the new fake replies as the old one and as recorded, and every other
+// prompt kind read on these prompts replies as the old one.
+func TestScriptedSameBenchSelect(t *testing.T) {
+	reqs, want := benchSelects(t)
+	for i, req := range reqs {
+		got, err := (&Scripted{}).Complete(context.Background(), req)
+		if err != nil || got.Content != want[i] {
+			t.Fatalf("select %d: reply %s (err %v), recorded %s", i, got.Content, err, want[i])
+		}
+		checkParse(t, user(req))
+		for _, k := range sameKinds() {
+			req.SchemaName = k
+			checkSame(t, req)
+		}
+	}
+}
+
+// BenchmarkSelectBench times the new and the old fake on the bench's
+// recorded select calls (4.3–8.2 kB of user text), one call per op.
+func BenchmarkSelectBench(b *testing.B) {
+	reqs, _ := benchSelects(b)
+	ctx := context.Background()
+	impls := []struct {
+		name     string
+		complete func(context.Context, llm.Request) (llm.Response, error)
+	}{{"new", (&Scripted{}).Complete}, {"old", oldComplete}}
+	for _, im := range impls {
+		b.Run(im.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := im.complete(ctx, reqs[i%len(reqs)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// selectPrompt builds a select prompt from data, a few bytes per line:
+// section headers (repeated, trimmed or not), turn lines (few ids, so
+// that some repeat; dates with stray bars; speakers and texts from a
+// small vocabulary in mixed case, with punctuation and non-ASCII words),
+// event lines, questions and other lines, so that the fuzzer explores
+// what the select reply reads rather than random text.
+func selectPrompt(data []byte) string {
+	heads := []string{"Event:", "Its turns:", "Turns found by search:", "  Its turns:  ", "- note:", "Other:", "Event: "}
+	ids := []string{"D1:1", "D1:2", "D2:7", "D10:3", "x", "D1:1 "}
+	dates := []string{"1 May 2020", "a |b: c", "a| b: c", "", "x | y", "|"}
+	speakers := []string{"Ben", "Ava", "BEN", "ben:x", "", "Zoë"}
+	vocab := []string{"museum", "Museum", "MUSEUM", "kite", "bought", "Ben", "the", "in", "at", "a", "ok",
+		"museums", "straße", "STRASSE", "Café", "caf\u00e9s", "\u212aite", "İstanbul", "istanbul", "x1",
+		"2024", "kite's", "mu-seum", "ka\xffte", "keeps", "me", "sane", "ΣΊΣΥΦΟΣ", "σίσυφοσ"}
+	seps := []string{" ", ", ", "! ", "?", " - ", "\t", ":", " | "}
+	var b strings.Builder
+	b.WriteString("Pick the memory turns that answer a question.\n\n")
+	text := func(d []byte) string {
+		var t strings.Builder
+		for _, c := range d {
+			t.WriteString(vocab[int(c)%len(vocab)])
+			t.WriteString(seps[int(c/32)%len(seps)])
+		}
+		return t.String()
+	}
+	for i := 0; i < len(data); {
+		op := data[i]
+		i++
+		arg := byte(0)
+		if i < len(data) {
+			arg = data[i]
+		}
+		words := data[i:min(len(data), i+int(op>>4)%6+1)]
+		switch op % 8 {
+		case 0:
+			b.WriteString(heads[int(arg)%len(heads)])
+			i++
+		case 1, 2, 3, 4:
+			fmt.Fprintf(&b, "[%s] %s | %s: %s", ids[int(arg)%len(ids)], dates[int(op>>3)%len(dates)],
+				speakers[int(arg>>3)%len(speakers)], text(words))
+			i += len(words)
+		case 5:
+			fmt.Fprintf(&b, "(event e%d) %s :: %s", arg, text(words), text(words))
+			i += len(words)
+		case 6:
+			b.WriteString("Question: What did Ben say about " + text(words))
+			i += len(words)
+		case 7:
+			other := []string{"Return ids,", "Gold answer: at most", "", "[D1:1] bad line", "Answer to grade: x",
+				"(event e1)", "- item", "Question: x"}
+			fmt.Fprintf(&b, "%s at most %d%s", other[arg%8], arg%40, []string{"", ":", " : "}[int(arg>>3)%3])
+			i++
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// FuzzSelectSame compares the new and the old fake's select reply on
+// prompts built by selectPrompt, and the reply through parse (as
+// another prompt kind's reader would) with the one Complete gives.
+//
+//	go test -run '^$' -fuzz FuzzSelectSame -fuzztime 60s ./llm/llmfake
+func FuzzSelectSame(f *testing.F) {
+	f.Add([]byte{6, 0, 5, 0, 0, 1, 1, 0, 1, 2, 17, 5, 0, 2, 3, 0, 0, 1, 1, 0, 1, 7, 3})
+	f.Add([]byte{7, 9, 1, 0, 6, 0}) // a turn after "Gold answer: …:", no header
+	f.Add([]byte("\x16\x05\x00\x1a\x00\x01\x01\x00\x00\x02\x10\x00\x00\x01\x21\x03\x05\x09\x00\x01\x31\x04\x05\x00\x06\x07\x02"))
+	f.Add([]byte("\x06\x00\x05\x00\x00\x01\x15\x01\x00\x00\x02\x15\x00\x00\x04\x51\x00\x05\x00\x00\x01\x12\x01\x07\x11\x00\x16\x22\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := selectPrompt(data)
+		req := llm.Request{SchemaName: "select", Messages: []llm.Message{{Role: "system", Content: sameSystem}, {Role: "user", Content: s}}}
+		checkSame(t, req)
+		b, _ := json.Marshal(parse(s).selectIDs())
+		if got, _ := (&Scripted{}).Complete(context.Background(), req); got.Content != string(b) {
+			t.Fatalf("Complete %s, through parse %s", got.Content, b)
+		}
+	})
 }
