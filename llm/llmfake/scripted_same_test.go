@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/higmem/higmem/internal/prompt/prompttest"
+
 	"github.com/higmem/higmem/llm"
 )
 
@@ -342,27 +344,16 @@ func BenchmarkComplete(b *testing.B) {
 }
 
 // benchSelects returns the select calls recorded from `higmem bench` on
-// the 100k space (internal/prompt/testdata/select_bench.jsonl) as
+// the 100k space (prompttest.BenchSelects) as
 // requests, and the reply the scripted model gave each.
 func benchSelects(tb testing.TB) ([]llm.Request, []string) {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "internal", "prompt", "testdata", "select_bench.jsonl"))
-	if err != nil {
-		tb.Fatal(err)
-	}
 	var reqs []llm.Request
 	var replies []string
-	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
-		var c struct{ System, User, Reply string }
-		if err := json.Unmarshal([]byte(l), &c); err != nil {
-			tb.Fatal(err)
-		}
+	for _, c := range prompttest.BenchSelects(tb) {
 		reqs = append(reqs, llm.Request{SchemaName: "select",
 			Messages: []llm.Message{{Role: "system", Content: c.System}, {Role: "user", Content: c.User}}})
 		replies = append(replies, c.Reply)
-	}
-	if len(reqs) == 0 {
-		tb.Fatal("no recorded select calls")
 	}
 	return reqs, replies
 }
