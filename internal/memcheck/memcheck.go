@@ -325,15 +325,20 @@ func ForReply(reply any, p prompt.Prompt) Shown {
 // afresh (outside a "New turn" or a known-people section).
 func quietSystem(system string) bool {
 	var r idReader
+	r.lines(system)
+	return len(r.turns) == 0 && len(r.events) == 0 && !r.inNew && !r.inKnown
+}
+
+// lines reads every line of s, an empty last one too.
+func (r *idReader) lines(s string) {
 	for {
-		l, rest, more := strings.Cut(system, "\n")
+		l, rest, more := strings.Cut(s, "\n")
 		r.line(l)
 		if !more {
-			break
+			return
 		}
-		system = rest
+		s = rest
 	}
-	return len(r.turns) == 0 && len(r.events) == 0 && !r.inNew && !r.inKnown
 }
 
 // idsFromPrompt returns the Turns, Events and New of FromPrompt(p), and
@@ -345,15 +350,8 @@ func idsFromPrompt(p prompt.Prompt) Shown {
 	// The lines of p.System + "\n" + p.User, without building it: every
 	// line of the system prompt, then every line of the user prompt but
 	// an empty last one (FromPrompt's loop ends with the text).
-	sys, text := p.System, p.User
-	for {
-		l, rest, more := strings.Cut(sys, "\n")
-		r.line(l)
-		if !more {
-			break
-		}
-		sys = rest
-	}
+	r.lines(p.System)
+	text := p.User
 	for len(text) > 0 {
 		var l string
 		l, text, _ = strings.Cut(text, "\n")

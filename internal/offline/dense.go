@@ -56,52 +56,37 @@ func (d DenseMix) Exact(q []float32, i int) float64 {
 // scratch (at least len(out) long): the rows' dot products four at a time
 // (vec.Matrix.DotsInto).
 func (d DenseMix) ExactInto(q []float32, lo int, out []float64, tmp []float32) {
-	tmp = tmp[:len(out)]
-	switch d.W {
-	case 0, 1:
-		m := d.Turn
-		if d.W == 1 {
-			m = d.Win
-		}
-		m.DotsInto(q, lo, tmp)
-		for j, x := range tmp {
-			out[j] = float64(x)
-		}
-		return
-	}
-	d.Turn.DotsInto(q, lo, tmp)
-	for j, x := range tmp {
-		out[j] = float64(x)
-	}
-	d.Win.DotsInto(q, lo, tmp)
-	for j, x := range tmp {
-		out[j] = d.mix(out[j], float64(x))
-	}
+	d.exactWith(out, tmp[:len(out)], func(m *vec.Matrix, dots []float32) { m.DotsInto(q, lo, dots) })
 }
 
 // ExactAt writes Exact(q, rows[j]) into out[j] for every j, with tmp as
 // scratch (at least len(rows) long): the rows' dot products with their
 // reads overlapped (vec.Matrix.DotsAt).
 func (d DenseMix) ExactAt(q []float32, rows []int32, out []float64, tmp []float32) {
-	out = out[:len(rows)]
-	dots := tmp[:len(rows)]
+	d.exactWith(out[:len(rows)], tmp[:len(rows)], func(m *vec.Matrix, dots []float32) { m.DotsAt(q, rows, dots) })
+}
+
+// exactWith writes Exact's values into out from the dot products that
+// fill fills into dots (len(out) long) for a matrix: the turn's, the
+// window's, or both mixed, as Exact takes them.
+func (d DenseMix) exactWith(out []float64, dots []float32, fill func(m *vec.Matrix, dots []float32)) {
 	switch d.W {
 	case 0, 1:
 		m := d.Turn
 		if d.W == 1 {
 			m = d.Win
 		}
-		m.DotsAt(q, rows, dots)
+		fill(m, dots)
 		for j, x := range dots {
 			out[j] = float64(x)
 		}
 		return
 	}
-	d.Turn.DotsAt(q, rows, dots)
+	fill(d.Turn, dots)
 	for j, x := range dots {
 		out[j] = float64(x)
 	}
-	d.Win.DotsAt(q, rows, dots)
+	fill(d.Win, dots)
 	for j, x := range dots {
 		out[j] = d.mix(out[j], float64(x))
 	}
