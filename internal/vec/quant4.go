@@ -300,7 +300,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		// list), their dot products in one call, then each in order.
 		l.pick(floor)
 		l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
-		dotI8Rows(p16, m.q.codes, d, l.sel, l.dots)
+		dotI8Rows(p16, m.q, d, l.sel, l.dots)
 		for j, k := range l.at {
 			i := l.rows[k]
 			x := t16 * float64(m.q.scale[i]) * float64(l.dots[j])

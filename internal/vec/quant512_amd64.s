@@ -507,31 +507,40 @@ s8done:
 	MOVQ          DX, scan4Args_nlist(BX)
 	RET
 
-// func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32)
+// func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, scale *float32, errQ, errT *float64, ahead int)
 //
 // dotI8AVX512's one-row loop on row rows[k] of codes for each k, into
-// out[k], each row's cache lines prefetched (PREFETCHT0) four rows ahead:
-// the rows a rescan reads are scattered. len(rows) must be positive.
-TEXT ·dotI8RowsAVX512(SB), NOSPLIT, $0-104
+// out[k], each row's cache lines prefetched (PREFETCHT0) ahead rows
+// ahead, with the lines of its scale, errQ and errT (the rescan reads
+// them next): the rows a rescan reads are scattered. len(rows) and ahead
+// must be positive.
+TEXT ·dotI8RowsAVX512(SB), NOSPLIT, $0-136
 	MOVQ p_base+0(FP), SI
 	MOVQ codes_base+24(FP), DI
 	MOVQ dim+48(FP), CX
 	MOVQ rows_base+56(FP), R12
 	MOVQ rows_len+64(FP), BX
 	MOVQ out_base+80(FP), DX
+	MOVQ ahead+128(FP), R14
 	MOVQ CX, R8
 	ANDQ $-32, R8 // the bytes read 32 at a time
 	XORQ R13, R13 // k
 
-	// The first four rows fetched.
+	// The first rows fetched, up to ahead of them.
 	XORQ R11, R11
 
 zrpre:
 	CMPQ       R11, BX
 	JGE        zrloop
-	CMPQ       R11, $4
+	CMPQ       R11, R14
 	JGE        zrloop
 	MOVLQSX    (R12)(R11*4), AX
+	MOVQ       scale+104(FP), R10
+	PREFETCHT0 (R10)(AX*4)
+	MOVQ       errQ+112(FP), R10
+	PREFETCHT0 (R10)(AX*8)
+	MOVQ       errT+120(FP), R10
+	PREFETCHT0 (R10)(AX*8)
 	IMULQ      CX, AX
 	ADDQ       DI, AX
 	XORQ       R9, R9
@@ -549,11 +558,17 @@ zrloop:
 	CMPQ R13, BX
 	JGE  zrdone
 
-	// Row k+4 fetched.
-	LEAQ       4(R13), AX
+	// Row k+ahead fetched.
+	LEAQ       (R13)(R14*1), AX
 	CMPQ       AX, BX
 	JGE        zrrow
 	MOVLQSX    (R12)(AX*4), AX
+	MOVQ       scale+104(FP), R10
+	PREFETCHT0 (R10)(AX*4)
+	MOVQ       errQ+112(FP), R10
+	PREFETCHT0 (R10)(AX*8)
+	MOVQ       errT+120(FP), R10
+	PREFETCHT0 (R10)(AX*8)
 	IMULQ      CX, AX
 	ADDQ       DI, AX
 	XORQ       R9, R9

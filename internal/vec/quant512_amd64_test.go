@@ -284,7 +284,7 @@ func BenchmarkKernels512(b *testing.B) {
 				rows[j] = int32(r.IntN(n))
 			}
 			for b.Loop() {
-				dotI8Rows(p16, m.q.codes, dim, rows, dots)
+				dotI8Rows(p16, m.q, dim, rows, dots)
 			}
 		})
 		b.Run("dotI8/"+name, func(b *testing.B) {
@@ -304,10 +304,10 @@ var benchKernelRows = 100000
 
 // TestDotI8Rows checks the rescan's batched dot products (with AVX-512,
 // dotI8RowsAVX512; without, dotI8 a row at a time) against plain Go on
-// scattered and repeated rows, 1 to 11 of them (fewer and more than its
-// prefetch distance), dimensions with a last 16 bytes.
+// scattered and repeated rows, 1 to 17 of them (fewer and more than its
+// prefetch distance, 1 to 16 rows), dimensions with a last 16 bytes.
 func TestDotI8Rows(t *testing.T) {
-	defer func(old bool) { useAVX512 = old }(useAVX512)
+	defer func(old bool, ahead int) { useAVX512, rescanAhead = old, ahead }(useAVX512, rescanAhead)
 	r := rand.New(rand.NewPCG(55, 56))
 	for _, dim := range []int{16, 48, 64, 256, 368} {
 		n := 50
@@ -315,11 +315,11 @@ func TestDotI8Rows(t *testing.T) {
 		for j := range p {
 			p[j] = int16(r.IntN(2*4000+1) - 4000)
 		}
-		codes := make([]int8, n*dim)
-		for j := range codes {
-			codes[j] = int8(r.IntN(256) - 128)
+		q := newQuant(n, dim, n)
+		for j := range q.codes {
+			q.codes[j] = int8(r.IntN(256) - 128)
 		}
-		for _, k := range []int{1, 2, 3, 4, 5, 8, 11} {
+		for _, k := range []int{1, 2, 3, 4, 5, 8, 11, 12, 13, 17} {
 			rows := make([]int32, k)
 			for j := range rows {
 				rows[j] = int32(r.IntN(n))
@@ -328,15 +328,17 @@ func TestDotI8Rows(t *testing.T) {
 			want := make([]int32, k)
 			for j, i := range rows {
 				for c := range dim {
-					want[j] += int32(p[c]) * int32(codes[int(i)*dim+c])
+					want[j] += int32(p[c]) * int32(q.codes[int(i)*dim+c])
 				}
 			}
 			for _, avx512 := range []bool{false, useAVX512} {
-				useAVX512 = avx512
-				got := make([]int32, k)
-				dotI8Rows(p, codes, dim, rows, got)
-				if !slices.Equal(got, want) {
-					t.Fatalf("AVX-512 %v, dim %d, rows %v: %v, want %v", avx512, dim, rows, got, want)
+				for _, ahead := range []int{1, 4, 12, 16} {
+					useAVX512, rescanAhead = avx512, ahead
+					got := make([]int32, k)
+					dotI8Rows(p, q, dim, rows, got)
+					if !slices.Equal(got, want) {
+						t.Fatalf("AVX-512 %v, %d ahead, dim %d, rows %v: %v, want %v", avx512, ahead, dim, rows, got, want)
+					}
 				}
 			}
 		}
