@@ -26,10 +26,9 @@ import (
 // from estimates and compute Dot only for the rows that could be among them.
 type quant struct {
 	codes []int8
-	scale []float32
-	// errQ is ||v − s*c|| plus Dot's rounding bound per unit ||q||; errT is
-	// s*||c||₁/2, the bound per unit t. Both are rounded up.
-	errQ, errT []float64
+	// terms holds each row's scale and bound terms, 16 bytes a row: the
+	// rescans read them beside scattered rows, one cache line each.
+	terms []termsI8
 	// The 4-bit copy that EstimateTiered scans first (quant4.go).
 	q4 quant4
 	// sum is the sum of the rows, for MeanDot, taken in row order as
@@ -39,6 +38,22 @@ type quant struct {
 	sum   []float64
 	stale atomic.Bool
 	sumMu sync.Mutex
+}
+
+// termsI8 are the scale s of a row of a quant and its bound's terms:
+// errQ, ||v − s*c|| plus Dot's rounding bound per unit ||q||, rounded up;
+// l1, ||c||₁, from which errT gives s*||c||₁/2, the bound per unit t.
+type termsI8 struct {
+	errQ  float64
+	scale float32
+	l1    uint32
+}
+
+// errT returns s*||c||₁/2 rounded up (by a relative 1e-9), the bound per
+// unit t, from l1 (exact: at most 127 a coordinate). The conversion keeps
+// a compiler from fusing the product with a sum.
+func (t *termsI8) errT() float64 {
+	return float64(float64(t.scale) * float64(t.l1) / 2 * (1 + 1e-9))
 }
 
 // QuantizeFrom makes the matrix keep an int8 copy of its rows (see
@@ -84,9 +99,7 @@ func newQuant(n, d, capRows int) *quant {
 	capRows = max(capRows, n)
 	q := &quant{
 		codes: make([]int8, n*d, capRows*d),
-		scale: make([]float32, n, capRows),
-		errQ:  make([]float64, n, capRows),
-		errT:  make([]float64, n, capRows),
+		terms: make([]termsI8, n, capRows),
 		sum:   make([]float64, d),
 	}
 	q.q4.init(n, d, capRows)
@@ -96,11 +109,9 @@ func newQuant(n, d, capRows int) *quant {
 // append quantizes v as a new row.
 func (q *quant) append(v []float32) {
 	q.codes = append(q.codes, make([]int8, len(v))...)
-	q.scale = append(q.scale, 0)
-	q.errQ = append(q.errQ, 0)
-	q.errT = append(q.errT, 0)
+	q.terms = append(q.terms, termsI8{})
 	q.q4.grow(len(v))
-	q.set(len(q.scale)-1, v)
+	q.set(len(q.terms)-1, v)
 }
 
 // copyRows copies rows lo to hi-1 of src (of the same dimension d) into
@@ -108,15 +119,13 @@ func (q *quant) append(v []float32) {
 func (q *quant) copyRows(j int, src *quant, lo, hi, d int) {
 	k := j + hi - lo
 	copy(q.codes[j*d:k*d], src.codes[lo*d:hi*d])
-	copy(q.scale[j:k], src.scale[lo:hi])
-	copy(q.errQ[j:k], src.errQ[lo:hi])
-	copy(q.errT[j:k], src.errT[lo:hi])
+	copy(q.terms[j:k], src.terms[lo:hi])
 	q.q4.copyRows(j, &src.q4, lo, hi)
 }
 
 // truncate keeps the first n rows.
 func (q *quant) truncate(n, d int) {
-	q.codes, q.scale, q.errQ, q.errT = q.codes[:n*d], q.scale[:n], q.errQ[:n], q.errT[:n]
+	q.codes, q.terms = q.codes[:n*d], q.terms[:n]
 	q.q4.truncate(n)
 }
 
@@ -194,13 +203,15 @@ func (q *quant) quantize(i int, v []float32) {
 	if math.IsNaN(norm) || math.IsInf(norm, 0) || math.IsNaN(resid) {
 		// No finite bound: every estimate of this row is useless.
 		clear(codes)
-		q.scale[i], q.errQ[i], q.errT[i] = 0, math.Inf(1), 0
+		q.terms[i] = termsI8{errQ: math.Inf(1)}
 		q.q4.useless(i)
 		return
 	}
-	q.scale[i] = s
-	q.errQ[i] = (math.Sqrt(resid)+float64(d+8)*0x1p-24*math.Sqrt(norm))*(1+1e-9) + 1e-12
-	q.errT[i] = float64(s) * l1 / 2 * (1 + 1e-9)
+	q.terms[i] = termsI8{
+		errQ:  (math.Sqrt(resid)+float64(d+8)*0x1p-24*math.Sqrt(norm))*(1+1e-9) + 1e-12,
+		scale: s,
+		l1:    uint32(l1),
+	}
 	q.q4.quantize(i, v, maxAbs, norm)
 }
 
@@ -246,10 +257,10 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 			e := min(b+blockRows, hi)
 			out := dots[:e-b]
 			dotI8(p, m.q.codes[b*m.Dim:e*m.Dim], m.Dim, out)
-			scale := m.q.scale[b:e]
+			terms := m.q.terms[b:e]
 			es, bs := est[b:e], err[b:e]
 			for j, dot := range out {
-				x := t * float64(scale[j]) * float64(dot)
+				x := t * float64(terms[j].scale) * float64(dot)
 				bound := m.q.bound(b+j, qnorm, t)
 				es[j], bs[j] = x, bound
 				if x-bound > maxLow {
@@ -309,19 +320,20 @@ func int16Words(q []float32, qmax float64) (p []int16, t float64) {
 // errQ and errT carry a relative margin of 1e-9 for the rounding of t, p
 // and these products; 1e-15 covers that of x near the bound's floor.
 func (q *quant) bound(i int, qnorm, t float64) float64 {
-	return qnorm*q.errQ[i] + t*q.errT[i] + 1e-15
+	tm := &q.terms[i]
+	return qnorm*tm.errQ + t*tm.errT() + 1e-15
 }
 
 // dotI8Rows computes out[k] = sum_j p[j]*q.codes[rows[k]*dim+j] for every
 // k, exactly, as dotI8 on each row: with AVX-512 in one call that fetches
-// the rows ahead, and their entries of scale, errQ and errT, which the
-// rescans read next (dotI8RowsAVX512). len(out) must be len(rows), every
+// the rows ahead, and their terms, which the rescans read next
+// (dotI8RowsAVX512). len(out) must be len(rows), every
 // row within q, and the conditions of dotI8 hold.
 func dotI8Rows(p []int16, q *quant, dim int, rows, out []int32) {
 	out = out[:len(rows)]
 	n := len(q.codes) / dim
-	if len(q.scale) < n || len(q.errQ) < n || len(q.errT) < n {
-		panic(fmt.Sprintf("vec: %d rows of codes, %d scales, %d and %d bounds", n, len(q.scale), len(q.errQ), len(q.errT)))
+	if len(q.terms) < n {
+		panic(fmt.Sprintf("vec: %d rows of codes, %d of terms", n, len(q.terms)))
 	}
 	for _, i := range rows {
 		if uint(i) >= uint(n) {
@@ -329,7 +341,7 @@ func dotI8Rows(p []int16, q *quant, dim int, rows, out []int32) {
 		}
 	}
 	if useAVX512 && len(rows) > 0 {
-		dotI8RowsAVX512(p[:dim], q.codes, dim, rows, out, &q.scale[0], &q.errQ[0], &q.errT[0], rescanAhead)
+		dotI8RowsAVX512(p[:dim], q.codes, dim, rows, out, &q.terms[0], rescanAhead)
 		return
 	}
 	for k, i := range rows {

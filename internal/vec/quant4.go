@@ -303,7 +303,7 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		dotI8Rows(p16, m.q, d, l.sel, l.dots)
 		for j, k := range l.at {
 			i := l.rows[k]
-			x := t16 * float64(m.q.scale[i]) * float64(l.dots[j])
+			x := t16 * float64(m.q.terms[i].scale) * float64(l.dots[j])
 			bound := m.q.bound(int(i), qnorm, t16)
 			maxLow = max(maxLow, x-bound)
 			if bound < l.err[k] {

@@ -24,12 +24,12 @@ func dotI8AVX512(p []int16, codes []int8, dim int, out []int32)
 func scan4AVX512(a *scan4Args)
 
 // dotI8RowsAVX512 is dotI8AVX512 on the rows rows of codes, each
-// prefetched ahead rows ahead with its entries of scale, errQ and errT;
+// prefetched ahead rows ahead with its terms (terms[rows[k]], 16 bytes);
 // len(out) >= len(rows) > 0, ahead > 0, and every row in range of codes
-// and of the three arrays (the caller checks).
+// and of terms (the caller checks).
 //
 //go:noescape
-func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, scale *float32, errQ, errT *float64, ahead int)
+func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, terms *termsI8, ahead int)
 
 // zmmQuery returns the query bytes p of a 4-bit scan (2*rowBytes, rowBytes
 // a multiple of 32) in the order scan4AVX512 reads them: for each 128

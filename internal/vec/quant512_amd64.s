@@ -507,21 +507,22 @@ s8done:
 	MOVQ          DX, scan4Args_nlist(BX)
 	RET
 
-// func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, scale *float32, errQ, errT *float64, ahead int)
+// func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, terms *termsI8, ahead int)
 //
 // dotI8AVX512's one-row loop on row rows[k] of codes for each k, into
 // out[k], each row's cache lines prefetched (PREFETCHT0) ahead rows
-// ahead, with the lines of its scale, errQ and errT (the rescan reads
-// them next): the rows a rescan reads are scattered. len(rows) and ahead
-// must be positive.
-TEXT ·dotI8RowsAVX512(SB), NOSPLIT, $0-136
+// ahead, with the line of its terms (16 bytes at terms+16*row, which the
+// rescan reads next): the rows a rescan reads are scattered. len(rows)
+// and ahead must be positive.
+TEXT ·dotI8RowsAVX512(SB), NOSPLIT, $0-120
 	MOVQ p_base+0(FP), SI
 	MOVQ codes_base+24(FP), DI
 	MOVQ dim+48(FP), CX
 	MOVQ rows_base+56(FP), R12
 	MOVQ rows_len+64(FP), BX
 	MOVQ out_base+80(FP), DX
-	MOVQ ahead+128(FP), R14
+	MOVQ ahead+112(FP), R14
+	MOVQ terms+104(FP), R15
 	MOVQ CX, R8
 	ANDQ $-32, R8 // the bytes read 32 at a time
 	XORQ R13, R13 // k
@@ -535,12 +536,9 @@ zrpre:
 	CMPQ       R11, R14
 	JGE        zrloop
 	MOVLQSX    (R12)(R11*4), AX
-	MOVQ       scale+104(FP), R10
-	PREFETCHT0 (R10)(AX*4)
-	MOVQ       errQ+112(FP), R10
-	PREFETCHT0 (R10)(AX*8)
-	MOVQ       errT+120(FP), R10
-	PREFETCHT0 (R10)(AX*8)
+	MOVQ       AX, R10
+	SHLQ       $4, R10
+	PREFETCHT0 (R15)(R10*1)
 	IMULQ      CX, AX
 	ADDQ       DI, AX
 	XORQ       R9, R9
@@ -563,12 +561,9 @@ zrloop:
 	CMPQ       AX, BX
 	JGE        zrrow
 	MOVLQSX    (R12)(AX*4), AX
-	MOVQ       scale+104(FP), R10
-	PREFETCHT0 (R10)(AX*4)
-	MOVQ       errQ+112(FP), R10
-	PREFETCHT0 (R10)(AX*8)
-	MOVQ       errT+120(FP), R10
-	PREFETCHT0 (R10)(AX*8)
+	MOVQ       AX, R10
+	SHLQ       $4, R10
+	PREFETCHT0 (R15)(R10*1)
 	IMULQ      CX, AX
 	ADDQ       DI, AX
 	XORQ       R9, R9

@@ -26,6 +26,6 @@ const useAVX512 = false
 
 func zmmQuery(p []int8) []int8 { return nil }
 
-func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, scale *float32, errQ, errT *float64, ahead int) {
+func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, terms *termsI8, ahead int) {
 	panic("unreachable")
 }

@@ -166,8 +166,7 @@ func TestQuantizeWholeMatchesIncremental(t *testing.T) {
 	if !b.Quantized() {
 		t.Fatal("not quantized")
 	}
-	if !slices.Equal(a.q.codes, b.q.codes) || !slices.Equal(a.q.scale, b.q.scale) || !slices.Equal(a.q.errQ, b.q.errQ) ||
-		!slices.Equal(a.q.errT, b.q.errT) || !slices.Equal(a.q.sum, b.q.sum) {
+	if !slices.Equal(a.q.codes, b.q.codes) || !slices.Equal(a.q.terms, b.q.terms) || !slices.Equal(a.q.sum, b.q.sum) {
 		t.Fatal("whole-matrix quantization differs from row by row")
 	}
 }
@@ -185,5 +184,51 @@ func BenchmarkQuantize(b *testing.B) {
 	for b.Loop() {
 		m.q = nil
 		m.QuantizeFrom(1)
+	}
+}
+
+// TestQuantTermsI8 checks each row's int8 terms against their definitions
+// from its codes: errT (from the stored ||c||₁) is s*||c||₁/2*(1+1e-9)
+// and errQ (||v − s*c|| + (dim+8)*2⁻²⁴*||v||)*(1+1e-9) + 1e-12, the
+// float64 values the bounds took when they were stored as such; a row
+// that is not finite has scale 0, errQ +Inf and errT 0.
+func TestQuantTermsI8(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	for _, dim := range []int{16, 256, 384} {
+		m := Matrix{Dim: dim}
+		for i := range 200 {
+			v := make([]float32, dim)
+			for j := range v {
+				v[j] = float32(r.NormFloat64() * math.Exp(r.Float64()*8-4))
+			}
+			if i == 7 {
+				v[3] = float32(math.Inf(1))
+			}
+			m.Append(v)
+		}
+		m.QuantizeFrom(1)
+		for i := range m.Rows() {
+			tm := m.q.terms[i]
+			v := m.Row(i)
+			if i == 7 {
+				if tm.scale != 0 || !math.IsInf(tm.errQ, 1) || tm.errT() != 0 {
+					t.Fatalf("row %d (not finite): terms %+v, errT %v", i, tm, tm.errT())
+				}
+				continue
+			}
+			s := tm.scale
+			var l1, resid, norm float64
+			for j, c := range m.q.codes[i*dim : (i+1)*dim] {
+				l1 += math.Abs(float64(c))
+				x := float64(v[j]) - float64(s)*float64(c)
+				resid += x * x
+				norm += float64(v[j]) * float64(v[j])
+			}
+			errT := float64(s) * l1 / 2 * (1 + 1e-9)
+			errQ := (math.Sqrt(resid)+float64(dim+8)*0x1p-24*math.Sqrt(norm))*(1+1e-9) + 1e-12
+			if tm.errT() != errT || tm.errQ != errQ {
+				t.Fatalf("dim %d row %d: errT %v errQ %v, want %v and %v", dim, i, tm.errT(), tm.errQ, errT, errQ)
+			}
+		}
 	}
 }

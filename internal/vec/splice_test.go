@@ -30,8 +30,7 @@ func sameMatrix(t *testing.T, what string, a, b *Matrix, q []float32) {
 	if !a.Quantized() {
 		return
 	}
-	if !slices.Equal(a.q.codes, b.q.codes) || !slices.Equal(a.q.scale, b.q.scale) ||
-		!slices.Equal(a.q.errQ, b.q.errQ) || !slices.Equal(a.q.errT, b.q.errT) {
+	if !slices.Equal(a.q.codes, b.q.codes) || !slices.Equal(a.q.terms, b.q.terms) {
 		t.Fatalf("%s: int8 copies differ", what)
 	}
 	if x, y := a.MeanDot(q), b.MeanDot(q); x != y {

@@ -130,7 +130,7 @@ func (m *Matrix) Set(i int, v []float32) {
 func (m *Matrix) Bytes() int64 {
 	n := int64(cap(m.Data)) * 4
 	if q := m.q; q != nil {
-		n += int64(cap(q.codes)) + int64(cap(q.scale))*4 + int64(cap(q.errQ)+cap(q.errT)+len(q.sum))*8 + q.q4.bytes()
+		n += int64(cap(q.codes)) + int64(cap(q.terms))*16 + int64(len(q.sum))*8 + q.q4.bytes()
 	}
 	return n
 }
