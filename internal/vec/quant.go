@@ -319,8 +319,10 @@ func int16Words(q []float32, qmax float64) (p []int16, t float64) {
 // and t the query's words (int16Query) and qnorm its norm rounded up.
 // errQ and errT carry a relative margin of 1e-9 for the rounding of t, p
 // and these products; 1e-15 covers that of x near the bound's floor.
-func (q *quant) bound(i int, qnorm, t float64) float64 {
-	tm := &q.terms[i]
+func (q *quant) bound(i int, qnorm, t float64) float64 { return q.terms[i].bound(qnorm, t) }
+
+// bound is quant.bound for the row of these terms.
+func (tm *termsI8) bound(qnorm, t float64) float64 {
 	return qnorm*tm.errQ + t*tm.errT() + 1e-15
 }
 

@@ -301,13 +301,21 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 		l.pick(floor)
 		l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
 		dotI8Rows(p16, m.q, d, l.sel, l.dots)
+		// set's work inline (a call a row otherwise), the slices in
+		// locals (the stores to est could alias their headers).
+		terms, rows, lerr, dots := m.q.terms, l.rows, l.err, l.dots
 		for j, k := range l.at {
-			i := l.rows[k]
-			x := t16 * float64(m.q.terms[i].scale) * float64(l.dots[j])
-			bound := m.q.bound(int(i), qnorm, t16)
+			i := rows[k]
+			tm := &terms[i]
+			x := t16 * float64(tm.scale) * float64(dots[j])
+			bound := tm.bound(qnorm, t16)
 			maxLow = max(maxLow, x-bound)
-			if bound < l.err[k] {
-				set(int(i), x, bound)
+			if bound < lerr[k] {
+				if err == nil {
+					est[i] = x + bound
+				} else {
+					est[i], err[i] = x, bound
+				}
 			}
 		}
 		lows[w] = maxLow
