@@ -292,35 +292,95 @@ func (m *Matrix) tiered(q []float32, est, err []float64, refineAt func(maxLow fl
 	floor := refineAt(slices.Max(lows))
 	// The int8 rescan, as Estimate's.
 	p16, t16 := int16Words(q, qmax)
-	d := m.Dim
 	run(func(w, lo, hi int) {
-		maxLow := lows[w]
 		l := cands[w]
 		// The rows listed at or above the floor (at: their places in the
-		// list), their dot products in one call, then each in order.
+		// list), rescanned in order.
 		l.pick(floor)
-		l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
-		dotI8Rows(p16, m.q, d, l.sel, l.dots)
-		// set's work inline (a call a row otherwise), the slices in
-		// locals (the stores to est could alias their headers).
-		terms, rows, lerr, dots := m.q.terms, l.rows, l.err, l.dots
-		for j, k := range l.at {
-			i := rows[k]
-			tm := &terms[i]
-			x := t16 * float64(tm.scale) * float64(dots[j])
-			bound := tm.bound(qnorm, t16)
-			maxLow = max(maxLow, x-bound)
-			if bound < lerr[k] {
-				if err == nil {
-					est[i] = x + bound
-				} else {
-					est[i], err[i] = x, bound
-				}
-			}
-		}
-		lows[w] = maxLow
+		lows[w] = m.rescan(p16, t16, qnorm, l, est, err, lows[w])
 	})
 	return slices.Max(lows)
+}
+
+// rescan is the int8 rescan of one part of the tiered scan: for each row
+// l.sel[k] (at l.at[k] in the list l), its int8 estimate x and bound, the
+// largest of maxLow and their x - bound returned, and x and the bound
+// written (as set does in tiered: x + bound into est when err is nil)
+// when the bound is below the row's 4-bit one, l.err[l.at[k]]. p16 and t16
+// are the query's int16 words, qnorm its norm (int16Query). With AVX-512
+// in one kernel (rescanAVX512), else rescanGo; the same values.
+func (m *Matrix) rescan(p16 []int16, t16, qnorm float64, l *list4, est, err []float64, maxLow float64) float64 {
+	if !useAVX512 || len(l.sel) == 0 {
+		return m.rescanGo(p16, t16, qnorm, l, est, err, maxLow)
+	}
+	q, n := m.q, m.Rows()
+	// Every array holds the rows and places the kernel reads.
+	_, _ = q.terms[n-1], est[n-1]
+	var errp *float64
+	if err != nil {
+		_ = err[n-1]
+		errp = &err[0]
+	}
+	_ = q.codes[n*m.Dim-1]
+	_ = p16[m.Dim-1]
+	at := l.at[:len(l.sel)]
+	for k, i := range l.sel {
+		if uint(i) >= uint(n) || uint(at[k]) >= uint(len(l.err)) {
+			panic(fmt.Sprintf("vec: rescan of row %d of %d, place %d of %d", i, n, at[k], len(l.err)))
+		}
+	}
+	a := rescanArgs{
+		p: &p16[0], codes: &q.codes[0], dim: int64(m.Dim), terms: &q.terms[0],
+		sel: &l.sel[0], at: &at[0], n: int64(len(l.sel)), lerr: &l.err[0], est: &est[0], err: errp,
+		t16: t16, qnorm: qnorm, c1e9: 1 + 1e-9, half: 0.5, eps: 1e-15, ahead: int64(rescanAhead), maxLow: maxLow,
+	}
+	rescanAVX512(&a)
+	return a.maxLow
+}
+
+// rescanGo is rescan in Go, after dotI8Rows: its reference, and its path
+// without AVX-512.
+func (m *Matrix) rescanGo(p16 []int16, t16, qnorm float64, l *list4, est, err []float64, maxLow float64) float64 {
+	l.dots = slices.Grow(l.dots[:0], len(l.sel))[:len(l.sel)]
+	dotI8Rows(p16, m.q, m.Dim, l.sel, l.dots)
+	// The slices in locals: the stores to est could alias their headers.
+	terms, rows, lerr, dots := m.q.terms, l.rows, l.err, l.dots
+	for j, k := range l.at {
+		i := rows[k]
+		tm := &terms[i]
+		x := t16 * float64(tm.scale) * float64(dots[j])
+		bound := tm.bound(qnorm, t16)
+		maxLow = max(maxLow, x-bound)
+		if bound < lerr[k] {
+			if err == nil {
+				est[i] = x + bound
+			} else {
+				est[i], err[i] = x, bound
+			}
+		}
+	}
+	return maxLow
+}
+
+// rescanArgs are rescanAVX512's arguments (the assembly reads the fields
+// by their offsets, go_asm.h): the query's int16 words p, the int8 codes
+// of rows of dim bytes and their terms; the n rows sel to rescan, their
+// places at in the list and the list's 4-bit bounds lerr; est and err (nil
+// for upper bounds alone) to write; t16 and qnorm, the query's scale and
+// norm; c1e9, half and eps, the constants of termsI8.bound (1+1e-9, 0.5,
+// 1e-15); ahead, the rows fetched ahead; maxLow, the largest lower bound
+// before the rows, and after them on return.
+type rescanArgs struct {
+	p                           *int16
+	codes                       *int8
+	dim                         int64
+	terms                       *termsI8
+	sel, at                     *int32
+	n                           int64
+	lerr, est, err              *float64
+	t16, qnorm, c1e9, half, eps float64
+	ahead                       int64
+	maxLow                      float64
 }
 
 // scan4 is the first pass of EstimateTiered for one query: p, the query's

@@ -49,3 +49,10 @@ func zmmQuery(p []int8) []int8 {
 	copy(z[j:], p[j:])
 	return z
 }
+
+// rescanAVX512 is rescanGo on a.n > 0 rows in one pass (see rescanArgs):
+// dotI8RowsAVX512's dot products, and the estimates, bounds and stores of
+// rescanGo's loop, row by row, the same values.
+//
+//go:noescape
+func rescanAVX512(a *rescanArgs)

@@ -623,3 +623,173 @@ zrsum:
 zrdone:
 	VZEROUPPER
 	RET
+
+// func rescanAVX512(a *rescanArgs)
+//
+// The tiered scan's int8 rescan of one part in one pass: for each k, the
+// dot product of row i = a.sel[k] (dotI8RowsAVX512's loop and prefetch,
+// a.ahead rows ahead, codes and terms), then rescanGo's operations on it
+// in its order, in scalar VEX float64: x = t16*scale*dot, the bound
+// qnorm*errQ + t16*errT + eps (errT = scale*l1/2*c1e9), the running
+// largest x - bound (VMAXSD: no NaN and no -0 reach it), and, when the
+// bound is below the first pass's a.lerr[a.at[k]], x + bound into est[i]
+// (a.err nil) or x and the bound into est[i] and err[i]. a.n must be
+// positive; the CPU must have AVX512F, BW, VL and VNNI.
+TEXT ·rescanAVX512(SB), NOSPLIT, $0-8
+	MOVQ         a+0(FP), DX
+	MOVQ         rescanArgs_p(DX), SI
+	MOVQ         rescanArgs_codes(DX), DI
+	MOVQ         rescanArgs_dim(DX), CX
+	MOVQ         rescanArgs_sel(DX), R12
+	MOVQ         rescanArgs_n(DX), BX
+	MOVQ         rescanArgs_ahead(DX), R14
+	MOVQ         rescanArgs_terms(DX), R15
+	VMOVSD       rescanArgs_t16(DX), X10
+	VMOVSD       rescanArgs_qnorm(DX), X11
+	VMOVSD       rescanArgs_c1e9(DX), X12
+	VMOVSD       rescanArgs_half(DX), X13
+	VMOVSD       rescanArgs_eps(DX), X14
+	VMOVSD       rescanArgs_maxLow(DX), X7
+	MOVQ         CX, R8
+	ANDQ         $-32, R8 // the bytes read 32 at a time
+	XORQ         R13, R13 // k
+
+	// The first rows fetched, up to ahead of them.
+	XORQ R11, R11
+
+rspre:
+	CMPQ       R11, BX
+	JGE        rsloop
+	CMPQ       R11, R14
+	JGE        rsloop
+	MOVLQSX    (R12)(R11*4), AX
+	MOVQ       AX, R10
+	SHLQ       $4, R10
+	PREFETCHT0 (R15)(R10*1)
+	IMULQ      CX, AX
+	ADDQ       DI, AX
+	XORQ       R9, R9
+
+rspre1:
+	PREFETCHT0 (AX)(R9*1)
+	ADDQ       $64, R9
+	CMPQ       R9, CX
+	JLT        rspre1
+	PREFETCHT0 -1(AX)(CX*1)
+	INCQ       R11
+	JMP        rspre
+
+rsloop:
+	CMPQ R13, BX
+	JGE  rsdone
+
+	// Row k+ahead fetched.
+	LEAQ       (R13)(R14*1), AX
+	CMPQ       AX, BX
+	JGE        rsrow
+	MOVLQSX    (R12)(AX*4), AX
+	MOVQ       AX, R10
+	SHLQ       $4, R10
+	PREFETCHT0 (R15)(R10*1)
+	IMULQ      CX, AX
+	ADDQ       DI, AX
+	XORQ       R9, R9
+
+rspf:
+	PREFETCHT0 (AX)(R9*1)
+	ADDQ       $64, R9
+	CMPQ       R9, CX
+	JLT        rspf
+	PREFETCHT0 -1(AX)(CX*1)
+
+rsrow:
+	MOVLQSX (R12)(R13*4), R11 // i
+	MOVQ    R11, R9
+	IMULQ   CX, R9
+	ADDQ    DI, R9
+	VPXORD  Z0, Z0, Z0
+	VPXORD  Z1, Z1, Z1
+	XORQ    AX, AX
+	MOVQ    SI, R10
+
+rsinner:
+	CMPQ      AX, R8
+	JGE       rstail
+	VPMOVSXBW (R9)(AX*1), Z2
+	VPDPWSSD  (R10), Z2, Z0
+	ADDQ      $32, AX
+	ADDQ      $64, R10
+	CMPQ      AX, R8
+	JGE       rstail
+	VPMOVSXBW (R9)(AX*1), Z3
+	VPDPWSSD  (R10), Z3, Z1
+	ADDQ      $32, AX
+	ADDQ      $64, R10
+	JMP       rsinner
+
+rstail:
+	CMPQ      AX, CX
+	JGE       rssum
+	VPMOVSXBW (R9)(AX*1), Y2
+	VPMADDWD  (R10), Y2, Y2
+	VPADDD    Z2, Z0, Z0
+
+rssum:
+	VPADDD        Z1, Z0, Z0
+	VEXTRACTI64X4 $1, Z0, Y2
+	VPADDD        Y2, Y0, Y0
+	VEXTRACTI128  $1, Y0, X2
+	VPADDD        X2, X0, X0
+	VPSHUFD       $0x4E, X0, X2
+	VPADDD        X2, X0, X0
+	VPSHUFD       $0xB1, X0, X2
+	VPADDD        X2, X0, X0
+	VMOVD         X0, AX
+
+	// The estimate and bound of row i (terms at R10: errQ, scale, l1).
+	MOVQ      R11, R10
+	SHLQ      $4, R10
+	ADDQ      R15, R10
+	VCVTSI2SDL AX, X2, X2        // float64(dot)
+	VCVTSS2SD  8(R10), X1, X1    // scale
+	VMULSD     X1, X10, X3       // t16*scale
+	VMULSD     X2, X3, X3        // x = t16*scale*dot
+	MOVL       12(R10), AX       // l1, zero-extended
+	VCVTSI2SDQ AX, X4, X4
+	VMULSD     X4, X1, X4        // scale*l1
+	VMULSD     X13, X4, X4       // /2
+	VMULSD     X12, X4, X4       // *(1+1e-9): errT
+	VMULSD     X4, X10, X4       // t16*errT
+	VMULSD     0(R10), X11, X5   // qnorm*errQ
+	VADDSD     X4, X5, X5        // + t16*errT
+	VADDSD     X14, X5, X5       // + eps: the bound
+	VSUBSD     X5, X3, X6        // x - bound
+	VMAXSD     X6, X7, X7        // maxLow = max(maxLow, x - bound)
+
+	// Kept when tighter than the first pass's bound.
+	MOVQ     rescanArgs_at(DX), AX
+	MOVLQSX  (AX)(R13*4), AX
+	MOVQ     rescanArgs_lerr(DX), R9
+	VUCOMISD (R9)(AX*8), X5      // bound against lerr[at[k]]
+	JAE      rsnext              // not below
+	JPS      rsnext              // unordered (a NaN): not below either
+	MOVQ     rescanArgs_est(DX), R9
+	MOVQ     rescanArgs_err(DX), R10
+	TESTQ    R10, R10
+	JEQ      rshi
+	VMOVSD   X3, (R9)(R11*8)
+	VMOVSD   X5, (R10)(R11*8)
+	JMP      rsnext
+
+rshi:
+	VADDSD X5, X3, X6
+	VMOVSD X6, (R9)(R11*8) // x + bound
+
+rsnext:
+	INCQ R13
+	JMP  rsloop
+
+rsdone:
+	VMOVSD X7, rescanArgs_maxLow(DX)
+	VZEROUPPER
+	RET

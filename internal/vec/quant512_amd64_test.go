@@ -344,3 +344,80 @@ func TestDotI8Rows(t *testing.T) {
 		}
 	}
 }
+
+// TestRescan checks the tiered scan's fused int8 rescan (rescanAVX512)
+// against rescanGo bit for bit: the estimates and bounds written (upper
+// bounds alone, or both), the rows left alone, the largest lower bound;
+// dimensions with a last 16 bytes, a row that is not finite, 4-bit
+// bounds above and below the int8 ones, lists shorter and longer than the
+// prefetch distance, repeated rows.
+func TestRescan(t *testing.T) {
+	if !useAVX512 {
+		t.Skip("no AVX-512 (F, BW, VL, VNNI) on this CPU")
+	}
+	defer func(old bool, ahead int) { useAVX512, rescanAhead = old, ahead }(useAVX512, rescanAhead)
+	r := rand.New(rand.NewPCG(71, 72))
+	for _, dim := range []int{16, 48, 256, 368} {
+		n := 300
+		m := Matrix{Dim: dim}
+		for i, v := range tieredRows(r, "sparse", n, dim) {
+			if i == 5 {
+				v = slices.Clone(v)
+				v[1] = float32(math.NaN())
+			}
+			m.Append(v)
+		}
+		m.QuantizeFrom(1)
+		for trial := range 40 {
+			q := tieredRows(r, "clustered", 1, dim)[0]
+			p16, t16, qnorm, _ := int16Query(q)
+			k := 1 + r.IntN(60)
+			if trial%5 == 0 {
+				k = 1 + r.IntN(3)
+			}
+			l := &list4{}
+			for range k {
+				i := r.IntN(n)
+				if trial%7 == 0 {
+					i = 5
+				}
+				// 4-bit bounds around the int8 ones (about 0.01).
+				l.add(i, r.Float64()-0.5, r.Float64()*0.02)
+			}
+			l.pick(-0.3 + 0.6*r.Float64())
+			if len(l.sel) == 0 {
+				continue
+			}
+			maxLow := math.Inf(-1)
+			if trial%3 == 0 {
+				maxLow = r.Float64() - 0.5
+			}
+			for _, both := range []bool{false, true} {
+				est0 := make([]float64, n)
+				for i := range est0 {
+					est0[i] = r.Float64()
+				}
+				var err0 []float64
+				if both {
+					err0 = slices.Clone(est0)
+				}
+				estW, errW := slices.Clone(est0), slices.Clone(err0)
+				useAVX512 = false
+				want := m.rescanGo(p16, t16, qnorm, l, estW, errW, maxLow)
+				for _, ahead := range []int{1, 12} {
+					useAVX512, rescanAhead = true, ahead
+					estG, errG := slices.Clone(est0), slices.Clone(err0)
+					got := m.rescan(p16, t16, qnorm, l, estG, errG, maxLow)
+					if math.Float64bits(got) != math.Float64bits(want) {
+						t.Fatalf("dim %d trial %d: largest lower bound %v, want %v", dim, trial, got, want)
+					}
+					for i := range estW {
+						if math.Float64bits(estG[i]) != math.Float64bits(estW[i]) || both && math.Float64bits(errG[i]) != math.Float64bits(errW[i]) {
+							t.Fatalf("dim %d trial %d both %v, row %d: %v, %v, want %v, %v", dim, trial, both, i, estG[i], errG, estW[i], errW)
+						}
+					}
+				}
+			}
+		}
+	}
+}

@@ -29,3 +29,5 @@ func zmmQuery(p []int8) []int8 { return nil }
 func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, terms *termsI8, ahead int) {
 	panic("unreachable")
 }
+
+func rescanAVX512(a *rescanArgs) { panic("unreachable") }
