@@ -56,3 +56,10 @@ func zmmQuery(p []int8) []int8 {
 //
 //go:noescape
 func rescanAVX512(a *rescanArgs)
+
+// pickAVX512 is list4.pick on the first n entries of a list, n a positive
+// multiple of 8, with sel and at of at least n entries; it returns the
+// number of rows kept.
+//
+//go:noescape
+func pickAVX512(rows *int32, est, err *float64, n int, floor float64, sel, at *int32) int

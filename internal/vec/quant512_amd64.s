@@ -793,3 +793,47 @@ rsdone:
 	VMOVSD X7, rescanArgs_maxLow(DX)
 	VZEROUPPER
 	RET
+
+// func pickAVX512(rows *int32, est, err *float64, n int, floor float64, sel, at *int32) int
+//
+// list4.pick on the first n entries of a list (n a positive multiple of
+// 8), eight at a time: est[k]+err[k] >= floor (VCMPPD LE_OQ with the
+// floor first: NaN not kept, as Go's >=), the rows kept and their places k
+// compressed (VPCOMPRESSD) to the next free entries of sel and at (eight
+// entries written each time: sel and at hold n). Returns the number kept.
+TEXT ·pickAVX512(SB), NOSPLIT, $0-64
+	MOVQ         rows+0(FP), SI
+	MOVQ         est+8(FP), R8
+	MOVQ         err+16(FP), R9
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD floor+32(FP), Z1
+	MOVQ         sel+40(FP), R10
+	MOVQ         at+48(FP), R11
+	VMOVDQU32    s8idx<>(SB), Y4 // 0 to 7
+	MOVL         $8, AX
+	VPBROADCASTD AX, Y5
+	XORQ         DX, DX          // k
+	XORQ         BX, BX          // kept
+
+pkloop:
+	CMPQ        DX, CX
+	JGE         pkdone
+	VMOVUPD     (R8)(DX*8), Z0
+	VADDPD      (R9)(DX*8), Z0, Z0  // est + err
+	VCMPPD      $0x12, Z0, Z1, K1   // floor <= est + err
+	VMOVDQU32   (SI)(DX*4), Y2
+	VPCOMPRESSD Y2, K1, Y3
+	VMOVDQU32   Y3, (R10)(BX*4)
+	VPCOMPRESSD Y4, K1, Y3
+	VMOVDQU32   Y3, (R11)(BX*4)
+	VPADDD      Y5, Y4, Y4          // the next eight places
+	KMOVB       K1, AX
+	POPCNTL     AX, AX
+	ADDQ        AX, BX
+	ADDQ        $8, DX
+	JMP         pkloop
+
+pkdone:
+	VZEROUPPER
+	MOVQ BX, ret+56(FP)
+	RET

@@ -421,3 +421,13 @@ func TestRescan(t *testing.T) {
 		}
 	}
 }
+
+// TestListPickAVX512 is TestListPick without AVX-512 and (where the CPU
+// has it) with: list4.pick eight rows at a time (pickAVX512).
+func TestListPickAVX512(t *testing.T) {
+	defer func(old bool) { useAVX512 = old }(useAVX512)
+	for _, avx512 := range []bool{false, useAVX512} {
+		useAVX512 = avx512
+		testListPick(t)
+	}
+}

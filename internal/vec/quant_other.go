@@ -31,3 +31,7 @@ func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, terms 
 }
 
 func rescanAVX512(a *rescanArgs) { panic("unreachable") }
+
+func pickAVX512(rows *int32, est, err *float64, n int, floor float64, sel, at *int32) int {
+	panic("unreachable")
+}

@@ -8,7 +8,8 @@ package vec
 // floor, in order, and their places in l.rows: without a branch on the
 // comparison (about half of the rows listed pass it, at random, on the
 // bench's slow questions, a mispredicted branch each), by writing every
-// row and advancing past those kept. pickRef is its reference.
+// row and advancing past those kept; with AVX-512 eight rows at a time
+// (pickAVX512). pickRef is its reference.
 func (l *list4) pick(floor float64) {
 	n := len(l.rows)
 	if cap(l.sel) < n {
@@ -19,10 +20,15 @@ func (l *list4) pick(floor float64) {
 	}
 	sel, at := l.sel[:n], l.at[:n]
 	est, err := l.est[:n], l.err[:n]
-	j := 0
-	for k, i := range l.rows {
+	j, k0 := 0, 0
+	if useAVX512 && n >= 8 {
+		// Eight at a time with AVX-512 (the same rows), the rest below.
+		k0 = n &^ 7
+		j = pickAVX512(&l.rows[0], &est[0], &err[0], k0, floor, &sel[0], &at[0])
+	}
+	for k := k0; k < n; k++ {
 		// j <= k < n: in range.
-		sel[j], at[j] = i, int32(k)
+		sel[j], at[j] = l.rows[k], int32(k)
 		if est[k]+err[k] >= floor {
 			j++
 		}

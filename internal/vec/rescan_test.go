@@ -11,7 +11,11 @@ import (
 // to 70 and a long one, with upper bounds at the floor exactly, NaN and
 // infinities, floors of ±Inf and NaN, and one list reused throughout (its
 // scratch holds a longer list's rows when a shorter one is picked).
-func TestListPick(t *testing.T) {
+// TestListPickAVX512 runs it without AVX-512 too.
+func TestListPick(t *testing.T) { testListPick(t) }
+
+// testListPick is TestListPick with the kernels as set.
+func testListPick(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	l, ref := new(list4), new(list4)
 	lengths := []int{5000}
@@ -44,7 +48,7 @@ func TestListPick(t *testing.T) {
 				ref.pickRef(floor)
 				l.pick(floor)
 				if !slices.Equal(l.sel, ref.sel) || !slices.Equal(l.at, ref.at) {
-					t.Fatalf("n %d round %d floor %v: picked %v at %v, want %v at %v", n, round, floor, l.sel, l.at, ref.sel, ref.at)
+					t.Fatalf("AVX-512 %v, n %d round %d floor %v: picked %v at %v, want %v at %v", useAVX512, n, round, floor, l.sel, l.at, ref.sel, ref.at)
 				}
 			}
 		}
