@@ -329,8 +329,8 @@ func (tm *termsI8) bound(qnorm, t float64) float64 {
 // dotI8Rows computes out[k] = sum_j p[j]*q.codes[rows[k]*dim+j] for every
 // k, exactly, as dotI8 on each row: with AVX-512 in one call that fetches
 // the rows ahead, and their terms, which the rescans read next
-// (dotI8RowsAVX512). len(out) must be len(rows), every
-// row within q, and the conditions of dotI8 hold.
+// (dotI8RowsAVX512). len(out) must be len(rows), every row within q, and
+// the conditions of dotI8 hold.
 func dotI8Rows(p []int16, q *quant, dim int, rows, out []int32) {
 	out = out[:len(rows)]
 	n := len(q.codes) / dim
@@ -351,9 +351,10 @@ func dotI8Rows(p []int16, q *quant, dim int, rows, out []int32) {
 	}
 }
 
-// rescanAhead is how many rows ahead dotI8RowsAVX512 fetches a row and
-// its terms: 12, as fast as 8 to 16 and 30-35% faster than 4 in a probe
-// of the slow question's rescan (7,224 sorted rows in 8 parts on two
-// cores, other rows each time, after a 4-bit pass), as fast as 4 when the
-// rows are cached (BENCHMARKS.md, "the int8 rescan's prefetch").
+// rescanAhead is how many rows ahead dotI8RowsAVX512 and rescanAVX512
+// fetch a row and its terms: 12, as fast as 8 to 16 and up to a third
+// faster than 4 in a probe of the slow question's rescan (7,224 sorted
+// rows in 8 parts on two cores, other rows each time, after a 4-bit
+// pass), no slower when the rows are cached (BENCHMARKS.md, "the 4-bit
+// pass and the int8 rescan"). A variable so that the tests can vary it.
 var rescanAhead = 12
