@@ -260,7 +260,7 @@ func (m *Matrix) Estimate(q []float32, est, err []float64) (maxLow float64) {
 			terms := m.q.terms[b:e]
 			es, bs := est[b:e], err[b:e]
 			for j, dot := range out {
-				x := t * float64(terms[j].scale) * float64(dot)
+				x := float64(t * float64(terms[j].scale) * float64(dot)) // not fused below
 				bound := m.q.bound(b+j, qnorm, t)
 				es[j], bs[j] = x, bound
 				if x-bound > maxLow {
@@ -321,9 +321,11 @@ func int16Words(q []float32, qmax float64) (p []int16, t float64) {
 // and these products; 1e-15 covers that of x near the bound's floor.
 func (q *quant) bound(i int, qnorm, t float64) float64 { return q.terms[i].bound(qnorm, t) }
 
-// bound is quant.bound for the row of these terms.
+// bound is quant.bound for the row of these terms. Each product is
+// converted explicitly so that no compiler fuses it with the sum (as
+// rescanAVX512, which does not).
 func (tm *termsI8) bound(qnorm, t float64) float64 {
-	return qnorm*tm.errQ + t*tm.errT() + 1e-15
+	return float64(qnorm*tm.errQ) + float64(t*tm.errT()) + 1e-15
 }
 
 // dotI8Rows computes out[k] = sum_j p[j]*q.codes[rows[k]*dim+j] for every

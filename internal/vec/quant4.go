@@ -348,7 +348,8 @@ func (m *Matrix) rescanGo(p16 []int16, t16, qnorm float64, l *list4, est, err []
 	for j, k := range l.at {
 		i := rows[k]
 		tm := &terms[i]
-		x := t16 * float64(tm.scale) * float64(dots[j])
+		// x converted: not fused with the sum below (rescanAVX512's).
+		x := float64(t16 * float64(tm.scale) * float64(dots[j]))
 		bound := tm.bound(qnorm, t16)
 		maxLow = max(maxLow, x-bound)
 		if bound < lerr[k] {

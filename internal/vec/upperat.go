@@ -35,7 +35,8 @@ func (m *Matrix) UpperAt(q []float32, rows []int32, hi []float64) {
 	dots := make([]int32, len(rows))
 	dotI8Rows(p, m.q, m.Dim, rows, dots)
 	for j, i := range rows {
-		x := t * float64(m.q.terms[i].scale) * float64(dots[j])
+		// x converted: not fused with the sum (Estimate's est+err).
+		x := float64(t * float64(m.q.terms[i].scale) * float64(dots[j]))
 		hi[j] = x + m.q.bound(int(i), qnorm, t)
 	}
 }
