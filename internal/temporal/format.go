@@ -14,7 +14,28 @@ func FormatDay(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format(dayLayout)
+	y, m, d := t.Date()
+	return string(appendDay(make([]byte, 0, 24), y, m, d))
+}
+
+// appendDay appends the day y-m-d as t.Format(dayLayout) writes it: the
+// day without padding, the month's English name, the year padded to four
+// digits, a minus before a negative one. It skips Format's reading of the
+// layout.
+func appendDay(b []byte, y int, m time.Month, d int) []byte {
+	b = strconv.AppendInt(b, int64(d), 10)
+	b = append(b, ' ')
+	b = append(b, m.String()...)
+	b = append(b, ' ')
+	u := uint64(y)
+	if y < 0 {
+		b = append(b, '-')
+		u = uint64(-y)
+	}
+	for p := uint64(1000); p > 1 && u < p; p /= 10 {
+		b = append(b, '0')
+	}
+	return strconv.AppendUint(b, u, 10)
 }
 
 // Describe renders r compactly for evidence lines: the matched text followed
