@@ -33,10 +33,13 @@ import (
 // cannot fault the process), and then the file is checked to be still the
 // one at the path (on Unix: that it still has a link, one fstat): a
 // "-shm" file deleted and created anew (the last connection of every
-// process closed) is never trusted. The cache is
-// used only for a file in WAL mode (checked at Open; it cannot leave WAL
-// mode while this Store's connections hold their shared lock), and only
-// while the header says the format version SQLite documents.
+// process closed) is never trusted. The cache is used only for a file in
+// WAL mode (checked at Open), and only while the header says the format
+// version SQLite documents. While this Store is open its connections hold
+// SQLite's shared locks (in WAL mode a connection keeps a read lock on the
+// database file and on the index's DMS byte from its first read to its
+// close), so no other process can take the file out of WAL mode, lock it
+// exclusively (an index in heap memory) or reset the index file.
 type versionCache struct {
 	f    *os.File    // the -shm file, read only; nil: no cache
 	fd   uintptr     // f's descriptor
