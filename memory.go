@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/higmem/higmem/internal/history"
+	"github.com/higmem/higmem/internal/offline"
 	"github.com/higmem/higmem/internal/redact"
 	"github.com/higmem/higmem/internal/rules"
 	"github.com/higmem/higmem/store"
@@ -43,6 +44,12 @@ type Memory struct {
 	// watcher, when the store can tell of other writers' commits, keeps
 	// loaded spaces current between reads (see watch.go).
 	watcher *watcher
+	// learned is offline retrieval's second stage for the embedder (nil:
+	// none fitted, no embedder, or Ablations.NoStage), found once at
+	// Open rather than by the embedder's id at every question.
+	learned *offline.Stage
+	// analyses caches analyzeRules by question (see analysis).
+	analyses analysisCache
 }
 
 // Open returns a Memory configured by opts. The zero Options gives an
@@ -60,6 +67,9 @@ func Open(ctx context.Context, opts Options) (*Memory, error) {
 	}
 	m := &Memory{opts: opts, store: opts.Store, now: time.Now, limits: defaultLimits(), spaces: make(map[store.Space]*spaceState)}
 	m.limits.turnInt8 = opts.Mode == ModePaper
+	if e := opts.Embedder; e != nil && !opts.Ablations.NoStage {
+		m.learned = offline.StageFor(e.ID())
+	}
 	if m.store == nil {
 		m.store = memstore.New()
 		m.ownsStore = true

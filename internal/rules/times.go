@@ -1,7 +1,6 @@
 package rules
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/higmem/higmem/internal/temporal"
@@ -18,21 +17,28 @@ func DateOf(t store.Turn) string {
 }
 
 // ResolvedTimes renders an annotation's time expressions as
-// "last week = 1–7 May 2023" notes, skipping vague ones.
+// "last week = 1–7 May 2023" notes, skipping vague ones. Each note is
+// written in one buffer and becomes a string once.
 func ResolvedTimes(a store.Annotation) []string {
 	var out []string
+	buf := make([]byte, 0, 64)
+next:
 	for _, r := range a.TimeRefs {
 		if r.Fuzzy || r.Start.IsZero() {
 			continue
 		}
-		iv := temporal.Interval{Start: r.Start, End: r.End}.String()
-		if iv == "" || strings.EqualFold(iv, r.Text) {
+		buf = append(append(buf[:0], r.Text...), " = "...)
+		n := len(buf)
+		buf = temporal.AppendRange(buf, r.Start, r.End)
+		if len(buf) == n || strings.EqualFold(string(buf[n:]), r.Text) {
 			continue
 		}
-		n := r.Text + " = " + iv
-		if !slices.Contains(out, n) {
-			out = append(out, n)
+		for _, o := range out {
+			if o == string(buf) {
+				continue next
+			}
 		}
+		out = append(out, string(buf))
 	}
 	return out
 }

@@ -14,7 +14,28 @@ func FormatDay(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return t.Format(dayLayout)
+	y, m, d := t.Date()
+	return string(appendDay(make([]byte, 0, 24), y, m, d))
+}
+
+// appendDay appends the day y-m-d as t.Format(dayLayout) writes it: the
+// day without padding, the month's English name, the year padded to four
+// digits, a minus before a negative one. It skips Format's reading of the
+// layout.
+func appendDay(b []byte, y int, m time.Month, d int) []byte {
+	b = strconv.AppendInt(b, int64(d), 10)
+	b = append(b, ' ')
+	b = append(b, m.String()...)
+	b = append(b, ' ')
+	u := uint64(y)
+	if y < 0 {
+		b = append(b, '-')
+		u = uint64(-y)
+	}
+	for p := uint64(1000); p > 1 && u < p; p /= 10 {
+		b = append(b, '0')
+	}
+	return strconv.AppendUint(b, u, 10)
 }
 
 // Describe renders r compactly for evidence lines: the matched text followed
@@ -44,44 +65,82 @@ func formatRange(start, end time.Time) string {
 	if start.IsZero() && end.IsZero() {
 		return ""
 	}
+	return string(AppendRange(make([]byte, 0, 40), start, end))
+}
+
+// AppendRange appends formatRange(start, end) to b, without the strings
+// formatRange's pieces would each take.
+func AppendRange(b []byte, start, end time.Time) []byte {
+	if start.IsZero() && end.IsZero() {
+		return b
+	}
 	if !end.After(start) {
-		return FormatDay(start)
+		return appendDayOf(b, start)
 	}
 	if !isMidnight(start) || !isMidnight(end) {
-		return start.Format(time.RFC3339) + " – " + end.Format(time.RFC3339)
+		b = start.AppendFormat(b, time.RFC3339)
+		b = append(b, " – "...)
+		return end.AppendFormat(b, time.RFC3339)
 	}
 	sy, sm, sd := start.Date()
 	ey, em, ed := end.Date()
 	if sd == 1 && ed == 1 {
 		if sm == time.January && em == time.January {
+			b = strconv.AppendInt(b, int64(sy), 10)
 			if ey == sy+1 {
-				return strconv.Itoa(sy)
+				return b
 			}
-			return strconv.Itoa(sy) + "–" + strconv.Itoa(ey-1)
+			b = append(b, "–"...)
+			return strconv.AppendInt(b, int64(ey-1), 10)
 		}
 		last := end.AddDate(0, -1, 0)
 		ly, lm, _ := last.Date()
+		b = append(b, sm.String()...)
 		switch {
 		case ly == sy && lm == sm:
-			return sm.String() + " " + strconv.Itoa(sy)
 		case ly == sy:
-			return sm.String() + " – " + lm.String() + " " + strconv.Itoa(sy)
+			b = append(b, " – "...)
+			b = append(b, lm.String()...)
 		default:
-			return sm.String() + " " + strconv.Itoa(sy) + " – " + lm.String() + " " + strconv.Itoa(ly)
+			b = append(b, ' ')
+			b = strconv.AppendInt(b, int64(sy), 10)
+			b = append(b, " – "...)
+			b = append(b, lm.String()...)
+			sy = ly
 		}
+		b = append(b, ' ')
+		return strconv.AppendInt(b, int64(sy), 10)
 	}
 	last := addDays(end, -1)
 	ly, lm, ld := last.Date()
 	switch {
 	case ly == sy && lm == sm && ld == sd:
-		return FormatDay(start)
+		return appendDayOf(b, start)
 	case ly == sy && lm == sm:
-		return strconv.Itoa(sd) + "–" + FormatDay(last)
+		b = strconv.AppendInt(b, int64(sd), 10)
+		b = append(b, "–"...)
 	case ly == sy:
-		return strconv.Itoa(sd) + " " + sm.String() + " – " + FormatDay(last)
+		b = strconv.AppendInt(b, int64(sd), 10)
+		b = append(b, ' ')
+		b = append(b, sm.String()...)
+		b = append(b, " – "...)
 	default:
-		return FormatDay(start) + " – " + FormatDay(last)
+		b = appendDayOf(b, start)
+		b = append(b, " – "...)
 	}
+	if last.IsZero() {
+		return b
+	}
+	return appendDay(b, ly, lm, ld)
+}
+
+// appendDayOf appends FormatDay(t).
+func appendDayOf(b []byte, t time.Time) []byte {
+	if t.IsZero() {
+		return b
+	}
+	y, m, d := t.Date()
+	return appendDay(b, y, m, d)
 }
 
 func isMidnight(t time.Time) bool {

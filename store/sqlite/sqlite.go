@@ -69,10 +69,11 @@ type Options struct {
 // Store is a store.Store in one SQLite database. It is safe for concurrent
 // use.
 type Store struct {
-	wdb    *sql.DB    // one connection, for Update only (all of it for :memory:)
-	rdb    *sql.DB    // reads outside Update, and DB(); the same as wdb for :memory:
-	wstmts *stmtCache // prepared on wdb at Open
-	rstmts *stmtCache // prepared on rdb on first use
+	wdb    *sql.DB       // one connection, for Update only (all of it for :memory:)
+	rdb    *sql.DB       // reads outside Update, and DB(); the same as wdb for :memory:
+	wstmts *stmtCache    // prepared on wdb at Open
+	rstmts *stmtCache    // prepared on rdb on first use
+	vc     *versionCache // SpaceVersion's answers while nothing commits; nil for :memory:
 
 	wmu sync.Mutex // serialises Update
 
@@ -147,6 +148,13 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		s.rdb.SetMaxOpenConns(opts.MaxReadConns)
 		s.rdb.SetMaxIdleConns(opts.MaxReadConns)
 		s.rstmts = &stmtCache{db: s.rdb, m: map[string]*sql.Stmt{}}
+		var mode string
+		if err := wdb.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&mode); err != nil {
+			return fail(fmt.Errorf("sqlite: open %s: %w", path, err))
+		}
+		if strings.EqualFold(mode, "wal") {
+			s.vc = openVersionCache(path)
+		}
 	}
 	return s, nil
 }
@@ -248,6 +256,7 @@ func (s *Store) Close() error {
 
 func (s *Store) closeAll() error {
 	var errs []error
+	errs = append(errs, s.vc.close())
 	if s.rstmts != nil && s.rstmts != s.wstmts {
 		errs = append(errs, s.rstmts.close())
 	}
@@ -305,9 +314,23 @@ func (s *Store) Update(ctx context.Context, fn func(tx store.Tx) error) (err err
 	return nil
 }
 
-// SpaceVersion implements store.Store: one read of the space's row.
+// SpaceVersion implements store.Store: one read of the space's row, or
+// none when nothing was committed to the file since the space's version
+// was last read (see versionCache).
 func (s *Store) SpaceVersion(ctx context.Context, sp store.Space) (int64, error) {
 	return read(s, &sp, func(r reader) (int64, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("sqlite: space version: %w", err)
+		}
+		var hdr [walHdrBytes]byte
+		cache := false
+		if s.vc != nil {
+			var v int64
+			var hit bool
+			if v, hit, hdr, cache = s.vc.get(sp); hit {
+				return v, nil
+			}
+		}
 		st, err := s.stmt(ctx, qSpaceVersionByName)
 		if err != nil {
 			return 0, fmt.Errorf("sqlite: space version: %w", err)
@@ -315,8 +338,14 @@ func (s *Store) SpaceVersion(ctx context.Context, sp store.Space) (int64, error)
 		var v int64
 		switch err := st.QueryRowContext(ctx, sp.UserID, sp.AgentID).Scan(&v); err {
 		case nil:
+			if cache {
+				s.vc.put(hdr, sp, v)
+			}
 			return v, nil
 		case sql.ErrNoRows:
+			if cache {
+				s.vc.put(hdr, sp, 0)
+			}
 			return 0, nil
 		default:
 			return 0, fmt.Errorf("sqlite: space version: %w", err)
