@@ -48,8 +48,6 @@ type Memory struct {
 	// none fitted, no embedder, or Ablations.NoStage), found once at
 	// Open rather than by the embedder's id at every question.
 	learned *offline.Stage
-	// analyses caches analyzeRules by question (see analysis).
-	analyses analysisCache
 }
 
 // Open returns a Memory configured by opts. The zero Options gives an

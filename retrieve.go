@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode"
 
@@ -138,7 +137,7 @@ func (m *Memory) newQuery(ctx context.Context, st *spaceState, question string, 
 		noEvents: ab.NoEvents, noTemporal: ab.NoTemporal, noProfiles: ab.NoProfiles, ctx: ctx}
 	q.learned = m.learned
 	q.sc = st.getQueryScratch()
-	q.info = m.analyses.analysis(question)
+	q.info = analyzeRules(question)
 	if ab.NoTemporal {
 		q.info.Temporal, q.info.Start, q.info.End = false, time.Time{}, time.Time{}
 	}
@@ -234,38 +233,6 @@ func (q *query) fresh() *query {
 	f := *q
 	f.trace, f.cand, f.score, f.err = &tr, map[string]*Evidence{}, nil, nil
 	return &f
-}
-
-// analysisCache remembers analyzeRules's answers for the questions seen
-// last: the analysis (keywords, entities, the temporal reading) is a
-// function of the question's text alone, and takes some 10-25 µs, with one
-// core idle, at the start of every retrieval of a question asked before.
-type analysisCache struct {
-	mu sync.Mutex
-	m  map[string]QueryInfo
-}
-
-// analysisCacheMax bounds the questions an analysisCache keeps; past it,
-// it starts afresh.
-const analysisCacheMax = 1024
-
-// analysis returns analyzeRules(question), from the cache when the
-// question was analysed before. The entities are the caller's own copy.
-func (c *analysisCache) analysis(question string) QueryInfo {
-	c.mu.Lock()
-	qi, ok := c.m[question]
-	c.mu.Unlock()
-	if !ok {
-		qi = analyzeRules(question)
-		c.mu.Lock()
-		if c.m == nil || len(c.m) >= analysisCacheMax {
-			c.m = make(map[string]QueryInfo)
-		}
-		c.m[question] = qi
-		c.mu.Unlock()
-	}
-	qi.Entities = slices.Clone(qi.Entities)
-	return qi
 }
 
 // analyzeRules analyses a question without an LLM.
