@@ -19,10 +19,9 @@ type scratch struct {
 	touched []int
 	// turnLex is set when lex holds the turn BM25 scores of the query.
 	turnLex bool
-	// lexTop is the greatest of the scores lex holds (0 when none), once
-	// worked out (lexTopSet; see query.turnLexTop).
-	lexTop    float64
-	lexTopSet bool
+	// lexTop is the greatest of the scores lex holds (0 when none), as
+	// the BM25 index worked it out while it scored them (lexScores).
+	lexTop float64
 	// search runs the hybrid searches (turn and event search).
 	search rank.Searcher
 	// The offline features filled per question (featuresIn): the dense
@@ -71,7 +70,7 @@ func (st *spaceState) getQueryScratch() *scratch { return fromPool(st.qscratch) 
 // questions take these scratches: the event search takes clean ones from
 // the other pool, so it never pays for a turn scratch's clear.
 func (st *spaceState) putQueryScratch(sc *scratch) {
-	sc.turnLex, sc.lexTopSet = false, false
+	sc.turnLex, sc.lexTop = false, 0
 	if st.qscratch != nil {
 		st.qscratch.Put(sc)
 	}
@@ -91,7 +90,7 @@ func (sc *scratch) clearLex() {
 		}
 	}
 	sc.touched = sc.touched[:0]
-	sc.turnLex, sc.lexTopSet = false, false
+	sc.turnLex, sc.lexTop = false, 0
 }
 
 // grow returns s with length n, reallocating when its capacity is short;
@@ -104,38 +103,23 @@ func grow[T any](s []T, n int) []T {
 }
 
 // lexScores scores the n documents of ix (refs 0..n-1) for query into
-// sc.lex and returns the scores and the refs that matched. The previous
-// scores in sc are cleared first.
+// sc.lex and returns the scores and the refs that matched; sc.lexTop is
+// then the greatest score. The previous scores in sc are cleared first.
 func (sc *scratch) lexScores(ix *bm25.Index, n int, query string) ([]float64, []int) {
 	sc.clearLex()
 	if cap(sc.lex) < n {
 		sc.lex = make([]float64, n, n+n/4)
 	}
 	sc.lex = sc.lex[:n]
-	sc.touched = ix.ScoreRefs(query, sc.lex, sc.touched[:0])
+	sc.touched, sc.lexTop = ix.ScoreRefsTop(query, sc.lex, sc.touched[:0])
 	return sc.lex, sc.touched
 }
 
 // turnLexTop returns the greatest of the query's turn BM25 scores (0 when
-// no turn scores), working it out once per query. Caller holds st.mu.
+// no turn scores), worked out with them. Caller holds st.mu.
 func (q *query) turnLexTop() float64 {
-	lex, touched := q.turnLexScores()
-	sc := q.sc
-	if !sc.lexTopSet {
-		top := 0.0
-		if len(touched) > len(lex)/16 {
-			// Many touched (a common word): one scan in order. The
-			// others are 0 and BM25 scores are finite and not
-			// negative, so the greatest is the same.
-			top = offline.MaxAbove(lex)
-		} else {
-			for _, i := range touched {
-				top = max(top, lex[i])
-			}
-		}
-		sc.lexTop, sc.lexTopSet = top, true
-	}
-	return sc.lexTop
+	q.turnLexScores()
+	return q.sc.lexTop
 }
 
 // turnLexScores returns the BM25 scores of every turn for the query's

@@ -464,9 +464,9 @@ func TestTurnLexTop(t *testing.T) {
 	}
 	q.setFilters()
 	q.earlyTop = true
-	q.featuresIn(q.sc, q.denseOf(1), false)
-	if !q.sc.lexTopSet || q.sc.lexTop != greatest(q) || !(q.sc.lexTop > 0) {
-		t.Fatalf("after the features: top %v (set %v), want %v", q.sc.lexTop, q.sc.lexTopSet, greatest(q))
+	f := q.featuresIn(q.sc, q.denseOf(1), false)
+	if q.sc.lexTop != greatest(q) || !(q.sc.lexTop > 0) || !f.LexMaxSet || f.LexMax != q.sc.lexTop {
+		t.Fatalf("after the features: top %v (features %v, set %v), want %v", q.sc.lexTop, f.LexMax, f.LexMaxSet, greatest(q))
 	}
 	// The scratch cleared (as putScratch does) and another search.
 	q.sc.clearLex()

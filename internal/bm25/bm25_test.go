@@ -441,7 +441,7 @@ func TestMapRefs(t *testing.T) {
 // they hold the same documents, term ids, postings and counts).
 func sameState(a, b *Index) error {
 	switch {
-	case len(a.docs) != len(b.docs) || !slices.Equal(a.lens, b.lens) || !slices.Equal(a.refs, b.refs):
+	case len(a.docs) != len(b.docs) || !slices.Equal(a.lens, b.lens) || !slices.Equal(a.refs, b.refs) || a.identRefs != b.identRefs:
 		return fmt.Errorf("documents, lengths or refs differ")
 	case a.live != b.live || a.totalLen != b.totalLen || a.postings != b.postings || a.dead != b.dead:
 		return fmt.Errorf("counts differ: %d %d %d %d, %d %d %d %d", a.live, a.totalLen, a.postings, a.dead, b.live, b.totalLen, b.postings, b.dead)

@@ -25,6 +25,13 @@ type scoreArgs struct {
 	dst       *float64
 	touched   *int // the entry k of the callers' touched (room for n)
 	w, c0, c1 float64
+	// fresh is 1 when dst is 0 at every entry the postings score
+	// (termScorer.fresh): the kernel adds the scores to 0, not to
+	// dst's entries, which it does not read.
+	fresh int64
+	// top holds per lane the greatest of 0 and the values the kernel
+	// wrote to dst (out).
+	top [8]float64
 	// k is how many refs or slots the kernel listed at touched (out), done
 	// how many postings it scored (out): n, or less when it stopped at a
 	// group it leaves to Go (two postings with one entry of dst, or a slot
@@ -36,7 +43,9 @@ type scoreArgs struct {
 // a.n postings, eight at a time: the lengths and refs gathered (VPGATHERDD),
 // the scores with the Go loop's operations in its order (no fused
 // multiply-add), the entries of dst gathered and scattered back
-// (VGATHERDPD, VSCATTERDPD), the new entries compressed into touched. It
+// (VGATHERDPD, VSCATTERDPD; with fresh not gathered but taken as 0),
+// the new entries compressed into touched, the greatest value written
+// per lane kept in top. It
 // stops before a group in which two scored postings have the same entry of
 // dst (VPCONFLICTD; their adds must be taken one after the other) or a
 // slot is out of range. The CPU must have AVX512F, VL and CD.

@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// have512 is useScoreAVX512 as the CPU sets it.
+var have512 = useScoreAVX512
+
 // skipNoScoreAVX512 skips a test of scoreAVX512 on a CPU without it.
 func skipNoScoreAVX512(t testing.TB) {
 	t.Helper()
@@ -18,19 +21,22 @@ func skipNoScoreAVX512(t testing.TB) {
 }
 
 // scoreCase is one term's postings scored into dst, as accumulateLocked
-// scores them: by slot when refs is nil.
+// scores them: by slot when refs is nil, by ident when ident (refs then
+// equal to the slots).
 type scoreCase struct {
 	sc         termScorer
 	ps         []posting
 	lens, refs []int32
+	ident      bool
 	dst        []float64 // on entry
 	k          int       // entries already in touched
 }
 
 // run scores c with the kernel (fast) or the Go loop alone, on copies,
-// and returns dst and touched[:k]; a panic comes back as its message (and
-// touched nil: the entries past k are not the same).
-func (c *scoreCase) run(fast bool) (dst []float64, touched []int, panicked string) {
+// and returns dst, touched[:k] and the greatest value written; a panic
+// comes back as its message (and touched nil: the entries past k are not
+// the same).
+func (c *scoreCase) run(fast bool) (dst []float64, touched []int, top float64, panicked string) {
 	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
 	useScoreAVX512 = fast
 	dst = slices.Clone(c.dst)
@@ -44,20 +50,24 @@ func (c *scoreCase) run(fast bool) (dst []float64, touched []int, panicked strin
 		}
 	}()
 	var k int
-	if c.refs == nil {
-		k = c.sc.addBySlot(c.ps, c.lens, dst, touched, c.k)
-	} else {
-		k = c.sc.addByRef(c.ps, c.lens, c.refs, dst, touched, c.k)
+	switch {
+	case c.refs == nil:
+		k, top = c.sc.addBySlot(c.ps, c.lens, dst, touched, c.k)
+	case c.ident:
+		k, top = c.sc.addByIdent(c.ps, c.lens, c.refs, dst, touched, c.k)
+	default:
+		k, top = c.sc.addByRef(c.ps, c.lens, c.refs, dst, touched, c.k)
 	}
-	return dst, touched[:k], ""
+	return dst, touched[:k], top, ""
 }
 
-// check fails t unless the kernel's dst and touched equal the Go loop's,
-// bit for bit (or both panic alike).
+// check fails t unless the kernel's dst, touched and greatest value
+// written equal the Go loop's, bit for bit (or both panic alike), and that
+// value is the greatest of 0 and the entries the scores changed.
 func (c *scoreCase) check(t testing.TB, name string) {
 	t.Helper()
-	dst, touched, p := c.run(true)
-	wantDst, wantTouched, wantP := c.run(false)
+	dst, touched, top, p := c.run(true)
+	wantDst, wantTouched, wantTop, wantP := c.run(false)
 	if p != wantP {
 		t.Fatalf("%s: panic %q with AVX-512, %q in Go", name, p, wantP)
 	}
@@ -68,6 +78,21 @@ func (c *scoreCase) check(t testing.TB, name string) {
 		if math.Float64bits(dst[i]) != math.Float64bits(wantDst[i]) {
 			t.Fatalf("%s: dst[%d] = %v with AVX-512, %v in Go", name, i, dst[i], wantDst[i])
 		}
+	}
+	if math.Float64bits(top) != math.Float64bits(wantTop) {
+		t.Fatalf("%s: greatest value written %v with AVX-512, %v in Go", name, top, wantTop)
+	}
+	if p != "" {
+		return
+	}
+	changed := 0.0
+	for i := range dst {
+		if dst[i] != c.dst[i] {
+			changed = max(changed, dst[i])
+		}
+	}
+	if top != changed {
+		t.Fatalf("%s: greatest value written %v, greatest entry changed %v", name, top, changed)
 	}
 }
 
@@ -175,6 +200,46 @@ func TestScoreAVX512OutOfRange(t *testing.T) {
 	}
 }
 
+// TestScoreAVX512Fresh checks the kernel on the first term scored by slot
+// or by ident (termScorer.fresh: dst zero at every posting's entry, which
+// it does not read) against the Go loops, bit for bit, and by ident (refs
+// equal to the slots, dst sometimes shorter than the documents) without
+// fresh too.
+func TestScoreAVX512Fresh(t *testing.T) {
+	skipNoScoreAVX512(t)
+	r := rand.New(rand.NewPCG(77, 78))
+	sizes := []int{255, 1000, 4000}
+	for n := range 41 {
+		sizes = append(sizes, n)
+	}
+	for _, n := range sizes {
+		for trial := range 12 {
+			ident, fresh := trial%2 == 1, trial%3 != 2
+			docs := n + r.IntN(3*n+2)
+			c := randomScoreCase(r, n, docs, false, false, false, true)
+			c.sc.fresh = fresh
+			if ident {
+				c.ident = true
+				c.refs = make([]int32, docs)
+				for i := range c.refs {
+					c.refs[i] = int32(i)
+				}
+				if trial%4 == 1 {
+					c.dst = c.dst[:r.IntN(docs+1)] // slots beyond dst
+				}
+			}
+			if fresh {
+				for _, p := range c.ps {
+					if int(p.doc) < len(c.dst) {
+						c.dst[p.doc] = 0
+					}
+				}
+			}
+			c.check(t, fmt.Sprintf("n=%d trial %d (ident %v, fresh %v)", n, trial, ident, fresh))
+		}
+	}
+}
+
 // TestScoreRefsAVX512 checks ScoreRefs, Scores and Search on a corpus
 // with the kernel against them in Go.
 func TestScoreRefsAVX512(t *testing.T) {
@@ -219,6 +284,83 @@ func TestScoreRefsAVX512(t *testing.T) {
 			t.Fatalf("%q: Search differs with AVX-512", q)
 		}
 	}
+}
+
+// TestScoreRefsIdent checks ScoreRefsTop on an index whose refs are its
+// slots (Index.identRefs: scored by slot, the first term without reading
+// dst) against the Go loops alone, bit for bit, and its greatest score
+// against dst's: after a batch, with removed documents, with dst shorter
+// than the documents, after adds that keep the refs the slots and one that
+// does not, after MapRefs moves the refs and back, and after a compaction
+// (its slots moved, then the refs mapped to them).
+func TestScoreRefsIdent(t *testing.T) {
+	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
+	docs, queries := synthCorpus(3000)
+	ix := New(Options{})
+	batch := make([]Doc, len(docs))
+	for i, d := range docs {
+		batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+	}
+	ix.AddBatch(batch)
+	check := func(stage string, ident bool) {
+		t.Helper()
+		if ix.identRefs != ident {
+			t.Fatalf("%s: identRefs %v, want %v", stage, ix.identRefs, ident)
+		}
+		n, scored := int(slices.Max(ix.refs))+1, 0
+		for _, size := range []int{n, n - n/4} {
+			for _, q := range append(queries[:16:16], queries[0]+" "+queries[1]) {
+				var dst [2][]float64
+				var touched [2][]int
+				var top [2]float64
+				for j, fast := range []bool{false, true} {
+					useScoreAVX512 = fast && have512
+					dst[j] = make([]float64, size)
+					touched[j], top[j] = ix.ScoreRefsTop(q, dst[j], nil)
+				}
+				if !slices.Equal(touched[0], touched[1]) || !slices.EqualFunc(dst[0], dst[1], func(a, b float64) bool {
+					return math.Float64bits(a) == math.Float64bits(b)
+				}) {
+					t.Fatalf("%s, %d entries, %q: ScoreRefsTop differs from Go's", stage, size, q)
+				}
+				greatest := slices.Max(append(dst[0], 0))
+				scored += len(touched[0])
+				if top[0] != greatest || top[1] != greatest {
+					t.Fatalf("%s, %d entries, %q: greatest score %v (Go %v), want %v", stage, size, q, top[1], top[0], greatest)
+				}
+			}
+		}
+		if scored == 0 {
+			t.Fatalf("%s: nothing scored", stage)
+		}
+	}
+	check("batch", true)
+	for i := range 40 {
+		ix.Remove(fmt.Sprint(i * 31))
+	}
+	check("removed", true)
+	ix.AddRef("new", len(ix.docs), docs[5])
+	ix.AddRef("7", len(ix.docs), docs[6]) // a replacement
+	check("added", true)
+	ix.MapRefs(func(ref int) int { return ref + 3 })
+	check("refs moved", false)
+	ix.MapRefs(func(ref int) int { return ref - 3 })
+	check("refs moved back", true)
+	for i := range 2400 {
+		ix.Remove(fmt.Sprint(i))
+	}
+	if ix.compacts == 0 {
+		t.Fatal("no compaction")
+	}
+	check("compacted", false) // the refs kept, the slots moved
+	slotOf := map[int]int{}
+	for _, slot := range ix.ids {
+		slotOf[int(ix.refs[slot])] = int(slot)
+	}
+	ix.MapRefs(func(ref int) int { return slotOf[ref] })
+	check("refs the slots again", true)
+	ix.AddRef("other", 5, docs[8])
+	check("ref not the slot", false)
 }
 
 // FuzzScoreAVX512 checks the kernel against the Go loops on cases built
