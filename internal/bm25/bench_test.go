@@ -218,6 +218,10 @@ func BenchmarkScoreKernel(b *testing.B) {
 			}
 			dst := make([]float64, docs)
 			touched := make([]int, len(ps))
+			plens := make([]int32, len(ps)) // as term.lens holds them
+			for j, p := range ps {
+				plens[j] = lens[p.doc]
+			}
 			for _, fast := range []bool{false, true} {
 				if fast && !have {
 					continue
@@ -230,7 +234,7 @@ func BenchmarkScoreKernel(b *testing.B) {
 					useScoreAVX512 = fast
 					sc := termScorer{w: 1.3, c0: 0.3, c1: 0.02}
 					for b.Loop() {
-						k, _ := sc.addByRef(ps, lens, refs, dst, touched, 0)
+						k, _ := sc.addByRef(ps, plens, refs, dst, touched, 0)
 						for _, e := range touched[:k] {
 							dst[e] = 0
 						}

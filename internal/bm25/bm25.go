@@ -105,7 +105,11 @@ type posting struct {
 
 type term struct {
 	postings []posting // ascending doc slot
-	df       int32     // live documents containing the term
+	// lens holds each posting's document length (lens[slot]), -1 once
+	// the document is removed: read in order as the postings are, where
+	// a look-up by slot would gather from all over the index.
+	lens []int32
+	df   int32 // live documents containing the term
 }
 
 // searchBuf is per-search scratch space: an accumulator indexed by document
@@ -250,16 +254,17 @@ func (ix *Index) addFreshLocked(docs []Doc, as []analyzed) bool {
 		ix.idBytes += int64(len(d.ID))
 		ix.totalLen += int64(a.n)
 	}
-	slab := make([]posting, total)
+	slab, lslab := make([]posting, total), make([]int32, total)
 	ix.terms = make([]term, len(count))
 	for tid, c := range count {
-		ix.terms[tid] = term{postings: slab[:0:c], df: c}
-		slab = slab[c:]
+		ix.terms[tid] = term{postings: slab[:0:c], lens: lslab[:0:c], df: c}
+		slab, lslab = slab[c:], lslab[c:]
 	}
 	for i := range ix.docs {
 		for j, tid := range ix.docs[i].terms {
 			tr := &ix.terms[tid]
 			tr.postings = append(tr.postings, posting{doc: int32(i), tf: as[i].tf[j]})
+			tr.lens = append(tr.lens, ix.lens[i])
 		}
 	}
 	ix.ids = ids
@@ -327,6 +332,7 @@ func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 		}
 		tr := &ix.terms[tid]
 		tr.postings = append(tr.postings, posting{doc: slot, tf: a.tf[j]})
+		tr.lens = append(tr.lens, int32(a.n))
 		tr.df++
 		d.terms = append(d.terms, tid)
 	}
@@ -359,7 +365,11 @@ func (ix *Index) Remove(id string) bool {
 func (ix *Index) removeLocked(slot int32) {
 	d := &ix.docs[slot]
 	for _, tid := range d.terms {
-		ix.terms[tid].df--
+		tr := &ix.terms[tid]
+		tr.df--
+		if j, ok := slices.BinarySearchFunc(tr.postings, slot, func(p posting, slot int32) int { return cmp.Compare(p.doc, slot) }); ok {
+			tr.lens[j] = -1
+		}
 	}
 	ix.dead += len(d.terms)
 	ix.live--
@@ -401,14 +411,15 @@ func (ix *Index) maybeCompactLocked() {
 			termRemap[tid] = -1
 			continue
 		}
-		ps := make([]posting, 0, old.df)
-		for _, p := range old.postings {
+		ps, ls := make([]posting, 0, old.df), make([]int32, 0, old.df)
+		for j, p := range old.postings {
 			if s := remap[p.doc]; s >= 0 {
 				ps = append(ps, posting{doc: s, tf: p.tf})
+				ls = append(ls, old.lens[j])
 			}
 		}
 		termRemap[tid] = int32(len(terms))
-		terms = append(terms, term{postings: ps, df: old.df})
+		terms = append(terms, term{postings: ps, lens: ls, df: old.df})
 	}
 	termIDs := make(map[string]int32, len(terms))
 	ix.termBytes = 0
@@ -485,7 +496,7 @@ func (ix *Index) Bytes() int64 {
 		termBytes  = 32 // the header of postings, df
 		entryBytes = 40 // a map entry of a string and an int32, with the map's slack
 	)
-	return int64(cap(ix.docs))*docBytes + int64(cap(ix.lens)+cap(ix.refs))*4 + int64(ix.postings)*(8+4) + // postings and doc.terms
+	return int64(cap(ix.docs))*docBytes + int64(cap(ix.lens)+cap(ix.refs))*4 + int64(ix.postings)*(8+4+4) + // postings, their lengths and doc.terms
 		int64(cap(ix.terms))*termBytes + int64(len(ix.ids)+len(ix.termIDs))*entryBytes + ix.idBytes + ix.termBytes
 }
 
@@ -649,7 +660,7 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 	n := float64(ix.live)
 	avgdl := float64(ix.totalLen) / n
 	k1, b := ix.k1, ix.b
-	lens, refs := ix.lens, ix.refs
+	refs := ix.refs
 	// Refs equal to the slots: scored by slot, but skipped beyond dst.
 	ident := byRef && ix.identRefs
 	// The first term scored finds dst zero at every entry it scores, and
@@ -684,11 +695,11 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 		var t float64
 		switch {
 		case ident:
-			k, t = sc.addByIdent(tr.postings, lens, refs, dst, touched, k)
+			k, t = sc.addByIdent(tr.postings, tr.lens, refs, dst, touched, k)
 		case byRef:
-			k, t = sc.addByRef(tr.postings, lens, refs, dst, touched, k)
+			k, t = sc.addByRef(tr.postings, tr.lens, refs, dst, touched, k)
 		default:
-			k, t = sc.addBySlot(tr.postings, lens, dst, touched, k)
+			k, t = sc.addBySlot(tr.postings, tr.lens, dst, touched, k)
 		}
 		top = max(top, t)
 		touched = touched[:k]
@@ -712,25 +723,26 @@ type termScorer struct {
 // addBySlot adds each posting's score to dst at its document's slot,
 // writes the slot to touched[k] and moves k past it when dst was 0 there
 // (a branch would be mispredicted about as often as not). It returns k
-// and the greatest value it wrote to dst (0 when none). Removed documents
-// are skipped. touched must have room for every posting from k. With
-// AVX-512 it scores eight postings at a time (scoreAVX512), with the same
-// results bit for bit; addBySlotGo is the loop in Go.
+// and the greatest value it wrote to dst (0 when none). lens holds the
+// postings' document lengths (term.lens); removed documents (-1) are
+// skipped. touched must have room for every posting from k. With AVX-512
+// it scores eight postings at a time (scoreAVX512), with the same results
+// bit for bit; addBySlotGo is the loop in Go.
 func (sc termScorer) addBySlot(ps []posting, lens []int32, dst []float64, touched []int, k int) (int, float64) {
 	top := 0.0
 	if useScoreAVX512 && len(ps) >= 8 {
-		ps, k, top = sc.addAVX512(ps, lens, nil, nil, dst, touched, k)
+		ps, lens, k, top = sc.addAVX512(ps, lens, nil, nil, dst, touched, k)
 	}
 	k, t := sc.addBySlotGo(ps, lens, dst, touched, k)
 	return k, max(top, t)
 }
 
-// addByRef is addBySlot by ref: documents without a ref, or with one
-// beyond dst, are skipped too.
+// addByRef is addBySlot by ref (refs by slot): documents without a ref,
+// or with one beyond dst, are skipped too.
 func (sc termScorer) addByRef(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
 	top := 0.0
 	if useScoreAVX512 && len(ps) >= 8 {
-		ps, k, top = sc.addAVX512(ps, lens, refs[:len(lens)], refs, dst, touched, k)
+		ps, lens, k, top = sc.addAVX512(ps, lens, refs, refs, dst, touched, k)
 	}
 	k, t := sc.addByRefGo(ps, lens, refs, dst, touched, k)
 	return k, max(top, t)
@@ -742,7 +754,7 @@ func (sc termScorer) addByRef(ps []posting, lens, refs []int32, dst []float64, t
 func (sc termScorer) addByIdent(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
 	top := 0.0
 	if useScoreAVX512 && len(ps) >= 8 {
-		ps, k, top = sc.addAVX512(ps, lens, nil, refs, dst, touched, k)
+		ps, lens, k, top = sc.addAVX512(ps, lens, nil, refs, dst, touched, k)
 	}
 	k, t := sc.addByRefGo(ps, lens, refs, dst, touched, k)
 	return k, max(top, t)
@@ -751,58 +763,63 @@ func (sc termScorer) addByIdent(ps []posting, lens, refs []int32, dst []float64,
 // addAVX512 is addBySlot (refs and goRefs nil), addByRef (refs and goRefs
 // the refs) or addByIdent (refs nil, goRefs the refs) on the postings of
 // ps eight at a time, with scoreAVX512 and the Go loop for the groups it
-// leaves; it returns the postings left (fewer than eight), k and the
-// greatest value written.
-func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []float64, touched []int, k int) ([]posting, int, float64) {
+// leaves; it returns the postings left (fewer than eight) with their
+// lengths, k and the greatest value written.
+func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []float64, touched []int, k int) ([]posting, []int32, int, float64) {
 	touched = touched[:k+len(ps)]
+	lens = lens[:len(ps)]
 	a := scoreArgs{
-		lens: unsafe.SliceData(lens),
-		dst:  unsafe.SliceData(dst),
-		w:    sc.w, c0: sc.c0, c1: sc.c1,
+		dst: unsafe.SliceData(dst),
+		w:   sc.w, c0: sc.c0, c1: sc.c1,
 	}
 	if sc.fresh {
 		a.fresh = 1
 	}
-	maxDoc := len(lens)
-	if refs == nil {
-		maxDoc = min(maxDoc, len(dst))
-	} else {
+	var maxDoc int
+	switch {
+	case refs != nil:
+		maxDoc = len(refs)
 		a.refs = unsafe.SliceData(refs)
 		a.maxRef = uint32(min(len(dst), 1<<31))
+	case goRefs != nil:
+		maxDoc = min(len(goRefs), len(dst))
+	default:
+		maxDoc = len(dst)
 	}
 	a.maxDoc = uint32(min(maxDoc, math.MaxUint32))
 	top := 0.0
 	for len(ps) >= 8 {
-		a.ps, a.n = &ps[0], int64(len(ps)&^7)
+		a.ps, a.lens, a.n = &ps[0], &lens[0], int64(len(ps)&^7)
 		a.touched = &touched[k]
 		scoreAVX512(&a)
 		k += int(a.k)
 		for _, t := range a.top {
 			top = max(top, t)
 		}
-		ps = ps[a.done:]
+		ps, lens = ps[a.done:], lens[a.done:]
 		if a.done < a.n {
 			// Two postings with one entry, or a slot out of range: the
 			// group in Go, as it comes.
 			var t float64
 			if goRefs == nil {
-				k, t = sc.addBySlotGo(ps[:8], lens, dst, touched, k)
+				k, t = sc.addBySlotGo(ps[:8], lens[:8], dst, touched, k)
 			} else {
-				k, t = sc.addByRefGo(ps[:8], lens, goRefs, dst, touched, k)
+				k, t = sc.addByRefGo(ps[:8], lens[:8], goRefs, dst, touched, k)
 			}
 			top = max(top, t)
-			ps = ps[8:]
+			ps, lens = ps[8:], lens[8:]
 		}
 	}
-	return ps, k, top
+	return ps, lens, k, top
 }
 
 // addBySlotGo is addBySlot in Go, one posting after the other.
 func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touched []int, k int) (int, float64) {
 	w, c0, c1 := sc.w, sc.c0, sc.c1
 	top := 0.0
-	for _, p := range ps {
-		dl := lens[p.doc]
+	lens = lens[:len(ps)]
+	for j, p := range ps {
+		dl := lens[j]
 		if dl < 0 {
 			continue
 		}
@@ -823,11 +840,10 @@ func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touc
 func (sc termScorer) addByRefGo(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
 	w, c0, c1 := sc.w, sc.c0, sc.c1
 	top := 0.0
-	// refs as long as lens (one bounds check for both), dst's checked by
-	// the ref's test.
-	refs = refs[:len(lens)]
-	for _, p := range ps {
-		dl, e := lens[p.doc], int(refs[p.doc])
+	// dst's bounds checked by the ref's test.
+	lens = lens[:len(ps)]
+	for j, p := range ps {
+		dl, e := lens[j], int(refs[p.doc])
 		if dl < 0 || uint(e) >= uint(len(dst)) {
 			continue
 		}

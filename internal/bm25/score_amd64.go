@@ -13,11 +13,12 @@ var useScoreAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX
 type scoreArgs struct {
 	ps   *posting
 	n    int64  // postings at ps, a positive multiple of 8
-	lens *int32 // by slot
+	lens *int32 // the postings' document lengths (term.lens), n of them
 	refs *int32 // by slot, or nil to score by slot
-	// maxDoc bounds the postings' slots: len(lens), and no more than
-	// len(dst) by slot. A group of eight with a slot at or beyond it
-	// stops the kernel (the Go loop then panics as it would have).
+	// maxDoc bounds the postings' slots: len(refs) by ref, len(dst) by
+	// slot (and no more than len(refs) by ident). A group of eight with
+	// a slot at or beyond it stops the kernel (the Go loop then panics
+	// as it would have, or by ident skips the slot).
 	maxDoc uint32
 	// maxRef bounds the refs: min(len(dst), 1<<31); refs at or beyond it
 	// are skipped (by ref only).
@@ -40,7 +41,7 @@ type scoreArgs struct {
 }
 
 // scoreAVX512 is termScorer.addBySlotGo (refs nil) or addByRefGo on
-// a.n postings, eight at a time: the lengths and refs gathered (VPGATHERDD),
+// a.n postings, eight at a time: the lengths loaded, the refs gathered (VPGATHERDD),
 // the scores with the Go loop's operations in its order (no fused
 // multiply-add), the entries of dst gathered and scattered back
 // (VGATHERDPD, VSCATTERDPD; with fresh not gathered but taken as 0),

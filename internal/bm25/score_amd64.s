@@ -16,9 +16,9 @@ GLOBL scoreNone<>(SB), RODATA|NOPTR, $32
 // func scoreAVX512(a *scoreArgs)
 //
 // Per eight postings (slot, tf): the slots and tfs split into dwords
-// (VPMOVQD), stop unless every slot is below maxDoc; the lengths (and
-// refs) gathered, the lanes that score (K4) those with a length >= 0 (and
-// a ref below maxRef); stop if two of them have the same entry e of dst
+// (VPMOVQD), stop unless every slot is below maxDoc; the lengths loaded
+// (the postings' own, in order) and the refs gathered, the lanes that
+// score (K4) those with a length >= 0 (and a ref below maxRef); stop if two of them have the same entry e of dst
 // (VPCONFLICTD, the others holding distinct negative values); dst[e]
 // gathered (taken as 0 when fresh), s = (w*tf) / ((tf+c0) + (c1*dl))
 // with separate products, sums and quotient as Go computes it, the
@@ -55,9 +55,7 @@ scoreLoop:
 	KMOVW     K1, DI
 	CMPL      DI, $0xff
 	JNE       scoreStop
-	KXNORW    K2, K2, K2
-	VPXORD    Y3, Y3, Y3
-	VPGATHERDD (R8)(Y1*4), K2, Y3 // lengths
+	VMOVDQU32 (R8)(BX*4), Y3   // lengths
 	VPCMPD    $5, Y30, Y3, K4  // length >= 0
 	TESTQ     R9, R9
 	JZ        scoreBySlot

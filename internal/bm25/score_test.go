@@ -49,14 +49,22 @@ func (c *scoreCase) run(fast bool) (dst []float64, touched []int, top float64, p
 			panicked, touched = fmt.Sprint(p), nil
 		}
 	}()
+	// The postings' lengths, as term.lens holds them (a slot past the
+	// documents gets one, so that its panic is the refs' or dst's).
+	lens := make([]int32, len(c.ps))
+	for j, p := range c.ps {
+		if int(p.doc) < len(c.lens) {
+			lens[j] = c.lens[p.doc]
+		}
+	}
 	var k int
 	switch {
 	case c.refs == nil:
-		k, top = c.sc.addBySlot(c.ps, c.lens, dst, touched, c.k)
+		k, top = c.sc.addBySlot(c.ps, lens, dst, touched, c.k)
 	case c.ident:
-		k, top = c.sc.addByIdent(c.ps, c.lens, c.refs, dst, touched, c.k)
+		k, top = c.sc.addByIdent(c.ps, lens, c.refs, dst, touched, c.k)
 	default:
-		k, top = c.sc.addByRef(c.ps, c.lens, c.refs, dst, touched, c.k)
+		k, top = c.sc.addByRef(c.ps, lens, c.refs, dst, touched, c.k)
 	}
 	return dst, touched[:k], top, ""
 }
@@ -306,6 +314,9 @@ func TestScoreRefsIdent(t *testing.T) {
 		t.Helper()
 		if ix.identRefs != ident {
 			t.Fatalf("%s: identRefs %v, want %v", stage, ix.identRefs, ident)
+		}
+		if err := termLensErr(ix); err != nil {
+			t.Fatalf("%s: %v", stage, err)
 		}
 		n, scored := int(slices.Max(ix.refs))+1, 0
 		for _, size := range []int{n, n - n/4} {
