@@ -193,9 +193,9 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 		Cues:        st.info.cues[:n],
 	}
 	if q.sc == sc {
-		f.Lex, _ = q.turnLexScores()
+		f.Lex = q.turnLexScores()
 	} else {
-		f.Lex, _ = sc.lexScores(st.turnLex, n, q.search)
+		f.Lex = sc.lexScoresFew(st.turnLex, n, q.search)
 	}
 	// The greatest BM25 score, worked out while the scores were written.
 	f.LexMax, f.LexMaxSet = sc.lexTop, true

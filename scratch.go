@@ -11,12 +11,16 @@ import (
 // scratch is per-question working memory sized to the space, reused through
 // spaceState.scratch and qscratch so that a question allocates nothing in
 // proportion to the space. lex is all zero up to its capacity but for the
-// touched entries, all below its length: a question's scratch keeps its
-// scores until its next use (putQueryScratch); every use clears them first
-// (lexScores), and clears them before lex is resized.
+// touched entries (or, when unlisted, any entry), all below its length: a
+// question's scratch keeps its scores until its next use
+// (putQueryScratch); every use clears them first (lexScores), and clears
+// them before lex is resized.
 type scratch struct {
 	lex     []float64
 	touched []int
+	// unlisted is set when lex may hold scores that touched does not list
+	// (lexScoresFew): clearLex clears it whole.
+	unlisted bool
 	// turnLex is set when lex holds the turn BM25 scores of the query.
 	turnLex bool
 	// lexTop is the greatest of the scores lex holds (0 when none), as
@@ -77,7 +81,7 @@ func (st *spaceState) putQueryScratch(sc *scratch) {
 }
 
 func (sc *scratch) clearLex() {
-	if len(sc.touched) > len(sc.lex)/16 {
+	if sc.unlisted || len(sc.touched) > len(sc.lex)/16 {
 		// Many entries (a common word): clearing every one takes
 		// fewer instructions than one at a time at random. Those past
 		// the length are zero already: a scratch that scored the
@@ -89,7 +93,7 @@ func (sc *scratch) clearLex() {
 			sc.lex[i] = 0
 		}
 	}
-	sc.touched = sc.touched[:0]
+	sc.touched, sc.unlisted = sc.touched[:0], false
 	sc.turnLex, sc.lexTop = false, 0
 }
 
@@ -115,6 +119,22 @@ func (sc *scratch) lexScores(ix *bm25.Index, n int, query string) ([]float64, []
 	return sc.lex, sc.touched
 }
 
+// lexScoresFew is lexScores for a caller that needs no list of the refs
+// that matched: they are listed (for clearLex) only while they are few
+// enough to clear one by one, so that a common word's 50,000 turns are
+// not written out to be cleared all at once anyway.
+func (sc *scratch) lexScoresFew(ix *bm25.Index, n int, query string) []float64 {
+	sc.clearLex()
+	if cap(sc.lex) < n {
+		sc.lex = make([]float64, n, n+n/4)
+	}
+	sc.lex = sc.lex[:n]
+	var listed bool
+	sc.touched, sc.lexTop, listed = ix.ScoreRefsFew(query, sc.lex, sc.touched[:0], n/16)
+	sc.unlisted = !listed
+	return sc.lex
+}
+
 // turnLexTop returns the greatest of the query's turn BM25 scores (0 when
 // no turn scores), worked out with them. Caller holds st.mu.
 func (q *query) turnLexTop() float64 {
@@ -124,11 +144,11 @@ func (q *query) turnLexTop() float64 {
 
 // turnLexScores returns the BM25 scores of every turn for the query's
 // search text, computing them once per query. Caller holds st.mu.
-func (q *query) turnLexScores() ([]float64, []int) {
+func (q *query) turnLexScores() []float64 {
 	sc := q.sc
 	if !sc.turnLex || len(sc.lex) != len(q.st.turns) {
-		sc.lexScores(q.st.turnLex, len(q.st.turns), q.search)
+		sc.lexScoresFew(q.st.turnLex, len(q.st.turns), q.search)
 		sc.turnLex = true
 	}
-	return sc.lex, sc.touched
+	return sc.lex
 }

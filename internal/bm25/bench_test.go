@@ -183,7 +183,7 @@ func BenchmarkAccumulate(b *testing.B) {
 					var touched []int
 					i := 0
 					for b.Loop() {
-						touched, _ = ix.accumulateLocked(qterms[i%len(qterms)], dst, touched[:0], byRef)
+						touched, _, _ = ix.accumulateLocked(qterms[i%len(qterms)], dst, touched[:0], byRef, -1)
 						for _, r := range touched {
 							dst[r] = 0
 						}

@@ -593,7 +593,21 @@ func (ix *Index) ScoreRefsTop(query string, dst []float64, touched []int) ([]int
 	qterms := queryTerms(ix.analyze(query))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.accumulateLocked(qterms, dst, touched, true)
+	touched, top, _ := ix.accumulateLocked(qterms, dst, touched, true, -1)
+	return touched, top
+}
+
+// ScoreRefsFew is ScoreRefsTop for a caller that needs the refs it sets
+// only while they are few (to clear them one by one, say): it lists them
+// in touched while they cannot be more than most, and listed reports
+// whether touched lists every ref it set; when not, touched lists some of
+// them (it stops listing before a query term whose documents could take
+// the list past most). The scores are those of ScoreRefs either way.
+func (ix *Index) ScoreRefsFew(query string, dst []float64, touched []int, most int) (out []int, top float64, listed bool) {
+	qterms := queryTerms(ix.analyze(query))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.accumulateLocked(qterms, dst, touched, true, max(most, 0))
 }
 
 type queryTerm struct {
@@ -637,7 +651,7 @@ func (ix *Index) search(qterms []queryTerm) *searchBuf {
 	if cap(buf.acc) < len(ix.docs) {
 		buf.acc = make([]float64, len(ix.docs)+len(ix.docs)/4)
 	}
-	buf.touched, _ = ix.accumulateLocked(qterms, buf.acc[:len(ix.docs)], buf.touched[:0], false)
+	buf.touched, _, _ = ix.accumulateLocked(qterms, buf.acc[:len(ix.docs)], buf.touched[:0], false, -1)
 	if len(buf.touched) == 0 {
 		ix.bufs.Put(buf)
 		return nil
@@ -649,13 +663,15 @@ func (ix *Index) search(qterms []queryTerm) *searchBuf {
 // qterms to dst, term by term in the order of qterms (so that sums are
 // always taken in the same order), appends to touched every entry of dst
 // it makes non-zero, and returns touched and the greatest value it wrote
-// (0 when none). A document's entry is its slot, or with byRef its ref
-// (documents without a ref, or with one beyond dst, are skipped). The
-// entries it writes must be zero on entry. The caller holds the read lock.
-func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []int, byRef bool) ([]int, float64) {
-	top := 0.0
+// (0 when none). With most >= 0 it stops listing entries before a term
+// whose postings could take touched past most entries, and listed is then
+// false. A document's entry is its slot, or with byRef its ref (documents
+// without a ref, or with one beyond dst, are skipped). The entries it
+// writes must be zero on entry. The caller holds the read lock.
+func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []int, byRef bool, most int) (out []int, top float64, listed bool) {
+	listed = true
 	if ix.live == 0 {
-		return touched, top
+		return touched, top, listed
 	}
 	n := float64(ix.live)
 	avgdl := float64(ix.totalLen) / n
@@ -689,8 +705,13 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 		// it (a branch here would be mispredicted about as often as
 		// not).
 		k := len(touched)
-		touched = slices.Grow(touched, len(tr.postings))[:k+len(tr.postings)]
-		sc := termScorer{w: w, c0: c0, c1: c1, fresh: fresh}
+		if listed && most >= 0 && k+len(tr.postings) > most {
+			listed = false
+		}
+		if listed {
+			touched = slices.Grow(touched, len(tr.postings))[:k+len(tr.postings)]
+		}
+		sc := termScorer{w: w, c0: c0, c1: c1, fresh: fresh, list: listed}
 		fresh = false
 		var t float64
 		switch {
@@ -702,9 +723,11 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 			k, t = sc.addBySlot(tr.postings, tr.lens, dst, touched, k)
 		}
 		top = max(top, t)
-		touched = touched[:k]
+		if listed {
+			touched = touched[:k]
+		}
 	}
-	return touched, top
+	return touched, top, listed
 }
 
 // termScorer scores one query term's postings: w is the term's idf times
@@ -718,11 +741,15 @@ type termScorer struct {
 	// no two postings score one entry (the first term scored by slot):
 	// the kernel then writes 0+s without reading dst.
 	fresh bool
+	// list is set when the entries made non-zero go to touched; else
+	// touched is not written (and may be nil) and k stays.
+	list bool
 }
 
 // addBySlot adds each posting's score to dst at its document's slot,
 // writes the slot to touched[k] and moves k past it when dst was 0 there
-// (a branch would be mispredicted about as often as not). It returns k
+// (a branch would be mispredicted about as often as not; only with
+// sc.list). It returns k
 // and the greatest value it wrote to dst (0 when none). lens holds the
 // postings' document lengths (term.lens); removed documents (-1) are
 // skipped. touched must have room for every posting from k. With AVX-512
@@ -766,7 +793,9 @@ func (sc termScorer) addByIdent(ps []posting, lens, refs []int32, dst []float64,
 // leaves; it returns the postings left (fewer than eight) with their
 // lengths, k and the greatest value written.
 func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []float64, touched []int, k int) ([]posting, []int32, int, float64) {
-	touched = touched[:k+len(ps)]
+	if sc.list {
+		touched = touched[:k+len(ps)]
+	}
 	lens = lens[:len(ps)]
 	a := scoreArgs{
 		dst: unsafe.SliceData(dst),
@@ -774,6 +803,9 @@ func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []f
 	}
 	if sc.fresh {
 		a.fresh = 1
+	}
+	if !sc.list {
+		a.nolist = 1
 	}
 	var maxDoc int
 	switch {
@@ -790,7 +822,9 @@ func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []f
 	top := 0.0
 	for len(ps) >= 8 {
 		a.ps, a.lens, a.n = &ps[0], &lens[0], int64(len(ps)&^7)
-		a.touched = &touched[k]
+		if sc.list {
+			a.touched = &touched[k]
+		}
 		scoreAVX512(&a)
 		k += int(a.k)
 		for _, t := range a.top {
@@ -815,7 +849,7 @@ func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []f
 
 // addBySlotGo is addBySlot in Go, one posting after the other.
 func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touched []int, k int) (int, float64) {
-	w, c0, c1 := sc.w, sc.c0, sc.c1
+	w, c0, c1, list := sc.w, sc.c0, sc.c1, sc.list
 	top := 0.0
 	lens = lens[:len(ps)]
 	for j, p := range ps {
@@ -826,9 +860,11 @@ func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touc
 		e := int(p.doc)
 		tf := float64(p.tf)
 		s := w * tf / (tf + c0 + c1*float64(dl))
-		touched[k] = e
 		v := dst[e]
-		k += b2i(v == 0)
+		if list {
+			touched[k] = e
+			k += b2i(v == 0)
+		}
 		v += s
 		dst[e] = v
 		top = max(top, v)
@@ -838,7 +874,7 @@ func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touc
 
 // addByRefGo is addByRef in Go, one posting after the other.
 func (sc termScorer) addByRefGo(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
-	w, c0, c1 := sc.w, sc.c0, sc.c1
+	w, c0, c1, list := sc.w, sc.c0, sc.c1, sc.list
 	top := 0.0
 	// dst's bounds checked by the ref's test.
 	lens = lens[:len(ps)]
@@ -849,9 +885,11 @@ func (sc termScorer) addByRefGo(ps []posting, lens, refs []int32, dst []float64,
 		}
 		tf := float64(p.tf)
 		s := w * tf / (tf + c0 + c1*float64(dl))
-		touched[k] = e
 		v := dst[e]
-		k += b2i(v == 0)
+		if list {
+			touched[k] = e
+			k += b2i(v == 0)
+		}
 		v += s
 		dst[e] = v
 		top = max(top, v)

@@ -30,6 +30,9 @@ type scoreArgs struct {
 	// (termScorer.fresh): the kernel adds the scores to 0, not to
 	// dst's entries, which it does not read.
 	fresh int64
+	// nolist is 1 when the kernel lists no entries (termScorer.list
+	// unset): touched is not written and k stays 0.
+	nolist int64
 	// top holds per lane the greatest of 0 and the values the kernel
 	// wrote to dst (out).
 	top [8]float64

@@ -35,6 +35,7 @@ TEXT ·scoreAVX512(SB), NOSPLIT, $0-8
 	MOVQ         scoreArgs_dst(AX), R10
 	MOVQ         scoreArgs_touched(AX), R11
 	MOVQ         scoreArgs_fresh(AX), R12
+	MOVQ         scoreArgs_nolist(AX), R13
 	VPBROADCASTD scoreArgs_maxDoc(AX), Y20
 	VPBROADCASTD scoreArgs_maxRef(AX), Y21
 	VBROADCASTSD scoreArgs_w(AX), Z22
@@ -95,12 +96,16 @@ scoreFresh:
 	VADDPD      Z12, Z11, Z11       // (tf + c0) + c1*dl
 	VDIVPD      Z11, Z10, Z10       // s
 	VCMPPD      $0, Z30, Z7, K4, K5 // scoring, dst[e] == 0
+	TESTQ       R13, R13
+	JNZ         scoreUnlisted
 	VPMOVZXDQ   Y4, Z13
 	VPCOMPRESSQ Z13, K5, Z13
 	VMOVDQU64   Z13, (R11)(DX*8)
 	KMOVW       K5, DI
 	POPCNTL     DI, DI
 	ADDQ        DI, DX
+
+scoreUnlisted:
 	VADDPD      Z10, Z7, Z7         // dst[e] + s
 	VMAXPD      Z7, Z26, K4, Z26    // the greatest value written
 	VSCATTERDPD Z7, K4, (R10)(Y4*8)

@@ -13,7 +13,7 @@ type scoreArgs struct {
 	dst            *float64
 	touched        *int
 	w, c0, c1      float64
-	fresh          int64
+	fresh, nolist  int64
 	top            [8]float64
 	k, done        int64
 }

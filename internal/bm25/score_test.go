@@ -22,12 +22,14 @@ func skipNoScoreAVX512(t testing.TB) {
 
 // scoreCase is one term's postings scored into dst, as accumulateLocked
 // scores them: by slot when refs is nil, by ident when ident (refs then
-// equal to the slots).
+// equal to the slots), listing the entries in touched unless unlisted
+// (run sets sc.list).
 type scoreCase struct {
 	sc         termScorer
 	ps         []posting
 	lens, refs []int32
 	ident      bool
+	unlisted   bool
 	dst        []float64 // on entry
 	k          int       // entries already in touched
 }
@@ -43,6 +45,12 @@ func (c *scoreCase) run(fast bool) (dst []float64, touched []int, top float64, p
 	touched = make([]int, c.k+len(c.ps))
 	for i := range c.k {
 		touched[i] = -100 - i
+	}
+	sc, k0 := c.sc, c.k
+	sc.list = !c.unlisted
+	if c.unlisted {
+		// Not written: nil, and k must stay.
+		touched, k0 = nil, 0
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -60,11 +68,14 @@ func (c *scoreCase) run(fast bool) (dst []float64, touched []int, top float64, p
 	var k int
 	switch {
 	case c.refs == nil:
-		k, top = c.sc.addBySlot(c.ps, lens, dst, touched, c.k)
+		k, top = sc.addBySlot(c.ps, lens, dst, touched, k0)
 	case c.ident:
-		k, top = c.sc.addByIdent(c.ps, lens, c.refs, dst, touched, c.k)
+		k, top = sc.addByIdent(c.ps, lens, c.refs, dst, touched, k0)
 	default:
-		k, top = c.sc.addByRef(c.ps, lens, c.refs, dst, touched, c.k)
+		k, top = sc.addByRef(c.ps, lens, c.refs, dst, touched, k0)
+	}
+	if c.unlisted && k != 0 {
+		panic(fmt.Sprintf("unlisted, yet k %d", k))
 	}
 	return dst, touched[:k], top, ""
 }
@@ -185,7 +196,8 @@ func TestScoreAVX512(t *testing.T) {
 			byRef, repeats, dup, sorted := trial%2 == 1, trial%3 == 2, trial%4 == 3, trial%5 < 2
 			docs := n + r.IntN(3*n+2)
 			c := randomScoreCase(r, n, docs, byRef, repeats, dup, sorted)
-			c.check(t, fmt.Sprintf("n=%d trial %d (by ref %v, repeats %v, dup %v, sorted %v)", n, trial, byRef, repeats, dup, sorted))
+			c.unlisted = trial%7 == 6
+			c.check(t, fmt.Sprintf("n=%d trial %d (by ref %v, repeats %v, dup %v, sorted %v, unlisted %v)", n, trial, byRef, repeats, dup, sorted, c.unlisted))
 		}
 	}
 }
@@ -226,6 +238,7 @@ func TestScoreAVX512Fresh(t *testing.T) {
 			docs := n + r.IntN(3*n+2)
 			c := randomScoreCase(r, n, docs, false, false, false, true)
 			c.sc.fresh = fresh
+			c.unlisted = trial%5 == 4
 			if ident {
 				c.ident = true
 				c.refs = make([]int32, docs)
@@ -243,7 +256,7 @@ func TestScoreAVX512Fresh(t *testing.T) {
 					}
 				}
 			}
-			c.check(t, fmt.Sprintf("n=%d trial %d (ident %v, fresh %v)", n, trial, ident, fresh))
+			c.check(t, fmt.Sprintf("n=%d trial %d (ident %v, fresh %v, unlisted %v)", n, trial, ident, fresh, c.unlisted))
 		}
 	}
 }
@@ -374,6 +387,55 @@ func TestScoreRefsIdent(t *testing.T) {
 	check("ref not the slot", false)
 }
 
+// TestScoreRefsFew checks ScoreRefsFew against ScoreRefsTop, with the
+// kernel and in Go: the same scores and greatest score, bit for bit; with
+// listed, every ref set (no more than most), else a prefix of them; and
+// listed whenever most leaves room for every posting. By ident (refs the
+// slots) and by ref (refs shuffled).
+func TestScoreRefsFew(t *testing.T) {
+	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
+	docs, queries := synthCorpus(3000)
+	r := rand.New(rand.NewPCG(79, 80))
+	perm := r.Perm(len(docs))
+	for _, ident := range []bool{true, false} {
+		ix := New(Options{})
+		batch := make([]Doc, len(docs))
+		for i, d := range docs {
+			batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+			if !ident {
+				batch[i].Ref = perm[i]
+			}
+		}
+		ix.AddBatch(batch)
+		unlisted := 0
+		for _, fast := range []bool{false, true} {
+			useScoreAVX512 = fast && have512
+			for _, q := range queries {
+				want := make([]float64, len(docs))
+				wantTouched, wantTop := ix.ScoreRefsTop(q, want, nil)
+				for _, most := range []int{0, 5, 40, 200, len(docs), 1 << 30} {
+					dst := make([]float64, len(docs))
+					out, top, listed := ix.ScoreRefsFew(q, dst, nil, most)
+					if !slices.EqualFunc(dst, want, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) || math.Float64bits(top) != math.Float64bits(wantTop) {
+						t.Fatalf("ident %v, fast %v, %q, most %d: scores differ from ScoreRefsTop's", ident, fast, q, most)
+					}
+					switch {
+					case listed && (!slices.Equal(out, wantTouched) || len(out) > most):
+						t.Fatalf("ident %v, fast %v, %q, most %d: listed %v, want %v", ident, fast, q, most, out, wantTouched)
+					case !listed && (most >= 1<<30 || !slices.Equal(out, wantTouched[:len(out)])):
+						t.Fatalf("ident %v, fast %v, %q, most %d: not listed, with %v of %v", ident, fast, q, most, out, wantTouched)
+					case !listed:
+						unlisted++
+					}
+				}
+			}
+		}
+		if unlisted == 0 {
+			t.Fatalf("ident %v: every list complete", ident)
+		}
+	}
+}
+
 // FuzzScoreAVX512 checks the kernel against the Go loops on cases built
 // from the fuzzer's bytes: a header of the factors and shape, then per
 // posting its slot step (or slot), tf, and its document's length and ref
@@ -404,6 +466,7 @@ func FuzzScoreAVX512(f *testing.F) {
 		}
 		mode := b[8]
 		byRef, repeats := mode&1 != 0, mode&2 != 0
+		c.unlisted = mode&0x40 != 0
 		ndst := 1 + int(b[9])
 		b = b[16:]
 		n := len(b) / 4
