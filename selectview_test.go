@@ -539,3 +539,37 @@ func TestQueryScratchLeftToClear(t *testing.T) {
 		(&spaceState{}).putQueryScratch(sc)
 	}
 }
+
+// TestSearchEventsTop checks the event search that takes the BM25
+// index's greatest score and no list of the events scored
+// (lexScoresFew, rank.Searcher.SearchTop) against Search with the list,
+// on quantized event vectors (where SearchTop reads the greatest score)
+// and without.
+func TestSearchEventsTop(t *testing.T) {
+	ctx := t.Context()
+	m, st := openDefaultState(t, "events-top", topicTurns(160))
+	if err := st.ensureEventVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, quantize := range []bool{false, true} {
+		if quantize {
+			st.eventVec.QuantizeFrom(1)
+		}
+		if !st.eventVecsReady() || st.eventVec.Quantized() != quantize || len(st.events) < 5 {
+			t.Fatalf("%d events, vectors ready %v, quantized %v", len(st.events), st.eventVecsReady(), st.eventVec.Quantized())
+		}
+		for _, question := range []string{"What did Ann say about the roses?", "When did Bo play the guitar riff on the amplifier?", "sourdough crust", "zeppelin"} {
+			qv, err := m.embedQuestion(ctx, question)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := st.searchEvents(question, qv, 5, nil)
+			sc := &scratch{}
+			lex, touched := sc.lexScores(st.eventLex, len(st.events), question)
+			want := sc.search.Search(&st.eventVec, lex, touched, qv, 5, nil)
+			if !slices.Equal(got, want) || (question != "zeppelin" && len(got) == 0) {
+				t.Fatalf("quantized %v, %q: %v, want %v", quantize, question, got, want)
+			}
+		}
+	}
+}
