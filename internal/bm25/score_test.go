@@ -439,7 +439,8 @@ func TestScoreRefsFew(t *testing.T) {
 // FuzzScoreAVX512 checks the kernel against the Go loops on cases built
 // from the fuzzer's bytes: a header of the factors and shape, then per
 // posting its slot step (or slot), tf, and its document's length and ref
-// (or ref step).
+// (or ref step); the shape's bits choose by ref, repeated slots, sorted
+// refs, unlisted (no touched list) and, by slot without repeats, fresh.
 func FuzzScoreAVX512(f *testing.F) {
 	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f\x30\x31\x32\x33\x34\x35\x36\x37\x38\x39\x3a\x3b\x3c\x3d\x3e\x3f\x40\x41\x42\x43\x44\x45\x46\x47\x48\x49\x4a"))
 	r := rand.New(rand.NewPCG(75, 76))
@@ -508,6 +509,14 @@ func FuzzScoreAVX512(f *testing.F) {
 		for i := range c.dst {
 			if i%5 == int(mode>>2)%5 {
 				c.dst[i] = float64(i) / 3
+			}
+		}
+		if mode&0x20 != 0 && !byRef && !repeats {
+			// The first term scored by slot (fresh): dst 0 at its
+			// postings' entries.
+			c.sc.fresh = true
+			for _, p := range c.ps {
+				c.dst[p.doc] = 0
 			}
 		}
 		c.check(t, "fuzz")
