@@ -112,7 +112,7 @@ func (q *query) timeline(n int) []string {
 	}
 	// Prefer the turns that also match the question's words.
 	if len(idx) > n {
-		scores, _ := q.turnLexScores()
+		scores := q.turnLexScores()
 		slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(scores[b], scores[a]) })
 		idx = idx[:n]
 		slices.Sort(idx)
@@ -254,7 +254,7 @@ func (st *spaceState) turnsAt(idx []int) []store.Turn {
 // the question: BM25 plus, with vectors, the cosine. Computed once per query.
 func (q *query) memberScores() func(i int) float64 {
 	if q.score == nil {
-		lex, _ := q.turnLexScores()
+		lex := q.turnLexScores()
 		top := q.turnLexTop()
 		if q.qv != nil {
 			if err := q.st.ensureTurnVectors(q.ctx); err != nil && q.err == nil {

@@ -193,18 +193,12 @@ func (q *query) featuresIn(sc *scratch, dm offline.DenseMix, dense bool) *offlin
 		Cues:        st.info.cues[:n],
 	}
 	if q.sc == sc {
-		f.Lex, _ = q.turnLexScores()
-		if !dense && q.earlyTop {
-			// The fast scan asks for the features without the dense
-			// one on one core while the other works out the dense
-			// bounds, far longer: the greatest BM25 score, which
-			// the members' scores need after the search, is worked
-			// out here for nothing.
-			q.turnLexTop()
-		}
+		f.Lex = q.turnLexScores()
 	} else {
-		f.Lex, _ = sc.lexScores(st.turnLex, n, q.search)
+		f.Lex = sc.lexScoresFew(st.turnLex, n, q.search)
 	}
+	// The greatest BM25 score, worked out while the scores were written.
+	f.LexMax, f.LexMaxSet = sc.lexTop, true
 	if q.sumMean(dm) {
 		f.Mean, f.MeanSet = dm.MeanDot(q.qv), true
 	}

@@ -11,18 +11,21 @@ import (
 // scratch is per-question working memory sized to the space, reused through
 // spaceState.scratch and qscratch so that a question allocates nothing in
 // proportion to the space. lex is all zero up to its capacity but for the
-// touched entries, all below its length: a question's scratch keeps its
-// scores until its next use (putQueryScratch); every use clears them first
-// (lexScores), and clears them before lex is resized.
+// touched entries (or, when unlisted, any entry), all below its length: a
+// question's scratch keeps its scores until its next use
+// (putQueryScratch); every use clears them first (lexScores), and clears
+// them before lex is resized.
 type scratch struct {
 	lex     []float64
 	touched []int
+	// unlisted is set when lex may hold scores that touched does not list
+	// (lexScoresFew): clearLex clears it whole.
+	unlisted bool
 	// turnLex is set when lex holds the turn BM25 scores of the query.
 	turnLex bool
-	// lexTop is the greatest of the scores lex holds (0 when none), once
-	// worked out (lexTopSet; see query.turnLexTop).
-	lexTop    float64
-	lexTopSet bool
+	// lexTop is the greatest of the scores lex holds (0 when none), as
+	// the BM25 index worked it out while it scored them (lexScores).
+	lexTop float64
 	// search runs the hybrid searches (turn and event search).
 	search rank.Searcher
 	// The offline features filled per question (featuresIn): the dense
@@ -71,14 +74,14 @@ func (st *spaceState) getQueryScratch() *scratch { return fromPool(st.qscratch) 
 // questions take these scratches: the event search takes clean ones from
 // the other pool, so it never pays for a turn scratch's clear.
 func (st *spaceState) putQueryScratch(sc *scratch) {
-	sc.turnLex, sc.lexTopSet = false, false
+	sc.turnLex, sc.lexTop = false, 0
 	if st.qscratch != nil {
 		st.qscratch.Put(sc)
 	}
 }
 
 func (sc *scratch) clearLex() {
-	if len(sc.touched) > len(sc.lex)/16 {
+	if sc.unlisted || len(sc.touched) > len(sc.lex)/16 {
 		// Many entries (a common word): clearing every one takes
 		// fewer instructions than one at a time at random. Those past
 		// the length are zero already: a scratch that scored the
@@ -90,8 +93,8 @@ func (sc *scratch) clearLex() {
 			sc.lex[i] = 0
 		}
 	}
-	sc.touched = sc.touched[:0]
-	sc.turnLex, sc.lexTopSet = false, false
+	sc.touched, sc.unlisted = sc.touched[:0], false
+	sc.turnLex, sc.lexTop = false, 0
 }
 
 // grow returns s with length n, reallocating when its capacity is short;
@@ -104,47 +107,48 @@ func grow[T any](s []T, n int) []T {
 }
 
 // lexScores scores the n documents of ix (refs 0..n-1) for query into
-// sc.lex and returns the scores and the refs that matched. The previous
-// scores in sc are cleared first.
+// sc.lex and returns the scores and the refs that matched; sc.lexTop is
+// then the greatest score. The previous scores in sc are cleared first.
 func (sc *scratch) lexScores(ix *bm25.Index, n int, query string) ([]float64, []int) {
 	sc.clearLex()
 	if cap(sc.lex) < n {
 		sc.lex = make([]float64, n, n+n/4)
 	}
 	sc.lex = sc.lex[:n]
-	sc.touched = ix.ScoreRefs(query, sc.lex, sc.touched[:0])
+	sc.touched, sc.lexTop = ix.ScoreRefsTop(query, sc.lex, sc.touched[:0])
 	return sc.lex, sc.touched
 }
 
-// turnLexTop returns the greatest of the query's turn BM25 scores (0 when
-// no turn scores), working it out once per query. Caller holds st.mu.
-func (q *query) turnLexTop() float64 {
-	lex, touched := q.turnLexScores()
-	sc := q.sc
-	if !sc.lexTopSet {
-		top := 0.0
-		if len(touched) > len(lex)/16 {
-			// Many touched (a common word): one scan in order. The
-			// others are 0 and BM25 scores are finite and not
-			// negative, so the greatest is the same.
-			top = offline.MaxAbove(lex)
-		} else {
-			for _, i := range touched {
-				top = max(top, lex[i])
-			}
-		}
-		sc.lexTop, sc.lexTopSet = top, true
+// lexScoresFew is lexScores for a caller that needs no list of the refs
+// that matched: they are listed (for clearLex) only while they are few
+// enough to clear one by one, so that a common word's 50,000 turns are
+// not written out to be cleared all at once anyway.
+func (sc *scratch) lexScoresFew(ix *bm25.Index, n int, query string) []float64 {
+	sc.clearLex()
+	if cap(sc.lex) < n {
+		sc.lex = make([]float64, n, n+n/4)
 	}
-	return sc.lexTop
+	sc.lex = sc.lex[:n]
+	var listed bool
+	sc.touched, sc.lexTop, listed = ix.ScoreRefsFew(query, sc.lex, sc.touched[:0], n/16)
+	sc.unlisted = !listed
+	return sc.lex
+}
+
+// turnLexTop returns the greatest of the query's turn BM25 scores (0 when
+// no turn scores), worked out with them. Caller holds st.mu.
+func (q *query) turnLexTop() float64 {
+	q.turnLexScores()
+	return q.sc.lexTop
 }
 
 // turnLexScores returns the BM25 scores of every turn for the query's
 // search text, computing them once per query. Caller holds st.mu.
-func (q *query) turnLexScores() ([]float64, []int) {
+func (q *query) turnLexScores() []float64 {
 	sc := q.sc
 	if !sc.turnLex || len(sc.lex) != len(q.st.turns) {
-		sc.lexScores(q.st.turnLex, len(q.st.turns), q.search)
+		sc.lexScoresFew(q.st.turnLex, len(q.st.turns), q.search)
 		sc.turnLex = true
 	}
-	return sc.lex, sc.touched
+	return sc.lex
 }

@@ -34,6 +34,13 @@ func (st *spaceState) searchEvents(query string, qv []float32, k int, keep func(
 	}
 	sc := st.getScratch()
 	defer st.putScratch(sc)
+	if keep == nil && qv != nil && st.eventVecsReady() {
+		// The greatest BM25 score is the index's: the events scored
+		// (nearly all of them for a common word) need no list, nor the
+		// scores a pass to find it.
+		lex := sc.lexScoresFew(st.eventLex, n, query)
+		return sc.search.SearchTop(&st.eventVec, lex, sc.lexTop, qv, k)
+	}
 	lex, touched := sc.lexScores(st.eventLex, n, query)
 	if qv == nil || !st.eventVecsReady() {
 		return rank.Hybrid(n, lex, touched, nil, k, keep)

@@ -284,14 +284,17 @@ func TestMemberScoresLexScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		q.setFilters()
-		lex, touched := q.turnLexScores()
-		if many := len(touched) > len(lex)/16; many != c.many {
-			t.Fatalf("%q: %d of %d turns touched, want many %v", c.question, len(touched), len(lex), c.many)
+		lex := q.turnLexScores()
+		matched := 0
+		for _, x := range lex {
+			if x != 0 {
+				matched++
+			}
 		}
-		top := 0.0
-		for _, i := range touched {
-			top = max(top, lex[i])
+		if many := matched > len(lex)/16; many != c.many || q.sc.unlisted != many {
+			t.Fatalf("%q: %d of %d turns matched (unlisted %v), want many %v", c.question, matched, len(lex), q.sc.unlisted, c.many)
 		}
+		top := slices.Max(lex)
 		if !(top > 0) {
 			t.Fatalf("%q: no BM25 score", c.question)
 		}
@@ -454,7 +457,7 @@ func TestTurnLexTop(t *testing.T) {
 	ctx := t.Context()
 	m, st := openDefaultState(t, "lex-top", topicTurns(160))
 	greatest := func(q *query) float64 {
-		lex, _ := q.turnLexScores()
+		lex := q.turnLexScores()
 		return slices.Max(lex)
 	}
 	q := m.newQuery(ctx, st, "What did Ann say about the roses?", RetrieveOptions{KTurn: 10, KEvent: 10}, &recorder{})
@@ -464,9 +467,9 @@ func TestTurnLexTop(t *testing.T) {
 	}
 	q.setFilters()
 	q.earlyTop = true
-	q.featuresIn(q.sc, q.denseOf(1), false)
-	if !q.sc.lexTopSet || q.sc.lexTop != greatest(q) || !(q.sc.lexTop > 0) {
-		t.Fatalf("after the features: top %v (set %v), want %v", q.sc.lexTop, q.sc.lexTopSet, greatest(q))
+	f := q.featuresIn(q.sc, q.denseOf(1), false)
+	if q.sc.lexTop != greatest(q) || !(q.sc.lexTop > 0) || !f.LexMaxSet || f.LexMax != q.sc.lexTop {
+		t.Fatalf("after the features: top %v (features %v, set %v), want %v", q.sc.lexTop, f.LexMax, f.LexMaxSet, greatest(q))
 	}
 	// The scratch cleared (as putScratch does) and another search.
 	q.sc.clearLex()
@@ -523,16 +526,50 @@ func TestQueryScratchLeftToClear(t *testing.T) {
 		if err := m.analyze(ctx, q); err != nil {
 			t.Fatal(err)
 		}
-		lex, touched := q.turnLexScores()
+		lex := q.turnLexScores()
 		top := q.turnLexTop()
 		want := make([]float64, len(st.turns))
 		st.turnLex.ScoreRefs(q.search, want, nil)
-		if !slices.Equal(lex, want) || top != slices.Max(want) || len(touched) == 0 {
+		if !slices.Equal(lex, want) || top != slices.Max(want) || !(top > 0) {
 			t.Fatalf("%q: scores %v (top %v), want %v", question, lex, top, want)
 		}
 		if full := sc.lex[:cap(sc.lex)]; slices.ContainsFunc(full[len(lex):], func(x float64) bool { return x != 0 }) {
 			t.Fatalf("%q: scores past the turns", question)
 		}
 		(&spaceState{}).putQueryScratch(sc)
+	}
+}
+
+// TestSearchEventsTop checks the event search that takes the BM25
+// index's greatest score and no list of the events scored
+// (lexScoresFew, rank.Searcher.SearchTop) against Search with the list,
+// on quantized event vectors (where SearchTop reads the greatest score)
+// and without.
+func TestSearchEventsTop(t *testing.T) {
+	ctx := t.Context()
+	m, st := openDefaultState(t, "events-top", topicTurns(160))
+	if err := st.ensureEventVectors(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, quantize := range []bool{false, true} {
+		if quantize {
+			st.eventVec.QuantizeFrom(1)
+		}
+		if !st.eventVecsReady() || st.eventVec.Quantized() != quantize || len(st.events) < 5 {
+			t.Fatalf("%d events, vectors ready %v, quantized %v", len(st.events), st.eventVecsReady(), st.eventVec.Quantized())
+		}
+		for _, question := range []string{"What did Ann say about the roses?", "When did Bo play the guitar riff on the amplifier?", "sourdough crust", "zeppelin"} {
+			qv, err := m.embedQuestion(ctx, question)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := st.searchEvents(question, qv, 5, nil)
+			sc := &scratch{}
+			lex, touched := sc.lexScores(st.eventLex, len(st.events), question)
+			want := sc.search.Search(&st.eventVec, lex, touched, qv, 5, nil)
+			if !slices.Equal(got, want) || (question != "zeppelin" && len(got) == 0) {
+				t.Fatalf("quantized %v, %q: %v, want %v", quantize, question, got, want)
+			}
+		}
 	}
 }

@@ -183,7 +183,7 @@ func BenchmarkAccumulate(b *testing.B) {
 					var touched []int
 					i := 0
 					for b.Loop() {
-						touched = ix.accumulateLocked(qterms[i%len(qterms)], dst, touched[:0], byRef)
+						touched, _, _ = ix.accumulateLocked(qterms[i%len(qterms)], dst, touched[:0], byRef, -1)
 						for _, r := range touched {
 							dst[r] = 0
 						}
@@ -218,6 +218,10 @@ func BenchmarkScoreKernel(b *testing.B) {
 			}
 			dst := make([]float64, docs)
 			touched := make([]int, len(ps))
+			plens := make([]int32, len(ps)) // as term.lens holds them
+			for j, p := range ps {
+				plens[j] = lens[p.doc]
+			}
 			for _, fast := range []bool{false, true} {
 				if fast && !have {
 					continue
@@ -230,7 +234,7 @@ func BenchmarkScoreKernel(b *testing.B) {
 					useScoreAVX512 = fast
 					sc := termScorer{w: 1.3, c0: 0.3, c1: 0.02}
 					for b.Loop() {
-						k := sc.addByRef(ps, lens, refs, dst, touched, 0)
+						k, _ := sc.addByRef(ps, plens, refs, dst, touched, 0)
 						for _, e := range touched[:k] {
 							dst[e] = 0
 						}

@@ -68,17 +68,21 @@ type Index struct {
 	k1, b   float64
 	analyze func(string) []string
 
-	mu       sync.RWMutex
-	ids      map[string]int32 // id -> slot in docs
-	docs     []doc            // by slot; removed documents stay until compaction
-	lens     []int32          // by slot: number of terms, or -1 once removed
-	refs     []int32          // by slot: the caller's ref, or -1 (apart from docs, so that scoring by ref reads 4 bytes a posting)
-	live     int              // documents not removed
-	totalLen int64            // sum of lengths of live documents
-	termIDs  map[string]int32
-	terms    []term
-	dead     int // postings that belong to removed documents
-	postings int // all postings, live and dead
+	mu   sync.RWMutex
+	ids  map[string]int32 // id -> slot in docs
+	docs []doc            // by slot; removed documents stay until compaction
+	lens []int32          // by slot: number of terms, or -1 once removed
+	refs []int32          // by slot: the caller's ref, or -1 (apart from docs, so that scoring by ref reads 4 bytes a posting)
+	// identRefs is set while every document's ref is its slot (as a
+	// space's turns are after a load; removed documents aside): scoring
+	// by ref is then scoring by slot, and needs no refs.
+	identRefs bool
+	live      int   // documents not removed
+	totalLen  int64 // sum of lengths of live documents
+	termIDs   map[string]int32
+	terms     []term
+	dead      int // postings that belong to removed documents
+	postings  int // all postings, live and dead
 	// idBytes and termBytes are the bytes of the ids and term strings
 	// the index holds (for Bytes).
 	idBytes, termBytes int64
@@ -101,7 +105,11 @@ type posting struct {
 
 type term struct {
 	postings []posting // ascending doc slot
-	df       int32     // live documents containing the term
+	// lens holds each posting's document length (lens[slot]), -1 once
+	// the document is removed: read in order as the postings are, where
+	// a look-up by slot would gather from all over the index.
+	lens []int32
+	df   int32 // live documents containing the term
 }
 
 // searchBuf is per-search scratch space: an accumulator indexed by document
@@ -120,6 +128,8 @@ func New(opts Options) *Index {
 		ids:     make(map[string]int32),
 		termIDs: make(map[string]int32),
 		bufs:    new(sync.Pool),
+
+		identRefs: true,
 	}
 	if ix.k1 == 0 {
 		ix.k1 = DefaultK1
@@ -244,21 +254,23 @@ func (ix *Index) addFreshLocked(docs []Doc, as []analyzed) bool {
 		ix.idBytes += int64(len(d.ID))
 		ix.totalLen += int64(a.n)
 	}
-	slab := make([]posting, total)
+	slab, lslab := make([]posting, total), make([]int32, total)
 	ix.terms = make([]term, len(count))
 	for tid, c := range count {
-		ix.terms[tid] = term{postings: slab[:0:c], df: c}
-		slab = slab[c:]
+		ix.terms[tid] = term{postings: slab[:0:c], lens: lslab[:0:c], df: c}
+		slab, lslab = slab[c:], lslab[c:]
 	}
 	for i := range ix.docs {
 		for j, tid := range ix.docs[i].terms {
 			tr := &ix.terms[tid]
 			tr.postings = append(tr.postings, posting{doc: int32(i), tf: as[i].tf[j]})
+			tr.lens = append(tr.lens, ix.lens[i])
 		}
 	}
 	ix.ids = ids
 	ix.live = len(docs)
 	ix.postings = total
+	ix.identRefs = identity(ix.refs, ix.lens)
 	return true
 }
 
@@ -320,6 +332,7 @@ func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 		}
 		tr := &ix.terms[tid]
 		tr.postings = append(tr.postings, posting{doc: slot, tf: a.tf[j]})
+		tr.lens = append(tr.lens, int32(a.n))
 		tr.df++
 		d.terms = append(d.terms, tid)
 	}
@@ -327,6 +340,7 @@ func (ix *Index) insertLocked(id string, ref int, a analyzed) {
 	ix.docs = append(ix.docs, d)
 	ix.lens = append(ix.lens, int32(a.n))
 	ix.refs = append(ix.refs, r)
+	ix.identRefs = ix.identRefs && r == slot
 	ix.ids[id] = slot
 	ix.idBytes += int64(len(id))
 	ix.live++
@@ -351,7 +365,11 @@ func (ix *Index) Remove(id string) bool {
 func (ix *Index) removeLocked(slot int32) {
 	d := &ix.docs[slot]
 	for _, tid := range d.terms {
-		ix.terms[tid].df--
+		tr := &ix.terms[tid]
+		tr.df--
+		if j, ok := slices.BinarySearchFunc(tr.postings, slot, func(p posting, slot int32) int { return cmp.Compare(p.doc, slot) }); ok {
+			tr.lens[j] = -1
+		}
 	}
 	ix.dead += len(d.terms)
 	ix.live--
@@ -393,14 +411,15 @@ func (ix *Index) maybeCompactLocked() {
 			termRemap[tid] = -1
 			continue
 		}
-		ps := make([]posting, 0, old.df)
-		for _, p := range old.postings {
+		ps, ls := make([]posting, 0, old.df), make([]int32, 0, old.df)
+		for j, p := range old.postings {
 			if s := remap[p.doc]; s >= 0 {
 				ps = append(ps, posting{doc: s, tf: p.tf})
+				ls = append(ls, old.lens[j])
 			}
 		}
 		termRemap[tid] = int32(len(terms))
-		terms = append(terms, term{postings: ps, df: old.df})
+		terms = append(terms, term{postings: ps, lens: ls, df: old.df})
 	}
 	termIDs := make(map[string]int32, len(terms))
 	ix.termBytes = 0
@@ -420,6 +439,7 @@ func (ix *Index) maybeCompactLocked() {
 	ix.postings -= ix.dead
 	ix.dead = 0
 	ix.compacts++
+	ix.identRefs = identity(ix.refs, ix.lens)
 }
 
 func (ix *Index) resetLocked() {
@@ -431,6 +451,18 @@ func (ix *Index) resetLocked() {
 	ix.ids = make(map[string]int32)
 	ix.postings, ix.dead, ix.totalLen, ix.live = 0, 0, 0, 0
 	ix.idBytes, ix.termBytes = 0, 0
+	ix.identRefs = true
+}
+
+// identity reports whether refs[i] == i for every document i not removed
+// (lens[i] >= 0; the removed ones score nothing).
+func identity(refs, lens []int32) bool {
+	for i, r := range refs {
+		if int(r) != i && lens[i] >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // MapRefs gives every document that has a ref the ref f(ref) (a negative
@@ -449,6 +481,7 @@ func (ix *Index) MapRefs(f func(ref int) int) {
 		}
 		ix.refs[i] = int32(r)
 	}
+	ix.identRefs = identity(ix.refs, ix.lens)
 }
 
 // Bytes estimates the memory the index holds, in O(1): its documents and
@@ -463,7 +496,7 @@ func (ix *Index) Bytes() int64 {
 		termBytes  = 32 // the header of postings, df
 		entryBytes = 40 // a map entry of a string and an int32, with the map's slack
 	)
-	return int64(cap(ix.docs))*docBytes + int64(cap(ix.lens)+cap(ix.refs))*4 + int64(ix.postings)*(8+4) + // postings and doc.terms
+	return int64(cap(ix.docs))*docBytes + int64(cap(ix.lens)+cap(ix.refs))*4 + int64(ix.postings)*(8+4+4) + // postings, their lengths and doc.terms
 		int64(cap(ix.terms))*termBytes + int64(len(ix.ids)+len(ix.termIDs))*entryBytes + ix.idBytes + ix.termBytes
 }
 
@@ -548,10 +581,33 @@ func (ix *Index) Scores(query string) map[string]float64 {
 // left alone. Refs must be unique among the documents. Scores equal those
 // of Scores exactly.
 func (ix *Index) ScoreRefs(query string, dst []float64, touched []int) []int {
+	touched, _ = ix.ScoreRefsTop(query, dst, touched)
+	return touched
+}
+
+// ScoreRefsTop is ScoreRefs, and also returns the greatest score it set
+// (0 when it set none): since every score is positive, the greatest of
+// the values it writes along the way, worked out as they are written
+// rather than in a pass over dst.
+func (ix *Index) ScoreRefsTop(query string, dst []float64, touched []int) ([]int, float64) {
 	qterms := queryTerms(ix.analyze(query))
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	return ix.accumulateLocked(qterms, dst, touched, true)
+	touched, top, _ := ix.accumulateLocked(qterms, dst, touched, true, -1)
+	return touched, top
+}
+
+// ScoreRefsFew is ScoreRefsTop for a caller that needs the refs it sets
+// only while they are few (to clear them one by one, say): it lists them
+// in touched while they cannot be more than most, and listed reports
+// whether touched lists every ref it set; when not, touched lists some of
+// them (it stops listing before a query term whose documents could take
+// the list past most). The scores are those of ScoreRefs either way.
+func (ix *Index) ScoreRefsFew(query string, dst []float64, touched []int, most int) (out []int, top float64, listed bool) {
+	qterms := queryTerms(ix.analyze(query))
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.accumulateLocked(qterms, dst, touched, true, max(most, 0))
 }
 
 type queryTerm struct {
@@ -595,7 +651,7 @@ func (ix *Index) search(qterms []queryTerm) *searchBuf {
 	if cap(buf.acc) < len(ix.docs) {
 		buf.acc = make([]float64, len(ix.docs)+len(ix.docs)/4)
 	}
-	buf.touched = ix.accumulateLocked(qterms, buf.acc[:len(ix.docs)], buf.touched[:0], false)
+	buf.touched, _, _ = ix.accumulateLocked(qterms, buf.acc[:len(ix.docs)], buf.touched[:0], false, -1)
 	if len(buf.touched) == 0 {
 		ix.bufs.Put(buf)
 		return nil
@@ -605,18 +661,28 @@ func (ix *Index) search(qterms []queryTerm) *searchBuf {
 
 // accumulateLocked adds the BM25 score of every document that matches
 // qterms to dst, term by term in the order of qterms (so that sums are
-// always taken in the same order), and appends to touched every entry of
-// dst it makes non-zero. A document's entry is its slot, or with byRef its
-// ref (documents without a ref, or with one beyond dst, are skipped). The
-// entries it writes must be zero on entry. The caller holds the read lock.
-func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []int, byRef bool) []int {
+// always taken in the same order), appends to touched every entry of dst
+// it makes non-zero, and returns touched and the greatest value it wrote
+// (0 when none). With most >= 0 it stops listing entries before a term
+// whose postings could take touched past most entries, and listed is then
+// false. A document's entry is its slot, or with byRef its ref (documents
+// without a ref, or with one beyond dst, are skipped). The entries it
+// writes must be zero on entry. The caller holds the read lock.
+func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []int, byRef bool, most int) (out []int, top float64, listed bool) {
+	listed = true
 	if ix.live == 0 {
-		return touched
+		return touched, top, listed
 	}
 	n := float64(ix.live)
 	avgdl := float64(ix.totalLen) / n
 	k1, b := ix.k1, ix.b
-	lens, refs := ix.lens, ix.refs
+	refs := ix.refs
+	// Refs equal to the slots: scored by slot, but skipped beyond dst.
+	ident := byRef && ix.identRefs
+	// The first term scored finds dst zero at every entry it scores, and
+	// scores each at most once when the entries are slots: the kernel
+	// need not read them.
+	fresh := !byRef || ident
 	// Per-document length factor k1*(1-b+b*|d|/avgdl) = c0 + c1*|d|.
 	c0, c1 := k1*(1-b), 0.0
 	if avgdl > 0 {
@@ -639,16 +705,29 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 		// it (a branch here would be mispredicted about as often as
 		// not).
 		k := len(touched)
-		touched = slices.Grow(touched, len(tr.postings))[:k+len(tr.postings)]
-		sc := termScorer{w: w, c0: c0, c1: c1}
-		if byRef {
-			k = sc.addByRef(tr.postings, lens, refs, dst, touched, k)
-		} else {
-			k = sc.addBySlot(tr.postings, lens, dst, touched, k)
+		if listed && most >= 0 && k+len(tr.postings) > most {
+			listed = false
 		}
-		touched = touched[:k]
+		if listed {
+			touched = slices.Grow(touched, len(tr.postings))[:k+len(tr.postings)]
+		}
+		sc := termScorer{w: w, c0: c0, c1: c1, fresh: fresh, list: listed}
+		fresh = false
+		var t float64
+		switch {
+		case ident:
+			k, t = sc.addByIdent(tr.postings, tr.lens, refs, dst, touched, k)
+		case byRef:
+			k, t = sc.addByRef(tr.postings, tr.lens, refs, dst, touched, k)
+		default:
+			k, t = sc.addBySlot(tr.postings, tr.lens, dst, touched, k)
+		}
+		top = max(top, t)
+		if listed {
+			touched = touched[:k]
+		}
 	}
-	return touched
+	return touched, top, listed
 }
 
 // termScorer scores one query term's postings: w is the term's idf times
@@ -658,105 +737,164 @@ func (ix *Index) accumulateLocked(qterms []queryTerm, dst []float64, touched []i
 // index and the length slice's pointer, a store and loads a posting).
 type termScorer struct {
 	w, c0, c1 float64
+	// fresh is set when dst is 0 at every entry the postings score and
+	// no two postings score one entry (the first term scored by slot):
+	// the kernel then writes 0+s without reading dst.
+	fresh bool
+	// list is set when the entries made non-zero go to touched; else
+	// touched is not written (and may be nil) and k stays.
+	list bool
 }
 
 // addBySlot adds each posting's score to dst at its document's slot,
 // writes the slot to touched[k] and moves k past it when dst was 0 there
-// (a branch would be mispredicted about as often as not). It returns k.
-// Removed documents are skipped. touched must have room for every
-// posting from k. With AVX-512 it scores eight postings at a time
-// (scoreAVX512), with the same results bit for bit; addBySlotGo is the
-// loop in Go.
-func (sc termScorer) addBySlot(ps []posting, lens []int32, dst []float64, touched []int, k int) int {
+// (a branch would be mispredicted about as often as not; only with
+// sc.list). It returns k
+// and the greatest value it wrote to dst (0 when none). lens holds the
+// postings' document lengths (term.lens); removed documents (-1) are
+// skipped. touched must have room for every posting from k. With AVX-512
+// it scores eight postings at a time (scoreAVX512), with the same results
+// bit for bit; addBySlotGo is the loop in Go.
+func (sc termScorer) addBySlot(ps []posting, lens []int32, dst []float64, touched []int, k int) (int, float64) {
+	top := 0.0
 	if useScoreAVX512 && len(ps) >= 8 {
-		ps, k = sc.addAVX512(ps, lens, nil, dst, touched, k)
+		ps, lens, k, top = sc.addAVX512(ps, lens, nil, nil, dst, touched, k)
 	}
-	return sc.addBySlotGo(ps, lens, dst, touched, k)
+	k, t := sc.addBySlotGo(ps, lens, dst, touched, k)
+	return k, max(top, t)
 }
 
-// addByRef is addBySlot by ref: documents without a ref, or with one
-// beyond dst, are skipped too.
-func (sc termScorer) addByRef(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) int {
+// addByRef is addBySlot by ref (refs by slot): documents without a ref,
+// or with one beyond dst, are skipped too.
+func (sc termScorer) addByRef(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
+	top := 0.0
 	if useScoreAVX512 && len(ps) >= 8 {
-		ps, k = sc.addAVX512(ps, lens, refs[:len(lens)], dst, touched, k)
+		ps, lens, k, top = sc.addAVX512(ps, lens, refs, refs, dst, touched, k)
 	}
-	return sc.addByRefGo(ps, lens, refs, dst, touched, k)
+	k, t := sc.addByRefGo(ps, lens, refs, dst, touched, k)
+	return k, max(top, t)
 }
 
-// addAVX512 is addBySlot (refs nil) or addByRef on the postings of ps
-// eight at a time, with scoreAVX512 and the Go loop for the groups it
-// leaves; it returns the postings left (fewer than eight) and k.
-func (sc termScorer) addAVX512(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) ([]posting, int) {
-	touched = touched[:k+len(ps)]
+// addByIdent is addByRef where every document's ref is its slot
+// (Index.identRefs): the kernel scores by slot, reading no refs, and
+// leaves the groups with a slot beyond dst to addByRefGo, which skips it.
+func (sc termScorer) addByIdent(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
+	top := 0.0
+	if useScoreAVX512 && len(ps) >= 8 {
+		ps, lens, k, top = sc.addAVX512(ps, lens, nil, refs, dst, touched, k)
+	}
+	k, t := sc.addByRefGo(ps, lens, refs, dst, touched, k)
+	return k, max(top, t)
+}
+
+// addAVX512 is addBySlot (refs and goRefs nil), addByRef (refs and goRefs
+// the refs) or addByIdent (refs nil, goRefs the refs) on the postings of
+// ps eight at a time, with scoreAVX512 and the Go loop for the groups it
+// leaves; it returns the postings left (fewer than eight) with their
+// lengths, k and the greatest value written.
+func (sc termScorer) addAVX512(ps []posting, lens, refs, goRefs []int32, dst []float64, touched []int, k int) ([]posting, []int32, int, float64) {
+	if sc.list {
+		touched = touched[:k+len(ps)]
+	}
+	lens = lens[:len(ps)]
 	a := scoreArgs{
-		lens: unsafe.SliceData(lens),
-		dst:  unsafe.SliceData(dst),
-		w:    sc.w, c0: sc.c0, c1: sc.c1,
+		dst: unsafe.SliceData(dst),
+		w:   sc.w, c0: sc.c0, c1: sc.c1,
 	}
-	maxDoc := len(lens)
-	if refs == nil {
-		maxDoc = min(maxDoc, len(dst))
-	} else {
+	if sc.fresh {
+		a.fresh = 1
+	}
+	if !sc.list {
+		a.nolist = 1
+	}
+	var maxDoc int
+	switch {
+	case refs != nil:
+		maxDoc = len(refs)
 		a.refs = unsafe.SliceData(refs)
 		a.maxRef = uint32(min(len(dst), 1<<31))
+	case goRefs != nil:
+		maxDoc = min(len(goRefs), len(dst))
+	default:
+		maxDoc = len(dst)
 	}
 	a.maxDoc = uint32(min(maxDoc, math.MaxUint32))
+	top := 0.0
 	for len(ps) >= 8 {
-		a.ps, a.n = &ps[0], int64(len(ps)&^7)
-		a.touched = &touched[k]
+		a.ps, a.lens, a.n = &ps[0], &lens[0], int64(len(ps)&^7)
+		if sc.list {
+			a.touched = &touched[k]
+		}
 		scoreAVX512(&a)
 		k += int(a.k)
-		ps = ps[a.done:]
+		for _, t := range a.top {
+			top = max(top, t)
+		}
+		ps, lens = ps[a.done:], lens[a.done:]
 		if a.done < a.n {
 			// Two postings with one entry, or a slot out of range: the
 			// group in Go, as it comes.
-			if refs == nil {
-				k = sc.addBySlotGo(ps[:8], lens, dst, touched, k)
+			var t float64
+			if goRefs == nil {
+				k, t = sc.addBySlotGo(ps[:8], lens[:8], dst, touched, k)
 			} else {
-				k = sc.addByRefGo(ps[:8], lens, refs, dst, touched, k)
+				k, t = sc.addByRefGo(ps[:8], lens[:8], goRefs, dst, touched, k)
 			}
-			ps = ps[8:]
+			top = max(top, t)
+			ps, lens = ps[8:], lens[8:]
 		}
 	}
-	return ps, k
+	return ps, lens, k, top
 }
 
 // addBySlotGo is addBySlot in Go, one posting after the other.
-func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touched []int, k int) int {
-	w, c0, c1 := sc.w, sc.c0, sc.c1
-	for _, p := range ps {
-		dl := lens[p.doc]
+func (sc termScorer) addBySlotGo(ps []posting, lens []int32, dst []float64, touched []int, k int) (int, float64) {
+	w, c0, c1, list := sc.w, sc.c0, sc.c1, sc.list
+	top := 0.0
+	lens = lens[:len(ps)]
+	for j, p := range ps {
+		dl := lens[j]
 		if dl < 0 {
 			continue
 		}
 		e := int(p.doc)
 		tf := float64(p.tf)
 		s := w * tf / (tf + c0 + c1*float64(dl))
-		touched[k] = e
-		k += b2i(dst[e] == 0)
-		dst[e] += s
+		v := dst[e]
+		if list {
+			touched[k] = e
+			k += b2i(v == 0)
+		}
+		v += s
+		dst[e] = v
+		top = max(top, v)
 	}
-	return k
+	return k, top
 }
 
 // addByRefGo is addByRef in Go, one posting after the other.
-func (sc termScorer) addByRefGo(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) int {
-	w, c0, c1 := sc.w, sc.c0, sc.c1
-	// refs as long as lens (one bounds check for both), dst's checked by
-	// the ref's test.
-	refs = refs[:len(lens)]
-	for _, p := range ps {
-		dl, e := lens[p.doc], int(refs[p.doc])
+func (sc termScorer) addByRefGo(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
+	w, c0, c1, list := sc.w, sc.c0, sc.c1, sc.list
+	top := 0.0
+	// dst's bounds checked by the ref's test.
+	lens = lens[:len(ps)]
+	for j, p := range ps {
+		dl, e := lens[j], int(refs[p.doc])
 		if dl < 0 || uint(e) >= uint(len(dst)) {
 			continue
 		}
 		tf := float64(p.tf)
 		s := w * tf / (tf + c0 + c1*float64(dl))
-		touched[k] = e
-		k += b2i(dst[e] == 0)
-		dst[e] += s
+		v := dst[e]
+		if list {
+			touched[k] = e
+			k += b2i(v == 0)
+		}
+		v += s
+		dst[e] = v
+		top = max(top, v)
 	}
-	return k
+	return k, top
 }
 
 // b2i returns 1 for true and 0 for false, without a branch.

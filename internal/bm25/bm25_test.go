@@ -437,11 +437,27 @@ func TestMapRefs(t *testing.T) {
 	}
 }
 
+// termLensErr reports a posting whose length (term.lens) is not its
+// document's (ix.lens, -1 once removed), nil when there is none.
+func termLensErr(ix *Index) error {
+	for tid, tr := range ix.terms {
+		if len(tr.lens) != len(tr.postings) {
+			return fmt.Errorf("term %d: %d lengths for %d postings", tid, len(tr.lens), len(tr.postings))
+		}
+		for j, p := range tr.postings {
+			if tr.lens[j] != ix.lens[p.doc] {
+				return fmt.Errorf("term %d, posting %d (slot %d): length %d, the document's %d", tid, j, p.doc, tr.lens[j], ix.lens[p.doc])
+			}
+		}
+	}
+	return nil
+}
+
 // sameState reports how two indexes differ in what they hold (nil when
 // they hold the same documents, term ids, postings and counts).
 func sameState(a, b *Index) error {
 	switch {
-	case len(a.docs) != len(b.docs) || !slices.Equal(a.lens, b.lens) || !slices.Equal(a.refs, b.refs):
+	case len(a.docs) != len(b.docs) || !slices.Equal(a.lens, b.lens) || !slices.Equal(a.refs, b.refs) || a.identRefs != b.identRefs:
 		return fmt.Errorf("documents, lengths or refs differ")
 	case a.live != b.live || a.totalLen != b.totalLen || a.postings != b.postings || a.dead != b.dead:
 		return fmt.Errorf("counts differ: %d %d %d %d, %d %d %d %d", a.live, a.totalLen, a.postings, a.dead, b.live, b.totalLen, b.postings, b.dead)
@@ -461,8 +477,14 @@ func sameState(a, b *Index) error {
 			return fmt.Errorf("term %q: id %d and %d", t, tid, u)
 		}
 	}
+	if err := termLensErr(a); err != nil {
+		return err
+	}
+	if err := termLensErr(b); err != nil {
+		return err
+	}
 	for tid := range a.terms {
-		if a.terms[tid].df != b.terms[tid].df || !slices.Equal(a.terms[tid].postings, b.terms[tid].postings) {
+		if a.terms[tid].df != b.terms[tid].df || !slices.Equal(a.terms[tid].postings, b.terms[tid].postings) || !slices.Equal(a.terms[tid].lens, b.terms[tid].lens) {
 			return fmt.Errorf("term %d: postings differ", tid)
 		}
 	}

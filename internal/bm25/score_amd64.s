@@ -16,15 +16,16 @@ GLOBL scoreNone<>(SB), RODATA|NOPTR, $32
 // func scoreAVX512(a *scoreArgs)
 //
 // Per eight postings (slot, tf): the slots and tfs split into dwords
-// (VPMOVQD), stop unless every slot is below maxDoc; the lengths (and
-// refs) gathered, the lanes that score (K4) those with a length >= 0 (and
-// a ref below maxRef); stop if two of them have the same entry e of dst
+// (VPMOVQD), stop unless every slot is below maxDoc; the lengths loaded
+// (the postings' own, in order) and the refs gathered, the lanes that
+// score (K4) those with a length >= 0 (and a ref below maxRef); stop if two of them have the same entry e of dst
 // (VPCONFLICTD, the others holding distinct negative values); dst[e]
-// gathered, s = (w*tf) / ((tf+c0) + (c1*dl)) with separate products,
-// sums and quotient as Go computes it, the entries where dst[e] was 0
-// compressed to the front of a zmm and stored at touched[k] (all eight
-// quadwords: touched has room for every posting left) and k moved past
-// them, dst[e] + s scattered back.
+// gathered (taken as 0 when fresh), s = (w*tf) / ((tf+c0) + (c1*dl))
+// with separate products, sums and quotient as Go computes it, the
+// entries where dst[e] was 0 compressed to the front of a zmm and stored
+// at touched[k] (all eight quadwords: touched has room for every posting
+// left) and k moved past them, dst[e] + s scattered back and its lanes'
+// greatest kept in Z26 (stored to top at the end).
 TEXT ·scoreAVX512(SB), NOSPLIT, $0-8
 	MOVQ         a+0(FP), AX
 	MOVQ         scoreArgs_ps(AX), SI
@@ -33,6 +34,8 @@ TEXT ·scoreAVX512(SB), NOSPLIT, $0-8
 	MOVQ         scoreArgs_refs(AX), R9
 	MOVQ         scoreArgs_dst(AX), R10
 	MOVQ         scoreArgs_touched(AX), R11
+	MOVQ         scoreArgs_fresh(AX), R12
+	MOVQ         scoreArgs_nolist(AX), R13
 	VPBROADCASTD scoreArgs_maxDoc(AX), Y20
 	VPBROADCASTD scoreArgs_maxRef(AX), Y21
 	VBROADCASTSD scoreArgs_w(AX), Z22
@@ -40,6 +43,7 @@ TEXT ·scoreAVX512(SB), NOSPLIT, $0-8
 	VBROADCASTSD scoreArgs_c1(AX), Z24
 	VMOVDQU32    scoreNone<>(SB), Y25
 	VPXORQ       Z30, Z30, Z30 // zero
+	VPXORQ       Z26, Z26, Z26 // greatest value written, per lane
 	XORQ         DX, DX        // k
 	XORQ         BX, BX        // postings done
 
@@ -52,9 +56,7 @@ scoreLoop:
 	KMOVW     K1, DI
 	CMPL      DI, $0xff
 	JNE       scoreStop
-	KXNORW    K2, K2, K2
-	VPXORD    Y3, Y3, Y3
-	VPGATHERDD (R8)(Y1*4), K2, Y3 // lengths
+	VMOVDQU32 (R8)(BX*4), Y3   // lengths
 	VPCMPD    $5, Y30, Y3, K4  // length >= 0
 	TESTQ     R9, R9
 	JZ        scoreBySlot
@@ -79,9 +81,13 @@ scoreEntries:
 	JNE         scoreConflicts
 
 scoreDistinct:
-	KMOVW       K4, K6
 	VPXORQ      Z7, Z7, Z7
+	TESTQ       R12, R12
+	JNZ         scoreFresh          // dst[e] is 0: not read
+	KMOVW       K4, K6
 	VGATHERDPD  (R10)(Y4*8), K6, Z7 // dst[e]
+
+scoreFresh:
 	VCVTDQ2PD   Y2, Z8              // tf
 	VCVTDQ2PD   Y3, Z9              // dl
 	VMULPD      Z22, Z8, Z10        // w*tf
@@ -90,13 +96,18 @@ scoreDistinct:
 	VADDPD      Z12, Z11, Z11       // (tf + c0) + c1*dl
 	VDIVPD      Z11, Z10, Z10       // s
 	VCMPPD      $0, Z30, Z7, K4, K5 // scoring, dst[e] == 0
+	TESTQ       R13, R13
+	JNZ         scoreUnlisted
 	VPMOVZXDQ   Y4, Z13
 	VPCOMPRESSQ Z13, K5, Z13
 	VMOVDQU64   Z13, (R11)(DX*8)
 	KMOVW       K5, DI
 	POPCNTL     DI, DI
 	ADDQ        DI, DX
+
+scoreUnlisted:
 	VADDPD      Z10, Z7, Z7         // dst[e] + s
+	VMAXPD      Z7, Z26, K4, Z26    // the greatest value written
 	VSCATTERDPD Z7, K4, (R10)(Y4*8)
 	ADDQ        $8, BX
 	CMPQ        BX, CX
@@ -112,6 +123,7 @@ scoreConflicts:
 	JZ          scoreDistinct
 
 scoreStop:
+	VMOVUPD Z26, scoreArgs_top(AX)
 	MOVQ DX, scoreArgs_k(AX)
 	MOVQ BX, scoreArgs_done(AX)
 	VZEROUPPER

@@ -13,6 +13,8 @@ type scoreArgs struct {
 	dst            *float64
 	touched        *int
 	w, c0, c1      float64
+	fresh, nolist  int64
+	top            [8]float64
 	k, done        int64
 }
 

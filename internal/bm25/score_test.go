@@ -9,6 +9,9 @@ import (
 	"testing"
 )
 
+// have512 is useScoreAVX512 as the CPU sets it.
+var have512 = useScoreAVX512
+
 // skipNoScoreAVX512 skips a test of scoreAVX512 on a CPU without it.
 func skipNoScoreAVX512(t testing.TB) {
 	t.Helper()
@@ -18,19 +21,24 @@ func skipNoScoreAVX512(t testing.TB) {
 }
 
 // scoreCase is one term's postings scored into dst, as accumulateLocked
-// scores them: by slot when refs is nil.
+// scores them: by slot when refs is nil, by ident when ident (refs then
+// equal to the slots), listing the entries in touched unless unlisted
+// (run sets sc.list).
 type scoreCase struct {
 	sc         termScorer
 	ps         []posting
 	lens, refs []int32
+	ident      bool
+	unlisted   bool
 	dst        []float64 // on entry
 	k          int       // entries already in touched
 }
 
 // run scores c with the kernel (fast) or the Go loop alone, on copies,
-// and returns dst and touched[:k]; a panic comes back as its message (and
-// touched nil: the entries past k are not the same).
-func (c *scoreCase) run(fast bool) (dst []float64, touched []int, panicked string) {
+// and returns dst, touched[:k] and the greatest value written; a panic
+// comes back as its message (and touched nil: the entries past k are not
+// the same).
+func (c *scoreCase) run(fast bool) (dst []float64, touched []int, top float64, panicked string) {
 	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
 	useScoreAVX512 = fast
 	dst = slices.Clone(c.dst)
@@ -38,26 +46,47 @@ func (c *scoreCase) run(fast bool) (dst []float64, touched []int, panicked strin
 	for i := range c.k {
 		touched[i] = -100 - i
 	}
+	sc, k0 := c.sc, c.k
+	sc.list = !c.unlisted
+	if c.unlisted {
+		// Not written: nil, and k must stay.
+		touched, k0 = nil, 0
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			panicked, touched = fmt.Sprint(p), nil
 		}
 	}()
-	var k int
-	if c.refs == nil {
-		k = c.sc.addBySlot(c.ps, c.lens, dst, touched, c.k)
-	} else {
-		k = c.sc.addByRef(c.ps, c.lens, c.refs, dst, touched, c.k)
+	// The postings' lengths, as term.lens holds them (a slot past the
+	// documents gets one, so that its panic is the refs' or dst's).
+	lens := make([]int32, len(c.ps))
+	for j, p := range c.ps {
+		if int(p.doc) < len(c.lens) {
+			lens[j] = c.lens[p.doc]
+		}
 	}
-	return dst, touched[:k], ""
+	var k int
+	switch {
+	case c.refs == nil:
+		k, top = sc.addBySlot(c.ps, lens, dst, touched, k0)
+	case c.ident:
+		k, top = sc.addByIdent(c.ps, lens, c.refs, dst, touched, k0)
+	default:
+		k, top = sc.addByRef(c.ps, lens, c.refs, dst, touched, k0)
+	}
+	if c.unlisted && k != 0 {
+		panic(fmt.Sprintf("unlisted, yet k %d", k))
+	}
+	return dst, touched[:k], top, ""
 }
 
-// check fails t unless the kernel's dst and touched equal the Go loop's,
-// bit for bit (or both panic alike).
+// check fails t unless the kernel's dst, touched and greatest value
+// written equal the Go loop's, bit for bit (or both panic alike), and that
+// value is the greatest of 0 and the entries the scores changed.
 func (c *scoreCase) check(t testing.TB, name string) {
 	t.Helper()
-	dst, touched, p := c.run(true)
-	wantDst, wantTouched, wantP := c.run(false)
+	dst, touched, top, p := c.run(true)
+	wantDst, wantTouched, wantTop, wantP := c.run(false)
 	if p != wantP {
 		t.Fatalf("%s: panic %q with AVX-512, %q in Go", name, p, wantP)
 	}
@@ -68,6 +97,21 @@ func (c *scoreCase) check(t testing.TB, name string) {
 		if math.Float64bits(dst[i]) != math.Float64bits(wantDst[i]) {
 			t.Fatalf("%s: dst[%d] = %v with AVX-512, %v in Go", name, i, dst[i], wantDst[i])
 		}
+	}
+	if math.Float64bits(top) != math.Float64bits(wantTop) {
+		t.Fatalf("%s: greatest value written %v with AVX-512, %v in Go", name, top, wantTop)
+	}
+	if p != "" {
+		return
+	}
+	changed := 0.0
+	for i := range dst {
+		if dst[i] != c.dst[i] {
+			changed = max(changed, dst[i])
+		}
+	}
+	if top != changed {
+		t.Fatalf("%s: greatest value written %v, greatest entry changed %v", name, top, changed)
 	}
 }
 
@@ -152,7 +196,8 @@ func TestScoreAVX512(t *testing.T) {
 			byRef, repeats, dup, sorted := trial%2 == 1, trial%3 == 2, trial%4 == 3, trial%5 < 2
 			docs := n + r.IntN(3*n+2)
 			c := randomScoreCase(r, n, docs, byRef, repeats, dup, sorted)
-			c.check(t, fmt.Sprintf("n=%d trial %d (by ref %v, repeats %v, dup %v, sorted %v)", n, trial, byRef, repeats, dup, sorted))
+			c.unlisted = trial%7 == 6
+			c.check(t, fmt.Sprintf("n=%d trial %d (by ref %v, repeats %v, dup %v, sorted %v, unlisted %v)", n, trial, byRef, repeats, dup, sorted, c.unlisted))
 		}
 	}
 }
@@ -171,6 +216,47 @@ func TestScoreAVX512OutOfRange(t *testing.T) {
 			c.ps[21].doc = 50
 			c.dst = c.dst[:50]
 			c.check(t, "slot past dst")
+		}
+	}
+}
+
+// TestScoreAVX512Fresh checks the kernel on the first term scored by slot
+// or by ident (termScorer.fresh: dst zero at every posting's entry, which
+// it does not read) against the Go loops, bit for bit, and by ident (refs
+// equal to the slots, dst sometimes shorter than the documents) without
+// fresh too.
+func TestScoreAVX512Fresh(t *testing.T) {
+	skipNoScoreAVX512(t)
+	r := rand.New(rand.NewPCG(77, 78))
+	sizes := []int{255, 1000, 4000}
+	for n := range 41 {
+		sizes = append(sizes, n)
+	}
+	for _, n := range sizes {
+		for trial := range 12 {
+			ident, fresh := trial%2 == 1, trial%3 != 2
+			docs := n + r.IntN(3*n+2)
+			c := randomScoreCase(r, n, docs, false, false, false, true)
+			c.sc.fresh = fresh
+			c.unlisted = trial%5 == 4
+			if ident {
+				c.ident = true
+				c.refs = make([]int32, docs)
+				for i := range c.refs {
+					c.refs[i] = int32(i)
+				}
+				if trial%4 == 1 {
+					c.dst = c.dst[:r.IntN(docs+1)] // slots beyond dst
+				}
+			}
+			if fresh {
+				for _, p := range c.ps {
+					if int(p.doc) < len(c.dst) {
+						c.dst[p.doc] = 0
+					}
+				}
+			}
+			c.check(t, fmt.Sprintf("n=%d trial %d (ident %v, fresh %v, unlisted %v)", n, trial, ident, fresh, c.unlisted))
 		}
 	}
 }
@@ -221,10 +307,140 @@ func TestScoreRefsAVX512(t *testing.T) {
 	}
 }
 
+// TestScoreRefsIdent checks ScoreRefsTop on an index whose refs are its
+// slots (Index.identRefs: scored by slot, the first term without reading
+// dst) against the Go loops alone, bit for bit, and its greatest score
+// against dst's: after a batch, with removed documents, with dst shorter
+// than the documents, after adds that keep the refs the slots and one that
+// does not, after MapRefs moves the refs and back, and after a compaction
+// (its slots moved, then the refs mapped to them).
+func TestScoreRefsIdent(t *testing.T) {
+	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
+	docs, queries := synthCorpus(3000)
+	ix := New(Options{})
+	batch := make([]Doc, len(docs))
+	for i, d := range docs {
+		batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+	}
+	ix.AddBatch(batch)
+	check := func(stage string, ident bool) {
+		t.Helper()
+		if ix.identRefs != ident {
+			t.Fatalf("%s: identRefs %v, want %v", stage, ix.identRefs, ident)
+		}
+		if err := termLensErr(ix); err != nil {
+			t.Fatalf("%s: %v", stage, err)
+		}
+		n, scored := int(slices.Max(ix.refs))+1, 0
+		for _, size := range []int{n, n - n/4} {
+			for _, q := range append(queries[:16:16], queries[0]+" "+queries[1]) {
+				var dst [2][]float64
+				var touched [2][]int
+				var top [2]float64
+				for j, fast := range []bool{false, true} {
+					useScoreAVX512 = fast && have512
+					dst[j] = make([]float64, size)
+					touched[j], top[j] = ix.ScoreRefsTop(q, dst[j], nil)
+				}
+				if !slices.Equal(touched[0], touched[1]) || !slices.EqualFunc(dst[0], dst[1], func(a, b float64) bool {
+					return math.Float64bits(a) == math.Float64bits(b)
+				}) {
+					t.Fatalf("%s, %d entries, %q: ScoreRefsTop differs from Go's", stage, size, q)
+				}
+				greatest := slices.Max(append(dst[0], 0))
+				scored += len(touched[0])
+				if top[0] != greatest || top[1] != greatest {
+					t.Fatalf("%s, %d entries, %q: greatest score %v (Go %v), want %v", stage, size, q, top[1], top[0], greatest)
+				}
+			}
+		}
+		if scored == 0 {
+			t.Fatalf("%s: nothing scored", stage)
+		}
+	}
+	check("batch", true)
+	for i := range 40 {
+		ix.Remove(fmt.Sprint(i * 31))
+	}
+	check("removed", true)
+	ix.AddRef("new", len(ix.docs), docs[5])
+	ix.AddRef("7", len(ix.docs), docs[6]) // a replacement
+	check("added", true)
+	ix.MapRefs(func(ref int) int { return ref + 3 })
+	check("refs moved", false)
+	ix.MapRefs(func(ref int) int { return ref - 3 })
+	check("refs moved back", true)
+	for i := range 2400 {
+		ix.Remove(fmt.Sprint(i))
+	}
+	if ix.compacts == 0 {
+		t.Fatal("no compaction")
+	}
+	check("compacted", false) // the refs kept, the slots moved
+	slotOf := map[int]int{}
+	for _, slot := range ix.ids {
+		slotOf[int(ix.refs[slot])] = int(slot)
+	}
+	ix.MapRefs(func(ref int) int { return slotOf[ref] })
+	check("refs the slots again", true)
+	ix.AddRef("other", 5, docs[8])
+	check("ref not the slot", false)
+}
+
+// TestScoreRefsFew checks ScoreRefsFew against ScoreRefsTop, with the
+// kernel and in Go: the same scores and greatest score, bit for bit; with
+// listed, every ref set (no more than most), else a prefix of them; and
+// listed whenever most leaves room for every posting. By ident (refs the
+// slots) and by ref (refs shuffled).
+func TestScoreRefsFew(t *testing.T) {
+	defer func(old bool) { useScoreAVX512 = old }(useScoreAVX512)
+	docs, queries := synthCorpus(3000)
+	r := rand.New(rand.NewPCG(79, 80))
+	perm := r.Perm(len(docs))
+	for _, ident := range []bool{true, false} {
+		ix := New(Options{})
+		batch := make([]Doc, len(docs))
+		for i, d := range docs {
+			batch[i] = Doc{ID: fmt.Sprint(i), Ref: i, Text: d}
+			if !ident {
+				batch[i].Ref = perm[i]
+			}
+		}
+		ix.AddBatch(batch)
+		unlisted := 0
+		for _, fast := range []bool{false, true} {
+			useScoreAVX512 = fast && have512
+			for _, q := range queries {
+				want := make([]float64, len(docs))
+				wantTouched, wantTop := ix.ScoreRefsTop(q, want, nil)
+				for _, most := range []int{0, 5, 40, 200, len(docs), 1 << 30} {
+					dst := make([]float64, len(docs))
+					out, top, listed := ix.ScoreRefsFew(q, dst, nil, most)
+					if !slices.EqualFunc(dst, want, func(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }) || math.Float64bits(top) != math.Float64bits(wantTop) {
+						t.Fatalf("ident %v, fast %v, %q, most %d: scores differ from ScoreRefsTop's", ident, fast, q, most)
+					}
+					switch {
+					case listed && (!slices.Equal(out, wantTouched) || len(out) > most):
+						t.Fatalf("ident %v, fast %v, %q, most %d: listed %v, want %v", ident, fast, q, most, out, wantTouched)
+					case !listed && (most >= 1<<30 || !slices.Equal(out, wantTouched[:len(out)])):
+						t.Fatalf("ident %v, fast %v, %q, most %d: not listed, with %v of %v", ident, fast, q, most, out, wantTouched)
+					case !listed:
+						unlisted++
+					}
+				}
+			}
+		}
+		if unlisted == 0 {
+			t.Fatalf("ident %v: every list complete", ident)
+		}
+	}
+}
+
 // FuzzScoreAVX512 checks the kernel against the Go loops on cases built
 // from the fuzzer's bytes: a header of the factors and shape, then per
 // posting its slot step (or slot), tf, and its document's length and ref
-// (or ref step).
+// (or ref step); the shape's bits choose by ref, repeated slots, sorted
+// refs, unlisted (no touched list) and, by slot without repeats, fresh.
 func FuzzScoreAVX512(f *testing.F) {
 	f.Add([]byte("\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x21\x22\x23\x24\x25\x26\x27\x28\x29\x2a\x2b\x2c\x2d\x2e\x2f\x30\x31\x32\x33\x34\x35\x36\x37\x38\x39\x3a\x3b\x3c\x3d\x3e\x3f\x40\x41\x42\x43\x44\x45\x46\x47\x48\x49\x4a"))
 	r := rand.New(rand.NewPCG(75, 76))
@@ -251,6 +467,7 @@ func FuzzScoreAVX512(f *testing.F) {
 		}
 		mode := b[8]
 		byRef, repeats := mode&1 != 0, mode&2 != 0
+		c.unlisted = mode&0x40 != 0
 		ndst := 1 + int(b[9])
 		b = b[16:]
 		n := len(b) / 4
@@ -292,6 +509,14 @@ func FuzzScoreAVX512(f *testing.F) {
 		for i := range c.dst {
 			if i%5 == int(mode>>2)%5 {
 				c.dst[i] = float64(i) / 3
+			}
+		}
+		if mode&0x20 != 0 && !byRef && !repeats {
+			// The first term scored by slot (fresh): dst 0 at its
+			// postings' entries.
+			c.sc.fresh = true
+			for _, p := range c.ps {
+				c.dst[p.doc] = 0
 			}
 		}
 		c.check(t, "fuzz")

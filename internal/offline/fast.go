@@ -126,10 +126,14 @@ func newFastScan(in *Input, tu Tuning, sc *Scratch) *fastScan {
 			return
 		}
 		fs.f = in.Features(false)
-		// The best BM25 score: a scan in order (untouched turns score 0)
-		// with a branch that is rarely taken, faster than max over the
-		// touched turns at random.
-		fs.scale.MaxLex = MaxAbove(fs.f.Lex)
+		// The best BM25 score: the features' own, else a scan in order
+		// (untouched turns score 0) with a branch that is rarely
+		// taken, faster than max over the touched turns at random.
+		if fs.f.LexMaxSet {
+			fs.scale.MaxLex = fs.f.LexMax
+		} else {
+			fs.scale.MaxLex = MaxAbove(fs.f.Lex)
+		}
 		fs.scale.Mean = fs.f.Mean
 	})
 	// Exact cosines on demand; known stays all false between questions.

@@ -41,6 +41,11 @@ type Features struct {
 	// Tuning.LexLenPow, nil when not needed).
 	Role  []uint8
 	Words []int32
+	// LexMax, when LexMaxSet, is the greatest of 0 and the Lex scores
+	// (MaxAbove(Lex)), given rather than looked for by the fast scan (the
+	// BM25 index works it out as it writes the scores).
+	LexMax    float64
+	LexMaxSet bool
 	// Mean, when MeanSet, is the mean cosine over the visible units, given
 	// rather than computed from Dense (the matrices' sums of rows, on large
 	// spaces: see Fast).

@@ -104,7 +104,7 @@ func (tu Tuning) adjusted(f *Features) *Features {
 	}
 	g := *f
 	if lf != nil || pl {
-		g.Lex = make([]float64, len(f.Lex))
+		g.Lex, g.LexMaxSet = make([]float64, len(f.Lex)), false
 		for i, v := range f.Lex {
 			if pl && f.PassageLex[i] != 0 {
 				// A unit whose passages match no word matches none

@@ -189,6 +189,34 @@ func (s *Searcher) Search(mat *vec.Matrix, lex []float64, touched []int, qv []fl
 		return Hybrid(n, lex, touched, s.dense, k, keep)
 	}
 	maxLex, ok := lexRange(lex[:n], touched, keep)
+	return s.searchQuantized(mat, lex, maxLex, ok, qv, k, keep)
+}
+
+// SearchTop is Search without keep for BM25 scores whose greatest is top
+// (0 when none), as the index gave it (bm25.Index.ScoreRefsTop), every
+// one positive: it reads no list of the rows scored, and on a quantized
+// matrix takes top for the greatest score rather than look for it.
+func (s *Searcher) SearchTop(mat *vec.Matrix, lex []float64, top float64, qv []float32, k int) []Hit {
+	n := mat.Rows()
+	if k <= 0 {
+		return nil
+	}
+	if !mat.Quantized() {
+		var touched []int
+		for i, x := range lex[:n] {
+			if x != 0 {
+				touched = append(touched, i)
+			}
+		}
+		return s.Search(mat, lex, touched, qv, k, nil)
+	}
+	return s.searchQuantized(mat, lex, top, !math.Signbit(top) && !math.IsNaN(top), qv, k, nil)
+}
+
+// searchQuantized is Search on a quantized matrix, the greatest kept
+// BM25 score maxLex and ok as lexRange gives them.
+func (s *Searcher) searchQuantized(mat *vec.Matrix, lex []float64, maxLex float64, ok bool, qv []float32, k int, keep func(int) bool) []Hit {
+	n := mat.Rows()
 	inv, invOK := lexInverse(maxLex)
 	if !ok || !invOK || DenseWeight != 1 {
 		return s.searchBounds(mat, lex, maxLex, qv, k, keep)

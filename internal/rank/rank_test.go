@@ -197,10 +197,50 @@ func TestSearchMatchesFullScan(t *testing.T) {
 					if !slices.Equal(got, want) {
 						t.Fatalf("%s trial %d sizes %v k %d: %v, want %v", kernels, trial, sizes, k, got, want)
 					}
+					if keep == nil && !slices.ContainsFunc(lex, func(x float64) bool { return x < 0 }) {
+						// The greatest score given, as BM25 gives it.
+						top := slices.Max(append(slices.Clone(lex), 0))
+						if got := s.SearchTop(&m, lex, top, q, k); !slices.Equal(got, want) {
+							t.Fatalf("%s trial %d sizes %v k %d: SearchTop %v, want %v", kernels, trial, sizes, k, got, want)
+						}
+					}
 				}
 			}
 		}
 	})
+}
+
+// TestSearchTopNotQuantized checks SearchTop on a matrix without 4-bit
+// codes (the scores' list rebuilt for Hybrid) against Hybrid.
+func TestSearchTopNotQuantized(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	m := vec.Matrix{Dim: 8}
+	for range 40 {
+		v := make([]float32, 8)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		m.Append(vec.Normalize(v))
+	}
+	if m.Quantized() {
+		t.Fatal("quantized")
+	}
+	lex := make([]float64, 40)
+	var touched []int
+	for i := range lex {
+		if r.IntN(3) == 0 {
+			lex[i] = 1 + r.Float64()
+			touched = append(touched, i)
+		}
+	}
+	q := m.Row(7)
+	var s Searcher
+	for _, k := range []int{1, 5, 50} {
+		want := Hybrid(40, lex, touched, m.Scores(q), k, nil)
+		if got := s.SearchTop(&m, lex, slices.Max(lex), q, k); !slices.Equal(got, want) {
+			t.Fatalf("k %d: %v, want %v", k, got, want)
+		}
+	}
 }
 
 func TestParallelRangeCovers(t *testing.T) {
