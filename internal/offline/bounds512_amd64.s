@@ -194,18 +194,28 @@ l8list:
 DATA r8margin<>+0(SB)/8, $0x3ff0000000001000 // relMargin, 1 + 2^-40
 GLOBL r8margin<>(SB), RODATA|NOPTR, $8
 
-// One unit's event best, from lane x (low double of an X register):
-// events < 0 skipped, past maxEvent bad.
-#define R8EVENT(off, x, skip) \
+// One unit's event best, from lane x (low double of an X register), where
+// the event is owned; else, to ovf (R8OVER).
+#define R8EVENT(off, x, ovf) \
 	MOVLQSX off(R10)(CX*4), DX \
-	TESTQ   DX, DX \
-	JLT     skip \
-	CMPQ    DX, relBoundsArgs_maxEvent(AX) \
-	JGT     r8bad \
+	CMPQ    DX, relBoundsArgs_eLo(AX) \
+	JLT     ovf \
+	CMPQ    DX, relBoundsArgs_eHi(AX) \
+	JGE     ovf \
 	VMOVSD  (R11)(DX*8), X5 \
 	VMAXSD  x, X5, X5 \
-	VMOVSD  X5, (R11)(DX*8) \
-skip:
+	VMOVSD  X5, (R11)(DX*8)
+
+// The unit of lane (an event not owned) listed in over unless its event
+// is negative (none), then back to next.
+#define R8OVER(lane, next, ovf) \
+ovf: \
+	TESTQ DX, DX \
+	JLT   next \
+	LEAQ  lane(CX), DX \
+	MOVQ  DX, (R14)(R8*8) \
+	INCQ  R8 \
+	JMP   next
 
 // func relBounds8AVX512(a *relBoundsArgs)
 //
@@ -213,7 +223,8 @@ skip:
 // rows at or above maxLo listed by VPCOMPRESSQ (eight entries written at
 // the next free one: top has room for n), the relevance bounds with the
 // same operations in the same order (the values of singlesGo), and the
-// event bests one unit after the other. The CPU must have AVX512F, BW and
+// event bests one unit after the other where owned (the units of other
+// events, not negative, listed in over). The CPU must have AVX512F, BW and
 // VL.
 TEXT ·relBounds8AVX512(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), AX
@@ -223,7 +234,9 @@ TEXT ·relBounds8AVX512(SB), NOSPLIT, $0-8
 	MOVQ relBoundsArgs_events(AX), R10
 	MOVQ relBoundsArgs_eb(AX), R11
 	MOVQ relBoundsArgs_top(AX), R12
+	MOVQ relBoundsArgs_over(AX), R14
 	XORQ R13, R13 // rows listed
+	XORQ R8, R8   // units listed in over
 	XORQ CX, CX
 	VBROADCASTSD relBoundsArgs_maxLo(AX), Z8
 	VBROADCASTSD relBoundsArgs_mean(AX), Z9
@@ -254,30 +267,55 @@ r8listed:
 	TESTQ     R10, R10
 	JEQ       r8next
 
-	// The event bests, one unit after the other (events < 0: none).
+	// The event bests, one unit after the other, where owned.
 	VPERMILPD      $1, X4, X6
 	VEXTRACTF32X4  $1, Z4, X7
 	VPERMILPD      $1, X7, X3
-	R8EVENT(0, X4, r8e1)
-	R8EVENT(4, X6, r8e2)
-	R8EVENT(8, X7, r8e3)
-	R8EVENT(12, X3, r8e4)
-	VEXTRACTF32X4  $2, Z4, X0
-	VPERMILPD      $1, X0, X6
-	VEXTRACTF32X4  $3, Z4, X7
-	VPERMILPD      $1, X7, X3
-	R8EVENT(16, X0, r8e5)
-	R8EVENT(20, X6, r8e6)
-	R8EVENT(24, X7, r8e7)
-	R8EVENT(28, X3, r8e8)
+	R8EVENT(0, X4, r8o0)
+
+r8e1:
+	R8EVENT(4, X6, r8o1)
+
+r8e2:
+	R8EVENT(8, X7, r8o2)
+
+r8e3:
+	R8EVENT(12, X3, r8o3)
+
+r8e4:
+	VEXTRACTF32X4 $2, Z4, X0
+	VPERMILPD     $1, X0, X6
+	VEXTRACTF32X4 $3, Z4, X7
+	VPERMILPD     $1, X7, X3
+	R8EVENT(16, X0, r8o4)
+
+r8e5:
+	R8EVENT(20, X6, r8o5)
+
+r8e6:
+	R8EVENT(24, X7, r8o6)
+
+r8e7:
+	R8EVENT(28, X3, r8o7)
 
 r8next:
 	ADDQ $8, CX
 	CMPQ CX, relBoundsArgs_n(AX)
 	JLT  r8loop
 	MOVQ R13, relBoundsArgs_ntop(AX)
+	MOVQ R8, relBoundsArgs_nover(AX)
 	VZEROUPPER
 	RET
+
+	// The units of events not owned (out of the loop: rare).
+	R8OVER(0, r8e1, r8o0)
+	R8OVER(1, r8e2, r8o1)
+	R8OVER(2, r8e3, r8o2)
+	R8OVER(3, r8e4, r8o3)
+	R8OVER(4, r8e5, r8o4)
+	R8OVER(5, r8e6, r8o5)
+	R8OVER(6, r8e7, r8o6)
+	R8OVER(7, r8next, r8o7)
 
 r8list:
 	// The lanes of K1, as offsets from the first unit.
@@ -288,12 +326,6 @@ r8list:
 	POPCNTL      DX, DX
 	ADDQ         DX, R13
 	JMP          r8listed
-
-r8bad:
-	MOVQ $1, DX
-	MOVQ DX, relBoundsArgs_bad(AX)
-	VZEROUPPER
-	RET
 
 // func speakers16AVX512(ids *int32, dst *bool, n int, named *int32, k int)
 //

@@ -30,12 +30,12 @@ type relBoundsArgs struct {
 	hi, lex, relHi    *float64
 	events            *int32
 	eb                *float64
-	maxEvent          int64
+	eLo, eHi          int64
 	maxLo, mean, perD float64
 	invLex            float64
-	top               *int
+	top, over         *int
 	n                 int64
-	ntop, bad         int64
+	ntop, nover       int64
 }
 
 func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }

@@ -43,9 +43,9 @@ type Scratch struct {
 	// tops lists, per part of the bound pass, the rows that can hold the
 	// best cosine.
 	tops [4][]int
-	// bestParts holds the event bests of the bound pass's parts after
-	// the first.
-	bestParts [4][]float64
+	// over lists, per part of the bound pass, its units of events
+	// another part owns (relevanceBounds).
+	over [4][]int
 	// reached, runKnown and evKnown mark the units, runs and events whose
 	// exact score or best relevance the pruned path has computed (they
 	// stay all false between questions); runList and evList list the runs
