@@ -381,17 +381,27 @@ func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
 			}
 		}
 		sc.tops[p], sc.over[p] = bp.top, bp.over
+		if events != nil {
+			// The units of events another part owns: their events and
+			// bounds read here, on the core that wrote them (the merge
+			// below then reads two lists in order).
+			ev, xs := sc.overEvent[p][:0], sc.overBound[p][:0]
+			for _, i := range bp.over {
+				ev, xs = append(ev, events[i]), append(xs, bp.relHi[i])
+			}
+			sc.overEvent[p], sc.overBound[p] = ev, xs
+		}
 	})
 	if events == nil && fs.bestHi != nil {
 		clear(fs.bestHi) // no events: every best is 0
 	}
 	if events != nil {
-		// The units of events another part owns.
-		best, relHi := fs.bestHi, fs.relHi[:n]
-		for _, over := range sc.over[:parts] {
-			for _, i := range over {
-				if e := events[i]; e >= 0 {
-					best[e] = max(best[e], relHi[i])
+		best := fs.bestHi
+		for p := range parts {
+			ev := sc.overEvent[p]
+			for j, x := range sc.overBound[p][:len(ev)] {
+				if e := ev[j]; e >= 0 {
+					best[e] = max(best[e], x)
 				}
 			}
 		}

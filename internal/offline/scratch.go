@@ -46,6 +46,10 @@ type Scratch struct {
 	// over lists, per part of the bound pass, its units of events
 	// another part owns (relevanceBounds).
 	over [4][]int
+	// overEvent and overBound hold, per part, the events and relevance
+	// bounds of the units listed in over.
+	overEvent [4][]int32
+	overBound [4][]float64
 	// reached, runKnown and evKnown mark the units, runs and events whose
 	// exact score or best relevance the pruned path has computed (they
 	// stay all false between questions); runList and evList list the runs

@@ -251,7 +251,8 @@ func boundsTrial(t testing.TB, r *rand.Rand, trial, n int) (*Features, []float64
 // singlesGo) against its general loop (units): the same relevance bounds
 // and event bests bit for bit and the same rows listed, in order, on parts
 // of every length mod 8, with events and without, bounds reaching maxLo or
-// not, each event owned or not (listed in over, in order).
+// not, each event owned or not (listed in over, in order), events at
+// random or mostly in runs of consecutive units.
 func TestSinglesMatchesUnits(t *testing.T) {
 	simd, simd512 := useBoundsAVX2, useBoundsAVX512
 	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
@@ -266,6 +267,11 @@ func TestSinglesMatchesUnits(t *testing.T) {
 				lex[i] = r.Float64() * 9
 			}
 			events[i] = int32(r.IntN(ne+8) - 8) // some -1 and below
+			if trial%2 == 1 && r.IntN(30) != 0 {
+				// Mostly runs of consecutive units (AVX-512's
+				// segmented max), some spread.
+				events[i] = int32(min(i/12+r.IntN(2)*(i%5/4), ne-1))
+			}
 			if events[i] < 0 {
 				events[i] = -1
 			}
