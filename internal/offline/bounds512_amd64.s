@@ -22,14 +22,17 @@ DATA b8four<>+0(SB)/8, $4
 GLOBL b8four<>(SB), RODATA|NOPTR, $8
 DATA b8w511<>+0(SB)/4, $511
 GLOBL b8w511<>(SB), RODATA|NOPTR, $4
+DATA b8seven<>+0(SB)/8, $7
+GLOBL b8seven<>(SB), RODATA|NOPTR, $8
 
 // func scoreBounds8AVX512(a *boundsArgs)
 //
 // scoreBounds4AVX2 on a.n turns (a positive multiple of 8), eight at a
 // time: a neighbour's relevance loaded where its link bit is set and 0
-// elsewhere (a zero-masked load, for VBLENDVPD with zero), the factors
+// elsewhere (a zero-masked load, for VBLENDVPD with zero), the shares
 // picked by VPERMILPD from {f0, f1} pairs broadcast to the four 128-bit
-// lanes, the event bests and length factors gathered (VGATHERDPD, the
+// lanes, the product of the factors by cue and mark from sixteen (a.factors,
+// VPERMI2PD), the event bests and length factors gathered (VGATHERDPD, the
 // indices clamped as the AVX2 kernel's), the same fused multiply-adds and
 // products in the same order; top and arg per lane k%8. The CPU must have
 // AVX512F, BW and VL.
@@ -47,10 +50,9 @@ TEXT ·scoreBounds8AVX512(SB), NOSPLIT, $0-8
 	MOVQ boundsArgs_out(AX), DI
 	VBROADCASTF32X4 boundsArgs_prev(AX), Z9
 	VBROADCASTF32X4 boundsArgs_next(AX), Z8
-	VBROADCASTF32X4 boundsArgs_question(AX), Z7
-	VBROADCASTF32X4 boundsArgs_counted(AX), Z6
-	VBROADCASTF32X4 boundsArgs_dated(AX), Z5
-	VBROADCASTF32X4 boundsArgs_speaker(AX), Z4
+	VMOVUPD         boundsArgs_factors(AX), Z4    // the factors 0 to 7...
+	VMOVUPD         boundsArgs_factors+64(AX), Z5 // ... and 8 to 15
+	VPBROADCASTQ    b8seven<>(SB), Z6             // the cue bits
 	VBROADCASTSD    boundsArgs_far(AX), Z16
 	VBROADCASTSD    boundsArgs_es(AX), Z17
 	VPBROADCASTQ    b8one<>(SB), Z18   // bit 0
@@ -90,32 +92,26 @@ b8loop:
 	VADDPD      Z3, Z2, Z2
 	VFMADD231PD Z16, Z2, Z1
 
-	// The event's share, for events >= 0: the indices clamped to the last
-	// event as unsigned (the negative ones too, then zeroed by their
-	// sign).
+	// The event's share, for events >= 0 (gathered under that mask into
+	// zeros: 0 elsewhere), the indices clamped to the last event as
+	// unsigned.
 	VMOVDQU     (R13)(CX*4), Y2
 	VPMINUD     Y21, Y2, Y3
-	KXNORW      K2, K2, K2
+	VPCMPD      $5, Y10, Y2, K2 // event >= 0
+	VPXORQ      Z0, Z0, Z0
 	VGATHERDPD  (BX)(Y3*8), K2, Z0
-	VPCMPD      $5, Y10, Y2, K1 // event >= 0
-	VMOVAPD.Z   Z0, K1, Z0
 	VFMADD231PD Z17, Z0, Z1
 
 	// The factors: question (bit 0 of the cue byte, times relMargin),
-	// counted (bit 1), dated (bit 2), speaker (the mark)...
-	VPMOVZXBQ (R9)(CX*1), Z0
-	VPADDQ    Z0, Z0, Z2
-	VPERMILPD Z2, Z7, Z2
-	VPERMILPD Z0, Z6, Z3
-	VMULPD    Z3, Z2, Z2
-	VPSRLQ    $1, Z0, Z3
-	VPERMILPD Z3, Z5, Z3
-	VMULPD    Z3, Z2, Z2
-	VPMOVZXBQ (R10)(CX*1), Z3
-	VPADDQ    Z3, Z3, Z3
-	VPERMILPD Z3, Z4, Z3
-	VMULPD    Z3, Z2, Z2
-	VMULPD    Z2, Z1, Z1
+	// counted (bit 1), dated (bit 2), speaker (the mark, bit 3), their
+	// product from sixteen entries (boundsArgs.factors: the AVX2 kernel's
+	// products)...
+	VPMOVZXBQ  (R9)(CX*1), Z2
+	VPMOVZXBQ  (R10)(CX*1), Z3
+	VPSLLQ     $3, Z3, Z3
+	VPTERNLOGQ $0xEA, Z3, Z6, Z2 // cue&7 | mark<<3
+	VPERMI2PD  Z5, Z4, Z2
+	VMULPD     Z2, Z1, Z1
 
 	// ... and the length prior (words at most 511 here; long ORs them).
 	VMOVDQU    (R12)(CX*4), Y0

@@ -35,6 +35,10 @@ type boundsArgs struct {
 	// EventShare in every lane.
 	prev, next, question, counted, dated, speaker [4]float64
 	far, es                                       [4]float64
+	// factors are the products of the factors scoreBounds4AVX2 picks by
+	// cue byte (bits 0 to 2: question, counted, dated) and speaker mark
+	// (bit 3) for scoreBounds8AVX512, in its order (boundFactors).
+	factors [16]float64
 	// top and arg are, per lane (turns k with k%4 == lane, or k%8 for
 	// scoreBounds8AVX512), the best positive bound and its first turn (0
 	// and 0 when none); long ORs the words.

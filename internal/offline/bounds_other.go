@@ -19,6 +19,7 @@ type boundsArgs struct {
 	n                                             int64
 	prev, next, question, counted, dated, speaker [4]float64
 	far, es                                       [4]float64
+	factors                                       [16]float64
 	top                                           [8]float64
 	arg                                           [8]int64
 	long                                          uint32

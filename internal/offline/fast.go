@@ -694,6 +694,7 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 		k0 := 0
 		if q8 := m &^ 7; useBoundsAVX512 && q8 > 0 {
 			ba.n = int64(q8)
+			ba.boundFactors()
 			scoreBounds8AVX512(&ba)
 			long = ba.long
 			for l, t := range ba.top {
@@ -771,6 +772,15 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 		}
 	}
 	return arg
+}
+
+// boundFactors sets ba.factors from the pairs of factors: entry c is the
+// factor scoreBounds4AVX2 multiplies the turns of cue byte c&7 and speaker
+// mark c>>3 by, the same product in the same order.
+func (ba *boundsArgs) boundFactors() {
+	for c := range ba.factors {
+		ba.factors[c] = ba.question[c&1] * ba.counted[c>>1&1] * ba.dated[c>>2&1] * ba.speaker[c>>3&1]
+	}
 }
 
 // pair returns f twice, as scoreBounds4AVX2 reads a factor selected by one

@@ -506,3 +506,19 @@ func TestRelevanceBoundsEventBests(t *testing.T) {
 		t.Error("no unit of an event another part owns")
 	}
 }
+
+// BenchmarkScoreBoundsSingle times the second bound pass over 100k
+// one-turn runs (scoreBoundsSingle with every cue, events and the length
+// prior, no run past the length table), on one core, with the kernels the
+// CPU has.
+func BenchmarkScoreBoundsSingle(b *testing.B) {
+	n := 100000
+	f, rel, tu, best := boundsTrial(b, rand.New(rand.NewPCG(15, 16)), 0, n)
+	for i := range f.RunWords {
+		f.RunWords[i] %= lengthTableSize
+	}
+	out := make([]float64, n)
+	for b.Loop() {
+		tu.scoreBoundsSingle(f, rel, out, best, 0, n)
+	}
+}
