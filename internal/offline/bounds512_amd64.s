@@ -57,14 +57,13 @@ TEXT ·scoreBounds8AVX512(SB), NOSPLIT, $0-8
 	VBROADCASTSD    boundsArgs_es(AX), Z17
 	VPBROADCASTQ    b8one<>(SB), Z18   // bit 0
 	VPBROADCASTQ    b8four<>(SB), Z19  // bit 2
-	VPBROADCASTQ    b8eight<>(SB), Z20 // 8
 	MOVL            boundsArgs_maxEvent(AX), R14
 	VPBROADCASTD    R14, Y21           // the last event
 	VPBROADCASTD    b8w511<>(SB), Y22  // the last length factor
 	VPXORQ          Z10, Z10, Z10      // zero
 	VPXORQ          Z12, Z12, Z12      // best per lane
-	VPXORQ          Z13, Z13, Z13      // its turn
-	VMOVDQU64       b8idx<>(SB), Z14   // the lanes' turns
+	VMOVDQU64       b8idx<>(SB), Z14   // the lanes' offsets
+	VPSUBQ          Z14, Z12, Z13      // its step's first turn (0 in all: minus the offsets)
 	VPXORD          Y11, Y11, Y11      // OR of the words
 	XORQ            CX, CX
 
@@ -113,30 +112,29 @@ b8loop:
 	VPERMI2PD  Z5, Z4, Z2
 	VMULPD     Z2, Z1, Z1
 
-	// ... and the length prior (words at most 511 here; long ORs them).
+	// ... and the length prior (words at most 511 here; long ORs them),
+	// 0 for invisible turns (K1: their bytes).
+	VMOVQ      (R11)(CX*1), X0
+	VPTESTMB   X0, X0, K1
 	VMOVDQU    (R12)(CX*4), Y0
 	VPORD      Y0, Y11, Y11
 	VPMINUD    Y22, Y0, Y0
 	KXNORW     K2, K2, K2
 	VGATHERDPD (DX)(Y0*8), K2, Z3
-	VMULPD     Z3, Z1, Z1
+	VMULPD.Z   Z3, Z1, K1, Z1
+	VMOVUPD    Z1, (DI)(CX*8)
 
-	// Invisible turns: 0.
-	VPMOVZXBQ (R11)(CX*1), Z0
-	VPTESTMQ  Z0, Z0, K1
-	VMOVAPD.Z Z1, K1, Z1
-	VMOVUPD   Z1, (DI)(CX*8)
-
-	// The best per lane, the first among equals.
-	VCMPPD    $0x1E, Z12, Z1, K1
-	VMOVAPD   Z1, K1, Z12
-	VMOVDQA64 Z14, K1, Z13
-	VPADDQ    Z20, Z14, Z14
+	// The best per lane, the first among equals (its step's first turn,
+	// the lanes' offsets added after the loop).
+	VCMPPD       $0x1E, Z12, Z1, K1
+	VMOVAPD      Z1, K1, Z12
+	VPBROADCASTQ CX, K1, Z13
 
 	ADDQ $8, CX
 	CMPQ CX, boundsArgs_n(AX)
 	JLT  b8loop
 
+	VPADDQ    Z14, Z13, Z13
 	VMOVUPD   Z12, boundsArgs_top(AX)
 	VMOVDQU64 Z13, boundsArgs_arg(AX)
 	VEXTRACTI128 $1, Y11, X1
