@@ -218,7 +218,8 @@ ovf: \
 // the next free one: top has room for n), the relevance bounds with the
 // same operations in the same order (the values of singlesGo), and the
 // event bests one unit after the other where owned (the units of other
-// events, not negative, listed in over). The CPU must have AVX512F, BW and
+// events, not negative, listed in over). With pre, the units whose bound is
+// at least preAt (GE_OQ) listed there too. The CPU must have AVX512F, BW and
 // VL.
 TEXT ·relBounds8AVX512(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), AX
@@ -239,6 +240,8 @@ TEXT ·relBounds8AVX512(SB), NOSPLIT, $0-8
 	VBROADCASTSD r8margin<>(SB), Z12
 	VMOVDQU64    b8idx<>(SB), Z13 // the lanes' offsets
 	VPBROADCASTQ b8eight<>(SB), Z14
+	MOVQ         relBoundsArgs_pre(AX), BX // the next free entry of pre
+	VBROADCASTSD relBoundsArgs_preAt(AX), Z15
 
 r8loop:
 	// u, the cosine's upper bound; the rows at or above maxLo listed.
@@ -258,8 +261,18 @@ r8listed:
 	VADDPD    Z2, Z4, Z4
 	VMULPD    Z12, Z4, Z4
 	VMOVUPD   Z4, (DI)(CX*8)
-	TESTQ     R10, R10
-	JEQ       r8next
+	TESTQ     BX, BX
+	JEQ       r8prelisted
+
+	// The units whose bound is at least preAt listed.
+	VCMPPD $0x1D, Z15, Z4, K3
+	KMOVW  K3, DX
+	TESTQ  DX, DX
+	JNE    r8pre
+
+r8prelisted:
+	TESTQ R10, R10
+	JEQ   r8next
 
 	// The event bests, one unit after the other, where owned.
 	VPERMILPD      $1, X4, X6
@@ -296,10 +309,27 @@ r8next:
 	ADDQ $8, CX
 	CMPQ CX, relBoundsArgs_n(AX)
 	JLT  r8loop
-	MOVQ R13, relBoundsArgs_ntop(AX)
-	MOVQ R8, relBoundsArgs_nover(AX)
+	MOVQ  R13, relBoundsArgs_ntop(AX)
+	MOVQ  R8, relBoundsArgs_nover(AX)
+	TESTQ BX, BX
+	JEQ   r8ret
+	SUBQ  relBoundsArgs_pre(AX), BX
+	SHRQ  $3, BX
+	MOVQ  BX, relBoundsArgs_npre(AX)
+
+r8ret:
 	VZEROUPPER
 	RET
+
+r8pre:
+	// The lanes of K3, as offsets from the first unit, at BX.
+	VPBROADCASTQ CX, Z1
+	VPADDQ       Z13, Z1, Z1
+	VPCOMPRESSQ  Z1, K3, Z2
+	VMOVDQU64    Z2, (BX)
+	POPCNTL      DX, DX
+	LEAQ         (BX)(DX*8), BX
+	JMP          r8prelisted
 
 	// The units of events not owned (out of the loop: rare).
 	R8OVER(0, r8e1, r8o0)

@@ -76,6 +76,12 @@ type relBoundsArgs struct {
 	n         int64 // a positive multiple of 4
 	// ntop and nover are how many rows and units were listed.
 	ntop, nover int64
+	// pre, when not nil, has room for n units, listed as offsets from the
+	// first where their bound is at least preAt (npre of them), by
+	// relBounds8AVX512 only.
+	pre   *int
+	preAt float64
+	npre  int64
 }
 
 // relBounds4AVX2 is singlesGo on n units, four at a time: the cosine

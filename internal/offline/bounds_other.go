@@ -37,6 +37,9 @@ type relBoundsArgs struct {
 	top, over         *int
 	n                 int64
 	ntop, nover       int64
+	pre               *int
+	preAt             float64
+	npre              int64
 }
 
 func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }

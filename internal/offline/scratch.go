@@ -50,6 +50,13 @@ type Scratch struct {
 	// bounds of the units listed in over.
 	overEvent [4][]int32
 	overBound [4][]float64
+	// relPre lists, per part of the bound pass where relPreOK, the units
+	// whose relevance bound is at least relPreAt (for the first
+	// relPreParts parts; relAtLeast).
+	relPre      [4][]int
+	relPreAt    [4]float64
+	relPreOK    [4]bool
+	relPreParts int
 	// reached, runKnown and evKnown mark the units, runs and events whose
 	// exact score or best relevance the pruned path has computed (they
 	// stay all false between questions); runList and evList list the runs

@@ -437,7 +437,8 @@ func upperSum(est, bound []float64) []float64 {
 }
 
 // TestRelevanceBoundsEventBests checks the event bests of the first bound
-// pass on several parts (each owning a range of events, the units of other
+// pass, and with AVX-512 its lists of the units reaching each part's
+// preAt (the first tier of topRelevance, relAtLeast), on several parts (each owning a range of events, the units of other
 // events merged after): every event's best relevance bound, bit for bit,
 // cleared from stale values, where most events are a few consecutive
 // units, some are spread over the space or never used and some units have
@@ -448,7 +449,7 @@ func TestRelevanceBoundsEventBests(t *testing.T) {
 	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
 	r := rand.New(rand.NewPCG(21, 22))
 	tu := DefaultTuning()
-	listed := 0
+	listed, prelisted := 0, 0
 	for trial := range 12 {
 		n := 2000 + r.IntN(900)
 		ne := n/3 + 5
@@ -491,10 +492,38 @@ func TestRelevanceBoundsEventBests(t *testing.T) {
 			useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
 			sc := new(Scratch)
 			fs := &fastScan{in: &Input{Chunk: 300 + 100*(trial%4)}, tu: tu, sc: sc, f: f, n: n, hi: hi, maxLo: 0.5, bestHi: slices.Repeat([]float64{7}, ne)}
+			relTier = []int{256, 16, 1 << 20}[trial%3]
 			_, parts := fs.relevanceBounds(s)
+			relTier = 256
 			for e := range want {
 				if math.Float64bits(fs.bestHi[e]) != math.Float64bits(want[e]) {
 					t.Fatalf("AVX2, AVX-512 %v, trial %d (%d parts): event %d best %v, want %v", mode, trial, parts, e, fs.bestHi[e], want[e])
+				}
+			}
+			// The lists of the units at or above each part's preAt
+			// (one-turn runs, AVX-512, sampled tiers), at or below the
+			// split of topRelevance's samples, and relAtLeast's lists.
+			if mode[1] && len(f.RunStart) == n && trial%3 != 2 {
+				per := (n + parts - 1) / parts
+				relTier = []int{256, 16}[trial%3]
+				split := splitOf(fs.relHi, math.Inf(-1), relTier)
+				relTier = 256
+				for p := range parts {
+					lo, hi := p*per, min((p+1)*per, n)
+					if !sc.relPreOK[p] || !(sc.relPreAt[p] <= split) {
+						t.Fatalf("trial %d part %d: listed %v, from %v, split %v", trial, p, sc.relPreOK[p], sc.relPreAt[p], split)
+					}
+					if want := listAtLeast(fs.relHi[lo:hi], sc.relPreAt[p], lo, nil); !slices.Equal(sc.relPre[p], want) {
+						t.Fatalf("trial %d part %d: %d listed at least %v, want %d", trial, p, len(sc.relPre[p]), sc.relPreAt[p], len(want))
+					}
+				}
+				prelisted++
+			}
+			for _, floor := range []float64{0, 0.3, fs.relHi[r.IntN(n)], sc.relPreAt[0], sc.relPreAt[0] * 1.01, math.Inf(1), math.NaN()} {
+				got := fs.relAtLeast(floor, []int{-1})
+				want := fs.atLeast(fs.relHi, floor, []int{-1})
+				if !slices.Equal(got, want) {
+					t.Fatalf("AVX2, AVX-512 %v, trial %d: %d listed at least %v, want %d", mode, trial, len(got), floor, len(want))
 				}
 			}
 			for _, over := range sc.over[:parts] {
@@ -504,6 +533,9 @@ func TestRelevanceBoundsEventBests(t *testing.T) {
 	}
 	if listed == 0 {
 		t.Error("no unit of an event another part owns")
+	}
+	if useBoundsAVX512 && prelisted == 0 {
+		t.Error("no lists of the bound pass checked")
 	}
 }
 
