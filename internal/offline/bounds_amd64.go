@@ -35,6 +35,10 @@ type boundsArgs struct {
 	// EventShare in every lane.
 	prev, next, question, counted, dated, speaker [4]float64
 	far, es                                       [4]float64
+	// factors are the products of the factors scoreBounds4AVX2 picks by
+	// cue byte (bits 0 to 2: question, counted, dated) and speaker mark
+	// (bit 3) for scoreBounds8AVX512, in its order (boundFactors).
+	factors [16]float64
 	// top and arg are, per lane (turns k with k%4 == lane, or k%8 for
 	// scoreBounds8AVX512), the best positive bound and its first turn (0
 	// and 0 when none); long ORs the words.
@@ -58,26 +62,34 @@ func scoreBounds4AVX2(a *boundsArgs)
 // relBoundsArgs are relBounds4AVX2's arguments and results.
 type relBoundsArgs struct {
 	// hi (the cosines' upper bounds), lex and relHi point at the first
-	// unit's entry, events and eb are nil without events.
+	// unit's entry, events and eb are nil without events; eb[eLo:eHi]
+	// are the event bests owned (0 <= eLo <= eHi <= len(eb)).
 	hi, lex, relHi    *float64
 	events            *int32
 	eb                *float64
-	maxEvent          int64 // len(eb) - 1
+	eLo, eHi          int64
 	maxLo, mean, perD float64
 	invLex            float64
-	// top has room for n rows, listed as offsets from the first unit.
-	top *int
-	n   int64 // a positive multiple of 4
-	// ntop is how many rows were listed; bad is 1 when an event index
-	// was past maxEvent (not written).
-	ntop, bad int64
+	// top has room for n rows, over for n units, listed as offsets from
+	// the first unit.
+	top, over *int
+	n         int64 // a positive multiple of 4
+	// ntop and nover are how many rows and units were listed.
+	ntop, nover int64
+	// pre, when not nil, has room for n units, listed as offsets from the
+	// first where their bound is at least preAt (npre of them), by
+	// relBounds8AVX512 only.
+	pre   *int
+	preAt float64
+	npre  int64
 }
 
 // relBounds4AVX2 is singlesGo on n units, four at a time: the cosine
 // bounds, the rows listed at or above maxLo, the relevance bounds with
 // relevanceBound.of's operations in its order (no fused multiply-adds:
-// the same values), and each unit's event best, one unit after the
-// other. The CPU must have AVX2.
+// the same values), and each unit's event best where the event is owned,
+// one unit after the other (the units of other events, not negative,
+// listed in over). The CPU must have AVX2.
 //
 //go:noescape
 func relBounds4AVX2(a *relBoundsArgs)

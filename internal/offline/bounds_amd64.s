@@ -162,6 +162,29 @@ loop:
 DATA rbMargin<>+0(SB)/8, $0x3ff0000000001000 // relMargin, 1 + 2^-40
 GLOBL rbMargin<>(SB), RODATA|NOPTR, $8
 
+// One unit's event best, from lane x (low double of an X register), where
+// the event is owned; else, to ovf (R4OVER).
+#define R4EVENT(off, x, ovf) \
+	MOVLQSX off(R10)(CX*4), DX \
+	CMPQ    DX, relBoundsArgs_eLo(AX) \
+	JLT     ovf \
+	CMPQ    DX, relBoundsArgs_eHi(AX) \
+	JGE     ovf \
+	VMOVSD  (R11)(DX*8), X5 \
+	VMAXSD  x, X5, X5 \
+	VMOVSD  X5, (R11)(DX*8)
+
+// The unit of lane (an event not owned) listed in over unless its event
+// is negative (none), then back to next.
+#define R4OVER(lane, next, ovf) \
+ovf: \
+	TESTQ DX, DX \
+	JLT   next \
+	LEAQ  lane(CX), DX \
+	MOVQ  DX, (R14)(R8*8) \
+	INCQ  R8 \
+	JMP   next
+
 // func relBounds4AVX2(a *relBoundsArgs)
 TEXT ·relBounds4AVX2(SB), NOSPLIT, $0-8
 	MOVQ a+0(FP), AX
@@ -171,7 +194,9 @@ TEXT ·relBounds4AVX2(SB), NOSPLIT, $0-8
 	MOVQ relBoundsArgs_events(AX), R10
 	MOVQ relBoundsArgs_eb(AX), R11
 	MOVQ relBoundsArgs_top(AX), R12
+	MOVQ relBoundsArgs_over(AX), R14
 	XORQ R13, R13 // rows listed
+	XORQ R8, R8   // units listed in over
 	XORQ CX, CX
 	VBROADCASTSD relBoundsArgs_maxLo(AX), Y8
 	VBROADCASTSD relBoundsArgs_mean(AX), Y9
@@ -200,58 +225,38 @@ rlisted:
 	TESTQ   R10, R10
 	JEQ     rnext
 
-	// The event bests, one unit after the other (events < 0: none), from
+	// The event bests, one unit after the other, where the event is
+	// owned (the units of others, not negative, listed in over), from
 	// the lanes of Y4 (VEX encodings throughout: a legacy SSE instruction
 	// after 256-bit ones costs a state transition each time).
 	VPERMILPD    $1, X4, X6
 	VEXTRACTF128 $1, Y4, X7
 	VPERMILPD    $1, X7, X3
-	MOVLQSX (R10)(CX*4), DX
-	TESTQ   DX, DX
-	JLT     re1
-	CMPQ    DX, relBoundsArgs_maxEvent(AX)
-	JGT     rbad
-	VMOVSD  (R11)(DX*8), X5
-	VMAXSD  X4, X5, X5
-	VMOVSD  X5, (R11)(DX*8)
+	R4EVENT(0, X4, ro0)
 
 re1:
-	MOVLQSX 4(R10)(CX*4), DX
-	TESTQ   DX, DX
-	JLT     re2
-	CMPQ    DX, relBoundsArgs_maxEvent(AX)
-	JGT     rbad
-	VMOVSD  (R11)(DX*8), X5
-	VMAXSD  X6, X5, X5
-	VMOVSD  X5, (R11)(DX*8)
+	R4EVENT(4, X6, ro1)
 
 re2:
-	MOVLQSX 8(R10)(CX*4), DX
-	TESTQ   DX, DX
-	JLT     re3
-	CMPQ    DX, relBoundsArgs_maxEvent(AX)
-	JGT     rbad
-	VMOVSD  (R11)(DX*8), X5
-	VMAXSD  X7, X5, X5
-	VMOVSD  X5, (R11)(DX*8)
+	R4EVENT(8, X7, ro2)
 
 re3:
-	MOVLQSX 12(R10)(CX*4), DX
-	TESTQ   DX, DX
-	JLT     rnext
-	CMPQ    DX, relBoundsArgs_maxEvent(AX)
-	JGT     rbad
-	VMOVSD  (R11)(DX*8), X5
-	VMAXSD  X3, X5, X5
-	VMOVSD  X5, (R11)(DX*8)
+	R4EVENT(12, X3, ro3)
 
 rnext:
 	ADDQ $4, CX
 	CMPQ CX, relBoundsArgs_n(AX)
 	JLT  rloop
 	MOVQ R13, relBoundsArgs_ntop(AX)
+	MOVQ R8, relBoundsArgs_nover(AX)
 	VZEROUPPER
 	RET
+
+	// The units of events not owned (out of the loop: rare).
+	R4OVER(0, re1, ro0)
+	R4OVER(1, re2, ro1)
+	R4OVER(2, re3, ro2)
+	R4OVER(3, rnext, ro3)
 
 rlist:
 	// The lanes of DX, as offsets from the first unit.
@@ -281,12 +286,6 @@ rl3:
 	MOVQ  BX, (R12)(R13*8)
 	INCQ  R13
 	JMP   rlisted
-
-rbad:
-	MOVQ $1, DX
-	MOVQ DX, relBoundsArgs_bad(AX)
-	VZEROUPPER
-	RET
 
 // func listAtLeast4AVX2(xs *float64, n int, floor float64, dst *int) int
 TEXT ·listAtLeast4AVX2(SB), NOSPLIT, $0-40

@@ -19,6 +19,7 @@ type boundsArgs struct {
 	n                                             int64
 	prev, next, question, counted, dated, speaker [4]float64
 	far, es                                       [4]float64
+	factors                                       [16]float64
 	top                                           [8]float64
 	arg                                           [8]int64
 	long                                          uint32
@@ -30,12 +31,15 @@ type relBoundsArgs struct {
 	hi, lex, relHi    *float64
 	events            *int32
 	eb                *float64
-	maxEvent          int64
+	eLo, eHi          int64
 	maxLo, mean, perD float64
 	invLex            float64
-	top               *int
+	top, over         *int
 	n                 int64
-	ntop, bad         int64
+	ntop, nover       int64
+	pre               *int
+	preAt             float64
+	npre              int64
 }
 
 func relBounds4AVX2(a *relBoundsArgs) { panic("unreachable") }

@@ -329,61 +329,119 @@ func (fs *fastScan) bestCosine(rows func(yield func(int) bool)) bool {
 // scoreRangeSingle), of every event's best (bestHi), and per part the rows
 // whose cosine can be the best (sc.tops). It returns rh and the number of
 // parts.
+//
+// Each part owns a range of events (eventSplit), whose bests it clears and
+// writes in bestHi itself, and lists its units of other events (sc.over),
+// merged after the pass: the units of an event are mostly a few
+// consecutive ones, so that the parts' event ranges barely overlap (on the
+// bench's 100k turns, a few hundred units are listed), where a slice of
+// bests per part to clear and merge cost ~0.03 ms of the pass. Where every
+// run is one unit, with AVX-512, each part also lists the units whose bound
+// reaches its preAt (sc.relPre, for relAtLeast).
 func (fs *fastScan) relevanceBounds(hiScale Scale) (rh *RunBests, parts int) {
 	n, f, sc := fs.n, fs.f, fs.sc
 	sc.relHi = grow(sc.relHi, n)
 	fs.relHi = sc.relHi
-	single := len(f.RunStart) == n
+	nr := len(f.RunStart)
+	single := nr == n
 	if !single {
 		rh = &sc.runsHi
-		rh.Grow(len(f.RunStart))
+		rh.Grow(nr)
 	}
-	// The event bests too: each part into its own slice (part 0 into
-	// bestHi), merged after.
 	var events []int32
 	if fs.bestHi != nil && f.Event != nil {
 		events = f.Event[:n]
 	}
-	parts = rank.ParallelRange(len(f.RunStart), fs.chunk(), func(p, lo, hi int) {
+	// The parts of rank.ParallelRange, by runs; each part's first unit.
+	parts = parallel.Parts(nr, fs.chunk(), 4)
+	per := (nr + parts - 1) / parts
+	var first [5]int
+	for p := range parts + 1 {
+		r := min(p*per, nr)
+		first[p] = n
+		if r < nr {
+			first[p], _ = runUnits(f, r, n)
+		}
+	}
+	var eLo [5]int32
+	if events != nil {
+		eLo = eventSplit(events, len(fs.bestHi), first[:parts+1])
+	}
+	parallel.For(parts, func(p int) {
+		lo, hi := min(p*per, nr), min((p+1)*per, nr)
 		bp := boundPart{
 			hi: fs.hi[:n], lex: f.Lex[:n], relHi: fs.relHi[:n], events: events,
 			maxLo: fs.maxLo, rb: relBound(fs.tu, hiScale), top: sc.tops[p][:0],
 		}
 		if events != nil {
-			bp.eb = fs.bestHi
-			if p > 0 {
-				sc.bestParts[p] = grow(sc.bestParts[p], len(fs.bestHi))
-				bp.eb = sc.bestParts[p]
-			}
-			clear(bp.eb)
+			bp.eb, bp.eLo, bp.eHi, bp.over = fs.bestHi, eLo[p], eLo[p+1], sc.over[p][:0]
+			clear(fs.bestHi[bp.eLo:bp.eHi])
 		}
+		sc.relPreOK[p] = false
 		if single {
-			// Run r is unit r.
+			// Run r is unit r. With AVX-512, the units whose bound
+			// reaches a value below the first tier's split of
+			// topRelevance are listed too (relTiers).
+			if at, ok := fs.preSplit(bp.rb, lo, hi); ok && useBoundsAVX512 {
+				bp.withPre, bp.pre, bp.preAt = true, sc.relPre[p][:0], at
+			}
 			bp.singles(lo, hi)
+			sc.relPre[p], sc.relPreAt[p], sc.relPreOK[p] = bp.pre, bp.preAt, bp.preOK
 		} else {
 			for r := lo; r < hi; r++ {
 				a, b := runUnits(f, r, n)
 				rh.best[r], rh.second[r], rh.arg[r] = bp.units(a, b, true)
 			}
 		}
-		sc.tops[p] = bp.top
+		sc.tops[p], sc.over[p] = bp.top, bp.over
+		if events != nil {
+			// The units of events another part owns: their events and
+			// bounds read here, on the core that wrote them (the merge
+			// below then reads two lists in order).
+			ev, xs := sc.overEvent[p][:0], sc.overBound[p][:0]
+			for _, i := range bp.over {
+				ev, xs = append(ev, events[i]), append(xs, bp.relHi[i])
+			}
+			sc.overEvent[p], sc.overBound[p] = ev, xs
+		}
 	})
+	sc.relPreParts = parts
 	if events == nil && fs.bestHi != nil {
 		clear(fs.bestHi) // no events: every best is 0
 	}
-	if events != nil && parts > 1 {
-		// The parts' event bests merged into bestHi, on every core too
-		// (a range of events each: 28k events are ~60 µs on one).
-		rank.ParallelRange(len(fs.bestHi), fs.chunk()/2, func(_, lo, hi int) {
-			best := fs.bestHi[lo:hi]
-			for _, eb := range sc.bestParts[1:parts] {
-				for e, x := range eb[lo:hi][:len(best)] {
+	if events != nil {
+		best := fs.bestHi
+		for p := range parts {
+			ev := sc.overEvent[p]
+			for j, x := range sc.overBound[p][:len(ev)] {
+				if e := ev[j]; e >= 0 {
 					best[e] = max(best[e], x)
 				}
 			}
-		})
+		}
 	}
 	return rh, parts
+}
+
+// eventSplit returns the first event each part owns, and after them ne (the
+// number of events): part p owns the events from split[p] to split[p+1]-1.
+// first holds each part's first unit, then the number of units. A part
+// owns from the event of its first unit (0 for the first part; the next
+// part's start where that is past it, or none), so that where the units
+// of each event are consecutive every part owns the events of its units.
+// Any split is correct (the units of events a part does not own are listed
+// and merged after).
+func eventSplit(events []int32, ne int, first []int) (split [5]int32) {
+	parts := len(first) - 1
+	for p := 1; p < parts; p++ {
+		e := split[p-1]
+		if u := first[p]; u < len(events) {
+			e = max(e, events[u])
+		}
+		split[p] = min(e, int32(ne))
+	}
+	split[parts] = int32(ne)
+	return split
 }
 
 // boundPart is one part of the first bound pass (relevanceBounds).
@@ -391,16 +449,27 @@ type boundPart struct {
 	// hi holds the cosines' upper bounds.
 	hi, lex, relHi, eb []float64
 	events             []int32
-	maxLo              float64
-	rb                 relevanceBound
+	// eb[eLo:eHi] are the event bests the part owns: it lists its units
+	// of other events (not negative) in over, offsets from 0.
+	eLo, eHi int32
+	over     []int
+	// With withPre, pre lists the units whose bound is at least preAt
+	// (singles, with AVX-512: then preOK).
+	withPre bool
+	pre     []int
+	preAt   float64
+	preOK   bool
+	maxLo   float64
+	rb      relevanceBound
 	// top lists the rows whose cosine can be the best.
 	top []int
 }
 
-// units bounds the relevance of units a to b-1 (relHi) and their events'
-// bests (eb), and lists those whose cosine bound reaches maxLo. With bests,
-// the units are one run, and it returns the best and second best bound and
-// the best's unit, as RunBests.setRun on the bounds.
+// units bounds the relevance of units a to b-1 (relHi) and the bests of
+// the events they own (eb; the units of others listed in over), and lists
+// those whose cosine bound reaches maxLo. With bests, the units are one
+// run, and it returns the best and second best bound and the best's unit,
+// as RunBests.setRun on the bounds.
 func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int32) {
 	hi, lex, relHi, eb, events, maxLo, rb, top := bp.hi, bp.lex, bp.relHi, bp.eb, bp.events, bp.maxLo, bp.rb, bp.top
 	arg = -1
@@ -412,8 +481,10 @@ func (bp *boundPart) units(a, b int, bests bool) (best, second float64, arg int3
 		x := rb.of(lex[i], u)
 		relHi[i] = x
 		if events != nil {
-			if e := events[i]; e >= 0 {
+			if e := events[i]; e >= bp.eLo && e < bp.eHi {
 				eb[e] = max(eb[e], x)
+			} else if e >= 0 {
+				bp.over = append(bp.over, i)
 			}
 		}
 		if bests {
@@ -433,11 +504,12 @@ func (bp *boundPart) singles(a, b int) {
 	if q8 := (b - a) &^ 7; useBoundsAVX512 && q8 > 0 {
 		q, avx512 = q8, true
 	}
-	if !useBoundsAVX2 || q == 0 || int64(len(bp.eb)) >= 1<<31 || bp.events != nil && len(bp.eb) == 0 {
+	if !useBoundsAVX2 || q == 0 {
 		bp.singlesGo(a, b)
 		return
 	}
-	// Every slice holds the q units (the assembly reads them).
+	// Every slice holds the q units (the assembly reads them), eb the
+	// events owned.
 	_, _, _ = bp.hi[a:b][q-1], bp.lex[a:b][q-1], bp.relHi[a:b][q-1]
 	top := slices.Grow(bp.top, q)
 	n0 := len(top)
@@ -446,24 +518,88 @@ func (bp *boundPart) singles(a, b int) {
 		maxLo: bp.maxLo, mean: bp.rb.mean, perD: bp.rb.perD, invLex: bp.rb.invLex,
 		top: unsafe.SliceData(top[n0 : n0+q]), n: int64(q),
 	}
+	var pre []int
+	n1 := 0
+	if bp.withPre && avx512 {
+		pre = slices.Grow(bp.pre, q)
+		n1 = len(pre)
+		ra.pre, ra.preAt = unsafe.SliceData(pre[n1:n1+q]), bp.preAt
+	}
+	var over []int
 	if bp.events != nil {
 		_ = bp.events[a:b][q-1]
-		ra.events, ra.eb, ra.maxEvent = &bp.events[a], &bp.eb[0], int64(len(bp.eb)-1)
+		eLo, eHi := bp.eLo, bp.eHi
+		if eLo < 0 || eHi < eLo || int(eHi) > len(bp.eb) {
+			panic("offline: the events owned out of range")
+		}
+		over = slices.Grow(bp.over, q)
+		ra.events, ra.eb, ra.eLo, ra.eHi = &bp.events[a], unsafe.SliceData(bp.eb), int64(eLo), int64(eHi)
+		ra.over = unsafe.SliceData(over[len(over) : len(over)+q])
 	}
 	if avx512 { // called directly: ra stays on the stack
 		relBounds8AVX512(&ra)
 	} else {
 		relBounds4AVX2(&ra)
 	}
-	if ra.bad != 0 {
-		panic("offline: an event index out of range")
-	}
 	top = top[:n0+int(ra.ntop)]
 	for j := n0; j < len(top); j++ {
 		top[j] += a // offsets from a, listed in order
 	}
 	bp.top = top
+	if bp.events != nil {
+		n1 := len(over)
+		over = over[:n1+int(ra.nover)]
+		for j := n1; j < len(over); j++ {
+			over[j] += a
+		}
+		bp.over = over
+	}
 	bp.singlesGo(a+q, b)
+	if ra.pre != nil {
+		pre = pre[:n1+int(ra.npre)]
+		for j := n1; j < len(pre); j++ {
+			pre[j] += a
+		}
+		for i, x := range bp.relHi[a+q : b] {
+			if x >= bp.preAt {
+				pre = append(pre, a+q+i)
+			}
+		}
+		bp.pre, bp.preOK = pre, true
+	}
+}
+
+// preSplit returns a value at or below the split that topRelevance's
+// splitOf(relHi, floor, relTier) returns above floor: the relTier-th best
+// (by the same count r) of its samples from units lo to hi-1, their bounds
+// under rb (relHi's values, bit for bit). ok is false when splitOf would
+// not sample or the part holds fewer than r samples.
+func (fs *fastScan) preSplit(rb relevanceBound, lo, hi int) (at float64, ok bool) {
+	st := fs.n / tierSamples
+	if st < 2 || relTier <= 0 {
+		return 0, false
+	}
+	r := max(relTier/st, 4)
+	if r > tierSamples/4 {
+		return 0, false
+	}
+	var top [tierSamples / 4]float64
+	k := 0
+	lex, hs := fs.f.Lex, fs.hi
+	for j := (lo + st - 1) / st * st; j < hi; j += st {
+		s := rb.of(lex[j], hs[j])
+		if k < r {
+			if s == s { // not NaN
+				top[k] = s
+				rank.SiftUp(top[:], k)
+				k++
+			}
+		} else if s > top[0] {
+			top[0] = s
+			rank.SiftMin(top[:r], 0)
+		}
+	}
+	return top[0], k == r
 }
 
 // singlesGo is singles in Go, in one loop over slices of equal length (no
@@ -482,18 +618,20 @@ func (bp *boundPart) singlesGo(a, b int) {
 		bp.top = top
 		return
 	}
-	events, eb := bp.events[a:b][:len(hi)], bp.eb
+	events, eb, eLo, eHi, over := bp.events[a:b][:len(hi)], bp.eb, bp.eLo, bp.eHi, bp.over
 	for i, u := range hi {
 		if u >= maxLo {
 			top = append(top, a+i)
 		}
 		x := rb.of(lex[i], u)
 		relHi[i] = x
-		if ev := events[i]; ev >= 0 {
+		if ev := events[i]; ev >= eLo && ev < eHi {
 			eb[ev] = max(eb[ev], x)
+		} else if ev >= 0 {
+			over = append(over, a+i)
 		}
 	}
-	bp.top = top
+	bp.top, bp.over = top, over
 }
 
 // scoreBounds is the second bound pass, on every core: ScoreRange on the
@@ -628,6 +766,7 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 		k0 := 0
 		if q8 := m &^ 7; useBoundsAVX512 && q8 > 0 {
 			ba.n = int64(q8)
+			ba.boundFactors()
 			scoreBounds8AVX512(&ba)
 			long = ba.long
 			for l, t := range ba.top {
@@ -705,6 +844,15 @@ func (tu Tuning) scoreBoundsSingle(f *Features, rel, out, best []float64, lo, hi
 		}
 	}
 	return arg
+}
+
+// boundFactors sets ba.factors from the pairs of factors: entry c is the
+// factor scoreBounds4AVX2 multiplies the turns of cue byte c&7 and speaker
+// mark c>>3 by, the same product in the same order.
+func (ba *boundsArgs) boundFactors() {
+	for c := range ba.factors {
+		ba.factors[c] = ba.question[c&1] * ba.counted[c>>1&1] * ba.dated[c>>2&1] * ba.speaker[c>>3&1]
+	}
 }
 
 // pair returns f twice, as scoreBounds4AVX2 reads a factor selected by one
@@ -831,7 +979,7 @@ func MaxAbove(xs []float64) float64 {
 func (fs *fastScan) relTiers(floor, split float64, bounds []float64, first bool) []int {
 	rc := fs.sc.cands[:0]
 	if first {
-		rc = fs.atLeast(fs.relHi, max(floor, split), rc)
+		rc = fs.relAtLeast(max(floor, split), rc)
 	} else {
 		rc = fs.atLeast(fs.relHi, floor, rc)
 		kept := rc[:0]
@@ -860,6 +1008,32 @@ func (fs *fastScan) relTiers(floor, split float64, bounds []float64, first bool)
 	}
 	fs.sc.cands = rc
 	return rc
+}
+
+// relAtLeast is atLeast(fs.relHi, floor, dst), from the lists of the
+// bound pass (sc.relPre) where each part listed every unit at or above a
+// value at most floor (on the bench, ~1,500 of 100k units), else from
+// relHi.
+func (fs *fastScan) relAtLeast(floor float64, dst []int) []int {
+	sc := fs.sc
+	parts := sc.relPreParts
+	for p := range parts {
+		if !sc.relPreOK[p] || !(sc.relPreAt[p] <= floor) {
+			parts = 0
+		}
+	}
+	if parts == 0 {
+		return fs.atLeast(fs.relHi, floor, dst)
+	}
+	relHi := fs.relHi
+	for _, pre := range sc.relPre[:parts] {
+		for _, i := range pre {
+			if relHi[i] >= floor {
+				dst = append(dst, i)
+			}
+		}
+	}
+	return dst
 }
 
 // bestOf returns the exact best relevance among the turns whose first event

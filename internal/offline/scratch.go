@@ -43,9 +43,20 @@ type Scratch struct {
 	// tops lists, per part of the bound pass, the rows that can hold the
 	// best cosine.
 	tops [4][]int
-	// bestParts holds the event bests of the bound pass's parts after
-	// the first.
-	bestParts [4][]float64
+	// over lists, per part of the bound pass, its units of events
+	// another part owns (relevanceBounds).
+	over [4][]int
+	// overEvent and overBound hold, per part, the events and relevance
+	// bounds of the units listed in over.
+	overEvent [4][]int32
+	overBound [4][]float64
+	// relPre lists, per part of the bound pass where relPreOK, the units
+	// whose relevance bound is at least relPreAt (for the first
+	// relPreParts parts; relAtLeast).
+	relPre      [4][]int
+	relPreAt    [4]float64
+	relPreOK    [4]bool
+	relPreParts int
 	// reached, runKnown and evKnown mark the units, runs and events whose
 	// exact score or best relevance the pruned path has computed (they
 	// stay all false between questions); runList and evList list the runs

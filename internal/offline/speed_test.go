@@ -251,7 +251,8 @@ func boundsTrial(t testing.TB, r *rand.Rand, trial, n int) (*Features, []float64
 // singlesGo) against its general loop (units): the same relevance bounds
 // and event bests bit for bit and the same rows listed, in order, on parts
 // of every length mod 8, with events and without, bounds reaching maxLo or
-// not.
+// not, each event owned or not (listed in over, in order), events at
+// random or mostly in runs of consecutive units.
 func TestSinglesMatchesUnits(t *testing.T) {
 	simd, simd512 := useBoundsAVX2, useBoundsAVX512
 	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
@@ -266,6 +267,11 @@ func TestSinglesMatchesUnits(t *testing.T) {
 				lex[i] = r.Float64() * 9
 			}
 			events[i] = int32(r.IntN(ne+8) - 8) // some -1 and below
+			if trial%2 == 1 && r.IntN(30) != 0 {
+				// Mostly runs of consecutive units (AVX-512's
+				// segmented max), some spread.
+				events[i] = int32(min(i/12+r.IntN(2)*(i%5/4), ne-1))
+			}
 			if events[i] < 0 {
 				events[i] = -1
 			}
@@ -284,10 +290,19 @@ func TestSinglesMatchesUnits(t *testing.T) {
 		a := r.IntN(20)
 		b := a + trial*20 + r.IntN(8)
 		b = min(b, n)
+		// The events owned: all, none, or a range.
+		eLo, eHi := int32(0), int32(ne)
+		switch trial % 4 {
+		case 1:
+			eHi = 0
+		case 2, 3:
+			eLo = int32(r.IntN(ne))
+			eHi = eLo + int32(r.IntN(ne+1-int(eLo)))
+		}
 		part := func(withEvents bool) boundPart {
 			bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), maxLo: maxLo, rb: relBound(tu, s), top: []int{-7}}
 			if withEvents {
-				bp.events, bp.eb = events, make([]float64, ne)
+				bp.events, bp.eb, bp.eLo, bp.eHi, bp.over = events, make([]float64, ne), eLo, eHi, []int{-3}
 			}
 			return bp
 		}
@@ -305,6 +320,9 @@ func TestSinglesMatchesUnits(t *testing.T) {
 				}
 				if !slices.Equal(got.top, want.top) {
 					t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d): rows %v, units %v", mode, trial, a, b, got.top, want.top)
+				}
+				if !slices.Equal(got.over, want.over) {
+					t.Fatalf("AVX2, AVX-512 %v, trial %d [%d, %d), events [%d, %d) owned: listed %v, units %v", mode, trial, a, b, eLo, eHi, got.over, want.over)
 				}
 				for e := range got.eb {
 					if math.Float64bits(got.eb[e]) != math.Float64bits(want.eb[e]) {
@@ -330,7 +348,7 @@ func BenchmarkSingles(b *testing.B) {
 		}
 		events[i] = int32(i / 4)
 	}
-	bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4),
+	bp := boundPart{hi: upperSum(est, bound), lex: lex, relHi: make([]float64, n), events: events, eb: make([]float64, n/4), eHi: int32(n / 4),
 		maxLo: 0.75, rb: relBound(DefaultTuning(), Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7})}
 	simd, simd512 := useBoundsAVX2, useBoundsAVX512
 	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
@@ -416,4 +434,123 @@ func upperSum(est, bound []float64) []float64 {
 		hi[i] = e + bound[i]
 	}
 	return hi
+}
+
+// TestRelevanceBoundsEventBests checks the event bests of the first bound
+// pass, and with AVX-512 its lists of the units reaching each part's
+// preAt (the first tier of topRelevance, relAtLeast), on several parts (each owning a range of events, the units of other
+// events merged after): every event's best relevance bound, bit for bit,
+// cleared from stale values, where most events are a few consecutive
+// units, some are spread over the space or never used and some units have
+// none; one-turn runs (singles, with AVX-512 and AVX2 where the CPU has
+// them, and in Go) and longer runs (units).
+func TestRelevanceBoundsEventBests(t *testing.T) {
+	simd, simd512 := useBoundsAVX2, useBoundsAVX512
+	defer func() { useBoundsAVX2, useBoundsAVX512 = simd, simd512 }()
+	r := rand.New(rand.NewPCG(21, 22))
+	tu := DefaultTuning()
+	listed, prelisted := 0, 0
+	for trial := range 12 {
+		n := 2000 + r.IntN(900)
+		ne := n/3 + 5
+		f := &Features{Lex: make([]float64, n), Event: make([]int32, n), Question: make([]bool, n), SameSession: make([]bool, n)}
+		hi := make([]float64, n)
+		for i := range n {
+			hi[i] = r.Float64()*1.2 - 0.4
+			if r.IntN(3) == 0 {
+				f.Lex[i] = r.Float64() * 9
+			}
+			switch k := r.IntN(40); {
+			case k == 0:
+				f.Event[i] = -1
+			case k == 1:
+				f.Event[i] = int32(r.IntN(ne)) // spread
+			default:
+				f.Event[i] = int32(min(i/3+r.IntN(2), ne-1))
+			}
+		}
+		if trial%3 == 2 {
+			// Runs of one to three turns.
+			f.Run, f.RunAsks = make([]int32, n), make([]bool, 0, n)
+			for i := 0; i < n; {
+				f.RunStart, f.RunAsks = append(f.RunStart, int32(i)), append(f.RunAsks, false)
+				for j := i + 1 + r.IntN(3); i < min(j, n); i++ {
+					f.Run[i] = int32(len(f.RunStart) - 1)
+				}
+			}
+		}
+		Complete(f)
+		s := Scale{MaxLex: 9, Mean: 0.1, MaxD: 0.7}
+		want := make([]float64, ne)
+		rb := relBound(tu, s)
+		for i, e := range f.Event {
+			if e >= 0 {
+				want[e] = max(want[e], rb.of(f.Lex[i], hi[i]))
+			}
+		}
+		for _, mode := range [][2]bool{{false, false}, {simd, false}, {simd, simd512}} {
+			useBoundsAVX2, useBoundsAVX512 = mode[0], mode[1]
+			sc := new(Scratch)
+			fs := &fastScan{in: &Input{Chunk: 300 + 100*(trial%4)}, tu: tu, sc: sc, f: f, n: n, hi: hi, maxLo: 0.5, bestHi: slices.Repeat([]float64{7}, ne)}
+			relTier = []int{256, 16, 1 << 20}[trial%3]
+			_, parts := fs.relevanceBounds(s)
+			relTier = 256
+			for e := range want {
+				if math.Float64bits(fs.bestHi[e]) != math.Float64bits(want[e]) {
+					t.Fatalf("AVX2, AVX-512 %v, trial %d (%d parts): event %d best %v, want %v", mode, trial, parts, e, fs.bestHi[e], want[e])
+				}
+			}
+			// The lists of the units at or above each part's preAt
+			// (one-turn runs, AVX-512, sampled tiers), at or below the
+			// split of topRelevance's samples, and relAtLeast's lists.
+			if mode[1] && len(f.RunStart) == n && trial%3 != 2 {
+				per := (n + parts - 1) / parts
+				relTier = []int{256, 16}[trial%3]
+				split := splitOf(fs.relHi, math.Inf(-1), relTier)
+				relTier = 256
+				for p := range parts {
+					lo, hi := p*per, min((p+1)*per, n)
+					if !sc.relPreOK[p] || !(sc.relPreAt[p] <= split) {
+						t.Fatalf("trial %d part %d: listed %v, from %v, split %v", trial, p, sc.relPreOK[p], sc.relPreAt[p], split)
+					}
+					if want := listAtLeast(fs.relHi[lo:hi], sc.relPreAt[p], lo, nil); !slices.Equal(sc.relPre[p], want) {
+						t.Fatalf("trial %d part %d: %d listed at least %v, want %d", trial, p, len(sc.relPre[p]), sc.relPreAt[p], len(want))
+					}
+				}
+				prelisted++
+			}
+			for _, floor := range []float64{0, 0.3, fs.relHi[r.IntN(n)], sc.relPreAt[0], sc.relPreAt[0] * 1.01, math.Inf(1), math.NaN()} {
+				got := fs.relAtLeast(floor, []int{-1})
+				want := fs.atLeast(fs.relHi, floor, []int{-1})
+				if !slices.Equal(got, want) {
+					t.Fatalf("AVX2, AVX-512 %v, trial %d: %d listed at least %v, want %d", mode, trial, len(got), floor, len(want))
+				}
+			}
+			for _, over := range sc.over[:parts] {
+				listed += len(over)
+			}
+		}
+	}
+	if listed == 0 {
+		t.Error("no unit of an event another part owns")
+	}
+	if useBoundsAVX512 && prelisted == 0 {
+		t.Error("no lists of the bound pass checked")
+	}
+}
+
+// BenchmarkScoreBoundsSingle times the second bound pass over 100k
+// one-turn runs (scoreBoundsSingle with every cue, events and the length
+// prior, no run past the length table), on one core, with the kernels the
+// CPU has.
+func BenchmarkScoreBoundsSingle(b *testing.B) {
+	n := 100000
+	f, rel, tu, best := boundsTrial(b, rand.New(rand.NewPCG(15, 16)), 0, n)
+	for i := range f.RunWords {
+		f.RunWords[i] %= lengthTableSize
+	}
+	out := make([]float64, n)
+	for b.Loop() {
+		tu.scoreBoundsSingle(f, rel, out, best, 0, n)
+	}
 }
