@@ -507,6 +507,69 @@ s8done:
 	MOVQ          DX, scan4Args_nlist(BX)
 	RET
 
+// The int8 rows' kernels (dotI8RowsAVX512, rescanAVX512) share these
+// steps, on the same registers: DI the codes, CX the dimension, R12 the
+// rows listed, R15 the terms, SI the query's words, R8 the dimension
+// rounded down to 32.
+
+// I8FETCH prefetches (PREFETCHT0) the line of terms and the cache lines
+// of codes of row (R12)(idx*4) (idx AX or R11); it uses AX, R9 and R10,
+// and lbl is its loop's label.
+#define I8FETCH(idx, lbl) \
+	MOVLQSX    (R12)(idx*4), AX \
+	MOVQ       AX, R10 \
+	SHLQ       $4, R10 \
+	PREFETCHT0 (R15)(R10*1) \
+	IMULQ      CX, AX \
+	ADDQ       DI, AX \
+	XORQ       R9, R9 \
+lbl: \
+	PREFETCHT0 (AX)(R9*1) \
+	ADDQ       $64, R9 \
+	CMPQ       R9, CX \
+	JLT        lbl \
+	PREFETCHT0 -1(AX)(CX*1)
+
+// I8DOT sums the products of the row at R9 with the query's words into
+// X0 (dotI8AVX512's one-row loop: 32 codes a step in two accumulators,
+// a last 16 with VPMADDWD); it uses AX, R10 and Z0 to Z3, and inner, tail
+// and sum are its labels.
+#define I8DOT(inner, tail, sum) \
+	VPXORD    Z0, Z0, Z0 \
+	VPXORD    Z1, Z1, Z1 \
+	XORQ      AX, AX \
+	MOVQ      SI, R10 \
+inner: \
+	CMPQ      AX, R8 \
+	JGE       tail \
+	VPMOVSXBW (R9)(AX*1), Z2 \
+	VPDPWSSD  (R10), Z2, Z0 \
+	ADDQ      $32, AX \
+	ADDQ      $64, R10 \
+	CMPQ      AX, R8 \
+	JGE       tail \
+	VPMOVSXBW (R9)(AX*1), Z3 \
+	VPDPWSSD  (R10), Z3, Z1 \
+	ADDQ      $32, AX \
+	ADDQ      $64, R10 \
+	JMP       inner \
+tail: \
+	CMPQ      AX, CX \
+	JGE       sum \
+	VPMOVSXBW (R9)(AX*1), Y2 \
+	VPMADDWD  (R10), Y2, Y2 \
+	VPADDD    Z2, Z0, Z0 \
+sum: \
+	VPADDD        Z1, Z0, Z0 \
+	VEXTRACTI64X4 $1, Z0, Y2 \
+	VPADDD        Y2, Y0, Y0 \
+	VEXTRACTI128  $1, Y0, X2 \
+	VPADDD        X2, X0, X0 \
+	VPSHUFD       $0x4E, X0, X2 \
+	VPADDD        X2, X0, X0 \
+	VPSHUFD       $0xB1, X0, X2 \
+	VPADDD        X2, X0, X0
+
 // func dotI8RowsAVX512(p []int16, codes []int8, dim int, rows, out []int32, terms *termsI8, ahead int)
 //
 // dotI8AVX512's one-row loop on row rows[k] of codes for each k, into
@@ -531,94 +594,32 @@ TEXT ·dotI8RowsAVX512(SB), NOSPLIT, $0-120
 	XORQ R11, R11
 
 zrpre:
-	CMPQ       R11, BX
-	JGE        zrloop
-	CMPQ       R11, R14
-	JGE        zrloop
-	MOVLQSX    (R12)(R11*4), AX
-	MOVQ       AX, R10
-	SHLQ       $4, R10
-	PREFETCHT0 (R15)(R10*1)
-	IMULQ      CX, AX
-	ADDQ       DI, AX
-	XORQ       R9, R9
-
-zrpre1:
-	PREFETCHT0 (AX)(R9*1)
-	ADDQ       $64, R9
-	CMPQ       R9, CX
-	JLT        zrpre1
-	PREFETCHT0 -1(AX)(CX*1)
-	INCQ       R11
-	JMP        zrpre
+	CMPQ R11, BX
+	JGE  zrloop
+	CMPQ R11, R14
+	JGE  zrloop
+	I8FETCH(R11, zrpre1)
+	INCQ R11
+	JMP  zrpre
 
 zrloop:
 	CMPQ R13, BX
 	JGE  zrdone
 
 	// Row k+ahead fetched.
-	LEAQ       (R13)(R14*1), AX
-	CMPQ       AX, BX
-	JGE        zrrow
-	MOVLQSX    (R12)(AX*4), AX
-	MOVQ       AX, R10
-	SHLQ       $4, R10
-	PREFETCHT0 (R15)(R10*1)
-	IMULQ      CX, AX
-	ADDQ       DI, AX
-	XORQ       R9, R9
-
-zrpf:
-	PREFETCHT0 (AX)(R9*1)
-	ADDQ       $64, R9
-	CMPQ       R9, CX
-	JLT        zrpf
-	PREFETCHT0 -1(AX)(CX*1)
+	LEAQ (R13)(R14*1), AX
+	CMPQ AX, BX
+	JGE  zrrow
+	I8FETCH(AX, zrpf)
 
 zrrow:
 	MOVLQSX (R12)(R13*4), R9
 	IMULQ   CX, R9
 	ADDQ    DI, R9
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	XORQ    AX, AX
-	MOVQ    SI, R10
-
-zrinner:
-	CMPQ      AX, R8
-	JGE       zrtail
-	VPMOVSXBW (R9)(AX*1), Z2
-	VPDPWSSD  (R10), Z2, Z0
-	ADDQ      $32, AX
-	ADDQ      $64, R10
-	CMPQ      AX, R8
-	JGE       zrtail
-	VPMOVSXBW (R9)(AX*1), Z3
-	VPDPWSSD  (R10), Z3, Z1
-	ADDQ      $32, AX
-	ADDQ      $64, R10
-	JMP       zrinner
-
-zrtail:
-	CMPQ      AX, CX
-	JGE       zrsum
-	VPMOVSXBW (R9)(AX*1), Y2
-	VPMADDWD  (R10), Y2, Y2
-	VPADDD    Z2, Z0, Z0
-
-zrsum:
-	VPADDD        Z1, Z0, Z0
-	VEXTRACTI64X4 $1, Z0, Y2
-	VPADDD        Y2, Y0, Y0
-	VEXTRACTI128  $1, Y0, X2
-	VPADDD        X2, X0, X0
-	VPSHUFD       $0x4E, X0, X2
-	VPADDD        X2, X0, X0
-	VPSHUFD       $0xB1, X0, X2
-	VPADDD        X2, X0, X0
-	VMOVD         X0, (DX)(R13*4)
-	INCQ          R13
-	JMP           zrloop
+	I8DOT(zrinner, zrtail, zrsum)
+	VMOVD   X0, (DX)(R13*4)
+	INCQ    R13
+	JMP     zrloop
 
 zrdone:
 	VZEROUPPER
@@ -658,93 +659,31 @@ TEXT ·rescanAVX512(SB), NOSPLIT, $0-8
 	XORQ R11, R11
 
 rspre:
-	CMPQ       R11, BX
-	JGE        rsloop
-	CMPQ       R11, R14
-	JGE        rsloop
-	MOVLQSX    (R12)(R11*4), AX
-	MOVQ       AX, R10
-	SHLQ       $4, R10
-	PREFETCHT0 (R15)(R10*1)
-	IMULQ      CX, AX
-	ADDQ       DI, AX
-	XORQ       R9, R9
-
-rspre1:
-	PREFETCHT0 (AX)(R9*1)
-	ADDQ       $64, R9
-	CMPQ       R9, CX
-	JLT        rspre1
-	PREFETCHT0 -1(AX)(CX*1)
-	INCQ       R11
-	JMP        rspre
+	CMPQ R11, BX
+	JGE  rsloop
+	CMPQ R11, R14
+	JGE  rsloop
+	I8FETCH(R11, rspre1)
+	INCQ R11
+	JMP  rspre
 
 rsloop:
 	CMPQ R13, BX
 	JGE  rsdone
 
 	// Row k+ahead fetched.
-	LEAQ       (R13)(R14*1), AX
-	CMPQ       AX, BX
-	JGE        rsrow
-	MOVLQSX    (R12)(AX*4), AX
-	MOVQ       AX, R10
-	SHLQ       $4, R10
-	PREFETCHT0 (R15)(R10*1)
-	IMULQ      CX, AX
-	ADDQ       DI, AX
-	XORQ       R9, R9
-
-rspf:
-	PREFETCHT0 (AX)(R9*1)
-	ADDQ       $64, R9
-	CMPQ       R9, CX
-	JLT        rspf
-	PREFETCHT0 -1(AX)(CX*1)
+	LEAQ (R13)(R14*1), AX
+	CMPQ AX, BX
+	JGE  rsrow
+	I8FETCH(AX, rspf)
 
 rsrow:
 	MOVLQSX (R12)(R13*4), R11 // i
 	MOVQ    R11, R9
 	IMULQ   CX, R9
 	ADDQ    DI, R9
-	VPXORD  Z0, Z0, Z0
-	VPXORD  Z1, Z1, Z1
-	XORQ    AX, AX
-	MOVQ    SI, R10
-
-rsinner:
-	CMPQ      AX, R8
-	JGE       rstail
-	VPMOVSXBW (R9)(AX*1), Z2
-	VPDPWSSD  (R10), Z2, Z0
-	ADDQ      $32, AX
-	ADDQ      $64, R10
-	CMPQ      AX, R8
-	JGE       rstail
-	VPMOVSXBW (R9)(AX*1), Z3
-	VPDPWSSD  (R10), Z3, Z1
-	ADDQ      $32, AX
-	ADDQ      $64, R10
-	JMP       rsinner
-
-rstail:
-	CMPQ      AX, CX
-	JGE       rssum
-	VPMOVSXBW (R9)(AX*1), Y2
-	VPMADDWD  (R10), Y2, Y2
-	VPADDD    Z2, Z0, Z0
-
-rssum:
-	VPADDD        Z1, Z0, Z0
-	VEXTRACTI64X4 $1, Z0, Y2
-	VPADDD        Y2, Y0, Y0
-	VEXTRACTI128  $1, Y0, X2
-	VPADDD        X2, X0, X0
-	VPSHUFD       $0x4E, X0, X2
-	VPADDD        X2, X0, X0
-	VPSHUFD       $0xB1, X0, X2
-	VPADDD        X2, X0, X0
-	VMOVD         X0, AX
+	I8DOT(rsinner, rstail, rssum)
+	VMOVD   X0, AX
 
 	// The estimate and bound of row i (terms at R10: errQ, scale, l1).
 	MOVQ      R11, R10
