@@ -575,31 +575,15 @@ func (bp *boundPart) singles(a, b int) {
 // under rb (relHi's values, bit for bit). ok is false when splitOf would
 // not sample or the part holds fewer than r samples.
 func (fs *fastScan) preSplit(rb relevanceBound, lo, hi int) (at float64, ok bool) {
-	st := fs.n / tierSamples
-	if st < 2 || relTier <= 0 {
+	b, st, ok := newSampleBest(fs.n, relTier)
+	if !ok {
 		return 0, false
 	}
-	r := max(relTier/st, 4)
-	if r > tierSamples/4 {
-		return 0, false
-	}
-	var top [tierSamples / 4]float64
-	k := 0
 	lex, hs := fs.f.Lex, fs.hi
 	for j := (lo + st - 1) / st * st; j < hi; j += st {
-		s := rb.of(lex[j], hs[j])
-		if k < r {
-			if s == s { // not NaN
-				top[k] = s
-				rank.SiftUp(top[:], k)
-				k++
-			}
-		} else if s > top[0] {
-			top[0] = s
-			rank.SiftMin(top[:r], 0)
-		}
+		b.add(rb.of(lex[j], hs[j]))
 	}
-	return top[0], k == r
+	return b.best()
 }
 
 // singlesGo is singles in Go, in one loop over slices of equal length (no

@@ -32,35 +32,55 @@ const tierSamples = 512
 // not above it or xs is too short for samples of tierSamples (NaN is never
 // counted).
 func splitOf(xs []float64, floor float64, target int) float64 {
-	st := len(xs) / tierSamples
-	if st < 2 || target <= 0 {
+	b, st, ok := newSampleBest(len(xs), target)
+	if !ok {
 		return floor
 	}
-	r := max(target/st, 4)
-	if r > tierSamples/4 {
-		return floor
-	}
-	// The r best samples in a min-heap.
-	var top [tierSamples / 4]float64
-	k := 0
 	for j := 0; j < len(xs); j += st {
-		s := xs[j]
-		if k < r {
-			if s == s { // not NaN
-				top[k] = s
-				rank.SiftUp(top[:], k)
-				k++
-			}
-		} else if s > top[0] {
-			top[0] = s
-			rank.SiftMin(top[:r], 0)
-		}
+		b.add(xs[j])
 	}
-	if k == r && top[0] > floor {
-		return top[0]
+	if at, full := b.best(); full && at > floor {
+		return at
 	}
 	return floor
 }
+
+// sampleBest keeps the r best of the values sampled for a split (splitOf,
+// preSplit), in a min-heap.
+type sampleBest struct {
+	top  [tierSamples / 4]float64
+	k, r int
+}
+
+// newSampleBest returns the heap of the r best samples for a split that
+// about target of n values reach, and st, the stride of the samples; ok is
+// false when n is too short for samples of tierSamples or target asks for
+// more than a quarter of them.
+func newSampleBest(n, target int) (b sampleBest, st int, ok bool) {
+	st = n / tierSamples
+	if st < 2 || target <= 0 {
+		return b, st, false
+	}
+	b.r = max(target/st, 4)
+	return b, st, b.r <= tierSamples/4
+}
+
+// add samples s (NaN is never counted).
+func (b *sampleBest) add(s float64) {
+	if b.k < b.r {
+		if s == s { // not NaN
+			b.top[b.k] = s
+			rank.SiftUp(b.top[:], b.k)
+			b.k++
+		}
+	} else if s > b.top[0] {
+		b.top[0] = s
+		rank.SiftMin(b.top[:b.r], 0)
+	}
+}
+
+// best returns the r-th best sample, and whether r were sampled.
+func (b *sampleBest) best() (float64, bool) { return b.top[0], b.k == b.r }
 
 // tierQueue is a queue of the units whose bound in xs reaches floor, best
 // bound first (rank.Queue), that lists them in two tiers: at first those
