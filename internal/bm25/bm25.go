@@ -767,21 +767,22 @@ func (sc termScorer) addBySlot(ps []posting, lens []int32, dst []float64, touche
 // addByRef is addBySlot by ref (refs by slot): documents without a ref,
 // or with one beyond dst, are skipped too.
 func (sc termScorer) addByRef(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
-	top := 0.0
-	if useScoreAVX512 && len(ps) >= 8 {
-		ps, lens, k, top = sc.addAVX512(ps, lens, refs, refs, dst, touched, k)
-	}
-	k, t := sc.addByRefGo(ps, lens, refs, dst, touched, k)
-	return k, max(top, t)
+	return sc.addRefs(ps, lens, refs, refs, dst, touched, k)
 }
 
 // addByIdent is addByRef where every document's ref is its slot
 // (Index.identRefs): the kernel scores by slot, reading no refs, and
 // leaves the groups with a slot beyond dst to addByRefGo, which skips it.
 func (sc termScorer) addByIdent(ps []posting, lens, refs []int32, dst []float64, touched []int, k int) (int, float64) {
+	return sc.addRefs(ps, lens, nil, refs, dst, touched, k)
+}
+
+// addRefs is addByRef (kernelRefs the refs) or addByIdent (kernelRefs
+// nil): the kernel reads kernelRefs, addByRefGo the refs.
+func (sc termScorer) addRefs(ps []posting, lens, kernelRefs, refs []int32, dst []float64, touched []int, k int) (int, float64) {
 	top := 0.0
 	if useScoreAVX512 && len(ps) >= 8 {
-		ps, lens, k, top = sc.addAVX512(ps, lens, nil, refs, dst, touched, k)
+		ps, lens, k, top = sc.addAVX512(ps, lens, kernelRefs, refs, dst, touched, k)
 	}
 	k, t := sc.addByRefGo(ps, lens, refs, dst, touched, k)
 	return k, max(top, t)
