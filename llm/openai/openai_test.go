@@ -57,6 +57,10 @@ func newClient(t *testing.T, base string, opts Options) (*Client, *sleeps) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// What the clients learned of this server ends with the test: a later
+	// test's server may get the same port (the state is the process's,
+	// by endpoint and model), and must start from the modes' defaults.
+	t.Cleanup(func() { learnedByEndpoint.Delete(c.endpoint + "\x00" + opts.Model) })
 	s := &sleeps{}
 	c.sleep = s.sleep
 	return c, s
