@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -156,14 +157,79 @@ func (l *loading) readTurns() {
 }
 
 // readAnnotations reads every annotation of a small space now (cheaper than
-// reading those of the evidence on every question); a large one reads them
-// on first need (see ensureAnnotations).
+// reading those of the evidence on every question). Of a large one it
+// reads the time expressions alone (the only part of annotations
+// retrieval reads) when the store can (store.SpaceTimeRefsReader), else
+// nothing: they are then read on first need (see ensureAnnotations), and
+// the times of each question's evidence for those turns alone (see
+// evidenceTimes).
 func (l *loading) readAnnotations() {
+	if sr, ok := l.r.(store.SpaceTimeRefsReader); ok {
+		if n, err := l.storedTurns(); err == nil && n >= l.st.limits.eagerAnnotations {
+			l.readTimeRefs(sr)
+			return
+		}
+	}
 	<-l.turnsReady
 	if l.errs[0] == nil && len(l.turns) < l.st.limits.eagerAnnotations {
 		l.eager = true
 		l.anns, l.errs[1] = l.r.ListAnnotations(l.ctx, l.st.space, nil)
 	}
+}
+
+// readTimeRefs reads the time expressions of every annotation of the space
+// through sr, while the turns are still being read, and puts them in info
+// once it is built: each text and granularity held once (not as
+// substrings of each row's whole text), and the expressions of many turns
+// in one array rather than one allocation per turn (the bench's 100k-turn
+// space, 54,459 turns dated: about 4.5 MiB more heap). The read starts
+// before the turns are: the store's count of them (storedTurns) says the
+// space is large.
+func (l *loading) readTimeRefs(sr store.SpaceTimeRefsReader) {
+	const chunk = 4096
+	var (
+		ids    []string
+		refs   [][]store.TimeRef
+		arena  []store.TimeRef
+		strs   = map[string]string{}
+		intern = func(s string) string {
+			if t, ok := strs[s]; ok {
+				return t
+			}
+			s = strings.Clone(s)
+			strs[s] = s
+			return s
+		}
+	)
+	err := sr.EachTimeRefs(l.ctx, l.st.space, func(id string, rs []store.TimeRef) {
+		if len(rs) == 0 {
+			return
+		}
+		if cap(arena)-len(arena) < len(rs) {
+			arena = make([]store.TimeRef, 0, max(chunk, len(rs)))
+		}
+		at := len(arena)
+		for _, r := range rs {
+			r.Text, r.Granularity = intern(r.Text), intern(r.Granularity)
+			arena = append(arena, r)
+		}
+		ids = append(ids, id)
+		refs = append(refs, arena[at:len(arena):len(arena)])
+	})
+	if err != nil {
+		l.errs[1] = err
+		return
+	}
+	<-l.posReady
+	if l.errs[0] != nil {
+		return
+	}
+	for k, id := range ids {
+		if i, ok := l.pos[id]; ok {
+			l.info.setTimeRefs(i, refs[k])
+		}
+	}
+	l.eager = true
 }
 
 // lazyTurnVectors reports whether this load leaves the turn and event
