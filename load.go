@@ -40,7 +40,8 @@ func (m *Memory) load(ctx context.Context, st *spaceState) error {
 func (m *Memory) loadFrom(ctx context.Context, st *spaceState, r store.Reader, tx store.Tx) error {
 	l := &loading{m: m, st: st, ctx: ctx, emb: m.opts.Embedder, r: r, tx: tx,
 		turnLex: bm25.New(bm25.Options{B: offline.TurnBM25B}), eventLex: bm25.New(bm25.Options{}),
-		turnsReady: make(chan struct{}), posReady: make(chan struct{}), evReady: make(chan struct{})}
+		turnsReady: make(chan struct{}), posReady: make(chan struct{}), evReady: make(chan struct{}),
+		lexDone: make(chan struct{}), eventsDone: make(chan struct{})}
 	if tx != nil {
 		l.readTurns()
 		if l.emb != nil {
@@ -87,8 +88,10 @@ type loading struct {
 	errs [5]error
 	// turnsReady is closed once turns is set (or failed), posReady once pos
 	// and info are built from them, evReady once events and evPos are (or
-	// failed: evOK is false).
+	// failed: evOK is false). lexDone is closed once readTurns has indexed
+	// the turns' text (or failed), eventsDone once readEvents returned.
 	turnsReady, posReady, evReady chan struct{}
+	lexDone, eventsDone           chan struct{}
 	evOK                          bool
 	// sets is set when readVectorSets reads every kind of vector (in one
 	// pass, see store.VectorSetsIntoReader): readEvents then leaves the
@@ -129,6 +132,7 @@ type loading struct {
 // readTurns reads the turns, then indexes their text while another
 // goroutine builds their positions and facts.
 func (l *loading) readTurns() {
+	defer close(l.lexDone)
 	l.turns, l.errs[0] = l.r.ListTurns(l.ctx, l.st.space, store.TurnQuery{})
 	close(l.turnsReady)
 	if l.errs[0] != nil {
@@ -166,6 +170,11 @@ func (l *loading) readTurns() {
 func (l *loading) readAnnotations() {
 	if sr, ok := l.r.(store.SpaceTimeRefsReader); ok {
 		if n, err := l.storedTurns(); err == nil && n >= l.st.limits.eagerAnnotations {
+			// Once the turns' text is indexed and the events read: the
+			// vector reads, the longest (in the bench's space), then run
+			// alone and leave the other core to this read.
+			<-l.lexDone
+			<-l.eventsDone
 			l.readTimeRefs(sr)
 			return
 		}
@@ -178,13 +187,11 @@ func (l *loading) readAnnotations() {
 }
 
 // readTimeRefs reads the time expressions of every annotation of the space
-// through sr, while the turns are still being read, and puts them in info
-// once it is built: each text and granularity held once (not as
-// substrings of each row's whole text), and the expressions of many turns
-// in one array rather than one allocation per turn (the bench's 100k-turn
-// space, 54,459 turns dated: about 4.5 MiB more heap). The read starts
-// before the turns are: the store's count of them (storedTurns) says the
-// space is large.
+// through sr and puts them in info once it is built: each text and
+// granularity held once (not as substrings of each row's whole text), and
+// the expressions of many turns in one array rather than one allocation
+// per turn (the bench's 100k-turn space, 54,459 turns dated: about 4.5 MiB
+// more heap).
 func (l *loading) readTimeRefs(sr store.SpaceTimeRefsReader) {
 	const chunk = 4096
 	var (
@@ -409,6 +416,7 @@ func (l *loading) readWindowVectors() {
 // records and the event vectors, then builds event membership once the turn
 // positions are known.
 func (l *loading) readEvents() {
+	defer close(l.eventsDone)
 	sp, ctx := l.st.space, l.ctx
 	evDone := false
 	defer func() {
