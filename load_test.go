@@ -195,7 +195,10 @@ func TestEvidenceTimesCacheFollowsStore(t *testing.T) {
 	}
 	defer st.Close()
 	sp := Space{UserID: "times"}
-	m, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
+	// A store without store.SpaceTimeRefsReader: a load would read the
+	// time expressions of every turn from one.
+	c := &timeRefsCount{Store: st, tr: st}
+	m, err := Open(ctx, Options{Store: timeRefsReader{c}, Mode: ModeOffline, Embedder: hashing.New(0)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,4 +418,147 @@ func (s setsByID) VectorSetsInto(ctx context.Context, sp store.Space, sets []sto
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// spaceTimesCount is a store with store.SpaceTimeRefsReader that counts
+// the reads of every turn's time expressions, and those of some turns'
+// annotations or time expressions.
+type spaceTimesCount struct {
+	*timeRefsCount
+	sr   store.SpaceTimeRefsReader
+	each atomic.Int64
+}
+
+func (s *spaceTimesCount) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) ([][]store.TimeRef, error) {
+	s.trIDs.Add(1)
+	return s.tr.ListTimeRefs(ctx, sp, ids)
+}
+
+func (s *spaceTimesCount) EachTimeRefs(ctx context.Context, sp store.Space, fn func(id string, refs []store.TimeRef)) error {
+	s.each.Add(1)
+	return s.sr.EachTimeRefs(ctx, sp, fn)
+}
+
+// TestTimeRefsFromLoad checks that a large space whose store reads every
+// turn's time expressions at once (store.SpaceTimeRefsReader) holds them
+// from its load on: questions read no annotations or time expressions
+// from the store, and show the times (and score the time cues) of a
+// space that read every annotation; and that they follow the store as
+// another writer adds dated turns and rewrites an annotation (caught up),
+// and after a reload: every turn's time expressions are then the store's.
+func TestTimeRefsFromLoad(t *testing.T) {
+	ctx := context.Background()
+	st, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "m.db"), sqlite.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sp := Space{UserID: "times"}
+	texts := []string{"Yesterday I went to the lake with my sister.", "We swam in the lake.", "How was the lake?",
+		"I bought a guitar two days ago.", "We are going to the lake next month!"}
+	w, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	addDatedTurns(t, w, sp, 60, texts...)
+	c := &spaceTimesCount{timeRefsCount: &timeRefsCount{Store: st, tr: st}, sr: st}
+	m, err := Open(ctx, Options{Store: c, Mode: ModeOffline, Embedder: hashing.New(0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.limits.eagerAnnotations = 1
+	questions := []string{"What did Ava say about the lake?", "When did Ava go to the lake?", "When did they buy a guitar?",
+		"Where are they going next month?", "What did Ben say about the lake yesterday?"}
+	// same checks that m answers as a memory that reads every annotation,
+	// and that m's times are the store's, turn by turn.
+	same := func(when string) {
+		t.Helper()
+		e, err := Open(ctx, Options{Store: st, Mode: ModeOffline, Embedder: hashing.New(0)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		dated := false
+		for _, q := range questions {
+			want, err := e.Retrieve(ctx, sp, q, RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := m.Retrieve(ctx, sp, q, RetrieveOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(got.Evidence, want.Evidence, func(x, y Evidence) bool {
+				return x.Turn.ID == y.Turn.ID && x.Score == y.Score && slices.Equal(x.Times, y.Times)
+			}) || got.Context != want.Context {
+				t.Errorf("%s, %q:\ngot  %s\nwant %s", when, q, got.Context, want.Context)
+			}
+			dated = dated || slices.ContainsFunc(got.Evidence, func(e Evidence) bool { return len(e.Times) > 0 })
+		}
+		if !dated {
+			t.Fatalf("%s: no evidence with times, the test would check nothing", when)
+		}
+		ms, err := m.state(ctx, sp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms.mu.RLock()
+		defer ms.mu.RUnlock()
+		if !ms.annLoaded.Load() {
+			t.Fatalf("%s: the space does not hold its time expressions", when)
+		}
+		anns, err := st.ListAnnotations(ctx, sp, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := make([][]store.TimeRef, len(ms.turns))
+		for _, a := range anns {
+			want[ms.pos[a.TurnID]] = a.TimeRefs
+		}
+		for i, refs := range ms.info.timeRefs {
+			if !slices.EqualFunc(refs, want[i], func(x, y store.TimeRef) bool {
+				return x.Text == y.Text && x.Start.Equal(y.Start) && x.End.Equal(y.End) && x.Granularity == y.Granularity && x.Fuzzy == y.Fuzzy
+			}) || ms.info.dated[i] != (len(want[i]) > 0) {
+				t.Errorf("%s: time expressions of %s = %v (dated %v); the store's %v", when, ms.turns[i].ID, refs, ms.info.dated[i], want[i])
+			}
+		}
+	}
+	same("loaded")
+	if n := c.each.Load(); n != 1 {
+		t.Errorf("%d reads of every turn's time expressions; want 1", n)
+	}
+	if n := c.trIDs.Load() + c.annIDs.Load(); n != 0 {
+		t.Errorf("%d store reads of some turns' times or annotations; want none", n)
+	}
+	// Another writer adds dated turns and rewrites an annotation: m
+	// catches up, without loading again.
+	var in []TurnInput
+	for i := range 20 {
+		in = append(in, TurnInput{ID: fmt.Sprintf("n%d", i), SessionID: "late", Speaker: []string{"Ava", "Ben"}[i%2],
+			Text: texts[(i+2)%len(texts)], Time: "2023-06-20T10:00:00Z"})
+	}
+	if _, err := w.Add(ctx, sp, in); err != nil {
+		t.Fatal(err)
+	}
+	anns, err := st.ListAnnotations(ctx, sp, []string{"t0"})
+	if err != nil || len(anns) != 1 || len(anns[0].TimeRefs) == 0 {
+		t.Fatalf("annotation of t0: %v, %v", anns, err)
+	}
+	a := anns[0]
+	a.TimeRefs = slices.Clone(a.TimeRefs)
+	a.TimeRefs[0].Text = "the day before"
+	if err := st.Update(ctx, func(tx store.Tx) error { return tx.PutAnnotation(ctx, sp, a) }); err != nil {
+		t.Fatal(err)
+	}
+	same("caught up")
+	if n := c.each.Load(); n != 1 {
+		t.Errorf("caught up: %d reads of every turn's time expressions; want 1 (no reload)", n)
+	}
+	m.invalidate(sp)
+	same("loaded again")
+	if n := c.trIDs.Load() + c.annIDs.Load(); n != 0 {
+		t.Errorf("%d store reads of some turns' times or annotations; want none", n)
+	}
 }

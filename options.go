@@ -198,7 +198,9 @@ type limits struct {
 	// vectors and opens without quantizing them.
 	turnInt8 bool
 	// eagerAnnotations is the size below which a space reads its
-	// annotations when it loads (see ensureAnnotations).
+	// annotations when it loads; a larger one reads their time
+	// expressions alone when the store can (readTimeRefs), else none (see
+	// ensureAnnotations).
 	eagerAnnotations int
 	// eagerTurnVectors is the size below which a space of an offline-mode
 	// memory reads its turn and event vectors when it loads; a larger one

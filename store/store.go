@@ -553,6 +553,22 @@ type TimeRefsReader interface {
 	ListTimeRefs(ctx context.Context, space Space, ids []string) ([][]TimeRef, error)
 }
 
+// SpaceTimeRefsReader is an optional capability of a Store: reading the
+// time expressions of every annotation of a space alone, without the rest
+// of the annotations and in no particular order. The engine uses it, when
+// the store has it, to hold the time expressions of a large space's turns
+// from its load on (reading every annotation would cost the load far
+// more), so that no question reads them from the store. storetest checks
+// it on every store that implements it.
+type SpaceTimeRefsReader interface {
+	// EachTimeRefs calls fn, from the calling goroutine, once for every
+	// turn of space whose annotation has time expressions, with the
+	// turn's id and those (as ListAnnotations returns them; fn may keep
+	// them), in no particular order. A turn whose annotation has none
+	// may be left out or given an empty refs.
+	EachTimeRefs(ctx context.Context, space Space, fn func(id string, refs []TimeRef)) error
+}
+
 // TimeRefsPlacer helps a TimeRefsReader fill its result: it returns a
 // function that puts a turn's time expressions at every index of its id
 // in ids (an id may repeat), by a scan of ids when they are few, else

@@ -101,6 +101,7 @@ var (
 	_ store.Store                = (*Store)(nil)
 	_ store.VectorsIntoReader    = (*Store)(nil)
 	_ store.TimeRefsReader       = (*Store)(nil)
+	_ store.SpaceTimeRefsReader  = (*Store)(nil)
 	_ store.VectorSetsIntoReader = (*Store)(nil)
 	_ store.EmbedderLister       = (*Store)(nil)
 )
@@ -259,6 +260,12 @@ func (s *Store) ListAnnotations(ctx context.Context, sp store.Space, ids []strin
 // ListTimeRefs implements store.TimeRefsReader.
 func (s *Store) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) ([][]store.TimeRef, error) {
 	return read(s, &sp, func(r reader) ([][]store.TimeRef, error) { return r.ListTimeRefs(ctx, sp, ids) })
+}
+
+// EachTimeRefs implements store.SpaceTimeRefsReader.
+func (s *Store) EachTimeRefs(ctx context.Context, sp store.Space, fn func(id string, refs []store.TimeRef)) error {
+	_, err := read(s, &sp, func(r reader) (struct{}, error) { return struct{}{}, r.EachTimeRefs(ctx, sp, fn) })
+	return err
 }
 
 // ListEvents implements store.Reader.

@@ -270,6 +270,34 @@ func (r reader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) 
 	return out, nil
 }
 
+// qSpaceTimeRefs reads the time expressions of every annotation of a
+// space that has any (EachTimeRefs): no join with the turns, no sort.
+const qSpaceTimeRefs = `SELECT turn_id, time_refs FROM annotations WHERE space_id = ` + spaceSub + ` AND time_refs IS NOT NULL`
+
+func (r reader) EachTimeRefs(ctx context.Context, sp store.Space, fn func(id string, refs []store.TimeRef)) error {
+	rows, err := r.q.Query(ctx, qSpaceTimeRefs, spaceArgs(sp)...)
+	if err != nil {
+		return fmt.Errorf("postgres: list time refs: %w", err)
+	}
+	defer rows.Close()
+	var id string
+	var trs []byte
+	for rows.Next() {
+		if err := rows.Scan(&id, &trs); err != nil {
+			return fmt.Errorf("postgres: list time refs: %w", err)
+		}
+		var refs []store.TimeRef
+		if err := decodeJSON("time refs", trs, &refs); err != nil {
+			return err
+		}
+		fn(id, refs)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: list time refs: %w", err)
+	}
+	return nil
+}
+
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {
 	a := spaceArgs(sp)
 	hint := r.count(ctx, qCountEvents, a...)

@@ -51,7 +51,10 @@ var (
 	// an annotation without any.
 	qListTimeRefs = `SELECT turn_id, time_refs FROM annotations WHERE space_id = ` + spaceSub +
 		` AND ` + inIDs("turn_id") + ` AND time_refs IS NOT NULL`
-	qSpaces = `SELECT user_id, agent_id FROM spaces s
+	// The time expressions of every annotation of a space that has any
+	// (EachTimeRefs): no join with the turns, no sort.
+	qSpaceTimeRefs = `SELECT turn_id, time_refs FROM annotations WHERE space_id = ` + spaceSub + ` AND time_refs IS NOT NULL`
+	qSpaces        = `SELECT user_id, agent_id FROM spaces s
 	WHERE EXISTS (SELECT 1 FROM turns WHERE space_id = s.id) OR EXISTS (SELECT 1 FROM events WHERE space_id = s.id)
 	ORDER BY user_id, agent_id`
 )
@@ -127,7 +130,7 @@ func bools(n int) [][]bool {
 
 // readQueries lists every read query, to prepare them up front.
 func readQueries() []string {
-	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qVectorsMaxRowid, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors, qListTimeRefs}
+	qs := []string{qGetTurn, qListEvents, qListVectors, qVectorsOfDim, qVectorsMaxRowid, qStats, qSpaces, qCountTurns, qCountEvents, qCountVectors, qListTimeRefs, qSpaceTimeRefs}
 	qs = append(qs, journalReads...)
 	for _, c := range bools(4) {
 		qs = append(qs, qListTurns(c[0], c[1], c[2], c[3]))
@@ -389,6 +392,30 @@ func (r reader) ListTimeRefs(ctx context.Context, sp store.Space, ids []string) 
 		return nil, fmt.Errorf("sqlite: list time refs: %w", err)
 	}
 	return out, nil
+}
+
+func (r reader) EachTimeRefs(ctx context.Context, sp store.Space, fn func(id string, refs []store.TimeRef)) error {
+	rows, err := r.query(ctx, qSpaceTimeRefs, sp.UserID, sp.AgentID)
+	if err != nil {
+		return fmt.Errorf("sqlite: list time refs: %w", err)
+	}
+	defer rows.Close()
+	var id string
+	var trs sql.NullString
+	for rows.Next() {
+		if err := rows.Scan(&id, &trs); err != nil {
+			return fmt.Errorf("sqlite: list time refs: %w", err)
+		}
+		var refs []store.TimeRef
+		if err := decodeJSON("time refs", trs, &refs); err != nil {
+			return err
+		}
+		fn(id, refs)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("sqlite: list time refs: %w", err)
+	}
+	return nil
 }
 
 func (r reader) ListEvents(ctx context.Context, sp store.Space) ([]store.Event, error) {

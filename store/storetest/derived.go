@@ -17,6 +17,7 @@ var annotationTests = []test{
 	{name: "Replace", fn: testAnnotationReplace},
 	{name: "MissingTurn", fn: testAnnotationMissingTurn},
 	{name: "TimeRefs", fn: testTimeRefs},
+	{name: "SpaceTimeRefs", fn: testSpaceTimeRefs},
 }
 
 // testTimeRefs checks the optional store.TimeRefsReader, when the store has
@@ -28,6 +29,49 @@ func testTimeRefs(t *testing.T, e *env) {
 	if !ok {
 		t.Skip("store does not implement store.TimeRefsReader (optional)")
 	}
+	byID := timeRefsFixture(t, e)
+	var many []string
+	for i := 49; i >= 0; i-- {
+		many = append(many, fmt.Sprintf("t%02d", i), "nope")
+	}
+	many = append(many, many[:30]...)
+	cases := map[string][]string{
+		"empty":    {},
+		"some":     {"t07", "t02", "t01", "t04", "nope", "t00"},
+		"repeated": {"t02", "t03", "t02"},
+		"many":     many,
+	}
+	for name, ids := range cases {
+		got, err := tr.ListTimeRefs(e.ctx, spaceA, ids)
+		if err != nil {
+			t.Fatalf("%s: ListTimeRefs: %v", name, err)
+		}
+		want := make([][]store.TimeRef, len(ids))
+		for i, id := range ids {
+			want[i] = byID[id]
+		}
+		if d := diff(want, got); d != "" {
+			t.Errorf("ListTimeRefs(%q) (-want +got):\n%s", ids, d)
+		}
+		for _, refs := range got {
+			e.checkTimes(store.Annotation{TimeRefs: refs})
+		}
+	}
+	if got, err := tr.ListTimeRefs(e.ctx, spaceA, []string{"t02"}); err != nil || len(got) != 1 || len(got[0]) != 2 {
+		t.Errorf("ListTimeRefs(t02) = %v, %v; want its two time refs", got, err)
+	}
+	if got, err := tr.ListTimeRefs(e.ctx, spaceB, []string{"t01", "t02"}); err != nil || len(got) != 2 || len(got[0]) != 1 || got[0][0].Text != "space B" || got[1] != nil {
+		t.Errorf("ListTimeRefs(B, t01 t02) = %v, %v; want B's own time ref of t01, nil", got, err)
+	}
+	_, err := tr.ListTimeRefs(e.ctx, store.Space{}, []string{"t01"})
+	e.wantErr("ListTimeRefs without a user", err, store.ErrInvalid)
+}
+
+// timeRefsFixture stores 50 turns of spaceA, most annotated, with none,
+// one or two time refs, and one of spaceB, and returns spaceA's time refs
+// by turn id as ListAnnotations gives them.
+func timeRefsFixture(t *testing.T, e *env) map[string][]store.TimeRef {
+	t.Helper()
 	var turns []store.Turn
 	for i := range 50 {
 		turns = append(turns, mkTurn(spaceA, fmt.Sprintf("t%02d", i), int64(50-i)))
@@ -67,41 +111,62 @@ func testTimeRefs(t *testing.T, e *env) {
 	for _, a := range all {
 		byID[a.TurnID] = a.TimeRefs
 	}
-	var many []string
-	for i := 49; i >= 0; i-- {
-		many = append(many, fmt.Sprintf("t%02d", i), "nope")
+	return byID
+}
+
+// testSpaceTimeRefs checks the optional store.SpaceTimeRefsReader, when the
+// store has it: every turn of the space with time refs, once, with those
+// ListAnnotations gives it; a turn without any at most with none; the
+// space's own only.
+func testSpaceTimeRefs(t *testing.T, e *env) {
+	sr, ok := e.s.(store.SpaceTimeRefsReader)
+	if !ok {
+		t.Skip("store does not implement store.SpaceTimeRefsReader (optional)")
 	}
-	many = append(many, many[:30]...)
-	cases := map[string][]string{
-		"empty":    {},
-		"some":     {"t07", "t02", "t01", "t04", "nope", "t00"},
-		"repeated": {"t02", "t03", "t02"},
-		"many":     many,
-	}
-	for name, ids := range cases {
-		got, err := tr.ListTimeRefs(e.ctx, spaceA, ids)
-		if err != nil {
-			t.Fatalf("%s: ListTimeRefs: %v", name, err)
+	byID := timeRefsFixture(t, e)
+	for _, sp := range []store.Space{spaceA, spaceB} {
+		want := byID
+		if sp == spaceB {
+			want = map[string][]store.TimeRef{}
+			all, err := e.s.ListAnnotations(e.ctx, sp, nil)
+			if err != nil {
+				t.Fatalf("ListAnnotations: %v", err)
+			}
+			for _, a := range all {
+				want[a.TurnID] = a.TimeRefs
+			}
 		}
-		want := make([][]store.TimeRef, len(ids))
-		for i, id := range ids {
-			want[i] = byID[id]
+		got := map[string][]store.TimeRef{}
+		err := sr.EachTimeRefs(e.ctx, sp, func(id string, refs []store.TimeRef) {
+			if _, dup := got[id]; dup {
+				t.Errorf("EachTimeRefs(%s): %s given twice", sp, id)
+			}
+			got[id] = refs
+		})
+		if err != nil {
+			t.Fatalf("EachTimeRefs(%s): %v", sp, err)
+		}
+		for id, refs := range got {
+			if len(refs) == 0 && len(want[id]) == 0 {
+				delete(got, id)
+			} else {
+				e.checkTimes(store.Annotation{TimeRefs: refs})
+			}
+		}
+		for id, refs := range want {
+			if len(refs) == 0 {
+				delete(want, id)
+			}
+		}
+		if len(want) == 0 {
+			t.Fatalf("%s: no time refs, the test would check nothing", sp)
 		}
 		if d := diff(want, got); d != "" {
-			t.Errorf("ListTimeRefs(%q) (-want +got):\n%s", ids, d)
-		}
-		for _, refs := range got {
-			e.checkTimes(store.Annotation{TimeRefs: refs})
+			t.Errorf("EachTimeRefs(%s) (-want +got):\n%s", sp, d)
 		}
 	}
-	if got, err := tr.ListTimeRefs(e.ctx, spaceA, []string{"t02"}); err != nil || len(got) != 1 || len(got[0]) != 2 {
-		t.Errorf("ListTimeRefs(t02) = %v, %v; want its two time refs", got, err)
-	}
-	if got, err := tr.ListTimeRefs(e.ctx, spaceB, []string{"t01", "t02"}); err != nil || len(got) != 2 || len(got[0]) != 1 || got[0][0].Text != "space B" || got[1] != nil {
-		t.Errorf("ListTimeRefs(B, t01 t02) = %v, %v; want B's own time ref of t01, nil", got, err)
-	}
-	_, err = tr.ListTimeRefs(e.ctx, store.Space{}, []string{"t01"})
-	e.wantErr("ListTimeRefs without a user", err, store.ErrInvalid)
+	err := sr.EachTimeRefs(e.ctx, store.Space{}, func(string, []store.TimeRef) {})
+	e.wantErr("EachTimeRefs without a user", err, store.ErrInvalid)
 }
 
 func testAnnotationPutList(t *testing.T, e *env) {
