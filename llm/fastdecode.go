@@ -181,7 +181,7 @@ func (r *fastReader) value(ft *fastType, v reflect.Value, depth int) bool {
 	}
 	switch ft.kind {
 	case reflect.String:
-		s, _, ok := r.Str()
+		s, ok := r.Str()
 		if ok {
 			v.SetString(s)
 		}
@@ -224,7 +224,7 @@ func (r *fastReader) slice(ft *fastType, v reflect.Value, depth int) bool {
 			if r.Peek() == 'n' {
 				ok = r.Literal("null") // null leaves a string as it is: ""
 			} else {
-				s, _, ok = r.Str()
+				s, ok = r.Str()
 			}
 			if !ok {
 				return false
@@ -260,7 +260,7 @@ func (r *fastReader) object(ft *fastType, v reflect.Value, depth int) bool {
 	var seen uint64
 	for {
 		r.Space()
-		key, _, ok := r.Str()
+		key, ok := r.Str()
 		if !ok {
 			return false
 		}

@@ -17,6 +17,9 @@ type Scanner struct {
 	// Text is the text read; Pos is the index of the next byte to read.
 	Text string
 	Pos  int
+	// NoLineSep makes Str refuse a string holding U+2028 or U+2029,
+	// which encoding/json decodes as they are but encodes escaped.
+	NoLineSep bool
 }
 
 // Space skips JSON white space.
@@ -83,33 +86,40 @@ func (r *Scanner) Literal(w string) bool {
 }
 
 // Str reads the string starting at Pos, when it decodes to its own text:
-// it has no escape and no control character, and it is valid UTF-8.
-// text is what lies between the quotes; ascii reports that it is all
-// ASCII. ok is false, and Pos left as it is, for any other string or
-// when no string starts at Pos.
-func (r *Scanner) Str() (text string, ascii, ok bool) {
+// it has no escape and no control character, and it is valid UTF-8 (and,
+// with NoLineSep, holds no U+2028 or U+2029). It returns what lies
+// between the quotes. ok is false, and Pos left as it is, for any other
+// string or when no string starts at Pos.
+func (r *Scanner) Str() (text string, ok bool) {
 	s := r.Text
 	if r.Pos >= len(s) || s[r.Pos] != '"' {
-		return "", false, false
+		return "", false
 	}
-	ascii = true
+	ascii := true
 	for j := r.Pos + 1; j < len(s); j++ {
 		c := s[j]
 		switch {
 		case c == '"':
 			text = s[r.Pos+1 : j]
-			if !ascii && !utf8.ValidString(text) {
-				return "", false, false
+			if !ascii && !r.plain(text) {
+				return "", false
 			}
 			r.Pos = j + 1
-			return text, ascii, true
+			return text, true
 		case c == '\\' || c < 0x20:
-			return "", false, false
+			return "", false
 		case c >= utf8.RuneSelf:
 			ascii = false
 		}
 	}
-	return "", false, false
+	return "", false
+}
+
+// plain reports whether a string's text, not all ASCII, is one Str
+// reads: valid UTF-8, without U+2028 and U+2029 under NoLineSep.
+func (r *Scanner) plain(text string) bool {
+	return utf8.ValidString(text) &&
+		!(r.NoLineSep && (strings.Contains(text, "\u2028") || strings.Contains(text, "\u2029")))
 }
 
 // Number reads the number starting at Pos, when it is one by the JSON

@@ -1,6 +1,7 @@
 package jsonx
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -20,13 +21,13 @@ func TestScannerTokens(t *testing.T) {
 	step("Peek {", r.Peek() == '{')
 	step("Byte {", r.Byte('{'))
 	step("Byte } refused", !r.Byte('}') && r.Peek() == '"')
-	text, ascii, ok := r.Str()
-	step("Str a", ok && text == "a" && ascii)
+	text, ok := r.Str()
+	step("Str a", ok && text == "a")
 	step("Byte :", r.Byte(':'))
 	step("Byte [", r.Byte('['))
 	r.Space()
-	text, ascii, ok = r.Str()
-	step("Str é", ok && text == "é" && !ascii)
+	text, ok = r.Str()
+	step("Str é", ok && text == "é")
 	more, ok := r.Next(']')
 	step("Next ,", ok && more)
 	r.Space()
@@ -50,43 +51,55 @@ func TestScannerTokens(t *testing.T) {
 	r.Pos++
 	step("End", r.End())
 	step("Peek at the end", r.Peek() == 0)
-	_, _, ok = r.Str()
+	_, ok = r.Str()
 	step("Str at the end", !ok)
 	_, ok = r.Number()
 	step("Number at the end", !ok)
 }
 
 // TestScannerStr checks the strings Str reads and those it refuses,
-// and that a refusal leaves Pos where it was.
+// with and without NoLineSep, and that a refusal leaves Pos where it was.
 func TestScannerStr(t *testing.T) {
 	for _, c := range []struct {
-		text      string
-		want      string // "" for a refusal, when ok is false
-		ok, ascii bool
+		text string
+		want string // "" for a refusal, when ok is false
+		ok   bool
+		// lineSep is true when the string holds U+2028 or U+2029:
+		// NoLineSep refuses it.
+		lineSep bool
 	}{
-		{`"abc" x`, "abc", true, true},
-		{`""`, "", true, true},
+		{`"abc" x`, "abc", true, false},
+		{`""`, "", true, false},
 		{`"日本\u00e9"`, "", false, false},
 		{"\"日本\"", "日本", true, false},
-		{"\"\u2028\"", "\u2028", true, false}, // Str leaves U+2028 to its reader
+		{"\"a\u2028b\"", "a\u2028b", true, true},
+		{"\"\u2029\"", "\u2029", true, true},
+		{"\"\u2027\u202a\"", "\u2027\u202a", true, false},
 		{`"a\"b"`, "", false, false},
 		{`"a\\"`, "", false, false},
 		{"\"a\tb\"", "", false, false},
 		{"\"a\x1fb\"", "", false, false},
-		{"\"a\x7fb\"", "a\x7fb", true, true},
+		{"\"a\x7fb\"", "a\x7fb", true, false},
 		{"\"\xff\"", "", false, false},
 		{"\"\xe2\x80\"", "", false, false},
 		{`"abc`, "", false, false},
 		{`abc"`, "", false, false},
 		{` "abc"`, "", false, false}, // Str does not skip white space
 	} {
-		r := Scanner{Text: c.text}
-		got, ascii, ok := r.Str()
-		if got != c.want || ok != c.ok || ascii != c.ascii {
-			t.Errorf("Str(%q) = %q, %v, %v; want %q, %v, %v", c.text, got, ascii, ok, c.want, c.ascii, c.ok)
-		}
-		if want := strings.Index(c.text[1:], `"`) + 2; ok && r.Pos != want || !ok && r.Pos != 0 {
-			t.Errorf("Str(%q) stopped at %d", c.text, r.Pos)
+		for _, noLineSep := range []bool{false, true} {
+			r := Scanner{Text: c.text, NoLineSep: noLineSep}
+			got, ok := r.Str()
+			wantOK := c.ok && !(noLineSep && c.lineSep)
+			want := c.want
+			if !wantOK {
+				want = ""
+			}
+			if got != want || ok != wantOK {
+				t.Errorf("Str(%q), NoLineSep %v = %q, %v; want %q, %v", c.text, noLineSep, got, ok, want, wantOK)
+			}
+			if end := strings.Index(c.text[1:], `"`) + 2; ok && r.Pos != end || !ok && r.Pos != 0 {
+				t.Errorf("Str(%q), NoLineSep %v stopped at %d", c.text, noLineSep, r.Pos)
+			}
 		}
 	}
 }
@@ -116,13 +129,24 @@ func FuzzScanner(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		r := Scanner{Text: text}
-		if s, ascii, ok := r.Str(); ok {
+		if s, ok := r.Str(); ok {
 			var got string
 			if err := json.Unmarshal([]byte(text[:r.Pos]), &got); err != nil || got != s {
 				t.Fatalf("Str(%q) = %q, json.Unmarshal = %q, %v", text, s, got, err)
 			}
-			if ascii != (utf8.RuneCountInString(s) == len(s)) {
-				t.Fatalf("Str(%q): ascii = %v", text, ascii)
+			// Under NoLineSep, Str reads the strings encoding/json
+			// writes back as they are (HTML left unescaped, as the
+			// canonical encoding writes it).
+			strict := Scanner{Text: text, NoLineSep: true}
+			_, ok := strict.Str()
+			var again bytes.Buffer
+			enc := json.NewEncoder(&again)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(s); err != nil {
+				t.Fatal(err)
+			}
+			if canonical := strings.TrimSuffix(again.String(), "\n") == text[:r.Pos]; ok != canonical {
+				t.Fatalf("Str(%q) under NoLineSep: %v; encoded again %s", text, ok, again.String())
 			}
 		} else if r.Pos != 0 {
 			t.Fatalf("Str(%q) refused, stopped at %d", text, r.Pos)

@@ -37,7 +37,8 @@ func (s *schema) strict(text string) (doc []byte, ok bool) {
 	// A bare value is wrapped into an object (schema.wrap) only when the
 	// schema admits objects alone, and then value refuses it by its type.
 	t := strings.TrimSpace(strings.TrimPrefix(text, "\ufeff"))
-	r := strictReader{Scanner: Scanner{Text: t}, out: make([]byte, 0, len(t))}
+	// NoLineSep: the canonical encoding escapes U+2028 and U+2029.
+	r := strictReader{Scanner: Scanner{Text: t, NoLineSep: true}, out: make([]byte, 0, len(t))}
 	if !r.value(s, 0) || !r.End() {
 		return nil, false
 	}
@@ -120,17 +121,11 @@ func (r *strictReader) literal(w string) bool {
 // quote) is refused.
 func (r *strictReader) str() bool {
 	start := r.Pos
-	if text, ascii, ok := r.Str(); !ok || !ascii && hasLineSep(text) {
+	if _, ok := r.Str(); !ok {
 		return false
 	}
 	r.out = append(r.out, r.Text[start:r.Pos]...)
 	return true
-}
-
-// hasLineSep reports whether s holds U+2028 or U+2029 (which the
-// canonical encoding escapes).
-func hasLineSep(s string) bool {
-	return strings.Contains(s, "\u2028") || strings.Contains(s, "\u2029")
 }
 
 // number reads a JSON number and writes it as it is (decoded as a
@@ -183,9 +178,9 @@ func (r *strictReader) object(s *schema, depth int) bool {
 		}
 		r.Space()
 		at := r.Pos
-		key, ascii, ok := r.Str()
-		if !ok || !ascii && hasLineSep(key) {
-			return false // as str refuses it
+		key, ok := r.Str()
+		if !ok {
+			return false
 		}
 		p := s.Properties[key]
 		if p == nil {
@@ -265,21 +260,25 @@ func (r *strictReader) array(s *schema, depth int) bool {
 	}
 	r.Pos++ // '['
 	r.out = append(r.out, '[')
-	// more: another item comes (after '[' or a ',').
-	for more, n := !r.Byte(']'), 0; more; n++ {
+	if r.Byte(']') {
+		r.out = append(r.out, ']')
+		return true
+	}
+	for n := 0; ; n++ {
 		if n > 0 {
 			r.out = append(r.out, ',')
 		}
 		if !r.value(items, depth+1) {
 			return false
 		}
-		var ok bool
-		if more, ok = r.Next(']'); !ok {
-			return false
+		more, ok := r.Next(']')
+		if !more {
+			if ok {
+				r.out = append(r.out, ']')
+			}
+			return ok
 		}
 	}
-	r.out = append(r.out, ']')
-	return true
 }
 
 // untyped is the schema of the items of an array schema without items:
