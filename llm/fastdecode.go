@@ -6,7 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/higmem/higmem/internal/jsonx"
 )
 
 // A direct decoder for the documents CompleteJSON hands to the typed
@@ -148,36 +149,18 @@ func decodeFast(doc []byte, v reflect.Value) bool {
 	if ft == nil {
 		return false
 	}
-	r := fastReader{s: string(doc)}
-	if !r.value(ft, v, 0) {
-		return false
-	}
-	r.space()
-	return r.i == len(r.s)
+	r := fastReader{Scanner: jsonx.Scanner{Text: string(doc)}}
+	return r.value(ft, v, 0) && r.End()
 }
 
 // fastMaxDepth bounds the nesting decodeFast follows.
 const fastMaxDepth = 32
 
 // fastReader reads one document for decodeFast. Strings decoded are
-// parts of s (one copy of the document for all of them).
+// parts of Text (one copy of the document for all of them): the
+// Scanner reads only strings that decode to their own text.
 type fastReader struct {
-	s string
-	i int
-	// closed is set by next when it read the closing byte.
-	closed bool
-}
-
-// space skips JSON white space.
-func (r *fastReader) space() {
-	for r.i < len(r.s) {
-		switch r.s[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
-	}
+	jsonx.Scanner
 }
 
 // value decodes the next value into v, of type ft.
@@ -185,16 +168,12 @@ func (r *fastReader) value(ft *fastType, v reflect.Value, depth int) bool {
 	if depth > fastMaxDepth {
 		return false
 	}
-	r.space()
-	if r.i >= len(r.s) {
-		return false
-	}
-	if r.s[r.i] == 'n' {
+	c := r.Peek()
+	if c == 'n' {
 		// null: a list is set to nil, anything else left as it is.
-		if !strings.HasPrefix(r.s[r.i:], "null") {
+		if !r.Literal("null") {
 			return false
 		}
-		r.i += len("null")
 		if ft.kind == reflect.Slice {
 			v.SetZero()
 		}
@@ -202,100 +181,61 @@ func (r *fastReader) value(ft *fastType, v reflect.Value, depth int) bool {
 	}
 	switch ft.kind {
 	case reflect.String:
-		s, ok := r.str()
+		s, ok := r.Str()
 		if ok {
 			v.SetString(s)
 		}
 		return ok
 	case reflect.Bool:
 		switch {
-		case strings.HasPrefix(r.s[r.i:], "true"):
-			r.i += len("true")
+		case r.Literal("true"):
 			v.SetBool(true)
-		case strings.HasPrefix(r.s[r.i:], "false"):
-			r.i += len("false")
+		case r.Literal("false"):
 			v.SetBool(false)
 		default:
 			return false
 		}
 		return true
 	case reflect.Slice:
-		return r.slice(ft, v, depth)
+		return c == '[' && r.slice(ft, v, depth)
 	case reflect.Struct:
-		return r.object(ft, v, depth)
+		return c == '{' && r.object(ft, v, depth)
 	}
 	return false
 }
 
-// str reads a string with no escape in it, valid UTF-8 (which decodes to
-// its own text).
-func (r *fastReader) str() (string, bool) {
-	if r.s[r.i] != '"' {
-		return "", false
-	}
-	ascii := true
-	for j := r.i + 1; j < len(r.s); j++ {
-		c := r.s[j]
-		switch {
-		case c == '"':
-			s := r.s[r.i+1 : j]
-			if !ascii && !utf8.ValidString(s) {
-				return "", false
-			}
-			r.i = j + 1
-			return s, true
-		case c == '\\' || c < 0x20:
-			return "", false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return "", false
-}
-
-// slice decodes a list into v (a slice of type ft). An empty list is an
-// empty slice, not nil, as json.Unmarshal sets it.
+// slice decodes a list into v (a slice of type ft), from its '['. An
+// empty list is an empty slice, not nil, as json.Unmarshal sets it.
 func (r *fastReader) slice(ft *fastType, v reflect.Value, depth int) bool {
-	if r.s[r.i] != '[' {
-		return false
-	}
-	r.i++
-	r.space()
-	if r.i < len(r.s) && r.s[r.i] == ']' {
-		r.i++
+	r.Pos++ // '['
+	if r.Byte(']') {
 		v.Set(reflect.MakeSlice(ft.typ, 0, 0))
 		return true
 	}
 	if ft.strings {
 		// As many as there are commas before the next ']', about.
-		n := len(r.s) - r.i
-		if j := strings.IndexByte(r.s[r.i:], ']'); j >= 0 {
-			n = j
+		rest := r.Text[r.Pos:]
+		if j := strings.IndexByte(rest, ']'); j >= 0 {
+			rest = rest[:j]
 		}
-		list := make([]string, 0, strings.Count(r.s[r.i:r.i+n], ",")+1)
+		list := make([]string, 0, strings.Count(rest, ",")+1)
 		for {
-			r.space()
-			if r.i >= len(r.s) {
-				return false
-			}
 			s, ok := "", true
-			if r.s[r.i] == 'n' {
-				// null leaves a string as it is: "".
-				if ok = strings.HasPrefix(r.s[r.i:], "null"); ok {
-					r.i += len("null")
-				}
+			if r.Peek() == 'n' {
+				ok = r.Literal("null") // null leaves a string as it is: ""
 			} else {
-				s, ok = r.str()
+				s, ok = r.Str()
 			}
 			if !ok {
 				return false
 			}
 			list = append(list, s)
-			if !r.next(']') {
-				if r.closed {
+			more, ok := r.Next(']')
+			if !more {
+				if ok {
 					v.Set(reflect.ValueOf(list))
 				}
-				return r.closed
+				return ok
 			}
 		}
 	}
@@ -304,51 +244,23 @@ func (r *fastReader) slice(ft *fastType, v reflect.Value, depth int) bool {
 		if !r.value(ft.elem, v.Index(n), depth+1) {
 			return false
 		}
-		if !r.next(']') {
-			return r.closed
+		if more, ok := r.Next(']'); !more {
+			return ok
 		}
 	}
 }
 
-// next reads the ',' or the closing byte after a member: it reports true
-// after a ',', false after the close (closed set) or anything else
-// (closed unset).
-func (r *fastReader) next(close byte) bool {
-	r.closed = false
-	r.space()
-	if r.i >= len(r.s) {
-		return false
-	}
-	switch r.s[r.i] {
-	case ',':
-		r.i++
-		return true
-	case close:
-		r.i++
-		r.closed = true
-	}
-	return false
-}
-
-// object decodes an object into v (a struct of type ft): every key must
-// name a field exactly, once.
+// object decodes an object into v (a struct of type ft), from its '{':
+// every key must name a field exactly, once.
 func (r *fastReader) object(ft *fastType, v reflect.Value, depth int) bool {
-	if r.s[r.i] != '{' {
-		return false
-	}
-	r.i++
-	r.space()
-	if r.i < len(r.s) && r.s[r.i] == '}' {
-		r.i++
+	r.Pos++ // '{'
+	if r.Byte('}') {
 		return true
 	}
 	var seen uint64
 	for {
-		r.space()
-		if r.i >= len(r.s) {
-			return false
-		}
-		key, ok := r.str()
+		r.Space()
+		key, ok := r.Str()
 		if !ok {
 			return false
 		}
@@ -363,17 +275,15 @@ func (r *fastReader) object(ft *fastType, v reflect.Value, depth int) bool {
 			return false
 		}
 		seen |= 1 << k
-		r.space()
-		if r.i >= len(r.s) || r.s[r.i] != ':' {
+		if !r.Byte(':') {
 			return false
 		}
-		r.i++
 		f := &ft.fields[k]
 		if !r.value(f.t, v.Field(f.index), depth+1) {
 			return false
 		}
-		if !r.next('}') {
-			return r.closed
+		if more, ok := r.Next('}'); !more {
+			return ok
 		}
 	}
 }

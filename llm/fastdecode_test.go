@@ -178,3 +178,23 @@ func selectSchema(tb testing.TB) json.RawMessage {
 	}
 	return p.Schema
 }
+
+// BenchmarkDecodeFastSelect measures decodeFast alone on the canonical
+// documents of the bench's select replies.
+func BenchmarkDecodeFastSelect(b *testing.B) {
+	var docs [][]byte
+	for _, c := range prompttest.BenchSelects(b) {
+		doc, err := jsonx.Parse(c.Reply, selectSchema(b))
+		if err != nil {
+			b.Fatal(err)
+		}
+		docs = append(docs, doc)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		var sel prompt.SelectReply
+		if !decodeFast(docs[i%len(docs)], reflect.ValueOf(&sel).Elem()) || len(sel.TurnIDs) == 0 {
+			b.Fatal("decodeFast refused a bench select reply")
+		}
+	}
+}

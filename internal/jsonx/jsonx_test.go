@@ -337,3 +337,23 @@ func TestParseShortcutMatchesCandidates(t *testing.T) {
 		}
 	}
 }
+
+// TestRenameDeterministic checks that a key matching two declared
+// properties ("A" and "a"), or two keys matching one, are renamed the
+// same way on every call (map order once decided it: FuzzStrict found
+// it, seed d90dc66c737f89fd).
+func TestRenameDeterministic(t *testing.T) {
+	for text, want := range map[string]string{
+		"{\"A \\r\":\"x\"}":         `{"A":"x"}`,
+		`{" a":"x","a ":"y"}`:       `{"A":"x","a":"y"}`,
+		`{"A":"x","b ":true}`:       `{"A":"x","B":true}`,
+		`{"a ":"y","A":"x"," A":1}`: `{"A":"x","a":"1","a ":"y"}`,
+	} {
+		for range 64 {
+			got, err := Parse(text, json.RawMessage(keysSchema))
+			if err != nil || string(got) != want {
+				t.Fatalf("Parse(%s) = %s, %v; want %s", text, got, err, want)
+			}
+		}
+	}
+}

@@ -352,22 +352,33 @@ func parseNumber(t string) (json.Number, bool) {
 }
 
 func (s *schema) coerceObject(obj map[string]any, path string) (any, error) {
-	// Rename keys that differ from a declared property only in case or
-	// separators ("Answer", "event-ids").
+	names := make([]string, 0, len(s.Properties))
 	for name := range s.Properties {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	// Rename keys that differ from a declared property only in case or
+	// separators ("Answer", "event-ids"). Properties are taken in name
+	// order, and each takes the least matching key, so that the same
+	// reply is always renamed the same way when a key matches two
+	// properties ("A" and "a") or two keys match one.
+	for _, name := range names {
 		if _, ok := obj[name]; ok {
 			continue
 		}
 		want := normKey(name)
-		for k, v := range obj {
+		from, found := "", false
+		for k := range obj {
 			if _, declared := s.Properties[k]; declared {
 				continue
 			}
-			if normKey(k) == want {
-				obj[name] = v
-				delete(obj, k)
-				break
+			if (!found || k < from) && normKey(k) == want {
+				from, found = k, true
 			}
+		}
+		if found {
+			obj[name] = obj[from]
+			delete(obj, from)
 		}
 	}
 	for _, name := range s.Required {
@@ -375,11 +386,6 @@ func (s *schema) coerceObject(obj map[string]any, path string) (any, error) {
 			return nil, schemaErr(path, "missing required key %q", name)
 		}
 	}
-	names := make([]string, 0, len(s.Properties))
-	for name := range s.Properties {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	for _, name := range names {
 		v, ok := obj[name]
 		if !ok {

@@ -3,7 +3,6 @@ package jsonx
 import (
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // The strict path: Parse's shortcut for a reply that is already a JSON
@@ -38,34 +37,19 @@ func (s *schema) strict(text string) (doc []byte, ok bool) {
 	// A bare value is wrapped into an object (schema.wrap) only when the
 	// schema admits objects alone, and then value refuses it by its type.
 	t := strings.TrimSpace(strings.TrimPrefix(text, "\ufeff"))
-	r := strictReader{s: t, out: make([]byte, 0, len(t))}
-	if !r.value(s, 0) {
-		return nil, false
-	}
-	r.space()
-	if r.i != len(r.s) {
+	// NoLineSep: the canonical encoding escapes U+2028 and U+2029.
+	r := strictReader{Scanner: Scanner{Text: t, NoLineSep: true}, out: make([]byte, 0, len(t))}
+	if !r.value(s, 0) || !r.End() {
 		return nil, false
 	}
 	return r.out, true
 }
 
-// strictReader reads one document for schema.strict.
+// strictReader reads one document for schema.strict, and writes its
+// canonical form to out.
 type strictReader struct {
-	s   string
-	i   int
+	Scanner
 	out []byte
-}
-
-// space skips JSON white space.
-func (r *strictReader) space() {
-	for r.i < len(r.s) {
-		switch r.s[r.i] {
-		case ' ', '\t', '\n', '\r':
-			r.i++
-		default:
-			return
-		}
-	}
 }
 
 // value reads one value that s admits as it is, and writes it.
@@ -73,32 +57,29 @@ func (r *strictReader) value(s *schema, depth int) bool {
 	if depth > strictMaxDepth || len(s.Enum) > 0 {
 		return false
 	}
-	r.space()
-	if r.i >= len(r.s) {
-		return false
-	}
+	c := r.Peek()
 	if len(s.Types) == 0 {
 		// An untyped schema takes any value as it is (coerce checks
 		// its enum alone); only scalars are written here, which need
 		// no re-encoding.
-		return r.scalar(true, true, true, true)
+		return r.scalar(c, true, true, true, true)
 	}
-	switch c := r.s[r.i]; {
+	switch {
 	case c == '{':
 		return s.allows("object") && r.object(s, depth)
 	case c == '[':
 		return s.allows("array") && r.array(s, depth)
 	case c == '"':
-		return s.allows("string") && r.scalar(true, false, false, false)
+		return s.allows("string") && r.scalar(c, true, false, false, false)
 	case c == 't' || c == 'f':
-		return s.allows("boolean") && r.scalar(false, true, false, false)
+		return s.allows("boolean") && r.scalar(c, false, true, false, false)
 	case c == 'n':
 		// coerce: null where the schema admits null stays null;
 		// elsewhere it may be coerced ([] for a list).
-		return s.allows("null") && r.scalar(false, false, false, true)
+		return s.allows("null") && r.scalar(c, false, false, false, true)
 	case c == '-' || (c >= '0' && c <= '9'):
 		if s.allows("number") {
-			return r.scalar(false, false, true, false)
+			return r.scalar(c, false, false, true, false)
 		}
 		// An integer-only schema rewrites an integral number to its
 		// integer form ("5.0" → "5"): only a plain int64 stays as it is.
@@ -108,12 +89,9 @@ func (r *strictReader) value(s *schema, depth int) bool {
 }
 
 // scalar reads and writes a string, boolean, number or null, whichever
-// the flags allow.
-func (r *strictReader) scalar(str, boolean, number, null bool) bool {
-	if r.i >= len(r.s) {
-		return false
-	}
-	switch c := r.s[r.i]; {
+// the flags allow; c is the byte it starts with (Peek's).
+func (r *strictReader) scalar(c byte, str, boolean, number, null bool) bool {
+	switch {
 	case c == '"':
 		return str && r.str()
 	case c == 't':
@@ -130,11 +108,10 @@ func (r *strictReader) scalar(str, boolean, number, null bool) bool {
 
 // literal reads and writes the literal w.
 func (r *strictReader) literal(w string) bool {
-	if !strings.HasPrefix(r.s[r.i:], w) {
+	if !r.Literal(w) {
 		return false
 	}
 	r.out = append(r.out, w...)
-	r.i += len(w)
 	return true
 }
 
@@ -143,113 +120,38 @@ func (r *strictReader) literal(w string) bool {
 // U+2029) or that is not valid JSON (a control character, no closing
 // quote) is refused.
 func (r *strictReader) str() bool {
-	end, ok := r.strEnd()
-	if !ok {
+	start := r.Pos
+	if _, ok := r.Str(); !ok {
 		return false
 	}
-	r.out = append(r.out, r.s[r.i:end]...)
-	r.i = end
+	r.out = append(r.out, r.Text[start:r.Pos]...)
 	return true
-}
-
-// strEnd returns the index after the string starting at r.i, when the
-// string needs no re-encoding (see str).
-func (r *strictReader) strEnd() (int, bool) {
-	s := r.s
-	ascii := true
-	for j := r.i + 1; j < len(s); j++ {
-		c := s[j]
-		switch {
-		case c == '"':
-			if !ascii && !plainUTF8(s[r.i+1:j]) {
-				return 0, false
-			}
-			return j + 1, true
-		case c == '\\' || c < 0x20:
-			return 0, false
-		case c >= utf8.RuneSelf:
-			ascii = false
-		}
-	}
-	return 0, false
-}
-
-// plainUTF8 reports whether s is valid UTF-8 without U+2028 and U+2029
-// (which the canonical encoding escapes).
-func plainUTF8(s string) bool {
-	return utf8.ValidString(s) && !strings.Contains(s, "\u2028") && !strings.Contains(s, "\u2029")
 }
 
 // number reads a JSON number and writes it as it is (decoded as a
 // json.Number and encoded again, a number keeps its text).
 func (r *strictReader) number() bool {
-	end, ok := numberEnd(r.s, r.i)
+	tok, ok := r.Number()
 	if !ok {
 		return false
 	}
-	r.out = append(r.out, r.s[r.i:end]...)
-	r.i = end
+	r.out = append(r.out, tok...)
 	return true
 }
 
 // integer reads a number written as a plain integer within int64 (which
 // an integer schema keeps as it is) and writes it.
 func (r *strictReader) integer() bool {
-	end, ok := numberEnd(r.s, r.i)
+	tok, ok := r.Number()
 	if !ok {
 		return false
 	}
-	tok := r.s[r.i:end]
 	// ParseInt refuses a fraction and an exponent.
 	if _, err := strconv.ParseInt(tok, 10, 64); err != nil {
 		return false
 	}
 	r.out = append(r.out, tok...)
-	r.i = end
 	return true
-}
-
-// numberEnd returns the index after the JSON number starting at s[i],
-// when there is one by the JSON grammar.
-func numberEnd(s string, i int) (int, bool) {
-	digits := func(j int) int {
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		return j
-	}
-	if i < len(s) && s[i] == '-' {
-		i++
-	}
-	switch {
-	case i >= len(s):
-		return 0, false
-	case s[i] == '0':
-		i++
-	case s[i] >= '1' && s[i] <= '9':
-		i = digits(i + 1)
-	default:
-		return 0, false
-	}
-	if i < len(s) && s[i] == '.' {
-		j := digits(i + 1)
-		if j == i+1 {
-			return 0, false
-		}
-		i = j
-	}
-	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
-		i++
-		if i < len(s) && (s[i] == '+' || s[i] == '-') {
-			i++
-		}
-		j := digits(i)
-		if j == i {
-			return 0, false
-		}
-		i = j
-	}
-	return i, true
 }
 
 // member is one member of an object written by object: its key and
@@ -263,69 +165,49 @@ type member struct {
 // the required ones among them, and writes it with its keys sorted (as
 // the canonical encoding of a map writes them).
 func (r *strictReader) object(s *schema, depth int) bool {
-	r.i++ // '{'
+	r.Pos++ // '{'
 	base := len(r.out)
 	r.out = append(r.out, '{')
 	var stack [strictMaxMembers]member
 	members := stack[:0]
 	sorted := true
-	r.space()
-	if r.i < len(r.s) && r.s[r.i] == '}' {
-		r.i++
-	} else {
-		for {
-			r.space()
-			if r.i >= len(r.s) || r.s[r.i] != '"' || len(members) == strictMaxMembers {
-				return false
+	// more: another member comes (after '{' or a ',').
+	for more := !r.Byte('}'); more; {
+		if len(members) == strictMaxMembers {
+			return false
+		}
+		r.Space()
+		at := r.Pos
+		key, ok := r.Str()
+		if !ok {
+			return false
+		}
+		p := s.Properties[key]
+		if p == nil {
+			// An undeclared key is kept, or renamed to a declared
+			// one (coerceObject): not strict.
+			return false
+		}
+		for _, m := range members {
+			if m.key == key {
+				return false // the decoded map keeps the last
 			}
-			end, ok := r.strEnd()
-			if !ok {
-				return false
-			}
-			key := r.s[r.i+1 : end-1]
-			p := s.Properties[key]
-			if p == nil {
-				// An undeclared key is kept, or renamed to a declared
-				// one (coerceObject): not strict.
-				return false
-			}
-			for _, m := range members {
-				if m.key == key {
-					return false // the decoded map keeps the last
-				}
-			}
-			if n := len(members); n > 0 && members[n-1].key > key {
-				sorted = false
-			}
-			start := len(r.out)
-			if len(members) > 0 {
-				r.out = append(r.out, ',')
-			}
-			r.out = append(r.out, r.s[r.i:end]...)
-			r.out = append(r.out, ':')
-			r.i = end
-			r.space()
-			if r.i >= len(r.s) || r.s[r.i] != ':' {
-				return false
-			}
-			r.i++
-			if !r.value(p, depth+1) {
-				return false
-			}
-			members = append(members, member{key: key, start: start, end: len(r.out)})
-			r.space()
-			if r.i >= len(r.s) {
-				return false
-			}
-			if r.s[r.i] == ',' {
-				r.i++
-				continue
-			}
-			if r.s[r.i] != '}' {
-				return false
-			}
-			r.i++
-			break
+		}
+		if n := len(members); n > 0 && members[n-1].key > key {
+			sorted = false
+		}
+		start := len(r.out)
+		if len(members) > 0 {
+			r.out = append(r.out, ',')
+		}
+		r.out = append(r.out, r.Text[at:r.Pos]...)
+		r.out = append(r.out, ':')
+		if !r.Byte(':') || !r.value(p, depth+1) {
+			return false
+		}
+		members = append(members, member{key: key, start: start, end: len(r.out)})
+		if more, ok = r.Next('}'); !ok {
+			return false
 		}
 	}
 	for _, k := range s.Required {
@@ -376,11 +258,9 @@ func (r *strictReader) array(s *schema, depth int) bool {
 	if items == nil {
 		items = &untyped
 	}
-	r.i++ // '['
+	r.Pos++ // '['
 	r.out = append(r.out, '[')
-	r.space()
-	if r.i < len(r.s) && r.s[r.i] == ']' {
-		r.i++
+	if r.Byte(']') {
 		r.out = append(r.out, ']')
 		return true
 	}
@@ -391,19 +271,12 @@ func (r *strictReader) array(s *schema, depth int) bool {
 		if !r.value(items, depth+1) {
 			return false
 		}
-		r.space()
-		if r.i >= len(r.s) {
-			return false
-		}
-		switch r.s[r.i] {
-		case ',':
-			r.i++
-		case ']':
-			r.i++
-			r.out = append(r.out, ']')
-			return true
-		default:
-			return false
+		more, ok := r.Next(']')
+		if !more {
+			if ok {
+				r.out = append(r.out, ']')
+			}
+			return ok
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -53,44 +52,13 @@ func BenchmarkSelectCheckRendered(b *testing.B) {
 	calls := prompttest.BenchSelects(b)
 	ps := make([]prompt.Prompt, len(calls))
 	for i, c := range calls {
-		p, err := prompt.Render(prompt.Select, selectDataOf(c.User))
+		p, err := prompt.Render(prompt.Select, prompt.SelectDataOf(c.User))
 		if err != nil || p.User != c.User || p.Shown() == nil {
 			b.Fatalf("call %d: not rendered as recorded (%v)", i, err)
 		}
 		ps[i] = p
 	}
 	benchCheck(b, calls, ps)
-}
-
-// selectDataOf reads back the data of a recorded select prompt (as
-// internal/prompt's benchmarks do: no notes, no " :: " in a title).
-func selectDataOf(user string) prompt.SelectData {
-	var d prompt.SelectData
-	var turns *[]prompt.Turn
-	for _, l := range strings.Split(user, "\n") {
-		switch {
-		case strings.HasPrefix(l, "Question: "):
-			d.Question = strings.TrimPrefix(l, "Question: ")
-		case strings.HasPrefix(l, "(event "):
-			id, rest, _ := strings.Cut(strings.TrimPrefix(l, "(event "), ") ")
-			title, summary, _ := strings.Cut(rest, " :: ")
-			d.Events = append(d.Events, prompt.SelectEvent{Event: prompt.Event{ID: id, Title: title, Summary: summary}})
-		case l == "Its turns:":
-			turns = &d.Events[len(d.Events)-1].Turns
-		case l == "Turns found by search:":
-			turns = &d.Turns
-		case strings.HasPrefix(l, "[") && turns != nil:
-			id, rest, _ := strings.Cut(l[1:], "] ")
-			date, rest, _ := strings.Cut(rest, " | ")
-			speaker, text, _ := strings.Cut(rest, ": ")
-			*turns = append(*turns, prompt.Turn{ID: id, Date: date, Speaker: speaker, Text: text})
-		case strings.HasPrefix(l, "Return \"turn_ids\""):
-			_, rest, _ := strings.Cut(l, "at most ")
-			n, _, _ := strings.Cut(rest, ",")
-			d.Max, _ = strconv.Atoi(n)
-		}
-	}
-	return d
 }
 
 // idsReference is result.ids as it was, with a map of the ids kept
