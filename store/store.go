@@ -25,7 +25,8 @@
 //
 // Store (Reader, Update, Close) and Tx (Reader and Writer) hold what the
 // module calls, nothing more. A capability that only some backends can
-// offer is an optional interface (VectorsIntoReader, VectorSetsIntoReader, TimeRefsReader, EmbedderLister, Watcher), found
+// offer is an optional interface (VectorsIntoReader, VectorSetsIntoReader, TimeRefsReader,
+// SpaceTimeRefsReader, EmbedderLister, Watcher), found
 // by a type assertion. Extending the contract means adding the method to Reader,
 // Writer or Tx (or a new optional interface), implementing it in every
 // backend, and adding its checks to store/storetest.
