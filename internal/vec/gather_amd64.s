@@ -1,4 +1,5 @@
 #include "textflag.h"
+#include "dotsum_amd64.h"
 
 // func dotRowsAt(q []float32, data []float32, dim int, rows []int32, out []float32)
 //
@@ -59,68 +60,16 @@ loop4:
 	XORPS X3, X3
 	XORQ  AX, AX
 
-inner4:
-	MOVUPS (SI)(AX*1), X4
-	MOVUPS (R8)(AX*1), X5
-	MULPS  X4, X5
-	ADDPS  X5, X0
-	MOVUPS (R9)(AX*1), X6
-	MULPS  X4, X6
-	ADDPS  X6, X1
-	MOVUPS (R10)(AX*1), X7
-	MULPS  X4, X7
-	ADDPS  X7, X2
-	MOVUPS (R11)(AX*1), X8
-	MULPS  X4, X8
-	ADDPS  X8, X3
-	ADDQ   $16, AX
-	CMPQ   AX, CX
-	JLT    inner4
+	DOT4LOOP(inner4)
 
 	// Horizontal sums ((s0+s1)+s2)+s3 of X0..X3.
-	MOVAPS X0, X9
-	SHUFPS $0x55, X9, X9
-	MOVAPS X0, X10
-	SHUFPS $0xAA, X10, X10
-	MOVAPS X0, X11
-	SHUFPS $0xFF, X11, X11
-	ADDSS  X9, X0
-	ADDSS  X10, X0
-	ADDSS  X11, X0
-	MOVSS  X0, (DX)
+	HSUM(X0, 0)
 
-	MOVAPS X1, X9
-	SHUFPS $0x55, X9, X9
-	MOVAPS X1, X10
-	SHUFPS $0xAA, X10, X10
-	MOVAPS X1, X11
-	SHUFPS $0xFF, X11, X11
-	ADDSS  X9, X1
-	ADDSS  X10, X1
-	ADDSS  X11, X1
-	MOVSS  X1, 4(DX)
+	HSUM(X1, 4)
 
-	MOVAPS X2, X9
-	SHUFPS $0x55, X9, X9
-	MOVAPS X2, X10
-	SHUFPS $0xAA, X10, X10
-	MOVAPS X2, X11
-	SHUFPS $0xFF, X11, X11
-	ADDSS  X9, X2
-	ADDSS  X10, X2
-	ADDSS  X11, X2
-	MOVSS  X2, 8(DX)
+	HSUM(X2, 8)
 
-	MOVAPS X3, X9
-	SHUFPS $0x55, X9, X9
-	MOVAPS X3, X10
-	SHUFPS $0xAA, X10, X10
-	MOVAPS X3, X11
-	SHUFPS $0xFF, X11, X11
-	ADDSS  X9, X3
-	ADDSS  X10, X3
-	ADDSS  X11, X3
-	MOVSS  X3, 12(DX)
+	HSUM(X3, 12)
 
 	ADDQ $16, DX
 	ADDQ $16, R12
@@ -136,25 +85,9 @@ loop1:
 	XORPS   X0, X0
 	XORQ    AX, AX
 
-inner1:
-	MOVUPS (SI)(AX*1), X4
-	MOVUPS (R8)(AX*1), X5
-	MULPS  X4, X5
-	ADDPS  X5, X0
-	ADDQ   $16, AX
-	CMPQ   AX, CX
-	JLT    inner1
+	DOT1LOOP(R8, inner1)
 
-	MOVAPS X0, X9
-	SHUFPS $0x55, X9, X9
-	MOVAPS X0, X10
-	SHUFPS $0xAA, X10, X10
-	MOVAPS X0, X11
-	SHUFPS $0xFF, X11, X11
-	ADDSS  X9, X0
-	ADDSS  X10, X0
-	ADDSS  X11, X0
-	MOVSS  X0, (DX)
+	HSUM(X0, 0)
 
 	ADDQ $4, DX
 	ADDQ $4, R12
